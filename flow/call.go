@@ -1,0 +1,137 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// errCallHalted tells the calling node that its sub-graph stopped or was suspended: the
+// call frame keeps the caller's place in the frontier.
+var errCallHalted = errors.New("sub-graph halted")
+
+// callSubgraph runs the node's sub-graph on the caller's goroutine, sharing the
+// FlowContext, under its own call frame.
+func (r *run) callSubgraph(ctx context.Context, tok *token) error {
+	cn := tok.node
+	var (
+		child *compiled
+		err   error
+	)
+	if cn.subGraph != nil {
+		child, err = r.e.prepare(cn.subGraph)
+	} else {
+		child, err = r.e.lookup(cn.subID)
+	}
+	if err != nil {
+		return r.nodeError(tok, CodeSubgraphNotFound, err)
+	}
+	if tok.call.depth+1 > r.e.maxDepth {
+		return r.nodeError(tok, CodeCallDepth, fmt.Errorf("%w (%d) calling %q", ErrCallDepth, r.e.maxDepth, child.g.ID))
+	}
+	cf := r.newCallFrame(tok, child)
+	start := r.newToken(child.start, modeArrive, cf, tok.branch)
+	cf.pending = 1
+	return r.runCall(ctx, tok, cf, []*token{start})
+}
+
+func (r *run) newCallFrame(tok *token, child *compiled) *frame {
+	cf := &frame{kind: frameCall, parent: tok.frame, graph: child, node: tok.node, caller: tok.call,
+		depth: tok.call.depth + 1, branch: tok.branch,
+		path: tok.call.path + "/" + tok.node.n.ID + "/" + child.g.ID}
+	cf.call = cf
+	return cf
+}
+
+// resumeCall re-enters a sub-graph call that was in progress when the run halted.
+func (r *run) resumeCall(ctx context.Context, tok *token) error {
+	cf := tok.resume[0].call
+	for cf.caller != tok.call {
+		cf = cf.caller
+	}
+	return r.runCall(ctx, tok, cf, tok.resume)
+}
+
+// runCall drives the tokens of a call frame under the interceptors' InterceptFlow and
+// reports how the call ended: nil when the sub-graph completed, errCallHalted when the
+// run halted inside it, or the error that aborted it.
+func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token) error {
+	r.mu.Lock()
+	if r.calls == nil {
+		r.calls = make(map[*frame]struct{})
+	}
+	r.calls[cf] = struct{}{}
+	r.mu.Unlock()
+	defer func() {
+		r.flushTrace(cf)
+		r.mu.Lock()
+		delete(r.calls, cf)
+		r.mu.Unlock()
+	}()
+	inv := &Invocation{Graph: cf.graph.g, Context: r.fc, RunID: r.id, Path: cf.path, Node: tok.node.n,
+		Resumed: tok.mode == modeResumeCall, icpts: r.icpts}
+	inv.body = func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		cf.ctx, cf.cancel = ctx, cancel
+		r.driveCall(ctx, cf, seeds)
+		return nil
+	}
+	if err := inv.Invoke(ctx); err != nil {
+		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
+	}
+	if ne := cf.abort.Load(); ne != nil {
+		code := ne.Code
+		return r.nodeError(tok, code, fmt.Errorf("sub-graph %q: %w", cf.graph.g.ID, ne))
+	}
+	r.mu.Lock()
+	done := cf.pending == 0
+	r.mu.Unlock()
+	if !done {
+		return errCallHalted
+	}
+	return nil
+}
+
+// driveCall runs the seeds of a call frame and waits for every goroutine the call
+// started. Seeds inside deeper sub-graph calls (on resume) re-enter those calls.
+func (r *run) driveCall(ctx context.Context, cf *frame, seeds []*token) {
+	for _, s := range groupSeeds(r, cf, seeds) {
+		r.drive(ctx, s)
+	}
+	cf.wg.Wait()
+}
+
+// groupSeeds returns the tokens to drive directly in cf: the parked tokens of cf
+// itself, and one resume token per deeper call frame, at the node that called it.
+func groupSeeds(r *run, cf *frame, seeds []*token) []*token {
+	var out []*token
+	nested := map[*frame]*token{}
+	for _, s := range seeds {
+		if s.call == cf {
+			out = append(out, s)
+			continue
+		}
+		c := s.call
+		for c.caller != cf {
+			c = c.caller
+		}
+		rt := nested[c]
+		if rt == nil {
+			rt = r.newToken(c.node, modeResumeCall, c.parent, c.branch)
+			nested[c] = rt
+			out = append(out, rt)
+		}
+		rt.resume = append(rt.resume, s)
+	}
+	return out
+}
+
+// flushTrace records the last node of a call into the FlowTrace.
+func (r *run) flushTrace(cf *frame) {
+	if rec, ok := lastRecord(cf); ok {
+		r.st.mu.Lock()
+		r.st.trace.Record(rec)
+		r.st.mu.Unlock()
+	}
+}

@@ -1,0 +1,236 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// compiled is a graph prepared for one engine: task references resolved and every
+// condition and script compiled, once.
+type compiled struct {
+	g     *Graph
+	nodes []cnode // indexed like g.nodes
+	start *cnode
+}
+
+type taskKind uint8
+
+const (
+	taskNone taskKind = iota
+	taskGo
+	taskScript
+	taskSubgraph
+)
+
+type cnode struct {
+	n        *Node
+	kind     taskKind
+	task     Task
+	script   Expression
+	subID    string // graph id for "#id" calls, resolved at run time
+	subGraph *Graph // graph used as a task value
+	guard    cond
+	links    []clink
+	join     bool
+	split    bool   // an inclusive or parallel node with more than one outgoing link
+	loopVar  string // $for of an opening loop node
+	loopIn   any    // $in of an opening loop node
+	closing  *cnode // the closing loop node matched statically, if any
+	isClose  bool   // a loop node without $for
+	policy   BranchPolicy
+	policySet bool
+}
+
+type clink struct {
+	l    *Link
+	to   *cnode
+	when cond
+}
+
+// cond is a compiled condition; the zero value is always true.
+type cond struct {
+	expr  Expression
+	named Condition
+}
+
+func (c *cond) always() bool { return c.expr == nil && c.named == nil }
+
+// compile resolves and compiles g against the engine's tasks, conditions and evaluator.
+// It reports every problem found, each naming the node and the definition position.
+func (e *Engine) compile(g *Graph) (*compiled, error) {
+	cg := &compiled{g: g, nodes: make([]cnode, len(g.nodes))}
+	var errs []error
+	fail := func(n *Node, pos Pos, format string, args ...any) {
+		errs = append(errs, &DefinitionError{Pos: orPos(pos, Pos{File: g.Source}), Graph: g.ID, Node: n.ID, Msg: fmt.Sprintf(format, args...)})
+	}
+	compileCond := func(n *Node, pos Pos, what, src string) cond {
+		src = strings.TrimSpace(src)
+		if src == "" {
+			return cond{}
+		}
+		if name, ok := strings.CutPrefix(src, "@"); ok {
+			c := e.conds[name]
+			if c == nil {
+				fail(n, pos, "%s: %v %q", what, ErrUnknownCond, name)
+			}
+			return cond{named: c}
+		}
+		x, err := e.eval.CompileCondition(src)
+		if err != nil {
+			fail(n, pos, "%s %q %v: %v", what, src, ErrCompile, err)
+		}
+		return cond{expr: x}
+	}
+	for i, n := range g.nodes {
+		cn := &cg.nodes[i]
+		cn.n = n
+		cn.join = n.IsJoin()
+		cn.split = (n.Type == Inclusive || n.Type == Parallel) && len(n.links) > 1
+		cn.guard = compileCond(n, n.Pos, "node condition", n.When)
+		e.compileTask(g, n, cn, func(format string, args ...any) { fail(n, n.Pos, format, args...) })
+		if n.Type == Loop {
+			if v, ok := n.Meta[MetaFor]; ok {
+				s, isStr := v.(string)
+				if !isStr || s == "" {
+					fail(n, n.Pos, "loop %s must be a non-empty variable name", MetaFor)
+				}
+				cn.loopVar, cn.loopIn = s, n.Meta[MetaIn]
+				if cn.loopIn == nil {
+					fail(n, n.Pos, "loop has %s but no %s", MetaFor, MetaIn)
+				} else if err := checkLoopIn(cn.loopIn); err != nil {
+					fail(n, n.Pos, "loop %s: %v", MetaIn, err)
+				}
+			} else {
+				cn.isClose = true
+			}
+		}
+		if p, ok := n.Meta[MetaBranchPolicy].(string); ok {
+			bp, err := ParseBranchPolicy(p)
+			if err != nil {
+				fail(n, n.Pos, "%v", err)
+			}
+			cn.policy, cn.policySet = bp, true
+		}
+		cn.links = make([]clink, len(n.links))
+		for j, l := range n.links {
+			cn.links[j] = clink{l: l, to: &cg.nodes[l.to.index], when: compileCond(n, l.Pos, fmt.Sprintf("link to %q: condition", l.To), l.When)}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	cg.start = &cg.nodes[g.start.index]
+	for i := range cg.nodes {
+		if cn := &cg.nodes[i]; cn.loopVar != "" {
+			cn.closing = matchClosingLoop(cn)
+		}
+	}
+	return cg, nil
+}
+
+func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...any)) {
+	if n.Component != nil {
+		if sg, ok := n.Component.(subGraphTask); ok {
+			cn.kind, cn.subGraph = taskSubgraph, sg.g
+			return
+		}
+		cn.kind, cn.task = taskGo, n.Component
+		return
+	}
+	src := strings.TrimSpace(n.Task)
+	switch {
+	case src == "":
+		return
+	case strings.HasPrefix(src, "@"):
+		name := src[1:]
+		t := e.tasks[name]
+		if t == nil {
+			fail("%v %q (register it on the engine before loading the graph)", ErrUnknownTask, name)
+			return
+		}
+		cn.kind, cn.task = taskGo, t
+		return
+	case strings.HasPrefix(src, "#"):
+		cn.kind, cn.subID = taskSubgraph, strings.TrimSpace(src[1:])
+		if cn.subID == "" {
+			fail("sub-graph reference %q names no graph", src)
+		}
+		return
+	case strings.HasPrefix(src, "$"):
+		key := src[1:]
+		v, ok := g.MetaValue(key)
+		s, isStr := v.(string)
+		if !ok || !isStr {
+			fail("task %q: graph meta has no script at %q", src, key)
+			return
+		}
+		src = s
+	}
+	x, err := e.eval.CompileScript(src)
+	if err != nil {
+		fail("task script %q %v: %v", oneLine(src), ErrCompile, err)
+		return
+	}
+	cn.kind, cn.script = taskScript, x
+}
+
+// matchClosingLoop finds the loop node without $for that closes the loop opened at
+// open: the first one reachable along links with as many loops opened as closed in
+// between. It is used when a loop has no items, so the flow can still pass the closing
+// node once; a body that reaches a closing node at run time records it as well.
+func matchClosingLoop(open *cnode) *cnode {
+	type item struct {
+		n     *cnode
+		depth int
+	}
+	seen := map[*cnode]bool{open: true}
+	queue := []item{}
+	for _, l := range open.links {
+		queue = append(queue, item{l.to, 0})
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if seen[it.n] {
+			continue
+		}
+		seen[it.n] = true
+		depth := it.depth
+		switch {
+		case it.n.n.Type == Loop && it.n.n.Meta[MetaFor] == nil:
+			if depth == 0 {
+				return it.n
+			}
+			depth--
+		case it.n.n.Type == Loop:
+			depth++
+		}
+		for _, l := range it.n.links {
+			queue = append(queue, item{l.to, depth})
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+// subGraphTask is a graph used directly as a task.
+type subGraphTask struct{ g *Graph }
+
+// Run is never called by an engine, which runs the graph itself; called directly it
+// reports that.
+func (s subGraphTask) Run(context.Context, *Context, *Node) error {
+	return fmt.Errorf("sub-graph %q can only run inside an engine", s.g.ID)
+}
+
+// Call returns a task that runs g as a sub-graph of the node's graph, sharing the
+// FlowContext, exactly like the task reference "#" + g.ID but without registering g.
+func Call(g *Graph) Task { return subGraphTask{g} }

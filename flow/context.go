@@ -1,0 +1,279 @@
+package flow
+
+import (
+	"encoding/json"
+	"maps"
+	"math"
+	"sync"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Context is the FlowContext: the variables of a flow instance, shared by every
+// branch of a run and by its sub-graphs, plus the run controls Stop, Interrupt and
+// Suspend.
+//
+// The *Context a caller creates with NewContext is the instance's root view. Tasks
+// receive a branch view of the same instance: it reads the branch's loop items (a loop
+// item is visible only in the branch that iterates it) and its Interrupt ends only that
+// branch. All views share one set of variables, guarded by one mutex, so concurrent
+// branches may call Get and Set freely; use Update or Atomic for read-modify-write.
+// Script tasks run while holding that mutex, so a script is applied atomically.
+type Context struct {
+	st  *contextState
+	tok *token // nil for the root view
+}
+
+type contextState struct {
+	mu         sync.Mutex
+	vars       map[string]any
+	instanceID string
+	trace      trace.FlowTrace
+	run        *run // the run in progress, if any
+}
+
+// NewContext returns the root view of a new flow instance with the given id. An empty
+// id is allowed; the engine then reports runs under an empty instance id.
+func NewContext(instanceID string) *Context {
+	return &Context{st: &contextState{instanceID: instanceID, vars: make(map[string]any)}}
+}
+
+// NewContextWith returns a new context holding a copy of vars.
+func NewContextWith(instanceID string, vars map[string]any) *Context {
+	c := NewContext(instanceID)
+	maps.Copy(c.st.vars, vars)
+	return c
+}
+
+// InstanceID returns the id of the flow instance.
+func (c *Context) InstanceID() string { return c.st.instanceID }
+
+// Get returns the value of key: the branch's loop item of that name if there is one,
+// else the shared variable.
+func (c *Context) Get(key string) (any, bool) {
+	if v, ok := c.tok.local(key); ok {
+		return v, true
+	}
+	c.st.mu.Lock()
+	v, ok := c.st.vars[key]
+	c.st.mu.Unlock()
+	return v, ok
+}
+
+// Value returns the value of key, or nil.
+func (c *Context) Value(key string) any {
+	v, _ := c.Get(key)
+	return v
+}
+
+// Set stores a shared variable.
+func (c *Context) Set(key string, value any) {
+	c.st.mu.Lock()
+	c.st.vars[key] = value
+	c.st.mu.Unlock()
+}
+
+// Delete removes a shared variable.
+func (c *Context) Delete(key string) {
+	c.st.mu.Lock()
+	delete(c.st.vars, key)
+	c.st.mu.Unlock()
+}
+
+// Update atomically replaces key's value with fn(old, ok) and returns the new value.
+// fn runs with the variables locked: it must not call other Context methods.
+func (c *Context) Update(key string, fn func(old any, ok bool) any) any {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	old, ok := c.st.vars[key]
+	v := fn(old, ok)
+	c.st.vars[key] = v
+	return v
+}
+
+// Atomic runs fn with the variables locked, so several reads and writes apply as one.
+// fn must not call other Context methods; it uses the Vars it is given.
+func (c *Context) Atomic(fn func(v Vars) error) error {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	return fn((*lockedView)(c))
+}
+
+// Vars returns a copy of the shared variables.
+func (c *Context) Vars() map[string]any {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	return maps.Clone(c.st.vars)
+}
+
+// GetString returns key's value if it is a string.
+func (c *Context) GetString(key string) (string, bool) {
+	v, _ := c.Get(key)
+	s, ok := v.(string)
+	return s, ok
+}
+
+// GetBool returns key's value if it is a bool.
+func (c *Context) GetBool(key string) (bool, bool) {
+	v, _ := c.Get(key)
+	b, ok := v.(bool)
+	return b, ok
+}
+
+// GetInt returns key's value as an int64 if it is a number with no fractional part.
+func (c *Context) GetInt(key string) (int64, bool) {
+	v, _ := c.Get(key)
+	return toInt64(v)
+}
+
+// GetFloat returns key's value as a float64 if it is a number.
+func (c *Context) GetFloat(key string) (float64, bool) {
+	v, _ := c.Get(key)
+	return toFloat64(v)
+}
+
+// GetAs returns key's value if it holds a T.
+func GetAs[T any](c *Context, key string) (T, bool) {
+	v, _ := c.Get(key)
+	t, ok := v.(T)
+	return t, ok
+}
+
+// Stop ends the whole run, parent graphs and sub-graphs included, once the current
+// node finishes. The nodes that would have run next stay in the run's frontier.
+func (c *Context) Stop() {
+	if r := c.st.run; r != nil {
+		r.halt(stateStopped, "", nil, nil)
+	}
+}
+
+// Interrupt ends the current branch once the current node finishes; other branches go
+// on, and a join waiting for this branch stops waiting for it. On the root view it
+// does nothing.
+func (c *Context) Interrupt() {
+	if c.tok != nil {
+		c.tok.interrupted = true
+	}
+}
+
+// Suspend stops the run with a reason, like Stop, and marks the current node to run
+// again when the run is resumed, so a task can check for the decision it waited for.
+func (c *Context) Suspend(reason string) {
+	if r := c.st.run; r != nil {
+		r.halt(stateSuspended, reason, c.tok, nil)
+	}
+}
+
+// BranchID returns the id of the branch this view belongs to ("" for the root view).
+// It is derived from the gateways and links that created the branch, so it is stable
+// across runs of the same graph.
+func (c *Context) BranchID() string {
+	if c.tok == nil {
+		return ""
+	}
+	return c.tok.branch
+}
+
+// CallPath returns the call path of the graph this view's node belongs to: the root
+// graph id, then "/node/graph" for each sub-graph call.
+func (c *Context) CallPath() string {
+	if c.tok == nil {
+		return ""
+	}
+	return c.tok.call.path
+}
+
+// Trace returns a copy of the FlowTrace: the last node reached per call path.
+func (c *Context) Trace() trace.FlowTrace {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	return c.st.trace.Clone()
+}
+
+// LastNode returns the id of the last node reached under the call path ("" if none).
+func (c *Context) LastNode(path string) string {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	return c.st.trace.LastNode(path)
+}
+
+// Vars is the variable access given to code that runs with the variables locked
+// (Atomic, scripts). Get also sees the branch's loop items.
+type Vars interface {
+	Get(key string) (any, bool)
+	Put(key string, value any)
+	Remove(key string)
+}
+
+// Scope is what a compiled script sees: locked variable access plus the run controls.
+type Scope interface {
+	Vars
+	Stop()
+	Interrupt()
+	Suspend(reason string)
+}
+
+// lockedView is a Context whose caller holds the variable mutex.
+type lockedView Context
+
+func (l *lockedView) Get(key string) (any, bool) {
+	if v, ok := l.tok.local(key); ok {
+		return v, true
+	}
+	v, ok := l.st.vars[key]
+	return v, ok
+}
+func (l *lockedView) Put(key string, value any) { l.st.vars[key] = value }
+func (l *lockedView) Remove(key string)         { delete(l.st.vars, key) }
+func (l *lockedView) Stop()                     { (*Context)(l).Stop() }
+func (l *lockedView) Interrupt()                { (*Context)(l).Interrupt() }
+func (l *lockedView) Suspend(reason string)     { (*Context)(l).Suspend(reason) }
+
+func toInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int:
+		return int64(n), true
+	case int8:
+		return int64(n), true
+	case int16:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	case uint:
+		return int64(n), n <= math.MaxInt64
+	case uint8:
+		return int64(n), true
+	case uint16:
+		return int64(n), true
+	case uint32:
+		return int64(n), true
+	case uint64:
+		return int64(n), n <= math.MaxInt64
+	case float32:
+		return int64(n), float32(int64(n)) == n
+	case float64:
+		return int64(n), float64(int64(n)) == n
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}
+
+func toFloat64(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	if i, ok := toInt64(v); ok {
+		return float64(i), true
+	}
+	return 0, false
+}

@@ -1,0 +1,328 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// Engine runs graphs. It holds a registry of graphs compiled against its tasks,
+// conditions and evaluator, and the interceptors and limits that apply to every run.
+// An Engine is safe for concurrent use; register tasks before the graphs that use them.
+type Engine struct {
+	mu     sync.RWMutex
+	graphs map[string]*compiled
+	byPtr  map[*Graph]*compiled // graphs evaluated by value, compiled once
+
+	tasks        map[string]Task
+	conds        map[string]Condition
+	eval         Evaluator
+	interceptors []indexedInterceptor
+	sem          chan struct{}
+	maxSteps     int
+	maxDepth     int
+	policy       BranchPolicy
+}
+
+// Default limits.
+const (
+	DefaultMaxSteps       = 100_000
+	DefaultMaxConcurrency = 64
+	DefaultMaxCallDepth   = 32
+)
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithTask registers a Go task under name, for "@name" references.
+func WithTask(name string, t Task) Option { return func(e *Engine) { e.tasks[name] = t } }
+
+// WithTaskFunc registers a function as the task name.
+func WithTaskFunc(name string, f TaskFunc) Option { return WithTask(name, f) }
+
+// WithCondition registers a Go condition under name, for "@name" conditions.
+func WithCondition(name string, c Condition) Option { return func(e *Engine) { e.conds[name] = c } }
+
+// WithEvaluator replaces the expression engine used for conditions and scripts.
+func WithEvaluator(ev Evaluator) Option { return func(e *Engine) { e.eval = ev } }
+
+// WithInterceptor adds an interceptor to every run; lower index runs outermost (first
+// on the way in, last on the way out); equal indexes keep registration order.
+func WithInterceptor(i Interceptor, index int) Option {
+	return func(e *Engine) { e.interceptors = addInterceptor(e.interceptors, i, index) }
+}
+
+// WithMaxConcurrency bounds how many goroutines the engine runs parallel branches on,
+// across all runs. Branches beyond the bound run on the goroutine that split them.
+func WithMaxConcurrency(n int) Option {
+	return func(e *Engine) { e.sem = make(chan struct{}, max(n, 1)) }
+}
+
+// WithMaxSteps sets the default step limit of a run (node executions, sub-graphs
+// included).
+func WithMaxSteps(n int) Option { return func(e *Engine) { e.maxSteps = n } }
+
+// WithMaxCallDepth bounds the nesting of sub-graph calls, which stops unbounded recursion.
+func WithMaxCallDepth(n int) Option { return func(e *Engine) { e.maxDepth = n } }
+
+// WithBranchPolicy sets the default policy for failing parallel branches.
+func WithBranchPolicy(p BranchPolicy) Option { return func(e *Engine) { e.policy = p } }
+
+// NewEngine returns an engine with the given options.
+func NewEngine(opts ...Option) *Engine {
+	e := &Engine{
+		graphs: make(map[string]*compiled), byPtr: make(map[*Graph]*compiled),
+		tasks: make(map[string]Task), conds: make(map[string]Condition),
+		maxSteps: DefaultMaxSteps, maxDepth: DefaultMaxCallDepth,
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.eval == nil {
+		e.eval = NewExprEvaluator()
+	}
+	if e.sem == nil {
+		e.sem = make(chan struct{}, DefaultMaxConcurrency)
+	}
+	return e
+}
+
+// RegisterTask registers a Go task under name. Graphs loaded earlier are not affected.
+func (e *Engine) RegisterTask(name string, t Task) {
+	e.mu.Lock()
+	e.tasks[name] = t
+	e.mu.Unlock()
+}
+
+// RegisterCondition registers a Go condition under name.
+func (e *Engine) RegisterCondition(name string, c Condition) {
+	e.mu.Lock()
+	e.conds[name] = c
+	e.mu.Unlock()
+}
+
+// Register compiles g and adds it to the registry. It fails if a graph with the same id
+// is registered (ErrGraphExists), if a task reference is unknown (ErrUnknownTask) or if
+// a condition or script does not compile (ErrCompile); such errors name the node and,
+// for graphs read from files, the file and line.
+func (e *Engine) Register(g *Graph) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if old := e.graphs[g.ID]; old != nil && old.g != g {
+		return fmt.Errorf("graph %q from %s: %w (from %s)", g.ID, posOr(Pos{File: g.Source}, "code"), ErrGraphExists, posOr(Pos{File: old.g.Source}, "code"))
+	}
+	cg, err := e.compile(g)
+	if err != nil {
+		return err
+	}
+	e.graphs[g.ID] = cg
+	e.byPtr[g] = cg
+	return nil
+}
+
+// Unregister removes the graph with the given id.
+func (e *Engine) Unregister(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cg := e.graphs[id]; cg != nil {
+		delete(e.byPtr, cg.g)
+		delete(e.graphs, id)
+	}
+}
+
+// Graph returns the registered graph with the given id.
+func (e *Engine) Graph(id string) (*Graph, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	cg := e.graphs[id]
+	if cg == nil {
+		return nil, false
+	}
+	return cg.g, true
+}
+
+// Graphs returns the registered graphs sorted by id.
+func (e *Engine) Graphs() []*Graph {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	gs := make([]*Graph, 0, len(e.graphs))
+	for _, cg := range e.graphs {
+		gs = append(gs, cg.g)
+	}
+	slices.SortFunc(gs, func(a, b *Graph) int { return compareStrings(a.ID, b.ID) })
+	return gs
+}
+
+// LoadFile reads a YAML or JSON definition file and registers its graph.
+func (e *Engine) LoadFile(path string) (*Graph, error) {
+	gs, err := e.LoadFiles(path)
+	if err != nil {
+		return nil, err
+	}
+	return gs[0], nil
+}
+
+// LoadGlob loads every file matching the pattern (filepath.Match syntax); a directory
+// name loads the *.yml, *.yaml and *.json files in it.
+func (e *Engine) LoadGlob(pattern string) ([]*Graph, error) {
+	if fi, err := os.Stat(pattern); err == nil && fi.IsDir() {
+		var files []string
+		for _, ext := range []string{"*.yml", "*.yaml", "*.json"} {
+			m, _ := filepath.Glob(filepath.Join(pattern, ext))
+			files = append(files, m...)
+		}
+		slices.Sort(files)
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: no definition files (*.yml, *.yaml, *.json)", pattern)
+		}
+		return e.LoadFiles(files...)
+	}
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pattern, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no file matches", pattern)
+	}
+	return e.LoadFiles(files...)
+}
+
+// LoadFiles reads and registers several definition files as one batch: either all are
+// registered or none. Sub-graph references ("#id") must resolve within the batch or the
+// registry. Every problem is reported, each naming its file and line.
+func (e *Engine) LoadFiles(paths ...string) ([]*Graph, error) {
+	var (
+		errs []error
+		gs   []*Graph
+	)
+	for _, p := range paths {
+		spec, err := ReadDefinitionFile(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		g, err := spec.Build()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		gs = append(gs, g)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	var done []string
+	for _, g := range gs {
+		if err := e.Register(g); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, g.ID)
+	}
+	if len(errs) == 0 {
+		errs = e.checkSubgraphRefs(gs)
+	}
+	if len(errs) > 0 {
+		for _, id := range done {
+			e.Unregister(id)
+		}
+		return nil, errors.Join(errs...)
+	}
+	return gs, nil
+}
+
+// checkSubgraphRefs reports "#id" task references that name no registered graph.
+func (e *Engine) checkSubgraphRefs(gs []*Graph) []error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var errs []error
+	for _, g := range gs {
+		cg := e.graphs[g.ID]
+		for i := range cg.nodes {
+			cn := &cg.nodes[i]
+			if cn.subID != "" && e.graphs[cn.subID] == nil {
+				errs = append(errs, &DefinitionError{Pos: orPos(cn.n.Pos, Pos{File: g.Source}), Graph: g.ID, Node: cn.n.ID,
+					Msg: fmt.Sprintf("task calls sub-graph %q: %v", cn.subID, ErrGraphNotFound)})
+			}
+		}
+	}
+	return errs
+}
+
+func (e *Engine) lookup(id string) (*compiled, error) {
+	e.mu.RLock()
+	cg := e.graphs[id]
+	e.mu.RUnlock()
+	if cg == nil {
+		return nil, fmt.Errorf("graph %q: %w", id, ErrGraphNotFound)
+	}
+	return cg, nil
+}
+
+// prepare returns g compiled for this engine, compiling it on first use.
+func (e *Engine) prepare(g *Graph) (*compiled, error) {
+	e.mu.RLock()
+	cg := e.byPtr[g]
+	e.mu.RUnlock()
+	if cg != nil {
+		return cg, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cg := e.byPtr[g]; cg != nil {
+		return cg, nil
+	}
+	cg, err := e.compile(g)
+	if err != nil {
+		return nil, err
+	}
+	e.byPtr[g] = cg
+	return cg, nil
+}
+
+// Eval runs the registered graph with the given id over fc. The error is the run's
+// error when it failed (also in Result.Err); a stopped or suspended run is not an
+// error. The result is nil only when the run could not start (unknown graph).
+func (e *Engine) Eval(ctx context.Context, graphID string, fc *Context, opts ...EvalOption) (*Result, error) {
+	cg, err := e.lookup(graphID)
+	if err != nil {
+		return nil, err
+	}
+	return e.start(ctx, cg, fc, opts)
+}
+
+// EvalGraph runs g, which need not be registered; it is compiled on first use and
+// the compiled form is cached.
+func (e *Engine) EvalGraph(ctx context.Context, g *Graph, fc *Context, opts ...EvalOption) (*Result, error) {
+	cg, err := e.prepare(g)
+	if err != nil {
+		return nil, err
+	}
+	return e.start(ctx, cg, fc, opts)
+}
+
+// Resume continues a run that stopped, was suspended or failed from the exact frontier
+// it left (res.Frontier): pending nodes, join arrivals, loop positions and the
+// activation counts of inclusive splits. Nothing is replayed: nodes that completed do
+// not run again, and a suspended node runs again. fc is the instance's context, which
+// the caller may have updated (for example with the decision a task waited for).
+func (e *Engine) Resume(ctx context.Context, fr *Frontier, fc *Context, opts ...EvalOption) (*Result, error) {
+	if fr == nil || len(fr.tokens) == 0 {
+		return nil, ErrNotResumable
+	}
+	return e.resume(ctx, fr, fc, opts)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

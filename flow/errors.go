@@ -1,0 +1,78 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors callers can branch on with errors.Is.
+var (
+	ErrGraphNotFound = errors.New("graph not found")
+	ErrGraphExists   = errors.New("graph already registered")
+	ErrUnknownTask   = errors.New("unknown task")
+	ErrUnknownCond   = errors.New("unknown condition")
+	ErrCompile       = errors.New("does not compile")
+	ErrStepLimit     = errors.New("step limit exceeded")
+	ErrNoRoute       = errors.New("no link matched and there is no default link")
+	ErrTaskPanic     = errors.New("task panicked")
+	ErrJoinMismatch  = errors.New("branches of one split arrived at different joins")
+	ErrLoopItems     = errors.New("loop items cannot be iterated")
+	ErrCallDepth     = errors.New("sub-graph call depth exceeded")
+	ErrNotResumable  = errors.New("nothing to resume")
+	ErrBadCondition  = errors.New("condition did not produce a bool")
+)
+
+// Stable error codes, carried by NodeError.Code and by the structured errors of a run.
+const (
+	CodeTask             = "task_failed"
+	CodeScript           = "script_error"
+	CodeCondition        = "condition_error"
+	CodePanic            = "task_panic"
+	CodeNoRoute          = "exclusive_no_match"
+	CodeStepLimit        = "step_limit"
+	CodeCancelled        = "cancelled"
+	CodeSubgraphNotFound = "subgraph_not_found"
+	CodeCallDepth        = "subgraph_depth"
+	CodeJoinMismatch     = "join_mismatch"
+	CodeLoopItems        = "loop_items"
+)
+
+// NodeError is an error raised while a node ran: its task, its guard, the conditions of
+// its links, or the engine's routing at that node. Use errors.As to get it.
+type NodeError struct {
+	Graph    string // id of the graph the node belongs to
+	Path     string // call path of that graph
+	Node     string // node id
+	NodeType NodeType
+	Title    string
+	Branch   string // branch id
+	Step     int    // the run's step count when the node ran
+	Code     string // stable code, one of the Code constants or the task error's own
+	Err      error
+}
+
+func (e *NodeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "node %q in graph %q", e.Node, e.Graph)
+	if e.Path != "" && e.Path != e.Graph {
+		fmt.Fprintf(&b, " (call path %s)", e.Path)
+	}
+	fmt.Fprintf(&b, ": %s: %v", e.Code, e.Err)
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// ErrorCode returns the stable code.
+func (e *NodeError) ErrorCode() string { return e.Code }
+
+// errorCode extracts a code an error declares about itself, if any.
+func errorCode(err error) string {
+	var c interface{ ErrorCode() string }
+	if errors.As(err, &c) {
+		return c.ErrorCode()
+	}
+	return ""
+}

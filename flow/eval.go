@@ -1,0 +1,240 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Status is how a run ended.
+type Status string
+
+// Run statuses.
+const (
+	StatusCompleted Status = "completed" // every branch reached its end
+	StatusSuspended Status = "suspended" // a task called Suspend; resumable
+	StatusStopped   Status = "stopped"   // a task called Stop; resumable
+	StatusFailed    Status = "failed"    // a node failed, the step limit was hit or ctx ended
+)
+
+// Result is the outcome of Eval or Resume.
+type Result struct {
+	RunID    string
+	Instance string
+	Graph    string
+	Status   Status
+	// Steps is the number of node executions in this evaluation.
+	Steps int
+	// Last maps each call path to the last node it reached (the FlowTrace).
+	Last map[string]string
+	// Reason is the suspend reason.
+	Reason string
+	// Err is the error that ended a failed run: a *NodeError naming the node, wrapping
+	// ErrStepLimit, ErrNoRoute, context.Canceled and so on.
+	Err error
+	// Errors lists every node failure of the run in the order they were recorded,
+	// including failures a ContinueOnError split survived and sub-graph failures.
+	Errors []*NodeError
+	// BranchFailures lists the branches a ContinueOnError split withdrew.
+	BranchFailures []BranchFailure
+	// Frontier is where the run stands when it did not complete; pass it to Resume.
+	Frontier *Frontier
+	// Duration is the wall time of this evaluation.
+	Duration time.Duration
+}
+
+// Frontier is the exact place a halted run stands: its pending tokens (node, mode,
+// branch, call path) and the frames they are in (join arrivals, loop positions,
+// inclusive activation counts, sub-graph calls). Resume continues from it; a Frontier
+// is not modified by resuming, so it can be resumed more than once (the session
+// package makes sure a stored one is not).
+type Frontier struct {
+	graph  *compiled
+	tokens []*token
+}
+
+// Graph returns the id of the root graph.
+func (f *Frontier) Graph() string { return f.graph.g.ID }
+
+// Pending lists the pending nodes as "callpath:node" strings, for messages and tests.
+func (f *Frontier) Pending() []string {
+	out := make([]string, len(f.tokens))
+	for i, t := range f.tokens {
+		out[i] = t.call.path + ":" + t.node.n.ID
+	}
+	return out
+}
+
+// EvalOption configures one evaluation.
+type EvalOption func(*evalConfig)
+
+type evalConfig struct {
+	maxSteps int
+	icpts    []indexedInterceptor
+	runID    string
+}
+
+// WithSteps sets the step limit of this evaluation.
+func WithSteps(n int) EvalOption { return func(c *evalConfig) { c.maxSteps = n } }
+
+// WithEvalInterceptor adds an interceptor to this evaluation only; it is ordered by
+// index together with the engine's interceptors.
+func WithEvalInterceptor(i Interceptor, index int) EvalOption {
+	return func(c *evalConfig) { c.icpts = addInterceptor(c.icpts, i, index) }
+}
+
+// WithRunID sets the run id (by default a unique id is generated).
+func WithRunID(id string) EvalOption { return func(c *evalConfig) { c.runID = id } }
+
+// ErrContextBusy is returned when a Context is passed to a run while another run
+// uses it.
+var ErrContextBusy = errors.New("context is in use by another run")
+
+func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
+	cfg := evalConfig{maxSteps: e.maxSteps}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	icpts := e.interceptors
+	for _, i := range cfg.icpts {
+		icpts = addInterceptor(icpts, i.i, i.index)
+	}
+	if cfg.runID == "" {
+		cfg.runID = newRunID()
+	}
+	r := &run{e: e, id: cfg.runID, fc: fc, st: fc.st, maxSteps: int64(cfg.maxSteps), icpts: icpts}
+	r.root = &frame{kind: frameCall, graph: cg, path: cg.g.ID, branch: "main"}
+	r.root.call = r.root
+	return r
+}
+
+func (e *Engine) start(ctx context.Context, cg *compiled, fc *Context, opts []EvalOption) (*Result, error) {
+	if fc == nil {
+		fc = NewContext("")
+	}
+	r := e.newRun(cg, fc, opts)
+	r.root.pending = 1
+	seed := r.newToken(cg.start, modeArrive, r.root, "main")
+	return r.runRoot(ctx, []*token{seed}, false)
+}
+
+func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []EvalOption) (*Result, error) {
+	if fc == nil {
+		return nil, fmt.Errorf("resume: %w", errors.New("nil context"))
+	}
+	r := e.newRun(fr.graph, fc, opts)
+	root, seeds := cloneFrontier(r, fr)
+	r.root = root
+	return r.runRoot(ctx, seeds, true)
+}
+
+// runRoot runs the root invocation and builds the result.
+func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Result, error) {
+	began := time.Now()
+	st := r.st
+	st.mu.Lock()
+	if st.run != nil {
+		st.mu.Unlock()
+		return nil, ErrContextBusy
+	}
+	st.run = r
+	st.mu.Unlock()
+
+	ctx, r.cancel = context.WithCancel(ctx)
+	defer r.cancel()
+	r.root.ctx, r.root.cancel = ctx, r.cancel
+	inv := &Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed, icpts: r.icpts}
+	inv.body = func(ctx context.Context) error {
+		r.root.ctx = ctx
+		r.driveCall(ctx, r.root, seeds)
+		return nil
+	}
+	ierr := inv.Invoke(ctx)
+	r.root.wg.Wait()
+	r.flushTrace(r.root)
+
+	st.mu.Lock()
+	st.run = nil
+	last := make(map[string]string, len(st.trace.Last))
+	for k, v := range st.trace.Last {
+		last[k] = v.NodeID
+	}
+	st.mu.Unlock()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ierr != nil && r.err == nil {
+		r.err = fmt.Errorf("interceptor of graph %q: %w", r.root.graph.g.ID, ierr)
+		r.state.Store(int32(stateFailed))
+	}
+	res := &Result{
+		RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Steps: int(r.steps.Load()),
+		Last: last, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures,
+		Duration: time.Since(began),
+	}
+	switch runState(r.state.Load()) {
+	case stateRunning:
+		res.Status = StatusCompleted
+	case stateStopped:
+		res.Status = StatusStopped
+	case stateSuspended:
+		res.Status = StatusSuspended
+	case stateFailed:
+		res.Status = StatusFailed
+	}
+	if res.Status != StatusCompleted && len(r.frontier) > 0 {
+		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
+	}
+	if res.Status == StatusFailed {
+		return res, res.Err
+	}
+	return res, nil
+}
+
+func lastRecord(cf *frame) (trace.NodeRecord, bool) {
+	cn := cf.last.Load()
+	if cn == nil {
+		return trace.NodeRecord{}, false
+	}
+	return trace.NodeRecord{Path: cf.path, GraphID: cf.graph.g.ID, NodeID: cn.n.ID, NodeType: cn.n.Type.String(), Title: cn.n.Title}, true
+}
+
+// cloneFrontier copies the frames and tokens of a frontier into a new run, so the
+// stored frontier stays untouched. It returns the new root frame.
+func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
+	frames := map[*frame]*frame{}
+	var cp func(f *frame) *frame
+	cp = func(f *frame) *frame {
+		if f == nil {
+			return nil
+		}
+		if c, ok := frames[f]; ok {
+			return c
+		}
+		c := &frame{kind: f.kind, pending: f.pending, branch: f.branch, split: f.split, join: f.join,
+			arrived: f.arrived, policy: f.policy, loop: f.loop, items: f.items, index: f.index, closing: f.closing,
+			graph: f.graph, path: f.path, node: f.node, depth: f.depth}
+		frames[f] = c
+		c.parent = cp(f.parent)
+		if f.kind == frameCall {
+			c.call = c
+			c.caller = cp(f.caller)
+		} else {
+			c.call = cp(f.call)
+		}
+		return c
+	}
+	root := cp(fr.tokens[0].call)
+	for root.caller != nil {
+		root = root.caller
+	}
+	toks := make([]*token, len(fr.tokens))
+	for i, t := range fr.tokens {
+		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
+		toks[i] = nt
+	}
+	return root, toks
+}

@@ -1,0 +1,94 @@
+package flow
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// A run is a set of tokens moving over the graph. Where a token fans out, joins,
+// iterates or calls a sub-graph, a frame records what must happen when the units
+// inside it are done. Frames and tokens are plain data, so the frontier of a stopped
+// run (its parked tokens and the frames they reference) is exactly what a resume
+// continues from: nothing is kept on a goroutine's stack.
+type frameKind uint8
+
+const (
+	frameCall  frameKind = iota // a graph invocation: the root graph or a sub-graph call
+	frameSplit                  // the branches of one split, waiting for their join
+	frameLoop                   // the iterations of one loop node
+)
+
+type frame struct {
+	kind    frameKind
+	parent  *frame // enclosing frame; nil for the root call
+	call    *frame // innermost call frame (itself for a call frame)
+	pending int    // units (tokens or nested frames) still running inside; guarded by run.mu
+	branch  string // branch id of the token that opened the frame
+
+	// split
+	split   *cnode
+	join    *cnode // where the first branch arrived
+	arrived int
+	policy  BranchPolicy
+
+	// loop
+	loop    *cnode
+	items   []any
+	index   int
+	closing *cnode
+
+	// call
+	graph  *compiled
+	path   string
+	node   *cnode // the calling node in the caller's graph; nil for the root
+	caller *frame // the caller's call frame
+	depth  int
+	wg     sync.WaitGroup
+	last   atomic.Pointer[cnode] // last node started in this call (FlowTrace)
+	ctx    context.Context // the context the call's tokens run under
+	cancel context.CancelFunc
+	abort  atomic.Pointer[NodeError] // a failure that ends this sub-graph call
+}
+
+// tokenMode says what a token does next at its node.
+type tokenMode uint8
+
+const (
+	modeArrive     tokenMode = iota // arrive at the node: join and loop-closing checks, then run it
+	modeExec                        // run the node (a join already fired, or a suspended node re-runs)
+	modeFollow                      // the node ran: follow its links
+	modeBody                        // start one iteration: follow an opening loop node's links
+	modeResumeCall                  // re-enter a sub-graph call frame on resume
+)
+
+type token struct {
+	node        *cnode
+	mode        tokenMode
+	frame       *frame
+	call        *frame
+	branch      string
+	view        Context
+	interrupted bool
+	suspended   bool
+	resume      []*token // modeResumeCall: the parked tokens inside the call
+}
+
+// local returns the item of the innermost loop whose variable is key.
+func (t *token) local(key string) (any, bool) {
+	if t == nil {
+		return nil, false
+	}
+	for f := t.frame; f != nil; f = f.parent {
+		if f.kind == frameLoop && f.loop.loopVar == key {
+			return f.items[f.index], true
+		}
+	}
+	return nil, false
+}
+
+func (r *run) newToken(n *cnode, mode tokenMode, f *frame, branch string) *token {
+	t := &token{node: n, mode: mode, frame: f, call: f.call, branch: branch}
+	t.view = Context{st: r.st, tok: t}
+	return t
+}

@@ -1,0 +1,212 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// BranchPolicy decides what a failing branch of a parallel split does to the run.
+type BranchPolicy uint8
+
+const (
+	// FailFast ends the run (or the sub-graph call) at the first failing branch and
+	// cancels the sibling branches through their context.Context. Every branch that
+	// failed before it stopped is still recorded in Result.Errors.
+	FailFast BranchPolicy = iota
+	// ContinueOnError withdraws a failing branch and lets the join proceed with the
+	// branches that finished. Each failure is recorded in Result.BranchFailures and in
+	// the context variable KeyBranchFailures, which the nodes after the join can read to
+	// decide whether to degrade or fail.
+	ContinueOnError
+)
+
+// KeyBranchFailures is the context variable that holds the []BranchFailure recorded
+// under the ContinueOnError policy.
+const KeyBranchFailures = "flow.branchFailures"
+
+// ParseBranchPolicy reads "fail-fast" or "continue" (as written in meta).
+func ParseBranchPolicy(s string) (BranchPolicy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "fail-fast", "failfast", "":
+		return FailFast, nil
+	case "continue", "continue-on-error", "collect":
+		return ContinueOnError, nil
+	}
+	return FailFast, fmt.Errorf("unknown %s %q (want fail-fast or continue)", MetaBranchPolicy, s)
+}
+
+// String returns the meta spelling of the policy.
+func (p BranchPolicy) String() string {
+	if p == ContinueOnError {
+		return "continue"
+	}
+	return "fail-fast"
+}
+
+// BranchFailure is a failed branch that a ContinueOnError split left behind.
+type BranchFailure struct {
+	Split  string     `json:"split"`  // id of the parallel node whose branch failed
+	Branch string     `json:"branch"` // branch id
+	Node   string     `json:"node"`   // the node that failed
+	Code   string     `json:"code"`
+	Error  string     `json:"error"`
+	Err    *NodeError `json:"-"`
+}
+
+func (r *run) recordFailure(tok *token, ne *NodeError, f *frame) {
+	bf := BranchFailure{Split: f.split.n.ID, Branch: tok.branch, Node: ne.Node, Code: ne.Code, Error: ne.Error(), Err: ne}
+	r.mu.Lock()
+	r.failures = append(r.failures, bf)
+	r.mu.Unlock()
+	r.st.mu.Lock()
+	list, _ := r.st.vars[KeyBranchFailures].([]BranchFailure)
+	r.st.vars[KeyBranchFailures] = append(list, bf)
+	r.st.mu.Unlock()
+}
+
+func (r *run) branchPolicy(cn *cnode, call *frame) BranchPolicy {
+	if cn.policySet {
+		return cn.policy
+	}
+	if p, ok := call.graph.g.Meta[MetaBranchPolicy].(string); ok {
+		if bp, err := ParseBranchPolicy(p); err == nil {
+			return bp
+		}
+	}
+	return r.e.policy
+}
+
+// route sends the token along the node's links according to the node's type.
+func (r *run) route(ctx context.Context, tok *token, local *[]*token) *token {
+	cn := tok.node
+	switch cn.n.Type {
+	case End:
+		return r.unitDone(tok.frame)
+	case Exclusive:
+		return r.routeExclusive(ctx, tok)
+	case Parallel:
+		if cn.split {
+			targets := make([]*cnode, len(cn.links))
+			for i := range cn.links {
+				targets[i] = cn.links[i].to
+			}
+			return r.fanOut(tok, targets, true, local)
+		}
+	case Loop:
+		if cn.loopVar != "" && tok.mode != modeBody {
+			return r.startLoop(ctx, tok)
+		}
+	}
+	return r.routeAll(ctx, tok, local)
+}
+
+func (r *run) routeExclusive(ctx context.Context, tok *token) *token {
+	cn := tok.node
+	if len(cn.links) == 0 {
+		return r.unitDone(tok.frame)
+	}
+	var deflt *cnode
+	for i := range cn.links {
+		l := &cn.links[i]
+		if l.when.always() {
+			if deflt == nil {
+				deflt = l.to
+			}
+			continue
+		}
+		ok, err := r.test(ctx, tok, &l.when)
+		if err != nil {
+			return r.fail(tok, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err)))
+		}
+		if ok {
+			return r.moveTo(tok, l.to)
+		}
+	}
+	if deflt != nil {
+		return r.moveTo(tok, deflt)
+	}
+	return r.fail(tok, r.nodeError(tok, CodeNoRoute, ErrNoRoute))
+}
+
+func (r *run) moveTo(tok *token, n *cnode) *token {
+	tok.node, tok.mode = n, modeArrive
+	return tok
+}
+
+// routeAll follows every link whose condition holds (activity, start, inclusive and
+// the closing pass of a loop). More than one target fans out sequentially; an
+// inclusive split always opens a frame, even for one target, so its join can count.
+func (r *run) routeAll(ctx context.Context, tok *token, local *[]*token) *token {
+	cn := tok.node
+	if len(cn.links) == 1 && cn.links[0].when.always() && !cn.split {
+		return r.moveTo(tok, cn.links[0].to)
+	}
+	var buf [4]*cnode
+	targets := buf[:0]
+	for i := range cn.links {
+		l := &cn.links[i]
+		if !l.when.always() {
+			ok, err := r.test(ctx, tok, &l.when)
+			if err != nil {
+				return r.fail(tok, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err)))
+			}
+			if !ok {
+				continue
+			}
+		}
+		targets = append(targets, l.to)
+	}
+	switch {
+	case len(targets) == 0:
+		return r.unitDone(tok.frame)
+	case len(targets) == 1 && !cn.split:
+		return r.moveTo(tok, targets[0])
+	}
+	return r.fanOut(tok, targets, false, local)
+}
+
+// fanOut opens a split frame with one branch per target. Parallel branches run on
+// their own goroutines while the engine's bound allows; the others run in order on
+// this goroutine.
+func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*token) *token {
+	cn := tok.node
+	f := &frame{kind: frameSplit, parent: tok.frame, call: tok.call, pending: len(targets), branch: tok.branch, split: cn}
+	if parallel {
+		f.policy = r.branchPolicy(cn, tok.call)
+	}
+	base := tok.branch + "/" + cn.n.ID + ":"
+	toks := make([]*token, len(targets))
+	for i, t := range targets {
+		if i == 0 {
+			tok.node, tok.mode, tok.frame, tok.branch = t, modeArrive, f, base+t.n.ID
+			toks[0] = tok
+			continue
+		}
+		toks[i] = r.newToken(t, modeArrive, f, base+t.n.ID)
+	}
+	for i := len(toks) - 1; i >= 1; i-- {
+		if parallel && r.spawn(toks[i]) {
+			continue
+		}
+		*local = append(*local, toks[i])
+	}
+	return toks[0]
+}
+
+// spawn runs a token on a new goroutine if the engine's concurrency bound allows.
+func (r *run) spawn(tok *token) bool {
+	select {
+	case r.e.sem <- struct{}{}:
+	default:
+		return false
+	}
+	c := tok.call
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-r.e.sem }()
+		r.drive(c.ctx, tok)
+	}()
+	return true
+}

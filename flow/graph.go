@@ -1,0 +1,169 @@
+package flow
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Graph is a built, validated, immutable flow definition. It is safe to share between
+// goroutines and engines; all per-run state lives in the run.
+type Graph struct {
+	// ID identifies the graph in an engine's registry and in "#id" task references.
+	ID string
+	// Title is a human-readable name.
+	Title string
+	// Driver names the driver the definition was written for (kept, not interpreted).
+	Driver string
+	// Meta holds free-form attributes; "$key" tasks read scripts from here.
+	Meta map[string]any
+	// Source is the file the graph was read from, if any.
+	Source string
+
+	nodes []*Node
+	byID  map[string]*Node
+	start *Node
+	spec  *GraphSpec
+}
+
+// Nodes returns the nodes in definition order. The slice must not be modified.
+func (g *Graph) Nodes() []*Node { return g.nodes }
+
+// Node returns the node with the given id, or nil.
+func (g *Graph) Node(id string) *Node { return g.byID[id] }
+
+// Start returns the start node.
+func (g *Graph) Start() *Node { return g.start }
+
+// Spec returns a copy of the specification the graph was built from, for editing and
+// rebuilding or for writing the definition back out.
+func (g *Graph) Spec() *GraphSpec { return g.spec.Clone() }
+
+// MetaValue looks up a dotted path ("a.b.c") in the graph's meta.
+func (g *Graph) MetaValue(path string) (any, bool) {
+	var cur any = g.Meta
+	for part := range strings.SplitSeq(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// DefinitionError is a problem in a graph definition, located as precisely as known.
+type DefinitionError struct {
+	Pos   Pos    // file and line, when the definition came from a file
+	Graph string // graph id, when known
+	Node  string // node id, when the problem belongs to a node
+	Msg   string
+}
+
+func (e *DefinitionError) Error() string {
+	var b strings.Builder
+	if p := e.Pos.String(); p != "" {
+		b.WriteString(p)
+		b.WriteString(": ")
+	}
+	if e.Graph != "" {
+		fmt.Fprintf(&b, "graph %q: ", e.Graph)
+	}
+	if e.Node != "" {
+		fmt.Fprintf(&b, "node %q: ", e.Node)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Build validates the specification and returns the immutable graph. It reports every
+// problem it finds (joined with errors.Join), each a *DefinitionError: a missing graph id,
+// duplicate or empty node ids, links to nodes that do not exist (naming both nodes), and
+// a missing start node. The spec is copied, so later edits do not affect the graph.
+func (s *GraphSpec) Build() (*Graph, error) {
+	spec := s.Clone()
+	g := &Graph{
+		ID: spec.ID, Title: spec.Title, Driver: spec.Driver, Meta: spec.Meta,
+		Source: spec.Source, byID: make(map[string]*Node, len(spec.Nodes)), spec: spec,
+	}
+	var errs []error
+	fail := func(pos Pos, node, format string, args ...any) {
+		errs = append(errs, &DefinitionError{Pos: pos, Graph: g.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
+	}
+	if g.ID == "" {
+		fail(Pos{File: spec.Source}, "", "graph has no id")
+	}
+	g.nodes = make([]*Node, 0, len(spec.Nodes))
+	built := make([]*Node, len(spec.Nodes)) // nil where the spec node was rejected
+	for i, ns := range spec.Nodes {
+		n := &Node{
+			ID: ns.ID, Type: ns.Type, Title: ns.Title, When: ns.When, Task: ns.Task,
+			Component: ns.Component, Meta: ns.Meta, Pos: ns.Pos, index: len(g.nodes), graph: g,
+		}
+		switch {
+		case n.ID == "":
+			fail(n.Pos, "", "node #%d has no id", len(g.nodes)+1)
+			continue
+		case g.byID[n.ID] != nil:
+			fail(n.Pos, n.ID, "duplicate node id (first defined at %s)", posOr(g.byID[n.ID].Pos, "an earlier node"))
+			continue
+		}
+		g.byID[n.ID] = n
+		g.nodes = append(g.nodes, n)
+		built[i] = n
+		if n.Type == Start && g.start == nil {
+			g.start = n
+		}
+	}
+	for i, ns := range spec.Nodes {
+		from := built[i]
+		if from == nil {
+			continue
+		}
+		for _, ls := range ns.Links {
+			to := g.byID[ls.NextID]
+			if to == nil {
+				fail(orPos(ls.Pos, ns.Pos), from.ID, "link from %q to missing node %q", from.ID, ls.NextID)
+				continue
+			}
+			l := &Link{From: from.ID, To: to.ID, Title: ls.Title, When: ls.When, Priority: ls.Priority, Meta: ls.Meta, Pos: orPos(ls.Pos, ns.Pos), to: to}
+			from.links = append(from.links, l)
+			to.incoming = append(to.incoming, l)
+		}
+	}
+	for _, n := range g.nodes {
+		// Higher priority first; SortStableFunc keeps document order among equals.
+		slices.SortStableFunc(n.links, func(a, b *Link) int { return cmp.Compare(b.Priority, a.Priority) })
+		for i, l := range n.links {
+			l.index = i
+		}
+	}
+	if g.start == nil && len(g.nodes) > 0 {
+		fail(Pos{File: spec.Source}, "", "no start node (a node with type: start)")
+	}
+	if len(spec.Nodes) == 0 {
+		fail(Pos{File: spec.Source}, "", "graph has no nodes")
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return g, nil
+}
+
+func orPos(p, fallback Pos) Pos {
+	if p.Line == 0 && p.File == "" {
+		return fallback
+	}
+	return p
+}
+
+func posOr(p Pos, s string) string {
+	if str := p.String(); str != "" {
+		return str
+	}
+	return s
+}

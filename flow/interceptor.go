@@ -1,0 +1,105 @@
+package flow
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Interceptor observes and wraps runs. InterceptFlow is an around-hook for every
+// evaluation of a graph, the root graph and each sub-graph call (on resume too): it
+// must call inv.Invoke to run the graph, and may pass a derived context (a span, a
+// deadline) to it. OnNodeStart and OnNodeEnd observe every node execution; every
+// OnNodeStart is followed by exactly one OnNodeEnd for the same node and view,
+// whatever happens (stop, interrupt, suspend, panic, cancellation, step limit), and
+// NodeEnd says how the node ended. Hooks of parallel branches run concurrently.
+//
+// Embed NopInterceptor to implement only some of the methods.
+type Interceptor interface {
+	InterceptFlow(ctx context.Context, inv *Invocation) error
+	OnNodeStart(ctx context.Context, c *Context, n *Node)
+	OnNodeEnd(ctx context.Context, c *Context, n *Node, end NodeEnd)
+}
+
+// NopInterceptor implements Interceptor with hooks that do nothing but invoke.
+type NopInterceptor struct{}
+
+// InterceptFlow invokes the graph.
+func (NopInterceptor) InterceptFlow(ctx context.Context, inv *Invocation) error {
+	return inv.Invoke(ctx)
+}
+
+// OnNodeStart does nothing.
+func (NopInterceptor) OnNodeStart(context.Context, *Context, *Node) {}
+
+// OnNodeEnd does nothing.
+func (NopInterceptor) OnNodeEnd(context.Context, *Context, *Node, NodeEnd) {}
+
+// NodeStatus is how a node execution ended.
+type NodeStatus = trace.Status
+
+// Node outcomes, as given to OnNodeEnd.
+const (
+	nodeCompleted   = trace.Completed
+	nodeFailed      = trace.Failed
+	nodeInterrupted = trace.Interrupted // Interrupt, or cancelled because the run failed or stopped elsewhere
+	nodeSuspended   = trace.Suspended
+)
+
+// NodeEnd describes how a node execution ended.
+type NodeEnd struct {
+	// Status is COMPLETED, FAILED, INTERRUPTED or SUSPENDED. A node whose task called
+	// Stop completed; the run then stops before the next node.
+	Status NodeStatus
+	// Err is the node's error when Status is FAILED (a *NodeError).
+	Err error
+	// Reason is the suspend reason when Status is SUSPENDED.
+	Reason string
+	// Duration is how long the node took.
+	Duration time.Duration
+	// Step is the run's step number of this execution.
+	Step int
+}
+
+// Invocation is one evaluation of a graph, as seen by InterceptFlow.
+type Invocation struct {
+	// Graph is the graph being evaluated.
+	Graph *Graph
+	// Context is the instance's root view.
+	Context *Context
+	// RunID identifies the run; it is shared by the sub-graph invocations of a run.
+	RunID string
+	// Path is the call path of this evaluation.
+	Path string
+	// Node is the calling node for a sub-graph call, nil for the root graph.
+	Node *Node
+	// Resumed is true when the evaluation continues a stopped run.
+	Resumed bool
+
+	icpts []indexedInterceptor
+	next  int
+	body  func(ctx context.Context) error
+}
+
+// Invoke runs the rest of the interceptor chain and then the graph.
+func (inv *Invocation) Invoke(ctx context.Context) error {
+	if inv.next < len(inv.icpts) {
+		i := inv.icpts[inv.next].i
+		inv.next++
+		return i.InterceptFlow(ctx, inv)
+	}
+	return inv.body(ctx)
+}
+
+type indexedInterceptor struct {
+	i     Interceptor
+	index int
+}
+
+func addInterceptor(list []indexedInterceptor, i Interceptor, index int) []indexedInterceptor {
+	list = append(slices.Clone(list), indexedInterceptor{i, index})
+	slices.SortStableFunc(list, func(a, b indexedInterceptor) int { return a.index - b.index })
+	return list
+}

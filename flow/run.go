@@ -1,0 +1,402 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type runState int32
+
+// Ordered by precedence: a failure outranks a suspension, which outranks a stop.
+const (
+	stateRunning runState = iota
+	stateStopped
+	stateSuspended
+	stateFailed
+)
+
+// run is one evaluation (or resumption) of a graph.
+type run struct {
+	e        *Engine
+	id       string
+	fc       *Context
+	st       *contextState
+	root     *frame
+	maxSteps int64
+	icpts    []indexedInterceptor
+	steps    atomic.Int64
+	state    atomic.Int32
+	cancel   context.CancelFunc
+
+	mu       sync.Mutex // frames' counters, frontier, errors
+	reason   string
+	err      error
+	errs     []*NodeError
+	failures []BranchFailure
+	frontier []*token
+	calls    map[*frame]struct{} // sub-graph calls in progress, for Context.Trace
+}
+
+var runSeq atomic.Uint64
+
+func newRunID() string {
+	return fmt.Sprintf("r%d-%d", time.Now().UnixNano(), runSeq.Add(1))
+}
+
+func (r *run) halted() bool { return runState(r.state.Load()) != stateRunning }
+
+// halt moves the run to a terminal state of at least the given precedence.
+func (r *run) halt(s runState, reason string, tok *token, err error) {
+	r.mu.Lock()
+	if s > runState(r.state.Load()) {
+		r.state.Store(int32(s))
+		if s == stateSuspended {
+			r.reason = reason
+		}
+	}
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	if s == stateSuspended && tok != nil {
+		tok.suspended = true
+	}
+	r.mu.Unlock()
+	if s == stateFailed {
+		r.cancel() // fail fast: siblings see the cancellation through ctx
+	}
+}
+
+func (r *run) park(tok *token) {
+	r.mu.Lock()
+	r.frontier = append(r.frontier, tok)
+	r.mu.Unlock()
+}
+
+// drive moves a token, and the tokens it fans out to sequentially, until each one ends,
+// waits at a join, or is parked because the run halted.
+func (r *run) drive(ctx context.Context, tok *token) {
+	var local []*token
+	done := ctx.Done()
+	for {
+		for tok != nil {
+			if r.halted() {
+				r.park(tok)
+				break
+			}
+			if tok.call.caller != nil && r.aborted(tok) {
+				tok = r.unitDone(tok.frame) // the sub-graph call failed: withdraw
+				continue
+			}
+			select {
+			case <-done:
+				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+				r.park(tok)
+				tok = nil
+				continue
+			default:
+			}
+			tok = r.step(ctx, tok, &local)
+		}
+		if len(local) == 0 {
+			return
+		}
+		tok, local = local[len(local)-1], local[:len(local)-1]
+	}
+}
+
+// aborted reports whether the token's sub-graph call (or one of its callers) failed.
+func (r *run) aborted(tok *token) bool {
+	for c := tok.call; c.caller != nil; c = c.caller {
+		if c.abort.Load() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// step handles one token at its node and returns the token to continue with, if any.
+func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
+	cn := tok.node
+	switch tok.mode {
+	case modeFollow, modeBody:
+		return r.route(ctx, tok, local)
+	case modeResumeCall:
+		return r.execNode(ctx, tok, local)
+	case modeArrive:
+		if cn.join {
+			if !r.arrive(tok) {
+				return nil
+			}
+		} else if cn.isClose {
+			if f := nearestLoop(tok.frame); f != nil {
+				r.mu.Lock()
+				f.closing = cn
+				r.mu.Unlock()
+				return r.unitDone(tok.frame)
+			}
+		}
+	}
+	return r.execNode(ctx, tok, local)
+}
+
+// arrive registers a token at a join. It reports whether the token goes on: it was
+// the last branch of its split, or it came from no split at all.
+func (r *run) arrive(tok *token) bool {
+	f := tok.frame
+	if f == nil || f.kind != frameSplit {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f.join == nil {
+		f.join = tok.node
+	} else if f.join != tok.node {
+		err := r.nodeError(tok, CodeJoinMismatch, fmt.Errorf("%w: split %q joined at %q and %q", ErrJoinMismatch, f.split.n.ID, f.join.n.ID, tok.node.n.ID))
+		r.mu.Unlock()
+		r.halt(stateFailed, "", nil, err)
+		r.mu.Lock()
+		return false
+	}
+	f.arrived++
+	f.pending--
+	if f.pending > 0 {
+		return false
+	}
+	tok.frame, tok.branch, tok.mode = f.parent, f.branch, modeExec
+	return true
+}
+
+func nearestLoop(f *frame) *frame {
+	for ; f != nil && f.kind != frameCall; f = f.parent {
+		if f.kind == frameLoop {
+			return f
+		}
+	}
+	return nil
+}
+
+// execNode runs the token's node: hooks, guard, task; then routes on.
+func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token {
+	cn := tok.node
+	n := cn.n
+	step := int(r.steps.Add(1))
+	if int64(step) > r.maxSteps {
+		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeStepLimit, fmt.Errorf("%w (%d)", ErrStepLimit, r.maxSteps)))
+		r.park(tok)
+		return nil
+	}
+	tok.call.last.Store(cn)
+	var began time.Time
+	if len(r.icpts) > 0 {
+		began = time.Now()
+		for i := range r.icpts {
+			r.icpts[i].i.OnNodeStart(ctx, &tok.view, n)
+		}
+	}
+	err := r.runNode(ctx, tok)
+	status := nodeCompleted
+	held := errors.Is(err, errCallHalted)
+	switch {
+	case held && runState(r.state.Load()) == stateSuspended:
+		status, err = nodeSuspended, nil
+	case held:
+		status, err = nodeInterrupted, nil
+	case err != nil && r.halted() && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		status = nodeInterrupted // cancelled because the run failed elsewhere
+	case err != nil:
+		status = nodeFailed
+	case tok.suspended:
+		status = nodeSuspended
+	case tok.interrupted:
+		status = nodeInterrupted
+	}
+	if len(r.icpts) > 0 {
+		end := NodeEnd{Status: status, Err: err, Duration: time.Since(began), Step: step}
+		if status == nodeSuspended {
+			end.Reason = r.suspendReason()
+		}
+		for i := len(r.icpts) - 1; i >= 0; i-- {
+			r.icpts[i].i.OnNodeEnd(ctx, &tok.view, n, end)
+		}
+	}
+	if held {
+		return nil // the sub-graph halted: its call frame keeps the caller's place
+	}
+	switch status {
+	case nodeFailed:
+		return r.fail(tok, err)
+	case nodeInterrupted:
+		if r.halted() {
+			tok.mode = modeExec
+			r.park(tok)
+			return nil
+		}
+		return r.unitDone(tok.frame)
+	case nodeSuspended:
+		tok.suspended = false
+		tok.mode = modeExec
+		r.park(tok)
+		return nil
+	}
+	tok.mode = modeFollow
+	return r.route(ctx, tok, local)
+}
+
+func (r *run) suspendReason() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reason
+}
+
+// runNode evaluates the node's guard and runs its task, turning panics into errors.
+func (r *run) runNode(ctx context.Context, tok *token) (err error) {
+	cn := tok.node
+	if tok.mode == modeResumeCall {
+		return r.resumeCall(ctx, tok)
+	}
+	if cn.kind == taskNone {
+		return nil
+	}
+	if !cn.guard.always() {
+		ok, err := r.test(ctx, tok, &cn.guard)
+		if err != nil {
+			return r.nodeError(tok, CodeCondition, err)
+		}
+		if !ok {
+			return nil
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = r.nodeError(tok, CodePanic, fmt.Errorf("%w: %v\n%s", ErrTaskPanic, p, debug.Stack()))
+		}
+	}()
+	switch cn.kind {
+	case taskGo:
+		if err := cn.task.Run(ctx, &tok.view, cn.n); err != nil {
+			return r.taskError(tok, ctx, err)
+		}
+	case taskScript:
+		r.st.mu.Lock()
+		_, err := cn.script.Eval((*lockedView)(&tok.view))
+		r.st.mu.Unlock()
+		if err != nil {
+			return r.nodeError(tok, CodeScript, err)
+		}
+	case taskSubgraph:
+		return r.callSubgraph(ctx, tok)
+	}
+	return nil
+}
+
+func (r *run) taskError(tok *token, ctx context.Context, err error) error {
+	var ne *NodeError
+	if errors.As(err, &ne) && ne.Node == tok.node.n.ID && ne.Path == tok.call.path {
+		return err
+	}
+	code := errorCode(err)
+	if code == "" {
+		code = CodeTask
+	}
+	return r.nodeError(tok, code, err)
+}
+
+func (r *run) nodeError(tok *token, code string, err error) *NodeError {
+	n := tok.node.n
+	return &NodeError{Graph: n.graph.ID, Path: tok.call.path, Node: n.ID, NodeType: n.Type, Title: n.Title,
+		Branch: tok.branch, Step: int(r.steps.Load()), Code: code, Err: err}
+}
+
+// test evaluates a condition for the token.
+func (r *run) test(ctx context.Context, tok *token, c *cond) (bool, error) {
+	if c.named != nil {
+		return c.named.Test(ctx, &tok.view)
+	}
+	r.st.mu.Lock()
+	v, err := c.expr.Eval((*lockedView)(&tok.view))
+	r.st.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%w (got %T)", ErrBadCondition, v)
+	}
+	return b, nil
+}
+
+// fail applies the branch policy to a node failure: inside a parallel split whose
+// policy is "continue" the branch is withdrawn and its failure recorded; otherwise the
+// failure ends the sub-graph call (whose caller then fails) or the run.
+func (r *run) fail(tok *token, err error) *token {
+	ne, ok := err.(*NodeError)
+	if !ok {
+		ne = r.nodeError(tok, CodeTask, err)
+	}
+	r.mu.Lock()
+	r.errs = append(r.errs, ne)
+	r.mu.Unlock()
+	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
+		if f.kind != frameSplit || f.split.n.Type != Parallel {
+			continue
+		}
+		if f.policy == ContinueOnError {
+			r.recordFailure(tok, ne, f)
+			return r.unitDone(tok.frame)
+		}
+		break
+	}
+	if c := tok.call; c.caller != nil {
+		if c.abort.CompareAndSwap(nil, ne) {
+			c.cancel()
+		}
+		return r.unitDone(tok.frame)
+	}
+	r.halt(stateFailed, "", nil, ne)
+	tok.mode = modeExec
+	r.park(tok)
+	return nil
+}
+
+// unitDone ends one unit of frame f (a token that finished, was interrupted or
+// withdrawn) and returns the token that continues because of it, if any: the join of
+// a split whose other branches already arrived, the next iteration of a loop, or the
+// closing node of a finished loop.
+func (r *run) unitDone(f *frame) *token {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for f != nil {
+		f.pending--
+		if f.pending > 0 {
+			return nil
+		}
+		switch f.kind {
+		case frameSplit:
+			if f.arrived > 0 {
+				return r.newToken(f.join, modeExec, f.parent, f.branch)
+			}
+		case frameLoop:
+			f.index++
+			if f.index < len(f.items) {
+				f.pending = 1
+				return r.newToken(f.loop, modeBody, f, iterationBranch(f))
+			}
+			if f.closing != nil {
+				return r.newToken(f.closing, modeExec, f.parent, f.branch)
+			}
+		case frameCall:
+			return nil // the caller continues after the call returns
+		}
+		f = f.parent
+	}
+	return nil
+}
+
+func iterationBranch(f *frame) string {
+	return fmt.Sprintf("%s/%s[%d]", f.branch, f.loop.n.ID, f.index)
+}

@@ -1,0 +1,256 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Evaluator compiles the textual conditions and scripts of a graph. The engine compiles
+// each one once, when the graph is registered, and runs the result for every run.
+type Evaluator interface {
+	// CompileCondition compiles a link or node condition; its result must be a bool.
+	CompileCondition(src string) (Expression, error)
+	// CompileScript compiles a script task; its result is ignored.
+	CompileScript(src string) (Expression, error)
+}
+
+// Expression is a compiled condition or script. Eval is called with the run's variables
+// locked (scope gives access to them and to the run controls); it must be safe for
+// concurrent use.
+type Expression interface {
+	Eval(scope Scope) (any, error)
+}
+
+// ExprEvaluator is the default Evaluator, built on github.com/expr-lang/expr.
+//
+// Every identifier reads a context variable (an unset variable reads as nil, as in
+// Solon, so `approved != true` holds before anyone approved). A script may hold several
+// statements separated by ";" (a trailing ";" is allowed, so Solon scripts such as
+// `context.put("result", a + b);` run unchanged) and may call these methods of
+// `context`: put(key, value), get(key), getOrDefault(key, default), containsKey(key),
+// remove(key), incr(key[, delta]), stop(), interrupt(), suspend(reason).
+type ExprEvaluator struct {
+	vms sync.Pool
+}
+
+// NewExprEvaluator returns the default evaluator.
+func NewExprEvaluator() *ExprEvaluator {
+	return &ExprEvaluator{vms: sync.Pool{New: func() any { return new(vm.VM) }}}
+}
+
+// CompileCondition implements Evaluator.
+func (e *ExprEvaluator) CompileCondition(src string) (Expression, error) {
+	return e.compile(src)
+}
+
+// CompileScript implements Evaluator.
+func (e *ExprEvaluator) CompileScript(src string) (Expression, error) {
+	return e.compile(src)
+}
+
+type exprProgram struct {
+	prog *vm.Program
+	vms  *sync.Pool
+}
+
+func (p *exprProgram) Eval(scope Scope) (any, error) {
+	m := p.vms.Get().(*vm.VM)
+	v, err := m.Run(p.prog, scope)
+	p.vms.Put(m)
+	return v, err
+}
+
+var contextMethods = map[string]struct{ min, max int }{
+	"put": {2, 2}, "get": {1, 1}, "getOrDefault": {2, 2}, "containsKey": {1, 1},
+	"remove": {1, 1}, "incr": {1, 2}, "stop": {0, 0}, "interrupt": {0, 0}, "suspend": {0, 1},
+}
+
+func (e *ExprEvaluator) compile(src string) (Expression, error) {
+	src = trimStatements(src)
+	if src == "" {
+		return nil, errors.New("empty expression")
+	}
+	p := &patcher{bound: bound{names: make(map[string]bool), callees: make(map[ast.Node]bool)}}
+	prog, err := expr.Compile(src,
+		expr.Patch(p.bound),
+		expr.Patch(p),
+		expr.Function("__get", scopeGet),
+		expr.Function("__ctx", scopeCall),
+	)
+	if p.err != nil {
+		return nil, p.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &exprProgram{prog: prog, vms: &e.vms}, nil
+}
+
+// trimStatements drops trailing semicolons and blank statements so Java-style scripts
+// parse as expr sequences.
+func trimStatements(src string) string {
+	s := strings.TrimSpace(src)
+	for strings.HasSuffix(s, ";") {
+		s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
+	}
+	return s
+}
+
+// bound collects the identifiers that must not be read from the context: names bound
+// with let, and function names in call position. It runs as a separate pass because
+// ast.Walk visits a call's callee before the call itself.
+type bound struct {
+	names   map[string]bool
+	callees map[ast.Node]bool
+}
+
+func (b bound) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.VariableDeclaratorNode:
+		b.names[n.Name] = true
+	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
+			b.callees[id] = true
+		}
+	}
+}
+
+// patcher rewrites identifiers into context reads and context.method(...) calls into
+// calls of __ctx, both taking the run's scope ($env) as their first argument.
+type patcher struct {
+	bound
+	err error
+}
+
+func envNode() ast.Node { return &ast.IdentifierNode{Value: "$env"} }
+
+func (p *patcher) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.CallNode:
+		m, ok := n.Callee.(*ast.MemberNode)
+		if !ok {
+			return
+		}
+		recv, ok := m.Node.(*ast.IdentifierNode)
+		if !ok || recv.Value != "context" {
+			return
+		}
+		name, _ := m.Property.(*ast.StringNode)
+		if name == nil {
+			p.fail("context method must be named")
+			return
+		}
+		arity, known := contextMethods[name.Value]
+		if !known {
+			p.fail(fmt.Sprintf("unknown context method %q", name.Value))
+			return
+		}
+		if len(n.Arguments) < arity.min || len(n.Arguments) > arity.max {
+			p.fail(fmt.Sprintf("context.%s takes %d to %d arguments, got %d", name.Value, arity.min, arity.max, len(n.Arguments)))
+			return
+		}
+		args := append([]ast.Node{envNode(), &ast.StringNode{Value: name.Value}}, n.Arguments...)
+		ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: "__ctx"}, Arguments: args})
+	case *ast.IdentifierNode:
+		switch {
+		case n.Value == "$env" || n.Value == "__get" || n.Value == "__ctx" || p.names[n.Value] || p.callees[n]:
+			return
+		case n.Value == "context":
+			// Left alone here; the enclosing call is rewritten when visited. A bare
+			// `context` that is not called stays undefined and fails below.
+			return
+		}
+		ast.Patch(node, &ast.CallNode{
+			Callee:    &ast.IdentifierNode{Value: "__get"},
+			Arguments: []ast.Node{envNode(), &ast.StringNode{Value: n.Value}},
+		})
+	}
+}
+
+func (p *patcher) fail(msg string) {
+	if p.err == nil {
+		p.err = errors.New(msg)
+	}
+}
+
+func scopeGet(params ...any) (any, error) {
+	s := params[0].(Scope)
+	v, _ := s.Get(params[1].(string))
+	return v, nil
+}
+
+func scopeCall(params ...any) (any, error) {
+	s := params[0].(Scope)
+	method := params[1].(string)
+	args := params[2:]
+	key := func() (string, error) {
+		k, ok := args[0].(string)
+		if !ok {
+			return "", fmt.Errorf("context.%s: key must be a string, got %T", method, args[0])
+		}
+		return k, nil
+	}
+	switch method {
+	case "stop":
+		s.Stop()
+		return nil, nil
+	case "interrupt":
+		s.Interrupt()
+		return nil, nil
+	case "suspend":
+		reason := ""
+		if len(args) == 1 {
+			reason = fmt.Sprint(args[0])
+		}
+		s.Suspend(reason)
+		return nil, nil
+	}
+	k, err := key()
+	if err != nil {
+		return nil, err
+	}
+	switch method {
+	case "put":
+		s.Put(k, args[1])
+		return nil, nil
+	case "get":
+		v, _ := s.Get(k)
+		return v, nil
+	case "getOrDefault":
+		if v, ok := s.Get(k); ok && v != nil {
+			return v, nil
+		}
+		return args[1], nil
+	case "containsKey":
+		_, ok := s.Get(k)
+		return ok, nil
+	case "remove":
+		v, _ := s.Get(k)
+		s.Remove(k)
+		return v, nil
+	case "incr":
+		var delta int64 = 1
+		if len(args) == 2 {
+			d, ok := toInt64(args[1])
+			if !ok {
+				return nil, fmt.Errorf("context.incr: delta must be an integer, got %T", args[1])
+			}
+			delta = d
+		}
+		old, _ := s.Get(k)
+		n, ok := toInt64(old)
+		if old != nil && !ok {
+			return nil, fmt.Errorf("context.incr: %q holds %T, not an integer", k, old)
+		}
+		n += delta
+		s.Put(k, n)
+		return n, nil
+	}
+	return nil, fmt.Errorf("unknown context method %q", method)
+}

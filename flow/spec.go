@@ -1,0 +1,173 @@
+package flow
+
+import "maps"
+
+// GraphSpec is the editable description of a graph: what a definition document holds,
+// or what Go code builds with the fluent methods below. Build turns it into an
+// immutable Graph.
+//
+//	spec := flow.NewSpec("leave")
+//	spec.Start("s").LinkTo("review")
+//	spec.Activity("review").Do(reviewTask).LinkTo("g")
+//	spec.Exclusive("g").
+//		LinkTo("director", flow.LinkWhen("day >= 3")).
+//		LinkTo("e")
+//	spec.Activity("director").Task("@director").LinkTo("e")
+//	spec.End("e")
+//	g, err := spec.Build()
+type GraphSpec struct {
+	ID     string
+	Title  string
+	Driver string
+	Meta   map[string]any
+	Nodes  []*NodeSpec
+	// Source is the file the spec was read from; it prefixes error positions.
+	Source string
+}
+
+// NodeSpec describes one node. Links lists the outgoing links in definition order.
+type NodeSpec struct {
+	ID        string
+	Type      NodeType
+	Title     string
+	When      string
+	Task      string
+	Component Task
+	Meta      map[string]any
+	Links     []LinkSpec
+	Pos       Pos
+}
+
+// LinkSpec describes one outgoing link.
+type LinkSpec struct {
+	NextID   string
+	Title    string
+	When     string
+	Priority int
+	Meta     map[string]any
+	Pos      Pos
+}
+
+// NewSpec starts the specification of a graph with the given id.
+func NewSpec(id string) *GraphSpec { return &GraphSpec{ID: id} }
+
+// Node adds a node of the given type and returns it for further configuration.
+func (s *GraphSpec) Node(id string, t NodeType) *NodeSpec {
+	n := &NodeSpec{ID: id, Type: t}
+	s.Nodes = append(s.Nodes, n)
+	return n
+}
+
+// Start adds the start node.
+func (s *GraphSpec) Start(id string) *NodeSpec { return s.Node(id, Start) }
+
+// End adds an end node.
+func (s *GraphSpec) End(id string) *NodeSpec { return s.Node(id, End) }
+
+// Activity adds an activity node.
+func (s *GraphSpec) Activity(id string) *NodeSpec { return s.Node(id, Activity) }
+
+// Exclusive adds an exclusive gateway.
+func (s *GraphSpec) Exclusive(id string) *NodeSpec { return s.Node(id, Exclusive) }
+
+// Inclusive adds an inclusive gateway.
+func (s *GraphSpec) Inclusive(id string) *NodeSpec { return s.Node(id, Inclusive) }
+
+// Parallel adds a parallel gateway.
+func (s *GraphSpec) Parallel(id string) *NodeSpec { return s.Node(id, Parallel) }
+
+// Loop adds a loop gateway. With a non-empty variable it opens a loop over in (a list,
+// the name of a context variable, or a stepper such as "1:10:2"); with an empty
+// variable it closes the innermost open loop.
+func (s *GraphSpec) Loop(id, variable string, in any) *NodeSpec {
+	n := s.Node(id, Loop)
+	if variable != "" {
+		n.SetMeta(MetaFor, variable).SetMeta(MetaIn, in)
+	}
+	return n
+}
+
+// NodeByID returns the node spec with the given id, or nil.
+func (s *GraphSpec) NodeByID(id string) *NodeSpec {
+	for _, n := range s.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// Clone returns a deep copy of the spec (meta maps are copied one level deep; Go task
+// components are shared).
+func (s *GraphSpec) Clone() *GraphSpec {
+	c := *s
+	c.Meta = maps.Clone(s.Meta)
+	c.Nodes = make([]*NodeSpec, len(s.Nodes))
+	for i, n := range s.Nodes {
+		nc := *n
+		nc.Meta = maps.Clone(n.Meta)
+		nc.Links = make([]LinkSpec, len(n.Links))
+		for j, l := range n.Links {
+			l.Meta = maps.Clone(l.Meta)
+			nc.Links[j] = l
+		}
+		c.Nodes[i] = &nc
+	}
+	return &c
+}
+
+// SetTitle sets the node's title.
+func (n *NodeSpec) SetTitle(title string) *NodeSpec { n.Title = title; return n }
+
+// SetWhen sets the guard of the node's task.
+func (n *NodeSpec) SetWhen(cond string) *NodeSpec { n.When = cond; return n }
+
+// SetTask sets the task reference: "@name", "#graphId", "$metaKey" or a script.
+func (n *NodeSpec) SetTask(task string) *NodeSpec { n.Task = task; return n }
+
+// Do sets a Go task component.
+func (n *NodeSpec) Do(t Task) *NodeSpec { n.Component = t; return n }
+
+// DoFunc sets a Go function as the node's task.
+func (n *NodeSpec) DoFunc(f TaskFunc) *NodeSpec { n.Component = f; return n }
+
+// SetMeta sets one meta attribute.
+func (n *NodeSpec) SetMeta(key string, value any) *NodeSpec {
+	if n.Meta == nil {
+		n.Meta = make(map[string]any)
+	}
+	n.Meta[key] = value
+	return n
+}
+
+// LinkTo adds an outgoing link to the node with id next.
+func (n *NodeSpec) LinkTo(next string, opts ...LinkOption) *NodeSpec {
+	l := LinkSpec{NextID: next}
+	for _, o := range opts {
+		o(&l)
+	}
+	n.Links = append(n.Links, l)
+	return n
+}
+
+// LinkOption configures a link added with LinkTo.
+type LinkOption func(*LinkSpec)
+
+// LinkWhen sets the link's condition.
+func LinkWhen(cond string) LinkOption { return func(l *LinkSpec) { l.When = cond } }
+
+// LinkTitle sets the link's title.
+func LinkTitle(title string) LinkOption { return func(l *LinkSpec) { l.Title = title } }
+
+// LinkPriority sets the link's priority (higher is tried first).
+func LinkPriority(p int) LinkOption { return func(l *LinkSpec) { l.Priority = p } }
+
+// LinkMeta sets one meta attribute of the link.
+func LinkMeta(key string, value any) LinkOption {
+	return func(l *LinkSpec) {
+		if l.Meta == nil {
+			l.Meta = make(map[string]any)
+		}
+		l.Meta[key] = value
+	}
+}

@@ -1,0 +1,70 @@
+// Package trace holds the plain data that flowteam records about runs: the last node
+// per graph (FlowTrace), node outcome statuses and audit records. It has no behaviour
+// beyond small helpers and imports only the standard library, so every other package
+// can share these types without import cycles.
+package trace
+
+import "time"
+
+// Status is the state a node execution (or a whole run) reached, as written to audit
+// records. The values are the upper-case words of the audit log.
+type Status string
+
+// Audit statuses. Every STARTED record is followed by exactly one terminal record.
+const (
+	Started     Status = "STARTED"
+	Completed   Status = "COMPLETED"
+	Suspended   Status = "SUSPENDED"
+	Interrupted Status = "INTERRUPTED"
+	Failed      Status = "FAILED"
+)
+
+// Terminal reports whether s ends a node execution.
+func (s Status) Terminal() bool { return s != Started && s != "" }
+
+// NodeRecord is the last node a graph (identified by its call path) reached.
+type NodeRecord struct {
+	// Path is the call path of the graph: the root graph id, then "/node/graph" for
+	// every sub-graph call on the way down.
+	Path string `json:"path"`
+	// GraphID is the id of the graph the node belongs to.
+	GraphID string `json:"graph"`
+	// NodeID is the id of the node.
+	NodeID string `json:"node"`
+	// NodeType is the node's type name (start, activity, exclusive, ...).
+	NodeType string `json:"type"`
+	// Title is the node's title, if any.
+	Title string `json:"title,omitempty"`
+	// Time is when the node started.
+	Time time.Time `json:"time"`
+}
+
+// FlowTrace keeps the last node reached per call path. It answers "where did this run
+// stop" for recovery; it is not an audit log and cannot say which path a run took.
+// FlowTrace is plain data: the engine guards it while a run is in progress.
+type FlowTrace struct {
+	// Last maps a call path to the last node recorded under it.
+	Last map[string]NodeRecord `json:"last"`
+}
+
+// Record stores rec as the last node of its call path.
+func (t *FlowTrace) Record(rec NodeRecord) {
+	if t.Last == nil {
+		t.Last = make(map[string]NodeRecord)
+	}
+	t.Last[rec.Path] = rec
+}
+
+// LastNode returns the id of the last node recorded under path, or "" if none.
+func (t *FlowTrace) LastNode(path string) string {
+	return t.Last[path].NodeID
+}
+
+// Clone returns an independent copy of t.
+func (t *FlowTrace) Clone() FlowTrace {
+	c := FlowTrace{Last: make(map[string]NodeRecord, len(t.Last))}
+	for k, v := range t.Last {
+		c.Last[k] = v
+	}
+	return c
+}
