@@ -25,21 +25,21 @@ const (
 )
 
 type cnode struct {
-	n        *Node
-	kind     taskKind
-	task     Task
-	script   Expression
-	subID    string // graph id for "#id" calls, resolved at run time
-	subGraph *Graph // graph used as a task value
-	guard    cond
-	links    []clink
-	join     bool
-	split    bool   // an inclusive or parallel node with more than one outgoing link
-	loopVar  string // $for of an opening loop node
-	loopIn   any    // $in of an opening loop node
-	closing  *cnode // the closing loop node matched statically, if any
-	isClose  bool   // a loop node without $for
-	policy   BranchPolicy
+	n         *Node
+	kind      taskKind
+	task      Task
+	script    Expression
+	subID     string // graph id for "#id" calls, resolved at run time
+	subGraph  *Graph // graph used as a task value
+	guard     cond
+	links     []clink
+	join      bool
+	split     bool   // an inclusive or parallel node with more than one outgoing link
+	loopVar   string // $for of an opening loop node
+	loopIn    any    // $in of an opening loop node
+	closing   *cnode // the closing loop node matched statically, if any
+	isClose   bool   // a loop node without $for
+	policy    BranchPolicy
 	policySet bool
 }
 

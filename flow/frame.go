@@ -46,7 +46,7 @@ type frame struct {
 	depth  int
 	wg     sync.WaitGroup
 	last   atomic.Pointer[cnode] // last node started in this call (FlowTrace)
-	ctx    context.Context // the context the call's tokens run under
+	ctx    context.Context       // the context the call's tokens run under
 	cancel context.CancelFunc
 	abort  atomic.Pointer[NodeError] // a failure that ends this sub-graph call
 }
