@@ -69,14 +69,7 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		r.mu.Unlock()
 	}()
 	inv := &Invocation{Graph: cf.graph.g, Context: r.fc, RunID: r.id, Path: cf.path, Node: tok.node.n,
-		Resumed: tok.mode == modeResumeCall, icpts: r.icpts}
-	inv.body = func(ctx context.Context) error {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		cf.ctx, cf.cancel = ctx, cancel
-		r.driveCall(ctx, cf, seeds)
-		return nil
-	}
+		Resumed: tok.mode == modeResumeCall, icpts: r.icpts, run: r, frame: cf, seeds: seeds}
 	if err := inv.Invoke(ctx); err != nil {
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
 	}
@@ -105,6 +98,9 @@ func (r *run) driveCall(ctx context.Context, cf *frame, seeds []*token) {
 // groupSeeds returns the tokens to drive directly in cf: the parked tokens of cf
 // itself, and one resume token per deeper call frame, at the node that called it.
 func groupSeeds(r *run, cf *frame, seeds []*token) []*token {
+	if len(seeds) == 1 && seeds[0].call == cf {
+		return seeds
+	}
 	var out []*token
 	nested := map[*frame]*token{}
 	for _, s := range seeds {

@@ -184,17 +184,33 @@ func (c *Context) CallPath() string {
 }
 
 // Trace returns a copy of the FlowTrace: the last node reached per call path.
+// During a run it includes the graphs still in progress.
 func (c *Context) Trace() trace.FlowTrace {
 	c.st.mu.Lock()
-	defer c.st.mu.Unlock()
-	return c.st.trace.Clone()
+	t := c.st.trace.Clone()
+	r := c.st.run
+	c.st.mu.Unlock()
+	if r != nil {
+		r.mu.Lock()
+		live := make([]*frame, 0, len(r.calls)+1)
+		live = append(live, r.root)
+		for f := range r.calls {
+			live = append(live, f)
+		}
+		r.mu.Unlock()
+		for _, f := range live {
+			if rec, ok := lastRecord(f); ok {
+				t.Record(rec)
+			}
+		}
+	}
+	return t
 }
 
 // LastNode returns the id of the last node reached under the call path ("" if none).
 func (c *Context) LastNode(path string) string {
-	c.st.mu.Lock()
-	defer c.st.mu.Unlock()
-	return c.st.trace.LastNode(path)
+	t := c.Trace()
+	return t.LastNode(path)
 }
 
 // Vars is the variable access given to code that runs with the variables locked

@@ -127,9 +127,12 @@ func (r *defReader) document(data []byte) (*yaml.Node, error) {
 	// SnakeYAML, which Solon uses, reads "link:[a, b]" inside a flow mapping as a key and
 	// a list; yaml.v3 does not. Solon's own test documents rely on it.
 	if relaxed, changed := relaxFlowColons(data); changed {
-		if root, err := decodeYAML(relaxed); err == nil {
+		root, err := decodeYAML(relaxed)
+		if err == nil {
 			return root, nil
 		}
+		// The relaxed text has the same lines; its error is the one Solon would meet.
+		data, yerr = relaxed, err
 	}
 	return nil, r.syntaxError(data, yerr)
 }
@@ -186,7 +189,12 @@ func (r *defReader) syntaxError(data []byte, err error) error {
 		line, msg = yamlErrorLine(data, msg)
 		msg = "invalid YAML: " + msg
 	}
-	return &DefinitionError{Pos: Pos{File: r.file, Line: max(line, 1)}, Msg: msg}
+	// A problem found at the end of the input is on its last line, not the one after.
+	lines := bytes.Count(data, []byte{'\n'})
+	if !bytes.HasSuffix(data, []byte{'\n'}) {
+		lines++
+	}
+	return &DefinitionError{Pos: Pos{File: r.file, Line: max(min(line, lines), 1)}, Msg: msg}
 }
 
 // yamlErrorLine extracts the line from a yaml.v3 message and returns the message without
@@ -195,10 +203,10 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
-		// yaml.v3 prints parser errors (not scanner errors) with a 0-based line: that of the
-		// collection being parsed when the problem was found.
+		// yaml.v3 prints parser errors (not scanner errors) with the 0-based line of the
+		// collection being parsed, which may start far above the problem.
 		if isYAMLParserError(msg) {
-			line++
+			line = problemLine(data, line+1, msg)
 		}
 		return line, msg
 	}
@@ -214,6 +222,27 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 	}
 	// yaml.v3 omits the line when the problem is on the first one.
 	return 1, msg
+}
+
+// problemLine finds the first line from start on at which the document, cut after that
+// line, fails with the same problem: where the parser gave up. It tries a bounded number of
+// lines and falls back to start.
+func problemLine(data []byte, start int, problem string) int {
+	off := 0
+	for line := 1; line < start+200; line++ {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			break
+		}
+		off += i + 1
+		if line < start {
+			continue
+		}
+		if _, err := decodeYAML(data[:off]); err != nil && strings.HasSuffix(err.Error(), ": "+problem) {
+			return line
+		}
+	}
+	return start
 }
 
 func isYAMLParserError(msg string) bool {
@@ -664,7 +693,11 @@ func kindOf(n *yaml.Node) string {
 	case n.ShortTag() == "!!null":
 		return "null"
 	}
-	return "a " + strings.TrimPrefix(n.ShortTag(), "!!") + " (" + strconv.Quote(n.Value) + ")"
+	kind, ok := map[string]string{"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean"}[n.ShortTag()]
+	if !ok {
+		kind = "a " + strings.TrimPrefix(n.ShortTag(), "!!") + " value"
+	}
+	return kind + " (" + strconv.Quote(n.Value) + ")"
 }
 
 func describe(n *yaml.Node) string {

@@ -106,7 +106,8 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 		cfg.runID = newRunID()
 	}
 	r := &run{e: e, id: cfg.runID, fc: fc, st: fc.st, maxSteps: int64(cfg.maxSteps), icpts: icpts}
-	r.root = &frame{kind: frameCall, graph: cg, path: cg.g.ID, branch: "main"}
+	r.rootFrame = frame{kind: frameCall, graph: cg, path: cg.g.ID, branch: "main"}
+	r.root = &r.rootFrame
 	r.root.call = r.root
 	return r
 }
@@ -117,8 +118,8 @@ func (e *Engine) start(ctx context.Context, cg *compiled, fc *Context, opts []Ev
 	}
 	r := e.newRun(cg, fc, opts)
 	r.root.pending = 1
-	seed := r.newToken(cg.start, modeArrive, r.root, "main")
-	return r.runRoot(ctx, []*token{seed}, false)
+	r.seed[0] = r.newToken(cg.start, modeArrive, r.root, "main")
+	return r.runRoot(ctx, r.seed[:], false)
 }
 
 func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []EvalOption) (*Result, error) {
@@ -146,13 +147,9 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
 	r.root.ctx, r.root.cancel = ctx, r.cancel
-	inv := &Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed, icpts: r.icpts}
-	inv.body = func(ctx context.Context) error {
-		r.root.ctx = ctx
-		r.driveCall(ctx, r.root, seeds)
-		return nil
-	}
-	ierr := inv.Invoke(ctx)
+	r.inv = Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
+		icpts: r.icpts, run: r, frame: r.root, seeds: seeds}
+	ierr := r.inv.Invoke(ctx)
 	r.root.wg.Wait()
 	r.flushTrace(r.root)
 
@@ -195,10 +192,11 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 }
 
 func lastRecord(cf *frame) (trace.NodeRecord, bool) {
-	cn := cf.last.Load()
-	if cn == nil {
+	i := cf.last.Load()
+	if i == 0 {
 		return trace.NodeRecord{}, false
 	}
+	cn := &cf.graph.nodes[i-1]
 	return trace.NodeRecord{Path: cf.path, GraphID: cf.graph.g.ID, NodeID: cn.n.ID, NodeType: cn.n.Type.String(), Title: cn.n.Title}, true
 }
 

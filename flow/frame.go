@@ -45,8 +45,8 @@ type frame struct {
 	caller *frame // the caller's call frame
 	depth  int
 	wg     sync.WaitGroup
-	last   atomic.Pointer[cnode] // last node started in this call (FlowTrace)
-	ctx    context.Context       // the context the call's tokens run under
+	last   atomic.Int32    // index+1 of the last node started in this call (FlowTrace); an int avoids a pointer write barrier per node
+	ctx    context.Context // the context the call's tokens run under
 	cancel context.CancelFunc
 	abort  atomic.Pointer[NodeError] // a failure that ends this sub-graph call
 }

@@ -83,7 +83,8 @@ func (e *DefinitionError) Error() string {
 // Build validates the specification and returns the immutable graph. It reports every
 // problem it finds (joined with errors.Join), each a *DefinitionError: a missing graph id,
 // duplicate or empty node ids, links to nodes that do not exist (naming both nodes), and
-// a missing start node. The spec is copied, so later edits do not affect the graph.
+// a missing start node (without a node of type start, the first node no link enters
+// is the start, as in Solon). The spec is copied, so later edits do not affect the graph.
 func (s *GraphSpec) Build() (*Graph, error) {
 	spec := s.Clone()
 	g := &Graph{
@@ -142,8 +143,17 @@ func (s *GraphSpec) Build() (*Graph, error) {
 			l.index = i
 		}
 	}
+	if g.start == nil {
+		// As in Solon: without a start-typed node, the first node that no link enters starts.
+		for _, n := range g.nodes {
+			if len(n.incoming) == 0 {
+				g.start = n
+				break
+			}
+		}
+	}
 	if g.start == nil && len(g.nodes) > 0 {
-		fail(Pos{File: spec.Source}, "", "no start node (a node with type: start)")
+		fail(Pos{File: spec.Source}, "", "no start node: no node has type start and every node has an incoming link")
 	}
 	if len(spec.Nodes) == 0 {
 		fail(Pos{File: spec.Source}, "", "graph has no nodes")

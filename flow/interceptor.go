@@ -80,7 +80,9 @@ type Invocation struct {
 
 	icpts []indexedInterceptor
 	next  int
-	body  func(ctx context.Context) error
+	run   *run
+	frame *frame
+	seeds []*token
 }
 
 // Invoke runs the rest of the interceptor chain and then the graph.
@@ -90,7 +92,18 @@ func (inv *Invocation) Invoke(ctx context.Context) error {
 		inv.next++
 		return i.InterceptFlow(ctx, inv)
 	}
-	return inv.body(ctx)
+	cf := inv.frame
+	if cf.caller != nil {
+		// A sub-graph call gets its own cancellation, so a failure inside it can stop
+		// its branches without failing the caller's siblings.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		cf.cancel = cancel
+	}
+	cf.ctx = ctx
+	inv.run.driveCall(ctx, cf, inv.seeds)
+	return nil
 }
 
 type indexedInterceptor struct {

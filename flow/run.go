@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,12 +41,24 @@ type run struct {
 	failures []BranchFailure
 	frontier []*token
 	calls    map[*frame]struct{} // sub-graph calls in progress, for Context.Trace
+
+	// Kept in the run to save allocations per evaluation.
+	rootFrame frame
+	inv       Invocation
+	seed      [1]*token
 }
 
-var runSeq atomic.Uint64
+// runIDs makes run ids unique within the process and, through the start time, across
+// processes: "r" + start time in base 36 + "-" + sequence number.
+var runIDs = struct {
+	prefix string
+	seq    atomic.Uint64
+}{prefix: "r" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}
 
 func newRunID() string {
-	return fmt.Sprintf("r%d-%d", time.Now().UnixNano(), runSeq.Add(1))
+	var buf [40]byte
+	b := append(buf[:0], runIDs.prefix...)
+	return string(strconv.AppendUint(b, runIDs.seq.Add(1), 10))
 }
 
 func (r *run) halted() bool { return runState(r.state.Load()) != stateRunning }
@@ -190,7 +203,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 		r.park(tok)
 		return nil
 	}
-	tok.call.last.Store(cn)
+	tok.call.last.Store(int32(cn.n.index) + 1)
 	var began time.Time
 	if len(r.icpts) > 0 {
 		began = time.Now()

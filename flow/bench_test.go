@@ -1,0 +1,117 @@
+package flow_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+const benchCorpus = "../../shared/corpus/solon-flow"
+
+func noop(context.Context, *flow.Context, *flow.Node) error { return nil }
+
+func chain(b *testing.B, n int) *flow.Graph {
+	s := flow.NewSpec(fmt.Sprintf("chain%d", n))
+	s.Start("s").LinkTo("n0")
+	for i := range n {
+		next := fmt.Sprintf("n%d", i+1)
+		if i == n-1 {
+			next = "e"
+		}
+		s.Activity(fmt.Sprintf("n%d", i)).DoFunc(noop).LinkTo(next)
+	}
+	s.End("e")
+	g, err := s.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+func benchGraph(b *testing.B, g *flow.Graph, perRun int, vars map[string]any) {
+	e := flow.NewEngine()
+	ctx := context.Background()
+	fc := flow.NewContextWith("bench", vars)
+	if _, err := e.EvalGraph(ctx, g, fc); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := e.EvalGraph(ctx, g, fc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if perRun > 0 {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perRun), "ns/node")
+	}
+}
+
+// BenchmarkChain measures the per-node cost of a linear chain of no-op Go tasks. The
+// target is at most 150 ns and 1 allocation per node, the same at 100 as at 10.
+func BenchmarkChain(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchGraph(b, chain(b, n), n+2, nil) })
+	}
+}
+
+// BenchmarkSolonCase1 runs Solon's benchmark graph (exclusive + script tasks, a=3, b=4).
+// Target: at most 500 ns per run.
+func BenchmarkSolonCase1(b *testing.B) {
+	data, err := os.ReadFile(benchCorpus + "/solon-flow__benchmark__case1.yml")
+	if err != nil {
+		b.Skip("corpus not available:", err)
+	}
+	g, err := flow.LoadGraph("case1.yml", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchGraph(b, g, 0, map[string]any{"a": 3, "b": 4})
+}
+
+// BenchmarkLoadCase1 reads and compiles case1.yml. Target: at most 30 µs.
+func BenchmarkLoadCase1(b *testing.B) {
+	data, err := os.ReadFile(benchCorpus + "/solon-flow__benchmark__case1.yml")
+	if err != nil {
+		b.Skip("corpus not available:", err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e := flow.NewEngine()
+		g, err := flow.LoadGraph("case1.yml", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Register(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParallel fans out to n no-op branches and joins. Target: at most 1.5 µs per
+// branch.
+func BenchmarkParallel(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := flow.NewSpec("par")
+			s.Start("s").LinkTo("p")
+			p := s.Parallel("p")
+			for i := range n {
+				id := fmt.Sprintf("b%d", i)
+				p.LinkTo(id)
+				s.Activity(id).DoFunc(noop).LinkTo("j")
+			}
+			s.Parallel("j").LinkTo("e")
+			s.End("e")
+			g, err := s.Build()
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchGraph(b, g, 0, nil)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/branch")
+		})
+	}
+}
