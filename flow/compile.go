@@ -63,7 +63,8 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 	cg := &compiled{g: g, nodes: make([]cnode, len(g.nodes))}
 	var errs []error
 	fail := func(n *Node, pos Pos, format string, args ...any) {
-		errs = append(errs, &DefinitionError{Pos: orPos(pos, Pos{File: g.Source}), Graph: g.ID, Node: n.ID, Msg: fmt.Sprintf(format, args...)})
+		err := fmt.Errorf(format, args...)
+		errs = append(errs, &DefinitionError{Pos: orPos(pos, Pos{File: g.Source}), Graph: g.ID, Node: n.ID, Msg: err.Error(), Err: errors.Unwrap(err)})
 	}
 	compileCond := func(n *Node, pos Pos, what, src string) cond {
 		src = strings.TrimSpace(src)
@@ -73,13 +74,13 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		if name, ok := strings.CutPrefix(src, "@"); ok {
 			c := e.conds[name]
 			if c == nil {
-				fail(n, pos, "%s: %v %q", what, ErrUnknownCond, name)
+				fail(n, pos, "%s: %w %q", what, ErrUnknownCond, name)
 			}
 			return cond{named: c}
 		}
 		x, err := e.eval.CompileCondition(src)
 		if err != nil {
-			fail(n, pos, "%s %q %v: %v", what, src, ErrCompile, err)
+			fail(n, pos, "%s %q %w: %v", what, src, ErrCompile, err)
 		}
 		return cond{expr: x}
 	}
@@ -147,7 +148,7 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 		name := src[1:]
 		t := e.tasks[name]
 		if t == nil {
-			fail("%v %q (register it on the engine before loading the graph)", ErrUnknownTask, name)
+			fail("%w %q (register it on the engine before loading the graph)", ErrUnknownTask, name)
 			return
 		}
 		cn.kind, cn.task = taskGo, t
@@ -170,7 +171,7 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 	}
 	x, err := e.eval.CompileScript(src)
 	if err != nil {
-		fail("task script %q %v: %v", oneLine(src), ErrCompile, err)
+		fail("task script %q %w: %v", oneLine(src), ErrCompile, err)
 		return
 	}
 	cn.kind, cn.script = taskScript, x

@@ -62,7 +62,11 @@ type DefinitionError struct {
 	Graph string // graph id, when known
 	Node  string // node id, when the problem belongs to a node
 	Msg   string
+	Err   error // the underlying error, if any (ErrUnknownTask, ErrCompile, ...)
 }
+
+// Unwrap returns the underlying error.
+func (e *DefinitionError) Unwrap() error { return e.Err }
 
 func (e *DefinitionError) Error() string {
 	var b strings.Builder
