@@ -30,7 +30,9 @@ func (r *run) callSubgraph(ctx context.Context, tok *token) error {
 		return r.nodeError(tok, CodeCallDepth, fmt.Errorf("%w (%d) calling %q", ErrCallDepth, r.e.maxDepth, child.g.ID))
 	}
 	cf := r.newCallFrame(tok, child)
-	start := r.newToken(child.start, modeArrive, cf, tok.branch)
+	// The sub-graph's branches are named under the call, so branch ids stay unique in a
+	// run even when the same graph (or the same split ids) run more than once.
+	start := r.newToken(child.start, modeArrive, cf, tok.branch+"/"+tok.node.n.ID+"/"+child.g.ID)
 	cf.pending = 1
 	return r.runCall(ctx, tok, cf, []*token{start})
 }

@@ -142,7 +142,7 @@ func GetAs[T any](c *Context, key string) (T, bool) {
 // Stop ends the whole run, parent graphs and sub-graphs included, once the current
 // node finishes. The nodes that would have run next stay in the run's frontier.
 func (c *Context) Stop() {
-	if r := c.st.run; r != nil {
+	if r := c.currentRun(); r != nil {
 		r.halt(stateStopped, "", nil, nil)
 	}
 }
@@ -159,9 +159,23 @@ func (c *Context) Interrupt() {
 // Suspend stops the run with a reason, like Stop, and marks the current node to run
 // again when the run is resumed, so a task can check for the decision it waited for.
 func (c *Context) Suspend(reason string) {
-	if r := c.st.run; r != nil {
+	if r := c.currentRun(); r != nil {
 		r.halt(stateSuspended, reason, c.tok, nil)
 	}
+}
+
+// RunID returns the id of the run in progress ("" outside a run).
+func (c *Context) RunID() string {
+	if r := c.currentRun(); r != nil {
+		return r.id
+	}
+	return ""
+}
+
+func (c *Context) currentRun() *run {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	return c.st.run
 }
 
 // BranchID returns the id of the branch this view belongs to ("" for the root view).
@@ -241,9 +255,20 @@ func (l *lockedView) Get(key string) (any, bool) {
 }
 func (l *lockedView) Put(key string, value any) { l.st.vars[key] = value }
 func (l *lockedView) Remove(key string)         { delete(l.st.vars, key) }
-func (l *lockedView) Stop()                     { (*Context)(l).Stop() }
 func (l *lockedView) Interrupt()                { (*Context)(l).Interrupt() }
-func (l *lockedView) Suspend(reason string)     { (*Context)(l).Suspend(reason) }
+
+// Stop and Suspend read the run directly: the caller already holds the mutex.
+func (l *lockedView) Stop() {
+	if r := l.st.run; r != nil {
+		r.halt(stateStopped, "", nil, nil)
+	}
+}
+
+func (l *lockedView) Suspend(reason string) {
+	if r := l.st.run; r != nil {
+		r.halt(stateSuspended, reason, l.tok, nil)
+	}
+}
 
 func toInt64(v any) (int64, bool) {
 	switch n := v.(type) {

@@ -225,24 +225,43 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 }
 
 // problemLine finds the first line from start on at which the document, cut after that
-// line, fails with the same problem: where the parser gave up. It tries a bounded number of
-// lines and falls back to start.
+// line, fails with the same problem: where the parser gave up. Lines close to start are
+// tried one by one; further down it bisects, on the assumption that a cut above the
+// problem parses and a cut below it fails the same way. It falls back to start.
 func problemLine(data []byte, start int, problem string) int {
-	off := 0
-	for line := 1; line < start+200; line++ {
+	var ends []int // ends[k-1] is the offset just after line k
+	for off := 0; off < len(data); {
 		i := bytes.IndexByte(data[off:], '\n')
 		if i < 0 {
+			ends = append(ends, len(data))
 			break
 		}
 		off += i + 1
-		if line < start {
-			continue
-		}
-		if _, err := decodeYAML(data[:off]); err != nil && strings.HasSuffix(err.Error(), ": "+problem) {
+		ends = append(ends, off)
+	}
+	fails := func(line int) bool {
+		_, err := decodeYAML(data[:ends[line-1]])
+		return err != nil && strings.HasSuffix(err.Error(), ": "+problem)
+	}
+	line, spent := start, 0
+	for ; line <= len(ends) && line < start+64 && spent < 1<<22; line++ {
+		if fails(line) {
 			return line
 		}
+		spent += ends[line-1]
 	}
-	return start
+	lo, hi := line, len(ends)
+	if lo > hi || !fails(hi) {
+		return start
+	}
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 func isYAMLParserError(msg string) bool {
@@ -515,10 +534,7 @@ func (r *defReader) meta(e entry, node string) map[string]any {
 
 // value converts a YAML node to map[string]any, []any, string, int, float64, bool or nil.
 func (r *defReader) value(n *yaml.Node, node string) any {
-	if r.budget--; r.budget < 0 {
-		if r.budget == -1 {
-			r.fail(n.Line, node, "meta expands to too many values (aliases nested too deeply)")
-		}
+	if !r.spend(1, n.Line, node) {
 		return nil
 	}
 	n = deref(n)
@@ -546,6 +562,19 @@ func (r *defReader) value(n *yaml.Node, node string) any {
 		return list
 	}
 	return scalarValue(n)
+}
+
+// spend takes n from the budget of values the document may expand to, so that aliases
+// and merges nested into each other cannot blow up; it fails once when the budget runs out.
+func (r *defReader) spend(n, line int, node string) bool {
+	if r.budget < 0 {
+		return false
+	}
+	if r.budget -= n; r.budget < 0 {
+		r.fail(line, node, "the document expands to too many values (aliases nested too deeply)")
+		return false
+	}
+	return true
 }
 
 // enter marks a collection as being expanded; it fails if it already is (an alias that
@@ -630,6 +659,28 @@ func lookup(fields []entry, name string) (entry, bool) {
 // SnakeYAML's "last one wins" would drop the first silently.
 func (r *defReader) entries(m *yaml.Node) []entry {
 	out := make([]entry, 0, len(m.Content)/2)
+	var index map[string]int // positions in out, once out is too long to scan
+	find := func(name string) (entry, bool) {
+		if index == nil {
+			return lookup(out, name)
+		}
+		i, ok := index[name]
+		if !ok {
+			return entry{}, false
+		}
+		return out[i], true
+	}
+	add := func(e entry) {
+		out = append(out, e)
+		if index == nil && len(out) > 16 {
+			index = make(map[string]int, cap(out))
+			for i, e := range out {
+				index[e.name] = i
+			}
+		} else if index != nil {
+			index[e.name] = len(out) - 1
+		}
+	}
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
@@ -642,11 +693,11 @@ func (r *defReader) entries(m *yaml.Node) []entry {
 			r.fail(kd.Line, "", "mapping key must be a string, not %s", kindOf(kd))
 			continue
 		}
-		if prev, dup := lookup(out, kd.Value); dup {
+		if prev, dup := find(kd.Value); dup {
 			r.fail(k.Line, "", "duplicate key %q (first at line %d)", kd.Value, prev.key.Line)
 			continue
 		}
-		out = append(out, entry{name: kd.Value, key: k, val: v})
+		add(entry{name: kd.Value, key: k, val: v})
 	}
 	for _, src := range merges {
 		src = deref(src)
@@ -659,12 +710,12 @@ func (r *defReader) entries(m *yaml.Node) []entry {
 				r.fail(s.Line, "", "a merge (<<) needs a mapping or a list of mappings, not %s", kindOf(s))
 				continue
 			}
-			if !r.enter(s, "") {
+			if !r.spend(len(s.Content)/2+1, s.Line, "") || !r.enter(s, "") {
 				continue
 			}
 			for _, e := range r.entries(s) {
-				if _, ok := lookup(out, e.name); !ok {
-					out = append(out, e)
+				if _, ok := find(e.name); !ok {
+					add(e)
 				}
 			}
 			delete(r.active, s)

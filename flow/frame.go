@@ -71,6 +71,7 @@ type token struct {
 	view        Context
 	interrupted bool
 	suspended   bool
+	arrivals    int      // how many branches the join this token fires waited for
 	resume      []*token // modeResumeCall: the parked tokens inside the call
 }
 

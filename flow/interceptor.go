@@ -61,6 +61,8 @@ type NodeEnd struct {
 	Duration time.Duration
 	// Step is the run's step number of this execution.
 	Step int
+	// Arrivals is, for a join, how many branches it waited for (0 for other nodes).
+	Arrivals int
 }
 
 // Invocation is one evaluation of a graph, as seen by InterceptFlow.

@@ -180,7 +180,7 @@ func (r *run) arrive(tok *token) bool {
 	if f.pending > 0 {
 		return false
 	}
-	tok.frame, tok.branch, tok.mode = f.parent, f.branch, modeExec
+	tok.frame, tok.branch, tok.mode, tok.arrivals = f.parent, f.branch, modeExec, f.arrived
 	return true
 }
 
@@ -219,8 +219,8 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 		status, err = nodeSuspended, nil
 	case held:
 		status, err = nodeInterrupted, nil
-	case err != nil && r.halted() && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		status = nodeInterrupted // cancelled because the run failed elsewhere
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && (r.halted() || r.aborted(tok)):
+		status = nodeInterrupted // cancelled because the run or its sub-graph call failed elsewhere
 	case err != nil:
 		status = nodeFailed
 	case tok.suspended:
@@ -229,7 +229,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 		status = nodeInterrupted
 	}
 	if len(r.icpts) > 0 {
-		end := NodeEnd{Status: status, Err: err, Duration: time.Since(began), Step: step}
+		end := NodeEnd{Status: status, Err: err, Duration: time.Since(began), Step: step, Arrivals: tok.arrivals}
 		if status == nodeSuspended {
 			end.Reason = r.suspendReason()
 		}
@@ -240,6 +240,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	if held {
 		return nil // the sub-graph halted: its call frame keeps the caller's place
 	}
+	tok.arrivals = 0
 	switch status {
 	case nodeFailed:
 		return r.fail(tok, err)
@@ -391,7 +392,9 @@ func (r *run) unitDone(f *frame) *token {
 		switch f.kind {
 		case frameSplit:
 			if f.arrived > 0 {
-				return r.newToken(f.join, modeExec, f.parent, f.branch)
+				t := r.newToken(f.join, modeExec, f.parent, f.branch)
+				t.arrivals = f.arrived
+				return t
 			}
 		case frameLoop:
 			f.index++

@@ -1,0 +1,292 @@
+package flow
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+)
+
+// Hash returns a hex SHA-256 of the graph's definition: ids, types, titles, conditions,
+// tasks, meta and links with their priorities, in definition order. Two graphs with the
+// same hash route the same way, so a stored frontier may be resumed on either. A Go task
+// component counts by its type name.
+func (g *Graph) Hash() string {
+	type link struct {
+		To, Title, When string
+		Priority        int
+		Meta            map[string]any
+	}
+	type node struct {
+		ID, Type, Title, When, Task, Component string
+		Meta                                   map[string]any
+		Links                                  []link
+	}
+	doc := struct {
+		ID, Title, Driver string
+		Meta              map[string]any
+		Nodes             []node
+	}{ID: g.ID, Title: g.Title, Driver: g.Driver, Meta: g.Meta}
+	for _, n := range g.nodes {
+		nd := node{ID: n.ID, Type: n.Type.String(), Title: n.Title, When: n.When, Task: n.Task, Meta: n.Meta}
+		if n.Component != nil {
+			nd.Component = reflect.TypeOf(n.Component).String()
+		}
+		for _, l := range n.links {
+			nd.Links = append(nd.Links, link{To: l.To, Title: l.Title, When: l.When, Priority: l.Priority, Meta: l.Meta})
+		}
+		doc.Nodes = append(doc.Nodes, nd)
+	}
+	// encoding/json sorts map keys, so the encoding is canonical.
+	b, err := json.Marshal(doc)
+	if err != nil {
+		b = fmt.Appendf(nil, "%#v", doc) // meta that JSON cannot encode still hashes deterministically enough
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// FrontierState is the serializable form of a Frontier: plain data for a snapshot.
+// Frames are listed parents first; tokens and frames refer to frames by index and to
+// nodes by id within the graph of their call frame.
+type FrontierState struct {
+	Graph  string       `json:"graph"`
+	Frames []FrameState `json:"frames"`
+	Tokens []TokenState `json:"tokens"`
+}
+
+// FrameState is one frame of a frontier.
+type FrameState struct {
+	Kind    string `json:"kind"` // call, split or loop
+	Parent  int    `json:"parent"`
+	Call    int    `json:"call"`
+	Pending int    `json:"pending"`
+	Branch  string `json:"branch"`
+	// split
+	Split   string `json:"split,omitempty"`
+	Join    string `json:"join,omitempty"`
+	Arrived int    `json:"arrived,omitempty"`
+	Policy  string `json:"policy,omitempty"`
+	// loop
+	Loop    string `json:"loop,omitempty"`
+	Items   []any  `json:"items,omitempty"`
+	Index   int    `json:"index,omitempty"`
+	Closing string `json:"closing,omitempty"`
+	// call
+	Graph  string `json:"graphId,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Node   string `json:"node,omitempty"`
+	Caller int    `json:"caller"`
+}
+
+// TokenState is one pending token of a frontier.
+type TokenState struct {
+	Node   string `json:"node"`
+	Mode   string `json:"mode"`
+	Frame  int    `json:"frame"`
+	Branch string `json:"branch"`
+}
+
+var modeNames = [...]string{modeArrive: "arrive", modeExec: "exec", modeFollow: "follow", modeBody: "body", modeResumeCall: "resume-call"}
+var kindNames = [...]string{frameCall: "call", frameSplit: "split", frameLoop: "loop"}
+
+// State returns the serializable form of the frontier.
+func (f *Frontier) State() FrontierState {
+	st := FrontierState{Graph: f.graph.g.ID}
+	index := map[*frame]int{}
+	var add func(fr *frame) int
+	add = func(fr *frame) int {
+		if fr == nil {
+			return -1
+		}
+		if i, ok := index[fr]; ok {
+			return i
+		}
+		parent, caller := add(fr.parent), -1
+		if fr.kind == frameCall {
+			caller = add(fr.caller)
+		}
+		call := -1
+		if fr.kind != frameCall {
+			call = add(fr.call)
+		}
+		fs := FrameState{Kind: kindNames[fr.kind], Parent: parent, Call: call, Caller: caller, Pending: fr.pending, Branch: fr.branch}
+		switch fr.kind {
+		case frameSplit:
+			fs.Split, fs.Arrived, fs.Policy = fr.split.n.ID, fr.arrived, fr.policy.String()
+			if fr.join != nil {
+				fs.Join = fr.join.n.ID
+			}
+		case frameLoop:
+			fs.Loop, fs.Items, fs.Index = fr.loop.n.ID, fr.items, fr.index
+			if fr.closing != nil {
+				fs.Closing = fr.closing.n.ID
+			}
+		case frameCall:
+			fs.Graph, fs.Path = fr.graph.g.ID, fr.path
+			if fr.node != nil {
+				fs.Node = fr.node.n.ID
+			}
+		}
+		index[fr] = len(st.Frames)
+		st.Frames = append(st.Frames, fs)
+		return index[fr]
+	}
+	for _, t := range f.tokens {
+		fi := add(t.frame)
+		st.Tokens = append(st.Tokens, TokenState{Node: t.node.n.ID, Mode: modeNames[t.mode], Frame: fi, Branch: t.branch})
+	}
+	return st
+}
+
+// ErrBadFrontier is returned when a frontier state does not fit its graph.
+var ErrBadFrontier = errors.New("invalid frontier")
+
+// RestoreFrontier rebuilds a Frontier for root (the graph the run started from) from its
+// serialized state. Sub-graph frames are resolved through the calling node, as at run
+// time. Every reference is checked; on any mismatch nothing is returned and the error
+// (wrapping ErrBadFrontier) says what did not fit.
+func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, error) {
+	bad := func(format string, args ...any) (*Frontier, error) {
+		return nil, fmt.Errorf("%w: %s", ErrBadFrontier, fmt.Sprintf(format, args...))
+	}
+	cg, err := e.prepare(root)
+	if err != nil {
+		return nil, err
+	}
+	if st.Graph != root.ID {
+		return bad("state is for graph %q, not %q", st.Graph, root.ID)
+	}
+	if len(st.Tokens) == 0 {
+		return bad("no pending tokens")
+	}
+	frames := make([]*frame, len(st.Frames))
+	ref := func(i, self int) (*frame, bool) {
+		if i == -1 {
+			return nil, true
+		}
+		if i < 0 || i >= self {
+			return nil, false // parents come first
+		}
+		return frames[i], true
+	}
+	for i, fs := range st.Frames {
+		parent, ok := ref(fs.Parent, i)
+		if !ok {
+			return bad("frame %d: parent %d out of order", i, fs.Parent)
+		}
+		if fs.Pending < 0 {
+			return bad("frame %d: negative pending count", i)
+		}
+		f := &frame{parent: parent, pending: fs.Pending, branch: fs.Branch}
+		switch fs.Kind {
+		case "call":
+			f.kind, f.call = frameCall, f
+			caller, ok := ref(fs.Caller, i)
+			if !ok {
+				return bad("frame %d: caller %d out of order", i, fs.Caller)
+			}
+			if caller == nil {
+				if parent != nil || i != 0 {
+					return bad("frame %d: a root call frame must come first and have no parent", i)
+				}
+				f.graph, f.path = cg, cg.g.ID
+			} else {
+				if parent == nil || parent.call != caller {
+					return bad("frame %d: call frame's parent is not in its caller", i)
+				}
+				cn := caller.graph.node(fs.Node)
+				if cn == nil || cn.kind != taskSubgraph {
+					return bad("frame %d: node %q of graph %q does not call a sub-graph", i, fs.Node, caller.graph.g.ID)
+				}
+				child, err := e.resolveCall(cn)
+				if err != nil {
+					return bad("frame %d: %v", i, err)
+				}
+				if child.g.ID != fs.Graph {
+					return bad("frame %d: node %q calls %q, state says %q", i, fs.Node, child.g.ID, fs.Graph)
+				}
+				f.graph, f.node, f.caller, f.depth = child, cn, caller, caller.depth+1
+				f.path = caller.path + "/" + cn.n.ID + "/" + child.g.ID
+			}
+		case "split", "loop":
+			call, ok := ref(fs.Call, i)
+			if !ok || call == nil || call.kind != frameCall || parent == nil || parent.call != call {
+				return bad("frame %d: bad call frame %d", i, fs.Call)
+			}
+			f.call = call
+			g := call.graph
+			if fs.Kind == "split" {
+				f.kind = frameSplit
+				if f.split = g.node(fs.Split); f.split == nil {
+					return bad("frame %d: no split node %q in graph %q", i, fs.Split, g.g.ID)
+				}
+				if fs.Join != "" {
+					if f.join = g.node(fs.Join); f.join == nil {
+						return bad("frame %d: no join node %q", i, fs.Join)
+					}
+				}
+				f.arrived = fs.Arrived
+				if f.policy, err = ParseBranchPolicy(fs.Policy); err != nil {
+					return bad("frame %d: %v", i, err)
+				}
+			} else {
+				f.kind = frameLoop
+				if f.loop = g.node(fs.Loop); f.loop == nil || f.loop.loopVar == "" {
+					return bad("frame %d: %q is not an opening loop node of graph %q", i, fs.Loop, g.g.ID)
+				}
+				if fs.Index < 0 || fs.Index >= len(fs.Items) {
+					return bad("frame %d: loop index %d outside %d items", i, fs.Index, len(fs.Items))
+				}
+				f.items, f.index = slices.Clone(fs.Items), fs.Index
+				if fs.Closing != "" {
+					if f.closing = g.node(fs.Closing); f.closing == nil {
+						return bad("frame %d: no closing loop node %q", i, fs.Closing)
+					}
+				}
+			}
+		default:
+			return bad("frame %d: unknown kind %q", i, fs.Kind)
+		}
+		frames[i] = f
+	}
+	if len(frames) == 0 {
+		return bad("no frames")
+	}
+	fr := &Frontier{graph: cg}
+	for i, ts := range st.Tokens {
+		f, ok := ref(ts.Frame, len(frames))
+		if !ok || f == nil {
+			return bad("token %d: bad frame %d", i, ts.Frame)
+		}
+		n := f.call.graph.node(ts.Node)
+		if n == nil {
+			return bad("token %d: no node %q in graph %q", i, ts.Node, f.call.graph.g.ID)
+		}
+		mode := slices.Index(modeNames[:], ts.Mode)
+		if mode < 0 || tokenMode(mode) == modeResumeCall {
+			return bad("token %d: bad mode %q", i, ts.Mode)
+		}
+		fr.tokens = append(fr.tokens, &token{node: n, mode: tokenMode(mode), frame: f, call: f.call, branch: ts.Branch})
+	}
+	return fr, nil
+}
+
+func (c *compiled) node(id string) *cnode {
+	n := c.g.byID[id]
+	if n == nil {
+		return nil
+	}
+	return &c.nodes[n.index]
+}
+
+// resolveCall returns the compiled graph a sub-graph node calls.
+func (e *Engine) resolveCall(cn *cnode) (*compiled, error) {
+	if cn.subGraph != nil {
+		return e.prepare(cn.subGraph)
+	}
+	return e.lookup(cn.subID)
+}

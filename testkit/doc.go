@@ -1,0 +1,31 @@
+// Package testkit helps test graphs and, later, agent teams without a network and
+// without depending on timing or on what a model happens to write.
+//
+// Graph tests should check structure (which nodes ran, in which causal order, how
+// often, on which branch) and business state, never the wording of a model's answer.
+// A PathRecorder is a flow.Interceptor that records every node execution; the
+// assertions read the recording the way Solon's Java topology tests read their
+// CopyOnWriteArrayList of started node ids:
+//
+//	rec := testkit.NewPathRecorder()
+//	res, err := engine.EvalGraph(ctx, g, fc, flow.WithEvalInterceptor(rec, 0))
+//	require.NoError(t, err)
+//	testkit.AssertVisited(t, rec, "analyst", "route", "manual")
+//	testkit.AssertNotVisited(t, rec, "auto")
+//	testkit.AssertVisitedInOrder(t, rec, "analyst", "route", "manual")
+//
+// or, fluently,
+//
+//	testkit.Expect(t, rec).Visited("analyst", "route", "manual").NotVisited("auto")
+//
+// A failing assertion reports the whole recorded path (and, for sub-graphs and
+// parallel branches, the qualified path and the nodes of each branch), so the failure
+// says what did happen, not only what did not.
+//
+// Parallel branches complete in no fixed order: assert order only between nodes that
+// are causally ordered (along one branch, or before a split and after its join), and
+// use PathRecorder.ByBranch to check what each branch did.
+//
+// Later issues add deterministic agents, scripted chat models and session store
+// helpers (miniredis and a real Redis) to this package.
+package testkit
