@@ -157,8 +157,8 @@ func (r *PathRecorder) Count(nodeID string) int { return count(r.Steps(), nodeID
 
 // ByBranch returns the node ids each branch executed, in start order, keyed by branch
 // id (flow.Context.BranchID: "main", "main/p:a", ...). Within one branch the order is
-// causal, whatever the scheduling of the others. A sub-graph runs on its caller's
-// branch, so the nodes it runs are listed under that branch.
+// causal, whatever the scheduling of the others. A sub-graph's nodes are listed under
+// a branch named after the call ("main/call/child"), so ids never collide in a run.
 func (r *PathRecorder) ByBranch() map[string][]string { return byBranch(r.Steps()) }
 
 // String formats the recorded path for messages: "s -> g -> e", with qualified ids
