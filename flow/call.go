@@ -30,10 +30,18 @@ func (r *run) callSubgraph(ctx context.Context, tok *token) error {
 		return r.nodeError(tok, CodeCallDepth, fmt.Errorf("%w (%d) calling %q", ErrCallDepth, r.e.maxDepth, child.g.ID))
 	}
 	cf := r.newCallFrame(tok, child)
+	cf.callerTok = tok
 	// The sub-graph's branches are named under the call, so branch ids stay unique in a
 	// run even when the same graph (or the same split ids) run more than once.
 	start := r.newToken(child.start, modeArrive, cf, tok.branch+"/"+tok.node.n.ID+"/"+child.g.ID)
 	cf.pending = 1
+	if r.live != nil {
+		// While the call runs, the sub-graph's tokens stand for the caller's.
+		r.mu.Lock()
+		delete(r.live, tok)
+		r.commitLocked(start)
+		r.mu.Unlock()
+	}
 	return r.runCall(ctx, tok, cf, []*token{start})
 }
 
@@ -51,6 +59,7 @@ func (r *run) resumeCall(ctx context.Context, tok *token) error {
 	for cf.caller != tok.call {
 		cf = cf.caller
 	}
+	cf.callerTok = tok
 	return r.runCall(ctx, tok, cf, tok.resume)
 }
 

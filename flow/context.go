@@ -45,6 +45,14 @@ func NewContextWith(instanceID string, vars map[string]any) *Context {
 	return c
 }
 
+// RestoreContext returns the root view of an instance restored from storage: its
+// variables and its FlowTrace as they were saved.
+func RestoreContext(instanceID string, vars map[string]any, tr trace.FlowTrace) *Context {
+	c := NewContextWith(instanceID, vars)
+	c.st.trace = tr.Clone()
+	return c
+}
+
 // InstanceID returns the id of the flow instance.
 func (c *Context) InstanceID() string { return c.st.instanceID }
 

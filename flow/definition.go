@@ -137,6 +137,7 @@ func (r *defReader) document(data []byte) (*yaml.Node, error) {
 	return nil, r.syntaxError(data, yerr)
 }
 
+// decodeYAML parses one YAML document and returns its root (nil when empty).
 func decodeYAML(data []byte) (root *yaml.Node, err error) {
 	defer func() {
 		// yaml.v3 reports errors by panicking internally; a bug there must not take the
@@ -167,6 +168,7 @@ func decodeYAML(data []byte) (root *yaml.Node, err error) {
 	return doc.Content[0], nil
 }
 
+// extraDocError reports a second document in the input: Solon's loader rejects it too.
 type extraDocError struct{ line int }
 
 func (e *extraDocError) Error() string {
@@ -264,6 +266,7 @@ func problemLine(data []byte, start int, problem string) int {
 	return lo
 }
 
+// isYAMLParserError reports whether msg is one of yaml.v3's parser (not scanner) problems.
 func isYAMLParserError(msg string) bool {
 	for _, p := range [...]string{
 		"did not find expected ',' or ", "did not find expected '-' indicator",
@@ -343,6 +346,8 @@ type layoutNode struct {
 	link *yaml.Node // nil when absent or null: link to the next entry
 }
 
+// layout reads the node list: each entry, then automatic ids, then links, since an
+// automatic link needs the id of the entry after it.
 func (r *defReader) layout(e entry) []*NodeSpec {
 	list := deref(e.val)
 	if list.ShortTag() == "!!null" {
@@ -462,6 +467,8 @@ func (r *defReader) linkTo(ns *NodeSpec, v *yaml.Node) {
 	ns.Links = append(ns.Links, LinkSpec{NextID: v.Value, Pos: Pos{File: r.file, Line: v.Line}})
 }
 
+// linkObject adds a link written as {nextId, title, when (or condition), meta, priority}.
+// Other keys, such as the edge "id" and coordinates designers write, are ignored, as in Solon.
 func (r *defReader) linkObject(ns *NodeSpec, v *yaml.Node) {
 	ls := LinkSpec{Pos: Pos{File: r.file, Line: v.Line}}
 	fields := r.entries(v)
@@ -591,6 +598,7 @@ func (r *defReader) enter(n *yaml.Node, node string) bool {
 	return true
 }
 
+// scalarValue converts a scalar by its resolved tag; integers become int, not float64.
 func scalarValue(n *yaml.Node) any {
 	switch n.ShortTag() {
 	case "!!null":
@@ -645,6 +653,7 @@ type entry struct {
 	val  *yaml.Node
 }
 
+// lookup finds a key among a mapping's entries.
 func lookup(fields []entry, name string) (entry, bool) {
 	for _, e := range fields {
 		if e.name == name {
@@ -735,6 +744,7 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// kindOf names a node's shape for messages: "a list", "a string ("x")".
 func kindOf(n *yaml.Node) string {
 	switch {
 	case n.Kind == yaml.MappingNode:
@@ -751,6 +761,7 @@ func kindOf(n *yaml.Node) string {
 	return kind + " (" + strconv.Quote(n.Value) + ")"
 }
 
+// describe quotes a scalar's text, or names the shape of anything else.
 func describe(n *yaml.Node) string {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
 		return strconv.Quote(n.Value)

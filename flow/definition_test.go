@@ -450,6 +450,37 @@ func TestParseDefinitionErrors(t *testing.T) {
 	}
 }
 
+// yaml.v3 reports parser errors at the start of the enclosing collection; the reader
+// finds the line the parser gave up on, however far down it is.
+func TestParseDefinitionErrorLineFarFromItsCollection(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString("id: g\nlayout:\n")
+	for i := range 500 {
+		fmt.Fprintf(&doc, "  - {id: n%d}\n", i)
+	}
+	doc.WriteString("  - id: bad\n   x: 1\n  - {id: after}\n")
+	_, err := flow.ParseDefinition("far.yml", []byte(doc.String()))
+	var de *flow.DefinitionError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, flow.Pos{File: "far.yml", Line: 504}, de.Pos, err.Error())
+}
+
+func TestParseDefinitionAliasBomb(t *testing.T) {
+	for _, form := range []string{"[*a%d, *a%d]", "{<<: [*a%d, *a%d]}"} {
+		var doc strings.Builder
+		doc.WriteString("a0: &a0 {k: v}\n")
+		for i := 1; i <= 30; i++ {
+			fmt.Fprintf(&doc, "a%d: &a%d "+form+"\n", i, i, i-1, i-1)
+		}
+		doc.WriteString("id: g\nlayout:\n  - {id: a, meta: {x: *a30}}\n")
+		_, err := flow.ParseDefinition("bomb.yml", []byte(doc.String()))
+		var de *flow.DefinitionError
+		require.ErrorAs(t, err, &de, form)
+		assert.Contains(t, de.Msg, "expands to too many values")
+		assert.Positive(t, de.Pos.Line)
+	}
+}
+
 func TestParseDefinitionReportsEveryProblem(t *testing.T) {
 	_, err := flow.ParseDefinition("many.yml", []byte(`id: g
 layout:

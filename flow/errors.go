@@ -36,6 +36,7 @@ const (
 	CodeCallDepth        = "subgraph_depth"
 	CodeJoinMismatch     = "join_mismatch"
 	CodeLoopItems        = "loop_items"
+	CodeCheckpoint       = "checkpoint_failed"
 )
 
 // NodeError is an error raised while a node ran: its task, its guard, the conditions of

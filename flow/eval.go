@@ -72,9 +72,10 @@ func (f *Frontier) Pending() []string {
 type EvalOption func(*evalConfig)
 
 type evalConfig struct {
-	maxSteps int
-	icpts    []indexedInterceptor
-	runID    string
+	maxSteps   int
+	icpts      []indexedInterceptor
+	runID      string
+	checkpoint func(ctx context.Context, cp Checkpoint) error
 }
 
 // WithSteps sets the step limit of this evaluation.
@@ -106,6 +107,10 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 		cfg.runID = newRunID()
 	}
 	r := &run{e: e, id: cfg.runID, fc: fc, st: fc.st, maxSteps: int64(cfg.maxSteps), icpts: icpts}
+	if cfg.checkpoint != nil {
+		r.ckpt = &checkpointer{fn: cfg.checkpoint}
+		r.live = make(map[*token]struct{})
+	}
 	r.rootFrame = frame{kind: frameCall, graph: cg, path: cg.g.ID, branch: "main"}
 	r.root = &r.rootFrame
 	r.root.call = r.root
@@ -147,6 +152,13 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
 	r.root.ctx, r.root.cancel = ctx, r.cancel
+	if r.live != nil {
+		r.mu.Lock()
+		for _, t := range seeds {
+			r.commitLocked(t)
+		}
+		r.mu.Unlock()
+	}
 	r.inv = Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
 		icpts: r.icpts, run: r, frame: r.root, seeds: seeds}
 	ierr := r.inv.Invoke(ctx)

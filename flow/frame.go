@@ -39,16 +39,17 @@ type frame struct {
 	closing *cnode
 
 	// call
-	graph  *compiled
-	path   string
-	node   *cnode // the calling node in the caller's graph; nil for the root
-	caller *frame // the caller's call frame
-	depth  int
-	wg     sync.WaitGroup
-	last   atomic.Int32    // index+1 of the last node started in this call (FlowTrace); an int avoids a pointer write barrier per node
-	ctx    context.Context // the context the call's tokens run under
-	cancel context.CancelFunc
-	abort  atomic.Pointer[NodeError] // a failure that ends this sub-graph call
+	graph     *compiled
+	path      string
+	node      *cnode // the calling node in the caller's graph; nil for the root
+	caller    *frame // the caller's call frame
+	callerTok *token // the caller's token, blocked until the call returns
+	depth     int
+	wg        sync.WaitGroup
+	last      atomic.Int32    // index+1 of the last node started in this call (FlowTrace); an int avoids a pointer write barrier per node
+	ctx       context.Context // the context the call's tokens run under
+	cancel    context.CancelFunc
+	abort     atomic.Pointer[NodeError] // a failure that ends this sub-graph call
 }
 
 // tokenMode says what a token does next at its node.
@@ -73,6 +74,8 @@ type token struct {
 	suspended   bool
 	arrivals    int      // how many branches the join this token fires waited for
 	resume      []*token // modeResumeCall: the parked tokens inside the call
+	cp          position // last committed position, kept only when checkpointing
+	completed   *cnode   // the node this token just completed, for the checkpoint
 }
 
 // local returns the item of the innermost loop whose variable is key.

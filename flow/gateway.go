@@ -82,7 +82,7 @@ func (r *run) route(ctx context.Context, tok *token, local *[]*token) *token {
 	cn := tok.node
 	switch cn.n.Type {
 	case End:
-		return r.unitDone(tok.frame)
+		return r.endToken(tok)
 	case Exclusive:
 		return r.routeExclusive(ctx, tok)
 	case Parallel:
@@ -104,7 +104,7 @@ func (r *run) route(ctx context.Context, tok *token, local *[]*token) *token {
 func (r *run) routeExclusive(ctx context.Context, tok *token) *token {
 	cn := tok.node
 	if len(cn.links) == 0 {
-		return r.unitDone(tok.frame)
+		return r.endToken(tok)
 	}
 	var deflt *cnode
 	for i := range cn.links {
@@ -159,7 +159,7 @@ func (r *run) routeAll(ctx context.Context, tok *token, local *[]*token) *token 
 	}
 	switch {
 	case len(targets) == 0:
-		return r.unitDone(tok.frame)
+		return r.endToken(tok)
 	case len(targets) == 1 && !cn.split:
 		return r.moveTo(tok, targets[0])
 	}
@@ -184,6 +184,13 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 			continue
 		}
 		toks[i] = r.newToken(t, modeArrive, f, base+t.n.ID)
+	}
+	if r.live != nil {
+		r.mu.Lock()
+		for _, t := range toks {
+			r.commitLocked(t)
+		}
+		r.mu.Unlock()
 	}
 	for i := len(toks) - 1; i >= 1; i-- {
 		if parallel && r.spawn(toks[i]) {

@@ -23,11 +23,14 @@ func (r *run) startLoop(ctx context.Context, tok *token) *token {
 			tok.node, tok.mode = cn.closing, modeExec
 			return tok
 		}
-		return r.unitDone(tok.frame)
+		return r.endToken(tok)
 	}
 	f := &frame{kind: frameLoop, parent: tok.frame, call: tok.call, pending: 1, branch: tok.branch,
 		loop: cn, items: items, closing: cn.closing}
 	tok.frame, tok.mode, tok.branch = f, modeBody, iterationBranch(f)
+	if r.live != nil {
+		r.commit(tok)
+	}
 	return tok
 }
 

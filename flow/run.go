@@ -41,6 +41,8 @@ type run struct {
 	failures []BranchFailure
 	frontier []*token
 	calls    map[*frame]struct{} // sub-graph calls in progress, for Context.Trace
+	ckpt     *checkpointer
+	live     map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
 
 	// Kept in the run to save allocations per evaluation.
 	rootFrame frame
@@ -102,7 +104,7 @@ func (r *run) drive(ctx context.Context, tok *token) {
 				break
 			}
 			if tok.call.caller != nil && r.aborted(tok) {
-				tok = r.unitDone(tok.frame) // the sub-graph call failed: withdraw
+				tok = r.endToken(tok) // the sub-graph call failed: withdraw
 				continue
 			}
 			select {
@@ -113,7 +115,11 @@ func (r *run) drive(ctx context.Context, tok *token) {
 				continue
 			default:
 			}
+			cur := tok
 			tok = r.step(ctx, tok, &local)
+			if r.ckpt != nil {
+				r.afterStep(ctx, cur, tok)
+			}
 		}
 		if len(local) == 0 {
 			return
@@ -150,7 +156,7 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 				r.mu.Lock()
 				f.closing = cn
 				r.mu.Unlock()
-				return r.unitDone(tok.frame)
+				return r.endToken(tok)
 			}
 		}
 	}
@@ -178,9 +184,15 @@ func (r *run) arrive(tok *token) bool {
 	f.arrived++
 	f.pending--
 	if f.pending > 0 {
+		if r.live != nil {
+			delete(r.live, tok) // it now counts as an arrival of f
+		}
 		return false
 	}
 	tok.frame, tok.branch, tok.mode, tok.arrivals = f.parent, f.branch, modeExec, f.arrived
+	if r.live != nil {
+		r.commitLocked(tok)
+	}
 	return true
 }
 
@@ -241,6 +253,9 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 		return nil // the sub-graph halted: its call frame keeps the caller's place
 	}
 	tok.arrivals = 0
+	if r.ckpt != nil && status == nodeCompleted {
+		tok.completed = cn
+	}
 	switch status {
 	case nodeFailed:
 		return r.fail(tok, err)
@@ -250,7 +265,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 			r.park(tok)
 			return nil
 		}
-		return r.unitDone(tok.frame)
+		return r.endToken(tok)
 	case nodeSuspended:
 		tok.suspended = false
 		tok.mode = modeExec
@@ -361,7 +376,7 @@ func (r *run) fail(tok *token, err error) *token {
 		}
 		if f.policy == ContinueOnError {
 			r.recordFailure(tok, ne, f)
-			return r.unitDone(tok.frame)
+			return r.endToken(tok)
 		}
 		break
 	}
@@ -369,7 +384,7 @@ func (r *run) fail(tok *token, err error) *token {
 		if c.abort.CompareAndSwap(nil, ne) {
 			c.cancel()
 		}
-		return r.unitDone(tok.frame)
+		return r.endToken(tok)
 	}
 	r.halt(stateFailed, "", nil, ne)
 	tok.mode = modeExec
@@ -377,13 +392,26 @@ func (r *run) fail(tok *token, err error) *token {
 	return nil
 }
 
-// unitDone ends one unit of frame f (a token that finished, was interrupted or
-// withdrawn) and returns the token that continues because of it, if any: the join of
-// a split whose other branches already arrived, the next iteration of a loop, or the
-// closing node of a finished loop.
-func (r *run) unitDone(f *frame) *token {
+// endToken ends a token that finished, was interrupted or was withdrawn, and returns
+// the token that continues because of it, if any.
+func (r *run) endToken(tok *token) *token {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.live != nil {
+		delete(r.live, tok)
+	}
+	next := r.unitDone(tok.frame)
+	if next != nil && r.live != nil {
+		r.commitLocked(next)
+	}
+	return next
+}
+
+// unitDone ends one unit of frame f (a token or a nested frame) and returns the token
+// that continues because of it, if any: the join of a split whose other branches
+// already arrived, the next iteration of a loop, or the closing node of a finished
+// loop. The caller holds r.mu.
+func (r *run) unitDone(f *frame) *token {
 	for f != nil {
 		f.pending--
 		if f.pending > 0 {
@@ -406,6 +434,12 @@ func (r *run) unitDone(f *frame) *token {
 				return r.newToken(f.closing, modeExec, f.parent, f.branch)
 			}
 		case frameCall:
+			if r.live != nil && f.callerTok != nil {
+				// The caller's goroutine goes on once the call returns; until then the
+				// checkpoint must show the caller ready to leave the calling node.
+				f.callerTok.cp = position{node: f.node, mode: modeFollow, frame: f.parent, branch: f.branch}
+				r.live[f.callerTok] = struct{}{}
+			}
 			return nil // the caller continues after the call returns
 		}
 		f = f.parent
@@ -415,4 +449,21 @@ func (r *run) unitDone(f *frame) *token {
 
 func iterationBranch(f *frame) string {
 	return fmt.Sprintf("%s/%s[%d]", f.branch, f.loop.n.ID, f.index)
+}
+
+// afterStep commits the position of the token that goes on and, when cur completed a
+// node, takes a checkpoint. A failing checkpoint fails the run.
+func (r *run) afterStep(ctx context.Context, cur, next *token) {
+	if next != nil {
+		r.commit(next)
+	}
+	done := cur.completed
+	if done == nil {
+		return
+	}
+	cur.completed = nil
+	at := &token{node: done, call: cur.call}
+	if err := r.checkpoint(ctx, at); err != nil {
+		r.halt(stateFailed, "", nil, r.nodeError(at, CodeCheckpoint, err))
+	}
 }
