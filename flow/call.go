@@ -84,17 +84,70 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 	if err := inv.Invoke(ctx); err != nil {
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
 	}
+	out := CallOutcome{Path: cf.path, Graph: cf.graph.g.ID, Status: StatusCompleted}
+	defer func() { r.recordCall(out) }()
 	if ne := cf.abort.Load(); ne != nil {
-		code := ne.Code
-		return r.nodeError(tok, code, fmt.Errorf("sub-graph %q: %w", cf.graph.g.ID, ne))
+		out.Status = StatusFailed
+		se := ToStructured(ne)
+		out.Error = &se
+		r.mu.Lock()
+		for _, rec := range r.records {
+			if rec.Path == cf.path && rec.Fallback != nil {
+				out.Fallback = mergeState(out.Fallback, rec.Fallback)
+			}
+		}
+		r.mu.Unlock()
+		return r.nodeError(tok, ne.Code, fmt.Errorf("sub-graph %q: %w", cf.graph.g.ID, ne))
 	}
 	r.mu.Lock()
 	done := cf.pending == 0
 	r.mu.Unlock()
 	if !done {
+		out.Status = StatusSuspended
+		if runState(r.state.Load()) != stateSuspended {
+			out.Status = StatusStopped
+		}
 		return errCallHalted
 	}
 	return nil
+}
+
+// CallOutcome is how a sub-graph call ended, so the caller can tell a normal
+// completion (the context holds the child's final state) from a fatal child whose
+// fallback state was applied (Fallback lists it; Error is the child's terminal error).
+type CallOutcome struct {
+	Path     string           `json:"path"`
+	Graph    string           `json:"graph"`
+	Status   Status           `json:"status"`
+	Fallback map[string]any   `json:"fallback,omitempty"`
+	Error    *StructuredError `json:"error,omitempty"`
+}
+
+// CallOutcome returns how the last sub-graph call under the call path ended.
+func (c *Context) CallOutcome(path string) (CallOutcome, bool) {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	o, ok := c.st.calls[path]
+	return o, ok
+}
+
+func (r *run) recordCall(o CallOutcome) {
+	r.st.mu.Lock()
+	if r.st.calls == nil {
+		r.st.calls = make(map[string]CallOutcome)
+	}
+	r.st.calls[o.Path] = o
+	r.st.mu.Unlock()
+}
+
+func mergeState(dst, src map[string]any) map[string]any {
+	if dst == nil {
+		dst = make(map[string]any, len(src))
+	}
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
 }
 
 // driveCall runs the seeds of a call frame and waits for every goroutine the call

@@ -25,22 +25,25 @@ const (
 )
 
 type cnode struct {
-	n         *Node
-	kind      taskKind
-	task      Task
-	script    Expression
-	subID     string // graph id for "#id" calls, resolved at run time
-	subGraph  *Graph // graph used as a task value
-	guard     cond
-	links     []clink
-	join      bool
-	split     bool   // an inclusive or parallel node with more than one outgoing link
-	loopVar   string // $for of an opening loop node
-	loopIn    any    // $in of an opening loop node
-	closing   *cnode // the closing loop node matched statically, if any
-	isClose   bool   // a loop node without $for
-	policy    BranchPolicy
-	policySet bool
+	n          *Node
+	kind       taskKind
+	task       Task
+	script     Expression
+	subID      string // graph id for "#id" calls, resolved at run time
+	subGraph   *Graph // graph used as a task value
+	guard      cond
+	links      []clink
+	join       bool
+	split      bool   // an inclusive or parallel node with more than one outgoing link
+	loopVar    string // $for of an opening loop node
+	loopIn     any    // $in of an opening loop node
+	closing    *cnode // the closing loop node matched statically, if any
+	isClose    bool   // a loop node without $for
+	policy     BranchPolicy
+	policySet  bool
+	onError    *onError
+	retry      *RetryPolicy
+	idempotent bool
 }
 
 type clink struct {
@@ -114,6 +117,20 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			}
 			cn.policy, cn.policySet = bp, true
 		}
+		if oe, err := parseOnError(n.Meta[MetaOnError]); err != nil {
+			fail(n, n.Pos, "meta %s: %v", MetaOnError, err)
+		} else if oe != nil {
+			if oe.gotoID != "" && g.byID[oe.gotoID] == nil {
+				fail(n, n.Pos, "meta %s: goto %q: no such node", MetaOnError, oe.gotoID)
+			}
+			cn.onError = oe
+		}
+		if rp, err := parseRetry(n.Meta[MetaRetry]); err != nil {
+			fail(n, n.Pos, "meta %s: %v", MetaRetry, err)
+		} else {
+			cn.retry = rp
+		}
+		cn.idempotent = isTrue(n.Meta[MetaIdempotent])
 		cn.links = make([]clink, len(n.links))
 		for j, l := range n.links {
 			cn.links[j] = clink{l: l, to: &cg.nodes[l.to.index], when: compileCond(n, l.Pos, fmt.Sprintf("link to %q: condition", l.To), l.When)}

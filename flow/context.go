@@ -29,7 +29,8 @@ type contextState struct {
 	vars       map[string]any
 	instanceID string
 	trace      trace.FlowTrace
-	run        *run // the run in progress, if any
+	calls      map[string]CallOutcome // last outcome per sub-graph call path
+	run        *run                   // the run in progress, if any
 }
 
 // NewContext returns the root view of a new flow instance with the given id. An empty

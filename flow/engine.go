@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -26,6 +27,10 @@ type Engine struct {
 	maxSteps     int
 	maxDepth     int
 	policy       BranchPolicy
+	errPolicy    ErrorPolicy
+	recoverable  []func(error) bool
+	errKey       string
+	clock        Clock
 }
 
 // Default limits.
@@ -77,7 +82,7 @@ func NewEngine(opts ...Option) *Engine {
 	e := &Engine{
 		graphs: make(map[string]*compiled), byPtr: make(map[*Graph]*compiled),
 		tasks: make(map[string]Task), conds: make(map[string]Condition),
-		maxSteps: DefaultMaxSteps, maxDepth: DefaultMaxCallDepth,
+		maxSteps: DefaultMaxSteps, maxDepth: DefaultMaxCallDepth, errKey: DefaultErrorKey, clock: realClock{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -153,7 +158,7 @@ func (e *Engine) Graphs() []*Graph {
 	for _, cg := range e.graphs {
 		gs = append(gs, cg.g)
 	}
-	slices.SortFunc(gs, func(a, b *Graph) int { return compareStrings(a.ID, b.ID) })
+	slices.SortFunc(gs, func(a, b *Graph) int { return strings.Compare(a.ID, b.ID) })
 	return gs
 }
 
@@ -315,14 +320,4 @@ func (e *Engine) Resume(ctx context.Context, fr *Frontier, fc *Context, opts ...
 		return nil, ErrNotResumable
 	}
 	return e.resume(ctx, fr, fc, opts)
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -68,12 +68,3 @@ func (e *NodeError) Unwrap() error { return e.Err }
 
 // ErrorCode returns the stable code.
 func (e *NodeError) ErrorCode() string { return e.Code }
-
-// errorCode extracts a code an error declares about itself, if any.
-func errorCode(err error) string {
-	var c interface{ ErrorCode() string }
-	if errors.As(err, &c) {
-		return c.ErrorCode()
-	}
-	return ""
-}

@@ -40,6 +40,15 @@ type Result struct {
 	Errors []*NodeError
 	// BranchFailures lists the branches a ContinueOnError split withdrew.
 	BranchFailures []BranchFailure
+	// ExecutionErrors are the records of every node failure of this evaluation,
+	// recoverable and fatal (the context's error key holds those of every evaluation of
+	// the instance).
+	ExecutionErrors []ExecutionError
+	// Fallback is the business state applied on fatal paths (already in the context).
+	Fallback map[string]any
+	// Retries counts the node retries; Fallbacks the recovered errors that went to a
+	// fallback node.
+	Retries, Fallbacks int
 	// Frontier is where the run stands when it did not complete; pass it to Resume.
 	Frontier *Frontier
 	// Duration is the wall time of this evaluation.
@@ -182,6 +191,7 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	res := &Result{
 		RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Steps: int(r.steps.Load()),
 		Last: last, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures,
+		ExecutionErrors: r.records, Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()),
 		Duration: time.Since(began),
 	}
 	switch runState(r.state.Load()) {

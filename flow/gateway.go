@@ -77,34 +77,57 @@ func (r *run) branchPolicy(cn *cnode, call *frame) BranchPolicy {
 	return r.e.policy
 }
 
-// route sends the token along the node's links according to the node's type.
-func (r *run) route(ctx context.Context, tok *token, local *[]*token) *token {
+type routeKind uint8
+
+const (
+	routeEnd  routeKind = iota // the branch ends here
+	routeMove                  // one target, no frame
+	routeFan                   // a split frame with one branch per target
+	routeLoop                  // open a loop frame over items
+)
+
+// route is where a token goes after its node ran. decide computes it without side
+// effects, so a routing error (no link matched, a condition that fails, loop items
+// that are not a list) is reported as the node's failure before its end hook.
+type route struct {
+	kind     routeKind
+	to       *cnode
+	targets  []*cnode
+	parallel bool
+	items    []any
+}
+
+// decide computes the route of the token at its node according to the node's type.
+func (r *run) decide(ctx context.Context, tok *token, buf []*cnode) (route, error) {
 	cn := tok.node
 	switch cn.n.Type {
 	case End:
-		return r.endToken(tok)
+		return route{kind: routeEnd}, nil
 	case Exclusive:
-		return r.routeExclusive(ctx, tok)
+		return r.decideExclusive(ctx, tok)
 	case Parallel:
 		if cn.split {
-			targets := make([]*cnode, len(cn.links))
 			for i := range cn.links {
-				targets[i] = cn.links[i].to
+				buf = append(buf, cn.links[i].to)
 			}
-			return r.fanOut(tok, targets, true, local)
+			return route{kind: routeFan, targets: buf, parallel: true}, nil
 		}
 	case Loop:
 		if cn.loopVar != "" && tok.mode != modeBody {
-			return r.startLoop(ctx, tok)
+			items, err := r.loopItems(tok)
+			if err != nil {
+				return route{}, r.nodeError(tok, CodeLoopItems, err)
+			}
+			return route{kind: routeLoop, items: items}, nil
 		}
 	}
-	return r.routeAll(ctx, tok, local)
+	return r.decideAll(ctx, tok, buf)
 }
 
-func (r *run) routeExclusive(ctx context.Context, tok *token) *token {
+func (r *run) decideExclusive(ctx context.Context, tok *token) (route, error) {
 	cn := tok.node
 	if len(cn.links) == 0 {
-		return r.endToken(tok)
+		return route{kind: routeEnd}, nil
 	}
 	var deflt *cnode
 	for i := range cn.links {
@@ -117,53 +140,75 @@ func (r *run) routeExclusive(ctx context.Context, tok *token) *token {
 		}
 		ok, err := r.test(ctx, tok, &l.when)
 		if err != nil {
-			return r.fail(tok, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err)))
+			return route{}, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err))
 		}
 		if ok {
-			return r.moveTo(tok, l.to)
+			return route{kind: routeMove, to: l.to}, nil
 		}
 	}
 	if deflt != nil {
-		return r.moveTo(tok, deflt)
+		return route{kind: routeMove, to: deflt}, nil
 	}
-	return r.fail(tok, r.nodeError(tok, CodeNoRoute, ErrNoRoute))
+	return route{}, r.nodeError(tok, CodeNoRoute, ErrNoRoute)
 }
 
-func (r *run) moveTo(tok *token, n *cnode) *token {
-	tok.node, tok.mode = n, modeArrive
-	return tok
-}
-
-// routeAll follows every link whose condition holds (activity, start, inclusive and
-// the closing pass of a loop). More than one target fans out sequentially; an
-// inclusive split always opens a frame, even for one target, so its join can count.
-func (r *run) routeAll(ctx context.Context, tok *token, local *[]*token) *token {
+// decideAll follows every link whose condition holds (activity, start, inclusive and
+// the body of a loop). More than one target fans out sequentially; an inclusive split
+// always opens a frame, even for one target, so its join can count.
+func (r *run) decideAll(ctx context.Context, tok *token, buf []*cnode) (route, error) {
 	cn := tok.node
 	if len(cn.links) == 1 && cn.links[0].when.always() && !cn.split {
-		return r.moveTo(tok, cn.links[0].to)
+		return route{kind: routeMove, to: cn.links[0].to}, nil
 	}
-	var buf [4]*cnode
-	targets := buf[:0]
 	for i := range cn.links {
 		l := &cn.links[i]
 		if !l.when.always() {
 			ok, err := r.test(ctx, tok, &l.when)
 			if err != nil {
-				return r.fail(tok, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err)))
+				return route{}, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err))
 			}
 			if !ok {
 				continue
 			}
 		}
-		targets = append(targets, l.to)
+		buf = append(buf, l.to)
 	}
 	switch {
-	case len(targets) == 0:
-		return r.endToken(tok)
-	case len(targets) == 1 && !cn.split:
-		return r.moveTo(tok, targets[0])
+	case len(buf) == 0:
+		return route{kind: routeEnd}, nil
+	case len(buf) == 1 && !cn.split:
+		return route{kind: routeMove, to: buf[0]}, nil
 	}
-	return r.fanOut(tok, targets, false, local)
+	return route{kind: routeFan, targets: buf}, nil
+}
+
+// apply moves the token along a decided route and returns the token to continue with.
+func (r *run) apply(tok *token, rt route, local *[]*token) *token {
+	switch rt.kind {
+	case routeMove:
+		return r.moveTo(tok, rt.to)
+	case routeFan:
+		return r.fanOut(tok, rt.targets, rt.parallel, local)
+	case routeLoop:
+		return r.startLoop(tok, rt.items)
+	}
+	return r.endToken(tok)
+}
+
+// follow routes a token that did not run its node (a loop iteration, a resumed
+// token): errors fail the node without node hooks.
+func (r *run) follow(ctx context.Context, tok *token, local *[]*token) *token {
+	var buf [4]*cnode
+	rt, err := r.decide(ctx, tok, buf[:0])
+	if err != nil {
+		return r.failed(ctx, tok, asNodeError(r, tok, err), true, 1, local)
+	}
+	return r.apply(tok, rt, local)
+}
+
+func (r *run) moveTo(tok *token, n *cnode) *token {
+	tok.node, tok.mode = n, modeArrive
+	return tok
 }
 
 // fanOut opens a split frame with one branch per target. Parallel branches run on

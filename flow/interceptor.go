@@ -63,6 +63,12 @@ type NodeEnd struct {
 	Step int
 	// Arrivals is, for a join, how many branches it waited for (0 for other nodes).
 	Arrivals int
+	// Attempt numbers the executions of the node for one arrival (retries count up).
+	Attempt int
+	// Retrying is true on a failed attempt that will be retried.
+	Retrying bool
+	// Recovered is true on a failure the error policy recovered from.
+	Recovered bool
 }
 
 // Invocation is one evaluation of a graph, as seen by InterceptFlow.

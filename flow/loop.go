@@ -1,10 +1,10 @@
 package flow
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 )
 
@@ -12,12 +12,8 @@ import (
 // once per item, one iteration after the other, with the item bound to the $for
 // variable in the iterating branch only. After the last item the flow passes the
 // closing loop node once. With no items it goes straight to the closing node.
-func (r *run) startLoop(ctx context.Context, tok *token) *token {
+func (r *run) startLoop(tok *token, items []any) *token {
 	cn := tok.node
-	items, err := r.loopItems(tok)
-	if err != nil {
-		return r.fail(tok, r.nodeError(tok, CodeLoopItems, err))
-	}
 	if len(items) == 0 {
 		if cn.closing != nil {
 			tok.node, tok.mode = cn.closing, modeExec
@@ -54,7 +50,7 @@ func (r *run) loopItems(tok *token) ([]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %T is not a list", ErrLoopItems, in)
 	}
-	return items, nil
+	return slices.Clone(items), nil // later changes to the variable do not move the loop
 }
 
 // checkLoopIn validates a $in value when the graph is compiled.

@@ -34,15 +34,19 @@ type run struct {
 	state    atomic.Int32
 	cancel   context.CancelFunc
 
-	mu       sync.Mutex // frames' counters, frontier, errors
-	reason   string
-	err      error
-	errs     []*NodeError
-	failures []BranchFailure
-	frontier []*token
-	calls    map[*frame]struct{} // sub-graph calls in progress, for Context.Trace
-	ckpt     *checkpointer
-	live     map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
+	mu        sync.Mutex // frames' counters, frontier, errors
+	reason    string
+	err       error
+	errs      []*NodeError
+	failures  []BranchFailure
+	frontier  []*token
+	calls     map[*frame]struct{} // sub-graph calls in progress, for Context.Trace
+	records   []ExecutionError
+	fallback  map[string]any // state applied on fatal paths
+	retries   atomic.Int64
+	fallbacks atomic.Int64
+	ckpt      *checkpointer
+	live      map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
 
 	// Kept in the run to save allocations per evaluation.
 	rootFrame frame
@@ -143,7 +147,7 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 	cn := tok.node
 	switch tok.mode {
 	case modeFollow, modeBody:
-		return r.route(ctx, tok, local)
+		return r.follow(ctx, tok, local)
 	case modeResumeCall:
 		return r.execNode(ctx, tok, local)
 	case modeArrive:
@@ -205,7 +209,8 @@ func nearestLoop(f *frame) *frame {
 	return nil
 }
 
-// execNode runs the token's node: hooks, guard, task; then routes on.
+// execNode runs the token's node: hooks, guard, task, routing decision; failures go
+// through the error policy (and the node's retry policy) before the end hook.
 func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token {
 	cn := tok.node
 	n := cn.n
@@ -216,64 +221,102 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 		return nil
 	}
 	tok.call.last.Store(int32(cn.n.index) + 1)
-	var began time.Time
-	if len(r.icpts) > 0 {
-		began = time.Now()
-		for i := range r.icpts {
-			r.icpts[i].i.OnNodeStart(ctx, &tok.view, n)
+	var buf [4]*cnode
+	for attempt := 1; ; attempt++ {
+		var began time.Time
+		if len(r.icpts) > 0 {
+			began = time.Now()
+			for i := range r.icpts {
+				r.icpts[i].i.OnNodeStart(ctx, &tok.view, n)
+			}
 		}
-	}
-	err := r.runNode(ctx, tok)
-	status := nodeCompleted
-	held := errors.Is(err, errCallHalted)
-	switch {
-	case held && runState(r.state.Load()) == stateSuspended:
-		status, err = nodeSuspended, nil
-	case held:
-		status, err = nodeInterrupted, nil
-	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && (r.halted() || r.aborted(tok)):
-		status = nodeInterrupted // cancelled because the run or its sub-graph call failed elsewhere
-	case err != nil:
-		status = nodeFailed
-	case tok.suspended:
-		status = nodeSuspended
-	case tok.interrupted:
-		status = nodeInterrupted
-	}
-	if len(r.icpts) > 0 {
-		end := NodeEnd{Status: status, Err: err, Duration: time.Since(began), Step: step, Arrivals: tok.arrivals}
-		if status == nodeSuspended {
-			end.Reason = r.suspendReason()
+		err := r.runNode(ctx, tok)
+		status := nodeCompleted
+		held := errors.Is(err, errCallHalted)
+		switch {
+		case held && runState(r.state.Load()) == stateSuspended:
+			status, err = nodeSuspended, nil
+		case held:
+			status, err = nodeInterrupted, nil
+		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && (r.halted() || r.aborted(tok)):
+			status = nodeInterrupted // cancelled because the run or its sub-graph call failed elsewhere
+		case err != nil:
+			status = nodeFailed
+		case tok.suspended:
+			status = nodeSuspended
+		case tok.interrupted:
+			status = nodeInterrupted
 		}
-		for i := len(r.icpts) - 1; i >= 0; i-- {
-			r.icpts[i].i.OnNodeEnd(ctx, &tok.view, n, end)
+		var (
+			rt      route
+			routing bool
+			ne      *NodeError
+			dec     ErrorDecision
+			retry   bool
+		)
+		if status == nodeCompleted {
+			if rt, err = r.decide(ctx, tok, buf[:0]); err != nil {
+				status, routing = nodeFailed, true
+			}
 		}
-	}
-	if held {
-		return nil // the sub-graph halted: its call frame keeps the caller's place
-	}
-	tok.arrivals = 0
-	if r.ckpt != nil && status == nodeCompleted {
-		tok.completed = cn
-	}
-	switch status {
-	case nodeFailed:
-		return r.fail(tok, err)
-	case nodeInterrupted:
-		if r.halted() {
+		if status == nodeFailed {
+			ne = asNodeError(r, tok, err)
+			err = ne
+			dec = r.decideError(ctx, tok, ne)
+			retry = !routing && dec.Retryable && cn.retry != nil && cn.idempotent && attempt < cn.retry.Max
+		}
+		if len(r.icpts) > 0 {
+			end := NodeEnd{Status: status, Err: err, Duration: time.Since(began), Step: step, Arrivals: tok.arrivals,
+				Attempt: attempt, Retrying: retry, Recovered: status == nodeFailed && !retry && dec.Recover}
+			if status == nodeSuspended {
+				end.Reason = r.suspendReason()
+			}
+			for i := len(r.icpts) - 1; i >= 0; i-- {
+				r.icpts[i].i.OnNodeEnd(ctx, &tok.view, n, end)
+			}
+		}
+		if retry {
+			r.retries.Add(1)
+			if r.waitRetry(ctx, cn.retry, attempt) {
+				continue
+			}
+			// Cancelled while waiting: the last failure stands.
+		}
+		if held {
+			return nil // the sub-graph halted: its call frame keeps the caller's place
+		}
+		tok.arrivals = 0
+		if r.ckpt != nil && status == nodeCompleted {
+			tok.completed = cn
+		}
+		switch status {
+		case nodeFailed:
+			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
+		case nodeInterrupted:
+			if r.halted() {
+				tok.mode = modeExec
+				r.park(tok)
+				return nil
+			}
+			return r.endToken(tok)
+		case nodeSuspended:
+			tok.suspended = false
 			tok.mode = modeExec
 			r.park(tok)
 			return nil
 		}
-		return r.endToken(tok)
-	case nodeSuspended:
-		tok.suspended = false
-		tok.mode = modeExec
-		r.park(tok)
-		return nil
+		tok.mode = modeFollow
+		return r.apply(tok, rt, local)
 	}
-	tok.mode = modeFollow
-	return r.route(ctx, tok, local)
+}
+
+// asNodeError makes sure a node failure is a *NodeError for the token's node.
+func asNodeError(r *run, tok *token, err error) *NodeError {
+	var ne *NodeError
+	if errors.As(err, &ne) && ne.Node == tok.node.n.ID && ne.Path == tok.call.path {
+		return ne
+	}
+	return r.taskError(tok, err)
 }
 
 func (r *run) suspendReason() string {
@@ -308,14 +351,18 @@ func (r *run) runNode(ctx context.Context, tok *token) (err error) {
 	switch cn.kind {
 	case taskGo:
 		if err := cn.task.Run(ctx, &tok.view, cn.n); err != nil {
-			return r.taskError(tok, ctx, err)
+			return r.taskError(tok, err)
 		}
 	case taskScript:
 		r.st.mu.Lock()
 		_, err := cn.script.Eval((*lockedView)(&tok.view))
 		r.st.mu.Unlock()
 		if err != nil {
-			return r.nodeError(tok, CodeScript, err)
+			code := errorCode(err) // raise(code, ...) names its own code
+			if code == "" {
+				code = CodeScript
+			}
+			return r.nodeError(tok, code, err)
 		}
 	case taskSubgraph:
 		return r.callSubgraph(ctx, tok)
@@ -323,10 +370,10 @@ func (r *run) runNode(ctx context.Context, tok *token) (err error) {
 	return nil
 }
 
-func (r *run) taskError(tok *token, ctx context.Context, err error) error {
+func (r *run) taskError(tok *token, err error) *NodeError {
 	var ne *NodeError
 	if errors.As(err, &ne) && ne.Node == tok.node.n.ID && ne.Path == tok.call.path {
-		return err
+		return ne
 	}
 	code := errorCode(err)
 	if code == "" {
@@ -359,14 +406,42 @@ func (r *run) test(ctx context.Context, tok *token, c *cond) (bool, error) {
 	return b, nil
 }
 
-// fail applies the branch policy to a node failure: inside a parallel split whose
-// policy is "continue" the branch is withdrawn and its failure recorded; otherwise the
-// failure ends the sub-graph call (whose caller then fails) or the run.
-func (r *run) fail(tok *token, err error) *token {
-	ne, ok := err.(*NodeError)
-	if !ok {
-		ne = r.nodeError(tok, CodeTask, err)
+// failed handles a node failure found outside execNode (routing a token that did not
+// run its node): the policy decides, as for any other failure.
+func (r *run) failed(ctx context.Context, tok *token, ne *NodeError, routing bool, attempts int, local *[]*token) *token {
+	return r.failedWith(ctx, tok, ne, r.decideError(ctx, tok, ne), routing, attempts, local)
+}
+
+// failedWith records the failure and acts on the decision. A recovered error continues
+// at the decision's goto node, or along the node's links (a routing failure has none to
+// follow, so its branch ends). A fatal error applies the fallback state, then the branch
+// policy: inside a parallel split whose policy is "continue" the branch is withdrawn;
+// otherwise the failure ends the sub-graph call (whose caller then fails) or the run.
+func (r *run) failedWith(ctx context.Context, tok *token, ne *NodeError, dec ErrorDecision, routing bool, attempts int, local *[]*token) *token {
+	r.recordError(tok, ne, dec, attempts)
+	if dec.Recover {
+		r.applyState(dec.Update, false)
+		if dec.Goto != "" {
+			target := tok.call.graph.node(dec.Goto)
+			if target == nil {
+				err := r.nodeError(tok, CodeTask, fmt.Errorf("error policy: goto %q: no such node in graph %q", dec.Goto, tok.call.graph.g.ID))
+				return r.fatal(tok, err)
+			}
+			r.fallbacks.Add(1)
+			return r.moveTo(tok, target)
+		}
+		if routing {
+			return r.endToken(tok)
+		}
+		tok.mode = modeFollow
+		return r.follow(ctx, tok, local)
 	}
+	r.applyState(dec.Fallback, true)
+	return r.fatal(tok, ne)
+}
+
+// fatal ends the branch, the sub-graph call or the run because of ne.
+func (r *run) fatal(tok *token, ne *NodeError) *token {
 	r.mu.Lock()
 	r.errs = append(r.errs, ne)
 	r.mu.Unlock()

@@ -34,7 +34,9 @@ type Expression interface {
 // statements separated by ";" (a trailing ";" is allowed, so Solon scripts such as
 // `context.put("result", a + b);` run unchanged) and may call these methods of
 // `context`: put(key, value), get(key), getOrDefault(key, default), containsKey(key),
-// remove(key), incr(key[, delta]), stop(), interrupt(), suspend(reason).
+// remove(key), incr(key[, delta]), stop(), interrupt(), suspend(reason). The function
+// raise(code, message[, recoverable[, retryable]]) fails the script with a structured
+// error (*Error).
 type ExprEvaluator struct {
 	vms sync.Pool
 }
@@ -82,6 +84,7 @@ func (e *ExprEvaluator) compile(src string) (Expression, error) {
 		expr.Patch(p),
 		expr.Function("__get", scopeGet),
 		expr.Function("__ctx", scopeCall),
+		expr.Function("raise", raise),
 	)
 	if p.err != nil {
 		return nil, p.err
@@ -177,6 +180,22 @@ func (p *patcher) fail(msg string) {
 	if p.err == nil {
 		p.err = errors.New(msg)
 	}
+}
+
+// raise(code, message[, recoverable[, retryable]]) fails the script with a structured
+// error, so rule graphs written in YAML can use the whole error model.
+func raise(params ...any) (any, error) {
+	if len(params) < 2 || len(params) > 4 {
+		return nil, fmt.Errorf("raise(code, message[, recoverable[, retryable]]) takes 2 to 4 arguments, got %d", len(params))
+	}
+	e := &Error{Code: fmt.Sprint(params[0]), Message: fmt.Sprint(params[1])}
+	if len(params) > 2 {
+		e.Recover = isTrue(params[2])
+	}
+	if len(params) > 3 {
+		e.Retry = isTrue(params[3])
+	}
+	return nil, e
 }
 
 func scopeGet(params ...any) (any, error) {
