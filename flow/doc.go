@@ -1,0 +1,88 @@
+// Package flow is flowteam's graph engine: the graph model, graphs defined in Go code
+// (GraphSpec) or read from Solon-style YAML/JSON documents, the Engine that runs them
+// over a FlowContext, gateways, loops, sub-graphs, interceptors, stop/interrupt/suspend
+// with an exact resumable frontier, and the execution-error model.
+//
+// # Model
+//
+// A GraphSpec is the editable description; Build validates it and returns an immutable
+// Graph that any number of runs and engines share. Registering a graph on an Engine
+// compiles it once against the engine's tasks, conditions and Evaluator: an unknown
+// "@task", an unknown "@condition", a script or condition that does not compile, or a
+// malformed loop, onError or retry meta is an error at that point, naming the file,
+// line and node, never in the middle of a run. "#graph" references resolve at run time
+// (LoadFiles checks them for the whole batch).
+//
+// Node types follow Solon: start, end, activity, exclusive, inclusive, parallel, loop;
+// an unknown or missing type is an activity. Without a start node the first node no
+// link enters is the start (as in Solon). A node's when guards its task only. Links
+// sort by priority, higher first, keeping document order among equals; an empty when
+// is true.
+//
+// # Where flowteam differs from Solon, on purpose
+//
+//   - An exclusive gateway with no matching link and no default link fails with
+//     ErrNoRoute (code exclusive_no_match); Solon silently ends the branch.
+//   - A condition that cannot be evaluated (a string compared with a number, a
+//     missing variable used in arithmetic) is an error with code condition_error,
+//     never a silent false. An unset variable reads as nil, so `approved != true`
+//     holds before anyone approved.
+//   - Joins count per split activation. Every fan-out (parallel, inclusive, or an
+//     activity with several true links) opens a frame that knows how many branches it
+//     started; the join waits for exactly those, and a cycle that passes the split
+//     again opens a new frame. Solon never resets its inclusive counter.
+//   - A branch that ends without reaching the join (interrupted, reached an end node,
+//     or had no true link) is withdrawn from its split, so the join stops waiting for
+//     it instead of hanging. If no branch arrives, the join does not run.
+//   - Resume continues from the exact stored frontier (pending tokens, join arrivals,
+//     loop positions, sub-graph calls); Solon replays from the start node.
+//   - Loop items are branch-scoped: a loop's $for variable is visible to the branch
+//     that iterates (and its sub-graph calls), never to concurrent branches, and it
+//     is not left in the shared variables after the loop.
+//   - Scripts run with the variables locked, so `context.put("n", n + 1)` from
+//     parallel branches never loses an update.
+//
+// # Runs
+//
+// Eval and Resume return a Result: completed, suspended, stopped or failed, with the
+// step count, the last node per call path (the FlowTrace), every execution error and,
+// unless the run completed, the Frontier to resume from. Frontier.State and
+// Engine.RestoreFrontier convert it to and from plain data for storage.
+//
+// Context.Stop ends the whole run once the current node finishes (parents and
+// sub-graphs alike); the nodes that would have run next stay in the frontier.
+// Context.Interrupt ends only the current branch. Context.Suspend stops the run with
+// a reason and makes the current node run again on resume, so a task can check for the
+// decision it waited for. A step limit (WithMaxSteps, WithSteps) bounds every run;
+// context.Context cancellation and deadlines fail the run (errors.Is tells which); a
+// panicking task becomes an error naming the node. Parallel branches run on goroutines
+// bounded by WithMaxConcurrency (branches beyond it run inline); every goroutine ends
+// before Eval returns.
+//
+// # Errors
+//
+// A node failure (task, guard, routing) becomes a *NodeError with a stable code and an
+// ExecutionError record in the context (DefaultErrorKey). The ErrorPolicy decides:
+// recoverable errors (Recoverable() bool, MarkRecoverable, NewRecoverableError, rules
+// added with WithRecoverable, or the node's onError meta) are recorded and the run goes
+// on, along the node's links or to the policy's goto node, after applying its update;
+// fatal errors apply the fallback state, then end the branch (ContinueOnError split),
+// the sub-graph call (whose calling node then fails, see Context.CallOutcome) or the run.
+// A node with a retry policy that is marked idempotent retries retryable errors with
+// exponential backoff and jitter, each attempt visible to interceptors.
+//
+// In YAML the same model is available through node meta:
+//
+//	meta:
+//	  onError: { goto: fallback_lookup, recover: [SOFT_TIMEOUT], fallback: { status: fallback } }
+//	  retry: { max: 3, backoff: 10ms, maxBackoff: 1s }
+//	  idempotent: true
+//
+// and scripts can fail with a structured error: raise("CODE", "message", recoverable).
+//
+// # Definitions
+//
+// The YAML/JSON reader lives here (rather than in package export, which holds the
+// writers) because the engine loads definition files itself and flow cannot import
+// packages that build on it.
+package flow
