@@ -1,0 +1,440 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// This file holds the syntax layer of the definition reader: decoding YAML and JSON into
+// yaml.Node trees with lines, locating syntax errors, and the relaxations Solon's parser
+// allows. definition.go reads the schema from those trees.
+
+// document decodes data into its root node (nil for an empty document). YAML is tried
+// first, so JSON gets line numbers from the same parser; the fallbacks cover real Solon
+// documents yaml.v3 rejects.
+func (r *defReader) document(data []byte) (*yaml.Node, error) {
+	root, yerr := decodeYAML(data)
+	if yerr == nil {
+		return root, nil
+	}
+	if looksLikeJSON(data) {
+		// Valid JSON that YAML cannot read: "\/" escapes, keys over 1024 bytes.
+		root, jerr := decodeJSON(data)
+		if jerr == nil {
+			return root, nil
+		}
+		if strings.HasSuffix(strings.ToLower(r.file), ".json") {
+			return nil, r.syntaxError(data, jerr)
+		}
+	}
+	// SnakeYAML, which Solon uses, reads "link:[a, b]" inside a flow mapping as a key and
+	// a list; yaml.v3 does not. Solon's own test documents rely on it.
+	if relaxed, changed := relaxFlowColons(data); changed {
+		root, err := decodeYAML(relaxed)
+		if err == nil {
+			return root, nil
+		}
+		// The relaxed text has the same lines; its error is the one Solon would meet.
+		data, yerr = relaxed, err
+	}
+	return nil, r.syntaxError(data, yerr)
+}
+
+// decodeYAML parses one YAML document and returns its root (nil when empty).
+func decodeYAML(data []byte) (root *yaml.Node, err error) {
+	defer func() {
+		// yaml.v3 reports errors by panicking internally; a bug there must not take the
+		// caller down with it.
+		if p := recover(); p != nil {
+			root, err = nil, fmt.Errorf("yaml: internal parser error: %v", p)
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+	case err != nil:
+		return nil, err
+	default:
+		return nil, &extraDocError{line: next.Line}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// extraDocError reports a second document in the input: Solon's loader rejects it too.
+type extraDocError struct{ line int }
+
+func (e *extraDocError) Error() string {
+	return "more than one YAML document (a definition file holds one graph)"
+}
+
+var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxError locates a YAML or JSON syntax error.
+func (r *defReader) syntaxError(data []byte, err error) error {
+	var extra *extraDocError
+	var jerr *json.SyntaxError
+	line, msg := 0, err.Error()
+	switch {
+	case errors.As(err, &extra):
+		line = extra.line
+	case errors.As(err, &jerr):
+		line, msg = lineAt(data, int(jerr.Offset)-1), "invalid JSON: "+msg
+	default:
+		line, msg = yamlErrorLine(data, msg)
+		msg = "invalid YAML: " + msg
+	}
+	// A problem found at the end of the input is on its last line, not the one after.
+	lines := bytes.Count(data, []byte{'\n'})
+	if !bytes.HasSuffix(data, []byte{'\n'}) {
+		lines++
+	}
+	return &DefinitionError{Pos: Pos{File: r.file, Line: max(min(line, lines), 1)}, Msg: msg}
+}
+
+// yamlErrorLine extracts the line from a yaml.v3 message and returns the message without
+// the "yaml: line N: " prefix.
+func yamlErrorLine(data []byte, msg string) (int, string) {
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+		// yaml.v3 prints parser errors (not scanner errors) with the 0-based line of the
+		// collection being parsed, which may start far above the problem.
+		if isYAMLParserError(msg) {
+			line = problemLine(data, line+1, msg)
+		}
+		return line, msg
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	switch {
+	case strings.HasPrefix(msg, "unknown anchor '"):
+		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown anchor '"), "'")
+		if i := bytes.Index(data, []byte("*"+name)); i >= 0 {
+			return lineAt(data, i), msg
+		}
+	case strings.Contains(msg, "UTF-8"), strings.Contains(msg, "control characters"):
+		return lineAt(data, badByte(data)), msg
+	}
+	// yaml.v3 omits the line when the problem is on the first one.
+	return 1, msg
+}
+
+// problemLine finds the first line from start on at which the document, cut after that
+// line, fails with the same problem: where the parser gave up. Lines close to start are
+// tried one by one; further down it bisects, on the assumption that a cut above the
+// problem parses and a cut below it fails the same way. It falls back to start.
+func problemLine(data []byte, start int, problem string) int {
+	var ends []int // ends[k-1] is the offset just after line k
+	for off := 0; off < len(data); {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			ends = append(ends, len(data))
+			break
+		}
+		off += i + 1
+		ends = append(ends, off)
+	}
+	fails := func(line int) bool {
+		_, err := decodeYAML(data[:ends[line-1]])
+		return err != nil && strings.HasSuffix(err.Error(), ": "+problem)
+	}
+	line, spent := start, 0
+	for ; line <= len(ends) && line < start+64 && spent < 1<<22; line++ {
+		if fails(line) {
+			return line
+		}
+		spent += ends[line-1]
+	}
+	lo, hi := line, len(ends)
+	if lo > hi || !fails(hi) {
+		return start
+	}
+	for lo < hi {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// isYAMLParserError reports whether msg is one of yaml.v3's parser (not scanner) problems.
+func isYAMLParserError(msg string) bool {
+	for _, p := range [...]string{
+		"did not find expected ',' or ", "did not find expected '-' indicator",
+		"did not find expected <", "did not find expected key", "did not find expected node content",
+		"found duplicate %", "found incompatible YAML document", "found undefined tag handle",
+	} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// badByte returns the offset of the first invalid UTF-8 sequence or control character.
+func badByte(data []byte) int {
+	for i := 0; i < len(data); {
+		c, size := utf8.DecodeRune(data[i:])
+		if c == utf8.RuneError && size <= 1 || c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			return i
+		}
+		i += size
+	}
+	return 0
+}
+
+// lineAt returns the 1-based line of byte offset off.
+func lineAt(data []byte, off int) int {
+	off = min(max(off, 0), len(data))
+	return bytes.Count(data[:off], []byte{'\n'}) + 1
+}
+
+// deref follows aliases to the anchored node.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	if n == nil || n.Kind == yaml.AliasNode {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+	}
+	return n
+}
+
+// kindOf names a node's shape for messages: "a list", "a string ("x")".
+func kindOf(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.ShortTag() == "!!null":
+		return "null"
+	}
+	kind, ok := map[string]string{"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean"}[n.ShortTag()]
+	if !ok {
+		kind = "a " + strings.TrimPrefix(n.ShortTag(), "!!") + " value"
+	}
+	return kind + " (" + strconv.Quote(n.Value) + ")"
+}
+
+// describe quotes a scalar's text, or names the shape of anything else.
+func describe(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() != "!!null" {
+		return strconv.Quote(n.Value)
+	}
+	return kindOf(n)
+}
+
+// looksLikeJSON reports whether data starts like a JSON object or array.
+func looksLikeJSON(data []byte) bool {
+	data = bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(data) > 0 && (data[0] == '{' || data[0] == '[')
+}
+
+// decodeJSON builds the same node tree yaml.v3 would, with lines, using encoding/json.
+func decodeJSON(data []byte) (*yaml.Node, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var newlines []int
+	for i, c := range data {
+		if c == '\n' {
+			newlines = append(newlines, i)
+		}
+	}
+	// Tokens end at InputOffset; JSON tokens never span lines.
+	line := func() int {
+		n, _ := slices.BinarySearch(newlines, int(dec.InputOffset())-1)
+		return n + 1
+	}
+	var build func(tok json.Token) (*yaml.Node, error)
+	build = func(tok json.Token) (*yaml.Node, error) {
+		n := &yaml.Node{Kind: yaml.ScalarNode, Line: line()}
+		switch t := tok.(type) {
+		case json.Delim:
+			end := json.Delim(']')
+			n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
+			if t == '{' {
+				end, n.Kind, n.Tag = '}', yaml.MappingNode, "!!map"
+			}
+			for {
+				tok, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				if tok == end {
+					return n, nil
+				}
+				child, err := build(tok)
+				if err != nil {
+					return nil, err
+				}
+				n.Content = append(n.Content, child)
+			}
+		case string:
+			n.Tag, n.Value, n.Style = "!!str", t, yaml.DoubleQuotedStyle
+		case json.Number:
+			n.Tag, n.Value = "!!float", t.String()
+			if !strings.ContainsAny(n.Value, ".eE") {
+				n.Tag = "!!int"
+			}
+		case bool:
+			n.Tag, n.Value = "!!bool", strconv.FormatBool(t)
+		default:
+			n.Tag, n.Value = "!!null", "null"
+		}
+		return n, nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	root, err := build(tok)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &json.SyntaxError{Offset: dec.InputOffset()}
+	}
+	return root, nil
+}
+
+// relaxFlowColons inserts a space after each ':' that directly precedes '[' or '{' inside
+// a flow collection ("{id: g1, link:[a, b]}"), which SnakeYAML reads as a key and its
+// value and yaml.v3 rejects. It skips quoted scalars, comments and block scalars, and only
+// inserts within lines, so line numbers stay exact. It reports whether it changed anything.
+func relaxFlowColons(data []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(data)+16)
+	var (
+		depth       int  // flow collection nesting
+		quote       byte // the open quote, or 0
+		expectValue bool // the next non-blank byte starts a token
+		blockIndent = -1 // inside a block scalar: its lines are indented deeper than this
+	)
+	for start := 0; start < len(data); {
+		end := len(data)
+		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+			end = start + i + 1
+		}
+		line := data[start:end]
+		start = end
+		indent := len(line) - len(bytes.TrimLeft(line, " "))
+		if blockIndent >= 0 {
+			if len(bytes.TrimSpace(line)) == 0 || indent > blockIndent {
+				out = append(out, line...)
+				continue
+			}
+			blockIndent = -1
+		}
+		keyCol, dashCol := indent, -1
+		if depth == 0 && quote == 0 {
+			expectValue = true
+		}
+	scan:
+		for j := 0; j < len(line); j++ {
+			c := line[j]
+			next := byte('\n')
+			if j+1 < len(line) {
+				next = line[j+1]
+			}
+			switch {
+			case quote == '"':
+				if c == '\\' && j+1 < len(line) {
+					out = append(out, c)
+					j++
+					c = next
+				} else if c == '"' {
+					quote = 0
+				}
+			case quote == '\'':
+				if c == '\'' && next == '\'' {
+					out = append(out, c)
+					j++
+				} else if c == '\'' {
+					quote = 0
+				}
+			case blank(c):
+			case c == '#' && (j == 0 || blank(line[j-1])):
+				out = append(out, line[j:]...)
+				break scan
+			case (c == '"' || c == '\'') && expectValue:
+				quote, expectValue = c, false
+			case depth > 0:
+				switch c {
+				case '[', '{':
+					depth++
+					expectValue = true
+				case ',':
+					expectValue = true
+				case ']', '}':
+					depth--
+					expectValue = false
+				case ':':
+					if next == '[' || next == '{' {
+						out = append(out, c, ' ')
+						expectValue = true
+						continue
+					}
+					expectValue = blank(next) || next == ',' || next == ']' || next == '}'
+				default:
+					expectValue = false
+				}
+			case !expectValue: // inside a plain scalar or key in block context
+				expectValue = c == ':' && blank(next)
+			default: // a token starts in block context
+				switch {
+				case c == '[' || c == '{':
+					depth++
+				case (c == '-' || c == '?') && blank(next):
+					dashCol, keyCol = j, j+1
+					for keyCol < len(line) && line[keyCol] == ' ' {
+						keyCol++
+					}
+				case c == '&' || c == '!': // anchor or tag: the value is still to come
+					for j+1 < len(line) && !blank(line[j+1]) {
+						out = append(out, line[j])
+						j++
+					}
+					c = line[j]
+				case c == '|' || c == '>':
+					hdr, _, _ := bytes.Cut(line[j+1:], []byte("#"))
+					if len(bytes.Trim(hdr, "0123456789+- \t\r\n")) == 0 {
+						blockIndent = keyCol
+						if keyCol == j && dashCol >= 0 { // "- |": deeper than the dash
+							blockIndent = dashCol
+						}
+					}
+					expectValue = false
+				default:
+					expectValue = false
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out, len(out) != len(data)
+}
+
+func blank(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
