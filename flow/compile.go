@@ -33,6 +33,7 @@ type cnode struct {
 	subGraph   *Graph // graph used as a task value
 	guard      cond
 	links      []clink
+	targets    []*cnode // every link's target, in priority order (parallel splits)
 	join       bool
 	split      bool   // an inclusive or parallel node with more than one outgoing link
 	loopVar    string // $for of an opening loop node
@@ -132,8 +133,10 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		}
 		cn.idempotent = isTrue(n.Meta[MetaIdempotent])
 		cn.links = make([]clink, len(n.links))
+		cn.targets = make([]*cnode, len(n.links))
 		for j, l := range n.links {
 			cn.links[j] = clink{l: l, to: &cg.nodes[l.to.index], when: compileCond(n, l.Pos, fmt.Sprintf("link to %q: condition", l.To), l.When)}
+			cn.targets[j] = cn.links[j].to
 		}
 	}
 	if len(errs) > 0 {

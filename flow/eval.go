@@ -104,18 +104,20 @@ func WithRunID(id string) EvalOption { return func(c *evalConfig) { c.runID = id
 var ErrContextBusy = errors.New("context is in use by another run")
 
 func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
-	cfg := evalConfig{maxSteps: e.maxSteps}
+	r := &run{e: e, fc: fc, st: fc.st}
+	cfg := &r.cfg
+	cfg.maxSteps = e.maxSteps
 	for _, o := range opts {
-		o(&cfg)
+		o(cfg)
 	}
-	icpts := e.interceptors
+	r.icpts = e.interceptors
 	for _, i := range cfg.icpts {
-		icpts = addInterceptor(icpts, i.i, i.index)
+		r.icpts = addInterceptor(r.icpts, i.i, i.index)
 	}
 	if cfg.runID == "" {
 		cfg.runID = newRunID()
 	}
-	r := &run{e: e, id: cfg.runID, fc: fc, st: fc.st, maxSteps: int64(cfg.maxSteps), icpts: icpts}
+	r.id, r.maxSteps = cfg.runID, int64(cfg.maxSteps)
 	if cfg.checkpoint != nil {
 		r.ckpt = &checkpointer{fn: cfg.checkpoint}
 		r.live = make(map[*token]struct{})
@@ -158,9 +160,10 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	st.run = r
 	st.mu.Unlock()
 
-	ctx, r.cancel = context.WithCancel(ctx)
-	defer r.cancel()
-	r.root.ctx, r.root.cancel = ctx, r.cancel
+	r.rctx.parent = ctx
+	defer r.rctx.release()
+	ctx = &r.rctx
+	r.root.ctx = ctx
 	if r.live != nil {
 		r.mu.Lock()
 		for _, t := range seeds {

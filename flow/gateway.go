@@ -98,7 +98,7 @@ type route struct {
 }
 
 // decide computes the route of the token at its node according to the node's type.
-func (r *run) decide(ctx context.Context, tok *token, buf []*cnode) (route, error) {
+func (r *run) decide(ctx context.Context, tok *token) (route, error) {
 	cn := tok.node
 	switch cn.n.Type {
 	case End:
@@ -107,10 +107,7 @@ func (r *run) decide(ctx context.Context, tok *token, buf []*cnode) (route, erro
 		return r.decideExclusive(ctx, tok)
 	case Parallel:
 		if cn.split {
-			for i := range cn.links {
-				buf = append(buf, cn.links[i].to)
-			}
-			return route{kind: routeFan, targets: buf, parallel: true}, nil
+			return route{kind: routeFan, targets: cn.targets, parallel: true}, nil
 		}
 	case Loop:
 		if cn.loopVar != "" && tok.mode != modeBody {
@@ -121,7 +118,7 @@ func (r *run) decide(ctx context.Context, tok *token, buf []*cnode) (route, erro
 			return route{kind: routeLoop, items: items}, nil
 		}
 	}
-	return r.decideAll(ctx, tok, buf)
+	return r.decideAll(ctx, tok)
 }
 
 func (r *run) decideExclusive(ctx context.Context, tok *token) (route, error) {
@@ -155,11 +152,19 @@ func (r *run) decideExclusive(ctx context.Context, tok *token) (route, error) {
 // decideAll follows every link whose condition holds (activity, start, inclusive and
 // the body of a loop). More than one target fans out sequentially; an inclusive split
 // always opens a frame, even for one target, so its join can count.
-func (r *run) decideAll(ctx context.Context, tok *token, buf []*cnode) (route, error) {
+func (r *run) decideAll(ctx context.Context, tok *token) (route, error) {
 	cn := tok.node
 	if len(cn.links) == 1 && cn.links[0].when.always() && !cn.split {
 		return route{kind: routeMove, to: cn.links[0].to}, nil
 	}
+	// Collect the true links in a bit set first: the common single-target case then
+	// allocates nothing; a fan-out allocates its frame and tokens anyway.
+	var (
+		taken uint64
+		many  []*cnode // only for nodes with more than 64 links
+		count int
+		first *cnode
+	)
 	for i := range cn.links {
 		l := &cn.links[i]
 		if !l.when.always() {
@@ -171,15 +176,29 @@ func (r *run) decideAll(ctx context.Context, tok *token, buf []*cnode) (route, e
 				continue
 			}
 		}
-		buf = append(buf, l.to)
+		if count == 0 {
+			first = l.to
+		}
+		count++
+		if i < 64 {
+			taken |= 1 << i
+		} else {
+			many = append(many, l.to)
+		}
 	}
 	switch {
-	case len(buf) == 0:
+	case count == 0:
 		return route{kind: routeEnd}, nil
-	case len(buf) == 1 && !cn.split:
-		return route{kind: routeMove, to: buf[0]}, nil
+	case count == 1 && !cn.split:
+		return route{kind: routeMove, to: first}, nil
 	}
-	return route{kind: routeFan, targets: buf}, nil
+	targets := make([]*cnode, 0, count)
+	for i := range min(len(cn.links), 64) {
+		if taken&(1<<i) != 0 {
+			targets = append(targets, cn.links[i].to)
+		}
+	}
+	return route{kind: routeFan, targets: append(targets, many...)}, nil
 }
 
 // apply moves the token along a decided route and returns the token to continue with.
@@ -198,8 +217,7 @@ func (r *run) apply(tok *token, rt route, local *[]*token) *token {
 // follow routes a token that did not run its node (a loop iteration, a resumed
 // token): errors fail the node without node hooks.
 func (r *run) follow(ctx context.Context, tok *token, local *[]*token) *token {
-	var buf [4]*cnode
-	rt, err := r.decide(ctx, tok, buf[:0])
+	rt, err := r.decide(ctx, tok)
 	if err != nil {
 		return r.failed(ctx, tok, asNodeError(r, tok, err), true, 1, local)
 	}

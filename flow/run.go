@@ -32,7 +32,8 @@ type run struct {
 	icpts    []indexedInterceptor
 	steps    atomic.Int64
 	state    atomic.Int32
-	cancel   context.CancelFunc
+	rctx     runCtx
+	cfg      evalConfig
 
 	mu        sync.Mutex // frames' counters, frontier, errors
 	reason    string
@@ -86,7 +87,7 @@ func (r *run) halt(s runState, reason string, tok *token, err error) {
 	}
 	r.mu.Unlock()
 	if s == stateFailed {
-		r.cancel() // fail fast: siblings see the cancellation through ctx
+		r.rctx.cancel(context.Canceled) // fail fast: siblings see the cancellation through ctx
 	}
 }
 
@@ -100,7 +101,7 @@ func (r *run) park(tok *token) {
 // waits at a join, or is parked because the run halted.
 func (r *run) drive(ctx context.Context, tok *token) {
 	var local []*token
-	done := ctx.Done()
+	done := r.doneOf(ctx)
 	for {
 		for tok != nil {
 			if r.halted() {
@@ -130,6 +131,16 @@ func (r *run) drive(ctx context.Context, tok *token) {
 		}
 		tok, local = local[len(local)-1], local[:len(local)-1]
 	}
+}
+
+// doneOf returns the channel drive watches for cancellation. For the run's own context
+// that is the caller's channel: the run's cancellation is seen through halted, and
+// asking runCtx for its channel would allocate one.
+func (r *run) doneOf(ctx context.Context) <-chan struct{} {
+	if rc, ok := ctx.(*runCtx); ok && rc == &r.rctx {
+		return rc.parent.Done()
+	}
+	return ctx.Done()
 }
 
 // aborted reports whether the token's sub-graph call (or one of its callers) failed.
@@ -221,7 +232,6 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 		return nil
 	}
 	tok.call.last.Store(int32(cn.n.index) + 1)
-	var buf [4]*cnode
 	for attempt := 1; ; attempt++ {
 		var began time.Time
 		if len(r.icpts) > 0 {
@@ -255,7 +265,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 			retry   bool
 		)
 		if status == nodeCompleted {
-			if rt, err = r.decide(ctx, tok, buf[:0]); err != nil {
+			if rt, err = r.decide(ctx, tok); err != nil {
 				status, routing = nodeFailed, true
 			}
 		}
