@@ -173,27 +173,55 @@ func (e *Engine) LoadFile(path string) (*Graph, error) {
 
 // LoadGlob loads every file matching the pattern (filepath.Match syntax); a directory
 // name loads the *.yml, *.yaml and *.json files in it.
-func (e *Engine) LoadGlob(pattern string) ([]*Graph, error) {
-	if fi, err := os.Stat(pattern); err == nil && fi.IsDir() {
-		var files []string
-		for _, ext := range []string{"*.yml", "*.yaml", "*.json"} {
-			m, _ := filepath.Glob(filepath.Join(pattern, ext))
-			files = append(files, m...)
-		}
-		slices.Sort(files)
-		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: no definition files (*.yml, *.yaml, *.json)", pattern)
-		}
-		return e.LoadFiles(files...)
-	}
-	files, err := filepath.Glob(pattern)
+func (e *Engine) LoadGlob(pattern string) ([]*Graph, error) { return e.Load(pattern) }
+
+// Load expands files, directories and glob patterns (see ExpandPaths) and loads the
+// files as one batch (see LoadFiles).
+func (e *Engine) Load(paths ...string) ([]*Graph, error) {
+	files, err := ExpandPaths(paths...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", pattern, err)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no file matches", pattern)
+		return nil, err
 	}
 	return e.LoadFiles(files...)
+}
+
+// ExpandPaths turns files, directories (their *.yml, *.yaml and *.json files) and glob
+// patterns into a sorted list of files without duplicates. A name that does not exist
+// and is no pattern is kept, so that reading it reports the problem.
+func ExpandPaths(paths ...string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			var found []string
+			for _, ext := range []string{"*.yml", "*.yaml", "*.json"} {
+				m, _ := filepath.Glob(filepath.Join(p, ext))
+				found = append(found, m...)
+			}
+			if len(found) == 0 {
+				return nil, fmt.Errorf("%s: no definition files (*.yml, *.yaml, *.json)", p)
+			}
+			files = append(files, found...)
+		case err == nil || !strings.ContainsAny(p, `*?[`):
+			files = append(files, p)
+		default:
+			m, err := filepath.Glob(p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p, err)
+			}
+			m = slices.DeleteFunc(m, func(f string) bool {
+				fi, err := os.Stat(f)
+				return err == nil && fi.IsDir()
+			})
+			if len(m) == 0 {
+				return nil, fmt.Errorf("%s: no file matches", p)
+			}
+			files = append(files, m...)
+		}
+	}
+	slices.Sort(files)
+	return slices.Compact(files), nil
 }
 
 // LoadFiles reads and registers several definition files as one batch: either all are

@@ -8,35 +8,37 @@ import (
 
 // Sentinel errors callers can branch on with errors.Is.
 var (
-	ErrGraphNotFound = errors.New("graph not found")
-	ErrGraphExists   = errors.New("graph already registered")
-	ErrUnknownTask   = errors.New("unknown task")
-	ErrUnknownCond   = errors.New("unknown condition")
-	ErrCompile       = errors.New("does not compile")
-	ErrStepLimit     = errors.New("step limit exceeded")
-	ErrNoRoute       = errors.New("no link matched and there is no default link")
-	ErrTaskPanic     = errors.New("task panicked")
-	ErrJoinMismatch  = errors.New("branches of one split arrived at different joins")
-	ErrLoopItems     = errors.New("loop items cannot be iterated")
-	ErrCallDepth     = errors.New("sub-graph call depth exceeded")
-	ErrNotResumable  = errors.New("nothing to resume")
-	ErrBadCondition  = errors.New("condition did not produce a bool")
+	ErrGraphNotFound     = errors.New("graph not found")
+	ErrGraphExists       = errors.New("graph already registered")
+	ErrUnknownTask       = errors.New("unknown task")
+	ErrUnknownCond       = errors.New("unknown condition")
+	ErrCompile           = errors.New("does not compile")
+	ErrStepLimit         = errors.New("step limit exceeded")
+	ErrNoRoute           = errors.New("no link matched and there is no default link")
+	ErrTaskPanic         = errors.New("task panicked")
+	ErrJoinMismatch      = errors.New("branches of one split arrived at different joins")
+	ErrLoopItems         = errors.New("loop items cannot be iterated")
+	ErrCallDepth         = errors.New("sub-graph call depth exceeded")
+	ErrNotResumable      = errors.New("nothing to resume")
+	ErrBadCondition      = errors.New("condition did not produce a bool")
+	ErrAllBranchesFailed = errors.New("every branch of the split failed")
 )
 
 // Stable error codes, carried by NodeError.Code and by the structured errors of a run.
 const (
-	CodeTask             = "task_failed"
-	CodeScript           = "script_error"
-	CodeCondition        = "condition_error"
-	CodePanic            = "task_panic"
-	CodeNoRoute          = "exclusive_no_match"
-	CodeStepLimit        = "step_limit"
-	CodeCancelled        = "cancelled"
-	CodeSubgraphNotFound = "subgraph_not_found"
-	CodeCallDepth        = "subgraph_depth"
-	CodeJoinMismatch     = "join_mismatch"
-	CodeLoopItems        = "loop_items"
-	CodeCheckpoint       = "checkpoint_failed"
+	CodeTask              = "task_failed"
+	CodeScript            = "script_error"
+	CodeCondition         = "condition_error"
+	CodePanic             = "task_panic"
+	CodeNoRoute           = "exclusive_no_match"
+	CodeStepLimit         = "step_limit"
+	CodeCancelled         = "cancelled"
+	CodeSubgraphNotFound  = "subgraph_not_found"
+	CodeCallDepth         = "subgraph_depth"
+	CodeJoinMismatch      = "join_mismatch"
+	CodeLoopItems         = "loop_items"
+	CodeCheckpoint        = "checkpoint_failed"
+	CodeAllBranchesFailed = "all_branches_failed"
 )
 
 // NodeError is an error raised while a node ran: its task, its guard, the conditions of
@@ -68,3 +70,11 @@ func (e *NodeError) Unwrap() error { return e.Err }
 
 // ErrorCode returns the stable code.
 func (e *NodeError) ErrorCode() string { return e.Code }
+
+func joinNodeErrors(errs []*NodeError) error {
+	list := make([]error, len(errs))
+	for i, e := range errs {
+		list[i] = e
+	}
+	return errors.Join(list...)
+}

@@ -31,6 +31,7 @@ type frame struct {
 	join    *cnode // where the first branch arrived
 	arrived int
 	policy  BranchPolicy
+	failed  []*NodeError // branches a ContinueOnError split withdrew because they failed
 
 	// loop
 	loop    *cnode
@@ -61,6 +62,7 @@ const (
 	modeFollow                      // the node ran: follow its links
 	modeBody                        // start one iteration: follow an opening loop node's links
 	modeResumeCall                  // re-enter a sub-graph call frame on resume
+	modeFailed                      // report failure (every branch of a split failed) at node
 )
 
 type token struct {
@@ -72,10 +74,11 @@ type token struct {
 	view        Context
 	interrupted bool
 	suspended   bool
-	arrivals    int      // how many branches the join this token fires waited for
-	resume      []*token // modeResumeCall: the parked tokens inside the call
-	cp          position // last committed position, kept only when checkpointing
-	completed   *cnode   // the node this token just completed, for the checkpoint
+	arrivals    int        // how many branches the join this token fires waited for
+	resume      []*token   // modeResumeCall: the parked tokens inside the call
+	cp          position   // last committed position, kept only when checkpointing
+	completed   *cnode     // the node this token just completed, for the checkpoint
+	failure     *NodeError // modeFailed: the failure to report
 }
 
 // local returns the item of the innermost loop whose variable is key.

@@ -58,6 +58,7 @@ func (r *run) recordFailure(tok *token, ne *NodeError, f *frame) {
 	bf := BranchFailure{Split: f.split.n.ID, Branch: tok.branch, Node: ne.Node, Code: ne.Code, Error: ne.Error(), Err: ne}
 	r.mu.Lock()
 	r.failures = append(r.failures, bf)
+	f.failed = append(f.failed, ne)
 	r.mu.Unlock()
 	r.st.mu.Lock()
 	list, _ := r.st.vars[KeyBranchFailures].([]BranchFailure)

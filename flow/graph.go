@@ -41,6 +41,21 @@ func (g *Graph) Start() *Node { return g.start }
 // rebuilding or for writing the definition back out.
 func (g *Graph) Spec() *GraphSpec { return g.spec.Clone() }
 
+// Calls returns the ids of the graphs this graph calls as sub-graphs ("#id" tasks and
+// graphs used as tasks), sorted and without duplicates.
+func (g *Graph) Calls() []string {
+	var ids []string
+	for _, n := range g.nodes {
+		if sg, ok := n.Component.(subGraphTask); ok {
+			ids = append(ids, sg.g.ID)
+		} else if id, ok := strings.CutPrefix(strings.TrimSpace(n.Task), "#"); ok && n.Component == nil {
+			ids = append(ids, strings.TrimSpace(id))
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
 // MetaValue looks up a dotted path ("a.b.c") in the graph's meta.
 func (g *Graph) MetaValue(path string) (any, bool) {
 	var cur any = g.Meta

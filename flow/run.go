@@ -159,6 +159,10 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 	switch tok.mode {
 	case modeFollow, modeBody:
 		return r.follow(ctx, tok, local)
+	case modeFailed:
+		ne := tok.failure
+		tok.failure, tok.mode = nil, modeFollow
+		return r.failed(ctx, tok, ne, true, 1, local)
 	case modeResumeCall:
 		return r.execNode(ctx, tok, local)
 	case modeArrive:
@@ -227,6 +231,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	n := cn.n
 	step := int(r.steps.Add(1))
 	if int64(step) > r.maxSteps {
+		r.steps.Add(-1) // the refused step did not run
 		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeStepLimit, fmt.Errorf("%w (%d)", ErrStepLimit, r.maxSteps)))
 		r.park(tok)
 		return nil
@@ -507,6 +512,15 @@ func (r *run) unitDone(f *frame) *token {
 			if f.arrived > 0 {
 				t := r.newToken(f.join, modeExec, f.parent, f.branch)
 				t.arrivals = f.arrived
+				return t
+			}
+			if len(f.failed) > 0 {
+				// Every branch failed: "continue with what finished" leaves nothing to
+				// continue with, so the split itself fails instead of ending silently.
+				t := r.newToken(f.split, modeFailed, f.parent, f.branch)
+				t.failure = &NodeError{Graph: f.split.n.graph.ID, Path: f.call.path, Node: f.split.n.ID, NodeType: f.split.n.Type,
+					Title: f.split.n.Title, Branch: f.branch, Step: int(r.steps.Load()), Code: CodeAllBranchesFailed,
+					Err: fmt.Errorf("%w: %w", ErrAllBranchesFailed, joinNodeErrors(f.failed))}
 				return t
 			}
 		case frameLoop:

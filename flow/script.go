@@ -160,6 +160,13 @@ func envNode() ast.Node { return &ast.IdentifierNode{Value: "$env"} }
 func (p *patcher) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
+			// Builtins parse as BuiltinNode; a plain call can only be one of ours.
+			if id.Value != "__get" && id.Value != "__ctx" && id.Value != "raise" {
+				p.fail(fmt.Sprintf("unknown function %q", id.Value))
+			}
+			return
+		}
 		m, ok := n.Callee.(*ast.MemberNode)
 		if !ok {
 			return

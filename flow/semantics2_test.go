@@ -313,3 +313,37 @@ func TestInterceptorOrderAndSubgraphNesting(t *testing.T) {
 		"B<parent", "A<parent",
 	}, log)
 }
+
+func TestContinueOnErrorAllBranchesFailIsAnError(t *testing.T) {
+	e := flow.NewEngine(flow.WithTaskFunc("fail", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+		return fmt.Errorf("%s down", n.ID)
+	}))
+	s := flow.NewSpec("allfail")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("b")
+	s.Activity("a").SetTask("@fail").LinkTo("j")
+	s.Activity("b").SetTask("@fail").LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	res, _, path := run(t, e, build(t, s), nil)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.ErrorIs(t, res.Err, flow.ErrAllBranchesFailed)
+	var ne *flow.NodeError
+	require.ErrorAs(t, res.Err, &ne)
+	assert.Equal(t, "p", ne.Node)
+	assert.Equal(t, flow.CodeAllBranchesFailed, ne.Code)
+	assert.Contains(t, res.Err.Error(), "a down")
+	assert.Contains(t, res.Err.Error(), "b down")
+	assert.NotContains(t, path, "e")
+}
+
+func TestUnknownScriptFunctionFailsAtLoad(t *testing.T) {
+	s := flow.NewSpec("fn")
+	s.Start("s").SetTask(`nosuchfn(1)`)
+	err := flow.NewEngine().Register(build(t, s))
+	require.ErrorIs(t, err, flow.ErrCompile)
+	assert.Contains(t, err.Error(), `unknown function "nosuchfn"`)
+	ok := flow.NewSpec("fn2")
+	ok.Start("s").SetTask(`context.put("n", len("abc") + abs(-1))`)
+	require.NoError(t, flow.NewEngine().Register(build(t, ok)), "builtins still work")
+}

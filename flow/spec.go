@@ -12,7 +12,7 @@ import "maps"
 //	spec.Exclusive("g").
 //		LinkTo("director", flow.LinkWhen("day >= 3")).
 //		LinkTo("e")
-//	spec.Activity("director").Task("@director").LinkTo("e")
+//	spec.Activity("director").SetTask("@director").LinkTo("e")
 //	spec.End("e")
 //	g, err := spec.Build()
 type GraphSpec struct {

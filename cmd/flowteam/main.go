@@ -1,0 +1,78 @@
+// Command flowteam runs and inspects flowteam graph definitions.
+//
+// Usage:
+//
+//	flowteam run FILE|DIR|GLOB... [flags]   run a graph and print the outcome
+//	flowteam help                           print this help
+//
+// Run "flowteam run -h" for the flags of run. Exit codes: 0 the command succeeded (for
+// run: the run completed, was suspended or was stopped), 1 the run failed, 2 bad input
+// (usage, an unreadable or invalid definition).
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK    = 0 // success; for run: completed, suspended or stopped
+	exitFail  = 1 // the run (or the checked thing) failed
+	exitUsage = 2 // bad input: usage, unreadable or invalid definition
+)
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// dispatch runs the subcommand named by args[0] and returns the process exit code.
+// Each subcommand is a func(args []string, stdout, stderr io.Writer) int that parses
+// its own flags, so tests call it directly with buffers.
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+
+	case "validate":
+		return cmdValidate(args[1:], stdout, stderr)
+	case "export":
+		return cmdExport(args[1:], stdout, stderr)
+	// ---- more subcommands: add one case line each, above this comment ----
+	// case "resume":
+	// 	return cmdResume(args[1:], stdout, stderr)
+	// case "audit":
+	// 	return cmdAudit(args[1:], stdout, stderr)
+	// case "sessions":
+	// 	return cmdSessions(args[1:], stdout, stderr)
+	// Also list the new command in usage below.
+
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "flowteam: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `flowteam runs graph workflows defined in Solon Flow's YAML/JSON layout.
+
+Usage:
+  flowteam <command> [arguments]
+
+Commands:
+  run     run a graph and print its outcome (flowteam run -h for flags)
+  help    print this help
+
+Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
+2 bad input (usage, unreadable or invalid definition).
+`)
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// runOutput is what "flowteam run" prints: with --output json, exactly this object.
+type runOutput struct {
+	Instance string `json:"instance"`
+	Graph    string `json:"graph"`
+	Status   string `json:"status"`
+	// Reason is present when the run was suspended (possibly "").
+	Reason *string `json:"reason,omitempty"`
+	Steps  int     `json:"steps"`
+	// Vars holds every variable that can be written as JSON.
+	Vars map[string]any `json:"vars"`
+	// Unprintable names the variables left out of Vars because their values cannot be
+	// written as JSON (a Go func or channel a task stored, a NaN); absent when none.
+	Unprintable []string          `json:"unprintable,omitempty"`
+	Last        map[string]string `json:"last"`
+	// Frontier lists the pending "callpath:node" entries when the run did not complete.
+	Frontier *[]string `json:"frontier,omitempty"`
+	Error    *runError `json:"error"`
+	// Errors lists the instance's execution error records, recoverable and fatal.
+	Errors []flow.ExecutionError `json:"errors"`
+}
+
+// runError is the error that ended a failed run.
+type runError struct {
+	Code    string `json:"code"`
+	Node    string `json:"node"`
+	Graph   string `json:"graph"`
+	Message string `json:"message"`
+}
+
+func newRunOutput(res *flow.Result, vars map[string]any) *runOutput {
+	out := &runOutput{
+		Instance: res.Instance, Graph: res.Graph, Status: string(res.Status), Steps: res.Steps,
+		Vars: make(map[string]any, len(vars)), Last: res.Last,
+	}
+	if out.Last == nil {
+		out.Last = map[string]string{}
+	}
+	out.Errors = flow.ExecutionErrorsOf(vars[flow.DefaultErrorKey])
+	if out.Errors == nil {
+		out.Errors = []flow.ExecutionError{}
+	}
+	for k, v := range vars {
+		if strings.HasPrefix(k, "flow.") {
+			continue // the engine's own keys: errors are listed under "errors"
+		}
+		if printable(v) {
+			out.Vars[k] = v
+		} else {
+			out.Unprintable = append(out.Unprintable, k)
+		}
+	}
+	slices.Sort(out.Unprintable)
+	if res.Status == flow.StatusSuspended {
+		out.Reason = &res.Reason
+	}
+	if res.Status != flow.StatusCompleted {
+		pending := []string{}
+		if res.Frontier != nil {
+			pending = res.Frontier.Pending()
+		}
+		out.Frontier = &pending
+	}
+	if res.Err != nil {
+		out.Error = newRunError(res.Err)
+	}
+	return out
+}
+
+func newRunError(err error) *runError {
+	var ne *flow.NodeError
+	if errors.As(err, &ne) {
+		msg := ne.Error()
+		if ne.Err != nil {
+			msg = ne.Err.Error()
+		}
+		return &runError{Code: ne.Code, Node: ne.Node, Graph: ne.Graph, Message: msg}
+	}
+	re := &runError{Code: "run_failed", Message: err.Error()}
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) && coded.ErrorCode() != "" {
+		re.Code = coded.ErrorCode()
+	}
+	return re
+}
+
+// printable reports whether v can be written as JSON. A MarshalJSON that panics makes
+// the value unprintable rather than ending the command.
+func printable(v any) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	_, err := json.Marshal(v)
+	return err == nil
+}
+
+func (o *runOutput) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(o)
+}
+
+// writeText writes a short human summary.
+func (o *runOutput) writeText(w io.Writer) error {
+	var b strings.Builder
+	prep := "after"
+	if o.Status == string(flow.StatusCompleted) {
+		prep = "in"
+	}
+	fmt.Fprintf(&b, "graph %s: %s %s %d steps (instance %s)\n", o.Graph, o.Status, prep, o.Steps, o.Instance)
+	if o.Reason != nil {
+		fmt.Fprintf(&b, "reason: %s\n", *o.Reason)
+	}
+	if o.Error != nil {
+		where := ""
+		if o.Error.Node != "" {
+			where = fmt.Sprintf(" at node %q in graph %q", o.Error.Node, o.Error.Graph)
+		}
+		fmt.Fprintf(&b, "error: %s%s: %s\n", o.Error.Code, where, o.Error.Message)
+	}
+	if len(o.Vars)+len(o.Unprintable) > 0 {
+		b.WriteString("vars:\n")
+		keys := slices.Sorted(maps.Keys(o.Vars))
+		width := 0
+		for _, k := range append(keys, o.Unprintable...) {
+			width = max(width, len(k))
+		}
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, k, compactJSON(o.Vars[k]))
+		}
+		for _, k := range o.Unprintable {
+			fmt.Fprintf(&b, "  %-*s  (not printable)\n", width, k)
+		}
+	}
+	if len(o.Last) > 0 {
+		b.WriteString("last nodes:\n")
+		paths := slices.Sorted(maps.Keys(o.Last))
+		width := 0
+		for _, p := range paths {
+			width = max(width, len(p))
+		}
+		for _, p := range paths {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, p, o.Last[p])
+		}
+	}
+	if o.Frontier != nil && len(*o.Frontier) > 0 {
+		fmt.Fprintf(&b, "pending: %s\n", strings.Join(*o.Frontier, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// compactJSON writes v as one line of JSON without HTML escaping.
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "(not printable)"
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

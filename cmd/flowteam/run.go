@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+const runUsage = `Usage: flowteam run FILE|DIR|GLOB... [flags]
+
+Loads the definition files (a directory loads its *.yml, *.yaml and *.json files; a
+quoted glob is expanded) as one batch, so "#id" sub-graph tasks resolve across them,
+and runs one graph. Flags may come before or after the files.
+
+Only script tasks, "$meta" scripts and "#id" sub-graphs can run from the command line:
+a definition that references a Go task ("@name") fails to load.
+
+Flags:
+  --graph ID        the graph to run; needed when the files hold several graphs and more
+                    than one of them is not called as a sub-graph by the others
+  --set KEY=VALUE   set a variable (repeatable); VALUE is parsed as JSON when it is
+                    valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
+                    taken as a string; --set wins over --vars
+  --vars FILE       read variables from a JSON object
+  --steps N         step limit of the run (default: the engine's, 100000)
+  --instance ID     instance id (default: a random one)
+  --output FORMAT   text (default) or json
+
+Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
+"vars", "unprintable" (only if some variable cannot be written as JSON: their names),
+"last" (call path -> last node), "frontier" (not completed only: pending
+"callpath:node"), "error" ({"code", "node", "graph", "message"} or null)}.
+
+Exit codes: 0 completed, suspended or stopped; 1 the run failed; 2 bad input.
+`
+
+// runConfig is the parsed command line of "flowteam run".
+type runConfig struct {
+	files    []string
+	graph    string
+	sets     []string
+	varsFile string
+	steps    int
+	instance string
+	output   string
+}
+
+// setFlag collects repeated --set flags.
+type setFlag []string
+
+func (s *setFlag) String() string     { return strings.Join(*s, " ") }
+func (s *setFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+// cmdRun implements "flowteam run". It returns the process exit code.
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	cfg, help, err := parseRunArgs(args, stderr)
+	switch {
+	case help:
+		fmt.Fprint(stdout, runUsage)
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "flowteam run: %v\n\n%s", err, runUsage)
+		return exitUsage
+	}
+
+	vars, err := runVars(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return exitUsage
+	}
+	files, err := definitionFiles(cfg.files)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return exitUsage
+	}
+	eng := flow.NewEngine()
+	graphs, err := eng.LoadFiles(files...)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return exitUsage
+	}
+	g, err := pickGraph(graphs, cfg.graph)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return exitUsage
+	}
+
+	if cfg.instance == "" {
+		cfg.instance = newInstanceID()
+	}
+	var opts []flow.EvalOption
+	if cfg.steps > 0 {
+		opts = append(opts, flow.WithSteps(cfg.steps))
+	}
+	// Ctrl-C cancels the run, which then ends as failed with code "cancelled" and
+	// still prints where it stood; a second Ctrl-C kills the process as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fc := flow.NewContextWith(cfg.instance, vars)
+	res, err := eng.Eval(ctx, g.ID, fc, opts...)
+	if res == nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return exitUsage
+	}
+
+	out := newRunOutput(res, fc.Vars())
+	if cfg.output == "json" {
+		err = out.writeJSON(stdout)
+	} else {
+		err = out.writeText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: write output: %v\n", err)
+		return exitFail
+	}
+	if res.Status == flow.StatusFailed {
+		return exitFail
+	}
+	return exitOK
+}
+
+// parseRunArgs parses the command line. The flag package stops at the first
+// non-flag argument, so the arguments are first split into flags (with their values)
+// and files; "--" ends the flags. help is true when -h or --help was given.
+func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, err error) {
+	fs := flag.NewFlagSet("flowteam run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by the caller, with the usage
+	var sets setFlag
+	fs.StringVar(&cfg.graph, "graph", "", "")
+	fs.Var(&sets, "set", "")
+	fs.StringVar(&cfg.varsFile, "vars", "", "")
+	fs.IntVar(&cfg.steps, "steps", 0, "")
+	fs.StringVar(&cfg.instance, "instance", "", "")
+	fs.StringVar(&cfg.output, "output", "text", "")
+
+	var flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			cfg.files = append(cfg.files, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			cfg.files = append(cfg.files, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "h" || name == "help" {
+			return cfg, true, nil
+		}
+		flags = append(flags, a)
+		f := fs.Lookup(name)
+		if hasValue || f == nil { // an unknown flag is reported by Parse
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if err := fs.Parse(flags); err != nil {
+		return cfg, false, err
+	}
+	cfg.sets = sets
+	switch {
+	case len(cfg.files) == 0:
+		return cfg, false, errors.New("no definition file given")
+	case cfg.output != "text" && cfg.output != "json":
+		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
+	case cfg.steps < 0:
+		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
+	}
+	for _, s := range cfg.sets {
+		if k, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(k) == "" {
+			return cfg, false, fmt.Errorf("--set %q: want KEY=VALUE", s)
+		}
+	}
+	return cfg, false, nil
+}
+
+// runVars builds the run's variables: the --vars file, then each --set in order.
+func runVars(cfg runConfig) (map[string]any, error) {
+	vars := make(map[string]any)
+	if cfg.varsFile != "" {
+		data, err := os.ReadFile(cfg.varsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--vars: %w", err)
+		}
+		vars, err = decodeVars(cfg.varsFile, data)
+		if err != nil {
+			return nil, fmt.Errorf("--vars: %w", err)
+		}
+	}
+	for _, s := range cfg.sets {
+		k, v, _ := strings.Cut(s, "=")
+		vars[strings.TrimSpace(k)] = parseValue(v)
+	}
+	return vars, nil
+}
+
+// definitionFiles expands the command line's FILE|DIR|GLOB arguments (flow.ExpandPaths).
+func definitionFiles(args []string) ([]string, error) { return flow.ExpandPaths(args...) }
+
+// pickGraph chooses the graph to run: the one named by id, the only one loaded, or the
+// only one that no other loaded graph calls as a sub-graph ("#id").
+func pickGraph(graphs []*flow.Graph, id string) (*flow.Graph, error) {
+	ids := make([]string, len(graphs))
+	for i, g := range graphs {
+		ids[i] = g.ID
+	}
+	slices.Sort(ids)
+	if id != "" {
+		for _, g := range graphs {
+			if g.ID == id {
+				return g, nil
+			}
+		}
+		return nil, fmt.Errorf("--graph %q: no such graph among the loaded ones (%s)", id, strings.Join(ids, ", "))
+	}
+	if len(graphs) == 1 {
+		return graphs[0], nil
+	}
+	called := make(map[string]bool)
+	for _, g := range graphs {
+		for _, sub := range g.Calls() {
+			if sub != g.ID {
+				called[sub] = true
+			}
+		}
+	}
+	var roots []*flow.Graph
+	for _, g := range graphs {
+		if !called[g.ID] {
+			roots = append(roots, g)
+		}
+	}
+	if len(roots) == 1 {
+		return roots[0], nil
+	}
+	var names []string
+	for _, g := range roots {
+		names = append(names, g.ID)
+	}
+	if len(names) == 0 {
+		names = ids // every graph calls another: all are candidates
+	}
+	slices.Sort(names)
+	return nil, fmt.Errorf("%d graphs could be run (%s): choose one with --graph", len(names), strings.Join(names, ", "))
+}
+
+func newInstanceID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return "i-" + hex.EncodeToString(b[:])
+}

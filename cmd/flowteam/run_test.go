@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+const leaveYML = "../../examples/leave/leave.yml"
+
+// runCmd calls cmdRun with buffers and returns the exit code, stdout and stderr.
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cmdRun(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// runJSON runs with --output json and decodes the output into a generic map, so the
+// test sees the keys exactly as printed.
+func runJSON(t *testing.T, args ...string) (int, map[string]any) {
+	t.Helper()
+	code, stdout, stderr := runCmd(t, append(args, "--output", "json")...)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), "stdout: %s\nstderr: %s", stdout, stderr)
+	return code, out
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+func TestRunJSONShape(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		status   string
+		keys     []string
+		steps    float64
+		last     map[string]any
+		frontier []any
+		reason   any
+		err      map[string]any
+	}{
+		{
+			name: "completed", args: []string{leaveYML, "--set", "day=5", "--instance", "req-1"},
+			code: 0, status: "completed", steps: 6, last: map[string]any{"leave": "e"},
+			keys: []string{"instance", "graph", "status", "steps", "vars", "last", "error", "errors"},
+		},
+		{
+			name: "suspended", args: []string{"testdata/misc/suspend.yml", "--instance", "req-1"},
+			code: 0, status: "suspended", steps: 2, last: map[string]any{"suspend": "ask"},
+			reason: "waiting for approval", frontier: []any{"suspend:ask"},
+			keys: []string{"instance", "graph", "status", "reason", "steps", "vars", "last", "frontier", "error", "errors"},
+		},
+		{
+			name: "stopped", args: []string{"testdata/misc/stop.yml", "--instance", "req-1"},
+			code: 0, status: "stopped", steps: 2, last: map[string]any{"stop": "halt"},
+			frontier: []any{"stop:after"},
+			keys:     []string{"instance", "graph", "status", "steps", "vars", "last", "frontier", "error", "errors"},
+		},
+		{
+			// day is unset: "day >= 3" compares null with a number, which is an error.
+			name: "failed", args: []string{leaveYML, "--instance", "req-1"},
+			code: 1, status: "failed", steps: 4, last: map[string]any{"leave": "g1"},
+			frontier: []any{"leave:g1"},
+			err:      map[string]any{"code": flow.CodeCondition, "node": "g1", "graph": "leave"},
+			keys:     []string{"instance", "graph", "status", "steps", "vars", "last", "frontier", "error", "errors"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := runJSON(t, tc.args...)
+			assert.Equal(t, tc.code, code)
+			assert.ElementsMatch(t, tc.keys, keys(out))
+			assert.Equal(t, "req-1", out["instance"])
+			assert.Equal(t, tc.status, out["status"])
+			assert.Equal(t, tc.steps, out["steps"])
+			assert.Equal(t, tc.last, out["last"])
+			if tc.frontier != nil {
+				assert.Equal(t, tc.frontier, out["frontier"])
+			}
+			assert.Equal(t, tc.reason, out["reason"])
+			assert.IsType(t, map[string]any{}, out["vars"])
+			if tc.err == nil {
+				assert.Nil(t, out["error"])
+				return
+			}
+			e, ok := out["error"].(map[string]any)
+			require.True(t, ok, "error: %v", out["error"])
+			assert.ElementsMatch(t, []string{"code", "node", "graph", "message"}, keys(e))
+			for k, v := range tc.err {
+				assert.Equal(t, v, e[k], k)
+			}
+			assert.Contains(t, e["message"], "day >= 3")
+		})
+	}
+}
+
+func TestRunLeavePaths(t *testing.T) {
+	for _, tc := range []struct {
+		day  string
+		want []any
+	}{
+		{"1", []any{"manager"}},
+		{"2", []any{"manager"}},
+		{"3", []any{"manager", "director"}},
+		{"5", []any{"manager", "director"}},
+	} {
+		t.Run("day="+tc.day, func(t *testing.T) {
+			code, out := runJSON(t, leaveYML, "--set", "day="+tc.day)
+			require.Equal(t, 0, code)
+			vars := out["vars"].(map[string]any)
+			assert.Equal(t, tc.want, vars["approvedBy"])
+			assert.Equal(t, "approved", vars["status"])
+			assert.Equal(t, "leave", out["graph"])
+			assert.True(t, strings.HasPrefix(out["instance"].(string), "i-"), "generated instance id")
+		})
+	}
+}
+
+func TestParseValue(t *testing.T) {
+	tests := []struct {
+		in   string
+		want any
+	}{
+		{"5", 5},
+		{"-7", -7},
+		{"5.0", 5.0},
+		{"2.5", 2.5},
+		{"1e3", 1000.0},
+		{"99999999999999999999", 1e20}, // does not fit an int
+		{"true", true},
+		{"null", nil},
+		{`"5"`, "5"},
+		{"abc", "abc"},
+		{"", ""},
+		{"5 apples", "5 apples"},
+		{"007", "007"}, // not JSON: a leading zero
+		{"[1, 2.5, \"x\"]", []any{1, 2.5, "x"}},
+		{`{"a": {"b": 3}}`, map[string]any{"a": map[string]any{"b": 3}}},
+		{"{broken", "{broken"},
+		{"1e999", "1e999"}, // out of float64 range: kept as written
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, parseValue(tc.in), "parseValue(%q)", tc.in)
+	}
+}
+
+func TestRunSetAndVars(t *testing.T) {
+	code, out := runJSON(t, "testdata/misc/echo.yml",
+		"--set", "day=5", "--set=who=ada lovelace", "-set", "rate=2.5", "--set", "ok=true",
+		"--set", `list=[1,"two"]`, "--set", "eq=a=b", "--set", "empty=")
+	require.Equal(t, 0, code)
+	assert.Equal(t, map[string]any{
+		"day": 5.0, "who": "ada lovelace", "rate": 2.5, "ok": true, "list": []any{1.0, "two"},
+		"eq": "a=b", "empty": "", "seen": true,
+	}, out["vars"])
+
+	// --vars, with --set winning wherever it is written.
+	code, out = runJSON(t, "--set", "day=1", "testdata/misc/echo.yml", "--vars", "testdata/misc/vars.json")
+	require.Equal(t, 0, code)
+	assert.Equal(t, map[string]any{
+		"day": 1.0, "rate": 1.5, "name": "ada", "tags": []any{"x", 2.0},
+		"nested": map[string]any{"n": 1e10}, "seen": true,
+	}, out["vars"])
+
+	// The variables reach the run with Go types: integral numbers as int.
+	vars, err := runVars(runConfig{varsFile: "testdata/misc/vars.json", sets: []string{"x=3", "y=3.5"}})
+	require.NoError(t, err)
+	assert.Equal(t, 5, vars["day"])
+	assert.Equal(t, 10000000000, vars["nested"].(map[string]any)["n"])
+	assert.Equal(t, 3, vars["x"])
+	assert.Equal(t, 3.5, vars["y"])
+}
+
+func TestRunStepsLimit(t *testing.T) {
+	code, out := runJSON(t, "testdata/misc/count.yml")
+	require.Equal(t, 0, code)
+	assert.Equal(t, 14.0, out["steps"]) // see count.yml
+	assert.Equal(t, 10.0, out["vars"].(map[string]any)["n"])
+
+	code, out = runJSON(t, "testdata/misc/count.yml", "--steps", "5")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "failed", out["status"])
+	e := out["error"].(map[string]any)
+	assert.Equal(t, flow.CodeStepLimit, e["code"])
+	assert.Equal(t, "body", e["node"])
+	// Steps s, each and three bodies ran; the fourth body was refused.
+	assert.Equal(t, 3.0, out["vars"].(map[string]any)["n"])
+
+	code, out = runJSON(t, "testdata/misc/count.yml", "--steps", "14")
+	assert.Equal(t, 0, code, "a limit equal to the steps needed is enough")
+	assert.Equal(t, "completed", out["status"])
+}
+
+func TestRunSeveralGraphs(t *testing.T) {
+	// main calls child: main is the only graph nobody calls.
+	code, out := runJSON(t, "testdata/multi")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "main", out["graph"])
+	assert.Equal(t, map[string]any{"main": "e", "main/call/child": "ce"}, out["last"])
+	assert.Equal(t, map[string]any{"inChild": true, "after": true}, out["vars"])
+
+	// A glob (quoted, so the program expands it) loads the same batch.
+	code, out = runJSON(t, "testdata/multi/*.yml")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "main", out["graph"])
+
+	// --graph picks the sub-graph itself.
+	code, out = runJSON(t, "testdata/multi", "--graph", "child")
+	require.Equal(t, 0, code)
+	assert.Equal(t, map[string]any{"child": "ce"}, out["last"])
+
+	// Two unrelated graphs: the user must choose.
+	code, stdout, stderr := runCmd(t, "testdata/two")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "2 graphs could be run (a, b): choose one with --graph")
+
+	// Files given one by one (as a shell expands a glob), flags in between.
+	code, out = runJSON(t, "testdata/two/a.yml", "--graph", "b", "testdata/two/b.yml")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "b", out["vars"].(map[string]any)["ran"])
+
+	code, _, stderr = runCmd(t, "testdata/two", "--graph", "c")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `--graph "c": no such graph among the loaded ones (a, b)`)
+}
+
+func TestRunBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string // substrings of stderr
+	}{
+		{"no file", nil, []string{"no definition file given", "Usage: flowteam run"}},
+		{"unknown flag", []string{leaveYML, "--colour"}, []string{"flag provided but not defined: -colour"}},
+		{"bad output", []string{leaveYML, "--output", "xml"}, []string{`--output must be text or json, not "xml"`}},
+		{"bad steps", []string{leaveYML, "--steps", "many"}, []string{`invalid value "many" for flag -steps`}},
+		{"negative steps", []string{leaveYML, "--steps", "-1"}, []string{"--steps must not be negative"}},
+		{"set without =", []string{leaveYML, "--set", "day"}, []string{`--set "day": want KEY=VALUE`}},
+		{"set without key", []string{leaveYML, "--set", "=5"}, []string{`--set "=5": want KEY=VALUE`}},
+		{"missing file", []string{"testdata/nope.yml"}, []string{"testdata/nope.yml", "no such file"}},
+		{"empty glob", []string{"testdata/*.nope"}, []string{"testdata/*.nope: no file matches"}},
+		{"empty dir", []string{"testdata"}, []string{"testdata: no definition files"}},
+		{"link to missing node", []string{"testdata/bad/missing-link.yml"},
+			[]string{`testdata/bad/missing-link.yml:5: graph "broken": node "a": link from "a" to missing node "nowhere"`}},
+		{"syntax error", []string{"testdata/bad/syntax.yml"}, []string{"testdata/bad/syntax.yml:3: invalid YAML"}},
+		{"every error of a folder", []string{"testdata/bad"},
+			[]string{"testdata/bad/missing-link.yml:5:", "testdata/bad/syntax.yml:3:"}},
+		{"missing vars file", []string{leaveYML, "--vars", "testdata/nope.json"}, []string{"--vars:", "testdata/nope.json"}},
+		{"invalid vars file", []string{leaveYML, "--vars", "testdata/misc/badvars.json"},
+			[]string{"--vars: testdata/misc/badvars.json:3: invalid character 'a'"}},
+		{"vars not an object", []string{leaveYML, "--vars", "testdata/misc/listvars.json"},
+			[]string{"testdata/misc/listvars.json:1: want a JSON object of variables, got a JSON array"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, tc.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, stdout)
+			for _, w := range tc.want {
+				assert.Contains(t, stderr, w)
+			}
+		})
+	}
+}
+
+func TestRunHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "--help", "-help"} {
+		code, stdout, stderr := runCmd(t, leaveYML, arg)
+		assert.Equal(t, 0, code)
+		assert.Contains(t, stdout, "Usage: flowteam run")
+		assert.Empty(t, stderr)
+	}
+}
+
+func TestRunUnprintableVars(t *testing.T) {
+	// 1/0 is +Inf, which JSON cannot hold: the variable is named, not printed.
+	code, out := runJSON(t, "testdata/misc/inf.yml")
+	require.Equal(t, 0, code)
+	assert.Equal(t, map[string]any{"ok": 1.0}, out["vars"])
+	assert.Equal(t, []any{"ratio"}, out["unprintable"])
+
+	res := &flow.Result{Graph: "g", Status: flow.StatusCompleted}
+	o := newRunOutput(res, map[string]any{"f": func() {}, "ch": make(chan int), "nan": math.NaN(), "n": 1})
+	assert.Equal(t, []string{"ch", "f", "nan"}, o.Unprintable)
+	assert.Equal(t, map[string]any{"n": 1}, o.Vars)
+	var b bytes.Buffer
+	require.NoError(t, o.writeText(&b))
+	assert.Contains(t, b.String(), "f    (not printable)")
+}
+
+func TestRunTextOutput(t *testing.T) {
+	code, stdout, _ := runCmd(t, leaveYML, "--set", "day=5", "--instance", "req-7")
+	require.Equal(t, 0, code)
+	assert.Equal(t, `graph leave: completed in 6 steps (instance req-7)
+vars:
+  approvedBy        ["manager","director"]
+  day               5
+  directorApproved  true
+  managerApproved   true
+  status            "approved"
+last nodes:
+  leave  e
+`, stdout)
+
+	code, stdout, _ = runCmd(t, "testdata/misc/suspend.yml", "--instance", "req-7")
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "graph suspend: suspended after 2 steps (instance req-7)\nreason: waiting for approval\n")
+	assert.Contains(t, stdout, "pending: suspend:ask\n")
+
+	code, stdout, _ = runCmd(t, leaveYML, "--set", "day=soon")
+	require.Equal(t, 1, code)
+	assert.Contains(t, stdout, `error: condition_error at node "g1" in graph "leave": link to "director": invalid operation: string >= int`)
+}
+
+func TestDispatch(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, dispatch(nil, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "Usage:")
+
+	stdout.Reset()
+	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "run     run a graph")
+
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
+	stdout.Reset()
+	assert.Equal(t, 0, dispatch([]string{"run", leaveYML, "--set", "day=1"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "graph leave: completed")
+}
+
+// TestBinaryReadmeCommand builds the real binary and runs the README's command from the
+// repository root, proving it works as documented.
+func TestBinaryReadmeCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "flowteam")
+	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, msg)
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+
+	cmd := exec.CommandContext(ctx, bin, "run", "examples/leave/leave.yml", "--set", "day=5", "--output", "json")
+	cmd.Dir = root
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), stdout.String())
+	assert.Equal(t, "completed", out["status"])
+	assert.Equal(t, []any{"manager", "director"}, out["vars"].(map[string]any)["approvedBy"])
+
+	// Exit codes reach the shell.
+	cmd = exec.CommandContext(ctx, bin, "run", "examples/leave/leave.yml")
+	cmd.Dir = root
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+
+	cmd = exec.CommandContext(ctx, bin, "run", "no/such/file.yml")
+	cmd.Dir = root
+	err = cmd.Run()
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.ExitCode())
+}

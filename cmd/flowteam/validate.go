@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flowteam/flowteam/export"
+)
+
+const validateUsage = `Usage: flowteam validate FILE|DIR|GLOB... [--output text|json]
+
+Checks definition files against the production checklist, as one set of graphs: graph
+ids must be unique across them and "#id" sub-graph calls resolve within them. A
+directory checks its *.yml, *.yaml and *.json files. Flags may come before or after the
+files.
+
+Prints one finding per line, sorted by file and line:
+
+  file:line: severity code: message
+
+severity is error or warning; code is stable (link.missing-target, start.missing,
+task.compile, cycle.unguarded, ...). A summary goes to stderr.
+
+Flags:
+  --output FORMAT   text (default) or json: a JSON array of objects with "file",
+                    "line", "severity", "code", "graph", "node" and "message"
+
+Exit codes: 0 no error (warnings only, or nothing found); 1 at least one error;
+2 bad usage or unreadable input.
+`
+
+// cmdValidate implements "flowteam validate". It returns the process exit code.
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flowteam validate", flag.ContinueOnError)
+	output := fs.String("output", "text", "")
+	paths, help, err := parseCommandLine(fs, args)
+	switch {
+	case help:
+		fmt.Fprint(stdout, validateUsage)
+		return exitOK
+	case err == nil && len(paths) == 0:
+		err = errors.New("no definition file given")
+	case err == nil && *output != "text" && *output != "json":
+		err = fmt.Errorf("--output must be text or json, not %q", *output)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam validate: %v\n\n%s", err, validateUsage)
+		return exitUsage
+	}
+	files, err := definitionFiles(paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam validate: %v\n", err)
+		return exitUsage
+	}
+	findings, readErr := export.ValidateFiles(files)
+	if *output == "json" {
+		if findings == nil {
+			findings = []export.Finding{}
+		}
+		data, err := json.MarshalIndent(findings, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "flowteam validate: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "%s\n", data)
+	} else {
+		for _, f := range findings {
+			fmt.Fprintln(stdout, f)
+		}
+	}
+	errs, warns := 0, 0
+	for _, f := range findings {
+		if f.Severity == export.SeverityError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	fmt.Fprintf(stderr, "flowteam validate: %d %s checked: %d %s, %d %s\n",
+		len(files), plural(len(files), "file"), errs, plural(errs, "error"), warns, plural(warns, "warning"))
+	switch {
+	case readErr != nil:
+		fmt.Fprintf(stderr, "flowteam validate: %v\n", readErr)
+		return exitUsage
+	case errs > 0:
+		return exitFail
+	}
+	return exitOK
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// parseCommandLine parses flags that may come before, between or after the positional
+// arguments (the flag package alone stops at the first positional one); "--" ends the
+// flags. help is true when -h or --help was given.
+func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, help bool, err error) {
+	fs.SetOutput(io.Discard) // errors are reported by the caller, with the usage
+	var flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "h" || name == "help" {
+			return nil, true, nil
+		}
+		flags = append(flags, a)
+		f := fs.Lookup(name)
+		if hasValue || f == nil { // an unknown flag is reported by Parse
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if err := fs.Parse(flags); err != nil {
+		return nil, false, err
+	}
+	return positional, false, nil
+}

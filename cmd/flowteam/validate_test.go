@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const corpusDir = "../../../shared/corpus/solon-flow"
+
+// validateCmd calls cmdValidate with buffers and returns the exit code, stdout and stderr.
+func validateCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cmdValidate(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// writeDefs writes definition documents into a new directory and returns it.
+func writeDefs(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, doc := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.TrimLeft(doc, "\n")), 0o644))
+	}
+	return dir
+}
+
+const cleanDef = `
+id: clean
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, task: 'context.put("x", 1)', link: e}
+  - {id: e, type: end}
+`
+
+const warnDef = `
+id: warn
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, task: 'context.put("x", 1)'}
+`
+
+const danglingDef = `
+id: dangling
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: [e, nowhere]}
+  - {id: e, type: end}
+`
+
+var findingLine = regexp.MustCompile(`^[^:]+:\d+: (error|warning) [a-z]+(\.[a-z-]+)?: .+$`)
+
+func TestValidateExitCodes(t *testing.T) {
+	dir := writeDefs(t, map[string]string{"clean.yml": cleanDef, "warn.yml": warnDef, "dangling.yml": danglingDef})
+	clean, warn, dangling := filepath.Join(dir, "clean.yml"), filepath.Join(dir, "warn.yml"), filepath.Join(dir, "dangling.yml")
+
+	code, stdout, stderr := validateCmd(t, clean)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "1 file checked: 0 errors, 0 warnings")
+
+	code, stdout, _ = validateCmd(t, warn, clean)
+	assert.Equal(t, exitOK, code, "warnings only")
+	assert.Equal(t, warn+":1: warning end.missing: graph \"warn\" has no end node: a run finishes when its branches run out of links\n", stdout)
+
+	code, stdout, _ = validateCmd(t, dir)
+	assert.Equal(t, exitFail, code)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2, stdout)
+	assert.Equal(t, dangling+`:4: error link.missing-target: node "a" links to "nowhere", which is not a node of graph "dangling"`, lines[0])
+	for _, l := range lines {
+		assert.Regexp(t, findingLine, l)
+	}
+
+	code, _, stderr = validateCmd(t, clean, filepath.Join(dir, "missing.yml"))
+	assert.Equal(t, exitUsage, code, "unreadable input")
+	assert.Contains(t, stderr, "missing.yml")
+
+	code, _, stderr = validateCmd(t, t.TempDir())
+	assert.Equal(t, exitUsage, code, "a directory without definitions")
+	assert.Contains(t, stderr, "no definition files")
+}
+
+func TestValidateUsage(t *testing.T) {
+	code, _, stderr := validateCmd(t)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "no definition file given")
+
+	code, _, stderr = validateCmd(t, "x.yml", "--output", "xml")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--output must be text or json, not "xml"`)
+
+	code, _, stderr = validateCmd(t, "--bogus", "x.yml")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "bogus")
+
+	code, stdout, _ := validateCmd(t, "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "Usage: flowteam validate")
+
+	var out, errOut bytes.Buffer
+	assert.Equal(t, exitOK, dispatch([]string{"validate", "-h"}, &out, &errOut), "dispatched")
+}
+
+func TestValidateJSON(t *testing.T) {
+	dir := writeDefs(t, map[string]string{"dangling.yml": danglingDef, "clean.yml": cleanDef})
+	code, stdout, stderr := validateCmd(t, "--output", "json", dir)
+	assert.Equal(t, exitFail, code, stderr)
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
+	require.Len(t, got, 1)
+	assert.Equal(t, map[string]any{
+		"file": filepath.Join(dir, "dangling.yml"), "line": 4.0, "severity": "error", "code": "link.missing-target",
+		"graph": "dangling", "node": "a", "message": `node "a" links to "nowhere", which is not a node of graph "dangling"`,
+	}, got[0])
+
+	code, stdout, _ = validateCmd(t, filepath.Join(dir, "clean.yml"), "--output=json")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "[]\n", stdout, "no finding is an empty array")
+}
+
+// TestValidateCorpus runs the command on the corpus folder: every line is a finding,
+// the dangling link of the behaviour tree is an error, and so the exit code is 1.
+func TestValidateCorpus(t *testing.T) {
+	if _, err := os.Stat(corpusDir); err != nil {
+		t.Skipf("the Solon Flow corpus is not at %s (it lives in shared/corpus beside the repository)", corpusDir)
+	}
+	code, stdout, stderr := validateCmd(t, corpusDir)
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Contains(t, stderr, "58 files checked")
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		assert.Regexp(t, findingLine, l)
+	}
+	assert.Contains(t, stdout, `solon-flow__flow__rule__BehaviorTree.MainTree.yml:13: error link.missing-target: node "CallUser" links to "xx", which is not a node of graph "MainTree"`)
+	assert.Contains(t, stdout, `solon-flow__lab__fetch-demo-chains.yml:1: error definition.invalid: no "layout"`)
+}

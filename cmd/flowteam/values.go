@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// parseValue reads a --set value: JSON when s is exactly one valid JSON value, else the
+// string itself. So 5 is a number, "5" (with the quotes reaching the program) is a
+// string, abc is a string, and [1,2] is a list.
+func parseValue(s string) any {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return s
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return s // trailing data: "5 apples"
+	}
+	if v, ok := normalizeJSON(v); ok {
+		return v
+	}
+	return s
+}
+
+// decodeVars reads a JSON object of variables. Errors name the file and line.
+func decodeVars(file string, data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	err := dec.Decode(&m)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = fmt.Errorf("data after the JSON object")
+		}
+	}
+	if err != nil {
+		line := lineOf(data, dec.InputOffset())
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line = lineOf(data, se.Offset-1) // Offset counts the offending byte
+		case errors.As(err, &te):
+			line = lineOf(data, te.Offset)
+			err = fmt.Errorf("want a JSON object of variables, got a JSON %s", te.Value)
+		case errors.Is(err, io.EOF):
+			err = errors.New("empty file: want a JSON object of variables")
+		}
+		return nil, fmt.Errorf("%s:%d: %w", file, line, err)
+	}
+	if m == nil { // the file holds null
+		return nil, fmt.Errorf("%s:1: want a JSON object of variables, got null", file)
+	}
+	for k, v := range m {
+		nv, ok := normalizeJSON(v)
+		if !ok {
+			return nil, fmt.Errorf("%s: variable %q: number out of range", file, k)
+		}
+		m[k] = nv
+	}
+	return m, nil
+}
+
+// normalizeJSON converts the json.Number values inside v: an integral number that fits
+// an int becomes an int (as the YAML reader and the expression engine produce), any
+// other number a float64. ok is false when a number is out of float64 range.
+func normalizeJSON(v any) (any, bool) {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil && int64(int(i)) == i {
+			return int(i), true
+		}
+		f, err := t.Float64()
+		if err != nil || math.IsInf(f, 0) {
+			return nil, false
+		}
+		return f, true
+	case map[string]any:
+		for k, e := range t {
+			nv, ok := normalizeJSON(e)
+			if !ok {
+				return nil, false
+			}
+			t[k] = nv
+		}
+	case []any:
+		for i, e := range t {
+			nv, ok := normalizeJSON(e)
+			if !ok {
+				return nil, false
+			}
+			t[i] = nv
+		}
+	}
+	return v, true
+}
+
+// lineOf returns the 1-based line of byte offset off in data.
+func lineOf(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return bytes.Count(data[:off], []byte{'\n'}) + 1
+}

@@ -1,0 +1,104 @@
+package export
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Severity says whether a finding blocks production use.
+type Severity string
+
+// Severities.
+const (
+	// SeverityError is a definition that fails to load or misbehaves at run time.
+	SeverityError Severity = "error"
+	// SeverityWarning is a definition that runs but probably not as intended.
+	SeverityWarning Severity = "warning"
+)
+
+// Finding codes. They are stable: tools and CI scripts may match on them.
+const (
+	CodeDefinitionInvalid = "definition.invalid" // the reader rejected the document
+
+	CodeGraphIDMissing   = "graph.id-missing"
+	CodeGraphIDDuplicate = "graph.id-duplicate" // within the validated set or the registry
+	CodeGraphEmpty       = "graph.empty"
+	CodeGraphCompile     = "graph.compile" // the engine refused the graph for a reason no other check names
+
+	CodeNodeIDMissing   = "node.id-missing"
+	CodeNodeIDDuplicate = "node.id-duplicate"
+	CodeNodeUnreachable = "node.unreachable"
+
+	CodeLinkMissingTarget = "link.missing-target"
+
+	CodeStartMissing  = "start.missing"
+	CodeStartMultiple = "start.multiple"
+	CodeStartImplicit = "start.implicit" // no type: start; the graph builder picked one
+
+	CodeEndMissing     = "end.missing"
+	CodeEndUnreachable = "end.unreachable"
+
+	CodeExclusiveDefaults   = "exclusive.multiple-defaults"
+	CodeInclusiveNoDefault  = "inclusive.no-default"
+	CodeSplitJoinMismatch   = "split.join-mismatch"
+	CodeSplitBranchEscapes  = "split.branch-escapes"
+	CodeSplitNoJoin         = "split.no-join"
+	CodeJoinUnpaired        = "join.unpaired"
+	CodeCycleUnguarded      = "cycle.unguarded"
+	CodeLoopInvalid         = "loop.invalid"
+	CodeBranchPolicyInvalid = "meta.branch-policy"
+	CodeOnErrorGoto         = "meta.on-error-goto" // onError sends errors to a node that does not exist
+
+	CodeSubgraphMissing   = "subgraph.missing"
+	CodeSubgraphRecursive = "subgraph.recursive"
+
+	CodeTaskCompile      = "task.compile"
+	CodeTaskMetaMissing  = "task.meta-missing"
+	CodeTaskUnknown      = "task.unknown"
+	CodeConditionCompile = "condition.compile"
+	CodeConditionUnknown = "condition.unknown"
+	CodeScriptJava       = "script.java" // compiles as an expression, but is Java that fails when run
+)
+
+// Finding is one result of the production checklist.
+type Finding struct {
+	File     string   `json:"file,omitempty"` // definition file, when the graph came from one
+	Line     int      `json:"line,omitempty"` // 1-based line in File; 0 when unknown
+	Severity Severity `json:"severity"`
+	Code     string   `json:"code"`            // one of the Code constants
+	Graph    string   `json:"graph,omitempty"` // graph id
+	Node     string   `json:"node,omitempty"`  // node id, when the finding belongs to a node
+	Message  string   `json:"message"`
+}
+
+// String formats the finding as "file:line: severity code: message", the form editors
+// and CI logs link to. Without a file the location is the graph id.
+func (f Finding) String() string {
+	var b strings.Builder
+	switch {
+	case f.File != "" && f.Line > 0:
+		b.WriteString(f.File + ":" + strconv.Itoa(f.Line) + ": ")
+	case f.File != "":
+		b.WriteString(f.File + ": ")
+	case f.Graph != "":
+		fmt.Fprintf(&b, "graph %q: ", f.Graph)
+	}
+	fmt.Fprintf(&b, "%s %s: %s", f.Severity, f.Code, f.Message)
+	return b.String()
+}
+
+// HasErrors reports whether any finding is an error.
+func HasErrors(fs []Finding) bool {
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == SeverityError })
+}
+
+// sortFindings orders findings by file, line, code and message, so output is stable.
+func sortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Graph, b.Graph), cmp.Compare(a.Code, b.Code), cmp.Compare(a.Message, b.Message))
+	})
+}

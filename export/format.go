@@ -1,0 +1,124 @@
+// Package export writes graphs out and checks them before production.
+//
+// The writers turn a *flow.Graph into a definition document in the Solon "layout" schema
+// (YAML or JSON, exactly what flow.ParseDefinition reads back, with every attribute and
+// link priority kept) or into a diagram (PlantUML state diagram, Mermaid flowchart,
+// Graphviz DOT). Every writer is deterministic: the same graph gives the same bytes.
+//
+// ValidateSpecs runs the production checklist over a set of specifications, including
+// ones that do not build, and reports findings with stable codes and file positions.
+//
+// The reader lives in package flow (an engine must load files, and flow cannot import
+// export).
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// Format is an output format of Write.
+type Format string
+
+// Output formats.
+const (
+	FormatYAML     Format = "yaml"
+	FormatJSON     Format = "json"
+	FormatPlantUML Format = "plantuml"
+	FormatMermaid  Format = "mermaid"
+	FormatDOT      Format = "dot"
+)
+
+// Formats lists every format Write knows, in a stable order.
+var Formats = []Format{FormatYAML, FormatJSON, FormatPlantUML, FormatMermaid, FormatDOT}
+
+// ParseFormat maps a format name to a Format. Matching ignores case; "yml", "puml",
+// "mmd" and "graphviz"/"gv" are accepted as aliases.
+func ParseFormat(name string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "yaml", "yml":
+		return FormatYAML, nil
+	case "json":
+		return FormatJSON, nil
+	case "plantuml", "puml":
+		return FormatPlantUML, nil
+	case "mermaid", "mmd":
+		return FormatMermaid, nil
+	case "dot", "graphviz", "gv":
+		return FormatDOT, nil
+	}
+	return "", fmt.Errorf("unknown export format %q (want yaml, json, plantuml, mermaid or dot)", name)
+}
+
+// ErrNoTextualForm is returned (wrapped, naming the node) when a graph is written as a
+// definition document and a node's task is a Go component that no WithTaskNamer
+// resolver names.
+var ErrNoTextualForm = errors.New("task is a Go component with no textual form")
+
+// WriteOption configures a writer.
+type WriteOption func(*writeConfig)
+
+type writeConfig struct {
+	namer func(n *flow.Node) (string, bool)
+	json  bool // writing JSON: NaN and infinities are errors
+}
+
+// WithTaskNamer supplies the registered name of Go task components (NodeSpec.Component),
+// so documents can refer to them as "@name" and diagrams can show the name. namer gets
+// the node (its Component set) and returns the name, with or without the leading "@",
+// and whether it knows one.
+func WithTaskNamer(namer func(n *flow.Node) (name string, ok bool)) WriteOption {
+	return func(c *writeConfig) { c.namer = namer }
+}
+
+func newWriteConfig(opts []WriteOption) *writeConfig {
+	c := &writeConfig{}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// componentName returns "@name" for a node's Go component, if the namer knows it.
+func (c *writeConfig) componentName(n *flow.Node) (string, bool) {
+	if c.namer == nil || n == nil {
+		return "", false
+	}
+	name, ok := c.namer(n)
+	name = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), "@"))
+	if !ok || name == "" {
+		return "", false
+	}
+	return "@" + name, true
+}
+
+// Write writes g to w in format f.
+func Write(w io.Writer, g *flow.Graph, f Format, opts ...WriteOption) error {
+	var (
+		data []byte
+		err  error
+	)
+	switch f {
+	case FormatYAML:
+		data, err = YAML(g, opts...)
+	case FormatJSON:
+		data, err = JSON(g, opts...)
+	case FormatPlantUML:
+		data, err = PlantUML(g, opts...)
+	case FormatMermaid:
+		data, err = Mermaid(g, opts...)
+	case FormatDOT:
+		data, err = DOT(g, opts...)
+	default:
+		_, err = ParseFormat(string(f))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}

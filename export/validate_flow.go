@@ -1,0 +1,304 @@
+package export
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// isJoin mirrors flow.Node.IsJoin: an inclusive or parallel node with several incoming
+// links waits for the branches of the split it closes.
+func isJoin(n *vnode) bool {
+	return (n.spec.Type == flow.Parallel || n.spec.Type == flow.Inclusive) && len(n.in) > 1
+}
+
+// isSplit reports whether a node always opens a split frame the engine's joins count:
+// an inclusive or parallel node with several links, or a node that always follows at
+// least two links (an activity or start with two unconditioned links).
+func isSplit(n *vnode) bool {
+	switch n.spec.Type {
+	case flow.Parallel, flow.Inclusive:
+		return len(n.out) > 1
+	case flow.Activity, flow.Start:
+		always := 0
+		for _, l := range n.out {
+			if strings.TrimSpace(l.spec.When) == "" {
+				always++
+			}
+		}
+		return always > 1
+	}
+	return false
+}
+
+// branchEnds is what one branch of a split reaches: the joins at its own nesting level,
+// and the nodes where it ends without a join.
+type branchEnds struct {
+	joins, escapes []*vnode
+}
+
+// walkBranch follows one branch of split from first. Nested splits raise the level and
+// their joins lower it again, so only joins at the split's own level count.
+func walkBranch(vg *vgraph, split, first *vnode) branchEnds {
+	type state struct {
+		n     *vnode
+		depth int
+	}
+	var out branchEnds
+	seen := map[state]bool{}
+	stack := []state{{first, 0}}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[s] || s.depth > len(vg.nodes) {
+			continue
+		}
+		seen[s] = true
+		n, depth := s.n, s.depth
+		if n == split && depth == 0 {
+			continue // back at the split: a loop around it, not an end of the branch
+		}
+		if isJoin(n) {
+			if depth == 0 {
+				if !slices.Contains(out.joins, n) {
+					out.joins = append(out.joins, n)
+				}
+				continue
+			}
+			depth--
+		}
+		if isSplit(n) {
+			depth++
+		}
+		if n.spec.Type == flow.End || len(n.out) == 0 {
+			if depth == 0 && !slices.Contains(out.escapes, n) {
+				out.escapes = append(out.escapes, n)
+			}
+			continue
+		}
+		for i := len(n.out) - 1; i >= 0; i-- {
+			stack = append(stack, state{n.out[i].to, depth})
+		}
+	}
+	return out
+}
+
+// checkSplits pairs parallel and inclusive splits with their joins: every branch of a
+// split must reach the same join, and no branch should end before it.
+func (v *validator) checkSplits(vg *vgraph) {
+	paired := map[*vnode]bool{}
+	for _, s := range vg.nodes {
+		if !isSplit(s) {
+			continue
+		}
+		gateway := s.spec.Type == flow.Parallel || s.spec.Type == flow.Inclusive
+		kind := s.spec.Type.String() + " split"
+		var joins []*vnode
+		branches := make([]branchEnds, len(s.out))
+		for i, l := range s.out {
+			branches[i] = walkBranch(vg, s, l.to)
+			for _, j := range branches[i].joins {
+				if !slices.Contains(joins, j) {
+					joins = append(joins, j)
+				}
+			}
+		}
+		slices.SortFunc(joins, func(a, b *vnode) int { return a.index - b.index })
+		for _, j := range joins {
+			paired[j] = true
+		}
+		switch {
+		case len(joins) > 1:
+			v.report(vg, SeverityError, CodeSplitJoinMismatch, s.id(), s.spec.Pos,
+				"branches of %s %q reach different joins (%s): the run fails when they arrive at more than one", kind, s.id(), quoteIDs(joins))
+		case len(joins) == 0 && gateway:
+			var ends []*vnode
+			for _, b := range branches {
+				for _, e := range b.escapes {
+					if !slices.Contains(ends, e) {
+						ends = append(ends, e)
+					}
+				}
+			}
+			v.report(vg, SeverityWarning, CodeSplitNoJoin, s.id(), s.spec.Pos,
+				"%s %q has no join: its %d branches end separately%s", kind, s.id(), len(s.out), atNodes(ends))
+		case len(joins) == 1 && gateway:
+			for i, b := range branches {
+				if len(b.escapes) > 0 {
+					v.report(vg, SeverityWarning, CodeSplitBranchEscapes, s.id(), s.out[i].pos(),
+						"branch %q of %s %q can end at %s without reaching its join %q", s.out[i].to.id(), kind, s.id(), quoteIDs(b.escapes), joins[0].id())
+				}
+			}
+		}
+	}
+	for _, j := range vg.nodes {
+		if isJoin(j) && !paired[j] {
+			v.report(vg, SeverityWarning, CodeJoinUnpaired, j.id(), j.spec.Pos,
+				"%s join %q closes no split: it runs once for every branch that arrives", j.spec.Type, j.id())
+		}
+	}
+}
+
+func quoteIDs(ns []*vnode) string {
+	ids := make([]string, len(ns))
+	for i, n := range ns {
+		ids[i] = fmt.Sprintf("%q", n.id())
+	}
+	return strings.Join(ids, ", ")
+}
+
+func atNodes(ns []*vnode) string {
+	if len(ns) == 0 {
+		return ""
+	}
+	return " (at " + quoteIDs(ns) + ")"
+}
+
+// checkCycles reports every cycle that passes through no condition and no loop node:
+// nothing in it decides to leave, so a run goes round until the step limit. A cycle is
+// guarded by an exclusive or inclusive gateway, a loop node, or a link with a condition.
+// An end node ends its branch, so no cycle passes through one.
+func (v *validator) checkCycles(vg *vgraph) {
+	open := func(n *vnode) bool {
+		switch n.spec.Type {
+		case flow.Exclusive, flow.Inclusive, flow.Loop, flow.End:
+			return false
+		}
+		return true
+	}
+	next := func(n *vnode) []*vnode {
+		var out []*vnode
+		if !open(n) {
+			return nil
+		}
+		for _, l := range n.out {
+			if strings.TrimSpace(l.spec.When) == "" && open(l.to) {
+				out = append(out, l.to)
+			}
+		}
+		return out
+	}
+	for _, scc := range components(vg.nodes, func(n *vnode) int { return n.index }, next) {
+		cycle := cycleIn(scc, next)
+		if cycle == nil {
+			continue
+		}
+		ids := make([]string, len(cycle)+1)
+		for i, n := range cycle {
+			ids[i] = fmt.Sprintf("%q", n.id())
+		}
+		ids[len(cycle)] = ids[0]
+		v.report(vg, SeverityWarning, CodeCycleUnguarded, cycle[0].id(), cycle[0].spec.Pos,
+			"cycle %s passes through no condition and no loop node: a run goes round it until the step limit", strings.Join(ids, " -> "))
+	}
+}
+
+// components returns the strongly connected components of the graph over nodes given
+// by next (Tarjan's algorithm, iterative so deep graphs cannot overflow the stack);
+// index numbers the nodes 0..len(nodes)-1. Components and their nodes are sorted by
+// index.
+func components[N comparable](nodes []N, index func(N) int, next func(N) []N) [][]N {
+	num := make([]int, len(nodes))
+	low := make([]int, len(nodes))
+	onStack := make([]bool, len(nodes))
+	for i := range num {
+		num[i] = -1
+	}
+	var (
+		stack   []N
+		out     [][]N
+		counter int
+	)
+	type frame struct {
+		n    N
+		succ []N
+		i    int
+	}
+	visit := func(n N) *frame {
+		num[index(n)], low[index(n)] = counter, counter
+		counter++
+		stack = append(stack, n)
+		onStack[index(n)] = true
+		return &frame{n: n, succ: next(n)}
+	}
+	for _, root := range nodes {
+		if num[index(root)] >= 0 {
+			continue
+		}
+		call := []*frame{visit(root)}
+		for len(call) > 0 {
+			f := call[len(call)-1]
+			v := index(f.n)
+			if f.i < len(f.succ) {
+				w := f.succ[f.i]
+				f.i++
+				switch {
+				case num[index(w)] < 0:
+					call = append(call, visit(w))
+				case onStack[index(w)]:
+					low[v] = min(low[v], num[index(w)])
+				}
+				continue
+			}
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				p := index(call[len(call)-1].n)
+				low[p] = min(low[p], low[v])
+			}
+			if low[v] == num[v] {
+				var comp []N
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[index(w)] = false
+					comp = append(comp, w)
+					if w == f.n {
+						break
+					}
+				}
+				slices.SortFunc(comp, func(a, b N) int { return index(a) - index(b) })
+				out = append(out, comp)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b []N) int { return index(a[0]) - index(b[0]) })
+	return out
+}
+
+// cycleIn returns one cycle through the first node of a strongly connected component
+// (the shortest, found breadth first), or nil when the component is a single node
+// without a link to itself.
+func cycleIn[N comparable](scc []N, next func(N) []N) []N {
+	in := make(map[N]bool, len(scc))
+	for _, n := range scc {
+		in[n] = true
+	}
+	first := scc[0]
+	prev := map[N]N{}
+	queue := []N{first}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, w := range next(n) {
+			if !in[w] {
+				continue
+			}
+			if w == first {
+				var path []N
+				for x := n; x != first; x = prev[x] {
+					path = append(path, x)
+				}
+				path = append(path, first)
+				slices.Reverse(path)
+				return path
+			}
+			if _, seen := prev[w]; !seen {
+				prev[w] = n
+				queue = append(queue, w)
+			}
+		}
+	}
+	return nil
+}

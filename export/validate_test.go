@@ -1,0 +1,501 @@
+package export_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/export"
+	"github.com/flowteam/flowteam/flow"
+)
+
+// parse reads a YAML definition written inline in a test.
+func parse(t *testing.T, file, doc string) *flow.GraphSpec {
+	t.Helper()
+	spec, err := flow.ParseDefinition(file, []byte(strings.TrimLeft(doc, "\n")))
+	require.NoError(t, err)
+	return spec
+}
+
+// codes lists "code@node" (or "code" for graph findings) of the findings.
+func codes(fs []export.Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Code
+		if f.Node != "" {
+			out[i] += "@" + f.Node
+		}
+	}
+	return out
+}
+
+func TestValidateChecklist(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string // code@node of every finding, in output order
+		msg  string   // a fragment of one message
+	}{
+		{
+			name: "clean",
+			doc: `
+id: clean
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, task: 'context.put("x", 1)', link: g}
+  - {id: g, type: exclusive, link: [{nextId: b, when: "day >= 3"}, e]}
+  - {id: b, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
+			name: "dangling link names both nodes",
+			doc: `
+id: dangling
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: [e, xx]}
+  - {id: e, type: end}
+`,
+			want: []string{"link.missing-target@a"},
+			msg:  `node "a" links to "xx", which is not a node of graph "dangling"`,
+		},
+		{
+			name: "duplicate node id",
+			doc: `
+id: dup
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: e}
+  - {id: a, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"node.id-duplicate@a"},
+			msg:  `node id "a" is already used by the node at dup.yml:4`,
+		},
+		{
+			name: "two starts",
+			doc: `
+id: starts
+layout:
+  - {id: s1, type: start, link: e}
+  - {id: s2, type: start, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"node.unreachable@s2", "start.multiple@s2"},
+		},
+		{
+			name: "no start at all",
+			doc: `
+id: nostart
+layout:
+  - {id: a, link: b}
+  - {id: b, link: a}
+`,
+			want: []string{"start.missing", "cycle.unguarded@a"},
+		},
+		{
+			name: "implicit start",
+			doc: `
+id: implicit
+layout:
+  - {id: a}
+  - {id: e, type: end}
+`,
+			want: []string{"start.implicit@a"},
+		},
+		{
+			name: "unreachable nodes and end",
+			doc: `
+id: reach
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: []}
+  - {id: lost, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"end.unreachable", "node.unreachable@lost", "node.unreachable@e"},
+		},
+		{
+			name: "no end node",
+			doc: `
+id: noend
+layout:
+  - {id: s, type: start}
+  - {id: a}
+`,
+			want: []string{"end.missing"},
+		},
+		{
+			name: "exclusive with two defaults",
+			doc: `
+id: excl
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: exclusive, link: [a, {nextId: b, when: "x > 1"}, e]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.multiple-defaults@g"},
+			msg:  `exclusive gateway "g" has 2 default links (without when: to "a", "e")`,
+		},
+		{
+			name: "inclusive with every link conditional",
+			doc: `
+id: incl
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: inclusive, link: [{nextId: a, when: "x > 1"}, {nextId: b, when: "x > 2"}]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: inclusive, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"inclusive.no-default@g"},
+		},
+		{
+			name: "parallel paired",
+			doc: `
+id: par
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, b]}
+  - {id: a, link: j}
+  - {id: b, link: p2}
+  - {id: p2, type: parallel, link: [c, d]}
+  - {id: c, link: j2}
+  - {id: d, link: j2}
+  - {id: j2, type: parallel, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
+			name: "parallel branches reach different joins",
+			doc: `
+id: mismatch
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, b, c]}
+  - {id: a, link: j1}
+  - {id: b, link: j1}
+  - {id: c, link: j2}
+  - {id: x, link: j2}
+  - {id: j1, type: parallel, link: e}
+  - {id: j2, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"split.join-mismatch@p", "node.unreachable@x"},
+			msg:  `branches of parallel split "p" reach different joins ("j1", "j2")`,
+		},
+		{
+			name: "parallel branch escapes",
+			doc: `
+id: escape
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, b, e]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"split.branch-escapes@p"},
+			msg:  `branch "e" of parallel split "p" can end at "e" without reaching its join "j"`,
+		},
+		{
+			name: "parallel without join and join without split",
+			doc: `
+id: nojoin
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: exclusive, link: [{nextId: a, when: "x"}, b]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: p}
+  - {id: p, type: parallel, link: [e1, e2]}
+  - {id: e1, type: end}
+  - {id: e2, type: end}
+`,
+			want: []string{"join.unpaired@j", "split.no-join@p"},
+		},
+		{
+			name: "unguarded cycle is named",
+			doc: `
+id: cyc
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: b}
+  - {id: b, link: [c, e]}
+  - {id: c, link: a}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a"},
+			msg:  `cycle "a" -> "b" -> "c" -> "a" passes through no condition and no loop node`,
+		},
+		{
+			name: "guarded cycles",
+			doc: `
+id: guarded
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: g}
+  - {id: g, type: exclusive, link: [{nextId: a, when: "n < 3"}, b]}
+  - {id: b, link: [{nextId: b, when: "again"}, e]}
+  - {id: e, type: end}
+`,
+		},
+		{
+			name: "scripts and conditions compile, Java does not",
+			doc: `
+id: java
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, task: 'System.out.println("hi");', link: b}
+  - {id: b, task: "$scripts.missing", when: "day >=", link: [{nextId: e, when: '"a".equals(b)'}]}
+  - {id: e, type: end}
+`,
+			want: []string{"script.java@a", "condition.compile@b", "condition.compile@b", "task.meta-missing@b"},
+			msg:  "this looks like Java for Solon's script engine",
+		},
+		{
+			name: "loop and branch policy meta",
+			doc: `
+id: meta
+meta: {branchPolicy: sometimes}
+layout:
+  - {id: s, type: start, link: l}
+  - {id: l, type: loop, meta: {$for: item}, link: a}
+  - {id: a, link: c}
+  - {id: c, type: loop, link: p}
+  - {id: p, type: parallel, meta: {branchPolicy: 3}, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"meta.branch-policy", "loop.invalid@l", "meta.branch-policy@p"},
+		},
+		{
+			name: "onError goto reaches its node and must exist",
+			doc: `
+id: goto
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, meta: {onError: {goto: fallback}}, link: e}
+  - {id: fallback, link: e}
+  - {id: b, meta: {onError: nowhere}, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"meta.on-error-goto@b", "node.unreachable@b"},
+		},
+		{
+			name: "loop-free recursion through a sub-graph",
+			doc: `
+id: self
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: "#self", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound: "self" (node "call") -> "self"`,
+		},
+		{
+			name: "guarded recursion is a warning, a missing sub-graph an error",
+			doc: `
+id: rec
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: "#rec", when: "depth < 3", link: other}
+  - {id: other, task: "#nowhere", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call", "subgraph.missing@other"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Each document is named after its graph id: "id: dup" is read as dup.yml.
+			firstLine, _, _ := strings.Cut(strings.TrimSpace(tt.doc), "\n")
+			spec := parse(t, strings.TrimPrefix(firstLine, "id: ")+".yml", tt.doc)
+			fs := export.ValidateSpecs([]*flow.GraphSpec{spec})
+			got := codes(fs)
+			if tt.want == nil {
+				tt.want = []string{}
+			}
+			assert.Equal(t, tt.want, got, "findings:\n%s", joinFindings(fs))
+			if tt.msg != "" {
+				assert.True(t, slices.ContainsFunc(fs, func(f export.Finding) bool { return strings.Contains(f.Message, tt.msg) }),
+					"no message contains %q:\n%s", tt.msg, joinFindings(fs))
+			}
+			for _, f := range fs {
+				assert.Equal(t, spec.Source, f.File, f.String())
+				assert.Positive(t, f.Line, f.String())
+				assert.Equal(t, spec.ID, f.Graph)
+				assert.Contains(t, []export.Severity{export.SeverityError, export.SeverityWarning}, f.Severity)
+			}
+		})
+	}
+}
+
+func joinFindings(fs []export.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(f.String() + "\n")
+	}
+	return b.String()
+}
+
+func TestValidateLines(t *testing.T) {
+	spec := parse(t, "lines.yml", `
+id: lines
+layout:
+  - {id: s, type: start, link: g}
+  - id: g
+    type: exclusive
+    link:
+      - nextId: a
+      - nextId: missing
+        when: x > 1
+      - nextId: e
+  - {id: a, link: e}
+  - {id: e, type: end}
+`)
+	fs := export.ValidateSpecs([]*flow.GraphSpec{spec})
+	require.Equal(t, []string{"exclusive.multiple-defaults@g", "link.missing-target@g"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, `lines.yml:4: error exclusive.multiple-defaults: exclusive gateway "g" has 2 default links (without when: to "a", "e"): only the first by priority is ever taken`, fs[0].String())
+	assert.Equal(t, 8, fs[1].Line, "the link's own line")
+	assert.Equal(t, export.SeverityError, fs[1].Severity)
+}
+
+func TestValidateSet(t *testing.T) {
+	a := parse(t, "a.yml", `
+id: main
+layout:
+  - {id: s, type: start, link: c}
+  - {id: c, task: "#sub", link: e}
+  - {id: e, type: end}
+`)
+	b := parse(t, "b.yml", `
+id: sub
+layout:
+  - {id: s, type: start, link: c}
+  - {id: c, task: "#main", link: e}
+  - {id: e, type: end}
+`)
+	dup := parse(t, "c.yml", `
+id: sub
+layout:
+  - {id: s, type: start}
+`)
+	fs := export.ValidateSpecs([]*flow.GraphSpec{a, b, dup})
+	require.Equal(t, []string{"subgraph.recursive@c", "end.missing", "graph.id-duplicate"}, codes(fs), joinFindings(fs))
+	assert.Contains(t, fs[0].String(), `a.yml:4: error subgraph.recursive: sub-graph calls recurse without a bound: "main" (node "c") -> "sub" (node "c") -> "main"`)
+	assert.Contains(t, fs[2].Message, `graph id "sub" is already used by b.yml`)
+
+	// Against an engine's registry: the sub-graph is registered, and so is an id clash.
+	reg, err := parse(t, "reg.yml", `
+id: sub
+layout:
+  - {id: s, type: start}
+`).Build()
+	require.NoError(t, err)
+	fs = export.ValidateSpecs([]*flow.GraphSpec{a}, export.WithRegistered(reg))
+	assert.Empty(t, fs, joinFindings(fs))
+	fs = export.ValidateSpecs([]*flow.GraphSpec{b}, export.WithRegistered(reg))
+	assert.Contains(t, codes(fs), "graph.id-duplicate")
+}
+
+func TestValidateNamesAndEvaluator(t *testing.T) {
+	spec := parse(t, "names.yml", `
+id: names
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, task: "@known", link: b}
+  - {id: b, task: "@unknown", link: [{nextId: e, when: "@cond"}]}
+  - {id: e, type: end}
+`)
+	assert.Empty(t, export.ValidateSpecs([]*flow.GraphSpec{spec}), "names are not checked unless listed")
+	fs := export.ValidateSpecs([]*flow.GraphSpec{spec}, export.WithTaskNames("known"), export.WithConditionNames("other"))
+	assert.Equal(t, []string{"condition.unknown@b", "task.unknown@b"}, codes(fs), joinFindings(fs))
+}
+
+func TestValidateCodeSpec(t *testing.T) {
+	spec := flow.NewSpec("code")
+	spec.Start("s").LinkTo("a")
+	spec.Activity("a").DoFunc(nil).LinkTo("ghost")
+	spec.Node("", flow.Activity)
+	fs := export.ValidateSpecs([]*flow.GraphSpec{spec, nil})
+	assert.Equal(t, []string{"end.missing", "link.missing-target@a", "node.id-missing"}, codes(fs), joinFindings(fs))
+	for _, f := range fs {
+		assert.Empty(t, f.File)
+		assert.True(t, strings.HasPrefix(f.String(), `graph "code": `), f.String())
+	}
+
+	// A graph built in code validates through Validate.
+	ok := flow.NewSpec("ok")
+	ok.Start("s").LinkTo("e")
+	ok.End("e")
+	g, err := ok.Build()
+	require.NoError(t, err)
+	assert.Empty(t, export.Validate(g))
+}
+
+func TestFindingJSON(t *testing.T) {
+	f := export.Finding{File: "a.yml", Line: 3, Severity: export.SeverityWarning, Code: export.CodeCycleUnguarded, Graph: "g", Node: "n", Message: "m"}
+	data, err := json.Marshal(f)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"file":"a.yml","line":3,"severity":"warning","code":"cycle.unguarded","graph":"g","node":"n","message":"m"}`, string(data))
+	assert.Equal(t, "a.yml:3: warning cycle.unguarded: m", f.String())
+}
+
+// TestValidateCorpus checks the findings on the whole corpus, read as one set (as
+// "flowteam validate" on the folder does), against what reading the files shows.
+func TestValidateCorpus(t *testing.T) {
+	files := corpusFiles(t)
+	fs, err := export.ValidateFiles(files)
+	require.NoError(t, err)
+	byFile := map[string][]string{}
+	for _, f := range fs {
+		require.NotEmpty(t, f.File, f.String())
+		require.Positive(t, f.Line, f.String())
+		base := filepath.Base(f.File)
+		byFile[base] = append(byFile[base], f.Code+"@"+f.Node)
+	}
+	// The dangling link is an error naming both nodes.
+	main := "solon-flow__flow__rule__BehaviorTree.MainTree.yml"
+	assert.Contains(t, byFile[main], "link.missing-target@CallUser")
+	assert.Contains(t, byFile[main], "link.missing-target@LeaveInLocker")
+	assert.Contains(t, byFile[main], "node.unreachable@CompleteDelivery")
+	// The multi-graph "chains" document is not in the layout schema.
+	assert.Equal(t, []string{"definition.invalid@"}, byFile["solon-flow__lab__fetch-demo-chains.yml"])
+	// Java scripts do not compile, and say why.
+	assert.Contains(t, byFile["solon-flow__flow__for_case1.graph.yml"], "task.compile@n-2")
+	assert.Contains(t, byFile["solon-flow__flow__flow_case8.graph.yml"], "condition.compile@s3")
+	// Graph ids are unique in the set: the corpus reuses d1, c1, f1, sf1, ...
+	assert.Contains(t, byFile["solon-flow__demo__approve__demo1_case2.chain.yml"], "graph.id-duplicate@")
+	// The inclusive default branch of script_case4 ends before the join.
+	assert.Contains(t, byFile["solon-flow__flow__script_case4.graph.json"], "split.branch-escapes@n-3")
+	// A clean graph has no finding.
+	assert.Empty(t, byFile["solon-flow__flow__script_case2.graph.json"])
+
+	for _, f := range fs {
+		t.Log(f.String())
+	}
+
+	// Each file on its own: a file the loader rejects always has an error finding.
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		fs, err := export.ValidateFiles([]string{file})
+		require.NoError(t, err)
+		if _, err := flow.LoadGraph(file, data); err != nil {
+			require.True(t, export.HasErrors(fs), "%s does not load (%v) but validates", file, err)
+		}
+	}
+}

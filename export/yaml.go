@@ -1,0 +1,119 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+	"gopkg.in/yaml.v3"
+)
+
+// YAML writes g as a YAML definition document in the Solon "layout" schema, which
+// flow.ParseDefinition reads back to the same spec: ids, types, titles, when, task,
+// meta, and links with their titles, conditions, meta and priorities, in definition
+// order. A node whose task is a Go component is written as "@name" when a WithTaskNamer
+// resolver names it, and is otherwise an error wrapping ErrNoTextualForm.
+func YAML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
+	doc, err := document(g, newWriteConfig(opts))
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(yamlNode(doc)); err != nil {
+		return nil, fmt.Errorf("graph %q: write yaml: %w", g.ID, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("graph %q: write yaml: %w", g.ID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// yamlNode converts a document value. Scalars carry their tag, so the encoder quotes
+// a string that would otherwise read as something else ("true", "1", "null", "<<").
+func yamlNode(v any) *yaml.Node {
+	switch v := v.(type) {
+	case omap:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		if len(v) == 0 {
+			n.Style = yaml.FlowStyle
+		}
+		for _, f := range v {
+			n.Content = append(n.Content, stringNode(f.key), yamlNode(f.val))
+		}
+		return n
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		if flowList(v) {
+			n.Style = yaml.FlowStyle
+		}
+		for _, item := range v {
+			n.Content = append(n.Content, yamlNode(item))
+		}
+		return n
+	case string:
+		return stringNode(v)
+	case int:
+		return scalar("!!int", strconv.Itoa(v))
+	case float64:
+		switch {
+		case math.IsNaN(v):
+			return scalar("!!float", ".nan")
+		case math.IsInf(v, 1):
+			return scalar("!!float", ".inf")
+		case math.IsInf(v, -1):
+			return scalar("!!float", "-.inf")
+		}
+		return scalar("!!float", formatFloat(v))
+	case bool:
+		return scalar("!!bool", strconv.FormatBool(v))
+	}
+	return scalar("!!null", "null")
+}
+
+// stringNode is a string scalar. The encoder picks the style, except where its choice
+// would not read back: "<<" unquoted is a merge key; a literal block would turn "\r\n"
+// into "\n" and other line breaks (NEL, LS, PS) into whatever the parser makes of them,
+// and yaml.v3 drops the leading empty lines of a literal block and cannot read one
+// whose first line starts with a tab. Double quotes escape all of these.
+func stringNode(s string) *yaml.Node {
+	n := scalar("!!str", s)
+	if s == "<<" || strings.HasPrefix(s, "\n") || strings.HasPrefix(s, "\t") || strings.Contains(s, "\n\t") ||
+		strings.ContainsAny(s, "\r\u0085\u2028\u2029") {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+func scalar(tag, value string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+}
+
+// flowList reports whether a list reads best on one line: empty, or a few short
+// scalars ("$in: [a, b, c]").
+func flowList(list []any) bool {
+	if len(list) > 8 {
+		return false
+	}
+	width := 0
+	for _, item := range list {
+		switch item := item.(type) {
+		case string:
+			for _, c := range item {
+				if c < ' ' || c == 0x7f {
+					return false
+				}
+			}
+			width += len(item)
+		case int, float64, bool, nil:
+			width += 6
+		default:
+			return false
+		}
+	}
+	return width <= 60
+}
