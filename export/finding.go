@@ -31,6 +31,8 @@ const (
 	CodeNodeIDMissing   = "node.id-missing"
 	CodeNodeIDDuplicate = "node.id-duplicate"
 	CodeNodeUnreachable = "node.unreachable"
+	CodeNodeUnknownType = "node.unknown-type" // the type is not one the engine knows: the node is an activity
+	CodeNodeNote        = "node.suspicious"   // something the reader doubted, such as a key "type:end"
 
 	CodeLinkMissingTarget = "link.missing-target"
 

@@ -33,8 +33,10 @@ const (
 	FormatDOT      Format = "dot"
 )
 
-// Formats lists every format Write knows, in a stable order.
-var Formats = []Format{FormatYAML, FormatJSON, FormatPlantUML, FormatMermaid, FormatDOT}
+// Formats returns every format Write knows, in a stable order.
+func Formats() []Format {
+	return []Format{FormatYAML, FormatJSON, FormatPlantUML, FormatMermaid, FormatDOT}
+}
 
 // ParseFormat maps a format name to a Format. Matching ignores case; "yml", "puml",
 // "mmd" and "graphviz"/"gv" are accepted as aliases.

@@ -73,21 +73,27 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // possible.
 //
 // Errors: graph ids missing or not unique in the set (or the registry, see
-// WithRegistered); no nodes; node ids missing or duplicated; links to missing nodes;
-// no start node or more than one; end nodes none of which is reachable; exclusive
-// gateways with more than one default (unconditioned) link; branches of one split
-// that reach different joins; "#id" sub-graph calls that resolve to no graph, or that
-// call back into their own graph unconditionally; conditions and scripts that do not
-// compile (scripts written in Java for Solon, such as System.out.println(...), do not:
-// flowteam runs expressions); "$key" tasks whose script is not in the graph's meta;
-// invalid loop or branch-policy meta.
+// WithRegistered); no nodes; node ids missing or duplicated; links to missing nodes
+// (naming both nodes); no start node or more than one; end nodes none of which is
+// reachable; exclusive gateways with more than one default (unconditioned) link;
+// branches of one split that reach different joins; "#id" sub-graph calls that resolve
+// to no graph, or that call back into their own graph unconditionally; conditions and
+// scripts that do not compile (most scripts written in Java for Solon do not: flowteam
+// runs expressions); "$key" tasks whose script is not in the graph's meta; invalid loop,
+// branch-policy or onError meta; unregistered "@name" tasks and conditions when the
+// names are given (WithTaskNames, WithConditionNames); and whatever else the engine
+// refuses when it compiles a graph that passed every other check (graph.compile).
 //
-// Warnings: no explicit start node (the builder picked one); no end node; nodes not
-// reachable from the start; inclusive gateways whose every link has a condition; split
-// branches that end without reaching the join the others reach; splits without a join;
-// joins that belong to no split; cycles that pass through no condition and no loop node
-// (the cycle is named); sub-graph recursion that is conditional (bounded only by the
-// conditions and the engine's call depth limit).
+// Warnings: no node of type start (the builder picked one, as Solon does); no end node;
+// nodes not reachable from the start (links and onError goto); inclusive gateways
+// whose every link has a condition; split branches that end without reaching the join
+// the others reach; splits without a join; joins that belong to no split; cycles that
+// pass through no condition and no loop node (the cycle is named); Java scripts that
+// happen to compile as expressions but fail when run; sub-graph recursion that is
+// conditional (bounded only by the conditions and the engine's call depth limit).
+//
+// The codes are the Code constants; a finding's position is the node's, the link's, or
+// the document's first line for findings about a whole graph.
 func ValidateSpecs(specs []*flow.GraphSpec, opts ...ValidateOption) []Finding {
 	cfg := &validateConfig{}
 	for _, o := range opts {
@@ -175,11 +181,14 @@ func (vg *vgraph) graphPos() flow.Pos { return flow.Pos{File: vg.spec.Source} }
 // model indexes a spec, reporting missing and duplicate node ids and dangling links.
 func (v *validator) model(s *flow.GraphSpec) *vgraph {
 	vg := &vgraph{spec: s, byID: make(map[string]*vnode, len(s.Nodes))}
-	if g, err := s.Build(); err == nil {
-		vg.built = g
+	if !slices.Contains(s.Nodes, nil) { // Build and Clone do not expect nil nodes
+		if g, err := s.Build(); err == nil {
+			vg.built = g
+		}
 	}
 	for i, ns := range s.Nodes {
 		if ns == nil {
+			v.report(vg, SeverityError, CodeNodeIDMissing, "", vg.graphPos(), "node #%d is nil", i+1)
 			continue
 		}
 		switch first := vg.byID[ns.ID]; {
@@ -283,6 +292,7 @@ func (v *validator) checkGraph(vg *vgraph) {
 		v.report(vg, SeverityError, CodeGraphEmpty, "", vg.graphPos(), "graph %q has no nodes", vg.spec.ID)
 		return
 	}
+	v.checkNodes(vg)
 	v.checkStart(vg)
 	v.checkGateways(vg)
 	v.checkExpressions(vg)
@@ -292,6 +302,19 @@ func (v *validator) checkGraph(vg *vgraph) {
 	}
 	v.checkSplits(vg)
 	v.checkCycles(vg)
+}
+
+// checkNodes reports what the reader noted about single nodes: an unknown type (the
+// node runs as an activity, which may not be what the author meant) and suspicious keys.
+func (v *validator) checkNodes(vg *vgraph) {
+	for _, n := range vg.nodes {
+		if n.spec.TypeName != "" {
+			v.report(vg, SeverityWarning, CodeNodeUnknownType, n.id(), n.spec.Pos, "node %q has unknown type %q: it runs as an activity", n.id(), n.spec.TypeName)
+		}
+		for _, note := range n.spec.Notes {
+			v.report(vg, SeverityWarning, CodeNodeNote, n.id(), note.Pos, "node %q: %s", n.id(), note.Msg)
+		}
+	}
 }
 
 func (v *validator) checkStart(vg *vgraph) {

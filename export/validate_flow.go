@@ -39,9 +39,18 @@ type branchEnds struct {
 	joins, escapes []*vnode
 }
 
+// Bounds of the split analysis, which follows (node, nesting level) pairs: nesting
+// deeper than maxSplitDepth is not followed, and a graph whose analysis would take more
+// than splitBudget steps gets no split findings rather than a slow validation.
+const (
+	maxSplitDepth = 32
+	splitBudget   = 1 << 20
+)
+
 // walkBranch follows one branch of split from first. Nested splits raise the level and
-// their joins lower it again, so only joins at the split's own level count.
-func walkBranch(vg *vgraph, split, first *vnode) branchEnds {
+// their joins lower it again, so only joins at the split's own level count. It returns
+// false when the budget ran out.
+func walkBranch(split, first *vnode, budget *int) (branchEnds, bool) {
 	type state struct {
 		n     *vnode
 		depth int
@@ -52,8 +61,11 @@ func walkBranch(vg *vgraph, split, first *vnode) branchEnds {
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[s] || s.depth > len(vg.nodes) {
+		if seen[s] || s.depth > maxSplitDepth {
 			continue
+		}
+		if *budget--; *budget < 0 {
+			return out, false
 		}
 		seen[s] = true
 		n, depth := s.n, s.depth
@@ -82,13 +94,14 @@ func walkBranch(vg *vgraph, split, first *vnode) branchEnds {
 			stack = append(stack, state{n.out[i].to, depth})
 		}
 	}
-	return out
+	return out, true
 }
 
 // checkSplits pairs parallel and inclusive splits with their joins: every branch of a
 // split must reach the same join, and no branch should end before it.
 func (v *validator) checkSplits(vg *vgraph) {
 	paired := map[*vnode]bool{}
+	budget := splitBudget
 	for _, s := range vg.nodes {
 		if !isSplit(s) {
 			continue
@@ -98,7 +111,10 @@ func (v *validator) checkSplits(vg *vgraph) {
 		var joins []*vnode
 		branches := make([]branchEnds, len(s.out))
 		for i, l := range s.out {
-			branches[i] = walkBranch(vg, s, l.to)
+			var ok bool
+			if branches[i], ok = walkBranch(s, l.to, &budget); !ok {
+				return
+			}
 			for _, j := range branches[i].joins {
 				if !slices.Contains(joins, j) {
 					joins = append(joins, j)

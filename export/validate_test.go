@@ -430,8 +430,9 @@ func TestValidateCodeSpec(t *testing.T) {
 	spec.Start("s").LinkTo("a")
 	spec.Activity("a").DoFunc(nil).LinkTo("ghost")
 	spec.Node("", flow.Activity)
+	spec.Nodes = append(spec.Nodes, nil)
 	fs := export.ValidateSpecs([]*flow.GraphSpec{spec, nil})
-	assert.Equal(t, []string{"end.missing", "link.missing-target@a", "node.id-missing"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, []string{"end.missing", "link.missing-target@a", "node.id-missing", "node.id-missing"}, codes(fs), joinFindings(fs))
 	for _, f := range fs {
 		assert.Empty(t, f.File)
 		assert.True(t, strings.HasPrefix(f.String(), `graph "code": `), f.String())
@@ -498,4 +499,27 @@ func TestValidateCorpus(t *testing.T) {
 			require.True(t, export.HasErrors(fs), "%s does not load (%v) but validates", file, err)
 		}
 	}
+}
+
+// TestValidateReaderNotes: an unknown type and a key such as "type:end" read silently
+// as in Solon, but the validator points at them.
+func TestValidateReaderNotes(t *testing.T) {
+	doc := `
+id: notes
+layout:
+  - { id: s, type: startb, link: a }
+  - { id: a, type:end }
+`
+	spec, err := flow.ParseDefinition("notes.yml", []byte(doc))
+	require.NoError(t, err)
+	var got []string
+	for _, f := range export.ValidateSpecs([]*flow.GraphSpec{spec}) {
+		if f.Code == export.CodeNodeUnknownType || f.Code == export.CodeNodeNote {
+			got = append(got, f.String())
+		}
+	}
+	assert.Equal(t, []string{
+		`notes.yml:4: warning node.unknown-type: node "s" has unknown type "startb": it runs as an activity`,
+		`notes.yml:5: warning node.suspicious: node "a": key "type:end" is not a known attribute: a missing space after the colon?`,
+	}, got)
 }

@@ -252,6 +252,14 @@ func (s subGraphTask) Run(context.Context, *Context, *Node) error {
 	return fmt.Errorf("sub-graph %q can only run inside an engine", s.g.ID)
 }
 
+// CalledGraph returns the graph a task made with Call runs.
+func CalledGraph(t Task) (*Graph, bool) {
+	if sg, ok := t.(subGraphTask); ok {
+		return sg.g, true
+	}
+	return nil, false
+}
+
 // Call returns a task that runs g as a sub-graph of the node's graph, sharing the
 // FlowContext, exactly like the task reference "#" + g.ID but without registering g.
 func Call(g *Graph) Task { return subGraphTask{g} }

@@ -213,8 +213,20 @@ func (r *defReader) node(i int, n *yaml.Node) layoutNode {
 		if strings.EqualFold(name, "iterator") {
 			ns.Type = Loop // Solon's deprecated name for loop
 		} else {
-			// An unknown name (e.g. "startb") reads as an activity, as in Solon.
-			ns.Type, _ = ParseNodeType(name)
+			// An unknown name (e.g. "startb") reads as an activity, as in Solon; the
+			// name is kept so a validator can warn about it.
+			var known bool
+			if ns.Type, known = ParseNodeType(name); !known {
+				ns.TypeName = name
+			}
+		}
+	}
+	for _, f := range fields {
+		// "type:end" (no space after the colon) is a key, not a type: Solon reads it
+		// the same way, silently. Keep a note so a validator can point at it.
+		if strings.Contains(f.name, ":") {
+			ns.Notes = append(ns.Notes, Note{Pos: Pos{File: r.file, Line: f.key.Line},
+				Msg: fmt.Sprintf("key %q is not a known attribute: a missing space after the colon?", f.name)})
 		}
 	}
 	if e, ok := lookup(fields, "title"); ok {

@@ -529,7 +529,7 @@ func TestLoadGraphErrors(t *testing.T) {
 		{
 			name: "no start node names the file",
 			doc:  "id: g\nlayout:\n  - {id: a, type: startb, link: b}\n  - {id: b, link: a}\n",
-			want: []string{`g.yml: graph "g": no start node`},
+			want: []string{`g.yml:1: graph "g": no start node`},
 		},
 	}
 	for _, tt := range tests {

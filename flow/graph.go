@@ -114,8 +114,12 @@ func (s *GraphSpec) Build() (*Graph, error) {
 	fail := func(pos Pos, node, format string, args ...any) {
 		errs = append(errs, &DefinitionError{Pos: pos, Graph: g.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
 	}
+	docPos := Pos{File: spec.Source}
+	if spec.Source != "" {
+		docPos.Line = 1 // graph-level problems point at the top of the document
+	}
 	if g.ID == "" {
-		fail(Pos{File: spec.Source}, "", "graph has no id")
+		fail(docPos, "", "graph has no id")
 	}
 	g.nodes = make([]*Node, 0, len(spec.Nodes))
 	built := make([]*Node, len(spec.Nodes)) // nil where the spec node was rejected
@@ -172,10 +176,10 @@ func (s *GraphSpec) Build() (*Graph, error) {
 		}
 	}
 	if g.start == nil && len(g.nodes) > 0 {
-		fail(Pos{File: spec.Source}, "", "no start node: no node has type start and every node has an incoming link")
+		fail(docPos, "", "no start node: no node has type start and every node has an incoming link")
 	}
 	if len(spec.Nodes) == 0 {
-		fail(Pos{File: spec.Source}, "", "graph has no nodes")
+		fail(docPos, "", "graph has no nodes")
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

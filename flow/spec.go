@@ -1,6 +1,9 @@
 package flow
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // GraphSpec is the editable description of a graph: what a definition document holds,
 // or what Go code builds with the fluent methods below. Build turns it into an
@@ -36,6 +39,17 @@ type NodeSpec struct {
 	Meta      map[string]any
 	Links     []LinkSpec
 	Pos       Pos
+	// TypeName is the type as written when it is not a known type (the node then
+	// behaves as an activity); empty otherwise.
+	TypeName string
+	// Notes are doubts the reader had about the definition that are not errors.
+	Notes []Note
+}
+
+// Note is a doubt about a definition that is not an error, located in the document.
+type Note struct {
+	Pos Pos
+	Msg string
 }
 
 // LinkSpec describes one outgoing link.
@@ -106,6 +120,7 @@ func (s *GraphSpec) Clone() *GraphSpec {
 	for i, n := range s.Nodes {
 		nc := *n
 		nc.Meta = maps.Clone(n.Meta)
+		nc.Notes = slices.Clone(n.Notes)
 		nc.Links = make([]LinkSpec, len(n.Links))
 		for j, l := range n.Links {
 			l.Meta = maps.Clone(l.Meta)
