@@ -118,3 +118,18 @@ func TestReadmeGo(t *testing.T) {
 	require.NoError(t, cmd.Run(), stderr.String())
 	assert.Equal(t, m[1]+"\n", stdout.String())
 }
+
+// TestReadmeMermaidMatchesExport keeps the README's diagram equal to what
+// `flowteam export --format mermaid` prints for the leave example.
+func TestReadmeMermaidMatchesExport(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(readme), "```mermaid\n")
+	require.True(t, ok, "README has a mermaid block")
+	block, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"export", "../../examples/leave/leave.yml", "--format", "mermaid"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	assert.Equal(t, stdout.String(), block)
+}
