@@ -59,7 +59,7 @@ func inventory(t *testing.T, e *flow.Engine) *flow.Graph {
 	s := flow.NewSpec("inventory")
 	s.Start("s").LinkTo("lookup")
 	s.Activity("lookup").SetTask("@lookup").
-		SetMeta(flow.MetaOnError, map[string]any{"goto": "fallback_lookup", "fallback": map[string]any{"inventory_status": "fallback"}}).
+		OnError("fallback_lookup", map[string]any{"inventory_status": "fallback"}).
 		LinkTo("finalize")
 	s.Activity("fallback_lookup").SetTask(`context.put("inventory_status", "estimated")`).LinkTo("finalize")
 	s.Activity("finalize").SetTask(`context.put("done", true)`).LinkTo("e")
@@ -244,7 +244,7 @@ func TestRetryHonoursCancellation(t *testing.T) {
 		return flow.MarkRetryable(errors.New("busy"))
 	}))
 	s := flow.NewSpec("retry")
-	s.Start("s").SetTask("@flaky").SetMeta(flow.MetaRetry, flow.RetryPolicy{Max: 5, Backoff: time.Hour}).SetMeta(flow.MetaIdempotent, true)
+	s.Start("s").SetTask("@flaky").SetRetry(flow.RetryPolicy{Max: 5, Backoff: time.Hour})
 	res, err := e.EvalGraph(ctx, build(t, s), flow.NewContext("r"))
 	require.Error(t, err)
 	assert.Equal(t, flow.StatusFailed, res.Status)

@@ -155,6 +155,26 @@ func (n *NodeSpec) SetMeta(key string, value any) *NodeSpec {
 	return n
 }
 
+// SetRetry gives the node a retry policy and marks it idempotent: only idempotent
+// nodes are retried (meta retry and idempotent in YAML).
+func (n *NodeSpec) SetRetry(p RetryPolicy) *NodeSpec {
+	return n.SetMeta(MetaRetry, p).SetMeta(MetaIdempotent, true)
+}
+
+// OnError declares the node's error handling (meta onError in YAML): where a
+// recoverable error continues (goto, may be empty) and the business state applied
+// when an error is fatal (fallback, may be nil).
+func (n *NodeSpec) OnError(gotoID string, fallback map[string]any) *NodeSpec {
+	m := map[string]any{}
+	if gotoID != "" {
+		m["goto"] = gotoID
+	}
+	if fallback != nil {
+		m["fallback"] = fallback
+	}
+	return n.SetMeta(MetaOnError, m)
+}
+
 // LinkTo adds an outgoing link to the node with id next.
 func (n *NodeSpec) LinkTo(next string, opts ...LinkOption) *NodeSpec {
 	l := LinkSpec{NextID: next}
