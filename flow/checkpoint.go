@@ -34,10 +34,11 @@ func WithCheckpoint(fn func(ctx context.Context, cp Checkpoint) error) EvalOptio
 
 // position is where a token stands, as last committed for checkpoints.
 type position struct {
-	node   *cnode
-	mode   tokenMode
-	frame  *frame
-	branch string
+	node    *cnode
+	mode    tokenMode
+	frame   *frame
+	branch  string
+	failure *NodeError
 }
 
 type checkpointer struct {
@@ -49,7 +50,7 @@ type checkpointer struct {
 // commitLocked records the token's current position as its checkpoint position and
 // marks it live. The caller holds r.mu.
 func (r *run) commitLocked(t *token) {
-	t.cp = position{node: t.node, mode: t.mode, frame: t.frame, branch: t.branch}
+	t.cp = position{node: t.node, mode: t.mode, frame: t.frame, branch: t.branch, failure: t.failure}
 	r.live[t] = struct{}{}
 }
 
@@ -73,7 +74,7 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 	fr := &Frontier{graph: r.root.graph, tokens: make([]*token, 0, len(r.live))}
 	for t := range r.live {
 		p := t.cp
-		fr.tokens = append(fr.tokens, &token{node: p.node, mode: p.mode, frame: p.frame, call: p.frame.call, branch: p.branch})
+		fr.tokens = append(fr.tokens, &token{node: p.node, mode: p.mode, frame: p.frame, call: p.frame.call, branch: p.branch, failure: p.failure})
 	}
 	st := fr.State()
 	r.mu.Unlock()

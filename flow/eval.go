@@ -257,7 +257,14 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 	toks := make([]*token, len(fr.tokens))
 	for i, t := range fr.tokens {
 		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
+		nt.failure = t.failure
 		toks[i] = nt
 	}
 	return root, toks
+}
+
+func (r *run) firstErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }

@@ -3,6 +3,8 @@ package flow
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -242,12 +244,16 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 	base := tok.branch + "/" + cn.n.ID + ":"
 	toks := make([]*token, len(targets))
 	for i, t := range targets {
+		branch := base + t.n.ID
+		if slices.Contains(targets[:i], t) {
+			branch += "#" + strconv.Itoa(i) // two links to one node: keep the ids apart
+		}
 		if i == 0 {
-			tok.node, tok.mode, tok.frame, tok.branch = t, modeArrive, f, base+t.n.ID
+			tok.node, tok.mode, tok.frame, tok.branch = t, modeArrive, f, branch
 			toks[0] = tok
 			continue
 		}
-		toks[i] = r.newToken(t, modeArrive, f, base+t.n.ID)
+		toks[i] = r.newToken(t, modeArrive, f, branch)
 	}
 	if r.live != nil {
 		r.mu.Lock()

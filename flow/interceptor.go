@@ -69,6 +69,9 @@ type NodeEnd struct {
 	Retrying bool
 	// Recovered is true on a failure the error policy recovered from.
 	Recovered bool
+	// Goto is the fallback node a recovered failure continues at ("" when the run
+	// follows the node's own links).
+	Goto string
 }
 
 // Invocation is one evaluation of a graph, as seen by InterceptFlow.
@@ -91,6 +94,44 @@ type Invocation struct {
 	run   *run
 	frame *frame
 	seeds []*token
+}
+
+// Outcome reports how the evaluation ended; it is meaningful once Invoke has returned.
+// For the root graph it is the run's status (the suspend reason, and the error of a
+// failed run); for a sub-graph call, how that call ended: completed, failed (its
+// error), or suspended/stopped when the run halted inside it.
+func (inv *Invocation) Outcome() (Status, string, error) {
+	r, cf := inv.run, inv.frame
+	if cf.caller == nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch runState(r.state.Load()) {
+		case stateStopped:
+			return StatusStopped, "", nil
+		case stateSuspended:
+			return StatusSuspended, r.reason, nil
+		case stateFailed:
+			return StatusFailed, "", r.err
+		}
+		return StatusCompleted, "", nil
+	}
+	if ne := cf.abort.Load(); ne != nil {
+		return StatusFailed, "", ne
+	}
+	r.mu.Lock()
+	pending := cf.pending
+	reason := r.reason
+	r.mu.Unlock()
+	if pending == 0 {
+		return StatusCompleted, "", nil
+	}
+	if runState(r.state.Load()) == stateSuspended {
+		return StatusSuspended, reason, nil
+	}
+	if runState(r.state.Load()) == stateFailed {
+		return StatusFailed, "", r.firstErr()
+	}
+	return StatusStopped, "", nil
 }
 
 // Invoke runs the rest of the interceptor chain and then the graph.

@@ -88,9 +88,12 @@ type TokenState struct {
 	Mode   string `json:"mode"`
 	Frame  int    `json:"frame"`
 	Branch string `json:"branch"`
+	// Error is the failure a "failed" token still has to report (every branch of a
+	// split failed and the run halted before the failure was handled).
+	Error *StructuredError `json:"error,omitempty"`
 }
 
-var modeNames = [...]string{modeArrive: "arrive", modeExec: "exec", modeFollow: "follow", modeBody: "body", modeResumeCall: "resume-call"}
+var modeNames = [...]string{modeArrive: "arrive", modeExec: "exec", modeFollow: "follow", modeBody: "body", modeResumeCall: "resume-call", modeFailed: "failed"}
 var kindNames = [...]string{frameCall: "call", frameSplit: "split", frameLoop: "loop"}
 
 // State returns the serializable form of the frontier.
@@ -137,7 +140,12 @@ func (f *Frontier) State() FrontierState {
 	}
 	for _, t := range f.tokens {
 		fi := add(t.frame)
-		st.Tokens = append(st.Tokens, TokenState{Node: t.node.n.ID, Mode: modeNames[t.mode], Frame: fi, Branch: t.branch})
+		ts := TokenState{Node: t.node.n.ID, Mode: modeNames[t.mode], Frame: fi, Branch: t.branch}
+		if t.failure != nil {
+			se := ToStructured(t.failure)
+			ts.Error = &se
+		}
+		st.Tokens = append(st.Tokens, ts)
 	}
 	return st
 }
@@ -270,7 +278,15 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 		if mode < 0 || tokenMode(mode) == modeResumeCall {
 			return bad("token %d: bad mode %q", i, ts.Mode)
 		}
-		fr.tokens = append(fr.tokens, &token{node: n, mode: tokenMode(mode), frame: f, call: f.call, branch: ts.Branch})
+		t := &token{node: n, mode: tokenMode(mode), frame: f, call: f.call, branch: ts.Branch}
+		if t.mode == modeFailed {
+			if ts.Error == nil {
+				return bad("token %d: a failed token without its error", i)
+			}
+			t.failure = &NodeError{Graph: n.n.graph.ID, Path: f.call.path, Node: n.n.ID, NodeType: n.n.Type, Title: n.n.Title,
+				Branch: ts.Branch, Code: ts.Error.Code, Err: errors.New(ts.Error.Message)}
+		}
+		fr.tokens = append(fr.tokens, t)
 	}
 	return fr, nil
 }

@@ -93,7 +93,13 @@ func (r *run) halt(s runState, reason string, tok *token, err error) {
 
 func (r *run) park(tok *token) {
 	r.mu.Lock()
-	r.frontier = append(r.frontier, tok)
+	if tok.mode == modeResumeCall {
+		// A sub-graph call that was never re-entered: its own parked tokens are the
+		// frontier, as they were before this resume.
+		r.frontier = append(r.frontier, tok.resume...)
+	} else {
+		r.frontier = append(r.frontier, tok)
+	}
 	r.mu.Unlock()
 }
 
@@ -283,6 +289,9 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 		if len(r.icpts) > 0 {
 			end := NodeEnd{Status: status, Err: err, Duration: time.Since(began), Step: step, Arrivals: tok.arrivals,
 				Attempt: attempt, Retrying: retry, Recovered: status == nodeFailed && !retry && dec.Recover}
+			if end.Recovered {
+				end.Goto = dec.Goto
+			}
 			if status == nodeSuspended {
 				end.Reason = r.suspendReason()
 			}

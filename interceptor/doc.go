@@ -1,0 +1,94 @@
+// Package interceptor holds ready-made flow.Interceptors: the audit log (Audit, with
+// JSON Lines, log/slog and in-memory sinks), run metrics (Metrics, optionally recorded
+// as OpenTelemetry metrics), OpenTelemetry spans (Tracing), and the Redactor they
+// share.
+//
+//	sink, err := interceptor.OpenJSONL("audit.jsonl")
+//	...
+//	defer sink.Close()
+//	engine := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(sink)), 0))
+//
+// # What the audit records
+//
+// A FlowTrace keeps only the last node per graph, for recovery; it cannot say which
+// path a run took, how often a node ran or what ran in parallel. The audit can: for
+// every run it writes (see trace.Record)
+//
+//   - a run STARTED record (empty node id) when the root graph's evaluation begins,
+//     Resumed set for Resume;
+//   - for every node execution, a STARTED record and exactly one terminal record:
+//     COMPLETED, FAILED (with a structured error {type, code, message}), INTERRUPTED
+//     (Context.Interrupt, or cancelled because the run or its sub-graph call failed
+//     elsewhere) or SUSPENDED (with the reason), with its duration, step, branch id,
+//     join arrivals, retry attempt and recovery flags;
+//   - a terminal run record with the run's outcome and duration.
+//
+// The pairing is complete by construction: the engine calls OnNodeEnd once for every
+// OnNodeStart whatever happens (stop, interrupt, suspend, a panicking task,
+// cancellation, fail-fast, step limit), so unlike Solon a task need not record
+// SUSPENDED by hand. The audit also keeps the executions in progress per run (keyed by
+// branch view and node): should a panic escape the engine or another interceptor and
+// leave one open, the run's end writes a FAILED record with code "node_end_missing"
+// for it and logs a warning. Records are numbered per run (Seq) and carry the
+// instance, run and branch ids, so parallel branches can be told apart without
+// relying on arrival order; trace.Records.Verify checks the invariants. A randomized
+// test (invariant_test.go) builds thousands of graphs and injects every one of those
+// events to check them.
+//
+// Record times come from one clock read per node: a STARTED record reads the
+// monotonic clock (relative to the run's start), a terminal record is its start plus
+// the node's duration as the engine measured it; times never go back in sequence
+// order.
+//
+// Sub-graph evaluations have no run records: the calling node's STARTED and terminal
+// records frame them, and the sub-graph's node records carry its call path
+// ("root/callNode/child"), which is how the timeline of "flowteam audit" indents them.
+//
+// The run record's status is the engine's (flow.Invocation.Outcome): COMPLETED,
+// SUSPENDED (with the reason), INTERRUPTED (reason "stopped") for a run stopped with
+// Context.Stop, or FAILED with the run's error, including failures that happen outside
+// any node (the step limit, a cancelled context between nodes), which have no FAILED
+// node record.
+//
+// The agent name of a record comes from the node's meta "agent" or from a Go task with
+// an AgentName() string method (WithAgentName changes this).
+//
+// # Sinks and failures
+//
+// Records are buffered per run and written when the run ends (the root graph's
+// InterceptFlow returns), or in batches of WithBatchSize during long runs; a batch
+// reaches every sink in sequence order. JSONL encodes a batch without reflection into
+// a pooled buffer and writes it with one call under the sink's mutex: concurrent runs
+// sharing a sink never interleave lines, and files opened with OpenJSONL are in
+// O_APPEND mode, so other writers (processes, or other sinks on the same path) append
+// whole batches too. WithFsync syncs after every batch. Rotation is the operator's.
+//
+// A failing sink does not fail the run: its first failure is logged through slog and
+// every failure counted (Audit.Failures). WithStrict makes the root InterceptFlow
+// return the error instead, which fails the run.
+//
+// # Redaction
+//
+// Records never carry variables unless WithAttrs adds some, but error messages and
+// suspend reasons are free text that may quote them. Before a record reaches a sink
+// (and before a span is exported), the Redactor masks the values of sensitive keys:
+// the defaults (password, secret, token, api_key, authorization, ...) plus
+// configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
+// with them, in nested maps and in key=value, key: value and JSON "key": "value"
+// text.
+//
+// # Metrics
+//
+// Metrics counts per run the node executions by status, retries (failed attempts that
+// were retried), recovered failures, fallbacks and human rejections, and the run's
+// duration; Metrics.Run returns them by run id, the Memory sink computes the same
+// from records, and with WithMeterProvider they become OpenTelemetry instruments.
+// Fallbacks and rejections are not reported by the engine: code that knows calls
+// trace.Count(ctx, trace.CountFallback, 1) with the run's context.
+//
+// # Spans
+//
+// Tracing opens a span per graph evaluation and per node execution with a tracer
+// provider passed in (no global state). Node spans are keyed by the branch view and
+// node, as the engine guarantees one node at a time per view.
+package interceptor

@@ -1,0 +1,251 @@
+package interceptor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Metrics is a flow.Interceptor that counts, per run, the node executions by status,
+// the retries, recovered failures, fallbacks and human rejections, and the run's
+// duration. Run returns them for a run id (in progress or among the last
+// WithRetention finished runs); WithRunMetrics hands them over when a run ends; with
+// WithMeterProvider they are also recorded as OpenTelemetry metrics:
+//
+//	flowteam.runs            counter    {run}   flow.graph.id, flow.status
+//	flowteam.run.duration    histogram  s       flow.graph.id, flow.status
+//	flowteam.nodes           counter    {node}  flow.graph.id, flow.status
+//	flowteam.node.duration   histogram  s       flow.graph.id, flow.node.type, flow.status
+//	flowteam.retries         counter    {retry}     flow.graph.id
+//	flowteam.recovered       counter    {error}     flow.graph.id
+//	flowteam.fallbacks       counter    {fallback}  flow.graph.id
+//	flowteam.rejections      counter    {rejection} flow.graph.id
+//
+// Node counts are added when the run ends (one call per status), node durations as
+// nodes end. flow.graph.id is the root graph's id, except for node durations, which
+// carry the node's own graph. Fallbacks and rejections are events the engine does not
+// report to interceptors: the code that takes a fallback or records a human
+// rejection calls trace.Count with the run's context.
+type Metrics struct {
+	cfg  config
+	inst *instruments
+
+	mu    sync.Mutex
+	live  map[string]*metricsRun
+	done  map[string]trace.Metrics
+	order []string // finished run ids, oldest first
+}
+
+var _ flow.Interceptor = (*Metrics)(nil)
+
+type instruments struct {
+	runs, nodes, retries, recovered, fallbacks, rejections metric.Int64Counter
+	runDur, nodeDur                                        metric.Float64Histogram
+	sets                                                   sync.Map // attrKey -> metric.MeasurementOption
+}
+
+type attrKey struct {
+	graph, typ string
+	status     trace.Status
+}
+
+// NewMetrics returns a metrics interceptor. Options: WithMeterProvider, WithRetention,
+// WithRunMetrics, WithClock. The error reports an instrument the meter provider could
+// not create.
+func NewMetrics(opts ...Option) (*Metrics, error) {
+	m := &Metrics{cfg: newConfig(opts), live: map[string]*metricsRun{}, done: map[string]trace.Metrics{}}
+	if m.cfg.meter != nil {
+		inst, err := newInstruments(m.cfg.meter.Meter("github.com/flowteam/flowteam/interceptor"))
+		if err != nil {
+			return nil, fmt.Errorf("flowteam metrics: %w", err)
+		}
+		m.inst = inst
+	}
+	return m, nil
+}
+
+func newInstruments(mt metric.Meter) (*instruments, error) {
+	var (
+		in   instruments
+		errs [8]error
+	)
+	in.runs, errs[0] = mt.Int64Counter("flowteam.runs", metric.WithUnit("{run}"), metric.WithDescription("Runs that ended, by outcome."))
+	in.nodes, errs[1] = mt.Int64Counter("flowteam.nodes", metric.WithUnit("{node}"), metric.WithDescription("Node executions that ended, by status."))
+	in.retries, errs[2] = mt.Int64Counter("flowteam.retries", metric.WithUnit("{retry}"), metric.WithDescription("Failed node attempts that were retried."))
+	in.recovered, errs[3] = mt.Int64Counter("flowteam.recovered", metric.WithUnit("{error}"), metric.WithDescription("Node failures the error policy recovered from."))
+	in.fallbacks, errs[4] = mt.Int64Counter("flowteam.fallbacks", metric.WithUnit("{fallback}"), metric.WithDescription("Fallback paths taken."))
+	in.rejections, errs[5] = mt.Int64Counter("flowteam.rejections", metric.WithUnit("{rejection}"), metric.WithDescription("Decisions a human rejected."))
+	in.runDur, errs[6] = mt.Float64Histogram("flowteam.run.duration", metric.WithUnit("s"), metric.WithDescription("Wall time of runs."))
+	in.nodeDur, errs[7] = mt.Float64Histogram("flowteam.node.duration", metric.WithUnit("s"), metric.WithDescription("Wall time of node executions."))
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &in, nil
+}
+
+// attrs returns the measurement option for a combination of attributes, built once.
+func (in *instruments) attrs(k attrKey) metric.MeasurementOption {
+	if o, ok := in.sets.Load(k); ok {
+		return o.(metric.MeasurementOption)
+	}
+	kv := []attribute.KeyValue{attribute.String("flow.graph.id", k.graph)}
+	if k.typ != "" {
+		kv = append(kv, attribute.String("flow.node.type", k.typ))
+	}
+	if k.status != "" {
+		kv = append(kv, attribute.String("flow.status", string(k.status)))
+	}
+	o, _ := in.sets.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kv...)))
+	return o.(metric.MeasurementOption)
+}
+
+// metricsRun is a run in progress.
+type metricsRun struct {
+	runID, instance, graph, path string
+	began                        time.Time
+
+	started, completed, failed, interrupted, suspended atomic.Int64
+	retries, recovered, fallbacks, rejections          atomic.Int64
+}
+
+// Count implements trace.CounterSink for the run.
+func (r *metricsRun) Count(c trace.Counter, n int) {
+	switch c {
+	case trace.CountFallback:
+		r.fallbacks.Add(int64(n))
+	case trace.CountRejection:
+		r.rejections.Add(int64(n))
+	case trace.CountRetry:
+		r.retries.Add(int64(n))
+	}
+}
+
+func (r *metricsRun) snapshot() trace.Metrics {
+	return trace.Metrics{
+		RunID: r.runID, InstanceID: r.instance, GraphID: r.graph,
+		Started: int(r.started.Load()), Completed: int(r.completed.Load()), Failed: int(r.failed.Load()),
+		Interrupted: int(r.interrupted.Load()), Suspended: int(r.suspended.Load()),
+		Retries: int(r.retries.Load()), Recovered: int(r.recovered.Load()),
+		Fallbacks: int(r.fallbacks.Load()), Rejections: int(r.rejections.Load()),
+	}
+}
+
+type metricsKey struct{ m *Metrics }
+
+// InterceptFlow tracks the root graph's evaluation as one run.
+func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if inv.Node != nil {
+		return inv.Invoke(ctx)
+	}
+	r := &metricsRun{runID: inv.RunID, instance: inv.Context.InstanceID(), graph: inv.Graph.ID, path: inv.Path, began: m.cfg.clock()}
+	m.mu.Lock()
+	m.live[r.runID] = r
+	m.mu.Unlock()
+	ctx = trace.WithCounterSink(context.WithValue(ctx, metricsKey{m}, r), r)
+	err := inv.Invoke(ctx)
+	m.finish(ctx, inv, r, err)
+	return err
+}
+
+func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRun, invokeErr error) {
+	st, _, _ := runOutcome(inv, invokeErr, nil)
+	res := r.snapshot()
+	res.Status, res.Duration = st, m.cfg.since(r.began).Sub(r.began)
+	m.mu.Lock()
+	delete(m.live, r.runID)
+	if _, ok := m.done[r.runID]; !ok {
+		m.order = append(m.order, r.runID)
+	}
+	m.done[r.runID] = res
+	for len(m.order) > max(m.cfg.retention, 0) {
+		delete(m.done, m.order[0])
+		m.order = m.order[1:]
+	}
+	m.mu.Unlock()
+	if in := m.inst; in != nil {
+		ctx := context.WithoutCancel(ctx)
+		k := attrKey{graph: res.GraphID}
+		in.runs.Add(ctx, 1, in.attrs(attrKey{graph: res.GraphID, status: st}))
+		in.runDur.Record(ctx, res.Duration.Seconds(), in.attrs(attrKey{graph: res.GraphID, status: st}))
+		for _, c := range []struct {
+			s trace.Status
+			n int
+		}{{trace.Completed, res.Completed}, {trace.Failed, res.Failed}, {trace.Interrupted, res.Interrupted}, {trace.Suspended, res.Suspended}} {
+			if c.n > 0 {
+				in.nodes.Add(ctx, int64(c.n), in.attrs(attrKey{graph: res.GraphID, status: c.s}))
+			}
+		}
+		for _, c := range []struct {
+			ctr metric.Int64Counter
+			n   int
+		}{{in.retries, res.Retries}, {in.recovered, res.Recovered}, {in.fallbacks, res.Fallbacks}, {in.rejections, res.Rejections}} {
+			if c.n > 0 {
+				c.ctr.Add(ctx, int64(c.n), in.attrs(k))
+			}
+		}
+	}
+	if m.cfg.onRun != nil {
+		m.cfg.onRun(res)
+	}
+}
+
+// OnNodeStart counts a node execution.
+func (m *Metrics) OnNodeStart(ctx context.Context, _ *flow.Context, _ *flow.Node) {
+	if r, ok := ctx.Value(metricsKey{m}).(*metricsRun); ok {
+		r.started.Add(1)
+	}
+}
+
+// OnNodeEnd counts how the node execution ended.
+func (m *Metrics) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	r, ok := ctx.Value(metricsKey{m}).(*metricsRun)
+	if !ok {
+		return
+	}
+	switch end.Status {
+	case trace.Completed:
+		r.completed.Add(1)
+	case trace.Interrupted:
+		r.interrupted.Add(1)
+	case trace.Suspended:
+		r.suspended.Add(1)
+	case trace.Failed:
+		r.failed.Add(1)
+		if end.Retrying {
+			r.retries.Add(1)
+		}
+		if end.Recovered {
+			r.recovered.Add(1)
+		}
+	}
+	if in := m.inst; in != nil {
+		k := attrKey{typ: n.Type.String(), status: end.Status}
+		if g := n.Graph(); g != nil {
+			k.graph = g.ID
+		}
+		in.nodeDur.Record(ctx, end.Duration.Seconds(), in.attrs(k))
+	}
+}
+
+// Run returns the metrics of a run in progress or among the last finished ones.
+func (m *Metrics) Run(runID string) (trace.Metrics, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.live[runID]; ok {
+		s := r.snapshot()
+		s.Duration = m.cfg.since(r.began).Sub(r.began)
+		return s, true
+	}
+	res, ok := m.done[runID]
+	return res, ok
+}

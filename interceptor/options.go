@@ -1,0 +1,143 @@
+package interceptor
+
+import (
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Option configures the interceptors of this package. Each option says which
+// constructors it applies to; the others ignore it.
+type Option func(*config)
+
+type config struct {
+	sinks     []Sink
+	redact    *Redactor
+	strict    bool
+	logger    *slog.Logger
+	batch     int
+	agent     func(c *flow.Context, n *flow.Node) string
+	attrs     func(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]any
+	now       func() time.Time
+	meter     metric.MeterProvider
+	retention int
+	onRun     func(trace.Metrics)
+}
+
+// Defaults.
+const (
+	// DefaultBatchSize is how many records of a run the audit keeps before writing
+	// them ahead of the run's end.
+	DefaultBatchSize = 4096
+	// DefaultRetention is how many finished runs the Metrics interceptor remembers.
+	DefaultRetention = 1024
+)
+
+func newConfig(opts []Option) config {
+	c := config{redact: NewRedactor(), batch: DefaultBatchSize, retention: DefaultRetention}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+	if c.batch < 1 {
+		c.batch = 1
+	}
+	return c
+}
+
+// WithSink adds a sink the audit writes to (Audit). Repeat it for several sinks; each
+// receives every record.
+func WithSink(s Sink) Option { return func(c *config) { c.sinks = append(c.sinks, s) } }
+
+// WithRedactor replaces the default redactor, NewRedactor() (Audit, Tracing). A nil
+// redactor disables redaction.
+func WithRedactor(r *Redactor) Option { return func(c *config) { c.redact = r } }
+
+// WithRedactKeys adds sensitive keys to the default ones (Audit, Tracing).
+func WithRedactKeys(keys ...string) Option {
+	return func(c *config) { c.redact = NewRedactor(keys...) }
+}
+
+// WithStrict makes a failing sink fail the run (Audit): the root graph's InterceptFlow
+// returns the error, so the run's result is failed. By default a sink failure is
+// logged once per sink and counted (Audit.Failures), and the run goes on.
+func WithStrict() Option { return func(c *config) { c.strict = true } }
+
+// WithLogger sets the logger that reports sink failures (Audit); default slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithBatchSize sets how many records of a run are kept before they are written ahead
+// of the run's end (Audit; default DefaultBatchSize). 1 writes every record at once,
+// which suits a slog sink watched live.
+func WithBatchSize(n int) Option { return func(c *config) { c.batch = n } }
+
+// WithAgentName sets how a node's agent name is found (Audit, Tracing). The default
+// reads the node's meta "agent" (a string), else asks the node's Go task for
+// AgentName() string.
+func WithAgentName(fn func(c *flow.Context, n *flow.Node) string) Option {
+	return func(c *config) { c.agent = fn }
+}
+
+// WithAttrs attaches attributes to node records (Audit): fn is called for the STARTED
+// record with a nil end and for the terminal record with the node's end. Values under
+// sensitive keys are masked before they are written.
+func WithAttrs(fn func(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]any) Option {
+	return func(c *config) { c.attrs = fn }
+}
+
+// WithClock sets the clock of record times and run durations (Audit, Metrics).
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+
+// WithMeterProvider sets the OpenTelemetry meter provider the Metrics interceptor
+// records to. Without it, metrics are kept per run only.
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.meter = mp } }
+
+// WithRetention sets how many finished runs the Metrics interceptor remembers for
+// Metrics.Run (default DefaultRetention; the oldest are forgotten first).
+func WithRetention(n int) Option { return func(c *config) { c.retention = n } }
+
+// WithRunMetrics calls fn with the metrics of every run when it ends (Metrics).
+func WithRunMetrics(fn func(trace.Metrics)) Option { return func(c *config) { c.onRun = fn } }
+
+// clock returns the current time: the configured clock's, else time.Now.
+func (c *config) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// since returns the current time as base plus the monotonic time elapsed since base
+// (base must come from clock). Without a configured clock this reads only the
+// monotonic clock, half the cost of time.Now, and keeps a run's record times in
+// step with its durations.
+func (c *config) since(base time.Time) time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return base.Add(time.Since(base))
+}
+
+// agentName is the default WithAgentName.
+func agentName(n *flow.Node) string {
+	if s, ok := n.Meta["agent"].(string); ok {
+		return s
+	}
+	if a, ok := n.Component.(interface{ AgentName() string }); ok {
+		return a.AgentName()
+	}
+	return ""
+}
+
+func (c *config) agentOf(fc *flow.Context, n *flow.Node) string {
+	if c.agent != nil {
+		return c.agent(fc, n)
+	}
+	return agentName(n)
+}

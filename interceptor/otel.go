@@ -1,0 +1,185 @@
+package interceptor
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Attribute keys of the spans the Tracing interceptor opens.
+const (
+	AttrGraphID    = attribute.Key("flow.graph.id")
+	AttrNodeID     = attribute.Key("flow.node.id")
+	AttrNodeType   = attribute.Key("flow.node.type")
+	AttrNodeTitle  = attribute.Key("flow.node.title")
+	AttrInstanceID = attribute.Key("flow.instance.id")
+	AttrRunID      = attribute.Key("flow.run.id")
+	AttrBranchID   = attribute.Key("flow.branch.id")
+	AttrCallPath   = attribute.Key("flow.call.path")
+	AttrCallNode   = attribute.Key("flow.call.node")
+	AttrStatus     = attribute.Key("flow.status")
+	AttrStep       = attribute.Key("flow.step")
+	AttrAttempt    = attribute.Key("flow.attempt")
+	AttrArrivals   = attribute.Key("flow.arrivals")
+	AttrReason     = attribute.Key("flow.reason")
+	AttrResumed    = attribute.Key("flow.resumed")
+	AttrAgent      = attribute.Key("flow.agent")
+	AttrErrorCode  = attribute.Key("flow.error.code")
+	AttrErrorType  = attribute.Key("flow.error.type")
+)
+
+// Tracing is a flow.Interceptor that opens OpenTelemetry spans: one per graph
+// evaluation ("flow <graph id>", the root graph and each sub-graph call) and one per
+// node execution ("node <node id>"), as a child of its graph's evaluation span. A
+// sub-graph's evaluation span is a child of the calling graph's evaluation span (and
+// names the calling node in flow.call.node), since the engine runs the call inside
+// the calling node but gives InterceptFlow no handle on that node's span.
+//
+// Spans carry the graph, node, node type, instance, run and branch ids and, when they
+// end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED); a failure is recorded as
+// an "exception" event with the redacted message and the span status Error. Nothing
+// global is used: the tracer provider is passed in.
+type Tracing struct {
+	tracer oteltrace.Tracer
+	cfg    config
+
+	mu    sync.Mutex
+	spans map[spanKey]oteltrace.Span
+}
+
+var _ flow.Interceptor = (*Tracing)(nil)
+
+// spanKey identifies a node execution in progress: a branch view runs one node at a
+// time, and OnNodeEnd gets the same view and node as OnNodeStart.
+type spanKey struct {
+	c *flow.Context
+	n *flow.Node
+}
+
+// NewTracing returns a tracing interceptor using tp. Options: WithRedactor or
+// WithRedactKeys, WithAgentName.
+func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
+	return &Tracing{
+		tracer: tp.Tracer("github.com/flowteam/flowteam/interceptor"),
+		cfg:    newConfig(opts),
+		spans:  make(map[spanKey]oteltrace.Span),
+	}
+}
+
+type tracingRun struct {
+	path string
+}
+
+type tracingKey struct{ t *Tracing }
+
+// InterceptFlow opens the evaluation span and runs the graph under it.
+func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	attrs := []attribute.KeyValue{
+		AttrGraphID.String(inv.Graph.ID), AttrRunID.String(inv.RunID),
+		AttrInstanceID.String(inv.Context.InstanceID()), AttrCallPath.String(inv.Path),
+	}
+	if inv.Resumed {
+		attrs = append(attrs, AttrResumed.Bool(true))
+	}
+	if inv.Node != nil {
+		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
+	}
+	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
+	defer span.End()
+	if inv.Node != nil {
+		err := inv.Invoke(ctx)
+		if err != nil {
+			t.fail(span, errorInfo(err, t.cfg.redact))
+		}
+		return err
+	}
+	r := &tracingRun{path: inv.Path}
+	err := inv.Invoke(context.WithValue(ctx, tracingKey{t}, r))
+	st, reason, info := runOutcome(inv, err, t.cfg.redact)
+	span.SetAttributes(AttrStatus.String(string(st)))
+	if reason != "" {
+		span.SetAttributes(AttrReason.String(reason))
+	}
+	if info != nil {
+		t.fail(span, info)
+	}
+	return err
+}
+
+// fail records a failure on a span.
+func (t *Tracing) fail(span oteltrace.Span, info *trace.ErrorInfo) {
+	span.AddEvent("exception", oteltrace.WithAttributes(
+		attribute.String("exception.type", info.Type+"/"+info.Code),
+		attribute.String("exception.message", info.Message)))
+	span.SetAttributes(AttrErrorCode.String(info.Code), AttrErrorType.String(info.Type))
+	span.SetStatus(codes.Error, info.Message)
+}
+
+// OnNodeStart opens the node's span.
+func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	attrs := make([]attribute.KeyValue, 0, 9)
+	if g := n.Graph(); g != nil {
+		attrs = append(attrs, AttrGraphID.String(g.ID))
+	}
+	attrs = append(attrs, AttrNodeID.String(n.ID), AttrNodeType.String(n.Type.String()),
+		AttrInstanceID.String(c.InstanceID()), AttrRunID.String(c.RunID()),
+		AttrBranchID.String(c.BranchID()), AttrCallPath.String(c.CallPath()))
+	if n.Title != "" {
+		attrs = append(attrs, AttrNodeTitle.String(n.Title))
+	}
+	if a := t.cfg.agentOf(c, n); a != "" {
+		attrs = append(attrs, AttrAgent.String(a))
+	}
+	_, span := t.tracer.Start(ctx, "node "+n.ID, oteltrace.WithAttributes(attrs...))
+	t.mu.Lock()
+	t.spans[spanKey{c, n}] = span
+	t.mu.Unlock()
+}
+
+// OnNodeEnd ends the node's span with its status.
+func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	k := spanKey{c, n}
+	t.mu.Lock()
+	span, ok := t.spans[k]
+	delete(t.spans, k)
+	t.mu.Unlock()
+	if !ok {
+		return
+	}
+	defer span.End()
+	attrs := []attribute.KeyValue{AttrStatus.String(string(end.Status)), AttrStep.Int(end.Step)}
+	if end.Attempt > 1 {
+		attrs = append(attrs, AttrAttempt.Int(end.Attempt))
+	}
+	if end.Arrivals > 0 {
+		attrs = append(attrs, AttrArrivals.Int(end.Arrivals))
+	}
+	switch end.Status {
+	case trace.Suspended:
+		attrs = append(attrs, AttrReason.String(t.cfg.redact.String(end.Reason)))
+	case trace.Failed:
+		if end.Retrying {
+			attrs = append(attrs, attribute.Bool("flow.retrying", true))
+		}
+		if end.Recovered {
+			attrs = append(attrs, attribute.Bool("flow.recovered", true))
+		}
+	}
+	span.SetAttributes(attrs...)
+	if end.Status == trace.Failed {
+		t.fail(span, errorInfo(end.Err, t.cfg.redact))
+	}
+}
+
+// open returns how many node spans are open (for tests).
+func (t *Tracing) open() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.spans)
+}

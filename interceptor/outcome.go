@@ -1,0 +1,36 @@
+package interceptor
+
+import (
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// runOutcome returns how the evaluation inv ended, as the engine reports it once
+// Invoke returned (flow.Invocation.Outcome): the audit status, the suspend reason and
+// the error of a failed run. An error from the interceptor chain itself fails the run.
+func runOutcome(inv *flow.Invocation, invokeErr error, redact *Redactor) (trace.Status, string, *trace.ErrorInfo) {
+	st, reason, err := inv.Outcome()
+	switch {
+	case invokeErr != nil:
+		return trace.Failed, "", errorInfo(invokeErr, redact)
+	case st == flow.StatusFailed:
+		return trace.Failed, "", errorInfo(err, redact)
+	case st == flow.StatusSuspended:
+		return trace.Suspended, redact.String(reason), nil
+	case st == flow.StatusStopped:
+		return trace.Interrupted, "stopped", nil
+	}
+	return trace.Completed, "", nil
+}
+
+// errorInfo converts an error into its structured, redacted form.
+func errorInfo(err error, redact *Redactor) *trace.ErrorInfo {
+	if err == nil {
+		return &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: "unknown error"}
+	}
+	se := flow.ToStructured(err)
+	if se.Code == "" {
+		se.Code = flow.CodeTask
+	}
+	return &trace.ErrorInfo{Type: se.Type, Code: se.Code, Message: redact.String(se.Message)}
+}

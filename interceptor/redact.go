@@ -1,0 +1,302 @@
+package interceptor
+
+import (
+	"strings"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Mask replaces a redacted value.
+const Mask = "***"
+
+// DefaultSensitiveKeys returns the keys every Redactor masks unless built with
+// NewRedactorKeys: passwords, secrets, tokens, API keys, credentials, authorization
+// headers, cookies and private keys.
+func DefaultSensitiveKeys() []string {
+	return []string{
+		"password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "authorization",
+		"auth", "credential", "credentials", "private_key", "access_key", "cookie", "set_cookie",
+		"session_key", "signature",
+	}
+}
+
+// Redactor masks the values of sensitive keys. A key is sensitive when, ignoring case
+// and the separators '_', '-', '.' and ' ', it ends with one of the configured keys:
+// with "token", "token", "Access-Token" and "csrf_token" are sensitive, "tokens" and
+// "tokenizer" are not; with "api_key", "X-Api-Key" and "apiKey" are.
+//
+// It masks map values (at any depth, in maps and slices) and, in free text such as
+// error messages and suspend reasons, the values of key=value, key: value and JSON
+// "key": value pairs, including "Authorization: Bearer <token>". A nil *Redactor masks
+// nothing. A Redactor is immutable and safe for concurrent use.
+type Redactor struct {
+	keys []string // normalized
+}
+
+// NewRedactor returns a Redactor for the default keys plus extra.
+func NewRedactor(extra ...string) *Redactor {
+	return NewRedactorKeys(append(DefaultSensitiveKeys(), extra...)...)
+}
+
+// NewRedactorKeys returns a Redactor for exactly the given keys (no defaults).
+func NewRedactorKeys(keys ...string) *Redactor {
+	r := &Redactor{}
+	for _, k := range keys {
+		if n := normalizeKey(k); n != "" {
+			r.keys = append(r.keys, n)
+		}
+	}
+	return r
+}
+
+// normalizeKey lower-cases k and drops the separators that spellings of one key differ
+// by.
+func normalizeKey(k string) string { return string(appendNormalized(nil, k)) }
+
+func appendNormalized(dst []byte, k string) []byte {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == ' ':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// Sensitive reports whether values under key must be masked.
+func (r *Redactor) Sensitive(key string) bool {
+	if r == nil || len(r.keys) == 0 {
+		return false
+	}
+	var buf [64]byte
+	n := appendNormalized(buf[:0], key)
+	for _, k := range r.keys {
+		if len(n) >= len(k) && string(n[len(n)-len(k):]) == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Value returns v with the values of sensitive keys masked in every map at any depth
+// (map[string]any, map[string]string, []any), and string values redacted as text.
+// Maps and slices are copied, never modified.
+func (r *Redactor) Value(v any) any {
+	if r == nil {
+		return v
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			if r.Sensitive(k) {
+				out[k] = Mask
+			} else {
+				out[k] = r.Value(x)
+			}
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]string, len(t))
+		for k, x := range t {
+			if r.Sensitive(k) {
+				out[k] = Mask
+			} else {
+				out[k] = r.String(x)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = r.Value(x)
+		}
+		return out
+	case []string:
+		out := make([]string, len(t))
+		for i, x := range t {
+			out[i] = r.String(x)
+		}
+		return out
+	case string:
+		return r.String(t)
+	}
+	return v
+}
+
+// Map returns a redacted copy of m (see Value).
+func (r *Redactor) Map(m map[string]any) map[string]any {
+	if r == nil || m == nil {
+		return m
+	}
+	return r.Value(m).(map[string]any)
+}
+
+// Record masks the free-text and attribute fields of rec in place: the error message,
+// the suspend reason and Attrs. Ids, types and titles are structure, not data, and are
+// left alone.
+func (r *Redactor) Record(rec *trace.Record) {
+	if r == nil {
+		return
+	}
+	if rec.Error != nil {
+		if m := r.String(rec.Error.Message); m != rec.Error.Message {
+			e := *rec.Error
+			e.Message = m
+			rec.Error = &e
+		}
+	}
+	rec.Reason = r.String(rec.Reason)
+	if rec.Attrs != nil {
+		rec.Attrs = r.Map(rec.Attrs)
+	}
+}
+
+// String masks the values of sensitive keys in free text: key=value, key: value,
+// "key": "value" (and single-quoted, braced or bracketed values), and an authorization
+// scheme followed by its credentials ("Bearer abc").
+func (r *Redactor) String(s string) string {
+	if r == nil || len(r.keys) == 0 || (strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0) {
+		return s
+	}
+	var b strings.Builder
+	done := 0 // s[:done] is written to b (or needs no change)
+	changed := false
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' && s[i] != ':' {
+			continue
+		}
+		key := keyBefore(s, i)
+		if key == "" || !r.Sensitive(key) {
+			continue
+		}
+		vs, ve, quote := valueAfter(s, i+1)
+		if vs == ve {
+			continue
+		}
+		if !changed {
+			b.Grow(len(s))
+			changed = true
+		}
+		b.WriteString(s[done:vs])
+		b.WriteString(quote)
+		b.WriteString(Mask)
+		b.WriteString(quote)
+		done = ve
+		i = ve - 1
+	}
+	if !changed {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+func isKeyChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// keyBefore returns the key that ends before the separator at s[sep]: optional spaces,
+// an optional closing quote (possibly escaped), then key characters.
+func keyBefore(s string, sep int) string {
+	j := sep
+	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+		if j > 0 && s[j-1] == '\\' { // an escaped quote: JSON inside a quoted message
+			j--
+		}
+	}
+	end := j
+	for j > 0 && isKeyChar(s[j-1]) {
+		j--
+	}
+	return s[j:end]
+}
+
+// authSchemes are the words that precede credentials in an authorization value.
+var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "apikey"}
+
+// valueAfter returns the bounds of the value that starts after the separator ending at
+// s[from-1]: a quoted string (with its quote, which the mask keeps; an escaped quote
+// \" counts, for JSON inside a quoted message), a {...} or [...] group, or a run of
+// characters up to white space or one of , ; & ) } ] ". An authorization scheme word
+// extends the value to the credentials after it.
+func valueAfter(s string, from int) (start, end int, quote string) {
+	i := from
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	if i >= len(s) {
+		return i, i, ""
+	}
+	start = i
+	if strings.HasPrefix(s[i:], `\"`) {
+		if j := strings.Index(s[i+2:], `\"`); j >= 0 {
+			return start, i + 2 + j + 2, `\"`
+		}
+		return start, len(s), `\"`
+	}
+	switch c := s[i]; c {
+	case '"', '\'':
+		for j := i + 1; j < len(s); j++ {
+			if s[j] == '\\' && c == '"' {
+				j++
+				continue
+			}
+			if s[j] == c {
+				return start, j + 1, string(c)
+			}
+		}
+		return start, len(s), string(c)
+	case '{', '[':
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case c:
+				depth++
+			case closing:
+				depth--
+				if depth == 0 {
+					return start, j + 1, ""
+				}
+			}
+		}
+		return start, len(s), ""
+	}
+	end = plainEnd(s, i)
+	word := s[start:end]
+	for _, scheme := range authSchemes {
+		if strings.EqualFold(word, scheme) && end < len(s) && s[end] == ' ' {
+			j := end
+			for j < len(s) && s[j] == ' ' {
+				j++
+			}
+			if j < len(s) {
+				return start, plainEnd(s, j), ""
+			}
+		}
+	}
+	return start, end, ""
+}
+
+func plainEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r', ',', ';', '&', ')', '}', ']', '"':
+			return i
+		}
+		i++
+	}
+	return i
+}

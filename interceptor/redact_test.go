@@ -1,0 +1,104 @@
+package interceptor_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/trace"
+)
+
+func TestRedactorSensitive(t *testing.T) {
+	r := interceptor.NewRedactor("ssn")
+	for key, want := range map[string]bool{
+		"password": true, "PASSWORD": true, "db_password": true, "Passwd": true,
+		"token": true, "access_token": true, "Access-Token": true, "csrfToken": true,
+		"api_key": true, "apiKey": true, "X-API-KEY": true, "apikey": true,
+		"Authorization": true, "client_secret": true, "Cookie": true, "ssn": true, "customer.SSN": true,
+		"tokens": false, "tokenizer": false, "user": false, "name": false, "secretary": false, "": false,
+	} {
+		assert.Equal(t, want, r.Sensitive(key), key)
+	}
+	only := interceptor.NewRedactorKeys("pin")
+	assert.True(t, only.Sensitive("PIN"))
+	assert.False(t, only.Sensitive("password"))
+	var none *interceptor.Redactor
+	assert.False(t, none.Sensitive("password"))
+	assert.Equal(t, "password=x", none.String("password=x"))
+}
+
+func TestRedactorString(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{"no secrets here", "no secrets here"},
+		{"password=hunter2", "password=***"},
+		{"login failed for bob password=hunter2, retry", "login failed for bob password=***, retry"},
+		{"PASSWORD = hunter2 next", "PASSWORD = *** next"},
+		{"url?api_key=abc123&x=1", "url?api_key=***&x=1"},
+		{`{"user":"bob","password":"p@ss \"w\"","n":1}`, `{"user":"bob","password":"***","n":1}`},
+		{`{"token": 12345, "ok": true}`, `{"token": ***, "ok": true}`},
+		{`body: {\"secret\":\"s3\"}`, `body: {\"secret\":\"***\"}`},
+		{"Authorization: Bearer eyJhbGciOi.x.y", "Authorization: ***"},
+		{"authorization=Basic dXNlcjpwYXNz end", "authorization=*** end"},
+		{"map[password:hunter2 user:bob]", "map[password:*** user:bob]"},
+		{"{Password:hunter2 User:bob}", "{Password:*** User:bob}"},
+		{"token='abc def' rest", "token='***' rest"},
+		{`credentials={"a":1,"b":{"c":2}} done`, `credentials=*** done`},
+		{"secret=[1,2,3]", "secret=***"},
+		{"x-api-key: k1; token=t2", "x-api-key: ***; token=***"},
+		{"tokens=5 tokenizer=bpe", "tokens=5 tokenizer=bpe"},
+		{"password=", "password="},
+		{"http://host:8080/path", "http://host:8080/path"},
+		{"password=ab:cd=ef", "password=***"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), c.in)
+	}
+}
+
+func TestRedactorValueAndRecord(t *testing.T) {
+	r := interceptor.NewRedactor("ssn")
+	in := map[string]any{
+		"user":     "bob",
+		"Password": "pw",
+		"profile": map[string]any{
+			"ssn":   "123",
+			"notes": "call with token=abc",
+			"list":  []any{map[string]any{"api_key": "k"}, "password=x"},
+		},
+		"headers": map[string]string{"Authorization": "Bearer t", "Accept": "json"},
+		"tags":    []string{"secret=s", "plain"},
+		"n":       3,
+	}
+	got := r.Map(in)
+	assert.Equal(t, map[string]any{
+		"user":     "bob",
+		"Password": "***",
+		"profile": map[string]any{
+			"ssn":   "***",
+			"notes": "call with token=***",
+			"list":  []any{map[string]any{"api_key": "***"}, "password=***"},
+		},
+		"headers": map[string]string{"Authorization": "***", "Accept": "json"},
+		"tags":    []string{"secret=***", "plain"},
+		"n":       3,
+	}, got)
+	assert.Equal(t, "pw", in["Password"], "the input is not modified")
+
+	e := &trace.ErrorInfo{Type: "t", Code: "c", Message: "token=abc"}
+	rec := trace.Record{Error: e, Reason: "need secret: xyz", Attrs: map[string]any{"token": "t"}}
+	r.Record(&rec)
+	assert.Equal(t, "token=***", rec.Error.Message)
+	assert.Equal(t, "token=abc", e.Message, "the error info is copied, not modified")
+	assert.Equal(t, "need secret: ***", rec.Reason)
+	assert.Equal(t, map[string]any{"token": "***"}, rec.Attrs)
+}
+
+func BenchmarkRedactString(b *testing.B) {
+	r := interceptor.NewRedactor()
+	msg := `node "pay" in graph "order": task_failed: gateway said {"status":"denied","api_key":"k-123"} after 3 tries`
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = r.String(msg)
+	}
+}

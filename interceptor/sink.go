@@ -1,0 +1,286 @@
+package interceptor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// Sink receives audit records. The Audit interceptor calls Write with a batch of one
+// run's records, in sequence order, when the run ends (and mid-run when the batch is
+// full); calls for one run never overlap, calls for different runs may. The records
+// are already redacted; a sink must not keep the slice after Write returns (copy
+// what it keeps).
+type Sink interface {
+	Write(ctx context.Context, recs []trace.Record) error
+}
+
+// SinkFunc adapts a function to the Sink interface.
+type SinkFunc func(ctx context.Context, recs []trace.Record) error
+
+// Write calls f.
+func (f SinkFunc) Write(ctx context.Context, recs []trace.Record) error { return f(ctx, recs) }
+
+// JSONL is a Sink that writes one JSON object per line (JSON Lines). Each batch is
+// encoded into one buffer and written with one Write call under the sink's mutex, so
+// concurrent runs sharing a JSONL never interleave their lines. A file opened with
+// OpenJSONL is in append mode (O_APPEND): several processes, or several JSONL values
+// for the same path, can append to it too, each batch landing whole at the end of
+// the file. Rotation is left to the operator (logrotate's copytruncate, or reopen).
+type JSONL struct {
+	mu     sync.Mutex
+	w      io.Writer
+	f      *os.File // the file behind w, for Sync
+	owned  bool     // opened by OpenJSONL: Close closes it
+	fsync  bool
+	closed bool
+	pool   sync.Pool // *[]byte encode buffers
+}
+
+// JSONLOption configures a JSONL sink.
+type JSONLOption func(*JSONL)
+
+// WithFsync makes the sink call Sync on its file after every batch, so an audit
+// survives a machine crash at the cost of a disk flush per run.
+func WithFsync() JSONLOption { return func(s *JSONL) { s.fsync = true } }
+
+// NewJSONL returns a sink that writes to w. If w is an *os.File, WithFsync syncs it.
+// The caller keeps ownership of w.
+func NewJSONL(w io.Writer, opts ...JSONLOption) *JSONL {
+	s := &JSONL{w: w}
+	if f, ok := w.(*os.File); ok {
+		s.f = f
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// OpenJSONL opens (creating it with mode 0600 if needed) the file at path for
+// appending and returns a sink writing to it. Close closes the file.
+func OpenJSONL(path string, opts ...JSONLOption) (*JSONL, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit file: %w", err)
+	}
+	s := NewJSONL(f, opts...)
+	s.owned = true
+	return s, nil
+}
+
+// maxPooled bounds the encode buffers kept for reuse, so one huge batch does not pin
+// its memory.
+const maxPooled = 1 << 20
+
+// Write encodes the batch and writes it in one call.
+func (s *JSONL) Write(_ context.Context, recs []trace.Record) error {
+	bp, _ := s.pool.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 64<<10)
+		bp = &b
+	}
+	buf := (*bp)[:0]
+	var enc trace.Encoder
+	for i := range recs {
+		buf = enc.Append(buf, &recs[i])
+		buf = append(buf, '\n')
+	}
+	s.mu.Lock()
+	var err error
+	if s.closed {
+		err = os.ErrClosed
+	} else {
+		_, err = s.w.Write(buf)
+		if err == nil && s.fsync && s.f != nil {
+			err = s.f.Sync()
+		}
+	}
+	s.mu.Unlock()
+	if cap(buf) <= maxPooled {
+		*bp = buf[:0]
+		s.pool.Put(bp)
+	}
+	if err != nil {
+		return fmt.Errorf("audit jsonl: %w", err)
+	}
+	return nil
+}
+
+// Close closes the file opened by OpenJSONL (a writer given to NewJSONL is left
+// open). Writes after Close fail.
+func (s *JSONL) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.owned {
+		return s.f.Close()
+	}
+	return nil
+}
+
+// Memory is a Sink that keeps the records in memory, for tests. The query helpers
+// return copies in the order records were written (per run: sequence order).
+type Memory struct {
+	mu   sync.Mutex
+	recs trace.Records
+}
+
+// NewMemory returns an empty in-memory sink.
+func NewMemory() *Memory { return &Memory{} }
+
+// Write appends the records.
+func (m *Memory) Write(_ context.Context, recs []trace.Record) error {
+	m.mu.Lock()
+	m.recs = append(m.recs, recs...)
+	m.mu.Unlock()
+	return nil
+}
+
+// Records returns every record written so far.
+func (m *Memory) Records() trace.Records {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.recs)
+}
+
+// Reset forgets the records.
+func (m *Memory) Reset() {
+	m.mu.Lock()
+	m.recs = nil
+	m.mu.Unlock()
+}
+
+// Len returns how many records were written.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.recs)
+}
+
+// ByRun returns the records of one run.
+func (m *Memory) ByRun(runID string) trace.Records { return m.Records().ByRun(runID) }
+
+// ByInstance returns the records of every run of one flow instance.
+func (m *Memory) ByInstance(instanceID string) trace.Records {
+	return m.Records().ByInstance(instanceID)
+}
+
+// ByNode returns the records of a node (a plain or "callpath:node" id).
+func (m *Memory) ByNode(id string) trace.Records { return m.Records().ByNode(id) }
+
+// ByStatus returns the records with the given status.
+func (m *Memory) ByStatus(s trace.Status) trace.Records { return m.Records().ByStatus(s) }
+
+// ByBranch returns the node records of one branch.
+func (m *Memory) ByBranch(branchID string) trace.Records { return m.Records().ByBranch(branchID) }
+
+// RunIDs returns the ids of the runs recorded, in order.
+func (m *Memory) RunIDs() []string { return m.Records().RunIDs() }
+
+// Metrics computes a run's metrics from its records.
+func (m *Memory) Metrics(runID string) trace.Metrics { return m.Records().Metrics(runID) }
+
+// Verify checks the audit invariants over the records (see trace.Records.Verify).
+func (m *Memory) Verify() error { return m.Records().Verify() }
+
+// Slog is a Sink that logs every record through a log/slog logger, with any handler:
+// message "flow audit", the record's fields as attributes (the error as a group).
+// Unless Level is set, FAILED records log at Error level (Warn when retried or
+// recovered), SUSPENDED and INTERRUPTED ones at Warn, everything else at Info.
+type Slog struct {
+	logger *slog.Logger
+	// Level chooses the level of a record; nil uses the default above.
+	Level func(*trace.Record) slog.Level
+}
+
+// NewSlog returns a sink that logs through logger (slog.Default() if nil).
+func NewSlog(logger *slog.Logger) *Slog {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Slog{logger: logger}
+}
+
+// Write logs each record.
+func (s *Slog) Write(ctx context.Context, recs []trace.Record) error {
+	for i := range recs {
+		r := &recs[i]
+		lvl := defaultLevel(r)
+		if s.Level != nil {
+			lvl = s.Level(r)
+		}
+		if !s.logger.Enabled(ctx, lvl) {
+			continue
+		}
+		s.logger.LogAttrs(ctx, lvl, "flow audit", recordAttrs(r)...)
+	}
+	return nil
+}
+
+func defaultLevel(r *trace.Record) slog.Level {
+	switch r.Status {
+	case trace.Failed:
+		if r.Retrying || r.Recovered {
+			return slog.LevelWarn
+		}
+		return slog.LevelError
+	case trace.Suspended, trace.Interrupted:
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+func recordAttrs(r *trace.Record) []slog.Attr {
+	a := make([]slog.Attr, 0, 20)
+	a = append(a, slog.Int64("seq", r.Seq), slog.Time("time", r.Time), slog.String("status", string(r.Status)),
+		slog.String("graph", r.GraphID), slog.String("path", r.Path))
+	str := func(k, v string) {
+		if v != "" {
+			a = append(a, slog.String(k, v))
+		}
+	}
+	num := func(k string, v int) {
+		if v != 0 {
+			a = append(a, slog.Int(k, v))
+		}
+	}
+	str("node", r.NodeID)
+	str("type", r.NodeType)
+	str("title", r.Title)
+	a = append(a, slog.String("instance", r.InstanceID), slog.String("run", r.RunID))
+	str("branch", r.BranchID)
+	str("agent", r.Agent)
+	num("step", r.Step)
+	num("attempt", r.Attempt)
+	if r.Duration != 0 {
+		a = append(a, slog.Duration("duration", r.Duration))
+	}
+	if e := r.Error; e != nil {
+		a = append(a, slog.Group("error", slog.String("type", e.Type), slog.String("code", e.Code), slog.String("message", e.Message)))
+	}
+	str("reason", r.Reason)
+	num("arrivals", r.Arrivals)
+	if r.Retrying {
+		a = append(a, slog.Bool("retrying", true))
+	}
+	if r.Recovered {
+		a = append(a, slog.Bool("recovered", true))
+	}
+	if r.Resumed {
+		a = append(a, slog.Bool("resumed", true))
+	}
+	if len(r.Attrs) > 0 {
+		a = append(a, slog.Any("attrs", r.Attrs))
+	}
+	return a
+}

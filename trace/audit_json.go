@@ -1,0 +1,302 @@
+package trace
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// AppendJSON appends the JSON encoding of r to dst (one object, no newline) and
+// returns the extended buffer. It writes the same fields as encoding/json with the
+// struct tags of Record, in the same order, without reflection; time is written in UTC
+// with nanoseconds. Attrs, if any, go through encoding/json. To encode many records,
+// an Encoder is faster.
+func (r *Record) AppendJSON(dst []byte) []byte {
+	var e Encoder
+	return e.Append(dst, r)
+}
+
+// Encoder appends records as JSON (see Record.AppendJSON), remembering the formatted
+// date and time of the last second it wrote, which consecutive records share. The
+// zero value is ready to use; an Encoder is not safe for concurrent use.
+type Encoder struct {
+	secs int64 // unix seconds of date, +1 (0: none yet)
+	date [19]byte
+
+	// The encoded instance and run ids of the last record: the records of a batch
+	// share them.
+	instance, run string
+	ids           []byte
+}
+
+// Append appends the JSON encoding of r to dst and returns the extended buffer.
+func (e *Encoder) Append(dst []byte, r *Record) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, r.Seq, 10)
+	dst = append(dst, `,"time":"`...)
+	dst = e.appendTime(dst, r.Time)
+	switch r.Status {
+	case Started:
+		dst = append(dst, `","status":"STARTED"`...)
+	case Completed:
+		dst = append(dst, `","status":"COMPLETED"`...)
+	default:
+		dst = append(dst, `","status":`...)
+		dst = appendString(dst, string(r.Status))
+	}
+	dst = append(dst, `,"graph":`...)
+	dst = appendString(dst, r.GraphID)
+	dst = append(dst, `,"path":`...)
+	dst = appendString(dst, r.Path)
+	if r.NodeID != "" {
+		dst = append(dst, `,"node":`...)
+		dst = appendString(dst, r.NodeID)
+	}
+	if r.NodeType != "" {
+		dst = append(dst, `,"type":`...)
+		dst = appendString(dst, r.NodeType)
+	}
+	if r.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = appendString(dst, r.Title)
+	}
+	if e.ids == nil || r.InstanceID != e.instance || r.RunID != e.run {
+		e.instance, e.run = r.InstanceID, r.RunID
+		e.ids = append(e.ids[:0], `,"instance":`...)
+		e.ids = appendString(e.ids, r.InstanceID)
+		e.ids = append(e.ids, `,"run":`...)
+		e.ids = appendString(e.ids, r.RunID)
+	}
+	dst = append(dst, e.ids...)
+	if r.BranchID != "" {
+		dst = append(dst, `,"branch":`...)
+		dst = appendString(dst, r.BranchID)
+	}
+	if r.Agent != "" {
+		dst = append(dst, `,"agent":`...)
+		dst = appendString(dst, r.Agent)
+	}
+	if r.Step != 0 {
+		dst = append(dst, `,"step":`...)
+		dst = strconv.AppendInt(dst, int64(r.Step), 10)
+	}
+	if r.Attempt != 0 {
+		dst = append(dst, `,"attempt":`...)
+		dst = strconv.AppendInt(dst, int64(r.Attempt), 10)
+	}
+	if r.Duration != 0 {
+		dst = append(dst, `,"duration_ns":`...)
+		dst = strconv.AppendInt(dst, int64(r.Duration), 10)
+	}
+	if e := r.Error; e != nil {
+		dst = append(dst, `,"error":{"type":`...)
+		dst = appendString(dst, e.Type)
+		dst = append(dst, `,"code":`...)
+		dst = appendString(dst, e.Code)
+		dst = append(dst, `,"message":`...)
+		dst = appendString(dst, e.Message)
+		dst = append(dst, '}')
+	}
+	if r.Reason != "" {
+		dst = append(dst, `,"reason":`...)
+		dst = appendString(dst, r.Reason)
+	}
+	if r.Arrivals != 0 {
+		dst = append(dst, `,"arrivals":`...)
+		dst = strconv.AppendInt(dst, int64(r.Arrivals), 10)
+	}
+	if r.Retrying {
+		dst = append(dst, `,"retrying":true`...)
+	}
+	if r.Recovered {
+		dst = append(dst, `,"recovered":true`...)
+	}
+	if r.Resumed {
+		dst = append(dst, `,"resumed":true`...)
+	}
+	if len(r.Attrs) > 0 {
+		dst = append(dst, `,"attrs":`...)
+		b, err := json.Marshal(r.Attrs)
+		if err != nil {
+			// An attribute that cannot be encoded must not lose the record.
+			dst = append(dst, `{"!error":`...)
+			dst = appendString(dst, err.Error())
+			dst = append(dst, '}')
+		} else {
+			dst = append(dst, b...)
+		}
+	}
+	return append(dst, '}')
+}
+
+// MarshalJSON encodes the record as AppendJSON does.
+func (r Record) MarshalJSON() ([]byte, error) {
+	return r.AppendJSON(make([]byte, 0, 256)), nil
+}
+
+// appendTime writes t in UTC as "2006-01-02T15:04:05.000000000Z" (RFC 3339 with a
+// fixed nine-digit fraction, which time.Parse and encoding/json read back).
+func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
+	secs := t.Unix()
+	const maxSecs = 253402300799 // 9999-12-31T23:59:59Z
+	if secs < 0 || secs > maxSecs {
+		return t.UTC().AppendFormat(dst, time.RFC3339Nano)
+	}
+	if secs+1 != e.secs {
+		e.secs = secs + 1
+		days, rem := secs/86400, int(secs%86400)
+		y, mo, d := civil(days)
+		b := &e.date
+		put4(b[0:], y)
+		b[4] = '-'
+		put2(b[5:], mo)
+		b[7] = '-'
+		put2(b[8:], d)
+		b[10] = 'T'
+		put2(b[11:], rem/3600)
+		b[13] = ':'
+		put2(b[14:], rem/60%60)
+		b[16] = ':'
+		put2(b[17:], rem%60)
+	}
+	var b [30]byte
+	copy(b[:19], e.date[:])
+	b[19] = '.'
+	ns := uint32(t.Nanosecond())
+	b[20] = byte('0' + ns/1e8)
+	ns %= 1e8
+	put2(b[21:], int(ns/1e6))
+	ns %= 1e6
+	put2(b[23:], int(ns/1e4))
+	ns %= 1e4
+	put2(b[25:], int(ns/100))
+	put2(b[27:], int(ns%100))
+	b[29] = 'Z'
+	return append(dst, b[:]...)
+}
+
+// civil converts days since 1970-01-01 (non-negative) to a proleptic Gregorian date
+// (Howard Hinnant's days_from_civil inverse), without the time package's general
+// calendar code.
+func civil(days int64) (year, month, day int) {
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100) // [0, 365]
+	mp := (5*doy + 2) / 153                  // [0, 11]
+	d := doy - (153*mp+2)/5 + 1              // [1, 31]
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	if m <= 2 {
+		y++
+	}
+	return int(y), int(m), int(d)
+}
+
+const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+func put2(b []byte, v int) { b[0], b[1] = pairs[2*v], pairs[2*v+1] }
+
+func put4(b []byte, v int) {
+	b[0], b[1], b[2], b[3] = byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// safe marks the ASCII bytes that need no escaping in a JSON string.
+var safe = func() (t [utf8.RuneSelf]bool) {
+	for i := 0x20; i < utf8.RuneSelf; i++ {
+		t[i] = i != '"' && i != '\\'
+	}
+	return t
+}()
+
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD and U+2028,
+// U+2029 are escaped, as encoding/json does; HTML characters are left alone.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	if !needsEscape(s) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if safe[c] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// needsEscape reports whether s has a byte that appendString must look at: a control
+// character, '"', '\\' or a non-ASCII byte. It tests eight bytes at a time.
+func needsEscape(s string) bool {
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q := v ^ (lo * '"')
+		bs := v ^ (lo * '\\')
+		// A byte is zero in x iff (x - lo) & ^x & hi has its high bit; below 0x20 the
+		// same with lo*0x20. Non-ASCII bytes have their high bit set in v itself.
+		if (v|(v-lo*0x20)&^v|(q-lo)&^q|(bs-lo)&^bs)&hi != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || !safe[c] {
+			return true
+		}
+	}
+	return false
+}

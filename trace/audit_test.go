@@ -1,0 +1,150 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// plain has Record's fields and tags without its MarshalJSON, so encoding/json encodes
+// it by reflection: the reference AppendJSON must agree with.
+type plain Record
+
+func fullRecord() Record {
+	return Record{
+		Seq: 42, Time: time.Date(2026, 3, 4, 5, 6, 7, 890123456, time.UTC), Status: Failed,
+		GraphID: "leave", Path: "leave/call/child", NodeID: "approve", NodeType: "activity",
+		Title: "Approve \"it\"", InstanceID: "inst-1", RunID: "r1-1", BranchID: "main/p:a",
+		Agent: "reviewer", Step: 7, Attempt: 2, Duration: 1500 * time.Microsecond,
+		Error:  &ErrorInfo{Type: "flow_error", Code: "task_failed", Message: "boom\n<tab>\t\u2028 é \x01"},
+		Reason: "waiting", Arrivals: 3, Retrying: true, Recovered: true, Resumed: true,
+		Attrs: map[string]any{"order": "o-1", "n": 3.0, "nested": map[string]any{"k": []any{"v"}}},
+	}
+}
+
+func TestRecordJSONRoundTrip(t *testing.T) {
+	for _, r := range []Record{fullRecord(), {Seq: 1, Time: time.Unix(0, 0), Status: Started, RunID: "r"}} {
+		got := r.AppendJSON(nil)
+		require.True(t, json.Valid(got), "%s", got)
+
+		var back Record
+		require.NoError(t, json.Unmarshal(got, &back))
+		assert.True(t, r.Time.Equal(back.Time), "time %v != %v", r.Time, back.Time)
+		back.Time = r.Time
+		assert.Equal(t, r, back)
+
+		// Same fields, same values as encoding/json's reflection encoding.
+		ref, err := json.Marshal(plain(r))
+		require.NoError(t, err)
+		var a, b map[string]any
+		require.NoError(t, json.Unmarshal(got, &a))
+		require.NoError(t, json.Unmarshal(ref, &b))
+		at, _ := time.Parse(time.RFC3339Nano, a["time"].(string))
+		bt, _ := time.Parse(time.RFC3339Nano, b["time"].(string))
+		assert.True(t, at.Equal(bt))
+		delete(a, "time")
+		delete(b, "time")
+		assert.Equal(t, b, a)
+
+		m, err := json.Marshal(r)
+		require.NoError(t, err)
+		assert.JSONEq(t, string(got), string(m))
+	}
+}
+
+func TestAppendTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := []time.Time{
+		time.Unix(0, 0), time.Date(2000, 2, 29, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2100, 3, 1, 0, 0, 0, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 5*3600)),
+	}
+	for range 10000 {
+		cases = append(cases, time.Unix(rng.Int64N(253402300800), rng.Int64N(1e9)))
+	}
+	var e Encoder
+	for _, tm := range cases {
+		got := string(e.appendTime(nil, tm))
+		want := tm.UTC().Format("2006-01-02T15:04:05.000000000Z")
+		require.Equal(t, want, got)
+		back, err := time.Parse(time.RFC3339Nano, got)
+		require.NoError(t, err)
+		require.True(t, back.Equal(tm))
+	}
+	// Out of the four-digit range: the time package's format.
+	old := time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC)
+	assert.Equal(t, old.Format(time.RFC3339Nano), string(e.appendTime(nil, old)))
+}
+
+func encodeRef(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain", "0123456789abcdefghij", "quote\"", "back\\slash", "ctl\x00\x1f",
+		"é日本", "\xff\xfe bad", "\u2028\u2029", "<html>&", "long ascii text with a \" late in it",
+		"eight!!!\n", "\x7f"} {
+		assert.Equal(t, encodeRef(s), string(appendString(nil, s)), "%q", s)
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "\x00", "é", "\xff", "\u2028", "12345678\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendString(nil, s)), encodeRef(s); got != want {
+			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+func TestRecordHelpers(t *testing.T) {
+	r := Record{Path: "leave/call/child/x/y", NodeID: "a"}
+	assert.Equal(t, 2, r.Depth())
+	assert.Equal(t, "leave/call/child/x/y:a", r.Qualified())
+	assert.False(t, r.IsRun())
+	assert.True(t, (&Record{}).IsRun())
+}
+
+func BenchmarkAppendJSON(b *testing.B) {
+	r := Record{Seq: 12, Time: time.Now(), Status: Completed, GraphID: "chain100", Path: "chain100", NodeID: "n10",
+		NodeType: "activity", InstanceID: "bench", RunID: "rdn84lkz4b3mi-1", BranchID: "main", Step: 12, Duration: 1234}
+	buf := make([]byte, 0, 512)
+	var e Encoder
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = e.Append(buf[:0], &r)
+	}
+}
+
+// One Encoder over records of several runs and seconds writes each correctly.
+func TestEncoderReuse(t *testing.T) {
+	var e Encoder
+	base := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	recs := []Record{
+		{Seq: 1, Time: base, Status: Started, RunID: "r1", InstanceID: "i1", Path: "g", GraphID: "g"},
+		{Seq: 2, Time: base.Add(time.Second + 5), Status: Completed, RunID: "r1", InstanceID: "i1", Path: "g", GraphID: "g"},
+		{Seq: 1, Time: base.Add(-time.Hour), Status: Suspended, RunID: "r2", InstanceID: "i\"2", Path: "g", GraphID: "g"},
+		{Seq: 3, Time: base.Add(time.Second + 7), Status: Interrupted, RunID: "r1", InstanceID: "i1", Path: "g", GraphID: "g"},
+	}
+	var buf []byte
+	for i := range recs {
+		buf = e.Append(buf[:0], &recs[i])
+		var back Record
+		require.NoError(t, json.Unmarshal(buf, &back), "%s", buf)
+		assert.True(t, back.Time.Equal(recs[i].Time))
+		back.Time = recs[i].Time
+		assert.Equal(t, recs[i], back)
+	}
+}

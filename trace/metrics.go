@@ -1,0 +1,125 @@
+package trace
+
+import (
+	"context"
+	"time"
+)
+
+// Metrics summarizes one run: how many node executions ended in each status, the
+// retries, recoveries, fallbacks and human rejections, and how long the run took.
+type Metrics struct {
+	RunID      string `json:"run"`
+	InstanceID string `json:"instance"`
+	GraphID    string `json:"graph"`
+	// Status is the run's outcome ("" while it runs), as on its terminal run record.
+	Status Status `json:"status,omitempty"`
+	// Started counts node executions (retries included); each ends in one of the next
+	// four counters.
+	Started     int `json:"started"`
+	Completed   int `json:"completed"`
+	Failed      int `json:"failed"`
+	Interrupted int `json:"interrupted"`
+	Suspended   int `json:"suspended"`
+	// Retries counts failed attempts that were tried again.
+	Retries int `json:"retries"`
+	// Recovered counts failures the error policy recovered from (the run went on).
+	Recovered int `json:"recovered"`
+	// Fallbacks counts recoveries that jumped to a fallback node, and Rejections the
+	// decisions a human rejected. The engine does not report them to interceptors:
+	// the code that knows calls Count with the run's context.
+	Fallbacks  int `json:"fallbacks"`
+	Rejections int `json:"rejections"`
+	// Duration is the wall time of the run (0 while it runs).
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Ended returns how many node executions ended (every status but STARTED).
+func (m *Metrics) Ended() int { return m.Completed + m.Failed + m.Interrupted + m.Suspended }
+
+// Add counts one audit record of the run: node records by status, run records for the
+// outcome and duration.
+func (m *Metrics) Add(r *Record) {
+	if r.IsRun() {
+		if m.RunID == "" {
+			m.RunID, m.InstanceID, m.GraphID = r.RunID, r.InstanceID, r.GraphID
+		}
+		if r.Status.Terminal() {
+			m.Status, m.Duration = r.Status, r.Duration
+		}
+		return
+	}
+	switch r.Status {
+	case Started:
+		m.Started++
+	case Completed:
+		m.Completed++
+	case Interrupted:
+		m.Interrupted++
+	case Suspended:
+		m.Suspended++
+	case Failed:
+		m.Failed++
+		if r.Retrying {
+			m.Retries++
+		}
+		if r.Recovered {
+			m.Recovered++
+		}
+	}
+}
+
+// Metrics computes the metrics of one run from its records. Fallbacks and Rejections
+// are not in records and stay 0.
+func (rs Records) Metrics(runID string) Metrics {
+	m := Metrics{RunID: runID}
+	for i := range rs {
+		if r := &rs[i]; r.RunID == runID {
+			if m.InstanceID == "" && m.GraphID == "" {
+				m.InstanceID, m.GraphID = r.InstanceID, r.GraphID
+			}
+			m.Add(r)
+		}
+	}
+	return m
+}
+
+// Counter names a run event that the engine does not see by itself.
+type Counter uint8
+
+// Counters reported with Count.
+const (
+	// CountFallback: an error handler took a fallback (degraded) path.
+	CountFallback Counter = iota + 1
+	// CountRejection: a human rejected a decision (HITL).
+	CountRejection
+	// CountRetry: a retry the engine did not make itself (an agent retrying a tool).
+	CountRetry
+)
+
+// CounterSink receives the events reported with Count; interceptors that keep run
+// metrics put one in the context of the run with WithCounterSink.
+type CounterSink interface {
+	Count(c Counter, n int)
+}
+
+type counterSinks struct {
+	sink CounterSink
+	next *counterSinks
+}
+
+type counterKey struct{}
+
+// WithCounterSink returns a context whose Count calls also reach s (the sinks already
+// in ctx keep receiving them).
+func WithCounterSink(ctx context.Context, s CounterSink) context.Context {
+	next, _ := ctx.Value(counterKey{}).(*counterSinks)
+	return context.WithValue(ctx, counterKey{}, &counterSinks{sink: s, next: next})
+}
+
+// Count reports n events of kind c to every CounterSink in ctx (the run's context, as
+// a task or handler receives it). Without a sink it does nothing.
+func Count(ctx context.Context, c Counter, n int) {
+	for s, _ := ctx.Value(counterKey{}).(*counterSinks); s != nil; s = s.next {
+		s.sink.Count(c, n)
+	}
+}
