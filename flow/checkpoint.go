@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"sync"
+
+	"github.com/flowteam/flowteam/trace"
 )
 
 // Checkpoint is the state of a run after a node completed, as given to the function set
@@ -20,8 +22,12 @@ type Checkpoint struct {
 	Path string
 	// Frontier is where every live branch of the run stands.
 	Frontier FrontierState
-	// Vars is a copy of the instance's variables taken together with the frontier.
+	// Vars is a copy of the instance's variables taken together with the frontier; the
+	// receiver owns it.
 	Vars map[string]any
+	// Trace is the FlowTrace as of the checkpoint (the last node per call path); the
+	// receiver owns it.
+	Trace trace.FlowTrace
 }
 
 // WithCheckpoint calls fn after every completed node with the run's current frontier
@@ -77,8 +83,10 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 		fr.tokens = append(fr.tokens, &token{node: p.node, mode: p.mode, frame: p.frame, call: p.frame.call, branch: p.branch, failure: p.failure})
 	}
 	st := fr.State()
+	tr := r.st.trace.Clone()
+	r.recordLive(&tr)
 	r.mu.Unlock()
 	r.st.mu.Unlock()
 	c.seq++
-	return c.fn(ctx, Checkpoint{Seq: c.seq, Node: done.node.n.ID, Path: done.call.path, Frontier: st, Vars: vars})
+	return c.fn(ctx, Checkpoint{Seq: c.seq, Node: done.node.n.ID, Path: done.call.path, Frontier: st, Vars: vars, Trace: tr})
 }

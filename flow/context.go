@@ -215,17 +215,8 @@ func (c *Context) Trace() trace.FlowTrace {
 	c.st.mu.Unlock()
 	if r != nil {
 		r.mu.Lock()
-		live := make([]*frame, 0, len(r.calls)+1)
-		live = append(live, r.root)
-		for f := range r.calls {
-			live = append(live, f)
-		}
+		r.recordLive(&t)
 		r.mu.Unlock()
-		for _, f := range live {
-			if rec, ok := lastRecord(f); ok {
-				t.Record(rec)
-			}
-		}
 	}
 	return t
 }

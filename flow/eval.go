@@ -216,13 +216,43 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	return res, nil
 }
 
+// lastRecord returns the FlowTrace record of a call's last node. Its Time is when the
+// record was taken (the call ended, a checkpoint, Context.Trace): the engine does not
+// read the clock for every node.
 func lastRecord(cf *frame) (trace.NodeRecord, bool) {
 	i := cf.last.Load()
 	if i == 0 {
 		return trace.NodeRecord{}, false
 	}
 	cn := &cf.graph.nodes[i-1]
-	return trace.NodeRecord{Path: cf.path, GraphID: cf.graph.g.ID, NodeID: cn.n.ID, NodeType: cn.n.Type.String(), Title: cn.n.Title}, true
+	return trace.NodeRecord{Path: cf.path, GraphID: cf.graph.g.ID, NodeID: cn.n.ID, NodeType: cn.n.Type.String(),
+		Title: cn.n.Title, Time: time.Now().UTC()}, true
+}
+
+// recordLive adds the last nodes of the calls still in progress to t. The caller holds
+// r.mu.
+func (r *run) recordLive(t *trace.FlowTrace) {
+	if rec, ok := lastRecord(r.root); ok {
+		t.Record(rec)
+	}
+	for f := range r.calls {
+		if rec, ok := lastRecord(f); ok {
+			t.Record(rec)
+		}
+	}
+}
+
+// StartFrontier returns the frontier of a run of g that has not started: one token at
+// the start node. Storing it before the first node runs lets a process that dies
+// before any checkpoint be resumed from the beginning.
+func (e *Engine) StartFrontier(g *Graph) (*Frontier, error) {
+	cg, err := e.prepare(g)
+	if err != nil {
+		return nil, err
+	}
+	root := &frame{kind: frameCall, graph: cg, path: g.ID, branch: "main", pending: 1}
+	root.call = root
+	return &Frontier{graph: cg, tokens: []*token{{node: cg.start, mode: modeArrive, frame: root, call: root, branch: "main"}}}, nil
 }
 
 // cloneFrontier copies the frames and tokens of a frontier into a new run, so the

@@ -35,7 +35,9 @@ type NodeRecord struct {
 	NodeType string `json:"type"`
 	// Title is the node's title, if any.
 	Title string `json:"title,omitempty"`
-	// Time is when the node started.
+	// Time is when the record was taken (when the graph's call ended, at a checkpoint,
+	// or when the trace was read), not when the node started: the engine does not read
+	// the clock for every node.
 	Time time.Time `json:"time"`
 }
 

@@ -43,13 +43,13 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "export":
 		return cmdExport(args[1:], stdout, stderr)
+	case "audit":
+		return cmdAudit(args[1:], stdout, stderr)
+	case "resume":
+		return cmdResume(args[1:], stdout, stderr)
+	case "sessions":
+		return cmdSessions(args[1:], stdout, stderr)
 	// ---- more subcommands: add one case line each, above this comment ----
-	// case "resume":
-	// 	return cmdResume(args[1:], stdout, stderr)
-	// case "audit":
-	// 	return cmdAudit(args[1:], stdout, stderr)
-	// case "sessions":
-	// 	return cmdSessions(args[1:], stdout, stderr)
 	// Also list the new command in usage below.
 
 	case "help", "-h", "-help", "--help":
@@ -70,9 +70,13 @@ Usage:
 
 Commands:
   run     run a graph and print its outcome (flowteam run -h for flags)
+  audit   print an audit file as a timeline or a per-node summary (flowteam audit -h)
+  resume  continue a stored instance (flowteam resume -h)
+  sessions  list, show or delete stored instances (flowteam sessions -h)
   help    print this help
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
-2 bad input (usage, unreadable or invalid definition).
+2 bad input (usage, unreadable or invalid definition), 3 conflict (run --store,
+resume: another process started or resumed the instance first).
 `)
 }

@@ -35,6 +35,13 @@ Flags:
   --steps N         step limit of the run (default: the engine's, 100000)
   --instance ID     instance id (default: a random one)
   --output FORMAT   text (default) or json
+  --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
+                    "flowteam audit FILE"); if they cannot be written the run fails
+  --store DSN       save the instance in a session store (memory:, file:DIR or
+                    redis://HOST:PORT/DB; "flowteam resume -h" tells more) under
+                    --instance, which must not exist yet (else exit 3)
+  --durability M, --ttl DURATION, --redact KEYS
+                    how the instance is saved, as for resume
 
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
@@ -53,6 +60,8 @@ type runConfig struct {
 	steps    int
 	instance string
 	output   string
+	audit    string
+	store    storeFlags // --store and friends (store.go)
 }
 
 // setFlag collects repeated --set flags.
@@ -83,7 +92,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return exitUsage
 	}
-	eng := flow.NewEngine()
+	var engOpts []flow.Option
+	if cfg.audit != "" {
+		ra, err := openRunAudit(cfg.audit, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+			return exitUsage
+		}
+		defer ra.Close()
+		engOpts = append(engOpts, ra.option())
+	}
+	eng := flow.NewEngine(engOpts...)
 	graphs, err := eng.LoadFiles(files...)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
@@ -107,10 +126,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fc := flow.NewContextWith(cfg.instance, vars)
-	res, err := eng.Eval(ctx, g.ID, fc, opts...)
+	res, code := cfg.store.eval(ctx, eng, g, files, fc, opts, stderr)
 	if res == nil {
-		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-		return exitUsage
+		return code
 	}
 
 	out := newRunOutput(res, fc.Vars())
@@ -126,7 +144,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if res.Status == flow.StatusFailed {
 		return exitFail
 	}
-	return exitOK
+	return code
 }
 
 // parseRunArgs parses the command line. The flag package stops at the first
@@ -142,6 +160,8 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	fs.IntVar(&cfg.steps, "steps", 0, "")
 	fs.StringVar(&cfg.instance, "instance", "", "")
 	fs.StringVar(&cfg.output, "output", "text", "")
+	fs.StringVar(&cfg.audit, "audit", "", "")
+	cfg.store.register(fs)
 
 	var flags []string
 	for i := 0; i < len(args); i++ {

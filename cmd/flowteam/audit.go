@@ -1,0 +1,429 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/trace"
+)
+
+const auditUsage = `Usage: flowteam audit FILE... [flags]
+
+Reads audit records in JSON Lines (as written by "flowteam run --audit FILE" or the
+interceptor package's JSONL sink; "-" reads standard input) and prints them as a
+timeline: one block per run, in the order runs first appear, records in sequence order,
+sub-graph nodes indented by call depth, with each record's branch and, once a node
+ended, its duration, error or suspend reason. Flags may come before or after the files.
+
+Flags:
+  --instance ID   only the runs of this flow instance
+  --run ID        only this run
+  --node ID       only the records of this node: a plain id, or "callpath:node"
+  --status S      only records with this status: STARTED, COMPLETED, FAILED,
+                  INTERRUPTED or SUSPENDED (any case)
+  --summary       instead of the timeline, print per node (qualified by its call
+                  path) how many executions ended in each status, their total and mean
+                  time, then the runs' outcomes and total time
+
+Lines that are not audit records are reported on stderr and skipped.
+
+Exit codes: 0 success (also when nothing matches); 2 bad usage or unreadable file.
+`
+
+// auditFilter is the parsed selection of "flowteam audit".
+type auditFilter struct {
+	instance, run, node string
+	status              trace.Status
+}
+
+// keepRun reports whether a run's records are selected by the run-level filters.
+func (f auditFilter) keepRun(run trace.Records) bool {
+	if f.run != "" && run[0].RunID != f.run {
+		return false
+	}
+	return f.instance == "" || run[0].InstanceID == f.instance
+}
+
+// keep reports whether a record of a selected run is shown.
+func (f auditFilter) keep(r *trace.Record) bool {
+	if f.node != "" && (r.IsRun() || (r.NodeID != f.node && r.Qualified() != f.node)) {
+		return false
+	}
+	return f.status == "" || r.Status == f.status
+}
+
+// cmdAudit implements "flowteam audit". It returns the process exit code.
+func cmdAudit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flowteam audit", flag.ContinueOnError)
+	var f auditFilter
+	var status string
+	fs.StringVar(&f.instance, "instance", "", "")
+	fs.StringVar(&f.run, "run", "", "")
+	fs.StringVar(&f.node, "node", "", "")
+	fs.StringVar(&status, "status", "", "")
+	summary := fs.Bool("summary", false, "")
+	files, help, err := parseCommandLine(fs, args)
+	switch {
+	case help:
+		fmt.Fprint(stdout, auditUsage)
+		return exitOK
+	case err == nil && len(files) == 0:
+		err = errors.New("no audit file given")
+	case err == nil && status != "":
+		f.status = trace.Status(strings.ToUpper(status))
+		switch f.status {
+		case trace.Started, trace.Completed, trace.Failed, trace.Interrupted, trace.Suspended:
+		default:
+			err = fmt.Errorf("--status must be STARTED, COMPLETED, FAILED, INTERRUPTED or SUSPENDED, not %q", status)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam audit: %v\n\n%s", err, auditUsage)
+		return exitUsage
+	}
+
+	var all trace.Records
+	for _, name := range files {
+		recs, err := readAudit(name, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "flowteam audit: %v\n", err)
+			return exitUsage
+		}
+		all = append(all, recs...)
+	}
+	runs := auditRuns(all)
+	selected := runs[:0]
+	for _, run := range runs {
+		if f.keepRun(run) {
+			selected = append(selected, run)
+		}
+	}
+	if *summary {
+		err = writeAuditSummary(stdout, selected, f)
+	} else {
+		err = writeAuditTimeline(stdout, stderr, selected, f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam audit: write output: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// readAudit reads the records of one JSON Lines file ("-": standard input), reporting
+// and skipping lines that are not records.
+func readAudit(name string, stderr io.Writer) (trace.Records, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	var recs trace.Records
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var rec trace.Record
+		if err := json.Unmarshal([]byte(text), &rec); err != nil || rec.RunID == "" || rec.Status == "" {
+			why := "not an audit record"
+			if err != nil {
+				why = err.Error()
+			}
+			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: %s\n", name, line, why)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return recs, nil
+}
+
+// auditRuns splits records into runs, in order of first appearance, each sorted by
+// sequence number.
+func auditRuns(all trace.Records) []trace.Records {
+	sorted := all.Sorted()
+	var runs []trace.Records
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j].RunID == sorted[i].RunID {
+			j++
+		}
+		runs = append(runs, sorted[i:j])
+		i = j
+	}
+	return runs
+}
+
+// auditRunHeader describes a run from its run records (or its first record when the file
+// holds only part of it).
+func auditRunHeader(run trace.Records) string {
+	first := run[0]
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s  instance %s  graph %s", first.RunID, auditOrDash(first.InstanceID), first.GraphID)
+	if first.IsRun() {
+		b.WriteString("  started " + first.Time.UTC().Format(time.RFC3339Nano))
+	}
+	if first.Resumed {
+		b.WriteString("  (resumed)")
+	}
+	if last := run[len(run)-1]; last.IsRun() && last.Status.Terminal() {
+		fmt.Fprintf(&b, "  -> %s in %s", last.Status, auditDuration(last.Duration))
+		if last.Error != nil {
+			fmt.Fprintf(&b, "  error %s: %s", last.Error.Code, last.Error.Message)
+		}
+		if last.Reason != "" {
+			fmt.Fprintf(&b, "  reason: %s", last.Reason)
+		}
+	} else {
+		b.WriteString("  (no end record: still running, or the writer stopped)")
+	}
+	return b.String()
+}
+
+func auditOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeAuditTimeline prints each selected run's header and its selected records.
+func writeAuditTimeline(w, stderr io.Writer, runs []trace.Records, f auditFilter) error {
+	bw := bufio.NewWriter(w)
+	shown := 0
+	for _, run := range runs {
+		var lines []string
+		for i := range run {
+			r := &run[i]
+			if r.IsRun() || !f.keep(r) {
+				continue
+			}
+			lines = append(lines, auditLine(r))
+		}
+		if len(lines) == 0 && (f.node != "" || f.status != "") {
+			continue
+		}
+		if shown > 0 {
+			bw.WriteByte('\n')
+		}
+		shown++
+		bw.WriteString(auditRunHeader(run))
+		bw.WriteByte('\n')
+		for _, l := range lines {
+			bw.WriteString(l)
+			bw.WriteByte('\n')
+		}
+	}
+	if shown == 0 {
+		fmt.Fprintln(stderr, "flowteam audit: no matching records")
+	}
+	return bw.Flush()
+}
+
+// auditLine formats one node record:
+//
+//	15:04:05.000123  #12  COMPLETED    review (activity)  [main/p:a]  1.2ms
+func auditLine(r *trace.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s %5s  %-11s  %s%s", r.Time.UTC().Format("15:04:05.000000"), fmt.Sprintf("#%d", r.Seq), r.Status,
+		strings.Repeat("    ", r.Depth()), r.NodeID)
+	if r.NodeType != "" {
+		fmt.Fprintf(&b, " (%s", r.NodeType)
+		if r.Depth() > 0 {
+			fmt.Fprintf(&b, " in %s", r.GraphID)
+		}
+		b.WriteByte(')')
+	}
+	if r.Title != "" {
+		fmt.Fprintf(&b, " %q", r.Title)
+	}
+	fmt.Fprintf(&b, "  [%s]", r.BranchID)
+	if r.Status.Terminal() {
+		b.WriteString("  " + auditDuration(r.Duration))
+	}
+	if r.Agent != "" {
+		b.WriteString("  agent=" + r.Agent)
+	}
+	if r.Arrivals > 0 {
+		fmt.Fprintf(&b, "  arrivals=%d", r.Arrivals)
+	}
+	if r.Attempt > 1 {
+		fmt.Fprintf(&b, "  attempt=%d", r.Attempt)
+	}
+	if r.Error != nil {
+		fmt.Fprintf(&b, "  error %s: %s", r.Error.Code, auditOneLine(r.Error.Message))
+	}
+	if r.Retrying {
+		b.WriteString("  (retrying)")
+	}
+	if r.Recovered {
+		b.WriteString("  (recovered)")
+	}
+	if r.Reason != "" {
+		b.WriteString("  reason: " + auditOneLine(r.Reason))
+	}
+	return b.String()
+}
+
+// auditOneLine keeps the first line of a message, marking what it cut.
+func auditOneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}
+
+// auditDuration prints a duration rounded for reading (four or five significant digits).
+func auditDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	case d >= time.Microsecond:
+		return d.Round(10 * time.Nanosecond).String()
+	}
+	return d.String()
+}
+
+// auditNodeSummary is the summary line of one node.
+type auditNodeSummary struct {
+	id                                           string
+	completed, failed, interrupted, suspended, n int
+	total                                        time.Duration
+}
+
+// writeAuditSummary prints, per node (qualified by its call path, in order of first
+// appearance), the executions that ended in each status and their total time, then a
+// line per run status.
+func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
+	var (
+		order   []string
+		byNode  = map[string]*auditNodeSummary{}
+		byRun   = map[trace.Status]int{}
+		runTime time.Duration
+		nRuns   int
+	)
+	for _, run := range runs {
+		matched := false
+		for i := range run {
+			r := &run[i]
+			if r.IsRun() || !r.Status.Terminal() || !f.keep(r) {
+				continue
+			}
+			matched = true
+			id := r.Qualified()
+			s := byNode[id]
+			if s == nil {
+				s = &auditNodeSummary{id: id}
+				byNode[id] = s
+				order = append(order, id)
+			}
+			s.n++
+			s.total += r.Duration
+			switch r.Status {
+			case trace.Completed:
+				s.completed++
+			case trace.Failed:
+				s.failed++
+			case trace.Interrupted:
+				s.interrupted++
+			case trace.Suspended:
+				s.suspended++
+			}
+		}
+		if !matched && (f.node != "" || f.status != "") {
+			continue
+		}
+		nRuns++
+		if last := run[len(run)-1]; last.IsRun() && last.Status.Terminal() {
+			byRun[last.Status]++
+			runTime += last.Duration
+		} else {
+			byRun["UNFINISHED"]++
+		}
+	}
+	// Numbers align right; node ids, padded to one width, stay left-aligned.
+	width := len("(all nodes)")
+	for _, id := range order {
+		width = max(width, len(id))
+	}
+	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tEXECS\tCOMPLETED\tFAILED\tINTERRUPTED\tSUSPENDED\tTOTAL TIME\tMEAN\t\n", pad("NODE"))
+	var total auditNodeSummary
+	for _, id := range order {
+		s := byNode[id]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", pad(s.id), s.n, s.completed, s.failed, s.interrupted, s.suspended,
+			auditDuration(s.total), auditDuration(s.total/time.Duration(s.n)))
+		total.n += s.n
+		total.completed += s.completed
+		total.failed += s.failed
+		total.interrupted += s.interrupted
+		total.suspended += s.suspended
+		total.total += s.total
+	}
+	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\t\n", pad("(all nodes)"), total.n, total.completed, total.failed, total.interrupted,
+		total.suspended, auditDuration(total.total))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var parts []string
+	for _, st := range []trace.Status{trace.Completed, trace.Failed, trace.Suspended, trace.Interrupted, "UNFINISHED"} {
+		if n := byRun[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(string(st))))
+		}
+	}
+	line := fmt.Sprintf("\n%d runs", nRuns)
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, ", ")
+	}
+	_, err := fmt.Fprintf(w, "%s; total run time %s\n", line, auditDuration(runTime))
+	return err
+}
+
+// runAudit is the audit behind "flowteam run --audit FILE": an engine-wide audit
+// interceptor appending the run's records to FILE as JSON Lines. It is strict: if the
+// records cannot be written the run is reported failed, so an audit the user asked for
+// is never silently incomplete.
+type runAudit struct {
+	sink  *interceptor.JSONL
+	audit *interceptor.Audit
+}
+
+// openRunAudit opens (or creates) the audit file for appending.
+func openRunAudit(path string, stderr io.Writer) (*runAudit, error) {
+	sink, err := interceptor.OpenJSONL(path)
+	if err != nil {
+		return nil, fmt.Errorf("--audit: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	return &runAudit{sink: sink, audit: interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(),
+		interceptor.WithLogger(logger))}, nil
+}
+
+// option returns the engine option that installs the audit.
+func (a *runAudit) option() flow.Option { return flow.WithInterceptor(a.audit, 0) }
+
+// Close closes the audit file.
+func (a *runAudit) Close() error { return a.sink.Close() }

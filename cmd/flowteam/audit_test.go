@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/interceptor"
+)
+
+// auditCmd calls cmdAudit with buffers and returns the exit code, stdout and stderr.
+func auditCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cmdAudit(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// writeAuditFile runs a graph with a parallel split and a sub-graph call three times
+// into a JSON Lines audit file: completed, failed in the sub-graph, suspended.
+func writeAuditFile(t *testing.T) (path string, runIDs []string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := interceptor.OpenJSONL(path)
+	require.NoError(t, err)
+	defer sink.Close()
+	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(sink)), 0))
+
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("check")
+	child.Activity("check").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("bad") == true {
+			return errors.New("check failed: password=hunter2")
+		}
+		return nil
+	}).LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(auditGraph(t, child)))
+
+	noop := func(context.Context, *flow.Context, *flow.Node) error { return nil }
+	s := flow.NewSpec("order")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").SetTitle("Check stock").DoFunc(noop).LinkTo("j")
+	s.Activity("b").DoFunc(noop).LinkTo("j")
+	s.Parallel("j").LinkTo("verify")
+	s.Activity("verify").SetTask("#child").LinkTo("approve")
+	s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("wait") == true {
+			c.Suspend("approval")
+		}
+		return nil
+	}).LinkTo("e")
+	s.End("e")
+	g := auditGraph(t, s)
+
+	for i, vars := range []map[string]any{{}, {"bad": true}, {"wait": true}} {
+		res, _ := e.EvalGraph(context.Background(), g, flow.NewContextWith([]string{"i-ok", "i-bad", "i-wait"}[i], vars))
+		runIDs = append(runIDs, res.RunID)
+	}
+	return path, runIDs
+}
+
+func auditGraph(t *testing.T, s *flow.GraphSpec) *flow.Graph {
+	t.Helper()
+	g, err := s.Build()
+	require.NoError(t, err)
+	return g
+}
+
+func TestAuditTimeline(t *testing.T) {
+	path, ids := writeAuditFile(t)
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, errOut)
+	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
+	require.Len(t, blocks, 3, out)
+
+	ok := strings.Split(blocks[0], "\n")
+	assert.Regexp(t, `^run `+ids[0]+`  instance i-ok  graph order  started \S+  -> COMPLETED in \S+$`, ok[0])
+	assert.Len(t, ok, 1+2*11) // s p a b j verify approve e + cs check ce, STARTED and ended
+	assert.Contains(t, blocks[0], `#2  STARTED      s (start)  [main]`)
+	assert.Regexp(t, `COMPLETED    a \(activity\) "Check stock"  \[main/p:a\]  \S+`, blocks[0])
+	assert.Contains(t, blocks[0], "STARTED      verify (activity)  [main]\n")
+	assert.Regexp(t, `COMPLETED        check \(activity in child\)  \[main/verify/child\]  \S+`, blocks[0], "sub-graph nodes are indented")
+	assert.Regexp(t, `COMPLETED    j \(parallel\)  \[main\]  \S+  arrivals=2`, blocks[0])
+
+	assert.Contains(t, blocks[1], "-> FAILED in")
+	assert.Contains(t, blocks[1], "check failed: password=***")
+	assert.NotContains(t, out, "hunter2")
+	assert.Contains(t, blocks[2], "-> SUSPENDED in")
+	assert.Regexp(t, `SUSPENDED    approve \(activity\)  \[main\]  \S+  reason: approval`, blocks[2])
+}
+
+func TestAuditFilters(t *testing.T) {
+	path, ids := writeAuditFile(t)
+
+	code, out, _ := auditCmd(t, "--instance", "i-bad", path)
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, 1, strings.Count(out, "\nrun ")+strings.Count(out[:4], "run "))
+	assert.Contains(t, out, ids[1])
+
+	code, out, _ = auditCmd(t, path, "--run", ids[2])
+	require.Equal(t, exitOK, code)
+	assert.True(t, strings.HasPrefix(out, "run "+ids[2]))
+	assert.NotContains(t, out, ids[0])
+
+	code, out, _ = auditCmd(t, "--status", "failed", path)
+	require.Equal(t, exitOK, code)
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" && !strings.HasPrefix(l, "run ") {
+			assert.Contains(t, l, "FAILED", l)
+		}
+	}
+	assert.Contains(t, out, "check (activity in child)")
+	assert.Contains(t, out, "verify (activity)", "the calling node fails too")
+	assert.NotContains(t, out, ids[0], "runs without a match are left out")
+
+	code, out, _ = auditCmd(t, "--node", "order/verify/child:check", path)
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, 6, strings.Count(out, "check (activity in child)"), out)
+	assert.Equal(t, 3, strings.Count(out, "\nrun ")+1)
+
+	code, _, errOut := auditCmd(t, "--node", "nope", path)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, "no matching records")
+}
+
+func TestAuditSummary(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	code, out, errOut := auditCmd(t, path, "--summary")
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(out, "\n")
+	assert.Regexp(t, `^\s*NODE\s+EXECS\s+COMPLETED\s+FAILED\s+INTERRUPTED\s+SUSPENDED\s+TOTAL TIME\s+MEAN$`, lines[0])
+	find := func(prefix string) []string {
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == prefix {
+				return f
+			}
+		}
+		t.Fatalf("no line for %s in\n%s", prefix, out)
+		return nil
+	}
+	// node, executions, completed, failed, interrupted, suspended
+	assert.Equal(t, []string{"order/verify/child:check", "3", "2", "1", "0", "0"}, find("order/verify/child:check")[:6])
+	assert.Equal(t, []string{"order:verify", "3", "2", "1", "0", "0"}, find("order:verify")[:6])
+	assert.Equal(t, []string{"order:approve", "2", "1", "0", "0", "1"}, find("order:approve")[:6])
+	assert.Equal(t, []string{"order:b", "3", "3", "0", "0", "0"}, find("order:b")[:6])
+	assert.Contains(t, out, "3 runs: 1 completed, 1 failed, 1 suspended; total run time")
+
+	code, out, _ = auditCmd(t, path, "--summary", "--status", "FAILED")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "1 runs: 1 failed")
+}
+
+func TestAuditBadInput(t *testing.T) {
+	code, _, errOut := auditCmd(t)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "no audit file given")
+
+	code, _, errOut = auditCmd(t, "x.jsonl", "--status", "DONE")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--status must be")
+
+	code, _, errOut = auditCmd(t, filepath.Join(t.TempDir(), "missing.jsonl"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "missing.jsonl")
+
+	code, out, _ := auditCmd(t, "-h")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Usage: flowteam audit")
+
+	// A damaged line (a torn write, a stray log line) is reported and skipped.
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	damaged := filepath.Join(t.TempDir(), "damaged.jsonl")
+	require.NoError(t, os.WriteFile(damaged, append([]byte("not json\n{\"seq\":1}\n"), data[:len(data)-20]...), 0o600))
+	code, out, errOut = auditCmd(t, damaged)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, "damaged.jsonl:1: skipped")
+	assert.Contains(t, errOut, "damaged.jsonl:2: skipped: not an audit record")
+	assert.Contains(t, errOut, "skipped", "the torn last line")
+	assert.Contains(t, out, "(no end record", "the last run has lost its end record")
+}
+
+// "flowteam run --audit FILE" appends each run's records; "flowteam audit" reads them.
+func TestRunAuditFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leave.audit.jsonl")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--instance", "req-1", "--audit", path}, &stdout, &stderr), stderr.String())
+	require.Equal(t, exitFail, cmdRun([]string{"--audit", path, "../../examples/leave/leave.yml", "--instance", "req-2"}, &stdout, &stderr))
+
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
+	require.Len(t, blocks, 2, out)
+	assert.Contains(t, blocks[0], "instance req-1  graph leave")
+	assert.Contains(t, blocks[0], "-> COMPLETED")
+	assert.Contains(t, blocks[1], "instance req-2  graph leave")
+	assert.Contains(t, blocks[1], "-> FAILED")
+	assert.Contains(t, blocks[1], "FAILED  ")
+
+	code, out, _ = auditCmd(t, path, "--instance", "req-1", "--summary")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "1 runs: 1 completed")
+
+	// An audit file that cannot be written fails the run instead of losing the audit.
+	code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", t.TempDir()}, &stdout, &stderr)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr.String(), "--audit")
+	if _, err := os.Stat("/dev/full"); err == nil {
+		stdout.Reset()
+		code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", "/dev/full"}, &stdout, &stderr)
+		assert.Equal(t, exitFail, code)
+		assert.Contains(t, stdout.String(), "no space left on device")
+	}
+}

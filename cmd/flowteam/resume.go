@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+)
+
+const resumeUsage = `Usage: flowteam resume ID --store DSN [flags]
+
+Continues the stored instance ID from exactly where it stopped (its frontier): nothing
+is replayed, and a suspended node runs again, now seeing the --set updates. Before any
+node runs the instance is claimed (its stored version is checked and bumped), so of two
+concurrent resumes of one instance only one runs; the other exits 3.
+
+The graph definitions are loaded from the files recorded when the instance was started
+("flowteam run FILE --store DSN"; "flowteam sessions show ID" lists them). If they have
+changed since, the resume fails naming both definition hashes; --file loads other
+files (FILE|DIR|GLOB, repeatable), which must still define the same graph.
+
+Flags:
+  --store DSN          the session store (required; see Stores below)
+  --set KEY=VALUE      update a variable before continuing (repeatable; VALUE as in run)
+  --vars FILE          updates from a JSON object; --set wins
+  --file FILE          load these definition files instead of the recorded ones
+  --steps N            step limit of this evaluation
+  --recover            take over an instance whose status is running because the
+                       process running it died (per-node durability resumes from its
+                       last completed node)
+  --expect-version N   resume only if the stored version is N
+  --audit FILE         append the run's audit records to FILE (JSON Lines)
+  --output FORMAT      text (default) or json, the same output as run
+` + storeFlagsUsage + `
+` + storeUsage + `
+Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 digits)
+run and resume encrypt the stored variables, frontier and trace (AES-GCM).
+
+Exit codes: 0 completed, suspended or stopped; 1 the run failed (or its outcome could
+not be saved); 2 bad input: usage, unknown instance, changed or unreadable definition;
+3 conflict: another process resumed the instance first, it is running, or it completed.
+`
+
+type resumeConfig struct {
+	id       string
+	sets     []string
+	varsFile string
+	files    []string
+	steps    int
+	recover  bool
+	expect   int64
+	audit    string
+	output   string
+	store    storeFlags
+}
+
+// cmdResume implements "flowteam resume".
+func cmdResume(args []string, stdout, stderr io.Writer) int {
+	cfg, help, err := parseResumeArgs(args)
+	switch {
+	case help:
+		fmt.Fprint(stdout, resumeUsage)
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "flowteam resume: %v\n\n%s", err, resumeUsage)
+		return exitUsage
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "flowteam resume: %v\n", err)
+		return code
+	}
+	updates, err := runVars(runConfig{sets: cfg.sets, varsFile: cfg.varsFile})
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	store, closeStore, err := openStore(cfg.store.dsn)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	defer closeStore()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	// The header (in clear even when the body is encrypted) names the definition
+	// files. The Runner loads the snapshot again to claim it, so a change in between
+	// is caught by the version check.
+	snap, err := store.Load(ctx, cfg.id)
+	if err != nil {
+		return fail(sessionExit(err), err)
+	}
+	files := cfg.files
+	if len(files) == 0 {
+		if len(snap.Sources) == 0 {
+			return fail(exitUsage, fmt.Errorf("instance %q records no definition files: give them with --file", cfg.id))
+		}
+		files = snap.Sources
+	}
+	files, err = definitionFiles(files)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	var engOpts []flow.Option
+	if cfg.audit != "" {
+		ra, err := openRunAudit(cfg.audit, stderr)
+		if err != nil {
+			return fail(exitUsage, err)
+		}
+		defer ra.Close()
+		engOpts = append(engOpts, ra.option())
+	}
+	eng := flow.NewEngine(engOpts...)
+	if _, err := eng.LoadFiles(files...); err != nil {
+		return fail(exitUsage, err)
+	}
+	sources, err := absPaths(files)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	r, err := cfg.store.runner(eng, store, sources)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+
+	var opts []session.ResumeOption
+	if cfg.recover {
+		opts = append(opts, session.Recover())
+	}
+	if cfg.expect > 0 {
+		opts = append(opts, session.ExpectVersion(cfg.expect))
+	}
+	if cfg.steps > 0 {
+		opts = append(opts, session.WithEvalOptions(flow.WithSteps(cfg.steps)))
+	}
+	res, err := r.Resume(ctx, cfg.id, updates, opts...)
+	if res == nil {
+		return fail(sessionExit(err), err)
+	}
+	code := exitOK
+	if err != nil && err != res.Err { // not only the run's own error
+		fmt.Fprintf(stderr, "flowteam resume: %v\n", err) // the outcome could not be saved
+		code = exitFail
+	}
+	out := newRunOutput(res.Result, res.Context.Vars())
+	if cfg.output == "json" {
+		err = out.writeJSON(stdout)
+	} else {
+		err = out.writeText(stdout)
+	}
+	if err != nil {
+		return fail(exitFail, fmt.Errorf("write output: %w", err))
+	}
+	if res.Status == flow.StatusFailed {
+		return exitFail
+	}
+	return code
+}
+
+// checkSet checks the form of a --set argument.
+func checkSet(s string) error {
+	if k, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("--set %q: want KEY=VALUE", s)
+	}
+	return nil
+}
+
+func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
+	fs := flag.NewFlagSet("flowteam resume", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var sets, files setFlag
+	fs.Var(&sets, "set", "")
+	fs.StringVar(&cfg.varsFile, "vars", "", "")
+	fs.Var(&files, "file", "")
+	fs.IntVar(&cfg.steps, "steps", 0, "")
+	fs.BoolVar(&cfg.recover, "recover", false, "")
+	fs.Int64Var(&cfg.expect, "expect-version", 0, "")
+	fs.StringVar(&cfg.audit, "audit", "", "")
+	fs.StringVar(&cfg.output, "output", "text", "")
+	cfg.store.register(fs)
+	pos, help, err := splitArgs(fs, args)
+	if help || err != nil {
+		return cfg, help, err
+	}
+	cfg.sets, cfg.files = sets, files
+	switch {
+	case len(pos) != 1:
+		return cfg, false, fmt.Errorf("want exactly one instance id, got %d arguments", len(pos))
+	case cfg.store.dsn == "":
+		return cfg, false, errors.New("--store is required")
+	case cfg.output != "text" && cfg.output != "json":
+		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
+	case cfg.steps < 0:
+		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
+	case cfg.expect < 0:
+		return cfg, false, fmt.Errorf("--expect-version must not be negative, got %d", cfg.expect)
+	}
+	cfg.id = pos[0]
+	for _, s := range cfg.sets {
+		if err := checkSet(s); err != nil {
+			return cfg, false, err
+		}
+	}
+	return cfg, false, nil
+}

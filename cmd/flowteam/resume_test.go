@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+)
+
+const approvalYML = "testdata/session/approval.yml"
+
+// call runs a subcommand with buffers.
+func call(t *testing.T, cmd func([]string, io2, io2) int, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cmd(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+type io2 = interface{ Write([]byte) (int, error) }
+
+func callJSON(t *testing.T, cmd func([]string, io2, io2) int, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	code, stdout, stderr := call(t, cmd, append(args, "--output", "json")...)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), "stdout %q stderr %q", stdout, stderr)
+	return code, out, stderr
+}
+
+func runC(args []string, o, e io2) int     { return cmdRun(args, o, e) }
+func resumeC(args []string, o, e io2) int  { return cmdResume(args, o, e) }
+func sessionC(args []string, o, e io2) int { return cmdSessions(args, o, e) }
+
+// noLeaks checks, after the test and its cleanups, that it left no goroutine behind.
+// (The package has no TestMain: the other commands' tests are not subject to it.)
+func noLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+func fileDSN(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "sessions") }
+
+func TestRunAndResumeWithStore(t *testing.T) {
+	noLeaks(t)
+	mr := miniredis.RunT(t)
+	for name, dsn := range map[string]string{"file": fileDSN(t), "redis": "redis://" + mr.Addr() + "/0?prefix=cli:"} {
+		t.Run(name, func(t *testing.T) {
+			code, out, stderr := callJSON(t, runC, approvalYML, "--store", dsn, "--instance", "req-1")
+			require.Equal(t, exitOK, code, stderr)
+			assert.Equal(t, "suspended", out["status"])
+
+			code, out, stderr = callJSON(t, resumeC, "req-1", "--store", dsn, "--set", "approved=true")
+			require.Equal(t, exitOK, code, stderr)
+			assert.Equal(t, "completed", out["status"], "same output as run")
+			vars := out["vars"].(map[string]any)
+			assert.Equal(t, "approved", vars["status"])
+			assert.EqualValues(t, 1, vars["submitted"])
+			for _, k := range []string{"instance", "graph", "status", "steps", "vars", "last", "error", "errors"} {
+				assert.Contains(t, out, k)
+			}
+
+			code, _, stderr = call(t, resumeC, "req-1", "--store", dsn)
+			assert.Equal(t, exitConflict, code, "a completed instance: conflict")
+			assert.Contains(t, stderr, "already completed")
+			code, _, stderr = call(t, resumeC, "nobody", "--store", dsn)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr, "not found")
+			code, _, stderr = call(t, runC, approvalYML, "--store", dsn, "--instance", "req-1")
+			assert.Equal(t, exitConflict, code, "starting an existing instance: conflict")
+			assert.Contains(t, stderr, "already exists")
+		})
+	}
+}
+
+func TestResumeChangedDefinition(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", "req-2")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = call(t, resumeC, "req-2", "--store", dsn, "--file", "testdata/session/approval-v2.yml", "--set", "approved=true")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "definition changed")
+	eng := flow.NewEngine()
+	g1, err := eng.LoadFile(approvalYML)
+	require.NoError(t, err)
+	g2, err := flow.NewEngine().LoadFile("testdata/session/approval-v2.yml")
+	require.NoError(t, err)
+	assert.Contains(t, stderr, g1.Hash(), "names the stored hash")
+	assert.Contains(t, stderr, g2.Hash(), "and the loaded one")
+
+	// The recorded files are absolute: resuming works from another directory.
+	t.Chdir(t.TempDir())
+	code, out, stderr := callJSON(t, resumeC, "req-2", "--store", dsn, "--set", "approved=false")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "rejected", out["vars"].(map[string]any)["status"])
+}
+
+func TestResumeRecoverAndExpectVersion(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", "req-3")
+	require.Equal(t, exitOK, code, stderr)
+
+	code, _, stderr = call(t, resumeC, "req-3", "--store", dsn, "--expect-version", "1")
+	assert.Equal(t, exitConflict, code, stderr)
+	assert.Contains(t, stderr, "stored version is 2")
+
+	// A resumer claimed the instance and died: it stays "running".
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	snap, err := store.Load(context.Background(), "req-3")
+	require.NoError(t, err)
+	snap.Status = session.StatusRunning
+	require.NoError(t, store.Save(context.Background(), snap, 2))
+	code, _, stderr = call(t, resumeC, "req-3", "--store", dsn, "--set", "approved=true")
+	assert.Equal(t, exitConflict, code)
+	assert.Contains(t, stderr, "running")
+	code, out, stderr := callJSON(t, resumeC, "req-3", "--store", dsn, "--set", "approved=true", "--recover", "--expect-version", "3")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "completed", out["status"])
+}
+
+func TestResumeUsage(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"x"}, "--store is required"},
+		{[]string{"--store", dsn}, "exactly one instance id"},
+		{[]string{"a", "b", "--store", dsn}, "exactly one instance id"},
+		{[]string{"x", "--store", "ftp://x"}, "unknown store"},
+		{[]string{"x", "--store", "nocolon"}, "want memory:"},
+		{[]string{"x", "--store", dsn, "--set", "novalue"}, "KEY=VALUE"},
+		{[]string{"x", "--store", dsn, "--output", "yaml"}, "--output"},
+		{[]string{"x", "--store", dsn, "--bogus"}, "bogus"},
+		{[]string{"../etc", "--store", dsn}, "invalid instance id"},
+	} {
+		code, _, stderr := call(t, resumeC, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, stderr, tc.msg, "%v", tc.args)
+	}
+	code, stdout, _ := call(t, resumeC, "-h")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "Usage: flowteam resume ID --store DSN")
+	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--durability", "sometimes")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "durability")
+}
+
+func TestSessionsCommands(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	for _, id := range []string{"b-2", "a-1", "c-3"} {
+		code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", id, "--set", "token=s3cr3t", "--redact", "token")
+		require.Equal(t, exitOK, code, stderr)
+	}
+	code, _, stderr := call(t, resumeC, "c-3", "--store", dsn, "--set", "approved=true", "--set", "token=again", "--redact", "token")
+	require.Equal(t, exitOK, code, stderr)
+
+	code, stdout, stderr := call(t, sessionC, "list", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 4, stdout)
+	assert.True(t, strings.HasPrefix(lines[1], "a-1 "), stdout)
+	assert.Contains(t, lines[3], "completed")
+
+	code, stdout, _ = call(t, sessionC, "list", "--store", dsn, "--status", "suspended", "--output", "json")
+	require.Equal(t, exitOK, code)
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &entries))
+	require.Len(t, entries, 2)
+	assert.Equal(t, "a-1", entries[0]["instance"])
+	assert.Equal(t, "waiting for the manager", entries[0]["reason"])
+
+	code, stdout, stderr = call(t, sessionC, "show", "a-1", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	var snap map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &snap))
+	assert.Equal(t, "suspended", snap["status"])
+	assert.Equal(t, session.DefaultMask, snap["vars"].(map[string]any)["token"], "redacted in the store")
+	assert.NotContains(t, stdout, "s3cr3t")
+	abs, _ := filepath.Abs(approvalYML)
+	assert.Equal(t, []any{abs}, snap["sources"])
+
+	code, stdout, _ = call(t, sessionC, "delete", "b-2", "--store", dsn)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "deleted b-2")
+	code, _, stderr = call(t, sessionC, "show", "b-2", "--store", dsn)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "not found")
+
+	for _, args := range [][]string{{}, {"frob", "--store", dsn}, {"list"}, {"show", "--store", dsn}, {"list", "--store", dsn, "--status", "odd"}} {
+		code, _, _ := call(t, sessionC, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+	}
+}
+
+func TestEncryptedSessions(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	t.Setenv(keyEnv, hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
+	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", "enc-1", "--set", `salary="confidential-77"`)
+	require.Equal(t, exitOK, code, stderr)
+	raw, err := os.ReadFile(filepath.Join(dir, "enc-1.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "confidential-77", "the body is encrypted at rest")
+	assert.Contains(t, string(raw), `"sealed"`)
+
+	code, stdout, _ := call(t, sessionC, "show", "enc-1", "--store", dsn)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "confidential-77", "opened with the key")
+
+	t.Setenv(keyEnv, "")
+	code, _, stderr = call(t, resumeC, "enc-1", "--store", dsn, "--set", "approved=true")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "encrypted")
+	t.Setenv(keyEnv, "zz")
+	code, _, stderr = call(t, resumeC, "enc-1", "--store", dsn)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, keyEnv)
+
+	t.Setenv(keyEnv, hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
+	code, out, stderr := callJSON(t, resumeC, "enc-1", "--store", dsn, "--set", "approved=true")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "confidential-77", out["vars"].(map[string]any)["salary"])
+}
+
+func TestOpenStoreDSN(t *testing.T) {
+	noLeaks(t)
+	mr := miniredis.RunT(t)
+	for _, dsn := range []string{"memory:", "file:" + t.TempDir(), "redis://" + mr.Addr() + "/0", "redis://" + mr.Addr() + "/2?prefix=x:&ttl=1h"} {
+		s, closeFn, err := openStore(dsn)
+		require.NoError(t, err, dsn)
+		_, err = s.List(context.Background(), "")
+		assert.NoError(t, err, dsn)
+		closeFn()
+	}
+	for _, dsn := range []string{"", "memory:x", "file:", "redis://" + mr.Addr() + "/0?ttl=soon", "redis://h:1/0?bogus=1", "postgres://x"} {
+		_, _, err := openStore(dsn)
+		assert.Error(t, err, dsn)
+	}
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+)
+
+// exitConflict is the exit code of a command that lost a race for an instance:
+// another process resumed (or started) it first, it is running, or it completed.
+const exitConflict = 3
+
+// keyEnv names the environment variable holding the AES key (hex: 32, 48 or 64 digits)
+// that encrypts stored snapshots; the same key must be set for run, resume and
+// sessions show.
+const keyEnv = "FLOWTEAM_SESSION_KEY"
+
+const storeUsage = `Stores (--store DSN):
+  memory:                  in this process only (nothing survives the command)
+  file:DIR                 one JSON file per instance in DIR (created if missing)
+  redis://HOST:PORT/DB     Redis; also rediss:// and redis://USER:PASS@HOST:PORT/DB;
+                           query options prefix=P (key prefix, default
+                           "flowteam:session:") and ttl=DURATION (expiry of every save)
+`
+
+// storeFlags are the session flags shared by run and resume.
+type storeFlags struct {
+	dsn        string
+	durability string
+	ttl        time.Duration
+	redact     string
+}
+
+const storeFlagsUsage = `  --durability M       on-exit (default: save when the run ends) or per-node (also
+                       save after every completed node)
+  --ttl DURATION       the store forgets the instance unless it is saved again
+                       within DURATION (e.g. 720h)
+  --redact KEYS        comma-separated variables whose values are masked in the
+                       store; they are not restored: supply them again with --set
+`
+
+func (s *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.dsn, "store", "", "")
+	fs.StringVar(&s.durability, "durability", "on-exit", "")
+	fs.DurationVar(&s.ttl, "ttl", 0, "")
+	fs.StringVar(&s.redact, "redact", "", "")
+}
+
+// openStore opens the store a DSN names. close releases it.
+func openStore(dsn string) (store session.Store, closeFn func(), err error) {
+	nop := func() {}
+	scheme, rest, ok := strings.Cut(dsn, ":")
+	if !ok {
+		return nil, nil, fmt.Errorf("--store %q: want memory:, file:DIR or redis://HOST:PORT/DB", dsn)
+	}
+	switch scheme {
+	case "memory":
+		if rest != "" {
+			return nil, nil, fmt.Errorf("--store %q: memory: takes nothing after the colon", dsn)
+		}
+		return session.NewMemoryStore(), nop, nil
+	case "file":
+		if rest == "" {
+			return nil, nil, fmt.Errorf("--store %q: want file:DIR", dsn)
+		}
+		fs, err := session.NewFileStore(rest)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+		}
+		return fs, nop, nil
+	case "redis", "rediss":
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store: %w", err)
+		}
+		var opts []session.RedisOption
+		q := u.Query()
+		if p := q.Get("prefix"); q.Has("prefix") {
+			opts = append(opts, session.WithPrefix(p))
+		}
+		if t := q.Get("ttl"); t != "" {
+			d, err := time.ParseDuration(t)
+			if err != nil || d < 0 {
+				return nil, nil, fmt.Errorf("--store %q: ttl=%q: want a duration such as 24h", dsn, t)
+			}
+			opts = append(opts, session.WithTTL(d))
+		}
+		q.Del("prefix")
+		q.Del("ttl")
+		u.RawQuery = q.Encode()
+		ro, err := redis.ParseURL(u.String())
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+		}
+		rdb := redis.NewClient(ro)
+		return session.NewRedisStore(rdb, opts...), func() { rdb.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("--store %q: unknown store %q: want memory:, file:DIR or redis://HOST:PORT/DB", dsn, scheme+":")
+}
+
+// cipherFromEnv returns the Cipher for the key in $FLOWTEAM_SESSION_KEY, or nil.
+func cipherFromEnv() (*session.Cipher, error) {
+	k := os.Getenv(keyEnv)
+	if k == "" {
+		return nil, nil
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(k))
+	if err != nil {
+		return nil, fmt.Errorf("$%s: want hex digits: %w", keyEnv, err)
+	}
+	c, err := session.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("$%s: %w", keyEnv, err)
+	}
+	return c, nil
+}
+
+// runner builds the session Runner these flags describe. sources are the definition
+// files, recorded in the snapshot so that resume can load them again.
+func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string) (*session.Runner, error) {
+	d, err := session.ParseDurability(s.durability)
+	if err != nil {
+		return nil, fmt.Errorf("--durability: %w", err)
+	}
+	if s.ttl < 0 {
+		return nil, fmt.Errorf("--ttl must not be negative, got %v", s.ttl)
+	}
+	opts := []session.Option{session.WithDurability(d), session.WithSources(sources...)}
+	if s.ttl > 0 {
+		opts = append(opts, session.WithExpiry(s.ttl))
+	}
+	for _, k := range strings.Split(s.redact, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			opts = append(opts, session.WithRedaction(k))
+		}
+	}
+	c, err := cipherFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		opts = append(opts, session.WithCipher(c))
+	}
+	return session.NewRunner(eng, store, opts...), nil
+}
+
+// eval runs g as "flowteam run" does: with eng.Eval, or, with --store, through a
+// session Runner that claims the instance and saves its outcome. When nothing ran,
+// res is nil and code is the exit code; otherwise code is the exit code the command
+// should end with unless the run failed (exitFail when the outcome could not be
+// saved).
+func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, files []string, fc *flow.Context,
+	opts []flow.EvalOption, stderr io.Writer) (res *flow.Result, code int) {
+	if s.dsn == "" {
+		res, err := eng.Eval(ctx, g.ID, fc, opts...)
+		if res == nil {
+			fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+			return nil, exitUsage
+		}
+		return res, exitOK
+	}
+	store, closeStore, err := openStore(s.dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return nil, exitUsage
+	}
+	defer closeStore()
+	sources, err := absPaths(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return nil, exitUsage
+	}
+	r, err := s.runner(eng, store, sources)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return nil, exitUsage
+	}
+	out, err := r.Run(ctx, g.ID, fc, opts...)
+	if out == nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return nil, sessionExit(err)
+	}
+	if err != nil && err != out.Err { // not only the run's own error
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err) // the outcome could not be saved
+		return out.Result, exitFail
+	}
+	return out.Result, exitOK
+}
+
+// sessionExit maps a session error to an exit code.
+func sessionExit(err error) int {
+	switch {
+	case errors.Is(err, session.ErrConflict):
+		return exitConflict
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrInvalidID),
+		errors.Is(err, session.ErrDefinitionChanged), errors.Is(err, session.ErrNoFrontier),
+		errors.Is(err, session.ErrSealed), errors.Is(err, session.ErrDecrypt),
+		errors.Is(err, flow.ErrGraphNotFound), errors.Is(err, flow.ErrBadFrontier):
+		return exitUsage
+	}
+	return exitFail
+}
+
+func absPaths(files []string) ([]string, error) {
+	out := make([]string, len(files))
+	for i, f := range files {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// splitArgs parses args with fs, allowing flags before and after the positional
+// arguments (the flag package stops at the first positional one); "--" ends the
+// flags. help is true when -h or --help was given.
+func splitArgs(fs *flag.FlagSet, args []string) (positional []string, help bool, err error) {
+	var flags []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "h" || name == "help" {
+			return nil, true, nil
+		}
+		flags = append(flags, a)
+		f := fs.Lookup(name)
+		if hasValue || f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return positional, false, fs.Parse(flags)
+}

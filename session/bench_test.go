@@ -1,0 +1,192 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/session/storetest"
+)
+
+// snapshot20 is a snapshot with 20 variables of the usual kinds.
+func snapshot20() *session.Snapshot {
+	s := saved("bench-1")
+	s.Vars = map[string]any{}
+	for i := range 20 {
+		var v any
+		switch i % 5 {
+		case 0:
+			v = fmt.Sprintf("value number %d", i)
+		case 1:
+			v = int64(i * 1000)
+		case 2:
+			v = float64(i) + 0.5
+		case 3:
+			v = i%2 == 0
+		case 4:
+			v = []any{int64(i), "x"}
+		}
+		s.Vars[fmt.Sprintf("var%02d", i)] = v
+	}
+	return s
+}
+
+func BenchmarkEncode20Vars(b *testing.B) {
+	s := snapshot20()
+	b.ReportAllocs()
+	defer cpuTime(b)()
+	for b.Loop() {
+		if _, err := session.Encode(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecode20Vars(b *testing.B) {
+	data, err := session.Encode(snapshot20())
+	require.NoError(b, err)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	defer cpuTime(b)()
+	for b.Loop() {
+		if _, err := session.Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMemoryStoreSaveLoad(b *testing.B) {
+	ctx := context.Background()
+	store := session.NewMemoryStore()
+	s := snapshot20()
+	v := int64(0)
+	b.ReportAllocs()
+	defer cpuTime(b)()
+	for b.Loop() {
+		if err := store.Save(ctx, s, v); err != nil {
+			b.Fatal(err)
+		}
+		v++
+		if _, err := store.Load(ctx, s.Instance); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// chainGraph is n activity nodes in a row, each a trivial Go task.
+func chainGraph(b *testing.B, eng *flow.Engine, n int) {
+	s := flow.NewSpec("chain")
+	s.Start("s").LinkTo("n0")
+	nop := func(context.Context, *flow.Context, *flow.Node) error { return nil }
+	for i := range n {
+		next := fmt.Sprintf("n%d", i+1)
+		if i == n-1 {
+			next = "e"
+		}
+		s.Activity(fmt.Sprintf("n%d", i)).DoFunc(nop).LinkTo(next)
+	}
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(b, err)
+	require.NoError(b, eng.Register(g))
+}
+
+// BenchmarkDurability runs a 50-node chain with 20 variables: without a store, with
+// the Runner saving on exit, and saving per node; ns/node is the time per node, so
+// per-node minus on-exit is the cost of per-node durability.
+func BenchmarkDurability(b *testing.B) {
+	const nodes = 50
+	vars := snapshot20().Vars
+	eng := flow.NewEngine()
+	chainGraph(b, eng, nodes)
+	ctx := context.Background()
+	steps := nodes + 2
+	b.Run("engine-only", func(b *testing.B) {
+		b.ReportAllocs()
+		defer cpuTime(b)()
+		for b.Loop() {
+			if _, err := eng.Eval(ctx, "chain", flow.NewContextWith("x", vars)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/node")
+	})
+	for _, d := range []session.Durability{session.OnExit, session.PerNode} {
+		b.Run("memory-"+d.String(), func(b *testing.B) {
+			store := session.NewMemoryStore()
+			r := session.NewRunner(eng, store, session.WithDurability(d))
+			b.ReportAllocs()
+			defer cpuTime(b)()
+			for b.Loop() {
+				if _, err := r.Run(ctx, "chain", flow.NewContextWith("i-1", vars)); err != nil {
+					b.Fatal(err)
+				}
+				if err := store.Delete(ctx, "i-1"); err != nil { // a steady state, not a growing heap
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/node")
+		})
+	}
+}
+
+// BenchmarkRedisSave saves on miniredis (and the real server at REDIS_ADDR) and
+// reports the round trips per save.
+func BenchmarkRedisSave(b *testing.B) {
+	stores := map[string]*session.RedisStore{}
+	mr := miniredis.RunT(b)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	b.Cleanup(func() { rdb.Close() })
+	stores["miniredis"] = session.NewRedisStore(rdb)
+	if realRedisAddr() != "" {
+		stores["redis-server"] = realRedis(b)
+	}
+	for name, store := range stores {
+		b.Run(name, func(b *testing.B) {
+			rt := &roundTrips{}
+			store.Client().AddHook(rt)
+			ctx := context.Background()
+			s := storetest.NewSnapshot("bench-redis")
+			for k, v := range snapshot20().Vars {
+				s.Vars[k] = v
+			}
+			require.NoError(b, store.Client().Ping(ctx).Err())
+			if err := store.Delete(ctx, s.Instance); err != nil && !errors.Is(err, session.ErrNotFound) {
+				b.Fatal(err)
+			}
+			before := rt.n.Load()
+			v := int64(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := store.Save(ctx, s, v); err != nil {
+					b.Fatal(err)
+				}
+				v++
+			}
+			b.ReportMetric(float64(rt.n.Load()-before)/float64(b.N), "roundtrips/save")
+		})
+	}
+}
+
+// cpuTime reports the process's CPU time per operation as "cpu-ns/op": on a shared,
+// loaded machine wall time measures the neighbours, CPU time measures the code.
+func cpuTime(b *testing.B) func() {
+	start := processCPU()
+	return func() {
+		b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func processCPU() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

@@ -1,0 +1,265 @@
+package session
+
+import (
+	"math"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// canonicalClone returns exactly what Decode(Encode(s)) returns, without writing JSON:
+// the MemoryStore keeps and returns snapshots this way, so it costs a copy instead of
+// an encode per save and a decode per load, and still behaves like the other stores
+// (numbers become int64 or float64, values that cannot be serialized are errors
+// naming them, nothing is shared with the caller). Plain values (nil, bool, integers,
+// float64, valid UTF-8 strings, []any, map[string]any, []string, map[string]string)
+// are converted here; anything else goes through the codec. TestCloneMatchesCodec
+// and FuzzCloneMatchesCodec hold the two to the same result.
+func canonicalClone(s *Snapshot) (*Snapshot, error) {
+	var bad *UnserializableError
+	fail := func(name string, err error) {
+		if bad == nil {
+			bad = &UnserializableError{Errs: map[string]error{}}
+		}
+		bad.Names = append(bad.Names, name)
+		bad.Errs[name] = err
+	}
+	c := &Snapshot{Format: s.Format, Instance: canonString(s.Instance), Graph: canonString(s.Graph), Hash: canonString(s.Hash),
+		Status: Status(canonString(string(s.Status))), Version: s.Version, Sources: canonStrings(s.Sources),
+		RunID: canonString(s.RunID), Reason: canonString(s.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
+	var err error
+	if c.Created, err = canonTime(s.Created); err != nil {
+		return nil, err
+	}
+	if c.Updated, err = canonTime(s.Updated); err != nil {
+		return nil, err
+	}
+	if !s.Expires.IsZero() {
+		if c.Expires, err = canonTime(s.Expires); err != nil {
+			return nil, err
+		}
+	}
+	if len(s.Vars) > 0 {
+		c.Vars = make(map[string]any, len(s.Vars))
+		for k, v := range s.Vars {
+			if !utf8.ValidString(k) {
+				fail(k, errKey)
+				continue
+			}
+			cv, err := canonValue(v, 0)
+			if err != nil {
+				fail(k, err)
+				continue
+			}
+			c.Vars[k] = cv
+		}
+	}
+	if f := s.Frontier; f != nil {
+		c.Frontier = &flow.FrontierState{Graph: canonString(f.Graph)}
+		if f.Frames != nil {
+			c.Frontier.Frames = make([]flow.FrameState, len(f.Frames))
+			for i, fr := range f.Frames {
+				cf := flow.FrameState{Kind: canonString(fr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
+					Branch: canonString(fr.Branch), Split: canonString(fr.Split), Join: canonString(fr.Join), Arrived: fr.Arrived,
+					Policy: canonString(fr.Policy), Loop: canonString(fr.Loop), Index: fr.Index, Closing: canonString(fr.Closing),
+					Graph: canonString(fr.Graph), Path: canonString(fr.Path), Node: canonString(fr.Node), Caller: fr.Caller}
+				if len(fr.Items) > 0 {
+					items, err := canonValue(fr.Items, 0)
+					if err != nil {
+						fail("frontier", err)
+					} else {
+						cf.Items = items.([]any)
+					}
+				}
+				c.Frontier.Frames[i] = cf
+			}
+		}
+		if f.Tokens != nil {
+			c.Frontier.Tokens = make([]flow.TokenState, len(f.Tokens))
+			for i, t := range f.Tokens {
+				c.Frontier.Tokens[i] = flow.TokenState{Node: canonString(t.Node), Mode: canonString(t.Mode), Frame: t.Frame, Branch: canonString(t.Branch)}
+				if t.Error != nil {
+					c.Frontier.Tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
+						Message: canonString(t.Error.Message)}
+				}
+			}
+		}
+	}
+	if s.Trace.Last != nil {
+		c.Trace.Last = make(map[string]trace.NodeRecord, len(s.Trace.Last))
+		for p, r := range s.Trace.Last {
+			t, err := canonTime(r.Time)
+			if err != nil {
+				fail("trace", err)
+				continue
+			}
+			c.Trace.Last[canonString(p)] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
+				NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
+		}
+	}
+	if len(s.Errors) > 0 {
+		c.Errors = make([]ErrorRecord, len(s.Errors))
+		for i, r := range s.Errors {
+			c.Errors[i] = ErrorRecord{Code: canonString(r.Code), Node: canonString(r.Node), Graph: canonString(r.Graph),
+				Path: canonString(r.Path), Branch: canonString(r.Branch), Step: r.Step, Message: canonString(r.Message),
+				Type: canonString(r.Type), Severity: canonString(r.Severity)}
+		}
+	}
+	if s.Sealed != nil {
+		c.Sealed = slices.Clone(s.Sealed)
+	}
+	if bad != nil {
+		slices.Sort(bad.Names)
+		return nil, bad
+	}
+	return c, nil
+}
+
+// canonString is s as the codec reads it back: invalid UTF-8 becomes U+FFFD.
+func canonString(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	v, _ := viaCodec(s, 0)
+	return v.(string)
+}
+
+func canonStrings(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = canonString(s)
+	}
+	return out
+}
+
+// canonTime is t as the codec reads it back: RFC 3339 with nanoseconds, no monotonic
+// clock reading; UTC when the offset is zero.
+func canonTime(t time.Time) (time.Time, error) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return time.Time{}, errYear(y)
+	}
+	if _, off := t.Zone(); off == 0 {
+		return t.UTC(), nil
+	}
+	var out time.Time
+	err := out.UnmarshalText(t.AppendFormat(nil, time.RFC3339Nano))
+	return out, err
+}
+
+type errYear int
+
+func (e errYear) Error() string { return "year outside [0,9999]" }
+
+// canonValue is v as the codec reads it back.
+func canonValue(v any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errTooDeep
+	}
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case bool:
+		return v, nil // v, not t: no new interface value to allocate
+	case string:
+		if utf8.ValidString(t) {
+			return v, nil
+		}
+	case int:
+		return int64(t), nil
+	case int64:
+		return v, nil
+	case int32:
+		return int64(t), nil
+	case int16:
+		return int64(t), nil
+	case int8:
+		return int64(t), nil
+	case uint8:
+		return int64(t), nil
+	case uint16:
+		return int64(t), nil
+	case uint32:
+		return int64(t), nil
+	case uint:
+		if uint64(t) <= math.MaxInt64 {
+			return int64(t), nil
+		}
+	case uint64:
+		if t <= math.MaxInt64 {
+			return int64(t), nil
+		}
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			_, err := appendFloat(nil, t, 64)
+			return nil, err
+		}
+		if t == math.Trunc(t) {
+			if math.Abs(t) < 1<<53 {
+				return int64(t), nil // the codec writes an integer literal
+			}
+			break // large: let the codec decide between int64 and float64
+		}
+		return v, nil
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			ce, err := canonValue(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = ce
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if !utf8.ValidString(k) {
+				return nil, errKey
+			}
+			ce, err := canonValue(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = ce
+		}
+		return out, nil
+	case []string:
+		if t == nil {
+			return nil, nil
+		}
+		out := make([]any, len(t))
+		for i, s := range t {
+			out[i] = canonString(s)
+		}
+		return out, nil
+	case map[string]string:
+		if t == nil {
+			return nil, nil
+		}
+		out := make(map[string]any, len(t))
+		for k, s := range t {
+			if !utf8.ValidString(k) {
+				return nil, errKey
+			}
+			out[k] = canonString(s)
+		}
+		return out, nil
+	}
+	return viaCodec(v, depth)
+}
+
+// viaCodec encodes and decodes v.
+func viaCodec(v any, depth int) (any, error) {
+	b, err := appendValue(nil, v, depth)
+	if err != nil {
+		return nil, err
+	}
+	d := decoder{data: b}
+	return d.value(depth)
+}

@@ -1,0 +1,515 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// decoder is a strict JSON parser for snapshots: it accepts exactly the JSON grammar
+// (RFC 8259), rejects unknown and duplicate fields, and turns numbers into int64 (an
+// integer literal that fits) or float64. Invalid UTF-8 and lone surrogates in strings
+// become U+FFFD, as with encoding/json.
+type decoder struct {
+	data []byte
+	pos  int
+}
+
+var errTruncated = errors.New("truncated")
+
+func (d *decoder) errorf(format string, args ...any) error {
+	return fmt.Errorf("at byte %d: %s", d.pos, fmt.Sprintf(format, args...))
+}
+
+func (d *decoder) ws() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// next skips whitespace and returns the next byte without consuming it.
+func (d *decoder) next() (byte, error) {
+	d.ws()
+	if d.pos >= len(d.data) {
+		return 0, errTruncated
+	}
+	return d.data[d.pos], nil
+}
+
+func (d *decoder) expect(c byte) error {
+	b, err := d.next()
+	if err != nil {
+		return err
+	}
+	if b != c {
+		return d.errorf("want %q, found %q", c, b)
+	}
+	d.pos++
+	return nil
+}
+
+// null consumes a null literal if one comes next.
+func (d *decoder) null() (bool, error) {
+	b, err := d.next()
+	if err != nil || b != 'n' {
+		return false, err
+	}
+	return true, d.literal("null")
+}
+
+func (d *decoder) literal(lit string) error {
+	if len(d.data)-d.pos < len(lit) {
+		if string(d.data[d.pos:]) == lit[:len(d.data)-d.pos] {
+			return errTruncated
+		}
+		return d.errorf("invalid literal")
+	}
+	if string(d.data[d.pos:d.pos+len(lit)]) != lit {
+		return d.errorf("invalid literal")
+	}
+	d.pos += len(lit)
+	return nil
+}
+
+// object parses an object, calling field for each key with the decoder positioned at
+// its value; field must consume the value. With unique, a repeated key is an error
+// (objects of variables check that themselves, with their map).
+func (d *decoder) object(unique bool, field func(key []byte) error) error {
+	if err := d.expect('{'); err != nil {
+		return err
+	}
+	if b, err := d.next(); err != nil {
+		return err
+	} else if b == '}' {
+		d.pos++
+		return nil
+	}
+	var seenBuf [20][]byte
+	seen := seenBuf[:0]
+	for {
+		if b, err := d.next(); err != nil {
+			return err
+		} else if b != '"' {
+			return d.errorf("want a field name, found %q", b)
+		}
+		key, err := d.stringBytes()
+		if err != nil {
+			return err
+		}
+		if unique {
+			for _, k := range seen {
+				if string(k) == string(key) {
+					return d.errorf("duplicate field %q", key)
+				}
+			}
+			seen = append(seen, key)
+		}
+		if err := d.expect(':'); err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			if errors.Is(err, errTruncated) || errors.Is(err, ErrFormat) {
+				return err
+			}
+			return fmt.Errorf("%s: %w", key, err) // the path to the problem
+		}
+		b, err := d.next()
+		if err != nil {
+			return err
+		}
+		d.pos++
+		switch b {
+		case ',':
+		case '}':
+			return nil
+		default:
+			d.pos--
+			return d.errorf("want ',' or '}', found %q", b)
+		}
+	}
+}
+
+// array parses an array, calling elem for each element.
+func (d *decoder) array(elem func() error) error {
+	if err := d.expect('['); err != nil {
+		return err
+	}
+	if b, err := d.next(); err != nil {
+		return err
+	} else if b == ']' {
+		d.pos++
+		return nil
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		b, err := d.next()
+		if err != nil {
+			return err
+		}
+		d.pos++
+		switch b {
+		case ',':
+		case ']':
+			return nil
+		default:
+			d.pos--
+			return d.errorf("want ',' or ']', found %q", b)
+		}
+	}
+}
+
+// stringBytes parses a string. Without escapes or invalid UTF-8 the result aliases
+// the input: copy it (string(...)) before keeping it.
+func (d *decoder) stringBytes() ([]byte, error) {
+	if err := d.expect('"'); err != nil {
+		return nil, err
+	}
+	start := d.pos
+	for i := start; i < len(d.data); {
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return d.data[start:i], nil
+		case c == '\\' || c < 0x20:
+			return d.stringSlow(start)
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(d.data[i:])
+			if r == utf8.RuneError && size == 1 {
+				return d.stringSlow(start)
+			}
+			i += size
+		}
+	}
+	d.pos = len(d.data)
+	return nil, errTruncated
+}
+
+func (d *decoder) stringSlow(start int) ([]byte, error) {
+	out := make([]byte, 0, len(d.data)-start)
+	i := start
+	for i < len(d.data) {
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return out, nil
+		case c < 0x20:
+			d.pos = i
+			return nil, d.errorf("control character %#x in string", c)
+		case c == '\\':
+			if i+1 >= len(d.data) {
+				d.pos = len(d.data)
+				return nil, errTruncated
+			}
+			i++
+			switch e := d.data[i]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, n, err := d.hex4(i + 1)
+				if err != nil {
+					return nil, err
+				}
+				i += n
+				if utf16.IsSurrogate(r) {
+					r2, n2, err := rune(-1), 0, error(nil)
+					if i+2 < len(d.data) && d.data[i+1] == '\\' && d.data[i+2] == 'u' {
+						if r2, n2, err = d.hex4(i + 3); err != nil {
+							return nil, err
+						}
+					}
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						r, i = dec, i+2+n2
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				out = utf8.AppendRune(out, r)
+			default:
+				d.pos = i
+				return nil, d.errorf("invalid escape \\%c", e)
+			}
+			i++
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(d.data[i:]) // invalid UTF-8 is U+FFFD
+			out = utf8.AppendRune(out, r)
+			i += size
+		}
+	}
+	d.pos = len(d.data)
+	return nil, errTruncated
+}
+
+// hex4 reads the four hex digits of a \u escape at i.
+func (d *decoder) hex4(i int) (rune, int, error) {
+	if i+4 > len(d.data) {
+		d.pos = len(d.data)
+		return 0, 0, errTruncated
+	}
+	var r rune
+	for _, c := range d.data[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			d.pos = i
+			return 0, 0, d.errorf("invalid \\u escape")
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, 4, nil
+}
+
+func (d *decoder) string() (string, error) {
+	b, err := d.stringBytes()
+	return string(b), err
+}
+
+// number parses a number: an int64 when it is an integer literal that fits, else a
+// float64 (out of float64 range is an error).
+func (d *decoder) number() (any, error) {
+	start := d.pos
+	i := d.pos
+	digits := func() bool {
+		n := i
+		for i < len(d.data) && '0' <= d.data[i] && d.data[i] <= '9' {
+			i++
+		}
+		return i > n
+	}
+	if i < len(d.data) && d.data[i] == '-' {
+		i++
+	}
+	if i >= len(d.data) {
+		d.pos = i
+		return nil, errTruncated
+	}
+	if d.data[i] == '0' {
+		i++
+	} else if !digits() {
+		d.pos = i
+		return nil, d.errorf("invalid number")
+	}
+	integral := true
+	if i < len(d.data) && d.data[i] == '.' {
+		integral = false
+		i++
+		if !digits() {
+			d.pos = i
+			if i >= len(d.data) {
+				return nil, errTruncated
+			}
+			return nil, d.errorf("invalid number")
+		}
+	}
+	if i < len(d.data) && (d.data[i] == 'e' || d.data[i] == 'E') {
+		integral = false
+		i++
+		if i < len(d.data) && (d.data[i] == '+' || d.data[i] == '-') {
+			i++
+		}
+		if !digits() {
+			d.pos = i
+			if i >= len(d.data) {
+				return nil, errTruncated
+			}
+			return nil, d.errorf("invalid number")
+		}
+	}
+	d.pos = i
+	tok := d.data[start:i]
+	if integral {
+		if n, ok := smallInt(tok); ok {
+			return n, nil
+		}
+		if n, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
+			return n, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil || math.IsInf(f, 0) {
+		d.pos = start
+		return nil, d.errorf("number %s out of range", tok)
+	}
+	return f, nil
+}
+
+// smallInt converts an integer literal of at most 18 digits without allocating.
+func smallInt(tok []byte) (int64, bool) {
+	neg := tok[0] == '-'
+	if neg {
+		tok = tok[1:]
+	}
+	if len(tok) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range tok {
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// int parses an integer literal into an int64 (null is 0).
+func (d *decoder) int() (int64, error) {
+	if isNull, err := d.null(); isNull || err != nil {
+		return 0, err
+	}
+	b, err := d.next()
+	if err != nil {
+		return 0, err
+	}
+	if b != '-' && (b < '0' || b > '9') {
+		return 0, d.errorf("want an integer, found %q", b)
+	}
+	start := d.pos
+	v, err := d.number()
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		d.pos = start
+		return 0, d.errorf("want an integer, found %s", d.data[start:start+min(24, len(d.data)-start)])
+	}
+	return n, nil
+}
+
+func (d *decoder) intField(dst *int) error {
+	n, err := d.int()
+	if err != nil {
+		return err
+	}
+	if n != int64(int(n)) {
+		return d.errorf("integer %d out of range", n)
+	}
+	*dst = int(n)
+	return nil
+}
+
+// str parses a string field (null is "").
+func (d *decoder) str(dst *string) error {
+	if isNull, err := d.null(); isNull || err != nil {
+		return err
+	}
+	b, err := d.next()
+	if err != nil {
+		return err
+	}
+	if b != '"' {
+		return d.errorf("want a string, found %q", b)
+	}
+	*dst, err = d.string()
+	return err
+}
+
+func (d *decoder) time(dst *time.Time) error {
+	var s string
+	if err := d.str(&s); err != nil {
+		return err
+	}
+	if s == "" {
+		*dst = time.Time{}
+		return nil
+	}
+	if err := dst.UnmarshalText([]byte(s)); err != nil {
+		return d.errorf("time %q: %v", s, err)
+	}
+	return nil
+}
+
+func (d *decoder) strings(dst *[]string) error {
+	if isNull, err := d.null(); isNull || err != nil {
+		*dst = nil
+		return err
+	}
+	out := []string{}
+	err := d.array(func() error {
+		var s string
+		if err := d.str(&s); err != nil {
+			return err
+		}
+		out = append(out, s)
+		return nil
+	})
+	*dst = out
+	return err
+}
+
+// value parses any JSON value.
+func (d *decoder) value(depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, d.errorf("values nested more than %d levels deep", maxDepth)
+	}
+	b, err := d.next()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case b == '"':
+		return d.string()
+	case b == '{':
+		m := map[string]any{}
+		err := d.object(false, func(key []byte) error {
+			k := string(key)
+			if _, dup := m[k]; dup {
+				return d.errorf("duplicate key %q", k)
+			}
+			v, err := d.value(depth + 1)
+			m[k] = v
+			return err
+		})
+		return m, err
+	case b == '[':
+		a := []any{}
+		err := d.array(func() error {
+			v, err := d.value(depth + 1)
+			a = append(a, v)
+			return err
+		})
+		return a, err
+	case b == 't':
+		return true, d.literal("true")
+	case b == 'f':
+		return false, d.literal("false")
+	case b == 'n':
+		return nil, d.literal("null")
+	case b == '-' || '0' <= b && b <= '9':
+		return d.number()
+	}
+	return nil, d.errorf("unexpected %q", b)
+}

@@ -1,0 +1,102 @@
+// Package session stores flow instances so that a run can stop (suspend, stop, fail,
+// or the process dies) and continue later, in this process or another one, from
+// exactly where it stood.
+//
+// # Snapshots
+//
+// A Snapshot is versioned JSON: the format version, the graph id and the hash of its
+// definition (flow.Graph.Hash), the business instance id, the status, the variables,
+// the frontier (flow.FrontierState: pending nodes with call path and branch id, join
+// arrivals, loop positions, inclusive activation counts), the FlowTrace, the suspend
+// reason, the execution errors, a version that every save increases by one, and
+// timestamps. Encode and Decode read and write it with a hand-written codec (a save per
+// node must cost microseconds); the output is plain JSON.
+//
+// Values: JSON has one number type, so after a round trip an integer literal that fits
+// is an int64 and any other number a float64 (a float64 3.0 comes back as int64 3);
+// objects are map[string]any, arrays []any, and other Go values come back in their JSON
+// form (a time.Time as a string, a struct as a map). A value that cannot be written as
+// JSON (a func, a channel, NaN, a cycle, a failing MarshalJSON) fails the save with an
+// *UnserializableError naming every such variable; DropUnserializable (Encode) or
+// WithDropUnserializable (Runner) leaves them out and lists them in Snapshot.Dropped.
+// Decode is strict: unknown or repeated fields, trailing data, a missing required field,
+// another format version or an out-of-range number reject the whole snapshot
+// (ErrCorrupt, ErrFormat); nothing is ever half-loaded.
+//
+// # Stores
+//
+// A Store keeps one snapshot per instance id and checks versions: Save(ctx, snap,
+// expected) succeeds only if the stored version is expected (0: none stored), else it
+// returns ErrConflict and stores nothing. MemoryStore, FileStore (one file per instance,
+// temporary file + fsync + rename + directory fsync, flock across processes) and
+// RedisStore (one Lua script per save: one round trip) implement it, as well as
+// TTLStore for expiry. ValidateID is the common rule for instance ids; every store
+// applies it. The conformance suite in session/storetest checks any Store.
+//
+// # Running and resuming
+//
+// A Runner runs registered graphs with a store. Run claims the instance id (a snapshot
+// with status running, version 1) before the first node, so an id that exists is an
+// ErrConflict and nothing runs; when the run ends its outcome is saved (suspended,
+// stopped, failed with its frontier, or completed). Resume loads a snapshot, checks the
+// definition hash (ErrDefinitionChanged names both hashes unless WithMigration adapts
+// the snapshot), restores frontier and context, applies the updates, and claims the
+// instance with a save that expects the loaded version and stores status running:
+// that is the only step that can race, so of any number of concurrent resumes exactly
+// one proceeds and the others get ErrConflict before running any node. An instance
+// whose status is running is an ErrConflict too (ErrRunning), unless Recover says its
+// process is known to be dead; a completed one is ErrCompleted (also an ErrConflict).
+// Resume never replays: it continues from the frontier, and a suspended node runs
+// again so it can see the decision it waited for.
+//
+// # Durability
+//
+// OnExit (the default) saves at the claim and when the run ends. A process that dies
+// in between leaves the claim behind (status running, the frontier the run started
+// from, the updates already applied); Recover continues from there, running again the
+// nodes the dead process had run.
+//
+// PerNode also saves after every completed node (flow.WithCheckpoint): the checkpoint
+// holds the positions of all live branches and the variables copied atomically with
+// them. A process killed at any moment resumes (with Recover) from its last checkpoint:
+// a node whose completion was checkpointed never runs again, including the finished
+// branches of a parallel gateway, whose arrivals at the join are in the frontier. A node
+// that was in flight, in this or another branch, when the process died is in the
+// frontier and runs again: delivery is exactly-once for completed nodes as far as the
+// checkpoint is concerned, and at-least-once for nodes in flight, so their side effects
+// must be idempotent. A failed checkpoint save fails the run at that node (code
+// checkpoint_failed). The cost is one save per node; it does not grow with the history
+// of the run, only with the size of its state.
+//
+// # Protection
+//
+// Secrets should not be stored at all: keep credentials out of flow variables. What
+// must be stored can be protected three ways.
+//
+// Redaction (WithRedaction): the values of the named top-level variables are replaced by
+// a mask (DefaultMask) in every saved snapshot and their names are listed in
+// Snapshot.Redacted. Redacted values are not restored: a resumed instance does not have
+// those variables (the mask is not given to tasks as if it were the value) unless the
+// resume's updates supply them again. Redaction covers variables only, not error
+// messages, the suspend reason or values nested inside other variables.
+//
+// Encryption (WithCipher, NewCipher): the body of the snapshot (variables, frontier,
+// FlowTrace, reason, errors, run id, dropped and redacted names) is sealed with AES-GCM
+// under a caller-supplied 128-, 192- or 256-bit key and stored as Snapshot.Sealed:
+// one version byte (1), a random 12-byte nonce, then the ciphertext and tag. The
+// header (format, instance, graph, hash, status, version, timestamps, sources) stays in
+// clear, because stores check versions and list by status without the key; the
+// additional authenticated data binds the body to the format, instance, graph and
+// definition hash, so a body moved to another instance does not open (ErrDecrypt).
+//
+// Expiry (WithExpiry, or a store's default TTL): every save sets a time to live; an
+// instance not saved again within it is forgotten (Redis expires the key; the memory
+// and file stores treat it as not found).
+//
+// # Definitions
+//
+// A snapshot stores the definition hash, not the definition. Resume needs the graph
+// registered in the Runner's engine; Snapshot.Sources may record the definition files
+// (WithSources), which is how the flowteam command finds them again ("flowteam resume
+// ID --store DSN"). A definition that changed is detected by its hash.
+package session

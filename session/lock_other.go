@@ -1,0 +1,9 @@
+//go:build !unix
+
+package session
+
+import "os"
+
+// lockFile does nothing where flock is not available: a FileStore is then safe for
+// concurrent use within one process only (its mutex), not across processes.
+func lockFile(*os.File) error { return nil }

@@ -1,0 +1,142 @@
+package session
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// DefaultMask replaces the value of a redacted variable in a saved snapshot.
+const DefaultMask = "[REDACTED]"
+
+// redact returns vars with the values of keys replaced by mask, and the names it
+// masked (sorted). vars is not modified; when no key is present it is returned as is.
+func redact(vars map[string]any, keys []string, mask string) (map[string]any, []string) {
+	var names []string
+	for _, k := range keys {
+		if _, ok := vars[k]; ok {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return vars, nil
+	}
+	out := make(map[string]any, len(vars))
+	for k, v := range vars {
+		out[k] = v
+	}
+	for _, k := range names {
+		out[k] = mask
+	}
+	slices.Sort(names)
+	return out, names
+}
+
+// Cipher seals snapshot bodies with AES-GCM (crypto/cipher).
+//
+// A sealed snapshot keeps its header in clear (format, instance, graph, hash, status,
+// version, timestamps, sources: what a store needs to check versions and list
+// instances, and what an operator needs to find an instance) and stores everything
+// else (variables, frontier, FlowTrace, reason, errors, dropped and redacted names,
+// run id) in Sealed:
+//
+//	Sealed = 0x01 || nonce (12 bytes, random) || AES-GCM(key, nonce, body JSON, aad)
+//	aad    = "flowteam-session\x00" || format || "\x00" || instance || "\x00" || graph || "\x00" || hash
+//
+// The additional data binds the body to its instance and definition: a body copied
+// into another instance's snapshot, or under another definition hash, does not open.
+// A fresh random nonce is drawn for every seal; with one key, stay well below 2^32
+// seals (NIST SP 800-38D). Rotating keys means opening with the old Cipher and sealing
+// with the new one.
+type Cipher struct {
+	aead cipher.AEAD
+}
+
+// sealVersion is the first byte of Sealed.
+const sealVersion = 1
+
+// ErrDecrypt is returned when a sealed snapshot does not open: wrong key, or the body
+// or its header was altered.
+var ErrDecrypt = errors.New("cannot open sealed snapshot")
+
+// NewCipher returns a Cipher for an AES key of 16, 24 or 32 bytes (AES-128, -192,
+// -256).
+func NewCipher(key []byte) (*Cipher, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("session: cipher: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("session: cipher: %w", err)
+	}
+	return &Cipher{aead: aead}, nil
+}
+
+func aad(s *Snapshot) []byte {
+	return fmt.Appendf(nil, "flowteam-session\x00%d\x00%s\x00%s\x00%s", FormatVersion, s.Instance, s.Graph, s.Hash)
+}
+
+// Seal returns a copy of s whose body is encrypted into Sealed. A variable that
+// cannot be serialized is an *UnserializableError naming it.
+func (c *Cipher) Seal(s *Snapshot) (*Snapshot, error) {
+	if s.Sealed != nil {
+		return nil, errors.New("session: seal: snapshot is already sealed")
+	}
+	e := encoder{buf: make([]byte, 0, 1024)}
+	e.buf = append(e.buf, '{')
+	e.body(s)
+	if len(e.buf) > 1 {
+		e.buf = append(e.buf[:1], e.buf[2:]...) // the first field's comma
+	}
+	e.buf = append(e.buf, '}')
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	plain := e.buf
+	out := &Snapshot{Format: s.Format, Instance: s.Instance, Graph: s.Graph, Hash: s.Hash, Status: s.Status,
+		Version: s.Version, Created: s.Created, Updated: s.Updated, Expires: s.Expires, Sources: s.Sources}
+	ns := c.aead.NonceSize()
+	sealed := make([]byte, 1+ns, 1+ns+len(plain)+c.aead.Overhead())
+	sealed[0] = sealVersion
+	if _, err := rand.Read(sealed[1 : 1+ns]); err != nil {
+		return nil, fmt.Errorf("session: seal: %w", err)
+	}
+	out.Sealed = c.aead.Seal(sealed, sealed[1:1+ns], plain, aad(s))
+	return out, nil
+}
+
+// Open returns a copy of the sealed snapshot s with its body decrypted and decoded as
+// strictly as Decode does. A snapshot that is not sealed is returned as is.
+func (c *Cipher) Open(s *Snapshot) (*Snapshot, error) {
+	if s.Sealed == nil {
+		return s, nil
+	}
+	ns := c.aead.NonceSize()
+	if len(s.Sealed) < 1+ns+c.aead.Overhead() || s.Sealed[0] != sealVersion {
+		return nil, fmt.Errorf("%w: instance %q: malformed sealed body", ErrDecrypt, s.Instance)
+	}
+	plain, err := c.aead.Open(nil, s.Sealed[1:1+ns], s.Sealed[1+ns:], aad(s))
+	if err != nil {
+		return nil, fmt.Errorf("%w: instance %q: wrong key, or the snapshot was altered", ErrDecrypt, s.Instance)
+	}
+	out := *s
+	out.Sealed = nil
+	d := decoder{data: plain}
+	err = d.object(true, func(key []byte) error { return d.bodyField(&out, key) })
+	if err == nil {
+		if d.ws(); d.pos != len(plain) {
+			err = d.errorf("data after the body")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("instance %q: sealed body: %w", s.Instance, corrupt(plain, err))
+	}
+	if err := out.checkBody(); err != nil {
+		return nil, fmt.Errorf("%w: instance %q: sealed body: %v", ErrCorrupt, s.Instance, err)
+	}
+	return &out, nil
+}

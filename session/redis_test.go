@@ -1,0 +1,186 @@
+package session_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/session/storetest"
+)
+
+// roundTrips counts the commands a go-redis client sends, one per round trip
+// (pipelines count once).
+type roundTrips struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	cmds []string
+}
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		h.mu.Lock()
+		h.cmds = append(h.cmds, cmd.Name())
+		h.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// redisStores returns a miniredis store and, with REDIS_ADDR, one on the real server,
+// each with a round-trip counter on its client.
+func redisStores(t *testing.T) map[string]struct {
+	store *session.RedisStore
+	rt    *roundTrips
+} {
+	out := map[string]struct {
+		store *session.RedisStore
+		rt    *roundTrips
+	}{}
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	rt := &roundTrips{}
+	rdb.AddHook(rt)
+	out["miniredis"] = struct {
+		store *session.RedisStore
+		rt    *roundTrips
+	}{session.NewRedisStore(rdb), rt}
+	if addr := realRedisAddr(); addr != "" {
+		s := realRedis(t)
+		rt := &roundTrips{}
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { rdb.Close() })
+		rdb.AddHook(rt)
+		out["redis-server"] = struct {
+			store *session.RedisStore
+			rt    *roundTrips
+		}{session.NewRedisStore(rdb, session.WithPrefix(s.Prefix())), rt}
+	}
+	return out
+}
+
+// TestRedisOneRoundTripPerSave counts the commands of saves, loads and runs.
+func TestRedisOneRoundTripPerSave(t *testing.T) {
+	for name, s := range redisStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			// Connecting sends HELLO and CLIENT SETINFO once per connection: not per save.
+			require.NoError(t, s.store.Client().Ping(ctx).Err())
+			for i := range int64(5) {
+				snap := storetest.NewSnapshot("rt-1")
+				before := s.rt.n.Load()
+				require.NoError(t, s.store.Save(ctx, snap, i))
+				assert.EqualValues(t, 1, s.rt.n.Load()-before, "save %d is one round trip", i+1)
+			}
+			before := s.rt.n.Load()
+			_, err := s.store.Load(ctx, "rt-1")
+			require.NoError(t, err)
+			assert.EqualValues(t, 1, s.rt.n.Load()-before, "load is one round trip")
+			before = s.rt.n.Load()
+			assert.ErrorIs(t, s.store.Save(ctx, storetest.NewSnapshot("rt-1"), 1), session.ErrConflict)
+			assert.EqualValues(t, 1, s.rt.n.Load()-before, "a conflict is one round trip")
+
+			// Per-node durability: one save per completed node, one round trip each.
+			eng := flow.NewEngine()
+			parallelGraph(t, eng, func(string) {}, func() {})
+			r := session.NewRunner(eng, s.store, session.WithDurability(session.PerNode))
+			before = s.rt.n.Load()
+			res, err := r.Run(ctx, "par", flow.NewContext("rt-run"))
+			require.NoError(t, err)
+			saves := 1 + res.Steps + 1 // claim, one per node, outcome
+			assert.EqualValues(t, saves, s.rt.n.Load()-before, "%d saves, as many round trips", saves)
+			assert.EqualValues(t, saves, res.Version)
+			t.Logf("%s: per-node run of %d nodes: %d round trips", name, res.Steps, s.rt.n.Load()-before)
+		})
+	}
+}
+
+// TestRedisClosedMidRun closes the Redis server while a resumed run is between nodes:
+// the run fails with an error that says the save failed and why, and once Redis is
+// back a resume (Recover: the dead run's claim is still there) completes the instance.
+func TestRedisClosedMidRun(t *testing.T) {
+	for _, d := range []session.Durability{session.OnExit, session.PerNode} {
+		t.Run(d.String(), func(t *testing.T) {
+			ctx := t.Context()
+			mr := miniredis.RunT(t)
+			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+			t.Cleanup(func() { rdb.Close() })
+			store := session.NewRedisStore(rdb)
+
+			eng, cnt := flow.NewEngine(), newCounter()
+			var closeOnce sync.Once
+			s := flow.NewSpec("crashy")
+			s.Start("s").LinkTo("manager")
+			s.Activity("manager").DoFunc(func(_ context.Context, c *flow.Context, n *flow.Node) error {
+				cnt.add(n.ID)
+				if _, ok := c.Get("approved"); !ok {
+					c.Suspend("waiting")
+				}
+				return nil
+			}).LinkTo("outage")
+			s.Activity("outage").DoFunc(func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+				cnt.add(n.ID)
+				closeOnce.Do(mr.Close) // Redis goes away while the run is in progress
+				return nil
+			}).LinkTo("e")
+			s.End("e").DoFunc(func(_ context.Context, _ *flow.Context, n *flow.Node) error { cnt.add(n.ID); return nil })
+			g, err := s.Build()
+			require.NoError(t, err)
+			require.NoError(t, eng.Register(g))
+			r := session.NewRunner(eng, store, session.WithDurability(d))
+
+			res, err := r.Run(ctx, "crashy", flow.NewContext("outage-1"))
+			require.NoError(t, err)
+			require.Equal(t, flow.StatusSuspended, res.Status)
+
+			res, err = r.Resume(ctx, "outage-1", map[string]any{"approved": true})
+			require.Error(t, err)
+			require.NotNil(t, res, "the run happened; its outcome could not be saved")
+			assert.ErrorContains(t, err, `instance "outage-1"`)
+			assert.ErrorContains(t, err, "session: redis: save")
+			var opErr *net.OpError
+			assert.ErrorAs(t, err, &opErr, "the cause is the connection: %v", err)
+			t.Logf("%s: error while Redis is down: %v", d, err)
+			if d == session.PerNode {
+				var ne *flow.NodeError
+				require.ErrorAs(t, err, &ne)
+				assert.Equal(t, flow.CodeCheckpoint, ne.Code, "the failed checkpoint fails the run at the node")
+				assert.Equal(t, "outage", ne.Node)
+			}
+
+			require.NoError(t, mr.Restart()) // the same server (and data) on the same address
+			_, err = r.Resume(ctx, "outage-1", map[string]any{"approved": true})
+			require.ErrorIs(t, err, session.ErrRunning, "the dead run's claim is there")
+			res, err = r.Resume(ctx, "outage-1", nil, session.Recover())
+			require.NoError(t, err)
+			assert.Equal(t, flow.StatusCompleted, res.Status)
+			assert.Equal(t, true, res.Context.Value("approved"), "the update was saved with the claim")
+			want := map[string]int{"manager": 3, "outage": 2, "e": 2} // on-exit: again from the claim's frontier
+			if d == session.PerNode {
+				want = map[string]int{"manager": 2, "outage": 2, "e": 1} // from the last checkpoint
+			}
+			assert.Equal(t, want, cnt.snapshot())
+		})
+	}
+}
+
+func realRedisAddr() string { return os.Getenv("REDIS_ADDR") }

@@ -1,0 +1,488 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// Durability says when a Runner saves the instance.
+type Durability int
+
+const (
+	// OnExit saves when the run claims the instance and when it suspends, stops, fails
+	// or completes.
+	OnExit Durability = iota
+	// PerNode also saves after every completed node (flow.WithCheckpoint), so a
+	// process that dies mid-run is resumed without running completed nodes again.
+	PerNode
+)
+
+// String returns "on-exit" or "per-node".
+func (d Durability) String() string {
+	if d == PerNode {
+		return "per-node"
+	}
+	return "on-exit"
+}
+
+// ParseDurability reads "on-exit" or "per-node".
+func ParseDurability(s string) (Durability, error) {
+	switch s {
+	case "on-exit", "":
+		return OnExit, nil
+	case "per-node":
+		return PerNode, nil
+	}
+	return 0, fmt.Errorf("durability %q: want on-exit or per-node", s)
+}
+
+// Errors of Run and Resume callers can branch on with errors.Is, besides the store's
+// ErrNotFound, ErrConflict and ErrInvalidID.
+var (
+	// ErrRunning: the instance is claimed by a running process. It is also an
+	// ErrConflict; Recover takes over an instance whose process died.
+	ErrRunning = errors.New("instance is running")
+	// ErrCompleted: the instance completed; there is nothing to resume. It is also an
+	// ErrConflict (a concurrent resume got there first).
+	ErrCompleted = errors.New("instance already completed")
+	// ErrDefinitionChanged: the stored definition hash differs from the loaded graph's.
+	ErrDefinitionChanged = errors.New("graph definition changed since the snapshot was saved")
+	// ErrNoFrontier: the snapshot has no frontier to continue from (nothing was
+	// pending when it was saved).
+	ErrNoFrontier = errors.New("snapshot has no frontier")
+	// ErrSealed: the snapshot is encrypted and the Runner has no Cipher.
+	ErrSealed = errors.New("snapshot is encrypted and no key was given")
+)
+
+// MigrateFunc adapts a snapshot saved under another definition of its graph to g,
+// the definition loaded now (for example by renaming nodes in snap.Frontier or
+// setting a variable a new node expects). After it returns nil, the snapshot is
+// resumed on g and saved with g's hash.
+type MigrateFunc func(ctx context.Context, snap *Snapshot, g *flow.Graph) error
+
+// Runner runs and resumes flow instances with a Store: the instance id is the
+// business key, every outcome is saved, and a resume claims the instance before any
+// node runs, so that two resumes of one instance never run at once.
+type Runner struct {
+	eng        *flow.Engine
+	store      Store
+	durability Durability
+	redactKeys []string
+	mask       string
+	cipher     *Cipher
+	ttl        time.Duration
+	drop       bool
+	sources    []string
+	migrate    MigrateFunc
+	hashes     sync.Map // *flow.Graph -> its Hash (graphs are immutable)
+}
+
+// hash returns g.Hash(), computed once per graph.
+func (r *Runner) hash(g *flow.Graph) string {
+	if h, ok := r.hashes.Load(g); ok {
+		return h.(string)
+	}
+	h := g.Hash()
+	r.hashes.Store(g, h)
+	return h
+}
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithDurability sets when the instance is saved (default OnExit).
+func WithDurability(d Durability) Option { return func(r *Runner) { r.durability = d } }
+
+// WithRedaction masks the values of the given variables in every saved snapshot (and
+// lists their names in Snapshot.Redacted). Masked values are not restored: a resumed
+// instance does not have these variables unless the resume's updates supply them.
+func WithRedaction(keys ...string) Option {
+	return func(r *Runner) { r.redactKeys = append(r.redactKeys, keys...) }
+}
+
+// WithMask sets the text that replaces a redacted value (default DefaultMask).
+func WithMask(mask string) Option { return func(r *Runner) { r.mask = mask } }
+
+// WithCipher encrypts the body of every saved snapshot (see Cipher) and opens sealed
+// snapshots on resume.
+func WithCipher(c *Cipher) Option { return func(r *Runner) { r.cipher = c } }
+
+// WithExpiry saves every snapshot with a time to live: the store forgets an instance
+// not saved again within ttl. The store must implement TTLStore.
+func WithExpiry(ttl time.Duration) Option { return func(r *Runner) { r.ttl = ttl } }
+
+// WithDropUnserializable leaves out the variables that cannot be serialized instead of
+// failing the save; their names are in Snapshot.Dropped and Result.Dropped, and a
+// resumed instance does not have them.
+func WithDropUnserializable() Option { return func(r *Runner) { r.drop = true } }
+
+// WithSources records where the graph definitions came from (Snapshot.Sources).
+func WithSources(files ...string) Option {
+	return func(r *Runner) { r.sources = append(r.sources, files...) }
+}
+
+// WithMigration lets Resume continue a snapshot saved under another definition hash,
+// after fn has adapted it. Without it such a resume fails with ErrDefinitionChanged.
+func WithMigration(fn MigrateFunc) Option { return func(r *Runner) { r.migrate = fn } }
+
+// NewRunner returns a Runner that runs the graphs registered in eng and saves them in
+// store.
+func NewRunner(eng *flow.Engine, store Store, opts ...Option) *Runner {
+	r := &Runner{eng: eng, store: store, mask: DefaultMask}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Store returns the Runner's store.
+func (r *Runner) Store() Store { return r.store }
+
+// Result is the outcome of Run or Resume.
+type Result struct {
+	// Result is the engine's result of the run.
+	*flow.Result
+	// Context is the instance's context after the run: its variables as the run left
+	// them (unredacted).
+	Context *flow.Context
+	// Version is the stored version after the last save.
+	Version int64
+	// Dropped names the variables that were left out of the saved snapshot because
+	// they could not be serialized (with WithDropUnserializable).
+	Dropped []string
+}
+
+// ResumeOption configures one Resume.
+type ResumeOption func(*resumeConfig)
+
+type resumeConfig struct {
+	recover  bool
+	expected int64
+	evalOpts []flow.EvalOption
+}
+
+// Recover lets Resume take over an instance whose status is running: the process that
+// claimed it died (with PerNode durability, the resume continues from its last
+// checkpoint). Only use it when that process is known to be gone; the version check
+// still lets only one of several recovering processes proceed.
+func Recover() ResumeOption { return func(c *resumeConfig) { c.recover = true } }
+
+// ExpectVersion makes Resume fail with ErrConflict unless the stored snapshot is at
+// version v, for callers that resume what they have seen and nothing newer.
+func ExpectVersion(v int64) ResumeOption { return func(c *resumeConfig) { c.expected = v } }
+
+// WithEvalOptions passes options to the engine's Resume (step limit, interceptors).
+func WithEvalOptions(opts ...flow.EvalOption) ResumeOption {
+	return func(c *resumeConfig) { c.evalOpts = append(c.evalOpts, opts...) }
+}
+
+// instance is the state of one Run or Resume: the snapshot it last saved and its
+// version. Saves are serialized by mu (checkpoints arrive in order, but the final save
+// may race a late checkpoint's error path).
+type instance struct {
+	r       *Runner
+	mu      sync.Mutex
+	snap    Snapshot // the clear snapshot last saved, header included
+	version int64
+	dropped []string
+}
+
+// Run starts graph graphID (registered in the engine) for the instance fc names
+// (fc.InstanceID(), a valid id) and saves it. The instance is claimed first: a
+// snapshot with status running and version 1 is saved before any node runs, so
+// starting an instance id that exists fails with ErrConflict and runs nothing. The
+// outcome (suspended, stopped, failed or completed) is saved when the run ends.
+//
+// The error is the run's error when it failed (as with flow.Engine.Eval), a save
+// error, or both joined; the Result is nil only when nothing ran.
+func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts ...flow.EvalOption) (*Result, error) {
+	if fc == nil {
+		return nil, errors.New("session: run: nil context")
+	}
+	id := fc.InstanceID()
+	if err := ValidateID(id); err != nil {
+		return nil, fmt.Errorf("session: run: %w", err)
+	}
+	g, ok := r.eng.Graph(graphID)
+	if !ok {
+		return nil, fmt.Errorf("session: run %q: graph %q: %w", id, graphID, flow.ErrGraphNotFound)
+	}
+	start, err := r.eng.StartFrontier(g)
+	if err != nil {
+		return nil, fmt.Errorf("session: run %q: %w", id, err)
+	}
+	// The claim carries the start frontier, so a process that dies before the first
+	// node completes leaves an instance that Resume (with Recover) starts from the top.
+	startState := start.State()
+	in := &instance{r: r}
+	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
+		RunID: newRunID(), Vars: fc.Vars(), Frontier: &startState}
+	if err := in.save(ctx, &in.snap, 0); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, fmt.Errorf("session: run: instance %q already exists: %w", id, err)
+		}
+		return nil, fmt.Errorf("session: run %q: claim: %w", id, err)
+	}
+	opts = append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, opts...)
+	if r.durability == PerNode {
+		opts = append(opts, flow.WithCheckpoint(in.checkpoint(fc)))
+	}
+	res, err := r.eng.Eval(ctx, g.ID, fc, opts...)
+	return in.finish(ctx, fc, res, err)
+}
+
+// Resume loads the instance, applies updates to its variables (for example the
+// decision a suspended task waits for), and continues the run from the stored
+// frontier: nothing is replayed, and a suspended node runs again.
+//
+// Before any node runs, the instance is claimed: a Save that expects the loaded
+// version and stores status running. Of two concurrent resumes, one claims it and the
+// other fails with ErrConflict having run nothing. An instance that is running
+// (ErrRunning, unless Recover) or completed (ErrCompleted) is also an ErrConflict.
+// The stored definition hash must equal the registered graph's (else
+// ErrDefinitionChanged naming both, unless WithMigration). The outcome is saved as
+// Run saves it.
+func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, opts ...ResumeOption) (*Result, error) {
+	var cfg resumeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := ValidateID(id); err != nil {
+		return nil, fmt.Errorf("session: resume: %w", err)
+	}
+	snap, err := r.store.Load(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("session: resume: %w", err)
+	}
+	if snap, err = r.open(snap); err != nil {
+		return nil, fmt.Errorf("session: resume: %w", err)
+	}
+	switch {
+	case cfg.expected != 0 && snap.Version != cfg.expected:
+		return nil, fmt.Errorf("session: resume: %w", conflict(id, cfg.expected, snap.Version))
+	case snap.Status == StatusCompleted:
+		return nil, fmt.Errorf("session: resume %q: %w: %w (version %d)", id, ErrConflict, ErrCompleted, snap.Version)
+	case snap.Status == StatusRunning && !cfg.recover:
+		return nil, fmt.Errorf("session: resume %q: %w: %w (claimed at version %d, run %s; use Recover if its process died)",
+			id, ErrConflict, ErrRunning, snap.Version, snap.RunID)
+	}
+	g, ok := r.eng.Graph(snap.Graph)
+	if !ok {
+		return nil, fmt.Errorf("session: resume %q: graph %q: %w", id, snap.Graph, flow.ErrGraphNotFound)
+	}
+	if h := r.hash(g); h != snap.Hash {
+		if r.migrate == nil {
+			return nil, fmt.Errorf("session: resume %q: %w: graph %q was saved with definition hash %s, the loaded definition has hash %s",
+				id, ErrDefinitionChanged, g.ID, snap.Hash, h)
+		}
+		if err := r.migrate(ctx, snap, g); err != nil {
+			return nil, fmt.Errorf("session: resume %q: migrate from definition hash %s to %s: %w", id, snap.Hash, h, err)
+		}
+		snap.Hash = h
+	}
+	if snap.Frontier == nil {
+		return nil, fmt.Errorf("session: resume %q: %w (status %s)", id, ErrNoFrontier, snap.Status)
+	}
+	fr, err := r.eng.RestoreFrontier(g, *snap.Frontier)
+	if err != nil {
+		return nil, fmt.Errorf("session: resume %q: %w", id, err)
+	}
+	vars := snap.Vars
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	for _, k := range snap.Redacted {
+		delete(vars, k) // the mask is not the value
+	}
+	maps.Copy(vars, updates)
+	fc := flow.RestoreContext(id, vars, snap.Trace)
+
+	// Claim before running anything.
+	in := &instance{r: r, snap: *snap, version: snap.Version}
+	in.snap.Status, in.snap.Reason, in.snap.RunID, in.snap.Vars = StatusRunning, "", newRunID(), fc.Vars()
+	in.snap.Redacted, in.snap.Dropped = nil, nil
+	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
+		return nil, fmt.Errorf("session: resume %q: claim: %w", id, err)
+	}
+	evalOpts := append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, cfg.evalOpts...)
+	if r.durability == PerNode {
+		evalOpts = append(evalOpts, flow.WithCheckpoint(in.checkpoint(fc)))
+	}
+	res, err := r.eng.Resume(ctx, fr, fc, evalOpts...)
+	return in.finish(ctx, fc, res, err)
+}
+
+// Resume is NewRunner(eng, store, opts...).Resume(ctx, id, updates).
+func Resume(ctx context.Context, eng *flow.Engine, store Store, id string, updates map[string]any, opts ...Option) (*Result, error) {
+	return NewRunner(eng, store, opts...).Resume(ctx, id, updates)
+}
+
+// Load returns the stored snapshot of an instance, opened if it is sealed.
+func (r *Runner) Load(ctx context.Context, id string) (*Snapshot, error) {
+	snap, err := r.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return r.open(snap)
+}
+
+func (r *Runner) open(snap *Snapshot) (*Snapshot, error) {
+	if snap.Sealed == nil {
+		return snap, nil
+	}
+	if r.cipher == nil {
+		return nil, fmt.Errorf("instance %q: %w", snap.Instance, ErrSealed)
+	}
+	return r.cipher.Open(snap)
+}
+
+// checkpoint returns the per-node checkpoint function: it saves the instance with the
+// checkpoint's frontier and variables, status running. A failed save fails the run.
+func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Checkpoint) error {
+	return func(ctx context.Context, cp flow.Checkpoint) error {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		s := in.snap
+		s.Frontier, s.Vars, s.Trace = &cp.Frontier, cp.Vars, cp.Trace
+		if len(cp.Frontier.Tokens) == 0 {
+			s.Frontier = nil // every branch has ended; the outcome follows
+		}
+		if err := in.saveLocked(ctx, &s, in.version); err != nil {
+			return err
+		}
+		in.snap = s
+		return nil
+	}
+}
+
+// finish saves the outcome of a run.
+func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Result, runErr error) (*Result, error) {
+	if res == nil { // the run did not start
+		return nil, errors.Join(runErr, in.markFailed(ctx, runErr))
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	s := in.snap
+	s.Status, s.Reason, s.RunID = Status(res.Status), res.Reason, res.RunID
+	s.Vars, s.Trace, s.Frontier = fc.Vars(), fc.Trace(), nil
+	if res.Frontier != nil {
+		st := res.Frontier.State()
+		s.Frontier = &st
+	}
+	s.Errors = slices.Clone(s.Errors)
+	for _, ne := range res.Errors {
+		rec := NewErrorRecord(ne)
+		for _, ee := range res.ExecutionErrors { // the structured record of the same failure
+			if ee.NodeID == ne.Node && ee.Path == ne.Path && ee.Step == ne.Step {
+				rec.Type, rec.Severity = ee.Error.Type, string(ee.Severity)
+				break
+			}
+		}
+		s.Errors = append(s.Errors, rec)
+	}
+	out := &Result{Result: res, Context: fc}
+	// A cancelled run is still saved: its outcome must not depend on the ctx that
+	// ended it.
+	err := in.saveLocked(context.WithoutCancel(ctx), &s, in.version)
+	if err == nil {
+		in.snap = s
+	} else {
+		err = fmt.Errorf("session: save outcome (%s) of instance %q: %w", res.Status, s.Instance, err)
+	}
+	out.Version, out.Dropped = in.version, in.dropped
+	if err == nil {
+		return out, runErr // as the engine returned it: Result.Err when the run failed
+	}
+	return out, errors.Join(runErr, err)
+}
+
+// markFailed records a run that could not start as failed, keeping its frontier.
+func (in *instance) markFailed(ctx context.Context, cause error) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	s := in.snap
+	s.Status = StatusFailed
+	if cause != nil {
+		s.Errors = append(slices.Clone(s.Errors), ErrorRecord{Code: "run_failed", Message: cause.Error()})
+	}
+	return in.saveLocked(context.WithoutCancel(ctx), &s, in.version)
+}
+
+func (in *instance) save(ctx context.Context, s *Snapshot, expected int64) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.saveLocked(ctx, s, expected)
+}
+
+// saveLocked redacts, seals and saves s expecting version expected; on success
+// in.version is the new version and s carries the stored header.
+func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64) error {
+	r := in.r
+	clear := *s
+	clear.Vars, clear.Redacted = redact(s.Vars, r.redactKeys, r.mask)
+	clear.Dropped = nil // what this save drops
+	for attempt := 0; ; attempt++ {
+		out := &clear
+		var err error
+		if r.cipher != nil {
+			if out, err = r.cipher.Seal(&clear); err != nil {
+				return err
+			}
+		}
+		err = in.store(ctx, out, expected)
+		var u *UnserializableError
+		if err != nil && r.drop && attempt == 0 && errors.As(err, &u) && !slices.Contains(u.Names, "frontier") {
+			vars := make(map[string]any, len(clear.Vars))
+			for k, v := range clear.Vars {
+				if !slices.Contains(u.Names, k) {
+					vars[k] = v
+				}
+			}
+			clear.Vars = vars
+			clear.Dropped = append(slices.Clone(clear.Dropped), u.Names...)
+			slices.Sort(clear.Dropped)
+			clear.Dropped = slices.Compact(clear.Dropped)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		// The store stamped out; keep the header and the clear body.
+		s.Format, s.Version, s.Created, s.Updated, s.Expires = out.Format, out.Version, out.Created, out.Updated, out.Expires
+		s.Dropped = clear.Dropped
+		for _, n := range clear.Dropped {
+			if !slices.Contains(in.dropped, n) {
+				in.dropped = append(in.dropped, n)
+			}
+		}
+		in.version = out.Version
+		return nil
+	}
+}
+
+func (in *instance) store(ctx context.Context, s *Snapshot, expected int64) error {
+	r := in.r
+	if r.ttl > 0 {
+		ts, ok := r.store.(TTLStore)
+		if !ok {
+			return fmt.Errorf("session: store %T cannot expire snapshots (WithExpiry needs a TTLStore)", r.store)
+		}
+		return ts.SaveTTL(ctx, s, expected, r.ttl)
+	}
+	return r.store.Save(ctx, s, expected)
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "r-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,297 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// FormatVersion is the snapshot format this package writes and reads. Decode rejects
+// any other format rather than guessing at fields it does not know.
+const FormatVersion = 1
+
+// Status is the state of a stored instance.
+type Status string
+
+// Instance statuses. The first four are how a run ended (flow.Status); StatusRunning
+// marks an instance that a process has claimed and is running now.
+const (
+	StatusRunning   Status = "running"
+	StatusSuspended Status = "suspended"
+	StatusStopped   Status = "stopped"
+	StatusFailed    Status = "failed"
+	StatusCompleted Status = "completed"
+)
+
+// Valid reports whether s is one of the instance statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusRunning, StatusSuspended, StatusStopped, StatusFailed, StatusCompleted:
+		return true
+	}
+	return false
+}
+
+// Snapshot is the stored state of one flow instance: where its run stands (the exact
+// frontier), its variables and FlowTrace, why it halted, and the errors it recorded.
+//
+// The header (format to expires) is always stored in clear; the body (run id to
+// redacted) is sealed into Sealed when the snapshot is encrypted. Stores set Version,
+// Created, Updated and Expires when they save.
+type Snapshot struct {
+	// Format is the snapshot format version (FormatVersion).
+	Format int `json:"format"`
+	// Instance is the business instance id.
+	Instance string `json:"instance"`
+	// Graph is the id of the root graph of the run.
+	Graph string `json:"graph"`
+	// Hash is the definition hash of that graph (flow.Graph.Hash) when it was saved.
+	Hash string `json:"hash"`
+	// Status is the state of the instance.
+	Status Status `json:"status"`
+	// Version increases by one with every save; Store.Save checks it.
+	Version int64 `json:"version"`
+	// Created is when the instance was first saved; Updated when it was last saved.
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// Expires is when the store forgets the snapshot (zero: never).
+	Expires time.Time `json:"expires,omitzero"`
+	// Sources names where the graph definitions came from (definition files), for
+	// tools that must load them again to resume, such as the flowteam command.
+	Sources []string `json:"sources,omitempty"`
+
+	// RunID is the id of the last run (or resume) of the instance.
+	RunID string `json:"runId,omitempty"`
+	// Vars are the instance's variables. After Decode, JSON numbers are int64 when
+	// integral and float64 otherwise; objects are map[string]any and arrays []any.
+	Vars map[string]any `json:"vars,omitempty"`
+	// Frontier is where the run stands; nil when it completed or nothing is pending.
+	Frontier *flow.FrontierState `json:"frontier,omitempty"`
+	// Trace is the FlowTrace: the last node reached per call path.
+	Trace trace.FlowTrace `json:"trace,omitzero"`
+	// Reason is the suspend reason.
+	Reason string `json:"reason,omitempty"`
+	// Errors lists the execution errors the instance recorded, oldest first.
+	Errors []ErrorRecord `json:"errors,omitempty"`
+	// Dropped names the variables left out because they could not be serialized
+	// (only with DropUnserializable).
+	Dropped []string `json:"dropped,omitempty"`
+	// Redacted names the variables whose values were masked before saving. Their
+	// values are not restored on resume: supply them again with the updates.
+	Redacted []string `json:"redacted,omitempty"`
+
+	// Sealed is the encrypted body (see Seal); when set, the body fields are empty.
+	Sealed []byte `json:"sealed,omitempty"`
+}
+
+// ErrorRecord is an execution error as stored in a snapshot.
+type ErrorRecord struct {
+	Code    string `json:"code"`
+	Node    string `json:"node,omitempty"`
+	Graph   string `json:"graph,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Branch  string `json:"branch,omitempty"`
+	Step    int    `json:"step,omitempty"`
+	Message string `json:"message"`
+	// Type and Severity carry the structured error model of the execution errors
+	// (type such as "flow_error"; severity "recoverable" or "fatal"); empty until the
+	// engine reports them.
+	Type     string `json:"type,omitempty"`
+	Severity string `json:"severity,omitempty"`
+}
+
+// NewErrorRecord converts an engine error into its stored form.
+func NewErrorRecord(ne *flow.NodeError) ErrorRecord {
+	msg := ""
+	if ne.Err != nil {
+		msg = ne.Err.Error()
+	}
+	return ErrorRecord{Code: ne.Code, Node: ne.Node, Graph: ne.Graph, Path: ne.Path, Branch: ne.Branch, Step: ne.Step, Message: msg}
+}
+
+// Errors callers can branch on with errors.Is.
+var (
+	// ErrCorrupt is returned by Decode for data that is not a complete, valid snapshot.
+	ErrCorrupt = errors.New("corrupt snapshot")
+	// ErrFormat is returned by Decode for a snapshot of another format version.
+	ErrFormat = errors.New("unsupported snapshot format")
+	// ErrUnserializable is wrapped by *UnserializableError.
+	ErrUnserializable = errors.New("cannot serialize")
+)
+
+// UnserializableError names the variables (and other parts) of a snapshot whose
+// values cannot be written as JSON: Go funcs, channels, NaN, cycles, a MarshalJSON
+// that fails or panics.
+type UnserializableError struct {
+	// Names are the variable names, sorted; "frontier" when loop items of the
+	// frontier are the problem.
+	Names []string
+	// Errs maps each name to what the encoder said.
+	Errs map[string]error
+}
+
+func (e *UnserializableError) Error() string {
+	var b strings.Builder
+	b.WriteString("snapshot: cannot serialize ")
+	for i, n := range e.Names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q (%v)", n, e.Errs[n])
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrUnserializable.
+func (e *UnserializableError) Unwrap() error { return ErrUnserializable }
+
+// EncodeOption configures Encode.
+type EncodeOption func(*encodeConfig)
+
+type encodeConfig struct{ drop bool }
+
+// DropUnserializable makes Encode leave out the variables that cannot be serialized
+// instead of failing; their names are listed in the encoded snapshot's Dropped field.
+func DropUnserializable() EncodeOption { return func(c *encodeConfig) { c.drop = true } }
+
+// Encode returns the JSON form of s. A variable that cannot be serialized is an
+// *UnserializableError naming it (all of them), unless DropUnserializable is given.
+// s is not modified.
+func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
+	var cfg encodeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := encoder{buf: make([]byte, 0, 1024), drop: cfg.drop}
+	if err := e.snapshot(s); err != nil {
+		return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)
+	}
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	return e.buf, nil
+}
+
+// marshalAny is json.Marshal with a panicking MarshalJSON turned into an error.
+func marshalAny(v any) (data []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: MarshalJSON panicked: %v", ErrUnserializable, r)
+		}
+	}()
+	return json.Marshal(v)
+}
+
+// Decode parses a snapshot. It is strict: unknown or repeated fields, trailing data,
+// a missing required field, a format other than FormatVersion or a number out of
+// range reject the whole snapshot with an error wrapping ErrCorrupt (or ErrFormat),
+// and nothing is returned. Numbers become int64 when they are integer literals that
+// fit, float64 otherwise.
+func Decode(data []byte) (*Snapshot, error) {
+	s := new(Snapshot)
+	d := decoder{data: data}
+	if err := d.snapshot(s); err != nil {
+		return nil, corrupt(data, err)
+	}
+	if s.Format == 0 {
+		return nil, fmt.Errorf("%w: no format version", ErrCorrupt)
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return s, nil
+}
+
+func formatErr(f int) error {
+	return fmt.Errorf("%w %d (this build reads format %d)", ErrFormat, f, FormatVersion)
+}
+
+func corrupt(data []byte, err error) error {
+	switch {
+	case errors.Is(err, ErrFormat):
+		return err
+	case errors.Is(err, errTruncated):
+		return fmt.Errorf("%w: truncated after %d bytes", ErrCorrupt, len(data))
+	}
+	return fmt.Errorf("%w: %v", ErrCorrupt, err)
+}
+
+// check validates the required fields of a decoded snapshot.
+func (s *Snapshot) check() error {
+	bad := fmt.Errorf
+	if err := ValidateID(s.Instance); err != nil {
+		return err
+	}
+	switch {
+	case s.Graph == "":
+		return bad("no graph id")
+	case !validHash(s.Hash):
+		return bad("definition hash %q is not a hex SHA-256", s.Hash)
+	case !s.Status.Valid():
+		return bad("unknown status %q", s.Status)
+	case s.Version < 1:
+		return bad("version %d (want 1 or more)", s.Version)
+	case s.Created.IsZero() || s.Updated.IsZero():
+		return bad("missing created or updated time")
+	}
+	if s.Sealed != nil {
+		if s.Vars != nil || s.Frontier != nil || s.Trace.Last != nil || s.Reason != "" || s.Errors != nil ||
+			s.Dropped != nil || s.Redacted != nil || s.RunID != "" {
+			return bad("sealed snapshot with a clear body")
+		}
+		return nil
+	}
+	return s.checkBody()
+}
+
+func (s *Snapshot) checkBody() error {
+	if f := s.Frontier; f != nil {
+		if f.Graph != s.Graph {
+			return fmt.Errorf("frontier is for graph %q, snapshot for %q", f.Graph, s.Graph)
+		}
+		if len(f.Frames) == 0 || len(f.Tokens) == 0 {
+			return errors.New("empty frontier")
+		}
+	}
+	return nil
+}
+
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, c := range []byte(h) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Clone returns a copy of s that shares no maps or slices with it at the top level
+// (variable values themselves are shared).
+func (s *Snapshot) Clone() *Snapshot {
+	c := *s
+	c.Sources = slices.Clone(s.Sources)
+	if s.Vars != nil {
+		c.Vars = make(map[string]any, len(s.Vars))
+		for k, v := range s.Vars {
+			c.Vars[k] = v
+		}
+	}
+	c.Trace = s.Trace.Clone()
+	if s.Trace.Last == nil {
+		c.Trace.Last = nil
+	}
+	c.Errors = slices.Clone(s.Errors)
+	c.Dropped = slices.Clone(s.Dropped)
+	c.Redacted = slices.Clone(s.Redacted)
+	c.Sealed = slices.Clone(s.Sealed)
+	return &c
+}

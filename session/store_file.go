@@ -1,0 +1,312 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FileStore is a Store that keeps one JSON file per instance, named after the id
+// ("<id>.json"), in a directory.
+//
+// A save writes the snapshot to a temporary file, syncs it, and, holding the store's
+// lock, checks the version in the current file, renames the temporary file over it
+// and syncs the directory. A reader (or a process killed at any moment) therefore
+// sees either the previous complete snapshot or the new one, never a mix. The lock
+// is a mutex within the process plus an advisory lock (flock) on the file ".lock" in
+// the directory across processes, so two processes sharing the directory cannot both
+// win a version. A process killed between writing and renaming leaves a ".tmp-*" file
+// behind; it is ignored and may be removed.
+//
+// Instance ids are checked by ValidateID, so an id cannot name a file outside the
+// directory. On case-insensitive file systems ids that differ only in case collide.
+type FileStore struct {
+	dir string
+	mu  sync.Mutex
+	now func() time.Time
+	ttl time.Duration
+}
+
+// NewFileStore returns a FileStore on dir, creating the directory if needed.
+func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
+	if dir == "" {
+		return nil, errors.New("session: file store: empty directory name")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	c := newStoreConfig(opts)
+	return &FileStore{dir: dir, now: c.now, ttl: c.ttl}, nil
+}
+
+// Dir returns the store's directory.
+func (f *FileStore) Dir() string { return f.dir }
+
+func (f *FileStore) path(id string) string { return filepath.Join(f.dir, id+".json") }
+
+// Load implements Store.
+func (f *FileStore) Load(ctx context.Context, id string) (*Snapshot, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(f.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	s, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("session: file store: %s: %w", f.path(id), err)
+	}
+	if !s.Expires.IsZero() && !f.now().Before(s.Expires) {
+		return nil, notFound(id)
+	}
+	return s, nil
+}
+
+// Save implements Store.
+func (f *FileStore) Save(ctx context.Context, snap *Snapshot, expectedVersion int64) error {
+	return f.SaveTTL(ctx, snap, expectedVersion, f.ttl)
+}
+
+// SaveTTL implements TTLStore. An expired file stays on disk until it is saved over,
+// deleted or listed, but it is never loaded.
+func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := f.now()
+	p, err := prepare(snap, expectedVersion, now, ttl)
+	if err != nil {
+		return err
+	}
+	// Write the temporary file outside the lock: it is the slow part.
+	tmp, err := f.writeTemp(p.data)
+	if err != nil {
+		return err
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp)
+		}
+	}()
+	unlock, err := f.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := f.path(snap.Instance)
+	h, err := readHeader(path)
+	if err != nil {
+		return fmt.Errorf("session: file store: %s: %w", path, err)
+	}
+	stored := h.Version
+	if h.expired(now) {
+		stored = 0
+	}
+	if stored != expectedVersion {
+		return conflict(snap.Instance, expectedVersion, stored)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("session: file store: %w", err)
+	}
+	renamed = true
+	if err := syncDir(f.dir); err != nil {
+		return err
+	}
+	p.done(snap)
+	return nil
+}
+
+func (f *FileStore) writeTemp(data []byte) (string, error) {
+	t, err := os.CreateTemp(f.dir, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("session: file store: %w", err)
+	}
+	_, err = t.Write(data)
+	if err == nil {
+		err = t.Sync()
+	}
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(t.Name())
+		return "", fmt.Errorf("session: file store: write %s: %w", t.Name(), err)
+	}
+	return t.Name(), nil
+}
+
+// lock takes the process mutex and the directory's file lock.
+func (f *FileStore) lock() (func(), error) {
+	f.mu.Lock()
+	lf, err := os.OpenFile(filepath.Join(f.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		f.mu.Unlock()
+		return nil, fmt.Errorf("session: file store: lock: %w", err)
+	}
+	if err := lockFile(lf); err != nil {
+		lf.Close()
+		f.mu.Unlock()
+		return nil, fmt.Errorf("session: file store: lock: %w", err)
+	}
+	return func() {
+		lf.Close() // closing releases the lock
+		f.mu.Unlock()
+	}, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("session: file store: sync directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("session: file store: sync directory: %w", err)
+	}
+	return nil
+}
+
+// Delete implements Store.
+func (f *FileStore) Delete(ctx context.Context, id string) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	unlock, err := f.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := f.path(id)
+	// A corrupt file can still be deleted: only its expiry is of interest here.
+	h, herr := readHeader(path)
+	if herr == nil && h.Version == 0 {
+		return notFound(id)
+	}
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return notFound(id)
+		}
+		return fmt.Errorf("session: file store: %w", err)
+	}
+	if err := syncDir(f.dir); err != nil {
+		return err
+	}
+	if herr == nil && h.expired(f.now()) {
+		return notFound(id) // it was already gone as far as Load could tell
+	}
+	return nil
+}
+
+// List implements Store. Expired snapshots are not listed; a file that cannot be read
+// is an error naming it.
+func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(f.dir)
+	if err != nil {
+		return nil, fmt.Errorf("session: file store: %w", err)
+	}
+	now := f.now()
+	ids := []string{}
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || ValidateID(id) != nil {
+			continue
+		}
+		h, err := readHeader(filepath.Join(f.dir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("session: file store: %s: %w", e.Name(), err)
+		}
+		if h.Version == 0 || h.expired(now) {
+			continue // deleted meanwhile, or expired
+		}
+		if status == "" || h.Status == status {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// header is the part of a stored snapshot a store needs to check a save.
+type header struct {
+	Status  Status
+	Version int64
+	Expires time.Time
+}
+
+func (h header) expired(now time.Time) bool { return !h.Expires.IsZero() && !now.Before(h.Expires) }
+
+// readHeader reads the status, version and expiry of the snapshot in path without
+// reading its body: Encode writes the header fields first. A missing file is the zero
+// header.
+func readHeader(path string) (header, error) {
+	var h header
+	fl, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return h, nil
+	}
+	if err != nil {
+		return h, err
+	}
+	defer fl.Close()
+	dec := json.NewDecoder(fl)
+	bad := func(err error) (header, error) {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return header{}, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return bad(fmt.Errorf("not a JSON object (%v)", err))
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		switch t {
+		case "status":
+			err = dec.Decode(&h.Status)
+		case "version":
+			err = dec.Decode(&h.Version)
+		case "expires":
+			err = dec.Decode(&h.Expires)
+		case "format", "instance", "graph", "hash", "created", "updated":
+			err = dec.Decode(new(json.RawMessage))
+		default: // the body starts: the header is complete
+			if h.Version < 1 {
+				return bad(errors.New("no version"))
+			}
+			return h, nil
+		}
+		if err != nil {
+			return bad(err)
+		}
+	}
+	if h.Version < 1 {
+		return bad(errors.New("no version"))
+	}
+	return h, nil
+}

@@ -1,0 +1,190 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisStore is a Store on Redis (github.com/redis/go-redis/v9).
+//
+// Each instance is a hash at "<prefix>s:<id>" holding the version ("v"), the status
+// ("st") and the encoded snapshot ("d"). The sets "<prefix>status:<status>" and
+// "<prefix>all" index the instances for List. Save is one Lua script, sent with EVAL,
+// so the version check, the write, the expiry and the index updates are atomic and
+// cost exactly one round trip; Load is one HGET. List and Delete are one script each.
+//
+// The scripts build the index keys from the prefix, so in Redis Cluster the prefix
+// must hold a hash tag ("{flowteam}:") to keep an installation's keys in one slot.
+// The RedisStore does not own the client: close it yourself.
+type RedisStore struct {
+	rdb    redis.UniversalClient
+	prefix string
+	ttl    time.Duration
+	now    func() time.Time
+}
+
+// RedisOption configures a RedisStore.
+type RedisOption func(*RedisStore)
+
+// DefaultRedisPrefix is the key prefix of a RedisStore without WithPrefix.
+const DefaultRedisPrefix = "flowteam:session:"
+
+// WithPrefix sets the prefix of every key the store uses (default DefaultRedisPrefix).
+func WithPrefix(p string) RedisOption { return func(s *RedisStore) { s.prefix = p } }
+
+// WithTTL sets the time to live of every Save (default 0: never expire). Redis
+// forgets the instance when it passes.
+func WithTTL(ttl time.Duration) RedisOption { return func(s *RedisStore) { s.ttl = ttl } }
+
+// WithRedisClock sets the clock used for the snapshot's timestamps (default
+// time.Now). Expiry is Redis's own.
+func WithRedisClock(now func() time.Time) RedisOption { return func(s *RedisStore) { s.now = now } }
+
+// NewRedisStore returns a store on the given client.
+func NewRedisStore(rdb redis.UniversalClient, opts ...RedisOption) *RedisStore {
+	s := &RedisStore{rdb: rdb, prefix: DefaultRedisPrefix, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Client returns the store's client.
+func (s *RedisStore) Client() redis.UniversalClient { return s.rdb }
+
+// Prefix returns the key prefix.
+func (s *RedisStore) Prefix() string { return s.prefix }
+
+func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
+
+// saveScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV expected
+// version, new version, status, data, ttl in ms (0: none), status set prefix, id.
+// It returns {1, new version} or {0, stored version}.
+const saveScript = `
+local cur = redis.call('HGET', KEYS[1], 'v')
+local v = 0
+if cur then v = tonumber(cur) end
+if v ~= tonumber(ARGV[1]) then return {0, v} end
+local old = redis.call('HGET', KEYS[1], 'st')
+if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[7]) end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4])
+local ttl = tonumber(ARGV[5])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
+redis.call('SADD', ARGV[6] .. ARGV[3], ARGV[7])
+redis.call('SADD', KEYS[2], ARGV[7])
+return {1, tonumber(ARGV[2])}
+`
+
+// deleteScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV status
+// set prefix, id. It returns 1, or 0 when the instance is not stored.
+const deleteScript = `
+local st = redis.call('HGET', KEYS[1], 'st')
+if not st then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', ARGV[1] .. st, ARGV[2])
+redis.call('SREM', KEYS[2], ARGV[2])
+return 1
+`
+
+// listScript: KEYS[1] the index set; ARGV instance key prefix, status ("" for all).
+// Members whose instance expired or changed status are removed from the set on the way.
+const listScript = `
+local ids = redis.call('SMEMBERS', KEYS[1])
+local out = {}
+for _, id in ipairs(ids) do
+  local st = redis.call('HGET', ARGV[1] .. id, 'st')
+  if (not st) or (ARGV[2] ~= '' and st ~= ARGV[2]) then
+    redis.call('SREM', KEYS[1], id)
+  else
+    table.insert(out, id)
+  end
+end
+return out
+`
+
+// Load implements Store.
+func (s *RedisStore) Load(ctx context.Context, id string) (*Snapshot, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	data, err := s.rdb.HGet(ctx, s.key(id), "d").Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
+	}
+	snap, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
+	}
+	return snap, nil
+}
+
+// Save implements Store.
+func (s *RedisStore) Save(ctx context.Context, snap *Snapshot, expectedVersion int64) error {
+	return s.SaveTTL(ctx, snap, expectedVersion, s.ttl)
+}
+
+// SaveTTL implements TTLStore.
+func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
+	p, err := prepare(snap, expectedVersion, s.now(), ttl)
+	if err != nil {
+		return err
+	}
+	ms := int64(0)
+	if ttl > 0 {
+		ms = max(ttl.Milliseconds(), 1)
+	}
+	id := snap.Instance
+	res, err := s.rdb.Eval(ctx, saveScript, []string{s.key(id), s.prefix + "all"},
+		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id).Int64Slice()
+	if err != nil {
+		return fmt.Errorf("session: redis: save %q: %w", id, err)
+	}
+	if len(res) != 2 {
+		return fmt.Errorf("session: redis: save %q: unexpected reply %v", id, res)
+	}
+	if res[0] != 1 {
+		return conflict(id, expectedVersion, res[1])
+	}
+	p.done(snap)
+	return nil
+}
+
+// Delete implements Store.
+func (s *RedisStore) Delete(ctx context.Context, id string) error {
+	if err := ValidateID(id); err != nil {
+		return err
+	}
+	n, err := s.rdb.Eval(ctx, deleteScript, []string{s.key(id), s.prefix + "all"}, s.prefix+"status:", id).Int64()
+	if err != nil {
+		return fmt.Errorf("session: redis: delete %q: %w", id, err)
+	}
+	if n == 0 {
+		return notFound(id)
+	}
+	return nil
+}
+
+// List implements Store.
+func (s *RedisStore) List(ctx context.Context, status Status) ([]string, error) {
+	set := s.prefix + "all"
+	if status != "" {
+		set = s.prefix + "status:" + string(status)
+	}
+	ids, err := s.rdb.Eval(ctx, listScript, []string{set}, s.prefix+"s:", string(status)).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("session: redis: list: %w", err)
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
