@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -162,6 +163,6 @@ type indexedInterceptor struct {
 
 func addInterceptor(list []indexedInterceptor, i Interceptor, index int) []indexedInterceptor {
 	list = append(slices.Clone(list), indexedInterceptor{i, index})
-	slices.SortStableFunc(list, func(a, b indexedInterceptor) int { return a.index - b.index })
+	slices.SortStableFunc(list, func(a, b indexedInterceptor) int { return cmp.Compare(a.index, b.index) })
 	return list
 }

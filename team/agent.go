@@ -1,0 +1,255 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// Agent is anything that answers a prompt in a session: a SimpleAgent, a ReActAgent, a
+// team (the next layer), or a deterministic stand-in from testkit. Call must honour
+// ctx. It returns an Answer whose Pending is set when the agent waits for human
+// decisions (the session then holds the waiting run; Decide and call again).
+//
+// An agent reads and writes business data through sess.Context(), and reports what it
+// does through Emit (the agents of this package do so already).
+type Agent interface {
+	Name() string
+	Role() string
+	Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error)
+}
+
+// Answer is the outcome of an agent call.
+type Answer struct {
+	Agent   string `json:"agent"`
+	RunID   string `json:"runId"`
+	Content string `json:"content"`
+	// Reasoning is the final model turn's thinking text, when the model sends it.
+	Reasoning string `json:"reasoning,omitempty"`
+	// Pending is set when the run waits for human decisions; Content is then empty.
+	Pending *Pending `json:"pending,omitempty"`
+	// Metrics are the run's duration, model and tool calls and tokens.
+	Metrics Metrics `json:"metrics"`
+	// Trace is the run's execution record (*SimpleTrace, *ReActTrace, ...), if any.
+	Trace Trace `json:"-"`
+}
+
+// Meta keys an agent node may set to configure the agent task.
+const (
+	// MetaPrompt is a text/template rendered over the FlowContext as the prompt.
+	MetaPrompt = "prompt"
+	// MetaPromptKey names the context variable holding the prompt.
+	MetaPromptKey = "promptKey"
+	// MetaAnswerKey names the context variable the answer is written to.
+	MetaAnswerKey = "answerKey"
+)
+
+// DefaultPromptKey is the context variable an agent task reads its prompt from when
+// neither the node nor the task options say otherwise.
+const DefaultPromptKey = "prompt"
+
+// AnswerKey returns the context variable an agent task writes the answer of agent to
+// by default: "<name>.answer".
+func AnswerKey(agent string) string { return agent + ".answer" }
+
+// TaskOption configures the flow task AsTask makes of an agent.
+type TaskOption func(*agentTask)
+
+// WithPromptKey makes the task read its prompt from the given context variable.
+func WithPromptKey(key string) TaskOption { return func(t *agentTask) { t.promptKey = key } }
+
+// WithPromptTemplate makes the task render its prompt from a text/template over the
+// FlowContext (see the package documentation for the template functions).
+func WithPromptTemplate(text string) TaskOption {
+	return func(t *agentTask) { t.promptTmpl = text }
+}
+
+// WithAnswerKey makes the task write the answer to the given context variable.
+func WithAnswerKey(key string) TaskOption { return func(t *agentTask) { t.answerKey = key } }
+
+// OnAnswer calls fn with every answer the agent gives as the node's task, pending ones
+// included, after the answer was written (for example to keep member records and
+// metrics of a team). fn runs on the node's goroutine; an error fails the node.
+func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *Answer) error) TaskOption {
+	return func(t *agentTask) { t.onAnswer = append(t.onAnswer, fn) }
+}
+
+// AsTask adapts an agent to a flow task. When the node runs, the task takes the prompt
+// from the node's meta (prompt: a template; promptKey: a variable), else from the task
+// options, else from the context variable "prompt" (empty if unset); calls the agent in
+// the session of the flow instance (the node and branch are known to the agent and its
+// events); and writes the answer to the node's meta answerKey, else the option, else
+// "<name>.answer".
+//
+// When the agent waits for human decisions the task suspends the run (the node runs
+// again on resume and the agent applies the decisions given with
+// SessionOf(fc).Decide). An agent failure fails the node with the agent's structured
+// error: its type is the node error's code, and a retryable one is retried by the
+// node's retry policy.
+func AsTask(a Agent, opts ...TaskOption) flow.Task {
+	t := &agentTask{a: a}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
+}
+
+type agentTask struct {
+	a          Agent
+	promptKey  string
+	promptTmpl string
+	answerKey  string
+	onAnswer   []func(context.Context, *flow.Context, *flow.Node, *Answer) error
+	tmpls      sync.Map // template text -> *template.Template or error
+}
+
+// Run calls the agent.
+func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) error {
+	name := t.a.Name()
+	sess := nodeSession(c, n)
+	var prompt string
+	if run := sess.State(name).Run; run != nil {
+		prompt = run.Prompt // resuming: the same question, whatever the variables say now
+	} else {
+		var err error
+		if prompt, err = t.prompt(c, n); err != nil {
+			return fmt.Errorf("agent %q: prompt: %w", name, err)
+		}
+	}
+	ans, err := t.a.Call(ctx, prompt, sess)
+	if err != nil {
+		return err // the node error names the node; the agents of this package name themselves
+	}
+	if ans.Pending != nil {
+		c.Suspend(ans.Pending.Reason())
+	} else {
+		key := n.MetaString(MetaAnswerKey)
+		if key == "" {
+			key = t.answerKey
+		}
+		if key == "" {
+			key = AnswerKey(name)
+		}
+		c.Set(key, ans.Content)
+	}
+	for _, fn := range t.onAnswer {
+		if err := fn(ctx, c, n, ans); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {
+	if text := n.MetaString(MetaPrompt); text != "" {
+		return t.render(text, c)
+	}
+	key := n.MetaString(MetaPromptKey)
+	if key == "" && t.promptTmpl != "" {
+		return t.render(t.promptTmpl, c)
+	}
+	if key == "" {
+		key = t.promptKey
+	}
+	if key == "" {
+		key = DefaultPromptKey
+	}
+	v, ok := c.Get(key)
+	if !ok || v == nil {
+		return "", nil
+	}
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v), nil
+	}
+	return string(b), nil
+}
+
+func (t *agentTask) render(text string, c *flow.Context) (string, error) {
+	v, ok := t.tmpls.Load(text)
+	if !ok {
+		tm, err := parseTemplate("prompt", text)
+		if err != nil {
+			v = err
+		} else {
+			v = tm
+		}
+		t.tmpls.Store(text, v)
+	}
+	if err, ok := v.(error); ok {
+		return "", err
+	}
+	return renderTemplate(v.(*template.Template), c, "")
+}
+
+// WithAgent registers an agent on an engine as the task "@name".
+func WithAgent(a Agent, opts ...TaskOption) flow.Option {
+	return flow.WithTask(a.Name(), AsTask(a, opts...))
+}
+
+// WithAgents registers agents on an engine, each as the task "@name":
+//
+//	eng := flow.NewEngine(team.WithAgents(analyst, writer))
+func WithAgents(agents ...Agent) flow.Option {
+	return func(e *flow.Engine) {
+		for _, a := range agents {
+			WithAgent(a)(e)
+		}
+	}
+}
+
+// RegisterAgents registers agents on an existing engine, each as the task "@name".
+// Graphs registered earlier do not see them.
+func RegisterAgents(e *flow.Engine, agents ...Agent) {
+	for _, a := range agents {
+		e.RegisterTask(a.Name(), AsTask(a))
+	}
+}
+
+// Template functions available to prompts and instructions.
+var templateFuncs = template.FuncMap{
+	"var":    func(string) (any, error) { return nil, nil },
+	"has":    func(string) bool { return false },
+	"prompt": func() string { return "" },
+	"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+}
+
+func parseTemplate(name, text string) (*template.Template, error) {
+	return template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(text)
+}
+
+// renderTemplate executes t over the variables of c; var and has read any variable
+// (dotted names and loop items included), prompt returns the prompt.
+func renderTemplate(t *template.Template, c *flow.Context, prompt string) (string, error) {
+	t, err := t.Clone()
+	if err != nil {
+		return "", err
+	}
+	t.Funcs(template.FuncMap{
+		"var": func(key string) (any, error) {
+			v, ok := c.Get(key)
+			if !ok {
+				return nil, fmt.Errorf("no variable %q", key)
+			}
+			return v, nil
+		},
+		"has":    func(key string) bool { _, ok := c.Get(key); return ok },
+		"prompt": func() string { return prompt },
+	})
+	var b strings.Builder
+	if err := t.Execute(&b, c.Vars()); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,334 @@
+package team_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+	"github.com/flowteam/flowteam/trace"
+)
+
+var researchQueries = map[string]string{
+	"market":     "solid-state battery market size 2025",
+	"regulation": "solid-state battery regulation after 2024",
+	"patents":    "solid-state battery patents 2024",
+}
+
+// researchGraph fans out to the three sub-agents on a parallel gateway whose branch
+// policy is "continue", so that a failing sub-agent does not end the run.
+func researchGraph(t *testing.T) *flow.Graph {
+	t.Helper()
+	s := flow.NewSpec("research")
+	s.Start("start").LinkTo("fork")
+	fork := s.Parallel("fork").SetMeta(flow.MetaBranchPolicy, "continue")
+	for _, name := range []string{"market", "regulation", "patents"} {
+		fork.LinkTo(name)
+		s.Activity(name).SetTask("@"+name).SetMeta("agent", name).SetMeta(team.MetaPrompt, researchQueries[name]).LinkTo("join")
+	}
+	s.Parallel("join").LinkTo("end")
+	s.End("end")
+	g, err := s.Build()
+	require.NoError(t, err)
+	return g
+}
+
+func marketAgent(clock *subClock) *team.SubAgent {
+	return &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) {
+			return []any{
+				map[string]any{"claim": "about USD 12 bn in 2025", "source": "https://example.org/report-a"},
+				map[string]any{"claim": "about USD 11 bn in 2025", "source": "https://example.org/report-b"},
+				map[string]any{"claim": "35% annual growth to 2030", "source": "https://example.org/report-c"},
+			}, nil
+		}}
+}
+
+func regulationAgent(clock *subClock) *team.SubAgent {
+	return &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return []any{}, nil }}
+}
+
+func timingOutPatents(clock *subClock) *team.SubAgent {
+	hits := []any{map[string]any{"title": "EP4012345"}, map[string]any{"title": "US11800000"}}
+	return &team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
+		Retry:        team.RetryPolicy{MaxAttempts: 3},
+		Alternatives: []string{"use the WIPO search API", "narrow the range to 2024-H2"},
+		Search: func(context.Context, string) ([]any, error) {
+			return hits, team.NewError(team.TypeTimeout, "patent search timed out after 30s")
+		}}
+}
+
+// silentPatents is the anti-pattern: a model-driven sub-agent whose searches fail and
+// which then reports an empty success.
+func silentPatents(t *testing.T) *team.ReActAgent {
+	t.Helper()
+	search := team.NewTool("patent_search", "Search the patent database",
+		team.Object(map[string]*team.Schema{"query": team.String("search terms")}),
+		func(context.Context, struct{ Query string }) ([]string, error) {
+			return nil, team.NewError(team.TypeSourceUnavailable, "patent database returned 503")
+		})
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "patent_search", `{"query":"solid-state battery patents 2024"}`)),
+		testkit.CallTools(testkit.ToolCall("p2", "patent_search", `{"query":"solid-state battery patents 2024"}`)),
+		testkit.Reply(`{"status":"success","results":[]}`),
+	)
+	a, err := team.NewReActAgent("patents", model, team.WithTools(search))
+	require.NoError(t, err)
+	return a
+}
+
+func runResearch(t *testing.T, agents ...team.Agent) (*flow.Result, *flow.Context) {
+	t.Helper()
+	eng := flow.NewEngine(team.WithAgents(agents...))
+	fc := flow.NewContext("research-1")
+	res, err := eng.EvalGraph(context.Background(), researchGraph(t), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "one failing sub-task does not end the research")
+	return res, fc
+}
+
+const (
+	noteMarket     = "well supported — 3 results (market_reports)"
+	noteRegulation = `searched, none exist — regulation_db returned no results for "solid-state battery regulation after 2024"`
+	notePatents    = `gap — timeout after 3 attempts (patent_db: "solid-state battery patents 2024"), 2 partial results, retryable; ` +
+		"alternatives: use the WIPO search API; narrow the range to 2024-H2"
+	noteSilent = "gap — reported an empty success, but 2 tool calls failed (patent_search: source_unavailable) " +
+		"with no successful retry: it could not look, so absence is not established"
+)
+
+// The seeds' case: market size succeeds, regulation finds nothing, patents times out
+// after 3 attempts with 2 partial results. The run completes; the coverage notes say
+// exactly that.
+func TestCoverageThreeSubAgents(t *testing.T) {
+	clock := newSubClock()
+	res, fc := runResearch(t, team.RecordToolCalls(marketAgent(clock)), team.RecordToolCalls(regulationAgent(clock)),
+		team.RecordToolCalls(timingOutPatents(clock)))
+	require.Len(t, res.BranchFailures, 1)
+	assert.Equal(t, "patents", res.BranchFailures[0].Node)
+	assert.Equal(t, "timeout", res.BranchFailures[0].Code)
+
+	cov := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...)
+	require.Len(t, cov.Notes, 3)
+	m, r, p := cov.Notes[0], cov.Notes[1], cov.Notes[2]
+
+	assert.Equal(t, team.CoverageWellSupported, m.Class)
+	assert.Equal(t, 3, m.Results)
+	assert.Equal(t, noteMarket, m.Text)
+
+	assert.Equal(t, team.CoverageValidEmpty, r.Class)
+	assert.Empty(t, r.Gap)
+	assert.Equal(t, noteRegulation, r.Text)
+
+	assert.Equal(t, team.CoverageGap, p.Class)
+	assert.Equal(t, team.GapAccessFailure, p.Gap)
+	assert.Equal(t, team.TypeTimeout, p.ErrorType)
+	assert.Equal(t, 3, p.Attempts)
+	assert.Equal(t, 2, p.PartialResults)
+	assert.True(t, p.Retryable)
+	assert.Equal(t, []string{"use the WIPO search API", "narrow the range to 2024-H2"}, p.Alternatives)
+	assert.Equal(t, notePatents, p.Text)
+	assert.NotContains(t, p.Text, "none exist")
+
+	assert.Equal(t, "## Coverage notes\n"+
+		"- market: "+noteMarket+"\n"+
+		"- regulation: "+noteRegulation+"\n"+
+		"- patents: "+notePatents+"\n", cov.Markdown())
+	assert.False(t, cov.Complete())
+	assert.Equal(t, []team.CoverageNote{p}, cov.Gaps())
+	assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second}, clock.Waits())
+}
+
+// The silent case: patents reports an empty success while both its searches failed.
+// The flow sees a completed node; the tool calls of its run give it away, and the note
+// is a gap that never claims there are no patents. The evidence is found whether the
+// agent was wrapped with RecordToolCalls or not (then from its ReAct trace).
+func TestCoverageSilentEmptyIsAGap(t *testing.T) {
+	for _, wrap := range []bool{true, false} {
+		name := map[bool]string{true: "recorded calls", false: "react trace"}[wrap]
+		t.Run(name, func(t *testing.T) {
+			clock := newSubClock()
+			var patents team.Agent = silentPatents(t)
+			if wrap {
+				patents = team.RecordToolCalls(patents)
+			}
+			res, fc := runResearch(t, marketAgent(clock), regulationAgent(clock), patents)
+			assert.Empty(t, res.BranchFailures, "to the flow, the silent sub-agent succeeded")
+
+			tasks := team.GatherSubTasks(fc, "market", "regulation", "patents")
+			require.NotNil(t, tasks[2].Result)
+			assert.True(t, tasks[2].Result.Empty(), "the sub-agent claims an empty success")
+			cov := team.NewCoverage(tasks...)
+			p, ok := cov.Note("patents")
+			require.True(t, ok)
+			assert.Equal(t, team.CoverageGap, p.Class)
+			assert.Equal(t, team.GapSilentFailure, p.Gap)
+			assert.Equal(t, team.TypeSourceUnavailable, p.ErrorType)
+			require.Len(t, p.FailedCalls, 2)
+			assert.Equal(t, []string{"p1", "p2"}, []string{p.FailedCalls[0].CallID, p.FailedCalls[1].CallID})
+			assert.Equal(t, noteSilent, p.Text)
+			md := cov.Markdown()
+			patentsLine := md[strings.Index(md, "- patents:"):]
+			for _, claim := range []string{"none exist", "no patents", "No patents", "valid empty"} {
+				assert.NotContains(t, patentsLine, claim)
+			}
+			// The other sub-tasks are classified as before.
+			assert.Equal(t, team.CoverageWellSupported, cov.Notes[0].Class)
+			assert.Equal(t, team.CoverageValidEmpty, cov.Notes[1].Class)
+		})
+	}
+}
+
+// Everything the coverage is made of is plain data in the context: a session restored
+// in another process gives the same notes.
+func TestCoverageAfterSessionRestore(t *testing.T) {
+	clock := newSubClock()
+	_, fc := runResearch(t, team.RecordToolCalls(marketAgent(clock)), regulationAgent(clock), silentPatents(t))
+	before := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...)
+
+	data, err := team.MarshalSession(team.SessionOf(fc))
+	require.NoError(t, err)
+	restored, err := team.UnmarshalSession(data)
+	require.NoError(t, err)
+	after := team.NewCoverage(team.GatherSubTasks(restored.Context(), "market", "regulation", "patents")...)
+
+	bj, err := json.Marshal(before)
+	require.NoError(t, err)
+	aj, err := json.Marshal(after)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(bj), string(aj))
+	assert.Equal(t, before.Markdown(), after.Markdown())
+	assert.Equal(t, team.GapSilentFailure, after.Notes[2].Gap)
+}
+
+func failedCall(id, args string, typ team.ErrorType) team.ToolCallRecord {
+	return team.ToolCallRecord{CallID: id, Tool: "search", Args: json.RawMessage(args), Status: team.StatusError,
+		Error: team.NewError(typ, "failed")}
+}
+
+func okCall(id, args string) team.ToolCallRecord {
+	return team.ToolCallRecord{CallID: id, Tool: "search", Args: json.RawMessage(args), Status: team.StatusSuccess}
+}
+
+// Each classification, from constructed sub-tasks.
+func TestCoverageClassification(t *testing.T) {
+	empty := &team.SubResult{Status: team.ResultSuccess, Results: []any{}}
+	found := &team.SubResult{Status: team.ResultSuccess, Results: []any{"a"}}
+	for _, tc := range []struct {
+		name  string
+		task  team.SubTask
+		class team.CoverageClass
+		gap   team.GapReason
+		text  string
+	}{
+		{"a retried call that worked resolves its failure",
+			team.SubTask{Result: empty, Calls: []team.ToolCallRecord{
+				failedCall("1", `{"q":"x","n":1}`, team.TypeTimeout), okCall("2", `{"n":1, "q":"x"}`)}},
+			team.CoverageValidEmpty, "", "searched, none exist — the sub-agent searched and reported no results"},
+		{"a call with other arguments does not",
+			team.SubTask{Result: empty, Calls: []team.ToolCallRecord{
+				failedCall("1", `{"q":"x"}`, team.TypeTimeout), okCall("2", `{"q":"y"}`)}},
+			team.CoverageGap, team.GapSilentFailure,
+			"gap — reported an empty success, but 1 tool call failed (search: timeout) with no successful retry: " +
+				"it could not look, so absence is not established"},
+		{"a success before the failure does not either",
+			team.SubTask{Result: empty, Calls: []team.ToolCallRecord{
+				okCall("1", `{"q":"x"}`), failedCall("2", `{"q":"x"}`, team.TypeRateLimited)}},
+			team.CoverageGap, team.GapSilentFailure,
+			"gap — reported an empty success, but 1 tool call failed (search: rate_limited) with no successful retry: " +
+				"it could not look, so absence is not established"},
+		{"results with a failed call are supported, with a caveat",
+			team.SubTask{Result: found, Calls: []team.ToolCallRecord{failedCall("1", `{}`, team.TypeAuthDenied)}},
+			team.CoverageWellSupported, "",
+			"well supported — 1 result; caveat: 1 tool call failed (search: auth_denied), so coverage may be incomplete"},
+		{"an empty success whose node failed",
+			team.SubTask{Result: empty, Failure: team.NewError(team.TypeTimeout, "deadline")},
+			team.CoverageGap, team.GapSilentFailure,
+			"gap — reported an empty success, but its node failed (timeout: deadline), so absence is not established"},
+		{"a failure without a report",
+			team.SubTask{Failure: &team.Error{Type: team.TypeAuthDenied, Message: "token expired"}},
+			team.CoverageGap, team.GapAgentFailure, "gap — the sub-agent failed without a report: auth_denied: token expired"},
+		{"a free-text answer",
+			team.SubTask{Answer: "No patents were found."},
+			team.CoverageGap, team.GapNoReport,
+			"gap — the sub-agent answered in free text without a structured result; nothing it says about absence can be relied on"},
+		{"nothing at all",
+			team.SubTask{}, team.CoverageGap, team.GapNoReport, "gap — no report (the sub-agent did not run or did not report)"},
+		{"an inconsistent report",
+			team.SubTask{Result: &team.SubResult{Status: team.ResultSuccess, ErrorType: team.TypeTimeout}},
+			team.CoverageGap, team.GapInvalidReport, `gap — inconsistent report: status success with error type "timeout"`},
+		{"a non-retryable access failure without partial results",
+			team.SubTask{Result: &team.SubResult{Status: team.ResultError, ErrorType: team.TypeAuthDenied,
+				Attempted: []team.QueryAttempt{{Query: "q", Attempts: 1}}}},
+			team.CoverageGap, team.GapAccessFailure, `gap — auth_denied after 1 attempt ("q"), no partial results, not retryable`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.task.Name = "x"
+			n := team.NewCoverage(tc.task).Notes[0]
+			assert.Equal(t, tc.class, n.Class)
+			assert.Equal(t, tc.gap, n.Gap)
+			assert.Equal(t, tc.text, n.Text)
+			assert.Equal(t, "x: "+tc.text, n.String())
+		})
+	}
+}
+
+// A sub-agent that fails outright (no report) is a gap naming its error, and the other
+// sub-tasks go on.
+func TestCoverageFailingSubAgent(t *testing.T) {
+	clock := newSubClock()
+	res, fc := runResearch(t, marketAgent(clock), regulationAgent(clock),
+		testkit.FailingWith("patents", team.TypeAuthDenied, "patent API key rejected"))
+	require.Len(t, res.BranchFailures, 1)
+	tasks := team.GatherSubTasks(fc, "market", "regulation", "patents")
+	tasks[2].Title = "Patents"
+	p := team.NewCoverage(tasks...).Notes[2]
+	assert.Equal(t, team.GapAgentFailure, p.Gap)
+	assert.Equal(t, team.TypeAuthDenied, p.ErrorType)
+	assert.Equal(t, "Patents: gap — the sub-agent failed without a report: auth_denied: patent API key rejected", p.String())
+}
+
+// ToolCallAttrs puts a node's recorded tool calls on its terminal audit record only.
+func TestToolCallAttrs(t *testing.T) {
+	g := researchGraph(t)
+	fc := flow.NewContext("x")
+	end := &flow.NodeEnd{Status: trace.Completed}
+	assert.Nil(t, team.ToolCallAttrs(fc, g.Node("patents"), end), "nothing recorded")
+	fc.Set(team.ToolCallsKey("patents"), []team.ToolCallRecord{
+		okCall("1", `{}`), failedCall("2", `{}`, team.TypeTimeout)})
+	assert.Nil(t, team.ToolCallAttrs(fc, g.Node("patents"), nil), "not on STARTED records")
+	assert.Equal(t, map[string]any{"tool_calls": 2, "failed_tool_calls": 1, "tool_errors": []any{"search: timeout"}},
+		team.ToolCallAttrs(fc, g.Node("patents"), end))
+	assert.Nil(t, team.ToolCallAttrs(fc, g.Node("join"), end), "not an agent node")
+}
+
+func ExampleNewCoverage() {
+	empty := func(context.Context, string) ([]any, error) { return []any{}, nil }
+	timeout := func(context.Context, string) ([]any, error) {
+		return []any{"EP4012345"}, team.NewError(team.TypeTimeout, "no answer within 30s")
+	}
+	noWait := func(context.Context, time.Duration) error { return nil }
+	regulation := (&team.SubAgent{Task: "regulation", Source: "regulation_db", Search: empty}).
+		Run(context.Background(), "battery regulation after 2024")
+	patents := (&team.SubAgent{Task: "patents", Source: "patent_db", Search: timeout, Sleep: noWait,
+		Alternatives: []string{"use the WIPO search API"}}).
+		Run(context.Background(), "battery patents 2024")
+
+	cov := team.NewCoverage(
+		team.SubTask{Name: "regulation", Result: &regulation},
+		team.SubTask{Name: "patents", Result: &patents},
+	)
+	fmt.Print(cov.Markdown())
+	// Output:
+	// ## Coverage notes
+	// - regulation: searched, none exist — regulation_db returned no results for "battery regulation after 2024"
+	// - patents: gap — timeout after 3 attempts (patent_db: "battery patents 2024"), 1 partial result, retryable; alternatives: use the WIPO search API
+}

@@ -1,0 +1,204 @@
+// Package team is flowteam's agent layer: the Agent interface and its flow-task
+// adapter, chat models (an interface, an OpenAI-compatible HTTP client, and scripted
+// models in testkit), SimpleAgent and ReActAgent with Go tools, human approval of tool
+// calls (HITL), the agent session, the event stream, traces and metrics, and teams of
+// agents (TeamAgent) that run as flow graphs.
+//
+// # Agents in graphs
+//
+// Any Agent is a flow task: AsTask adapts it, WithAgents registers agents on an engine
+// by name so that `task: "@analyst"` runs one. The task reads the prompt from the
+// node's meta (prompt, a template; promptKey, a variable), the task options, or the
+// variable "prompt"; it writes the answer to meta answerKey or "<name>.answer". The
+// agent reads and writes business data through its session's FlowContext, which is the
+// run's context as seen from the node's branch:
+//
+//	eng := flow.NewEngine(team.WithAgents(testkit.Analyst(), writer))
+//
+// # Chat models
+//
+// ChatModel has one method, Chat; streaming is the optional StreamingModel
+// (iter.Seq2[Delta, error]), and Accumulator/Collect assemble deltas. Usage reports
+// prompt, completion, reasoning (think) and cached tokens. OpenAI speaks the
+// chat-completions protocol over net/http, with tool calls, server-sent-event
+// streaming and structured errors: 401/403 auth_denied, 404 not_found, 400 and other
+// 4xx invalid_query, 429 rate_limited (retryable, honouring Retry-After; an exhausted
+// quota is not retryable), 5xx source_unavailable (retryable), 408/504 and attempt
+// timeouts timeout (retryable). Retries are bounded by a RetryPolicy with exponential
+// backoff; the sleeper and the clock are injectable so tests never sleep. A stream is
+// retried only before its first byte.
+//
+// # Tools, permissions and observations
+//
+// A Tool is a Go function with a Schema for its arguments (NewTool makes one from a
+// typed function). The schema subset is documented on Schema: type, properties,
+// required, additionalProperties: false, enum, items. Before a tool runs, the agent
+// checks in this order: the tool exists, the Permission code allows the call (an
+// allow-list or any predicate; never a sentence in the prompt), and the arguments
+// validate. What the model sees is always a JSON Observation: {"status":"success",
+// "result":...} (an empty result is a success) or {"status":"error","error":{"type",
+// "retryable","message"}}, so "found nothing" and "could not look" never look alike.
+// The calls of a batch run one after another in the model's order.
+//
+// # Human in the loop
+//
+// A tool is sensitive always (Always) or by a predicate on its arguments. When a batch
+// holds a sensitive call without a decision, no call of the batch runs: the agent
+// emits a HITLPending event and returns an Answer whose Pending lists the calls (id,
+// name, arguments, comment); inside a flow the node suspends the run. Decisions are
+// given per tool-call id with AgentSession.Decide (or DecideIn on stored variables):
+// Approve, ApproveWithArgs (validated like the model's), ApproveAlways (later calls of
+// the tool by this agent in this session need no decision), Reject (the model sees a
+// rejected error with the comment), Skip (the model sees the substitute result). The
+// next call (agent.Resume, or the resumed node) applies them to the same batch, with
+// no model call before it runs, then the loop goes on. Calls that code refuses or
+// whose arguments are invalid fail without asking anyone.
+//
+// # Sessions
+//
+// An AgentSession wraps a FlowContext. Each agent's state (conversation history, the
+// run waiting for decisions, always-allowed tools, the trace of its last run) is kept
+// in the context variables under StateKey(name), as plain data. Hence the session
+// package's snapshots and stores (memory, file, Redis) carry agent state with the flow
+// they belong to: session.Runner.Run suspends an instance at the agent node, and in
+// another process runner.Load, PendingIn and DecideIn produce the updates that
+// runner.Resume applies. For agents used without a graph, or to keep a flow's frontier
+// with the session, MarshalSession/UnmarshalSession give the whole session as JSON
+// (RunFlow and ResumeFlow record and continue the frontier). A run held for decisions
+// keeps its run id and its trace, so its trace after the pause is the trace it would
+// have had without it (plus the decisions), and Metrics.Duration counts the agent's
+// active time, not the human's.
+//
+// The conversation history keeps each call's prompt and final answer, not the tool
+// turns (WithHistoryLimit bounds it). Agent state is business data in the snapshot:
+// redact or encrypt snapshots (session.WithRedaction, WithCipher) when prompts or tool
+// results are sensitive. One agent must not run twice at once in one session.
+//
+// # Events, traces and interceptors
+//
+// Agents report Events to the Sink carried by their context (WithSink): run
+// start/end, reason start/delta/end with durations and usage, action start/end, tool
+// call start/end with the call, its observation and its duration, HITL pending and
+// decided. Each event carries the run id and agent name and, inside a graph, the
+// instance, node id, branch id, and the flow's run id as ParentRunID (Solon has no
+// branch id on its events). Stream (and the agents' Stream methods) yield a call's
+// events as an iter.Seq2[Event, error]; breaking the loop cancels the call and waits
+// for it to return. Deltas are streamed only when someone listens and the model can
+// stream.
+//
+// SimpleTrace and ReActTrace record runs (a ReActTrace as explicit reason, action and
+// observation steps with durations, usage and decisions) with their Metrics: duration,
+// model and tool calls, prompt, completion, think, cached and total tokens. A
+// ReActInterceptor (embed NopReActInterceptor) observes agent, reason, action and tool
+// calls.
+//
+// A human rejection and every retry the OpenAI client makes are reported with
+// trace.Count (CountRejection, CountRetry) to the metrics sink of the run's context.
+//
+// # Teams
+//
+// A TeamAgent (NewTeam) is a team of agents that runs as a flow graph on the flow
+// engine: each member is a node whose task is the member agent (AsTask), and the
+// protocol shapes the graph around the members. Graph returns it (it exports like any
+// graph; TaskNamer names its Go tasks for the document writers) and Engine the engine
+// it runs on, so audits, flow interceptors, error and branch policies, session.Runner
+// and every store apply to a team as to any graph. A graph adjuster
+// (WithGraphAdjuster) edits the generated graph before it is built: a human approval
+// node that suspends, a retry policy, a notification. A TeamAgent is an Agent: it can
+// be a member of another team, where it runs as a sub-graph of its parent's graph
+// ("#team.<name>") sharing the FlowContext, so a member waiting deep inside a nested
+// team suspends the whole run and resumes at the exact place.
+//
+//	Sequential  start → m1 → m2 → … → end
+//	Supervisor  start → supervisor → route ─(next == m)→ m → supervisor …; route ─default→ end
+//	Swarm       start → route ─(next == m)→ m → route …; route ─default→ end
+//	Parallel    start → fork (parallel) → m1 … mN → join → merge (coordinator) → end
+//
+// Decisions, where Solon leaves them open or differs:
+//
+//   - Max turns (WithMaxTurns) bounds every protocol, the sequential one included
+//     (Solon skips it there): the members past the limit are skipped, with one
+//     "finish" decision saying max_turns. Under Parallel it admits the first members in
+//     member order, so which members run never depends on timing.
+//   - The supervisor routes from a tool call (route or transfer_to, or a tool named
+//     transfer_to_<member>) or from its text (a member's name, a "route: <name>" line,
+//     the only member it names, or the finish marker). A decision it cannot resolve is
+//     never guessed: it is recorded (RouteDecision.Unresolved, with the raw text) and
+//     replaced by a defined fallback: finish with the last answer, or, with
+//     WithDefaultMember, route to that member. WithLoopDetection finishes a supervisor
+//     whose route would end in A-A or A-B-A-B (with n = 2).
+//   - Swarm members hand over with TransferTool, or a "transfer_to: <member>" line; a
+//     member that answers without handing over finishes. Handoffs are bounded
+//     (SwarmMaxTransfers, default max turns - 1).
+//   - Parallel members follow the fork's branch policy: fail-fast fails the team and
+//     cancels the other members; continue lets them finish, and the coordinator reports
+//     the failed member as a gap ("[m] failed: …") instead of leaving it out.
+//   - The team's answer is the last member's answer, or the answer a supervisor gives
+//     when finishing with the route tool, or the coordinator's merge; WithAnswerFrom
+//     names the member whose last answer it is.
+//
+// The TeamTrace (TraceIn, TraceOf) is plain data in the FlowContext under
+// TraceKey(name): records (kind, role, source member, content, status, duration,
+// tokens), the route, every decision and the last one, the turn count, the protocol's
+// state, the final answer and the metrics of the supervisor and of each member (think
+// tokens included), summed into the team's. A session snapshot carries it, so a team
+// suspended by a member's HITL request or by an approval node resumes in another
+// process (Call or Resume on a restored AgentSession; session.Runner.Resume on the
+// team's Engine) and ends with the trace it would have had without the pause: the
+// same run id, records, decisions and metrics; only times differ. After a failure,
+// calling again with the same prompt retries from the failed node.
+//
+// A team's events are those of its members framed by its own: TeamStart, then per
+// member turn NodeStart … NodeEnd with the member's events between them, the
+// supervisor's ReasonStart/ReasonDelta/ReasonEnd (Agent is the team) and a Decision
+// per routing decision, then TeamEnd. Every event carries the run id, the parent run
+// id, the branch id and the agent. The team's run id is its own and survives pauses;
+// a member run's parent is the team run, a nested team's parent its parent team's
+// run, and a root team's parent the flow run. TeamEnd is emitted whenever a run stops
+// being active, completed or not (status failed, suspended or stopped), and a resumed
+// run starts with a TeamStart "resumed", so every start has its end in each process;
+// a nested team emits its own TeamEnd (Solon does not). Parallel members' events
+// interleave; group them by Branch.
+//
+// TeamInterceptor (WithTeamInterceptor) adds team hooks to the flow hooks: team start
+// and end, the supervisor's continue check, model start and end, decision, and each
+// member's continue check, start and end (OnMemberStart/OnMemberEnd, Solon's
+// onAgentStart/onAgentEnd, renamed so one type can also be a ReActInterceptor).
+//
+// The team's nodes keep its trace; its engine also carries Interceptor(), which ends
+// the events of runs that did not reach the end node, starts resumed runs, and frames
+// nested teams' nodes. Running the team's graph on another engine (Task, a sub-graph
+// of another graph) needs Interceptor() on that engine for those. A team used as a
+// plain agent node of another graph (AsTask) runs on a copy of the node's context and
+// cannot suspend there (ErrTeamSuspendedInNode); use Task for that.
+//
+// # Where flowteam differs from Solon, on purpose
+//
+//   - HITL holds the model's whole batch of tool calls, not one call: nothing of a
+//     batch runs until every sensitive call in it has a decision, and resuming runs
+//     that same batch (same call ids) before the model is asked anything.
+//   - A tool result is always a structured observation; an error has a type and a
+//     retryable flag, so the model (and a coordinator) can tell "nothing found" from
+//     "could not look".
+//   - Tool permissions and sensitivity are code (predicates, allow-lists), checked
+//     before a human is asked.
+//   - Agent state is business state in the FlowContext, so a flow snapshot carries it
+//     and any session store resumes an agent in a new process.
+//   - Events carry a branch id and the parent run id; Solon's have neither.
+//
+// # Templates
+//
+// Instructions and prompt templates are text/template over the FlowContext variables
+// (`{{.customer}}`), failing on a missing key. Functions: var "name" reads any
+// variable, dotted names and loop items included, and fails when it is unset; has
+// "name" tells whether it is set; prompt is the call's prompt (in instructions); json
+// encodes a value.
+//
+// # Errors
+//
+// Failures are *Error values with a type (timeout, rate_limited, auth_denied,
+// not_found, invalid_query, source_unavailable, step_limit, cancelled, ...), a
+// retryable flag and a message; errors.Is(err, ErrRateLimited) matches by type. In a
+// graph the type is the failed node's code and a retryable error is retried by the
+// node's retry policy (flow reads Retryable()).
+package team

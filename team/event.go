@@ -1,0 +1,247 @@
+package team
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// EventKind names what an Event reports.
+type EventKind string
+
+// Event kinds. Every run emits RunStart first and RunEnd last; a ReAct step emits
+// ReasonStart, ReasonDelta (streaming models only), ReasonEnd, then, when the model
+// asked for tools, ActionStart, ToolStart/ToolEnd per call and ActionEnd. A batch that
+// needs human decisions emits HITLPending (and the run ends pending); the resumed run
+// emits HITLDecided per decided call before the batch runs.
+const (
+	EventRunStart    EventKind = "run_start"
+	EventRunEnd      EventKind = "run_end"
+	EventReasonStart EventKind = "reason_start"
+	EventReasonDelta EventKind = "reason_delta"
+	EventReasonEnd   EventKind = "reason_end"
+	EventActionStart EventKind = "action_start"
+	EventActionEnd   EventKind = "action_end"
+	EventToolStart   EventKind = "tool_start"
+	EventToolEnd     EventKind = "tool_end"
+	EventHITLPending EventKind = "hitl_pending"
+	EventHITLDecided EventKind = "hitl_decided"
+)
+
+// Run statuses, as RunEnd events and traces report them.
+const (
+	RunCompleted = "completed"
+	RunPending   = "pending" // waiting for human decisions
+	RunFailed    = "failed"
+)
+
+// Event is one thing that happened in an agent run. Every event carries the run id and
+// the agent name and, when the agent runs as a node of a flow graph, the instance, the
+// node id, the branch id and the flow's run id as ParentRunID. The other fields are set
+// by the kinds they belong to.
+type Event struct {
+	Kind  EventKind `json:"kind"`
+	Time  time.Time `json:"time"`
+	RunID string    `json:"runId"`
+	// ParentRunID is the run this one runs inside: the flow run of the node, or the
+	// run of the agent that called this one.
+	ParentRunID string `json:"parentRunId,omitempty"`
+	Agent       string `json:"agent"`
+	Instance    string `json:"instance,omitempty"`
+	Node        string `json:"node,omitempty"`
+	Branch      string `json:"branch,omitempty"`
+	// Step numbers the model calls of a run, from 1.
+	Step int `json:"step,omitempty"`
+
+	// Prompt is set on RunStart.
+	Prompt string `json:"prompt,omitempty"`
+	// Delta is the streamed text of a ReasonDelta; Reasoning the streamed thinking.
+	Delta     string `json:"delta,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+	// Content is the model's text on ReasonEnd and the answer on RunEnd.
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls the model asked for (ReasonEnd, ActionStart).
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// Call is the tool call of ToolStart, ToolEnd and HITLDecided.
+	Call *ToolCall `json:"call,omitempty"`
+	// Observation is the outcome of ToolEnd: the result or the structured error.
+	Observation *Observation `json:"observation,omitempty"`
+	// Pending lists the calls waiting for a decision (HITLPending).
+	Pending []PendingCall `json:"pending,omitempty"`
+	// Decision is the decision applied to Call (HITLDecided).
+	Decision *Decision `json:"decision,omitempty"`
+	// Usage is the token usage of a model call (ReasonEnd) or of the run (RunEnd).
+	Usage *Usage `json:"usage,omitempty"`
+	// Duration is set on every *End event.
+	Duration time.Duration `json:"duration,omitempty"`
+	// Status is set on RunEnd: completed, pending or failed.
+	Status string `json:"status,omitempty"`
+	// Error is the failure of a failed ReasonEnd or RunEnd.
+	Error *Error `json:"error,omitempty"`
+	// Answer is the complete answer on RunEnd (and on a team's TeamEnd, with the
+	// TeamTrace as its Trace).
+	Answer *Answer `json:"-"`
+	// Route is the routing decision of a team's Decision event.
+	Route *RouteDecision `json:"route,omitempty"`
+}
+
+// String gives a short description for logs and test failures.
+func (e Event) String() string {
+	s := string(e.Kind)
+	if e.Call != nil {
+		s += "(" + e.Call.Name + "#" + e.Call.ID + ")"
+	}
+	if e.Status != "" {
+		s += "[" + e.Status + "]"
+	}
+	return s
+}
+
+// Sink receives events. It is called from the goroutines the agents run on, possibly
+// concurrently (parallel branches of a flow); it must not block for long.
+type Sink func(Event)
+
+type sinkKey struct{}
+
+type parentKey struct{}
+
+// WithSink returns a context whose agent runs send their events to sink, in addition
+// to any sink already in ctx.
+func WithSink(ctx context.Context, sink Sink) context.Context {
+	if prev := sinkFrom(ctx); prev != nil {
+		next := sink
+		sink = func(e Event) { prev(e); next(e) }
+	}
+	return context.WithValue(ctx, sinkKey{}, sink)
+}
+
+func sinkFrom(ctx context.Context) Sink {
+	s, _ := ctx.Value(sinkKey{}).(Sink)
+	return s
+}
+
+// Emit sends ev to the sink of ctx, if there is one, stamping its time. Agents other
+// than those of this package use it (with RunInfo.Event) to report their runs.
+func Emit(ctx context.Context, ev Event) {
+	s := sinkFrom(ctx)
+	if s == nil {
+		return
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	s(ev)
+}
+
+// RunInfo identifies one agent run and where it runs.
+type RunInfo struct {
+	RunID       string `json:"runId"`
+	ParentRunID string `json:"parentRunId,omitempty"`
+	Agent       string `json:"agent"`
+	Instance    string `json:"instance,omitempty"`
+	Node        string `json:"node,omitempty"`
+	Branch      string `json:"branch,omitempty"`
+}
+
+// Event returns an event of the given kind stamped with the run's identity.
+func (r RunInfo) Event(kind EventKind) Event {
+	return Event{Kind: kind, Time: time.Now(), RunID: r.RunID, ParentRunID: r.ParentRunID, Agent: r.Agent,
+		Instance: r.Instance, Node: r.Node, Branch: r.Branch}
+}
+
+var runSeq atomic.Uint64
+
+var runPrefix = "a" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
+
+// NewRunInfo starts the identity of a new run of agent in sess: a fresh run id, the
+// session's instance and, inside a flow node, the node, the branch and the flow's run
+// id as parent. A run started inside another agent's run (ctx from that run) records
+// it as parent.
+func NewRunInfo(ctx context.Context, agent string, sess *AgentSession) RunInfo {
+	ri := RunInfo{RunID: runPrefix + strconv.FormatUint(runSeq.Add(1), 10), Agent: agent}
+	if p, ok := ctx.Value(parentKey{}).(string); ok {
+		ri.ParentRunID = p
+	}
+	if sess != nil {
+		ri.Instance = sess.ID()
+		if sess.fc != nil && sess.node != nil {
+			ri.Node, ri.Branch = sess.node.ID, sess.fc.BranchID()
+			if id := sess.fc.RunID(); id != "" {
+				ri.ParentRunID = id
+			}
+		}
+	}
+	return ri
+}
+
+// withParent marks ctx as running inside the given run.
+func withParent(ctx context.Context, runID string) context.Context {
+	return context.WithValue(ctx, parentKey{}, runID)
+}
+
+// Stream runs agent.Call and yields its events as they happen. The last event is the
+// RunEnd of the call (its Answer field holds the answer); if the call failed, a final
+// element carries the error. Breaking the loop cancels the call and waits for it to
+// return, so no goroutine is left behind.
+func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		type item struct {
+			ev  Event
+			err error
+		}
+		ch := make(chan item)
+		// stopped, not ctx: when the caller's own context ends, the run's last events
+		// and its error must still reach the loop.
+		stopped := make(chan struct{})
+		send := func(it item) {
+			select {
+			case ch <- it:
+			case <-stopped:
+			}
+		}
+		ctx2 := WithSink(ctx, func(e Event) { send(item{ev: e}) })
+		go func() {
+			defer close(ch)
+			var err error
+			func() {
+				// A panicking agent fails the call, as a panicking task fails its node.
+				defer func() {
+					if p := recover(); p != nil {
+						err = fmt.Errorf("agent %q panicked: %v", agent.Name(), p)
+					}
+				}()
+				_, err = agent.Call(ctx2, prompt, sess)
+			}()
+			if err != nil {
+				send(item{err: err})
+			}
+		}()
+		for it := range ch {
+			if !yield(it.ev, it.err) {
+				close(stopped)
+				cancel()
+				for range ch { // wait for the call to return
+				}
+				return
+			}
+		}
+	}
+}
+
+// Events collects the events of a call into a slice (for tests and small tools); the
+// error is the call's.
+func Events(ctx context.Context, agent Agent, prompt string, sess *AgentSession) ([]Event, error) {
+	var evs []Event
+	for ev, err := range Stream(ctx, agent, prompt, sess) {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}

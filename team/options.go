@@ -1,0 +1,88 @@
+package team
+
+import (
+	"errors"
+	"fmt"
+	"text/template"
+)
+
+// Option configures a SimpleAgent or a ReActAgent.
+type Option func(*config)
+
+type config struct {
+	role         string
+	instruction  string
+	tools        []Tool
+	maxSteps     int
+	permission   Permission
+	icpts        []ReActInterceptor
+	options      ChatOptions
+	historyLimit int
+	noStream     bool
+}
+
+// DefaultMaxSteps bounds the model calls of one ReAct run.
+const DefaultMaxSteps = 10
+
+// WithRole sets the agent's role (a short description, used by teams).
+func WithRole(role string) Option { return func(c *config) { c.role = role } }
+
+// WithInstruction sets the system instruction: a text/template rendered over the
+// FlowContext for every call (see the package documentation for its functions).
+func WithInstruction(tmpl string) Option { return func(c *config) { c.instruction = tmpl } }
+
+// WithTools gives a ReAct agent tools.
+func WithTools(tools ...Tool) Option {
+	return func(c *config) { c.tools = append(c.tools, tools...) }
+}
+
+// WithMaxSteps bounds the model calls of one ReAct run (default DefaultMaxSteps).
+func WithMaxSteps(n int) Option { return func(c *config) { c.maxSteps = n } }
+
+// WithPermission sets the code that allows or refuses each tool call (see Permission
+// and AllowTools).
+func WithPermission(p Permission) Option { return func(c *config) { c.permission = p } }
+
+// WithInterceptor adds an interceptor; interceptors run in the order added.
+func WithInterceptor(i ReActInterceptor) Option {
+	return func(c *config) { c.icpts = append(c.icpts, i) }
+}
+
+// WithChatOptions sets the model options of every request.
+func WithChatOptions(o ChatOptions) Option { return func(c *config) { c.options = o } }
+
+// WithHistoryLimit keeps only the last n messages of the conversation history in the
+// session (0, the default, keeps everything).
+func WithHistoryLimit(n int) Option { return func(c *config) { c.historyLimit = n } }
+
+// WithoutStreaming makes the agent call Chat even when the model can stream and
+// someone listens for events (no ReasonDelta events then).
+func WithoutStreaming() Option { return func(c *config) { c.noStream = true } }
+
+func buildConfig(name string, model ChatModel, opts []Option) (*config, *template.Template, error) {
+	if name == "" {
+		return nil, nil, errors.New("agent needs a name")
+	}
+	if model == nil {
+		return nil, nil, fmt.Errorf("agent %q: no chat model", name)
+	}
+	c := &config{maxSteps: DefaultMaxSteps}
+	for _, o := range opts {
+		o(c)
+	}
+	var tmpl *template.Template
+	if c.instruction != "" {
+		var err error
+		if tmpl, err = parseTemplate(name, c.instruction); err != nil {
+			return nil, nil, fmt.Errorf("agent %q: instruction: %w", name, err)
+		}
+	}
+	return c, tmpl, nil
+}
+
+func (c *config) trimHistory(h []Message) []Message {
+	if c.historyLimit > 0 && len(h) > c.historyLimit {
+		return h[len(h)-c.historyLimit:]
+	}
+	return h
+}

@@ -1,0 +1,344 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"slices"
+	"text/template"
+	"time"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// ReActAgent answers by reasoning and acting in a loop: the model either answers or
+// asks for tool calls; the agent validates each call's arguments against the tool's
+// schema, checks the permission code, holds the batch for human decisions when a
+// sensitive call has none, runs the calls and shows the model a structured observation
+// of each; then the model reasons again, at most MaxSteps times.
+type ReActAgent struct {
+	name  string
+	model ChatModel
+	cfg   *config
+	tmpl  *template.Template
+	tools map[string]*Tool
+	defs  []ToolDef
+}
+
+var _ Agent = (*ReActAgent)(nil)
+
+// NewReActAgent returns a ReActAgent. Tool names must be unique and every tool needs a
+// function.
+func NewReActAgent(name string, model ChatModel, opts ...Option) (*ReActAgent, error) {
+	cfg, tmpl, err := buildConfig(name, model, opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.maxSteps < 1 {
+		return nil, fmt.Errorf("agent %q: max steps must be at least 1", name)
+	}
+	a := &ReActAgent{name: name, model: model, cfg: cfg, tmpl: tmpl, tools: make(map[string]*Tool)}
+	for i := range cfg.tools {
+		t := &cfg.tools[i]
+		switch {
+		case t.Name == "":
+			return nil, fmt.Errorf("agent %q: tool %d has no name", name, i)
+		case t.Func == nil:
+			return nil, fmt.Errorf("agent %q, tool %q: %w", name, t.Name, errNoFunc)
+		case a.tools[t.Name] != nil:
+			return nil, fmt.Errorf("agent %q: two tools named %q", name, t.Name)
+		}
+		a.tools[t.Name] = t
+		a.defs = append(a.defs, t.Def())
+	}
+	return a, nil
+}
+
+// Name returns the agent's name.
+func (a *ReActAgent) Name() string { return a.name }
+
+// Role returns the agent's role.
+func (a *ReActAgent) Role() string { return a.cfg.role }
+
+// Tools returns the definitions of the agent's tools, as the model sees them.
+func (a *ReActAgent) Tools() []ToolDef { return slices.Clone(a.defs) }
+
+// Stream runs Call and yields its events (see Stream).
+func (a *ReActAgent) Stream(ctx context.Context, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
+	return Stream(ctx, a, prompt, sess)
+}
+
+// Resume continues the agent's run waiting in sess with the decisions given with
+// Decide; it is Call with the run's own prompt.
+func (a *ReActAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
+	return a.Call(ctx, "", sess)
+}
+
+// Call answers prompt. If the session holds a run of this agent waiting for decisions,
+// Call resumes it (prompt must then be empty or the run's prompt, else ErrPending):
+// the decided batch runs first, with no model call before it. If some calls still
+// have no decision, the answer is pending again and nothing runs. A nil session means
+// a throw-away one (and a pending answer cannot be resumed).
+func (a *ReActAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
+	if sess == nil {
+		sess = NewSession("")
+	}
+	st := sess.State(a.name)
+	fresh := NewRunInfo(ctx, a.name, sess)
+	run := st.Run
+	if run != nil {
+		if prompt != "" && prompt != run.Prompt {
+			return nil, fmt.Errorf("agent %q in session %q: %w (run %s)", a.name, sess.ID(), ErrPending, run.Info.RunID)
+		}
+		// The same run goes on, perhaps at another node, branch or flow run.
+		fresh.RunID = run.Info.RunID
+		run.Info = fresh
+	} else {
+		run = &PendingRun{Info: fresh, Prompt: prompt,
+			Trace: &ReActTrace{RunID: fresh.RunID, Agent: a.name, Prompt: prompt, Started: time.Now()}}
+	}
+	x := &reactRun{a: a, sess: sess, st: &st, run: run,
+		runner: runner{cfg: a.cfg, model: a.model, info: run.Info}, began: time.Now()}
+	ctx = withParent(ctx, run.Info.RunID)
+	x.start(ctx, run.Prompt)
+	ans, err := x.loop(ctx)
+	return x.finish(ctx, ans, err)
+}
+
+// reactRun is one call of a ReActAgent.
+type reactRun struct {
+	runner
+	a     *ReActAgent
+	sess  *AgentSession
+	st    *AgentState
+	run   *PendingRun
+	began time.Time
+}
+
+func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
+	run, tr := x.run, x.run.Trace
+	if run.Messages == nil {
+		if x.a.tmpl != nil {
+			instr, err := renderTemplate(x.a.tmpl, x.sess.Context(), run.Prompt)
+			if err != nil {
+				return nil, &Error{Type: TypeInvalidQuery, Message: "instruction: " + err.Error(), Err: err}
+			}
+			run.Messages = append(run.Messages, SystemMessage(instr))
+		}
+		run.Messages = append(run.Messages, x.st.History...)
+		run.Messages = append(run.Messages, UserMessage(run.Prompt))
+	}
+	if run.Batch != nil {
+		// Resuming a held batch: the same calls run, without asking the model again.
+		if undecided := run.undecided(); len(undecided) > 0 {
+			return x.hold(ctx, undecided), nil
+		}
+		x.act(ctx, len(tr.StepsOf(StepReason)), run.Batch, run.Decisions)
+	}
+	for {
+		step := len(tr.StepsOf(StepReason)) + 1
+		if step > x.a.cfg.maxSteps {
+			return nil, &Error{Type: TypeStepLimit, Message: fmt.Sprintf("no answer after %d model calls", x.a.cfg.maxSteps)}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, ctxError(ctx)
+		}
+		began := time.Now()
+		resp, d, err := x.reason(ctx, step, &ChatRequest{Messages: cloneMessages(run.Messages), Tools: x.a.defs, Options: x.a.cfg.options})
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+		msg := resp.Message
+		msg.Role = RoleAssistant
+		msg.ToolCalls = slices.Clone(msg.ToolCalls)
+		seen := make(map[string]bool, len(msg.ToolCalls))
+		for i := range msg.ToolCalls {
+			tc := &msg.ToolCalls[i]
+			tc.Args = rawArgs(tc.Args)
+			// Decisions, observations and events are keyed by the id: it must be
+			// there and unique in the batch.
+			if tc.ID == "" || seen[tc.ID] {
+				tc.ID = fmt.Sprintf("%s-%d-%d", run.Info.RunID, step, i+1)
+			}
+			seen[tc.ID] = true
+		}
+		u := resp.Usage
+		tr.Steps = append(tr.Steps, TraceStep{Kind: StepReason, Turn: step, Started: began, Duration: d,
+			Content: msg.Content, Reasoning: msg.Reasoning, ToolCalls: slices.Clone(msg.ToolCalls), Usage: &u})
+		tr.Metrics.AddUsage(u)
+		run.Messages = append(run.Messages, msg)
+		if len(msg.ToolCalls) == 0 {
+			tr.Answer = msg.Content
+			return &Answer{Agent: x.a.name, RunID: run.Info.RunID, Content: msg.Content, Reasoning: msg.Reasoning}, nil
+		}
+		run.Batch, run.Decisions = msg.ToolCalls, nil
+		run.Pending = x.needsDecision(ctx, msg.ToolCalls)
+		if len(run.Pending) > 0 {
+			return x.hold(ctx, run.Pending), nil
+		}
+		x.act(ctx, step, msg.ToolCalls, nil)
+	}
+}
+
+// hold keeps the run in the session for decisions and reports the pending calls.
+func (x *reactRun) hold(ctx context.Context, calls []PendingCall) *Answer {
+	x.run.Trace.Status = RunPending
+	x.emit(ctx, Event{Kind: EventHITLPending, Step: len(x.run.Trace.StepsOf(StepReason)), Pending: calls,
+		ToolCalls: x.run.Batch})
+	return &Answer{Agent: x.a.name, RunID: x.run.Info.RunID, Pending: x.run.view(calls)}
+}
+
+// finish saves the session state and reports the end of the call.
+func (x *reactRun) finish(ctx context.Context, ans *Answer, err error) (*Answer, error) {
+	run, tr := x.run, x.run.Trace
+	d := time.Since(x.began)
+	tr.Metrics.Duration += d // active time only: a human's think time is not the agent's
+	switch {
+	case err != nil:
+		tr.Status, tr.Error = RunFailed, AsError(err, TypeAgentFailed)
+		x.st.Run, x.st.ReAct = nil, tr
+		err = fmt.Errorf("agent %q: %w", x.a.name, err)
+	case ans.Pending != nil:
+		x.st.Run = run
+	default:
+		tr.Status = RunCompleted
+		x.st.Run, x.st.ReAct = nil, tr
+		x.st.History = x.a.cfg.trimHistory(append(x.st.History, UserMessage(run.Prompt), AssistantMessage(ans.Content)))
+	}
+	if ans != nil {
+		ans.Metrics, ans.Trace = tr.Metrics, tr
+	}
+	x.sess.setState(x.a.name, *x.st)
+	x.end(ctx, ans, err, d)
+	return ans, err
+}
+
+// needsDecision returns the calls of a batch that must wait for a human: sensitive,
+// not always-allowed, and otherwise runnable (a call that code refuses or whose
+// arguments are invalid fails without asking anyone).
+func (x *reactRun) needsDecision(ctx context.Context, batch []ToolCall) []PendingCall {
+	var out []PendingCall
+	for _, c := range batch {
+		t, perr := x.precheck(ctx, c)
+		if perr != nil || t.Sensitive == nil || slices.Contains(x.st.AlwaysAllow, t.Name) {
+			continue
+		}
+		if ok, comment := t.Sensitive(c.Args); ok {
+			out = append(out, PendingCall{ID: c.ID, Name: c.Name, Args: c.Args, Comment: comment})
+		}
+	}
+	return out
+}
+
+// precheck finds the tool, checks the permission code and validates the arguments.
+func (x *reactRun) precheck(ctx context.Context, c ToolCall) (*Tool, *Error) {
+	t := x.a.tools[c.Name]
+	if t == nil {
+		return nil, &Error{Type: TypeUnknownTool, Message: fmt.Sprintf("no tool named %q (tools: %v)", c.Name, x.toolNames())}
+	}
+	if p := x.a.cfg.permission; p != nil {
+		if err := p(ctx, x.info, c); err != nil {
+			return nil, &Error{Type: TypePermissionDenied, Message: err.Error(), Err: err}
+		}
+	}
+	if err := t.Schema.ValidateJSON(c.Args); err != nil {
+		return nil, &Error{Type: TypeInvalidArguments, Message: err.Error(), Err: err}
+	}
+	return t, nil
+}
+
+func (x *reactRun) toolNames() []string {
+	names := make([]string, len(x.a.defs))
+	for i, d := range x.a.defs {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// act runs a batch of tool calls in order, applying decisions, and appends each
+// observation to the conversation.
+func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decisions map[string]Decision) {
+	run, tr := x.run, x.run.Trace
+	x.emit(ctx, Event{Kind: EventActionStart, Step: step, ToolCalls: batch})
+	for _, i := range x.cfg.icpts {
+		i.OnActionStart(ctx, x.info, step, batch)
+	}
+	began := time.Now()
+	obs := make([]Observation, 0, len(batch))
+	for _, c := range batch {
+		var dec *Decision
+		if d, ok := decisions[c.ID]; ok {
+			dec = &d
+			call := c
+			x.emit(ctx, Event{Kind: EventHITLDecided, Step: step, Call: &call, Decision: dec})
+			if d.Kind == DecisionApprove {
+				if len(d.Args) > 0 {
+					c.Args = d.Args
+				}
+				if d.AlwaysAllow && !slices.Contains(x.st.AlwaysAllow, c.Name) {
+					x.st.AlwaysAllow = append(x.st.AlwaysAllow, c.Name)
+				}
+			}
+		}
+		o, d := x.call(ctx, step, c, dec)
+		obs = append(obs, o)
+		call := c
+		tr.Steps = append(tr.Steps,
+			TraceStep{Kind: StepAction, Turn: step, Started: time.Now().Add(-d), Duration: d, Call: &call, Decision: dec},
+			TraceStep{Kind: StepObservation, Turn: step, Started: time.Now(), Call: &call, Observation: &o})
+		run.Messages = append(run.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.JSON()})
+	}
+	run.Batch, run.Pending, run.Decisions = nil, nil, nil
+	d := time.Since(began)
+	x.emit(ctx, Event{Kind: EventActionEnd, Step: step, Duration: d})
+	for _, i := range x.cfg.icpts {
+		i.OnActionEnd(ctx, x.info, step, obs, d)
+	}
+}
+
+// call makes one tool call (or applies the decision that replaces it) and reports it.
+func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision) (Observation, time.Duration) {
+	call := c
+	x.emit(ctx, Event{Kind: EventToolStart, Step: step, Call: &call})
+	for _, i := range x.cfg.icpts {
+		i.OnToolStart(ctx, x.info, c)
+	}
+	began := time.Now()
+	var o Observation
+	if dec != nil && dec.Kind != DecisionApprove {
+		if dec.Kind == DecisionReject {
+			trace.Count(ctx, trace.CountRejection, 1) // for the run's metrics interceptor, if any
+		}
+		o = dec.observation()
+	} else if t, perr := x.precheck(ctx, c); perr != nil {
+		o = Failure(perr)
+	} else {
+		x.run.Trace.Metrics.ToolCalls++
+		o = invoke(ctx, t, c.Args)
+	}
+	d := time.Since(began)
+	x.emit(ctx, Event{Kind: EventToolEnd, Step: step, Call: &call, Observation: &o, Duration: d})
+	for _, i := range x.cfg.icpts {
+		i.OnToolEnd(ctx, x.info, c, o, d)
+	}
+	return o, d
+}
+
+// invoke runs a tool's function; a panic is a tool error, not a crash (the model sees
+// the panic value, never the stack).
+func invoke(ctx context.Context, t *Tool, args json.RawMessage) (o Observation) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = Failure(&Error{Type: TypeToolFailed, Message: fmt.Sprintf("tool %q panicked: %v", t.Name, p)})
+		}
+	}()
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	res, err := t.Func(ctx, args)
+	if err != nil {
+		return Failure(toolError(err))
+	}
+	return Success(res)
+}

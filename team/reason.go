@@ -1,0 +1,94 @@
+package team
+
+import (
+	"context"
+	"time"
+)
+
+// runner holds what one agent run needs to report itself.
+type runner struct {
+	cfg   *config
+	model ChatModel
+	info  RunInfo
+}
+
+func (r *runner) emit(ctx context.Context, ev Event) {
+	ev.RunID, ev.ParentRunID, ev.Agent = r.info.RunID, r.info.ParentRunID, r.info.Agent
+	ev.Instance, ev.Node, ev.Branch = r.info.Instance, r.info.Node, r.info.Branch
+	Emit(ctx, ev)
+}
+
+// reason makes one model call, streaming it when the model can and someone listens,
+// and reports it (events and interceptors).
+func (r *runner) reason(ctx context.Context, step int, req *ChatRequest) (*ChatResponse, time.Duration, error) {
+	r.emit(ctx, Event{Kind: EventReasonStart, Step: step})
+	for _, i := range r.cfg.icpts {
+		i.OnReasonStart(ctx, r.info, step, req)
+	}
+	began := time.Now()
+	var (
+		resp *ChatResponse
+		err  error
+	)
+	if sm, ok := r.model.(StreamingModel); ok && !r.cfg.noStream && sinkFrom(ctx) != nil {
+		var acc Accumulator
+		for d, derr := range sm.ChatStream(ctx, req) {
+			if derr != nil {
+				err = derr
+				break
+			}
+			acc.Add(d)
+			if d.Content != "" || d.Reasoning != "" {
+				r.emit(ctx, Event{Kind: EventReasonDelta, Step: step, Delta: d.Content, Reasoning: d.Reasoning})
+			}
+		}
+		if err == nil {
+			resp = acc.Response()
+		}
+	} else {
+		resp, err = r.model.Chat(ctx, req)
+	}
+	d := time.Since(began)
+	ev := Event{Kind: EventReasonEnd, Step: step, Duration: d}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctxError(ctx)
+		}
+		e := AsError(err, TypeAgentFailed)
+		err, ev.Error = e, e
+	} else {
+		u := resp.Usage
+		ev.Content, ev.Reasoning, ev.ToolCalls, ev.Usage = resp.Message.Content, resp.Message.Reasoning, resp.Message.ToolCalls, &u
+	}
+	r.emit(ctx, ev)
+	for _, i := range r.cfg.icpts {
+		i.OnReasonEnd(ctx, r.info, step, resp, err, d)
+	}
+	return resp, d, err
+}
+
+func (r *runner) start(ctx context.Context, prompt string) {
+	r.emit(ctx, Event{Kind: EventRunStart, Prompt: prompt})
+	for _, i := range r.cfg.icpts {
+		i.OnAgentStart(ctx, r.info, prompt)
+	}
+}
+
+func (r *runner) end(ctx context.Context, ans *Answer, err error, d time.Duration) {
+	ev := Event{Kind: EventRunEnd, Answer: ans, Duration: d}
+	if ans != nil {
+		u := ans.Metrics.Usage()
+		ev.Content, ev.Usage = ans.Content, &u
+		ev.Status = RunCompleted
+		if ans.Pending != nil {
+			ev.Status = RunPending
+		}
+	}
+	if err != nil {
+		ev.Status, ev.Error = RunFailed, AsError(err, TypeAgentFailed)
+	}
+	r.emit(ctx, ev)
+	for _, i := range r.cfg.icpts {
+		i.OnAgentEnd(ctx, r.info, ans, err)
+	}
+}

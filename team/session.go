@@ -1,0 +1,368 @@
+package team
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// AgentSession is the session an agent runs in: a flow instance's FlowContext, which
+// holds the business data and, under StateKey(agent), each agent's conversation
+// history, its pending tool-call batch and the trace of its last run; and, when the
+// agent runs inside a flow graph, the node it runs as and the flow's frontier once the
+// run halted.
+//
+// Keeping agent state in the FlowContext variables means that a flow snapshot (the
+// session package) carries the agents' state with it; State and RestoreSession give
+// the same as plain JSON for agents used without a graph.
+//
+// An AgentSession is safe for concurrent use, but one agent must not run twice at the
+// same time in one session (two parallel nodes need two agents, or two sessions).
+type AgentSession struct {
+	fc   *flow.Context
+	node *flow.Node
+
+	mu   sync.Mutex
+	flow *flowPosition
+}
+
+type flowPosition struct {
+	graph, hash, reason string
+	frontier            *flow.FrontierState
+}
+
+// NewSession returns a new session with the given instance id and an empty context.
+func NewSession(id string) *AgentSession { return &AgentSession{fc: flow.NewContext(id)} }
+
+// SessionOf returns a session over a flow context (for example the one a graph run
+// uses), so agent state can be read and decisions given between runs.
+func SessionOf(fc *flow.Context) *AgentSession { return &AgentSession{fc: fc} }
+
+// nodeSession is the session of an agent running as node n, over the node's branch
+// view of the context.
+func nodeSession(c *flow.Context, n *flow.Node) *AgentSession {
+	return &AgentSession{fc: c, node: n}
+}
+
+// ID returns the instance id.
+func (s *AgentSession) ID() string { return s.fc.InstanceID() }
+
+// Context returns the FlowContext: business data the agents read and write.
+func (s *AgentSession) Context() *flow.Context { return s.fc }
+
+// Node returns the flow node the agent runs as, or nil outside a graph.
+func (s *AgentSession) Node() *flow.Node { return s.node }
+
+// StateKey is the context variable that holds an agent's state in a session.
+func StateKey(agent string) string { return "_agent." + agent }
+
+// AgentState is what a session keeps for one agent. It is plain data: it goes through
+// JSON unchanged.
+type AgentState struct {
+	// History is the conversation of completed calls: each call's prompt and answer.
+	History []Message `json:"history,omitempty"`
+	// AlwaysAllow lists the sensitive tools a human approved for every later call.
+	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
+	// Run is the ReAct run waiting for human decisions, if any.
+	Run *PendingRun `json:"run,omitempty"`
+	// ReAct and Simple are the traces of the agent's last run.
+	ReAct  *ReActTrace  `json:"react,omitempty"`
+	Simple *SimpleTrace `json:"simple,omitempty"`
+}
+
+// State returns a copy of the agent's state in the session (the zero state if the
+// agent never ran in it).
+func (s *AgentSession) State(agent string) AgentState {
+	v, _ := s.fc.Get(StateKey(agent))
+	return stateOf(v)
+}
+
+// stateOf converts a stored value (an AgentState, or the maps a restored snapshot
+// holds) into a deep copy of the state.
+func stateOf(v any) AgentState {
+	if v == nil {
+		return AgentState{}
+	}
+	b, err := json.Marshal(v)
+	var st AgentState
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	if err != nil {
+		// Cannot happen for what this package stores (plain data); keep the value
+		// rather than lose the agent's state.
+		st, _ = v.(AgentState)
+	}
+	return st
+}
+
+func (s *AgentSession) setState(agent string, st AgentState) { s.fc.Set(StateKey(agent), st) }
+
+// History returns the agent's conversation history in the session.
+func (s *AgentSession) History(agent string) []Message { return s.State(agent).History }
+
+// Pending returns the agent's batch waiting for decisions (only the calls still
+// without one), or nil.
+func (s *AgentSession) Pending(agent string) *Pending {
+	r := s.State(agent).Run
+	if r == nil {
+		return nil
+	}
+	return r.view(r.undecided())
+}
+
+// PendingAll returns every agent's pending batch in the session, by agent name order.
+func (s *AgentSession) PendingAll() []*Pending {
+	var out []*Pending
+	vars := s.fc.Vars()
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if name, ok := strings.CutPrefix(k, StateKey("")); ok && name != "" {
+			if p := s.Pending(name); p != nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Decide records decisions for the agent's pending calls, keyed by tool-call id. The
+// next call of the agent (or, in a graph, the resumed node) applies them to the same
+// batch without asking the model again. It fails with ErrNoPending when nothing waits
+// and ErrUnknownCall for an id that is not pending; nothing is recorded then.
+func (s *AgentSession) Decide(agent string, ds ...Decision) error {
+	var err error
+	// One atomic read-modify-write, so concurrent deciders do not lose each other's
+	// decisions.
+	s.fc.Update(StateKey(agent), func(old any, _ bool) any {
+		st := stateOf(old)
+		if err = st.decide(ds); err != nil {
+			return old
+		}
+		return st
+	})
+	if err != nil {
+		return fmt.Errorf("agent %q in session %q: %w", agent, s.ID(), err)
+	}
+	return nil
+}
+
+func (st *AgentState) decide(ds []Decision) error {
+	if st.Run == nil {
+		return ErrNoPending
+	}
+	for _, d := range ds {
+		if !st.Run.isPending(d.CallID) {
+			return fmt.Errorf("call %q: %w (pending: %v)", d.CallID, ErrUnknownCall, st.Run.view(st.Run.Pending).IDs())
+		}
+		if err := d.check(); err != nil {
+			return err
+		}
+	}
+	if st.Run.Decisions == nil {
+		st.Run.Decisions = make(map[string]Decision)
+	}
+	for _, d := range ds {
+		st.Run.Decisions[d.CallID] = d
+	}
+	return nil
+}
+
+// Discard drops the agent's pending run; the next call starts afresh.
+func (s *AgentSession) Discard(agent string) {
+	st := s.State(agent)
+	st.Run = nil
+	s.setState(agent, st)
+}
+
+// ReActTrace returns the trace of the agent's last (or pending) ReAct run, or nil.
+func (s *AgentSession) ReActTrace(agent string) *ReActTrace {
+	st := s.State(agent)
+	if st.Run != nil {
+		return st.Run.Trace
+	}
+	return st.ReAct
+}
+
+// SimpleTrace returns the trace of the agent's last SimpleAgent run, or nil.
+func (s *AgentSession) SimpleTrace(agent string) *SimpleTrace { return s.State(agent).Simple }
+
+// SetFlow records where a flow run over the session's context stands: its frontier
+// when it halted (suspended for a decision, stopped, failed), or nothing once it
+// completed. SessionState then carries it, and ResumeFlow continues from it.
+func (s *AgentSession) SetFlow(g *flow.Graph, res *flow.Result) {
+	var pos *flowPosition
+	if res != nil && res.Frontier != nil {
+		st := res.Frontier.State()
+		pos = &flowPosition{graph: g.ID, hash: g.Hash(), reason: res.Reason, frontier: &st}
+	}
+	s.mu.Lock()
+	s.flow = pos
+	s.mu.Unlock()
+}
+
+func (s *AgentSession) position() *flowPosition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flow
+}
+
+// Suspended reports whether the session holds a halted flow run to resume.
+func (s *AgentSession) Suspended() bool { return s.position() != nil }
+
+// ErrGraphChanged is returned by ResumeFlow when the graph's definition differs from
+// the one the session was saved with.
+var ErrGraphChanged = errors.New("graph definition changed since the session was saved")
+
+// RunFlow evaluates g over the session's context with eng and records where it
+// stands (SetFlow).
+func (s *AgentSession) RunFlow(ctx context.Context, eng *flow.Engine, g *flow.Graph, opts ...flow.EvalOption) (*flow.Result, error) {
+	res, err := eng.EvalGraph(ctx, g, s.fc, opts...)
+	if res != nil {
+		s.SetFlow(g, res)
+	}
+	return res, err
+}
+
+// ResumeFlow continues the session's halted flow run of g with eng (which must have
+// the same tasks and agents registered) and records where it then stands. The suspended
+// agent node runs again and applies the decisions given with Decide.
+func (s *AgentSession) ResumeFlow(ctx context.Context, eng *flow.Engine, g *flow.Graph, opts ...flow.EvalOption) (*flow.Result, error) {
+	pos := s.position()
+	if pos == nil {
+		return nil, fmt.Errorf("session %q: %w", s.ID(), flow.ErrNotResumable)
+	}
+	if pos.graph != g.ID || pos.hash != g.Hash() {
+		return nil, fmt.Errorf("session %q, graph %q: %w", s.ID(), g.ID, ErrGraphChanged)
+	}
+	fr, err := eng.RestoreFrontier(g, *pos.frontier)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: %w", s.ID(), err)
+	}
+	res, err := eng.Resume(ctx, fr, s.fc, opts...)
+	if res != nil {
+		s.SetFlow(g, res)
+	}
+	return res, err
+}
+
+// SessionFormat is the version of the SessionState format.
+const SessionFormat = 1
+
+// SessionState is the plain-data form of an AgentSession, for storage: the instance id,
+// the context variables (agent state included), the FlowTrace and, when a flow run
+// halted, its graph, definition hash, reason and frontier.
+type SessionState struct {
+	Format   int                 `json:"format"`
+	ID       string              `json:"id"`
+	Vars     map[string]any      `json:"vars,omitempty"`
+	Trace    trace.FlowTrace     `json:"trace,omitzero"`
+	Graph    string              `json:"graph,omitempty"`
+	Hash     string              `json:"hash,omitempty"`
+	Reason   string              `json:"reason,omitempty"`
+	Frontier *flow.FrontierState `json:"frontier,omitempty"`
+}
+
+// Snapshot returns the session's plain-data form.
+func (s *AgentSession) Snapshot() SessionState {
+	st := SessionState{Format: SessionFormat, ID: s.ID(), Vars: s.fc.Vars(), Trace: s.fc.Trace()}
+	if len(st.Trace.Last) == 0 {
+		st.Trace = trace.FlowTrace{}
+	}
+	if f := s.position(); f != nil {
+		st.Graph, st.Hash, st.Reason, st.Frontier = f.graph, f.hash, f.reason, f.frontier
+	}
+	return st
+}
+
+// RestoreSession rebuilds a session from its plain-data form (in any process).
+func RestoreSession(st SessionState) (*AgentSession, error) {
+	if st.Format != SessionFormat {
+		return nil, fmt.Errorf("session %q: format %d, this build reads %d", st.ID, st.Format, SessionFormat)
+	}
+	s := &AgentSession{fc: flow.RestoreContext(st.ID, st.Vars, st.Trace)}
+	if st.Frontier != nil {
+		s.flow = &flowPosition{graph: st.Graph, hash: st.Hash, reason: st.Reason, frontier: st.Frontier}
+	}
+	return s, nil
+}
+
+// MarshalSession encodes a session as JSON.
+func MarshalSession(s *AgentSession) ([]byte, error) {
+	return json.Marshal(s.Snapshot())
+}
+
+// UnmarshalSession decodes a session encoded by MarshalSession. Numbers in the
+// variables become int64 when integral and float64 otherwise, so scripts see integers
+// as integers.
+func UnmarshalSession(data []byte) (*AgentSession, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var st SessionState
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("decode session: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("decode session: data after the session")
+	}
+	for k, v := range st.Vars {
+		st.Vars[k] = normalizeNumbers(v)
+	}
+	if st.Frontier != nil {
+		for i := range st.Frontier.Frames {
+			for j, it := range st.Frontier.Frames[i].Items {
+				st.Frontier.Frames[i].Items[j] = normalizeNumbers(it)
+			}
+		}
+	}
+	return RestoreSession(st)
+}
+
+func normalizeNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		if f, err := t.Float64(); err == nil && !math.IsInf(f, 0) {
+			return f
+		}
+		return t.String()
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalizeNumbers(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = normalizeNumbers(e)
+		}
+	}
+	return v
+}
+
+// PendingIn returns the agent's pending batch held in a flow instance's variables (a
+// stored snapshot's Vars, for example), or nil.
+func PendingIn(vars map[string]any, agent string) *Pending {
+	return SessionOf(flow.NewContextWith("", vars)).Pending(agent)
+}
+
+// DecideIn applies decisions to the agent state held in a flow instance's variables
+// and returns the variable updates that carry them: pass them to a resume that takes
+// updates (session.Runner.Resume). vars is not modified.
+func DecideIn(vars map[string]any, agent string, ds ...Decision) (map[string]any, error) {
+	s := SessionOf(flow.NewContextWith("", vars))
+	if err := s.Decide(agent, ds...); err != nil {
+		return nil, err
+	}
+	return map[string]any{StateKey(agent): s.State(agent)}, nil
+}

@@ -1,0 +1,457 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// Node ids of the nodes a protocol generates besides the members' (whose ids are the
+// member names). A graph adjuster refers to them to add nodes and links.
+const (
+	TeamNodeStart      = "start"
+	TeamNodeEnd        = "end"
+	TeamNodeSupervisor = "supervisor"
+	TeamNodeRoute      = "route"
+	TeamNodeFork       = "fork"
+	TeamNodeJoin       = "join"
+	TeamNodeMerge      = "merge"
+)
+
+var reservedIDs = []string{TeamNodeStart, TeamNodeEnd, TeamNodeSupervisor, TeamNodeRoute, TeamNodeFork, TeamNodeJoin, TeamNodeMerge}
+
+// Meta keys of a team's graph and nodes.
+const (
+	// MetaTeam names the team on its graph's meta.
+	MetaTeam = "team"
+	// MetaProtocol names the protocol on the graph's meta.
+	MetaProtocol = "protocol"
+	// MetaMaxTurns is the team's max turns, on the graph's meta.
+	MetaMaxTurns = "maxTurns"
+	// MetaAgent names the agent a member node runs (the audit reads it).
+	MetaAgent = "agent"
+)
+
+// ErrTeamSuspendedInNode is returned when a team called as a plain agent node of
+// another graph (through AsTask) suspends: that node cannot hold the team's place. Run
+// the team as a sub-graph (TeamAgent.Task) to suspend and resume with the enclosing
+// flow, or make it a member of a team.
+var ErrTeamSuspendedInNode = errors.New("team suspended inside an agent node")
+
+// TeamAgent is a team of agents that runs as a flow graph: each member is a node whose
+// task is the member agent (AsTask), and the protocol (Sequential, Supervisor, Swarm,
+// Parallel) shapes the graph around them. A team is itself an Agent, so it can be a
+// member of another team (it then runs as a sub-graph of its parent's graph) or a node
+// of any graph.
+//
+// The team runs on the flow engine (Engine), so the engine's interceptors (audits,
+// spans, metrics), error policies, branch policies, sessions and stores all apply to
+// it. Its collaboration record, the TeamTrace, is plain data in the FlowContext under
+// TraceKey(name). A TeamAgent is immutable once built and safe for concurrent use in
+// different sessions.
+type TeamAgent struct {
+	name     string
+	cfg      teamConfig
+	members  []Agent
+	byName   map[string]Agent
+	nested   map[string]*TeamAgent // member name -> team
+	names    []string
+	maxTurns int
+	finish   string
+	icpts    hooks
+	graph    *flow.Graph
+	eng      *flow.Engine
+	obs      *observer
+
+	mu      sync.Mutex
+	parents map[string]*TeamAgent // graph id of a parent team -> the parent
+}
+
+var _ Agent = (*TeamAgent)(nil)
+
+// NewTeam builds a team: it checks the members, generates the protocol's graph, lets
+// the adjusters edit it, builds it and registers it (and the graphs of nested teams)
+// on the team's engine.
+func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	t := &TeamAgent{name: name, byName: map[string]Agent{}, nested: map[string]*TeamAgent{}}
+	for _, o := range opts {
+		o(&t.cfg)
+	}
+	c := &t.cfg
+	if c.proto == nil {
+		c.proto = Sequential()
+	}
+	if len(c.members) == 0 {
+		return nil, fmt.Errorf("team %q: no members", name)
+	}
+	for _, m := range c.members {
+		if m == nil {
+			return nil, fmt.Errorf("team %q: nil member", name)
+		}
+		mn := m.Name()
+		if err := checkName(mn); err != nil {
+			return nil, fmt.Errorf("team %q, member: %w", name, err)
+		}
+		if slices.Contains(reservedIDs, mn) {
+			return nil, fmt.Errorf("team %q: member name %q is the id of a node the protocol generates (%v)", name, mn, reservedIDs)
+		}
+		if t.byName[mn] != nil {
+			return nil, fmt.Errorf("team %q: two members named %q", name, mn)
+		}
+		if mn == name {
+			return nil, fmt.Errorf("team %q: a member has the team's name", name)
+		}
+		t.byName[mn] = m
+		t.members = append(t.members, m)
+		t.names = append(t.names, mn)
+		if sub, ok := m.(*TeamAgent); ok {
+			t.nested[mn] = sub
+		}
+	}
+	t.maxTurns = c.maxTurns
+	if t.maxTurns == 0 {
+		t.maxTurns = max(DefaultMaxTurns, len(t.members))
+	}
+	if t.maxTurns < 1 {
+		return nil, fmt.Errorf("team %q: max turns must be at least 1", name)
+	}
+	t.finish = c.finish
+	if t.finish == "" {
+		t.finish = DefaultFinishMarker
+	}
+	if c.fallback != "" && t.byName[c.fallback] == nil {
+		return nil, fmt.Errorf("team %q: default member %q is not a member", name, c.fallback)
+	}
+	if c.answerFrom != "" && t.byName[c.answerFrom] == nil {
+		return nil, fmt.Errorf("team %q: answer member %q is not a member", name, c.answerFrom)
+	}
+	if c.loopRepeats < 0 {
+		return nil, fmt.Errorf("team %q: loop detection needs a positive repeat count", name)
+	}
+	if c.graphID == "" {
+		c.graphID = "team." + name
+	} else if err := checkName(c.graphID); err != nil {
+		return nil, fmt.Errorf("team %q, graph id: %w", name, err)
+	}
+	slices.SortStableFunc(c.icpts, func(a, b indexedTeamInterceptor) int { return cmpInt(a.index, b.index) })
+	for _, i := range c.icpts {
+		t.icpts = append(t.icpts, i.i)
+	}
+	if err := c.proto.check(t); err != nil {
+		return nil, fmt.Errorf("team %q, protocol %s: %w", name, c.proto.Name(), err)
+	}
+	g, err := t.buildGraph()
+	if err != nil {
+		return nil, err
+	}
+	t.graph = g
+	if err := t.buildEngine(); err != nil {
+		return nil, err
+	}
+	for _, sub := range t.nested {
+		sub.addParent(t)
+	}
+	return t, nil
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checkName rejects names that cannot be node ids, call path segments or quoted in a
+// condition.
+func checkName(s string) error {
+	if s == "" {
+		return errors.New("empty name")
+	}
+	if strings.ContainsAny(s, "\"'`\\/: \t\r\n") || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("name %q may not contain quotes, backslashes, slashes, colons, spaces or control characters", s)
+	}
+	return nil
+}
+
+func (t *TeamAgent) buildGraph() (*flow.Graph, error) {
+	c := &t.cfg
+	spec := flow.NewSpec(c.graphID)
+	spec.Title = "team " + t.name
+	spec.Meta = map[string]any{MetaTeam: t.name, MetaProtocol: c.proto.Name(), MetaMaxTurns: t.maxTurns}
+	spec.Start(TeamNodeStart).Do(&teamStartTask{t})
+	if err := c.proto.build(t, spec); err != nil {
+		return nil, fmt.Errorf("team %q, protocol %s: %w", t.name, c.proto.Name(), err)
+	}
+	spec.End(TeamNodeEnd).Do(&teamEndTask{t})
+	for _, adj := range c.adjusters {
+		adj(spec)
+	}
+	g, err := spec.Build()
+	if err != nil {
+		return nil, fmt.Errorf("team %q: graph: %w", t.name, err)
+	}
+	return g, nil
+}
+
+// memberNode adds the node of a member: an activity whose task is the member agent, or
+// a call of a nested team's graph.
+func (t *TeamAgent) memberNode(spec *flow.GraphSpec, index int, m Agent) *flow.NodeSpec {
+	ns := spec.Activity(m.Name()).SetMeta(MetaAgent, m.Name())
+	if r := m.Role(); r != "" && r != m.Name() {
+		ns.SetTitle(m.Name() + " (" + r + ")")
+	}
+	if sub := t.nested[m.Name()]; sub != nil {
+		return ns.SetTask("#" + sub.graph.ID)
+	}
+	return ns.Do(newMemberTask(t, index, m))
+}
+
+func (t *TeamAgent) buildEngine() error {
+	t.obs = newObserver(t)
+	opts := []flow.Option{flow.WithInterceptor(t.obs, observerIndex)}
+	for _, i := range t.cfg.icpts {
+		opts = append(opts, flow.WithInterceptor(i.i, i.index))
+	}
+	opts = append(opts, t.cfg.engineOpts...)
+	t.eng = flow.NewEngine(opts...)
+	var reg func(x *TeamAgent) error
+	seen := map[*TeamAgent]bool{}
+	reg = func(x *TeamAgent) error {
+		if seen[x] {
+			return nil
+		}
+		seen[x] = true
+		for _, sub := range x.nested {
+			if err := reg(sub); err != nil {
+				return err
+			}
+		}
+		if err := t.eng.Register(x.graph); err != nil {
+			return fmt.Errorf("team %q: %w", t.name, err)
+		}
+		return nil
+	}
+	return reg(t)
+}
+
+// observerIndex places the team's own interceptor outside every other one, so team
+// start and end frame what the others record. (Not math.MinInt: flow orders
+// interceptors by subtracting indexes.)
+const observerIndex = -1 << 30
+
+func (t *TeamAgent) addParent(p *TeamAgent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.parents == nil {
+		t.parents = make(map[string]*TeamAgent)
+	}
+	t.parents[p.graph.ID] = p
+}
+
+func (t *TeamAgent) parent(graphID string) *TeamAgent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.parents[graphID]
+}
+
+// Name returns the team's name.
+func (t *TeamAgent) Name() string { return t.name }
+
+// Role returns the team's role.
+func (t *TeamAgent) Role() string { return t.cfg.role }
+
+// Members returns the members in order.
+func (t *TeamAgent) Members() []Agent { return slices.Clone(t.members) }
+
+// Protocol returns the team's protocol.
+func (t *TeamAgent) Protocol() Protocol { return t.cfg.proto }
+
+// MaxTurns returns the bound on member turns.
+func (t *TeamAgent) MaxTurns() int { return t.maxTurns }
+
+// Graph returns the team's graph. It exports like any graph (package export); pass
+// TaskNamer to the document writers to name the Go tasks of its nodes.
+func (t *TeamAgent) Graph() *flow.Graph { return t.graph }
+
+// Engine returns the team's engine: its graph and the graphs of nested teams are
+// registered, its interceptors installed. Run the team with session.Runner on it
+// (graph id Graph().ID, the prompt in InputKey()) to keep it in a session store.
+func (t *TeamAgent) Engine() *flow.Engine { return t.eng }
+
+// Interceptor returns the flow interceptor that reports the team's start and end
+// when a run resumes, fails or suspends, and frames nested teams' nodes. The team's
+// engine has it; add it to another engine that runs the team's graph (Task).
+func (t *TeamAgent) Interceptor() flow.Interceptor { return t.obs }
+
+// Task returns a task that runs the team's graph as a sub-graph of the node's graph,
+// sharing its FlowContext: a team suspended inside resumes with the enclosing flow.
+// The team's prompt is the variable InputKey() (else "prompt"); its answer is written
+// to AnswerKey(name). The enclosing engine should carry Interceptor().
+func (t *TeamAgent) Task() flow.Task { return flow.Call(t.graph) }
+
+// TaskNamer names the Go tasks of the team's nodes for the export package's document
+// writers (export.WithTaskNamer(team.TaskNamer)): "<team>.start", "<team>.end",
+// "<team>.supervisor", "<team>.merge" and "<team>.<member>".
+func (t *TeamAgent) TaskNamer(n *flow.Node) (string, bool) {
+	switch c := n.Component.(type) {
+	case *teamStartTask:
+		return c.t.name + "." + TeamNodeStart, true
+	case *teamEndTask:
+		return c.t.name + "." + TeamNodeEnd, true
+	case *supervisorTask:
+		return c.t.name + "." + TeamNodeSupervisor, true
+	case *mergeTask:
+		return c.t.name + "." + TeamNodeMerge, true
+	case *memberTask:
+		return c.t.name + "." + c.m.Name(), true
+	}
+	return "", false
+}
+
+// InputKey is the context variable the team reads its prompt from when it starts as
+// the root graph of a run (Call sets it).
+func (t *TeamAgent) InputKey() string { return inputKey(t.name) }
+
+func inputKey(team string) string { return "_team." + team + ".input" }
+
+// nextKey is the variable the router reads: the member that acts next, or "end".
+func (t *TeamAgent) nextKey() string { return "_team." + t.name + ".next" }
+
+// promptKey is the variable a member's agent task reads its prompt from.
+func (t *TeamAgent) promptKey(member string) string { return "_team." + t.name + ".prompt." + member }
+
+// Trace returns a copy of the team's trace in a FlowContext (nil if it never ran
+// there).
+func (t *TeamAgent) Trace(c *flow.Context) *TeamTrace { return TraceIn(c, t.name) }
+
+// Stream runs Call and yields the team's events as they happen (see Stream): team
+// start and end, member nodes, supervisor deltas and decisions, and everything the
+// members emit. Breaking the loop cancels the run.
+func (t *TeamAgent) Stream(ctx context.Context, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
+	return Stream(ctx, t, prompt, sess)
+}
+
+// Resume continues the team's run suspended in sess (Call with an empty prompt); it
+// fails with flow.ErrNotResumable when the session holds no suspended run of the team.
+func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
+	if sess == nil || sess.Node() != nil {
+		return nil, fmt.Errorf("team %q: %w", t.name, flow.ErrNotResumable)
+	}
+	if pos := sess.position(); pos == nil || pos.graph != t.graph.ID {
+		return nil, fmt.Errorf("team %q in session %q: %w", t.name, sess.ID(), flow.ErrNotResumable)
+	}
+	return t.Call(ctx, "", sess)
+}
+
+// Call runs the team on prompt in sess, on the team's engine, over the session's
+// FlowContext. If the session holds the team's suspended run (a member waiting for a
+// human decision, an approval node of a graph adjuster), Call resumes it instead;
+// prompt must then be empty or the run's prompt (else ErrPending). A suspended run
+// returns an Answer whose Pending says who waits (the member's pending tool calls, or
+// the team itself with no calls for an approval node). After a failed run, Call with
+// an empty prompt or the same prompt retries it from where it failed (the members
+// that completed do not run again); another prompt starts a new run. One session holds
+// one halted team run at a time.
+//
+// Called as the task of a node of another graph (AsTask), the team runs on a copy of
+// the node's context and writes back what it changed; it cannot suspend there
+// (ErrTeamSuspendedInNode): use Task or make it a team member for that.
+func (t *TeamAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
+	if sess == nil {
+		sess = NewSession("")
+	}
+	if sess.Node() != nil {
+		return t.callInNode(ctx, prompt, sess)
+	}
+	var (
+		res *flow.Result
+		err error
+	)
+	resume := false
+	if pos := sess.position(); pos != nil && pos.graph == t.graph.ID {
+		tr := t.Trace(sess.Context())
+		switch {
+		case tr == nil || prompt == "" || prompt == tr.Prompt:
+			resume = true // a failed run asked again with its prompt is retried from where it failed
+		case tr.Status != TeamFailed:
+			return nil, fmt.Errorf("team %q in session %q: %w (run %s)", t.name, sess.ID(), ErrPending, tr.RunID)
+		}
+	}
+	if resume {
+		res, err = sess.ResumeFlow(ctx, t.eng, t.graph)
+	} else {
+		sess.Context().Set(t.InputKey(), prompt)
+		res, err = sess.RunFlow(ctx, t.eng, t.graph)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("team %q: %w", t.name, err)
+	}
+	return t.answer(sess.Context(), res)
+}
+
+// answer turns a run's result into the team's Answer.
+func (t *TeamAgent) answer(c *flow.Context, res *flow.Result) (*Answer, error) {
+	tr := t.Trace(c)
+	if tr == nil {
+		return nil, fmt.Errorf("team %q: the run left no trace", t.name)
+	}
+	ans := &Answer{Agent: t.name, RunID: tr.RunID, Content: tr.FinalAnswer, Metrics: tr.Metrics, Trace: tr}
+	switch res.Status {
+	case flow.StatusCompleted:
+		return ans, nil
+	case flow.StatusSuspended, flow.StatusStopped:
+		ans.Content = ""
+		ans.Pending = t.pending(c, tr, res)
+		return ans, nil
+	}
+	return nil, fmt.Errorf("team %q: run %s", t.name, res.Status)
+}
+
+// pending says who the suspended team waits for: the first member with a pending tool
+// batch, else the team itself (an approval node; Node names it).
+func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, res *flow.Result) *Pending {
+	if ps := SessionOf(c).PendingAll(); len(ps) > 0 {
+		return ps[0]
+	}
+	p := &Pending{Agent: t.name, RunID: tr.RunID, Instance: c.InstanceID(), Calls: []PendingCall{}, Batch: []ToolCall{}}
+	if res.Frontier != nil {
+		if ids := res.Frontier.Pending(); len(ids) > 0 {
+			p.Node = ids[0]
+		}
+	}
+	return p
+}
+
+// callInNode runs the team for an agent node of another graph: on a copy of the
+// node's context, since the node's run holds the context itself.
+func (t *TeamAgent) callInNode(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
+	outer := sess.Context()
+	before := outer.Vars()
+	inner := flow.NewContextWith(outer.InstanceID(), before)
+	inner.Set(t.InputKey(), prompt)
+	res, err := t.eng.EvalGraph(withParent(ctx, outer.RunID()), t.graph, inner)
+	for k, v := range inner.Vars() {
+		if old, ok := before[k]; !ok || !sameValue(old, v) {
+			outer.Set(k, v)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("team %q: %w", t.name, err)
+	}
+	if res.Status != flow.StatusCompleted {
+		return nil, fmt.Errorf("team %q at node %q: %w (%s)", t.name, sess.Node().ID, ErrTeamSuspendedInNode, res.Reason)
+	}
+	return t.answer(inner, res)
+}

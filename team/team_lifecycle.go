@@ -1,0 +1,305 @@
+package team
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+var teamRunSeq atomic.Uint64
+
+var teamRunPrefix = "t" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
+
+func newTeamRunID() string { return teamRunPrefix + strconv.FormatUint(teamRunSeq.Add(1), 10) }
+
+func sameValue(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+// update applies fn to the team's trace atomically (parallel members record
+// concurrently) and returns a copy of the result. fn must not call Context methods.
+func (t *TeamAgent) update(c *flow.Context, fn func(tr *TeamTrace)) *TeamTrace {
+	var out *TeamTrace
+	c.Update(TraceKey(t.name), func(old any, _ bool) any {
+		tr := traceValue(old)
+		if tr == nil {
+			tr = &TeamTrace{Team: t.name, Protocol: t.cfg.proto.Name()}
+		}
+		fn(tr)
+		out = tr.clone()
+		return *tr
+	})
+	return out
+}
+
+// trace returns a copy of the team's trace in c, or an empty one.
+func (t *TeamAgent) trace(c *flow.Context) *TeamTrace {
+	if tr := TraceIn(c, t.name); tr != nil {
+		return tr
+	}
+	return &TeamTrace{Team: t.name, Protocol: t.cfg.proto.Name()}
+}
+
+// setNext mirrors the trace's next member into the variable the router reads.
+func (t *TeamAgent) setNext(c *flow.Context, tr *TeamTrace) {
+	next := tr.State.Next
+	if next == "" {
+		next = TeamNodeEnd
+	}
+	c.Set(t.nextKey(), next)
+}
+
+// nesting describes where a team's graph runs: under a parent team (the calling node
+// and its branch), or on its own.
+type nesting struct {
+	parent *TeamAgent
+	node   string
+	branch string
+}
+
+// nestingOf finds the parent team from the call path "…/<parentGraph>/<node>/<graph>".
+func (t *TeamAgent) nestingOf(c *flow.Context) nesting {
+	path := c.CallPath()
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return nesting{}
+	}
+	rest := path[:i]
+	j := strings.LastIndexByte(rest, '/')
+	if j < 0 {
+		return nesting{}
+	}
+	node, parentPath := rest[j+1:], rest[:j]
+	parentGraph := parentPath[strings.LastIndexByte(parentPath, '/')+1:]
+	p := t.parent(parentGraph)
+	if p == nil {
+		return nesting{}
+	}
+	branch := strings.TrimSuffix(c.BranchID(), "/"+node+"/"+t.graph.ID)
+	return nesting{parent: p, node: node, branch: branch}
+}
+
+// teamStartTask is the task of the start node: it opens the team's trace.
+type teamStartTask struct{ t *TeamAgent }
+
+// AgentName names the team for the audit.
+func (s *teamStartTask) AgentName() string { return s.t.name }
+
+// Run starts the team run. A nested team asks its parent for its prompt (and whether
+// it may run at all); a root team reads InputKey, else the "prompt" variable.
+func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+	t := s.t
+	now := time.Now()
+	tr := &TeamTrace{Team: t.name, Protocol: t.cfg.proto.Name(), RunID: newTeamRunID(), Instance: c.InstanceID(),
+		Branch: c.BranchID(), Status: TeamRunning, Records: []TeamRecord{}, Route: []string{}, Started: now, Segment: now}
+	nest := t.nestingOf(c)
+	if nest.parent != nil {
+		prompt, skip, ptr := nest.parent.nestedBegin(ctx, c, nest, t)
+		tr.ParentRunID, tr.Prompt = ptr.RunID, prompt
+		if skip {
+			tr.Status, tr.Segment = TeamSkipped, time.Time{}
+			c.Set(TraceKey(t.name), *tr)
+			c.Interrupt() // the call ends here; the parent goes on
+			return nil
+		}
+	} else {
+		if p, ok := ctx.Value(parentKey{}).(string); ok && p != "" {
+			tr.ParentRunID = p
+		} else {
+			tr.ParentRunID = c.RunID()
+		}
+		v, ok := c.Get(t.InputKey())
+		if !ok {
+			v, _ = c.Get(DefaultPromptKey)
+		}
+		tr.Prompt, _ = v.(string)
+	}
+	t.cfg.proto.start(t, tr)
+	c.Set(TraceKey(t.name), *tr)
+	t.setNext(c, tr)
+	ev := teamEvent(EventTeamStart, tr)
+	ev.Prompt, ev.Status = tr.Prompt, TeamStarted
+	Emit(ctx, ev)
+	t.icpts.teamStart(ctx, tr)
+	return nil
+}
+
+// teamEndTask is the task of the end node: it closes the trace with the final answer.
+type teamEndTask struct{ t *TeamAgent }
+
+// AgentName names the team for the audit.
+func (s *teamEndTask) AgentName() string { return s.t.name }
+
+// Run ends the team run.
+func (s *teamEndTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+	t := s.t
+	tr := t.update(c, func(tr *TeamTrace) {
+		if tr.FinalAnswer == "" {
+			tr.FinalAnswer = t.lastAnswer(tr)
+		}
+		tr.Status, tr.State.Next, tr.State.Waiting = TeamCompleted, "", ""
+		tr.closeSegment(time.Now())
+	})
+	c.Set(AnswerKey(t.name), tr.FinalAnswer)
+	if st := invStateOf(ctx, t); st != nil {
+		st.ended.Store(true)
+	}
+	t.emitEnd(ctx, tr, nil)
+	if nest := t.nestingOf(c); nest.parent != nil {
+		nest.parent.nestedEnd(ctx, c, nest, t, tr)
+	}
+	return nil
+}
+
+// emitEnd reports the end of a team run (completed, failed, suspended, stopped).
+func (t *TeamAgent) emitEnd(ctx context.Context, tr *TeamTrace, err error) {
+	ev := teamEvent(EventTeamEnd, tr)
+	ev.Status, ev.Content, ev.Duration = tr.Status, tr.FinalAnswer, tr.Metrics.Duration
+	u := tr.Metrics.Usage()
+	ev.Usage = &u
+	ev.Error = tr.Error
+	ev.Answer = &Answer{Agent: t.name, RunID: tr.RunID, Content: tr.FinalAnswer, Metrics: tr.Metrics, Trace: tr}
+	Emit(ctx, ev)
+	t.icpts.teamEnd(ctx, tr, err)
+}
+
+// admit decides whether a member may take its turn: "" if it may, else why not.
+func (t *TeamAgent) admit(ctx context.Context, tr *TeamTrace, index int, m Agent) string {
+	if tr.State.Halt != "" {
+		return tr.State.Halt
+	}
+	if t.cfg.proto.concurrent() {
+		// Members of a parallel team take their turns at once: max turns admits the first
+		// ones in member order, so which members run does not depend on timing.
+		if index >= t.maxTurns {
+			return ReasonMaxTurns
+		}
+	} else if tr.Turns >= t.maxTurns {
+		return ReasonMaxTurns
+	}
+	if !t.icpts.agentContinue(ctx, tr, m) {
+		return ReasonInterceptor
+	}
+	return ""
+}
+
+// skip records a member turn that did not happen. Under a sequential protocol max
+// turns also halts the members after it, with one decision saying so.
+func (t *TeamAgent) skip(c *flow.Context, node, branch string, m Agent, reason string) (*TeamTrace, *RouteDecision) {
+	var dec *RouteDecision
+	tr := t.update(c, func(tr *TeamTrace) {
+		tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: m.Role(), Source: m.Name(),
+			Node: node, Branch: branch, Status: RecordSkipped, Content: reason, Started: time.Now()})
+		dec = t.cfg.proto.afterSkip(t, tr, m.Name(), reason)
+	})
+	if dec != nil {
+		t.setNext(c, tr)
+	}
+	return tr, dec
+}
+
+// lastAnswer is the team's answer when nobody gave one explicitly: the last answer
+// of the WithAnswerFrom member, else of any member.
+func (t *TeamAgent) lastAnswer(tr *TeamTrace) string {
+	if t.cfg.answerFrom != "" {
+		if a := tr.LastAnswerOf(t.cfg.answerFrom); a != "" {
+			return a
+		}
+	}
+	return tr.LastAnswer()
+}
+
+// promptFor builds a member's prompt.
+func (t *TeamAgent) promptFor(tr *TeamTrace, m Agent) string {
+	task := ""
+	if d := tr.LastDecision; d != nil && d.Action == ActionRoute && d.To == m.Name() {
+		task = d.Task
+	}
+	if t.cfg.prompt != nil {
+		return t.cfg.prompt(tr, m, task)
+	}
+	var b strings.Builder
+	b.WriteString(tr.Prompt)
+	if !t.cfg.proto.concurrent() {
+		first := true
+		for _, r := range tr.Records {
+			if r.Kind != RecordMember || r.Status != RunCompleted {
+				continue
+			}
+			if first {
+				b.WriteString("\n\nWork so far:")
+				first = false
+			}
+			b.WriteString("\n[" + r.Source + "] " + r.Content)
+		}
+	}
+	if task != "" {
+		b.WriteString("\n\nYour task: " + task)
+	}
+	return b.String()
+}
+
+// decided reports a decision (event and interceptors).
+func (t *TeamAgent) decided(ctx context.Context, tr *TeamTrace, d *RouteDecision, node, branch string) {
+	if d == nil {
+		return
+	}
+	ev := teamEvent(EventDecision, tr)
+	ev.Node, ev.Branch = node, branch
+	dd := *d
+	ev.Route = &dd
+	Emit(ctx, ev)
+	t.icpts.decision(ctx, tr, dd)
+}
+
+// nestedBegin is called by a nested team's start node: it admits the nested team's
+// turn and gives its prompt.
+func (t *TeamAgent) nestedBegin(ctx context.Context, c *flow.Context, nest nesting, sub *TeamAgent) (string, bool, *TeamTrace) {
+	tr := t.trace(c)
+	if reason := t.admit(ctx, tr, slices.Index(t.names, sub.name), sub); reason != "" {
+		tr, dec := t.skip(c, nest.node, nest.branch, sub, reason)
+		t.decided(ctx, tr, dec, nest.node, nest.branch)
+		return "", true, tr
+	}
+	prompt := t.promptFor(tr, sub)
+	t.icpts.memberStart(ctx, tr, sub, prompt)
+	return prompt, false, tr
+}
+
+// nestedEnd is called by a nested team's end node with its final trace: the nested
+// team's run is one member turn of this team.
+func (t *TeamAgent) nestedEnd(ctx context.Context, c *flow.Context, nest nesting, sub *TeamAgent, str *TeamTrace) {
+	ans := &Answer{Agent: sub.name, RunID: str.RunID, Content: str.FinalAnswer, Metrics: str.Metrics, Trace: str}
+	rec := TeamRecord{Kind: RecordMember, Role: sub.Role(), Source: sub.name, Node: nest.node, Branch: nest.branch,
+		RunID: str.RunID, Content: str.FinalAnswer, Status: RunCompleted, Started: str.Started,
+		Duration: str.Metrics.Duration, Usage: str.Metrics.Usage()}
+	var dec *RouteDecision
+	tr := t.update(c, func(tr *TeamTrace) {
+		tr.Turns++
+		rec.Turn = tr.Turns
+		tr.Records = append(tr.Records, rec)
+		tr.Route = append(tr.Route, sub.name)
+		tr.addMember(sub.name, str.Metrics)
+		dec = t.cfg.proto.afterMember(t, tr, sub.name, ans, nil)
+	})
+	t.setNext(c, tr)
+	t.decided(ctx, tr, dec, nest.node, nest.branch)
+	t.icpts.memberEnd(ctx, tr, sub, ans, nil)
+}
+
+// nestedFailed records the failure of a nested team's run (its node failed).
+func (t *TeamAgent) nestedFailed(ctx context.Context, c *flow.Context, n *flow.Node, sub *TeamAgent, err error, d time.Duration) *TeamTrace {
+	e := AsError(err, TypeAgentFailed)
+	tr := t.update(c, func(tr *TeamTrace) {
+		tr.Turns++
+		tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: sub.Role(), Source: sub.name,
+			Node: n.ID, Branch: c.BranchID(), Status: RunFailed, Error: e, Started: time.Now().Add(-d), Duration: d})
+		tr.Route = append(tr.Route, sub.name)
+	})
+	t.icpts.memberEnd(ctx, tr, sub, nil, err)
+	return tr
+}

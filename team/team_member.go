@@ -1,0 +1,228 @@
+package team
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// memberTask is the task of a member node: the member agent as a flow task (AsTask),
+// framed by the team's bookkeeping: admission (max turns, interceptors), the prompt,
+// node events, the member record and the protocol's routing.
+type memberTask struct {
+	t     *TeamAgent
+	m     Agent
+	index int
+	inner flow.Task
+}
+
+func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
+	mt := &memberTask{t: t, m: m, index: index}
+	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())),
+		OnAnswer(func(ctx context.Context, _ *flow.Context, _ *flow.Node, ans *Answer) error {
+			if s, ok := ctx.Value(memberSlotKey{}).(*memberSlot); ok {
+				s.setAnswer(ans)
+			}
+			return nil
+		}))
+	return mt
+}
+
+// AgentName names the member for the audit.
+func (mt *memberTask) AgentName() string { return mt.m.Name() }
+
+// memberSlot carries what a member's run reports back besides its error: its answer,
+// and a handoff made with the transfer tool.
+type memberSlot struct {
+	members []string
+	self    string
+
+	mu      sync.Mutex
+	ans     *Answer
+	handoff *handoff
+}
+
+type handoff struct {
+	To, Reason string
+}
+
+type memberSlotKey struct{}
+
+func (s *memberSlot) setAnswer(a *Answer) {
+	s.mu.Lock()
+	s.ans = a
+	s.mu.Unlock()
+}
+
+func (s *memberSlot) result() (*Answer, *handoff) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ans, s.handoff
+}
+
+// Run runs the member's turn.
+func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) error {
+	t, m := mt.t, mt.m
+	name, branch := m.Name(), c.BranchID()
+	tr := t.trace(c)
+	// A member whose run waits for decisions was admitted before the pause: it goes on.
+	resuming := SessionOf(c).State(name).Run != nil
+	start := nodeEvent(EventNodeStart, tr, name, n.ID, branch)
+	if !resuming {
+		if reason := t.admit(ctx, tr, mt.index, m); reason != "" {
+			Emit(ctx, start)
+			tr, dec := t.skip(c, n.ID, branch, m, reason)
+			t.decided(ctx, tr, dec, n.ID, branch)
+			end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
+			end.Status = RecordSkipped
+			Emit(ctx, end)
+			return nil
+		}
+	}
+	prompt := t.promptFor(tr, m)
+	if !resuming {
+		c.Set(t.promptKey(name), prompt)
+	}
+	start.Prompt = prompt
+	Emit(ctx, start)
+	t.icpts.memberStart(ctx, tr, m, prompt)
+
+	slot := &memberSlot{members: t.names, self: name}
+	mctx := context.WithValue(ctx, memberSlotKey{}, slot)
+	mctx = withMemberRun(mctx, c.RunID(), tr.RunID)
+	began := time.Now()
+	err := mt.inner.Run(mctx, c, n)
+	d := time.Since(began)
+	ans, ho := slot.result()
+	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
+	end.Duration = d
+	switch {
+	case err != nil:
+		e := AsError(err, TypeAgentFailed)
+		tr = t.update(c, func(tr *TeamTrace) {
+			tr.Turns++
+			tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: m.Role(), Source: name,
+				Node: n.ID, Branch: branch, Status: RunFailed, Error: e, Started: began, Duration: d})
+			tr.Route = append(tr.Route, name)
+			if tr.State.Waiting == name {
+				tr.State.Waiting = ""
+			}
+		})
+		end.Status, end.Error = RunFailed, e
+		Emit(ctx, end)
+		t.icpts.memberEnd(ctx, tr, m, nil, err)
+		return err
+	case ans == nil:
+		// An agent that answers nothing and fails nothing: keep the turn, empty.
+		ans = &Answer{Agent: name}
+	case ans.Pending != nil:
+		tr = t.update(c, func(tr *TeamTrace) { tr.State.Waiting = name })
+		end.Status = RunPending
+		end.Pending = ans.Pending.Calls
+		Emit(ctx, end)
+		t.icpts.memberEnd(ctx, tr, m, ans, nil)
+		return nil
+	}
+	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
+		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: ans.Metrics.Usage()}
+	var dec *RouteDecision
+	tr = t.update(c, func(tr *TeamTrace) {
+		tr.Turns++
+		rec.Turn = tr.Turns
+		tr.Records = append(tr.Records, rec)
+		tr.Route = append(tr.Route, name)
+		tr.addMember(name, ans.Metrics)
+		if tr.State.Waiting == name {
+			tr.State.Waiting = ""
+		}
+		dec = t.cfg.proto.afterMember(t, tr, name, ans, ho)
+	})
+	t.setNext(c, tr)
+	t.decided(ctx, tr, dec, n.ID, branch)
+	end.Status, end.Content = RunCompleted, ans.Content
+	u := ans.Metrics.Usage()
+	end.Usage, end.Answer = &u, ans
+	Emit(ctx, end)
+	t.icpts.memberEnd(ctx, tr, m, ans, nil)
+	return nil
+}
+
+// TransferToolName is the name of the tool swarm members hand over with (and one of
+// the names a supervisor may route with).
+const TransferToolName = "transfer_to"
+
+type transferArgs struct {
+	To     string `json:"to"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// TransferTool returns the tool a member of a Swarm team hands the conversation over
+// with: transfer_to {"to": "<member>", "reason": "..."}. Give it to the members'
+// ReActAgents (WithTools). When the member's run ends, the team routes to the member
+// named in its last transfer; a member that answers without transferring finishes the
+// team's work. The tool refuses (as an invalid_arguments observation the model can
+// correct) a name that is not a member of the team, and outside a team it fails.
+func TransferTool() Tool {
+	return NewTool(TransferToolName, "Hand the conversation over to another member of the team.",
+		Object(map[string]*Schema{
+			"to":      String("name of the member to hand over to"),
+			"reason?": String("why, and what the member should do"),
+		}),
+		func(ctx context.Context, a transferArgs) (map[string]any, error) {
+			s, ok := ctx.Value(memberSlotKey{}).(*memberSlot)
+			if !ok {
+				return nil, &Error{Type: TypeInvalidQuery, Message: "transfer_to is only available to members of a team"}
+			}
+			to := strings.TrimSpace(a.To)
+			if !slices.Contains(s.members, to) {
+				return nil, &Error{Type: TypeInvalidArguments, Message: fmt.Sprintf("no member named %q (members: %s)", to, strings.Join(s.members, ", "))}
+			}
+			s.mu.Lock()
+			s.handoff = &handoff{To: to, Reason: a.Reason}
+			s.mu.Unlock()
+			return map[string]any{"transferred_to": to}, nil
+		})
+}
+
+// parseTransfer reads a handoff written in text: a line "transfer_to: <name>" (or
+// "transfer_to <name>", "transfer to <name>", "handoff: <name>"), case-insensitive.
+// It returns the named target (possibly not a member) and whether there was one.
+func parseTransfer(text string) (string, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		low := strings.ToLower(l)
+		for _, p := range []string{"transfer_to", "transfer to", "handoff", "hand off to", "hand over to"} {
+			if !strings.HasPrefix(low, p) {
+				continue
+			}
+			rest := strings.TrimSpace(l[len(p):])
+			rest = strings.TrimSpace(strings.TrimPrefix(rest, ":"))
+			rest = strings.Trim(rest, "\"'`*.,;!")
+			if f := strings.Fields(rest); len(f) > 0 {
+				return strings.Trim(f[0], "\"'`*.,;!"), true
+			}
+		}
+	}
+	return "", false
+}
+
+// toolArgs decodes a tool call's arguments into a map ("" values dropped).
+func toolArgs(raw json.RawMessage) map[string]string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		if s, ok := v.(string); ok && s != "" {
+			out[k] = s
+		}
+	}
+	return out
+}

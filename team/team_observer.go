@@ -1,0 +1,196 @@
+package team
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// observer is the flow interceptor a team installs on its engine. The team's own
+// nodes keep its trace (start, members, supervisor, end); what no node of the team
+// sees is left to the observer: the end of an evaluation that did not reach the end
+// node (suspended, failed, stopped: a TeamEnd with that status), the start of a
+// resumed evaluation (a TeamStart "resumed"), and the node events of nested teams,
+// whose nodes are sub-graph calls that run no team code of the parent.
+type observer struct {
+	flow.NopInterceptor
+	teams map[string]*TeamAgent // graph id -> the team and every nested team
+}
+
+func newObserver(t *TeamAgent) *observer {
+	o := &observer{teams: map[string]*TeamAgent{}}
+	var add func(x *TeamAgent)
+	add = func(x *TeamAgent) {
+		if o.teams[x.cfg.graphID] != nil {
+			return
+		}
+		o.teams[x.cfg.graphID] = x
+		for _, sub := range x.nested {
+			add(sub)
+		}
+	}
+	add(t)
+	return o
+}
+
+func (o *observer) teamOf(g *flow.Graph) *TeamAgent {
+	if g == nil {
+		return nil
+	}
+	t := o.teams[g.ID]
+	if t == nil || (t.graph != nil && t.graph != g) {
+		return nil
+	}
+	return t
+}
+
+// nestedAt returns the team whose member node n is a nested team, and that team.
+func (o *observer) nestedAt(n *flow.Node) (*TeamAgent, *TeamAgent) {
+	p := o.teamOf(n.Graph())
+	if p == nil {
+		return nil, nil
+	}
+	sub := p.nested[n.ID]
+	if sub == nil || n.Task != "#"+sub.graph.ID {
+		return nil, nil
+	}
+	return p, sub
+}
+
+// invState follows one evaluation of a team's graph.
+type invState struct {
+	team      *TeamAgent
+	path      string
+	ended     atomic.Bool // the end node ran
+	suspended atomic.Bool
+	mu        sync.Mutex
+	failed    error
+}
+
+type invKey struct{}
+
+// invStateOf returns the state of the innermost evaluation of t's graph in ctx.
+func invStateOf(ctx context.Context, t *TeamAgent) *invState {
+	st, _ := ctx.Value(invKey{}).(*invState)
+	if st != nil && st.team == t {
+		return st
+	}
+	return nil
+}
+
+// InterceptFlow frames an evaluation of a team's graph.
+func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	t := o.teamOf(inv.Graph)
+	if t == nil {
+		return inv.Invoke(ctx)
+	}
+	st := &invState{team: t, path: inv.Path}
+	ctx = context.WithValue(ctx, invKey{}, st)
+	c := inv.Context
+	if inv.Resumed {
+		resumed := false
+		tr := t.update(c, func(tr *TeamTrace) {
+			switch tr.Status {
+			case TeamSuspended, TeamStopped, TeamFailed, TeamRunning:
+				if tr.RunID != "" {
+					tr.Status, tr.Segment, tr.Error = TeamRunning, time.Now(), nil
+					resumed = true
+				}
+			}
+		})
+		if resumed {
+			ev := teamEvent(EventTeamStart, tr)
+			ev.Prompt, ev.Status = tr.Prompt, TeamResumed
+			Emit(ctx, ev)
+			t.icpts.teamStart(ctx, tr)
+		}
+	}
+	err := inv.Invoke(ctx)
+	if st.ended.Load() {
+		return err
+	}
+	if tr := TraceIn(c, t.name); tr == nil || tr.Status != TeamRunning {
+		return err // the run never started (or was skipped): nothing to end
+	}
+	status := TeamStopped
+	st.mu.Lock()
+	failure := st.failed
+	st.mu.Unlock()
+	switch {
+	case st.suspended.Load():
+		status = TeamSuspended
+	case failure != nil || err != nil || ctx.Err() != nil:
+		status = TeamFailed
+		if failure == nil {
+			failure = err
+		}
+		if failure == nil {
+			failure = context.Cause(ctx)
+		}
+	}
+	tr := t.update(c, func(tr *TeamTrace) {
+		tr.Status = status
+		if failure != nil {
+			tr.Error = AsError(failure, TypeAgentFailed)
+		}
+		tr.closeSegment(time.Now())
+	})
+	t.emitEnd(ctx, tr, failure)
+	return err
+}
+
+// OnNodeStart reports the start of a nested team's member node.
+func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	p, sub := o.nestedAt(n)
+	if p == nil {
+		return
+	}
+	Emit(ctx, nodeEvent(EventNodeStart, p.trace(c), sub.name, n.ID, c.BranchID()))
+}
+
+// OnNodeEnd notes how the nodes of a team evaluation end, and reports the end of a
+// nested team's member node.
+func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if st, _ := ctx.Value(invKey{}).(*invState); st != nil && c.CallPath() == st.path {
+		switch {
+		case end.Status == trace.Suspended:
+			st.suspended.Store(true)
+		case end.Status == trace.Failed && !end.Retrying && !end.Recovered:
+			st.mu.Lock()
+			if st.failed == nil {
+				st.failed = end.Err
+			}
+			st.mu.Unlock()
+		}
+	}
+	p, sub := o.nestedAt(n)
+	if p == nil {
+		return
+	}
+	tr := p.trace(c)
+	ev := nodeEvent(EventNodeEnd, tr, sub.name, n.ID, c.BranchID())
+	ev.Duration = end.Duration
+	switch end.Status {
+	case trace.Completed:
+		str := sub.trace(c)
+		ev.Status, ev.Content = str.Status, str.FinalAnswer
+		if str.Status == TeamSkipped {
+			ev.Status = RecordSkipped
+		} else {
+			u := str.Metrics.Usage()
+			ev.Usage = &u
+		}
+	case trace.Failed:
+		tr = p.nestedFailed(ctx, c, n, sub, end.Err, end.Duration)
+		ev.Status, ev.Error = RunFailed, AsError(end.Err, TypeAgentFailed)
+	case trace.Suspended:
+		ev.Status = RunPending
+	default:
+		ev.Status = string(end.Status)
+	}
+	Emit(ctx, ev)
+}

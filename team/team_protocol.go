@@ -1,0 +1,255 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// Protocol decides how a team's members take turns, by shaping the team's graph and
+// routing between its nodes. The protocols are Sequential, Supervisor, Swarm and
+// Parallel; the set is closed (the methods that drive a protocol are unexported), and
+// a team whose shape differs edits the generated graph with WithGraphAdjuster.
+type Protocol interface {
+	// Name names the protocol in the graph's meta and the trace.
+	Name() string
+
+	check(t *TeamAgent) error
+	build(t *TeamAgent, spec *flow.GraphSpec) error
+	// start sets up the trace of a new run (the first member to act, for a router).
+	start(t *TeamAgent, tr *TeamTrace)
+	// afterMember routes after a member's completed turn (nil: no decision).
+	afterMember(t *TeamAgent, tr *TeamTrace, member string, ans *Answer, ho *handoff) *RouteDecision
+	// afterSkip handles a member turn that was not taken.
+	afterSkip(t *TeamAgent, tr *TeamTrace, member, reason string) *RouteDecision
+	// concurrent reports whether the members run at once.
+	concurrent() bool
+}
+
+// routeCond is the condition of the router's link to a member node.
+func (t *TeamAgent) routeCond(member string) string {
+	return fmt.Sprintf("context.get(%q) == %q", t.nextKey(), member)
+}
+
+// countSkip counts a turn an interceptor skipped, so that a supervisor that keeps
+// choosing a refused member still reaches max turns.
+func countSkip(tr *TeamTrace, reason string) {
+	if reason == ReasonInterceptor {
+		tr.Turns++
+		tr.Records[len(tr.Records)-1].Turn = tr.Turns
+	}
+}
+
+// --- sequential ---
+
+type sequential struct{}
+
+// Sequential returns the protocol in which each member takes one turn, in the order
+// given, with no model deciding anything: start → m1 → m2 → … → end. Each member sees
+// the answers before it. Max turns applies: the members after the limit are skipped
+// (one "finish" decision with reason max_turns records it). The team's answer is the
+// last member's answer.
+func Sequential() Protocol { return sequential{} }
+
+func (sequential) Name() string                 { return "sequential" }
+func (sequential) check(*TeamAgent) error       { return nil }
+func (sequential) start(*TeamAgent, *TeamTrace) {}
+func (sequential) concurrent() bool             { return false }
+
+func (sequential) build(t *TeamAgent, spec *flow.GraphSpec) error {
+	prev := spec.NodeByID(TeamNodeStart)
+	for i, m := range t.members {
+		prev.LinkTo(m.Name())
+		prev = t.memberNode(spec, i, m)
+	}
+	prev.LinkTo(TeamNodeEnd)
+	return nil
+}
+
+func (sequential) afterMember(*TeamAgent, *TeamTrace, string, *Answer, *handoff) *RouteDecision {
+	return nil
+}
+
+func (sequential) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *RouteDecision {
+	countSkip(tr, reason)
+	if reason != ReasonMaxTurns || tr.State.Halt != "" {
+		return nil
+	}
+	tr.State.Halt = reason
+	d := RouteDecision{Turn: tr.Turns, Action: ActionFinish, Source: SourceRule, Reason: reason}
+	tr.decide(d)
+	return &d
+}
+
+// --- parallel ---
+
+// ParallelOption configures the Parallel protocol.
+type ParallelOption func(*parallel)
+
+type parallel struct {
+	policy flow.BranchPolicy
+	merge  func(ctx context.Context, tr *TeamTrace) (string, error)
+}
+
+// Parallel returns the protocol in which every member takes its turn at once, on a
+// parallel gateway: start → fork → members → join → merge → end. The merge node is
+// the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
+// merge the answers, else it concatenates them as "[member] answer" sections, failed
+// and skipped members included (ParallelMerge replaces it). A failing member follows
+// the branch policy (ParallelBranchPolicy): fail-fast (the default) fails the team and
+// cancels the others; continue lets the others finish and the merge see the failure
+// (and flow's KeyBranchFailures); if every member fails the team fails. Max turns
+// admits the first members in member order.
+func Parallel(opts ...ParallelOption) Protocol {
+	p := &parallel{}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// ParallelBranchPolicy sets what a failing member does to the others (the fork's
+// branchPolicy meta): flow.FailFast or flow.ContinueOnError.
+func ParallelBranchPolicy(bp flow.BranchPolicy) ParallelOption {
+	return func(p *parallel) { p.policy = bp }
+}
+
+// ParallelMerge replaces the coordinator's merge: fn gets the trace with every
+// member's record and returns the team's answer.
+func ParallelMerge(fn func(ctx context.Context, tr *TeamTrace) (string, error)) ParallelOption {
+	return func(p *parallel) { p.merge = fn }
+}
+
+func (p *parallel) Name() string                 { return "parallel" }
+func (p *parallel) check(*TeamAgent) error       { return nil }
+func (p *parallel) start(*TeamAgent, *TeamTrace) {}
+func (p *parallel) concurrent() bool             { return true }
+
+func (p *parallel) build(t *TeamAgent, spec *flow.GraphSpec) error {
+	spec.NodeByID(TeamNodeStart).LinkTo(TeamNodeFork)
+	fork := spec.Parallel(TeamNodeFork).SetMeta(flow.MetaBranchPolicy, p.policy.String())
+	for i, m := range t.members {
+		fork.LinkTo(m.Name())
+		t.memberNode(spec, i, m).LinkTo(TeamNodeJoin)
+	}
+	spec.Parallel(TeamNodeJoin).LinkTo(TeamNodeMerge)
+	spec.Activity(TeamNodeMerge).SetTitle("coordinator").SetMeta(MetaAgent, t.name).Do(&mergeTask{t: t, p: p}).LinkTo(TeamNodeEnd)
+	return nil
+}
+
+func (p *parallel) afterMember(*TeamAgent, *TeamTrace, string, *Answer, *handoff) *RouteDecision {
+	return nil
+}
+
+func (p *parallel) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *RouteDecision {
+	countSkip(tr, reason)
+	return nil
+}
+
+// mergeTask is the coordinator of a parallel team.
+type mergeTask struct {
+	t *TeamAgent
+	p *parallel
+}
+
+// AgentName names the team for the audit.
+func (mt *mergeTask) AgentName() string { return mt.t.name }
+
+// Run merges the members' answers into the team's answer.
+func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) error {
+	t := mt.t
+	tr := t.trace(c)
+	latest := latestByMember(tr)
+	began := time.Now()
+	var (
+		answer string
+		usage  *Usage
+		err    error
+	)
+	switch {
+	case mt.p.merge != nil:
+		answer, err = mt.p.merge(ctx, tr)
+	case t.cfg.model != nil:
+		var b strings.Builder
+		b.WriteString("Task: " + tr.Prompt + "\n\nAnswers of the members:")
+		for _, m := range t.names {
+			b.WriteString("\n" + describeRecord(m, latest[m]))
+		}
+		req := &ChatRequest{Messages: []Message{
+			SystemMessage(fmt.Sprintf("You are the coordinator of the team %q. Merge the members' answers into one answer to the task. Say which members failed or did not answer.", t.name)),
+			UserMessage(b.String()),
+		}, Options: t.cfg.chatOptions}
+		var resp *ChatResponse
+		resp, err = t.modelCall(ctx, c, n, tr, req)
+		if err == nil {
+			answer, usage = resp.Message.Content, &resp.Usage
+		}
+	default:
+		parts := make([]string, 0, len(t.names))
+		for _, m := range t.names {
+			parts = append(parts, describeRecord(m, latest[m]))
+		}
+		answer = strings.Join(parts, "\n\n")
+	}
+	if err != nil {
+		return fmt.Errorf("team %q: merge: %w", t.name, err)
+	}
+	d := time.Since(began)
+	t.update(c, func(tr *TeamTrace) {
+		rec := TeamRecord{Turn: tr.Turns, Kind: RecordCoordinator, Role: RecordCoordinator, Source: RecordCoordinator,
+			Node: n.ID, Branch: c.BranchID(), Content: answer, Status: RunCompleted, Started: began, Duration: d}
+		if usage != nil {
+			rec.Usage = *usage
+			tr.addSupervisor(*usage)
+		}
+		tr.Records = append(tr.Records, rec)
+		tr.FinalAnswer = answer
+	})
+	return nil
+}
+
+// latestByMember returns each member's last record.
+func latestByMember(tr *TeamTrace) map[string]TeamRecord {
+	out := map[string]TeamRecord{}
+	for _, r := range tr.Records {
+		if r.Kind == RecordMember {
+			out[r.Source] = r
+		}
+	}
+	return out
+}
+
+// describeRecord renders a member's record for a merge.
+func describeRecord(member string, r TeamRecord) string {
+	switch r.Status {
+	case RunCompleted:
+		return "[" + member + "] " + r.Content
+	case RunFailed:
+		msg := "unknown error"
+		if r.Error != nil {
+			msg = r.Error.Error()
+		}
+		return "[" + member + "] failed: " + msg
+	case RecordSkipped:
+		return "[" + member + "] skipped (" + r.Content + ")"
+	}
+	return "[" + member + "] did not answer"
+}
+
+// modelCall makes one supervisor or coordinator model call, reported as the team's
+// reasoning (events with the team as agent and the node) and to the interceptors.
+func (t *TeamAgent) modelCall(ctx context.Context, c *flow.Context, n *flow.Node, tr *TeamTrace, req *ChatRequest) (*ChatResponse, error) {
+	if t.cfg.model == nil {
+		return nil, errors.New("no supervisor model")
+	}
+	r := &runner{cfg: &config{}, model: t.cfg.model, info: RunInfo{RunID: tr.RunID, ParentRunID: tr.ParentRunID,
+		Agent: t.name, Instance: c.InstanceID(), Node: n.ID, Branch: c.BranchID()}}
+	t.icpts.modelStart(ctx, tr, req)
+	resp, d, err := r.reason(ctx, tr.Supervisor.ModelCalls+1, req)
+	t.icpts.modelEnd(ctx, tr, resp, err, d)
+	return resp, err
+}

@@ -1,0 +1,132 @@
+package team
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Tool is a Go function a ReAct agent may call. Schema describes (and guards) its
+// arguments: they are validated before Func runs, so Func sees only arguments that
+// match. Func returns the result (any JSON-encodable value; nil and empty lists are
+// valid successes) or an error, which the model sees as a structured observation
+// {type, retryable, message}: return an *Error to choose the type.
+//
+// Sensitive marks calls that need a human decision before they run: set it to
+// Always for every call, or to a predicate on the (validated) arguments that returns
+// true and a comment for the reviewer.
+type Tool struct {
+	Name        string
+	Description string
+	Schema      *Schema
+	Func        func(ctx context.Context, args json.RawMessage) (any, error)
+	Sensitive   func(args json.RawMessage) (sensitive bool, comment string)
+}
+
+// Always is a Sensitive predicate that asks for a decision on every call.
+func Always(comment string) func(json.RawMessage) (bool, string) {
+	return func(json.RawMessage) (bool, string) { return true, comment }
+}
+
+// Def returns what the model is told about the tool.
+func (t *Tool) Def() ToolDef {
+	return ToolDef{Name: t.Name, Description: t.Description, Parameters: t.Schema}
+}
+
+// NewTool builds a Tool from a typed function: the arguments are validated against
+// schema, then decoded into A (unknown fields are ignored) and passed to fn.
+func NewTool[A, R any](name, description string, schema *Schema, fn func(ctx context.Context, args A) (R, error)) Tool {
+	return Tool{
+		Name: name, Description: description, Schema: schema,
+		Func: func(ctx context.Context, raw json.RawMessage) (any, error) {
+			var a A
+			if len(bytes.TrimSpace(raw)) > 0 {
+				if err := json.Unmarshal(raw, &a); err != nil {
+					return nil, &Error{Type: TypeInvalidArguments, Message: err.Error(), Err: err}
+				}
+			}
+			return fn(ctx, a)
+		},
+	}
+}
+
+// Observation is what a tool call produced, as the model sees it: a success with a
+// result, or an error. Its JSON is {"status":"success","result":...} or
+// {"status":"error","error":{"type":...,"retryable":...,"message":...}}, never a bare
+// string, so a model (and code) can tell "nothing found" from "could not look".
+type Observation struct {
+	Status string          `json:"status"` // "success" or "error"
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// Observation statuses.
+const (
+	StatusSuccess = "success"
+	StatusError   = "error"
+)
+
+// Success returns a successful observation of result (nil is encoded as null).
+func Success(result any) Observation {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return Failure(&Error{Type: TypeToolFailed, Message: "result is not JSON: " + err.Error(), Err: err})
+	}
+	return Observation{Status: StatusSuccess, Result: b}
+}
+
+// Failure returns an error observation.
+func Failure(e *Error) Observation { return Observation{Status: StatusError, Error: e} }
+
+// OK reports whether the observation is a success.
+func (o Observation) OK() bool { return o.Status == StatusSuccess }
+
+// JSON returns the observation's JSON form, the content of the tool message.
+func (o Observation) JSON() string {
+	if o.Status == StatusSuccess && o.Result == nil {
+		o.Result = json.RawMessage("null")
+	}
+	b, err := json.Marshal(o)
+	if err != nil { // cannot happen: results are validated JSON
+		return fmt.Sprintf(`{"status":"error","error":{"type":%q,"retryable":false,"message":%q}}`, TypeToolFailed, err.Error())
+	}
+	return string(b)
+}
+
+// ParseObservation reads a tool message's content back into an Observation.
+func ParseObservation(content string) (Observation, error) {
+	var o Observation
+	err := json.Unmarshal([]byte(content), &o)
+	return o, err
+}
+
+// Permission decides in code whether the agent may make a tool call: nil allows it; an
+// error refuses it, and the model sees a permission_denied observation with the error's
+// message. It runs before a call is shown to a human, so a human is never asked to
+// approve what code forbids.
+type Permission func(ctx context.Context, run RunInfo, call ToolCall) error
+
+// AllowTools returns a Permission that allows only the named tools.
+func AllowTools(names ...string) Permission {
+	return func(_ context.Context, _ RunInfo, call ToolCall) error {
+		if slices.Contains(names, call.Name) {
+			return nil
+		}
+		return fmt.Errorf("tool %q is not in the allow-list", call.Name)
+	}
+}
+
+// toolError converts a tool's error into its structured form. An error that declares
+// no type becomes tool_error; cancellation and deadlines keep their meaning.
+func toolError(err error) *Error {
+	e := AsError(err, TypeToolFailed)
+	if e.Message == "" && e.Err != nil {
+		e = &Error{Type: e.Type, Retry: e.Retry, Message: e.Err.Error(), Status: e.Status, Code: e.Code, Err: e.Err}
+	}
+	return e
+}
+
+var errNoFunc = errors.New("tool has no function")

@@ -1,0 +1,75 @@
+package testkit_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+func TestAnalyst(t *testing.T) {
+	a := testkit.Analyst()
+	assert.Equal(t, "analyst", a.Name())
+	assert.Equal(t, "analyst", a.Role())
+	sess := team.NewSession("case-1")
+	evs, err := team.Events(context.Background(), a, "assess", sess)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	assert.Equal(t, team.EventRunStart, evs[0].Kind)
+	assert.Equal(t, "assess", evs[0].Prompt)
+	assert.Equal(t, team.EventRunEnd, evs[1].Kind)
+	assert.Equal(t, "HIGH", evs[1].Answer.Content)
+	assert.Equal(t, "HIGH", sess.Context().Value("analysis.result"))
+	assert.Equal(t, []string{"assess"}, a.Prompts())
+
+	// A nil session is a throw-away one.
+	ans, err := testkit.NewFixedAgent("x", "y").Call(context.Background(), "p", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "y", ans.Content)
+}
+
+func TestFailingAgent(t *testing.T) {
+	a := testkit.FailingWith("search", team.TypeTimeout, "patent db did not answer")
+	_, err := a.Call(context.Background(), "q", nil)
+	require.ErrorIs(t, err, team.ErrTimeout)
+	assert.True(t, team.AsError(err, "").Retryable())
+	assert.Equal(t, "failing", a.Role())
+
+	plain := errors.New("boom")
+	_, err = testkit.NewFailingAgent("b", plain).Call(context.Background(), "q", nil)
+	assert.Same(t, plain, err)
+}
+
+func TestSlowAgent(t *testing.T) {
+	a := testkit.NewSlowAgent("slow", "done")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.Call(ctx, "x", nil)
+		errc <- err
+	}()
+	<-a.Started()
+	cancel()
+	require.ErrorIs(t, <-errc, team.ErrCancelled)
+
+	go func() {
+		ans, err := a.Call(context.Background(), "x", nil)
+		if err == nil && ans.Content != "done" {
+			err = errors.New("wrong answer " + ans.Content)
+		}
+		errc <- err
+	}()
+	<-a.Started()
+	a.Release()
+	require.NoError(t, <-errc)
+
+	ans, err := testkit.NewSlowAgent("s", "soon").WithDelay(time.Millisecond).Call(context.Background(), "x", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "soon", ans.Content)
+}
