@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -247,9 +248,8 @@ func (t *TeamAgent) buildEngine() error {
 }
 
 // observerIndex places the team's own interceptor outside every other one, so team
-// start and end frame what the others record. (Not math.MinInt: flow orders
-// interceptors by subtracting indexes.)
-const observerIndex = -1 << 30
+// start and end frame what the others record.
+const observerIndex = math.MinInt
 
 func (t *TeamAgent) addParent(p *TeamAgent) {
 	t.mu.Lock()
