@@ -201,4 +201,50 @@
 // retryable flag and a message; errors.Is(err, ErrRateLimited) matches by type. In a
 // graph the type is the failed node's code and a retryable error is retried by the
 // node's retry policy (flow reads Retryable()).
+//
+// # Sub-agent results and coverage notes
+//
+// A coordinator that fans a question out to sub-agents must be able to tell "could not
+// look" from "found nothing", keep going when one sub-task fails, and say where the
+// gaps are. A sub-agent therefore reports a SubResult, never a bare string: status
+// success (Results is the answer, and an empty list is a valid answer), error or
+// partial_failure (an error with PartialResults), the error type (timeout,
+// rate_limited, auth_denied, not_found, invalid_query, source_unavailable), whether a
+// retry may help, what was attempted (query, source, attempts, the outcome of each)
+// and alternatives. Its JSON is the seeds' wire format (snake_case field names, as a
+// coordinator model reads it in a prompt), and it travels through the FlowContext and
+// session snapshots as plain data: SubResultOf reads it back in any form.
+//
+// SubAgent runs a search-like function (query → results, error) as an Agent: it
+// retries retryable failures locally with bounded exponential backoff (RetryPolicy,
+// an optional per-attempt timeout and a total budget; the sleeper and the clock are
+// injectable), records every attempt, and reports only what it could not resolve. It
+// never turns an error into an empty success. As a graph node it writes its SubResult
+// to ResultKey(name) and, when it could not resolve a failure, also fails the node
+// with the structured *Error, so the failure is an ExecutionError record and an audit
+// FAILED record: put sub-agents behind a parallel gateway with branchPolicy
+// "continue" (or give their nodes an onError policy) so the other sub-tasks go on.
+//
+// A sub-agent that swallows an error and reports an empty success is found out by
+// evidence it does not control: the tool calls made during its run. RecordToolCalls
+// wraps any agent so that the tool-call events of its run (and of agents it calls)
+// are kept, per agent, in the FlowContext under ToolCallsKey(name); the ReActTrace a
+// ReActAgent keeps in the session is a second source (ToolCallsOfTrace). Both are
+// plain data in the context, so they survive a session snapshot and a restore in
+// another process, which events alone would not.
+//
+// After the join, GatherSubTasks collects for each sub-task its report (the value at
+// ResultKey, else the agent's answer parsed as a SubResult), its tool calls and its
+// node failure, and NewCoverage classifies each one:
+//
+//   - well supported: success with results;
+//   - valid empty ("searched, none exist"): success with no results, and no failed
+//     tool call that a later identical call did not resolve;
+//   - gap: an access failure (with what was tried, the attempts, the error type,
+//     partial results and alternatives), a reported empty success contradicted by
+//     failed tool calls (the note says so and never claims absence), a sub-agent that
+//     failed without a report, an inconsistent report, or no report at all.
+//
+// Coverage.Markdown renders the "## Coverage notes" section a coordinator appends to
+// its report.
 package team

@@ -69,11 +69,13 @@ Usage:
   flowteam <command> [arguments]
 
 Commands:
-  run     run a graph and print its outcome (flowteam run -h for flags)
-  audit   print an audit file as a timeline or a per-node summary (flowteam audit -h)
-  resume  continue a stored instance (flowteam resume -h)
+  run       run a graph and print its outcome (flowteam run -h for flags)
+  validate  check definitions: file:line: severity code: message (flowteam validate -h)
+  export    write a graph as yaml, json, plantuml, mermaid or dot (flowteam export -h)
+  resume    continue a stored instance (flowteam resume -h)
   sessions  list, show or delete stored instances (flowteam sessions -h)
-  help    print this help
+  audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
+  help      print this help
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
 2 bad input (usage, unreadable or invalid definition), 3 conflict (run --store,

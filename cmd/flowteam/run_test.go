@@ -339,7 +339,7 @@ func TestDispatch(t *testing.T) {
 
 	stdout.Reset()
 	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
-	assert.Contains(t, stdout.String(), "run     run a graph")
+	assert.Contains(t, stdout.String(), "run       run a graph")
 
 	stderr.Reset()
 	assert.Equal(t, 2, dispatch([]string{"frobnicate"}, &stdout, &stderr))
