@@ -183,7 +183,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	fs.StringVar(&cfg.output, "output", "text", "")
 	cfg.store.register(fs)
-	pos, help, err := splitArgs(fs, args)
+	pos, help, err := parseCommandLine(fs, args)
 	if help || err != nil {
 		return cfg, help, err
 	}

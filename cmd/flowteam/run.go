@@ -147,12 +147,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// parseRunArgs parses the command line. The flag package stops at the first
-// non-flag argument, so the arguments are first split into flags (with their values)
-// and files; "--" ends the flags. help is true when -h or --help was given.
+// parseRunArgs parses the command line (flags may come before or after the files).
+// help is true when -h or --help was given.
 func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, err error) {
 	fs := flag.NewFlagSet("flowteam run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported by the caller, with the usage
 	var sets setFlag
 	fs.StringVar(&cfg.graph, "graph", "", "")
 	fs.Var(&sets, "set", "")
@@ -163,37 +161,11 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	cfg.store.register(fs)
 
-	var flags []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			cfg.files = append(cfg.files, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			cfg.files = append(cfg.files, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "h" || name == "help" {
-			return cfg, true, nil
-		}
-		flags = append(flags, a)
-		f := fs.Lookup(name)
-		if hasValue || f == nil { // an unknown flag is reported by Parse
-			continue
-		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			i++
-			flags = append(flags, args[i])
-		}
+	files, help, err := parseCommandLine(fs, args)
+	if help || err != nil {
+		return cfg, help, err
 	}
-	if err := fs.Parse(flags); err != nil {
-		return cfg, false, err
-	}
+	cfg.files = files
 	cfg.sets = sets
 	switch {
 	case len(cfg.files) == 0:

@@ -60,7 +60,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&status, "status", "", "")
 		fs.StringVar(&output, "output", "text", "")
 	}
-	pos, help, err := splitArgs(fs, args[1:])
+	pos, help, err := parseCommandLine(fs, args[1:])
 	if help {
 		fmt.Fprint(stdout, sessionsUsage)
 		return exitOK

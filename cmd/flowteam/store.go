@@ -225,38 +225,3 @@ func absPaths(files []string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// splitArgs parses args with fs, allowing flags before and after the positional
-// arguments (the flag package stops at the first positional one); "--" ends the
-// flags. help is true when -h or --help was given.
-func splitArgs(fs *flag.FlagSet, args []string) (positional []string, help bool, err error) {
-	var flags []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			positional = append(positional, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			positional = append(positional, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "h" || name == "help" {
-			return nil, true, nil
-		}
-		flags = append(flags, a)
-		f := fs.Lookup(name)
-		if hasValue || f == nil {
-			continue
-		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			i++
-			flags = append(flags, args[i])
-		}
-	}
-	return positional, false, fs.Parse(flags)
-}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/flowteam/flowteam/export"
 )
@@ -97,43 +96,4 @@ func plural(n int, word string) string {
 		return word
 	}
 	return word + "s"
-}
-
-// parseCommandLine parses flags that may come before, between or after the positional
-// arguments (the flag package alone stops at the first positional one); "--" ends the
-// flags. help is true when -h or --help was given.
-func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, help bool, err error) {
-	fs.SetOutput(io.Discard) // errors are reported by the caller, with the usage
-	var flags []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			positional = append(positional, args[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			positional = append(positional, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "h" || name == "help" {
-			return nil, true, nil
-		}
-		flags = append(flags, a)
-		f := fs.Lookup(name)
-		if hasValue || f == nil { // an unknown flag is reported by Parse
-			continue
-		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-			continue
-		}
-		if i+1 < len(args) {
-			i++
-			flags = append(flags, args[i])
-		}
-	}
-	if err := fs.Parse(flags); err != nil {
-		return nil, false, err
-	}
-	return positional, false, nil
 }
