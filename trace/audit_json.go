@@ -43,39 +43,39 @@ func (e *Encoder) Append(dst []byte, r *Record) []byte {
 		dst = append(dst, `","status":"COMPLETED"`...)
 	default:
 		dst = append(dst, `","status":`...)
-		dst = appendString(dst, string(r.Status))
+		dst = AppendJSONString(dst, string(r.Status))
 	}
 	dst = append(dst, `,"graph":`...)
-	dst = appendString(dst, r.GraphID)
+	dst = AppendJSONString(dst, r.GraphID)
 	dst = append(dst, `,"path":`...)
-	dst = appendString(dst, r.Path)
+	dst = AppendJSONString(dst, r.Path)
 	if r.NodeID != "" {
 		dst = append(dst, `,"node":`...)
-		dst = appendString(dst, r.NodeID)
+		dst = AppendJSONString(dst, r.NodeID)
 	}
 	if r.NodeType != "" {
 		dst = append(dst, `,"type":`...)
-		dst = appendString(dst, r.NodeType)
+		dst = AppendJSONString(dst, r.NodeType)
 	}
 	if r.Title != "" {
 		dst = append(dst, `,"title":`...)
-		dst = appendString(dst, r.Title)
+		dst = AppendJSONString(dst, r.Title)
 	}
 	if e.ids == nil || r.InstanceID != e.instance || r.RunID != e.run {
 		e.instance, e.run = r.InstanceID, r.RunID
 		e.ids = append(e.ids[:0], `,"instance":`...)
-		e.ids = appendString(e.ids, r.InstanceID)
+		e.ids = AppendJSONString(e.ids, r.InstanceID)
 		e.ids = append(e.ids, `,"run":`...)
-		e.ids = appendString(e.ids, r.RunID)
+		e.ids = AppendJSONString(e.ids, r.RunID)
 	}
 	dst = append(dst, e.ids...)
 	if r.BranchID != "" {
 		dst = append(dst, `,"branch":`...)
-		dst = appendString(dst, r.BranchID)
+		dst = AppendJSONString(dst, r.BranchID)
 	}
 	if r.Agent != "" {
 		dst = append(dst, `,"agent":`...)
-		dst = appendString(dst, r.Agent)
+		dst = AppendJSONString(dst, r.Agent)
 	}
 	if r.Step != 0 {
 		dst = append(dst, `,"step":`...)
@@ -91,16 +91,16 @@ func (e *Encoder) Append(dst []byte, r *Record) []byte {
 	}
 	if e := r.Error; e != nil {
 		dst = append(dst, `,"error":{"type":`...)
-		dst = appendString(dst, e.Type)
+		dst = AppendJSONString(dst, e.Type)
 		dst = append(dst, `,"code":`...)
-		dst = appendString(dst, e.Code)
+		dst = AppendJSONString(dst, e.Code)
 		dst = append(dst, `,"message":`...)
-		dst = appendString(dst, e.Message)
+		dst = AppendJSONString(dst, e.Message)
 		dst = append(dst, '}')
 	}
 	if r.Reason != "" {
 		dst = append(dst, `,"reason":`...)
-		dst = appendString(dst, r.Reason)
+		dst = AppendJSONString(dst, r.Reason)
 	}
 	if r.Arrivals != 0 {
 		dst = append(dst, `,"arrivals":`...)
@@ -121,7 +121,7 @@ func (e *Encoder) Append(dst []byte, r *Record) []byte {
 		if err != nil {
 			// An attribute that cannot be encoded must not lose the record.
 			dst = append(dst, `{"!error":`...)
-			dst = appendString(dst, err.Error())
+			dst = AppendJSONString(dst, err.Error())
 			dst = append(dst, '}')
 		} else {
 			dst = append(dst, b...)
@@ -216,9 +216,10 @@ var safe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD and U+2028,
-// U+2029 are escaped, as encoding/json does; HTML characters are left alone.
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s to dst as a JSON string, escaped as encoding/json does
+// (invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are escaped) but leaving HTML
+// characters alone. Other packages' hand-written encoders share it.
+func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	if !needsEscape(s) {
 		dst = append(dst, s...)

@@ -94,7 +94,7 @@ func TestAppendString(t *testing.T) {
 	for _, s := range []string{"", "plain", "0123456789abcdefghij", "quote\"", "back\\slash", "ctl\x00\x1f",
 		"é日本", "\xff\xfe bad", "\u2028\u2029", "<html>&", "long ascii text with a \" late in it",
 		"eight!!!\n", "\x7f"} {
-		assert.Equal(t, encodeRef(s), string(appendString(nil, s)), "%q", s)
+		assert.Equal(t, encodeRef(s), string(AppendJSONString(nil, s)), "%q", s)
 	}
 }
 
@@ -103,8 +103,8 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := string(appendString(nil, s)), encodeRef(s); got != want {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		if got, want := string(AppendJSONString(nil, s)), encodeRef(s); got != want {
+			t.Fatalf("AppendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	})
 }
