@@ -175,6 +175,8 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		icpts: r.icpts, run: r, frame: r.root, seeds: seeds}
 	ierr := r.inv.Invoke(ctx)
 	r.root.wg.Wait()
+	// Whatever a task started with the run's context learns that the run is over.
+	r.rctx.cancel(context.Canceled)
 	r.flushTrace(r.root)
 
 	st.mu.Lock()

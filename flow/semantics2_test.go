@@ -347,3 +347,20 @@ func TestUnknownScriptFunctionFailsAtLoad(t *testing.T) {
 	ok.Start("s").SetTask(`context.put("n", len("abc") + abs(-1))`)
 	require.NoError(t, flow.NewEngine().Register(build(t, ok)), "builtins still work")
 }
+
+func TestRunContextEndsWithTheRun(t *testing.T) {
+	var kept context.Context
+	s := flow.NewSpec("keep")
+	s.Start("s").DoFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		kept = ctx
+		return nil
+	})
+	res, _, _ := run(t, flow.NewEngine(), build(t, s), nil)
+	require.NoError(t, res.Err)
+	select {
+	case <-kept.Done():
+	default:
+		t.Fatal("a task's context must be done once the run is over")
+	}
+	assert.ErrorIs(t, kept.Err(), context.Canceled)
+}
