@@ -1,4 +1,4 @@
-// Package testkit helps test graphs and, later, agent teams without a network and
+// Package testkit helps test graphs and agent teams without a network and
 // without depending on timing or on what a model happens to write.
 //
 // Graph tests should check structure (which nodes ran, in which causal order, how
@@ -26,6 +26,9 @@
 // are causally ordered (along one branch, or before a split and after its join), and
 // use PathRecorder.ByBranch to check what each branch did.
 //
-// Later issues add deterministic agents, scripted chat models and session store
-// helpers (miniredis and a real Redis) to this package.
+// For agents and teams, testkit has deterministic agents (FixedAgent and the seed's
+// Analyst, FailingAgent, SlowAgent) and ScriptedModel, a chat model that answers from a
+// script, records every request and fails on cue. For sessions, MiniredisStore,
+// RealRedisStore (the redis-server at $REDIS_ADDR, under a throw-away key prefix) and
+// RedisStore (the real one when REDIS_ADDR is set, else miniredis) give Redis stores.
 package testkit

@@ -1,0 +1,33 @@
+package testkit_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+func TestRedisStoreHelpers(t *testing.T) {
+	stores := map[string]func(t *testing.T) session.Store{
+		"miniredis": func(t *testing.T) session.Store { s, _ := testkit.MiniredisStore(t); return s },
+		"real":      func(t *testing.T) session.Store { return testkit.RealRedisStore(t) },
+		"any":       func(t *testing.T) session.Store { return testkit.RedisStore(t) },
+	}
+	for name, mk := range stores {
+		t.Run(name, func(t *testing.T) {
+			s := mk(t)
+			snap := &session.Snapshot{Instance: "tk-1", Graph: "g", Hash: strings.Repeat("ab", 32), Status: session.StatusSuspended,
+				Vars: map[string]any{"n": int64(1)}, Created: time.Now()}
+			require.NoError(t, s.Save(t.Context(), snap, 0))
+			got, err := s.Load(t.Context(), "tk-1")
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), got.Vars["n"])
+			assert.Equal(t, int64(1), got.Version)
+		})
+	}
+}
