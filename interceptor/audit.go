@@ -129,7 +129,11 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 		if g := o.n.Graph(); g != nil {
 			rec.GraphID = g.ID
 		}
-		ar.addEnd(ctx, &rec, o.c, o.n)
+		ar.mu.Lock()
+		if _, open := ar.close(o.c, o.n, 0); open && !ar.closed {
+			ar.append(&rec, ar.now()) // unless it ended meanwhile: one terminal record
+		}
+		ar.mu.Unlock()
 		a.cfg.logger.Warn("flow audit: a node execution had no end; recorded it as FAILED",
 			"run", ar.runID, "node", rec.Qualified(), "branch", rec.BranchID)
 	}
@@ -157,44 +161,67 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 
 // OnNodeStart records a STARTED record.
 func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
-	rec := trace.Record{Status: trace.Started, Path: c.CallPath(), NodeID: n.ID, NodeType: n.Type.String(),
-		Title: n.Title, BranchID: c.BranchID(), Agent: a.cfg.agentOf(c, n)}
-	if g := n.Graph(); g != nil {
-		rec.GraphID = g.ID
-	}
+	agent := a.cfg.agentOf(c, n)
+	var attrs map[string]any
 	if a.cfg.attrs != nil {
-		rec.Attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, nil))
+		attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, nil))
 	}
-	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); !ok || !ar.addStart(ctx, &rec, c, n) {
-		a.orphan(ctx, c, &rec)
+	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addStart(ctx, c, n, agent, attrs) {
+		return
+	}
+	rec := trace.Record{Status: trace.Started}
+	fillNode(&rec, c, n, agent)
+	rec.Attrs = attrs
+	a.orphan(ctx, c, &rec)
+}
+
+// fillNode sets the fields that say which node execution a record is about.
+func fillNode(r *trace.Record, c *flow.Context, n *flow.Node, agent string) {
+	r.Path, r.NodeID, r.NodeType, r.Title, r.BranchID, r.Agent = c.CallPath(), n.ID, n.Type.String(), n.Title, c.BranchID(), agent
+	if g := n.Graph(); g != nil {
+		r.GraphID = g.ID
 	}
 }
 
 // OnNodeEnd records the terminal record of the node execution.
 func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
-	rec := trace.Record{Status: end.Status, Path: c.CallPath(), NodeID: n.ID, NodeType: n.Type.String(),
-		Title: n.Title, BranchID: c.BranchID(), Agent: a.cfg.agentOf(c, n), Step: end.Step,
-		Duration: end.Duration, Arrivals: end.Arrivals, Retrying: end.Retrying, Recovered: end.Recovered}
-	if g := n.Graph(); g != nil {
-		rec.GraphID = g.ID
-	}
-	if end.Attempt > 1 {
-		rec.Attempt = end.Attempt
-	}
+	x := endExtra{agent: a.cfg.agentOf(c, n)}
 	switch end.Status {
 	case trace.Failed:
-		rec.Error = errorInfo(end.Err, a.cfg.redact)
+		x.err = errorInfo(end.Err, a.cfg.redact)
 	case trace.Suspended:
-		rec.Reason = a.cfg.redact.String(end.Reason)
+		x.reason = a.cfg.redact.String(end.Reason)
 	}
 	if a.cfg.attrs != nil {
 		e := end
-		rec.Attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, &e))
+		x.attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, &e))
 	}
-	ar, ok := ctx.Value(auditKey{a}).(*auditRun)
-	if !ok || !ar.addEnd(ctx, &rec, c, n) {
-		a.orphan(ctx, c, &rec)
+	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addEnd(ctx, c, n, &end, &x) {
+		return
 	}
+	var rec trace.Record
+	fillEnd(&rec, c, n, &end, &x)
+	a.orphan(ctx, c, &rec)
+}
+
+// endExtra holds what a terminal record carries besides the engine's NodeEnd, worked
+// out before the run's lock is taken.
+type endExtra struct {
+	agent  string
+	err    *trace.ErrorInfo
+	reason string
+	attrs  map[string]any
+}
+
+// fillEnd sets the fields of a terminal node record but its number and time.
+func fillEnd(r *trace.Record, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) {
+	r.Status = end.Status
+	fillNode(r, c, n, x.agent)
+	r.Step, r.Duration, r.Arrivals, r.Retrying, r.Recovered = end.Step, end.Duration, end.Arrivals, end.Retrying, end.Recovered
+	if end.Attempt > 1 {
+		r.Attempt = end.Attempt
+	}
+	r.Error, r.Reason, r.Attrs = x.err, x.reason, x.attrs
 }
 
 // orphan writes a node record alone, when its run is unknown (an interceptor earlier
@@ -217,22 +244,42 @@ func (ar *auditRun) now() time.Time {
 // append numbers rec, stamps it with t and appends it to the buffer. The caller holds
 // mu.
 func (ar *auditRun) append(rec *trace.Record, t time.Time) {
+	r := ar.next(t)
+	seq := r.Seq
+	*r = *rec
+	r.Seq, r.Time, r.InstanceID, r.RunID = seq, t, ar.instance, ar.runID
+}
+
+// next numbers and stamps a new record at the end of the buffer and returns it, for
+// the caller to fill in place (which saves building a record and copying it). The
+// buffer's unused capacity is always zeroed (flush clears what it wrote), so the
+// record starts out empty. The caller holds mu.
+func (ar *auditRun) next(t time.Time) *trace.Record {
 	ar.seq++
 	ar.last = t
-	rec.Seq, rec.Time, rec.InstanceID, rec.RunID = ar.seq, t, ar.instance, ar.runID
-	ar.recs = append(ar.recs, *rec)
+	if len(ar.recs) == cap(ar.recs) {
+		ar.recs = append(ar.recs, trace.Record{})
+	} else {
+		ar.recs = ar.recs[:len(ar.recs)+1]
+	}
+	r := &ar.recs[len(ar.recs)-1]
+	r.Seq, r.Time, r.InstanceID, r.RunID = ar.seq, t, ar.instance, ar.runID
+	return r
 }
 
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
-func (ar *auditRun) addStart(ctx context.Context, rec *trace.Record, c *flow.Context, n *flow.Node) bool {
+func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
 	t := ar.now()
-	ar.append(rec, t)
+	r := ar.next(t)
+	r.Status = trace.Started
+	fillNode(r, c, n, agent)
+	r.Attrs = attrs
 	ar.open = append(ar.open, openExec{c: c, n: n, start: t})
 	full := len(ar.recs) >= ar.a.cfg.batch
 	ar.mu.Unlock()
@@ -245,34 +292,39 @@ func (ar *auditRun) addStart(ctx context.Context, rec *trace.Record, c *flow.Con
 // addEnd adds a terminal record and closes the execution. Its time is the start's
 // plus the node's duration, which saves a clock read per node (with a configured
 // clock, the clock's time). It reports false when the run is over.
-func (ar *auditRun) addEnd(ctx context.Context, rec *trace.Record, c *flow.Context, n *flow.Node) bool {
+func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) bool {
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
-	var t time.Time
-	found := false
-	for i := len(ar.open) - 1; i >= 0; i-- {
-		if o := &ar.open[i]; o.c == c && o.n == n {
-			t, found = o.start.Add(rec.Duration), true
-			last := len(ar.open) - 1
-			ar.open[i] = ar.open[last]
-			ar.open[last] = openExec{}
-			ar.open = ar.open[:last]
-			break
-		}
-	}
+	t, found := ar.close(c, n, end.Duration)
 	if !found || ar.a.cfg.now != nil || t.Before(ar.last) {
 		t = ar.now()
 	}
-	ar.append(rec, t)
+	fillEnd(ar.next(t), c, n, end, x)
 	full := len(ar.recs) >= ar.a.cfg.batch
 	ar.mu.Unlock()
 	if full {
 		ar.flush(ctx)
 	}
 	return true
+}
+
+// close removes the execution (c, n) from the open ones and returns its start plus d.
+// The caller holds mu.
+func (ar *auditRun) close(c *flow.Context, n *flow.Node, d time.Duration) (time.Time, bool) {
+	for i := len(ar.open) - 1; i >= 0; i-- {
+		if o := &ar.open[i]; o.c == c && o.n == n {
+			t := o.start.Add(d)
+			last := len(ar.open) - 1
+			ar.open[i] = ar.open[last]
+			ar.open[last] = openExec{}
+			ar.open = ar.open[:last]
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // flush writes the buffered records. Writes of one run are serialized so batches reach

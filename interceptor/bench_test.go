@@ -3,6 +3,7 @@ package interceptor_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -72,6 +73,11 @@ func BenchmarkAuditChain(b *testing.B) {
 		if a.Failures() != 0 {
 			b.Fatal("sink failures")
 		}
+	})
+	// The encoding without the file write.
+	b.Run("audit-jsonl-nowrite", func(b *testing.B) {
+		a := interceptor.NewAudit(interceptor.WithSink(interceptor.NewJSONL(io.Discard)))
+		benchChain(b, flow.NewEngine(flow.WithInterceptor(a, 0)), g, n+2)
 	})
 	b.Run("audit-discard", func(b *testing.B) {
 		a := interceptor.NewAudit(interceptor.WithSink(interceptor.SinkFunc(func(context.Context, []trace.Record) error { return nil })))

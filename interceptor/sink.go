@@ -40,7 +40,13 @@ type JSONL struct {
 	owned  bool     // opened by OpenJSONL: Close closes it
 	fsync  bool
 	closed bool
-	pool   sync.Pool // *[]byte encode buffers
+	pool   sync.Pool // *jsonlBuf encode buffers
+}
+
+// jsonlBuf is an encode buffer with its encoder, whose caches outlive a batch.
+type jsonlBuf struct {
+	b   []byte
+	enc trace.Encoder
 }
 
 // JSONLOption configures a JSONL sink.
@@ -81,15 +87,13 @@ const maxPooled = 1 << 20
 
 // Write encodes the batch and writes it in one call.
 func (s *JSONL) Write(_ context.Context, recs []trace.Record) error {
-	bp, _ := s.pool.Get().(*[]byte)
+	bp, _ := s.pool.Get().(*jsonlBuf)
 	if bp == nil {
-		b := make([]byte, 0, 64<<10)
-		bp = &b
+		bp = &jsonlBuf{b: make([]byte, 0, 64<<10)}
 	}
-	buf := (*bp)[:0]
-	var enc trace.Encoder
+	buf := bp.b[:0]
 	for i := range recs {
-		buf = enc.Append(buf, &recs[i])
+		buf = bp.enc.Append(buf, &recs[i])
 		buf = append(buf, '\n')
 	}
 	s.mu.Lock()
@@ -104,7 +108,7 @@ func (s *JSONL) Write(_ context.Context, recs []trace.Record) error {
 	}
 	s.mu.Unlock()
 	if cap(buf) <= maxPooled {
-		*bp = buf[:0]
+		bp.b = buf[:0]
 		s.pool.Put(bp)
 	}
 	if err != nil {

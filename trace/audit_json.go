@@ -28,6 +28,15 @@ type Encoder struct {
 	// share them.
 	instance, run string
 	ids           []byte
+
+	// The encoded graph and path, and the node fields, of the last record: a run's
+	// records share the first, a node's STARTED and terminal records the second.
+	graph, path             string
+	where                   []byte
+	whereOK                 bool
+	nodeID, nodeType, title string
+	node                    []byte
+	nodeOK                  bool
 }
 
 // Append appends the JSON encoding of r to dst and returns the extended buffer.
@@ -45,22 +54,31 @@ func (e *Encoder) Append(dst []byte, r *Record) []byte {
 		dst = append(dst, `","status":`...)
 		dst = AppendJSONString(dst, string(r.Status))
 	}
-	dst = append(dst, `,"graph":`...)
-	dst = AppendJSONString(dst, r.GraphID)
-	dst = append(dst, `,"path":`...)
-	dst = AppendJSONString(dst, r.Path)
-	if r.NodeID != "" {
-		dst = append(dst, `,"node":`...)
-		dst = AppendJSONString(dst, r.NodeID)
+	if !e.whereOK || r.GraphID != e.graph || r.Path != e.path {
+		e.graph, e.path, e.whereOK = r.GraphID, r.Path, true
+		e.where = append(e.where[:0], `,"graph":`...)
+		e.where = AppendJSONString(e.where, r.GraphID)
+		e.where = append(e.where, `,"path":`...)
+		e.where = AppendJSONString(e.where, r.Path)
 	}
-	if r.NodeType != "" {
-		dst = append(dst, `,"type":`...)
-		dst = AppendJSONString(dst, r.NodeType)
+	dst = append(dst, e.where...)
+	if !e.nodeOK || r.NodeID != e.nodeID || r.NodeType != e.nodeType || r.Title != e.title {
+		e.nodeID, e.nodeType, e.title, e.nodeOK = r.NodeID, r.NodeType, r.Title, true
+		e.node = e.node[:0]
+		if r.NodeID != "" {
+			e.node = append(e.node, `,"node":`...)
+			e.node = AppendJSONString(e.node, r.NodeID)
+		}
+		if r.NodeType != "" {
+			e.node = append(e.node, `,"type":`...)
+			e.node = AppendJSONString(e.node, r.NodeType)
+		}
+		if r.Title != "" {
+			e.node = append(e.node, `,"title":`...)
+			e.node = AppendJSONString(e.node, r.Title)
+		}
 	}
-	if r.Title != "" {
-		dst = append(dst, `,"title":`...)
-		dst = AppendJSONString(dst, r.Title)
-	}
+	dst = append(dst, e.node...)
 	if e.ids == nil || r.InstanceID != e.instance || r.RunID != e.run {
 		e.instance, e.run = r.InstanceID, r.RunID
 		e.ids = append(e.ids[:0], `,"instance":`...)
