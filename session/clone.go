@@ -18,7 +18,23 @@ import (
 // float64, valid UTF-8 strings, []any, map[string]any, []string, map[string]string)
 // are converted here; anything else goes through the codec. TestCloneMatchesCodec
 // and FuzzCloneMatchesCodec hold the two to the same result.
-func canonicalClone(s *Snapshot) (*Snapshot, error) {
+func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false) }
+
+// canonicalOwned is canonicalClone for a snapshot that is handed over with its Vars
+// map, Frontier and Trace.Last map (made for this save and never touched again by
+// the caller): s itself is overwritten with the result, and those parts are converted
+// in place and kept instead of copied. Values inside
+// the variables and the loop items of the frontier are still copied (they may be
+// shared with a running flow). On error the handed-over parts may have been partly
+// converted: to what the codec would read back, so they still mean the same.
+func canonicalOwned(s *Snapshot) (*Snapshot, error) { return canonicalize(s, true) }
+
+func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
+	src := *orig // read from src, write to c (orig itself when owned)
+	s, c := &src, orig
+	if !owned {
+		c = new(Snapshot)
+	}
 	var bad *UnserializableError
 	fail := func(name string, err error) {
 		if bad == nil {
@@ -27,7 +43,7 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) {
 		bad.Names = append(bad.Names, name)
 		bad.Errs[name] = err
 	}
-	c := &Snapshot{Format: s.Format, Instance: canonString(s.Instance), Graph: canonString(s.Graph), Hash: canonString(s.Hash),
+	*c = Snapshot{Format: s.Format, Instance: canonString(s.Instance), Graph: canonString(s.Graph), Hash: canonString(s.Hash),
 		Status: Status(canonString(string(s.Status))), Version: s.Version, Sources: canonStrings(s.Sources),
 		RunID: canonString(s.RunID), Reason: canonString(s.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
 	var err error
@@ -43,24 +59,51 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) {
 		}
 	}
 	if len(s.Vars) > 0 {
-		c.Vars = make(map[string]any, len(s.Vars))
-		for k, v := range s.Vars {
-			if !utf8.ValidString(k) {
-				fail(k, errKey)
-				continue
+		if owned {
+			c.Vars = s.Vars
+			for k, v := range s.Vars {
+				if !utf8.ValidString(k) {
+					fail(k, errKey)
+					continue
+				}
+				if canonical(v) {
+					continue
+				}
+				cv, err := canonValue(v, 0)
+				if err != nil {
+					fail(k, err)
+					continue
+				}
+				s.Vars[k] = cv // an existing key: allowed while ranging
 			}
-			cv, err := canonValue(v, 0)
-			if err != nil {
-				fail(k, err)
-				continue
+		} else {
+			c.Vars = make(map[string]any, len(s.Vars))
+			for k, v := range s.Vars {
+				if !utf8.ValidString(k) {
+					fail(k, errKey)
+					continue
+				}
+				cv, err := canonValue(v, 0)
+				if err != nil {
+					fail(k, err)
+					continue
+				}
+				c.Vars[k] = cv
 			}
-			c.Vars[k] = cv
 		}
 	}
 	if f := s.Frontier; f != nil {
-		c.Frontier = &flow.FrontierState{Graph: canonString(f.Graph)}
+		if owned {
+			c.Frontier = f
+			f.Graph = canonString(f.Graph)
+		} else {
+			c.Frontier = &flow.FrontierState{Graph: canonString(f.Graph)}
+		}
 		if f.Frames != nil {
-			c.Frontier.Frames = make([]flow.FrameState, len(f.Frames))
+			frames := f.Frames
+			if !owned {
+				frames = make([]flow.FrameState, len(f.Frames))
+			}
 			for i, fr := range f.Frames {
 				cf := flow.FrameState{Kind: canonString(fr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
 					Branch: canonString(fr.Branch), Split: canonString(fr.Split), Join: canonString(fr.Join), Arrived: fr.Arrived,
@@ -74,30 +117,48 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) {
 						cf.Items = items.([]any)
 					}
 				}
-				c.Frontier.Frames[i] = cf
+				frames[i] = cf
 			}
+			c.Frontier.Frames = frames
 		}
 		if f.Tokens != nil {
-			c.Frontier.Tokens = make([]flow.TokenState, len(f.Tokens))
+			tokens := f.Tokens
+			if !owned {
+				tokens = make([]flow.TokenState, len(f.Tokens))
+			}
 			for i, t := range f.Tokens {
-				c.Frontier.Tokens[i] = flow.TokenState{Node: canonString(t.Node), Mode: canonString(t.Mode), Frame: t.Frame, Branch: canonString(t.Branch)}
+				tokens[i] = flow.TokenState{Node: canonString(t.Node), Mode: canonString(t.Mode), Frame: t.Frame, Branch: canonString(t.Branch)}
 				if t.Error != nil {
-					c.Frontier.Tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
+					tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
 						Message: canonString(t.Error.Message)}
 				}
 			}
+			c.Frontier.Tokens = tokens
 		}
 	}
 	if s.Trace.Last != nil {
-		c.Trace.Last = make(map[string]trace.NodeRecord, len(s.Trace.Last))
-		for p, r := range s.Trace.Last {
-			t, err := canonTime(r.Time)
-			if err != nil {
-				fail("trace", err)
-				continue
+		if owned && canonicalPaths(s.Trace.Last) {
+			c.Trace.Last = s.Trace.Last
+			for p, r := range s.Trace.Last {
+				t, err := canonTime(r.Time)
+				if err != nil {
+					fail("trace", err)
+					continue
+				}
+				s.Trace.Last[p] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
+					NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
 			}
-			c.Trace.Last[canonString(p)] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
-				NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
+		} else {
+			c.Trace.Last = make(map[string]trace.NodeRecord, len(s.Trace.Last))
+			for p, r := range s.Trace.Last {
+				t, err := canonTime(r.Time)
+				if err != nil {
+					fail("trace", err)
+					continue
+				}
+				c.Trace.Last[canonString(p)] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
+					NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
+			}
 		}
 	}
 	if len(s.Errors) > 0 {
@@ -116,6 +177,30 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) {
 		return nil, bad
 	}
 	return c, nil
+}
+
+// canonical reports whether canonValue(v) is v itself, a value that needs no copy.
+func canonical(v any) bool {
+	switch t := v.(type) {
+	case nil, bool, int64:
+		return true
+	case string:
+		return utf8.ValidString(t)
+	case float64:
+		return t != math.Trunc(t) && !math.IsNaN(t) && !math.IsInf(t, 0)
+	}
+	return false
+}
+
+// canonicalPaths reports whether every key of a trace is valid UTF-8, so the map can
+// be kept with its keys as they are.
+func canonicalPaths(last map[string]trace.NodeRecord) bool {
+	for p := range last {
+		if !utf8.ValidString(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // canonString is s as the codec reads it back: invalid UTF-8 becomes U+FFFD.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // decoder is a strict JSON parser for snapshots: it accepts exactly the JSON grammar
@@ -17,6 +19,74 @@ import (
 type decoder struct {
 	data []byte
 	pos  int
+
+	// arena backs the short strings the decoder returns, so that a snapshot's many
+	// small strings (ids, keys, values) cost one allocation instead of one each. A
+	// byte of it is written once, before the string that points to it is made, and
+	// never again; a new chunk is started when it is full (the old one stays with the
+	// strings that use it). A kept string keeps at most arenaChunk bytes alive.
+	arena []byte
+	// pairs and elems are stacks of the members and elements of the objects and
+	// arrays being parsed: a map or slice is made once its size is known, at its
+	// final size.
+	pairs []pair
+	elems []any
+	sc    *scratch // where pairs and elems came from (Decode)
+}
+
+type pair struct {
+	key string
+	val any
+}
+
+// scratch is the pairs and elems stacks of a decoder, reused across Decode calls.
+type scratch struct {
+	pairs []pair
+	elems []any
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxScratch is the most entries a pooled stack keeps; bigger ones are let go.
+const maxScratch = 4096
+
+func (d *decoder) getScratch() {
+	d.sc = scratchPool.Get().(*scratch)
+	d.pairs, d.elems = d.sc.pairs[:0], d.sc.elems[:0]
+}
+
+// putScratch returns the stacks to the pool, emptied: the decoder pops what it pushes
+// and clears it, also on errors, so they hold no values.
+func (d *decoder) putScratch() {
+	sc := d.sc
+	d.sc = nil
+	if sc == nil || cap(d.pairs) > maxScratch || cap(d.elems) > maxScratch {
+		return
+	}
+	clear(d.pairs[:cap(d.pairs)])
+	clear(d.elems[:cap(d.elems)])
+	sc.pairs, sc.elems = d.pairs[:0], d.elems[:0]
+	scratchPool.Put(sc)
+}
+
+const (
+	arenaChunk = 1024 // bytes per arena chunk
+	arenaMax   = 128  // longer strings get their own allocation
+)
+
+// makeString returns b as a string that does not alias the input.
+func (d *decoder) makeString(b []byte) string {
+	n := len(b)
+	if n <= 1 || n > arenaMax {
+		return string(b) // "" and one-byte strings do not allocate
+	}
+	if cap(d.arena)-len(d.arena) < n {
+		// The strings still to come fit in the input that is left.
+		d.arena = make([]byte, 0, min(arenaChunk, n+len(d.data)-d.pos))
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, b...)
+	return unsafe.String(&d.arena[start], n)
 }
 
 var errTruncated = errors.New("truncated")
@@ -293,7 +363,10 @@ func (d *decoder) hex4(i int) (rune, int, error) {
 
 func (d *decoder) string() (string, error) {
 	b, err := d.stringBytes()
-	return string(b), err
+	if err != nil {
+		return "", err
+	}
+	return d.makeString(b), nil
 }
 
 // number parses a number: an int64 when it is an integer literal that fits, else a
@@ -438,15 +511,26 @@ func (d *decoder) str(dst *string) error {
 }
 
 func (d *decoder) time(dst *time.Time) error {
-	var s string
-	if err := d.str(&s); err != nil {
+	if isNull, err := d.null(); isNull || err != nil {
+		*dst = time.Time{}
 		return err
 	}
-	if s == "" {
+	b, err := d.next()
+	if err != nil {
+		return err
+	}
+	if b != '"' {
+		return d.errorf("want a string, found %q", b)
+	}
+	s, err := d.stringBytes() // parsed in place: UnmarshalText keeps nothing of it
+	if err != nil {
+		return err
+	}
+	if len(s) == 0 {
 		*dst = time.Time{}
 		return nil
 	}
-	if err := dst.UnmarshalText([]byte(s)); err != nil {
+	if err := dst.UnmarshalText(s); err != nil {
 		return d.errorf("time %q: %v", s, err)
 	}
 	return nil
@@ -483,24 +567,35 @@ func (d *decoder) value(depth int) (any, error) {
 	case b == '"':
 		return d.string()
 	case b == '{':
-		m := map[string]any{}
+		base := len(d.pairs)
 		err := d.object(false, func(key []byte) error {
-			k := string(key)
-			if _, dup := m[k]; dup {
-				return d.errorf("duplicate key %q", k)
-			}
+			k := d.makeString(key)
 			v, err := d.value(depth + 1)
-			m[k] = v
+			d.pairs = append(d.pairs, pair{k, v})
 			return err
 		})
+		kv := d.pairs[base:]
+		m := make(map[string]any, len(kv))
+		for _, p := range kv {
+			m[p.key] = p.val
+		}
+		if err == nil && len(m) != len(kv) {
+			err = d.dupKey(kv)
+		}
+		clear(kv) // drop the references the stack held
+		d.pairs = d.pairs[:base]
 		return m, err
 	case b == '[':
-		a := []any{}
+		base := len(d.elems)
 		err := d.array(func() error {
 			v, err := d.value(depth + 1)
-			a = append(a, v)
+			d.elems = append(d.elems, v)
 			return err
 		})
+		a := make([]any, len(d.elems)-base)
+		copy(a, d.elems[base:])
+		clear(d.elems[base:])
+		d.elems = d.elems[:base]
 		return a, err
 	case b == 't':
 		return true, d.literal("true")
@@ -512,4 +607,16 @@ func (d *decoder) value(depth int) (any, error) {
 		return d.number()
 	}
 	return nil, d.errorf("unexpected %q", b)
+}
+
+// dupKey returns the error for an object with a repeated key.
+func (d *decoder) dupKey(kv []pair) error {
+	seen := make(map[string]bool, len(kv))
+	for _, p := range kv {
+		if seen[p.key] {
+			return d.errorf("duplicate key %q", p.key)
+		}
+		seen[p.key] = true
+	}
+	return d.errorf("duplicate key")
 }

@@ -243,10 +243,10 @@ func (d *decoder) trace(t *trace.FlowTrace) error {
 		}
 		t.Last = map[string]trace.NodeRecord{}
 		return d.object(false, func(path []byte) error {
-			p := string(path)
-			if _, dup := t.Last[p]; dup {
-				return d.errorf("trace: duplicate path %q", p)
+			if _, dup := t.Last[string(path)]; dup {
+				return d.errorf("trace: duplicate path %q", path)
 			}
+			p := d.makeString(path)
 			var r trace.NodeRecord
 			err := d.object(true, func(key []byte) error {
 				switch string(key) {

@@ -356,7 +356,9 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 		if len(cp.Frontier.Tokens) == 0 {
 			s.Frontier = nil // every branch has ended; the outcome follows
 		}
-		if err := in.saveLocked(ctx, &s, in.version); err != nil {
+		// The checkpoint's frontier, variables and trace were made for it (the
+		// receiver owns them): the store may keep them instead of copying them.
+		if err := in.saveOwned(ctx, &s, in.version, true); err != nil {
 			return err
 		}
 		in.snap = s
@@ -426,6 +428,13 @@ func (in *instance) save(ctx context.Context, s *Snapshot, expected int64) error
 // saveLocked redacts, seals and saves s expecting version expected; on success
 // in.version is the new version and s carries the stored header.
 func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64) error {
+	return in.saveOwned(ctx, s, expected, false)
+}
+
+// saveOwned is saveLocked; with owned, s's Vars map, Frontier and Trace.Last map are
+// the caller's to give away (made for this save, never modified after): a
+// MemoryStore keeps them instead of copying them. in.snap may go on reading them.
+func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
 	clear := *s
 	clear.Vars, clear.Redacted = redact(s.Vars, r.redactKeys, r.mask)
@@ -438,7 +447,7 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64)
 				return err
 			}
 		}
-		err = in.store(ctx, out, expected)
+		err = in.store(ctx, out, expected, owned && out == &clear)
 		var u *UnserializableError
 		if err != nil && r.drop && attempt == 0 && errors.As(err, &u) && !slices.Contains(u.Names, "frontier") {
 			vars := make(map[string]any, len(clear.Vars))
@@ -469,8 +478,11 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64)
 	}
 }
 
-func (in *instance) store(ctx context.Context, s *Snapshot, expected int64) error {
+func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
+	if ms, ok := r.store.(*MemoryStore); ok && owned {
+		return ms.saveOwned(ctx, s, expected, r.ttl)
+	}
 	if r.ttl > 0 {
 		ts, ok := r.store.(TTLStore)
 		if !ok {

@@ -196,7 +196,10 @@ func marshalAny(v any) (data []byte, err error) {
 func Decode(data []byte) (*Snapshot, error) {
 	s := new(Snapshot)
 	d := decoder{data: data}
-	if err := d.snapshot(s); err != nil {
+	d.getScratch()
+	err := d.snapshot(s)
+	d.putScratch()
+	if err != nil {
 		return nil, corrupt(data, err)
 	}
 	if s.Format == 0 {

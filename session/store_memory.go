@@ -87,6 +87,19 @@ func (m *MemoryStore) Save(ctx context.Context, snap *Snapshot, expectedVersion 
 
 // SaveTTL implements TTLStore.
 func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
+	return m.save(ctx, snap, expectedVersion, ttl, false)
+}
+
+// saveOwned is SaveTTL for a snapshot whose Vars map, Frontier and Trace.Last map the
+// caller made for this save and hands over: the store keeps them (converted in place,
+// see canonicalOwned) instead of copying them. The caller must not modify them, nor
+// hand them over again, after the call, whatever its outcome; reading them is fine.
+// What Load returns is still a copy, independent of the save and of later ones.
+func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
+	return m.save(ctx, snap, expectedVersion, ttl, true)
+}
+
+func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -95,7 +108,12 @@ func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersi
 	if err != nil {
 		return err
 	}
-	if c, err = canonicalClone(c); err != nil {
+	if owned {
+		c, err = canonicalOwned(c)
+	} else {
+		c, err = canonicalClone(c)
+	}
+	if err != nil {
 		return err
 	}
 	m.mu.Lock()
