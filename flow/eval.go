@@ -150,7 +150,7 @@ func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []E
 
 // runRoot runs the root invocation and builds the result.
 func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Result, error) {
-	began := time.Now()
+	r.began = time.Now()
 	st := r.st
 	st.mu.Lock()
 	if st.run != nil {
@@ -197,7 +197,7 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Steps: int(r.steps.Load()),
 		Last: last, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures,
 		ExecutionErrors: r.records, Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()),
-		Duration: time.Since(began),
+		Duration: time.Since(r.began),
 	}
 	switch runState(r.state.Load()) {
 	case stateRunning:

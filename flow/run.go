@@ -34,6 +34,7 @@ type run struct {
 	state    atomic.Int32
 	rctx     runCtx
 	cfg      evalConfig
+	began    time.Time
 
 	mu        sync.Mutex // frames' counters, frontier, errors
 	reason    string
@@ -244,9 +245,9 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	}
 	tok.call.last.Store(int32(cn.n.index) + 1)
 	for attempt := 1; ; attempt++ {
-		var began time.Time
+		var began time.Duration // since the run began: one monotonic clock read, no wall clock
 		if len(r.icpts) > 0 {
-			began = time.Now()
+			began = time.Since(r.began)
 			for i := range r.icpts {
 				r.icpts[i].i.OnNodeStart(ctx, &tok.view, n)
 			}
@@ -287,7 +288,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 			retry = !routing && dec.Retryable && cn.retry != nil && cn.idempotent && attempt < cn.retry.Max
 		}
 		if len(r.icpts) > 0 {
-			end := NodeEnd{Status: status, Err: err, Duration: time.Since(began), Step: step, Arrivals: tok.arrivals,
+			end := NodeEnd{Status: status, Err: err, Duration: time.Since(r.began) - began, Step: step, Arrivals: tok.arrivals,
 				Attempt: attempt, Retrying: retry, Recovered: status == nodeFailed && !retry && dec.Recover}
 			if end.Recovered {
 				end.Goto = dec.Goto
