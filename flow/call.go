@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // errCallHalted tells the calling node that its sub-graph stopped or was suspended: the
@@ -74,7 +75,7 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 	r.calls[cf] = struct{}{}
 	r.mu.Unlock()
 	defer func() {
-		r.flushTrace(cf)
+		r.flushTrace(cf, time.Now())
 		r.mu.Lock()
 		delete(r.calls, cf)
 		r.mu.Unlock()
@@ -188,8 +189,8 @@ func groupSeeds(r *run, cf *frame, seeds []*token) []*token {
 }
 
 // flushTrace records the last node of a call into the FlowTrace.
-func (r *run) flushTrace(cf *frame) {
-	if rec, ok := lastRecord(cf); ok {
+func (r *run) flushTrace(cf *frame, now time.Time) {
+	if rec, ok := lastRecord(cf, now); ok {
 		r.st.mu.Lock()
 		r.st.trace.Record(rec)
 		r.st.mu.Unlock()

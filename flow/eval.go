@@ -177,7 +177,8 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	r.root.wg.Wait()
 	// Whatever a task started with the run's context learns that the run is over.
 	r.rctx.cancel(context.Canceled)
-	r.flushTrace(r.root)
+	ended := time.Now() // one clock read for the trace record and the duration
+	r.flushTrace(r.root, ended)
 
 	st.mu.Lock()
 	st.run = nil
@@ -197,7 +198,7 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Steps: int(r.steps.Load()),
 		Last: last, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures,
 		ExecutionErrors: r.records, Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()),
-		Duration: time.Since(r.began),
+		Duration: ended.Sub(r.began),
 	}
 	switch runState(r.state.Load()) {
 	case stateRunning:
@@ -221,24 +222,25 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 // lastRecord returns the FlowTrace record of a call's last node. Its Time is when the
 // record was taken (the call ended, a checkpoint, Context.Trace): the engine does not
 // read the clock for every node.
-func lastRecord(cf *frame) (trace.NodeRecord, bool) {
+func lastRecord(cf *frame, now time.Time) (trace.NodeRecord, bool) {
 	i := cf.last.Load()
 	if i == 0 {
 		return trace.NodeRecord{}, false
 	}
 	cn := &cf.graph.nodes[i-1]
 	return trace.NodeRecord{Path: cf.path, GraphID: cf.graph.g.ID, NodeID: cn.n.ID, NodeType: cn.n.Type.String(),
-		Title: cn.n.Title, Time: time.Now().UTC()}, true
+		Title: cn.n.Title, Time: now.UTC()}, true
 }
 
 // recordLive adds the last nodes of the calls still in progress to t. The caller holds
 // r.mu.
 func (r *run) recordLive(t *trace.FlowTrace) {
-	if rec, ok := lastRecord(r.root); ok {
+	now := time.Now()
+	if rec, ok := lastRecord(r.root, now); ok {
 		t.Record(rec)
 	}
 	for f := range r.calls {
-		if rec, ok := lastRecord(f); ok {
+		if rec, ok := lastRecord(f, now); ok {
 			t.Record(rec)
 		}
 	}
