@@ -389,62 +389,6 @@ func parseDuration(v any) (time.Duration, error) {
 	return 0, fmt.Errorf("%v is not a duration", v)
 }
 
-// decideError computes the decision for a node failure.
-func (r *run) decideError(ctx context.Context, tok *token, ne *NodeError) ErrorDecision {
-	cn := tok.node
-	def := ErrorDecision{Recover: IsRecoverable(ne), Retryable: IsRetryable(ne)}
-	for _, m := range r.e.recoverable {
-		if m(ne) {
-			def.Recover = true
-		}
-	}
-	if oe := cn.onError; oe != nil {
-		matches := oe.recoverAll
-		for _, c := range oe.codes {
-			if c == ne.Code {
-				matches = true
-			}
-		}
-		if matches {
-			def.Recover = true
-		}
-		if def.Recover {
-			def.Goto, def.Update = oe.gotoID, oe.update
-		}
-		def.Fallback = oe.fallback
-	}
-	if p := r.e.errPolicy; p != nil {
-		return p(ctx, &tok.view, cn.n, ne, def)
-	}
-	return def
-}
-
-// recordError appends the execution error record to the run and to the context.
-func (r *run) recordError(tok *token, ne *NodeError, dec ErrorDecision, attempts int) ExecutionError {
-	n := tok.node.n
-	rec := ExecutionError{
-		Severity: Fatal, Graph: n.graph.ID, Path: tok.call.path, NodeID: n.ID, NodeName: n.Title,
-		NodeType: n.Type.String(), Branch: tok.branch, Step: ne.Step, Attempts: attempts, Time: time.Now().UTC(),
-		Error: ToStructured(ne),
-	}
-	if dec.Error != nil {
-		rec.Error = *dec.Error
-	}
-	if dec.Recover {
-		rec.Severity, rec.Goto = Recoverable, dec.Goto
-	} else {
-		rec.Fallback = dec.Fallback
-	}
-	r.st.mu.Lock()
-	list := ExecutionErrorsOf(r.st.vars[r.e.errKey])
-	r.st.vars[r.e.errKey] = append(list, rec)
-	r.st.mu.Unlock()
-	r.mu.Lock()
-	r.records = append(r.records, rec)
-	r.mu.Unlock()
-	return rec
-}
-
 // ExecutionErrors returns the execution error records kept in the context under key
 // (DefaultErrorKey unless the engine was configured otherwise). It also reads records
 // that went through JSON (a restored snapshot holds them as plain maps).
@@ -470,40 +414,6 @@ func ExecutionErrorsOf(v any) []ExecutionError {
 		return nil
 	}
 	return out
-}
-
-// applyState applies a state update to the shared variables; a fallback update is also
-// kept for the result.
-func (r *run) applyState(update map[string]any, fallback bool) {
-	if len(update) == 0 {
-		return
-	}
-	r.st.mu.Lock()
-	for k, v := range update {
-		r.st.vars[k] = v
-	}
-	r.st.mu.Unlock()
-	if !fallback {
-		return
-	}
-	r.mu.Lock()
-	if r.fallback == nil {
-		r.fallback = make(map[string]any)
-	}
-	for k, v := range update {
-		r.fallback[k] = v
-	}
-	r.mu.Unlock()
-}
-
-// waitRetry waits before a retry; it reports false when ctx ended first.
-func (r *run) waitRetry(ctx context.Context, p *RetryPolicy, retry int) bool {
-	select {
-	case <-r.e.clock.After(p.delay(retry)):
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 func isTrue(v any) bool {

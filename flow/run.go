@@ -335,15 +335,6 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	}
 }
 
-// asNodeError makes sure a node failure is a *NodeError for the token's node.
-func asNodeError(r *run, tok *token, err error) *NodeError {
-	var ne *NodeError
-	if errors.As(err, &ne) && ne.Node == tok.node.n.ID && ne.Path == tok.call.path {
-		return ne
-	}
-	return r.taskError(tok, err)
-}
-
 func (r *run) suspendReason() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -395,24 +386,6 @@ func (r *run) runNode(ctx context.Context, tok *token) (err error) {
 	return nil
 }
 
-func (r *run) taskError(tok *token, err error) *NodeError {
-	var ne *NodeError
-	if errors.As(err, &ne) && ne.Node == tok.node.n.ID && ne.Path == tok.call.path {
-		return ne
-	}
-	code := errorCode(err)
-	if code == "" {
-		code = CodeTask
-	}
-	return r.nodeError(tok, code, err)
-}
-
-func (r *run) nodeError(tok *token, code string, err error) *NodeError {
-	n := tok.node.n
-	return &NodeError{Graph: n.graph.ID, Path: tok.call.path, Node: n.ID, NodeType: n.Type, Title: n.Title,
-		Branch: tok.branch, Step: int(r.steps.Load()), Code: code, Err: err}
-}
-
 // test evaluates a condition for the token.
 func (r *run) test(ctx context.Context, tok *token, c *cond) (bool, error) {
 	if c.named != nil {
@@ -429,67 +402,6 @@ func (r *run) test(ctx context.Context, tok *token, c *cond) (bool, error) {
 		return false, fmt.Errorf("%w (got %T)", ErrBadCondition, v)
 	}
 	return b, nil
-}
-
-// failed handles a node failure found outside execNode (routing a token that did not
-// run its node): the policy decides, as for any other failure.
-func (r *run) failed(ctx context.Context, tok *token, ne *NodeError, routing bool, attempts int, local *[]*token) *token {
-	return r.failedWith(ctx, tok, ne, r.decideError(ctx, tok, ne), routing, attempts, local)
-}
-
-// failedWith records the failure and acts on the decision. A recovered error continues
-// at the decision's goto node, or along the node's links (a routing failure has none to
-// follow, so its branch ends). A fatal error applies the fallback state, then the branch
-// policy: inside a parallel split whose policy is "continue" the branch is withdrawn;
-// otherwise the failure ends the sub-graph call (whose caller then fails) or the run.
-func (r *run) failedWith(ctx context.Context, tok *token, ne *NodeError, dec ErrorDecision, routing bool, attempts int, local *[]*token) *token {
-	r.recordError(tok, ne, dec, attempts)
-	if dec.Recover {
-		r.applyState(dec.Update, false)
-		if dec.Goto != "" {
-			target := tok.call.graph.node(dec.Goto)
-			if target == nil {
-				err := r.nodeError(tok, CodeTask, fmt.Errorf("error policy: goto %q: no such node in graph %q", dec.Goto, tok.call.graph.g.ID))
-				return r.fatal(tok, err)
-			}
-			r.fallbacks.Add(1)
-			return r.moveTo(tok, target)
-		}
-		if routing {
-			return r.endToken(tok)
-		}
-		tok.mode = modeFollow
-		return r.follow(ctx, tok, local)
-	}
-	r.applyState(dec.Fallback, true)
-	return r.fatal(tok, ne)
-}
-
-// fatal ends the branch, the sub-graph call or the run because of ne.
-func (r *run) fatal(tok *token, ne *NodeError) *token {
-	r.mu.Lock()
-	r.errs = append(r.errs, ne)
-	r.mu.Unlock()
-	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
-		if f.kind != frameSplit || f.split.n.Type != Parallel {
-			continue
-		}
-		if f.policy == ContinueOnError {
-			r.recordFailure(tok, ne, f)
-			return r.endToken(tok)
-		}
-		break
-	}
-	if c := tok.call; c.caller != nil {
-		if c.abort.CompareAndSwap(nil, ne) {
-			c.cancel()
-		}
-		return r.endToken(tok)
-	}
-	r.halt(stateFailed, "", nil, ne)
-	tok.mode = modeExec
-	r.park(tok)
-	return nil
 }
 
 // endToken ends a token that finished, was interrupted or was withdrawn, and returns
