@@ -12,15 +12,9 @@ import (
 // and the fatal path (fallback state, then the branch policy, the sub-graph call or the
 // run). policy.go holds the types and the meta parsing.
 
-// asNodeError makes sure a node failure is a *NodeError for the token's node.
-func asNodeError(r *run, tok *token, err error) *NodeError {
-	var ne *NodeError
-	if errors.As(err, &ne) && ne.Node == tok.node.n.ID && ne.Path == tok.call.path {
-		return ne
-	}
-	return r.taskError(tok, err)
-}
-
+// taskError makes a node failure a *NodeError for the token's node: an error that
+// already is one for this node is kept; any other is wrapped with the code it declares
+// (ErrorCode, Code) or task_failed.
 func (r *run) taskError(tok *token, err error) *NodeError {
 	var ne *NodeError
 	if errors.As(err, &ne) && ne.Node == tok.node.n.ID && ne.Path == tok.call.path {

@@ -222,7 +222,7 @@ func (r *run) apply(tok *token, rt route, local *[]*token) *token {
 func (r *run) follow(ctx context.Context, tok *token, local *[]*token) *token {
 	rt, err := r.decide(ctx, tok)
 	if err != nil {
-		return r.failed(ctx, tok, asNodeError(r, tok, err), true, 1, local)
+		return r.failed(ctx, tok, r.taskError(tok, err), true, 1, local)
 	}
 	return r.apply(tok, rt, local)
 }

@@ -282,7 +282,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 			}
 		}
 		if status == nodeFailed {
-			ne = asNodeError(r, tok, err)
+			ne = r.taskError(tok, err)
 			err = ne
 			dec = r.decideError(ctx, tok, ne)
 			retry = !routing && dec.Retryable && cn.retry != nil && cn.idempotent && attempt < cn.retry.Max
