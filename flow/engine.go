@@ -139,6 +139,17 @@ func (e *Engine) Unregister(id string) {
 	}
 }
 
+// Forget drops the compiled form EvalGraph keeps for g (a registered graph stays
+// registered).
+func (e *Engine) Forget(g *Graph) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cg := e.graphs[g.ID]; cg != nil && cg.g == g {
+		return
+	}
+	delete(e.byPtr, g)
+}
+
 // Graph returns the registered graph with the given id.
 func (e *Engine) Graph(id string) (*Graph, bool) {
 	e.mu.RLock()
@@ -329,7 +340,8 @@ func (e *Engine) Eval(ctx context.Context, graphID string, fc *Context, opts ...
 }
 
 // EvalGraph runs g, which need not be registered; it is compiled on first use and
-// the compiled form is cached.
+// the compiled form is kept for the engine's lifetime (Forget drops it), so build a
+// graph once and evaluate it many times rather than building one per run.
 func (e *Engine) EvalGraph(ctx context.Context, g *Graph, fc *Context, opts ...EvalOption) (*Result, error) {
 	cg, err := e.prepare(g)
 	if err != nil {

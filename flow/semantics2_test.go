@@ -364,3 +364,17 @@ func TestRunContextEndsWithTheRun(t *testing.T) {
 	}
 	assert.ErrorIs(t, kept.Err(), context.Canceled)
 }
+
+func TestForgetDropsTheCompiledGraph(t *testing.T) {
+	e := flow.NewEngine()
+	s := flow.NewSpec("once")
+	s.Start("s").SetTask(`context.incr("n")`)
+	g := build(t, s)
+	fc := flow.NewContext("f")
+	_, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	e.Forget(g)
+	_, err = e.EvalGraph(context.Background(), g, fc) // compiled again
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), fc.Value("n"))
+}
