@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -145,9 +146,7 @@ func mergeState(dst, src map[string]any) map[string]any {
 	if dst == nil {
 		dst = make(map[string]any, len(src))
 	}
-	for k, v := range src {
-		dst[k] = v
-	}
+	maps.Copy(dst, src)
 	return dst
 }
 

@@ -115,7 +115,7 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 		r.icpts = addInterceptor(r.icpts, i.i, i.index)
 	}
 	if cfg.runID == "" {
-		cfg.runID = newRunID()
+		cfg.runID = NewRunID()
 	}
 	r.id, r.maxSteps = cfg.runID, int64(cfg.maxSteps)
 	if cfg.checkpoint != nil {
@@ -140,7 +140,7 @@ func (e *Engine) start(ctx context.Context, cg *compiled, fc *Context, opts []Ev
 
 func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []EvalOption) (*Result, error) {
 	if fc == nil {
-		return nil, fmt.Errorf("resume: %w", errors.New("nil context"))
+		return nil, errors.New("resume: nil context")
 	}
 	r := e.newRun(fr.graph, fc, opts)
 	root, seeds := cloneFrontier(r, fr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -157,20 +158,13 @@ func (r *run) applyState(update map[string]any, fallback bool) {
 		return
 	}
 	r.st.mu.Lock()
-	for k, v := range update {
-		r.st.vars[k] = v
-	}
+	maps.Copy(r.st.vars, update)
 	r.st.mu.Unlock()
 	if !fallback {
 		return
 	}
 	r.mu.Lock()
-	if r.fallback == nil {
-		r.fallback = make(map[string]any)
-	}
-	for k, v := range update {
-		r.fallback[k] = v
-	}
+	r.fallback = mergeState(r.fallback, update)
 	r.mu.Unlock()
 }
 

@@ -63,7 +63,10 @@ var runIDs = struct {
 	seq    atomic.Uint64
 }{prefix: "r" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}
 
-func newRunID() string {
+// NewRunID returns a new run id, unique within the process and, through the process
+// start time, across processes: what the engine uses when WithRunID is not given, and
+// what callers use to know a run's id before it starts (a session's claim).
+func NewRunID() string {
 	var buf [40]byte
 	b := append(buf[:0], runIDs.prefix...)
 	return string(strconv.AppendUint(b, runIDs.seq.Add(1), 10))

@@ -366,15 +366,27 @@ func TestRunContextEndsWithTheRun(t *testing.T) {
 }
 
 func TestForgetDropsTheCompiledGraph(t *testing.T) {
-	e := flow.NewEngine()
+	// A compiled graph binds the task registered when it was compiled; only after
+	// Forget does EvalGraph compile again and see a task registered since.
+	e := flow.NewEngine(flow.WithTaskFunc("t", func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		c.Set("by", "first")
+		return nil
+	}))
 	s := flow.NewSpec("once")
-	s.Start("s").SetTask(`context.incr("n")`)
+	s.Start("s").SetTask("@t")
 	g := build(t, s)
 	fc := flow.NewContext("f")
 	_, err := e.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
-	e.Forget(g)
-	_, err = e.EvalGraph(context.Background(), g, fc) // compiled again
+	e.RegisterTask("t", flow.TaskFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		c.Set("by", "second")
+		return nil
+	}))
+	_, err = e.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
-	assert.Equal(t, int64(2), fc.Value("n"))
+	assert.Equal(t, "first", fc.Value("by"), "still the compiled form")
+	e.Forget(g)
+	_, err = e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	assert.Equal(t, "second", fc.Value("by"), "compiled again after Forget")
 }

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -225,7 +223,7 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	startState := start.State()
 	in := &instance{r: r}
 	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
-		RunID: newRunID(), Vars: fc.Vars(), Frontier: &startState}
+		RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
 	if err := in.save(ctx, &in.snap, 0); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil, fmt.Errorf("session: run: instance %q already exists: %w", id, err)
@@ -308,7 +306,7 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 
 	// Claim before running anything.
 	in := &instance{r: r, snap: *snap, version: snap.Version}
-	in.snap.Status, in.snap.Reason, in.snap.RunID, in.snap.Vars = StatusRunning, "", newRunID(), fc.Vars()
+	in.snap.Status, in.snap.Reason, in.snap.RunID, in.snap.Vars = StatusRunning, "", flow.NewRunID(), fc.Vars()
 	in.snap.Redacted, in.snap.Dropped = nil, nil
 	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
 		return nil, fmt.Errorf("session: resume %q: claim: %w", id, err)
@@ -491,10 +489,4 @@ func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owne
 		return ts.SaveTTL(ctx, s, expected, r.ttl)
 	}
 	return r.store.Save(ctx, s, expected)
-}
-
-func newRunID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "r-" + hex.EncodeToString(b[:])
 }
