@@ -257,14 +257,21 @@ const (
 
 // delay returns the wait before the given retry (1 = first retry).
 func (p *RetryPolicy) delay(retry int) time.Duration {
-	d := p.Backoff
-	for i := 1; i < retry && d < p.MaxBackoff; i++ {
+	return Backoff(p.Backoff, p.MaxBackoff, retry, !p.NoJitter)
+}
+
+// Backoff is the exponential backoff shared by every retry in flowteam: the wait before
+// the given retry (1 = the first) is base, doubled for each retry after the first, capped
+// at max (no cap when max is 0); with jitter it is drawn from [d/2, d].
+func Backoff(base, max time.Duration, retry int, jitter bool) time.Duration {
+	d := base
+	for i := 1; i < retry && (max <= 0 || d < max); i++ {
 		d *= 2
 	}
-	if p.MaxBackoff > 0 && d > p.MaxBackoff {
-		d = p.MaxBackoff
+	if max > 0 && d > max {
+		d = max
 	}
-	if !p.NoJitter && d > 1 {
+	if jitter && d > 1 {
 		d = d/2 + rand.N(d/2+1)
 	}
 	return d

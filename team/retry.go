@@ -2,8 +2,9 @@ package team
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
+
+	"github.com/flowteam/flowteam/flow"
 )
 
 // RetryPolicy bounds the retries of retryable failures (timeouts, rate limits,
@@ -42,15 +43,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 
 // delay returns the wait before the given retry (1 = the first retry).
 func (p RetryPolicy) delay(retry int) time.Duration {
-	d := p.Backoff
-	for i := 1; i < retry && d < p.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, p.MaxBackoff)
-	if p.Jitter && d > 1 {
-		d = d/2 + rand.N(d/2+1)
-	}
-	return d
+	return flow.Backoff(p.Backoff, p.MaxBackoff, retry, p.Jitter)
 }
 
 // Sleeper waits for d or until ctx ends (then it returns ctx's error). Tests replace
