@@ -12,6 +12,7 @@ import (
 	"github.com/expr-lang/expr/compiler"
 	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -41,6 +42,12 @@ type Expression interface {
 // remove(key), incr(key[, delta]), stop(), interrupt(), suspend(reason). The function
 // raise(code, message[, recoverable[, retryable]]) fails the script with a structured
 // error (*Error).
+//
+// The usual conditions and scripts (comparisons, arithmetic, &&, ||, !, ternaries,
+// sequences, context methods, raise) are compiled to Go closures that call expr's own
+// operator functions, so they behave exactly as expr does (values, errors and their
+// messages) without its type checker at load time or its VM's allocations at run time;
+// everything else is compiled and run by expr.
 type ExprEvaluator struct {
 	vms sync.Pool
 
@@ -92,6 +99,11 @@ var contextMethods = map[string]struct{ min, max int }{
 }
 
 func (e *ExprEvaluator) compile(src string) (Expression, error) {
+	return e.compileWith(src, true)
+}
+
+// compileWith compiles src; fast allows compiling it to closures (exprfast.go).
+func (e *ExprEvaluator) compileWith(src string, fast bool) (Expression, error) {
 	src = trimStatements(src)
 	if src == "" {
 		return nil, errors.New("empty expression")
@@ -100,13 +112,23 @@ func (e *ExprEvaluator) compile(src string) (Expression, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	cfg := e.base
-	cfg.Visitors = []ast.Visitor{p.bound, p}
-	defer func() { cfg.Visitors = nil }()
-	tree, err := checker.ParseCheck(src, cfg)
+	tree, err := parser.ParseWithConfig(src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The patchers are walked here rather than given to checker.ParseCheck, which type
+	// checks the whole tree again before each of them.
+	ast.Walk(&tree.Node, p.bound)
+	ast.Walk(&tree.Node, p)
 	if p.err != nil {
 		return nil, p.err
 	}
-	if err != nil {
+	if fast {
+		if x := compileFast(tree); x != nil {
+			return x, nil
+		}
+	}
+	if _, err := checker.Check(tree, cfg); err != nil {
 		return nil, err
 	}
 	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
@@ -236,16 +258,11 @@ func scopeGet(params ...any) (any, error) {
 }
 
 func scopeCall(params ...any) (any, error) {
-	s := params[0].(Scope)
-	method := params[1].(string)
-	args := params[2:]
-	key := func() (string, error) {
-		k, ok := args[0].(string)
-		if !ok {
-			return "", fmt.Errorf("context.%s: key must be a string, got %T", method, args[0])
-		}
-		return k, nil
-	}
+	return contextMethod(params[0].(Scope), params[1].(string), params[2:])
+}
+
+// contextMethod runs context.method(args...) of a script.
+func contextMethod(s Scope, method string, args []any) (any, error) {
 	switch method {
 	case "stop":
 		s.Stop()
@@ -261,9 +278,9 @@ func scopeCall(params ...any) (any, error) {
 		s.Suspend(reason)
 		return nil, nil
 	}
-	k, err := key()
-	if err != nil {
-		return nil, err
+	k, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("context.%s: key must be a string, got %T", method, args[0])
 	}
 	switch method {
 	case "put":

@@ -1,0 +1,171 @@
+package flow
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// mapScope is a Scope over a plain map that records the run controls.
+type mapScope struct {
+	vars     map[string]any
+	controls []string
+}
+
+func (m *mapScope) Get(k string) (any, bool) { v, ok := m.vars[k]; return v, ok }
+func (m *mapScope) Put(k string, v any)      { m.vars[k] = v }
+func (m *mapScope) Remove(k string)          { delete(m.vars, k) }
+func (m *mapScope) Stop()                    { m.controls = append(m.controls, "stop") }
+func (m *mapScope) Interrupt()               { m.controls = append(m.controls, "interrupt") }
+func (m *mapScope) Suspend(r string)         { m.controls = append(m.controls, "suspend:"+r) }
+
+// exprGen builds random expressions over the grammar scripts use, plus constructs the
+// closure compiler leaves to expr, so both sides of the split are exercised.
+type exprGen struct{ r *rand.Rand }
+
+var (
+	genVars     = []string{"a", "b", "c", "s", "t", "f", "p", "m", "l", "unset"}
+	genLiterals = []string{"0", "1", "3", "-2", "300", "1.5", "-0.5", `"x"`, `""`, "true", "false", "nil"}
+	genBinary   = []string{"==", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "**", "^", "&&", "||", "and", "or", "??", "in", "contains"}
+)
+
+func (g exprGen) pick(list []string) string { return list[g.r.IntN(len(list))] }
+
+func (g exprGen) expr(depth int) string {
+	if depth <= 0 {
+		if g.r.IntN(2) == 0 {
+			return g.pick(genVars)
+		}
+		return g.pick(genLiterals)
+	}
+	switch g.r.IntN(12) {
+	case 0, 1, 2, 3:
+		return "(" + g.expr(depth-1) + " " + g.pick(genBinary) + " " + g.expr(depth-1) + ")"
+	case 4:
+		return g.pick([]string{"!", "not ", "-", "+"}) + "(" + g.expr(depth-1) + ")"
+	case 5:
+		return "(" + g.expr(depth-1) + " ? " + g.expr(depth-1) + " : " + g.expr(depth-1) + ")"
+	case 6:
+		return fmt.Sprintf(`context.put(%q, %s)`, g.pick([]string{"a", "out", "s"}), g.expr(depth-1))
+	case 7:
+		return g.pick([]string{`context.get("a")`, `context.containsKey("unset")`, `context.incr("n")`, `context.incr("s")`,
+			`context.remove("b")`, `context.getOrDefault("unset", 4)`, `context.put(a, 1)`, `context.suspend("why")`,
+			`context.stop()`, `context.interrupt()`, `context.incr("n", 2.5)`})
+	case 8:
+		return g.expr(depth-1) + "; " + g.expr(depth-1)
+	case 9:
+		return g.pick([]string{`raise("E1", "boom")`, `raise("E2", a, true)`, `raise("E3")`, `len(s)`, `let x = 2; x * a`, `l[0]`, `m.k`})
+	}
+	return g.expr(0)
+}
+
+func genValues(r *rand.Rand) map[string]any {
+	five := 5
+	pool := []any{0, 1, 3, -4, 300, 2.5, 0.0, "x", "abc", true, false, nil, int64(7), &five, uint8(2), []any{1, "x"}, map[string]any{"k": 1}}
+	vars := map[string]any{"n": 1}
+	for _, k := range genVars {
+		if k != "unset" {
+			vars[k] = pool[r.IntN(len(pool))]
+		}
+	}
+	return vars
+}
+
+// outcome renders a result for comparison; %#v tells 1 from 1.0 and int from int64,
+// and NaN prints the same on both sides.
+func outcome(v any, err error, s *mapScope) string {
+	e := "<nil>"
+	if err != nil {
+		e = err.Error()
+		if code := errorCode(err); code != "" {
+			e += " code=" + code
+		}
+	}
+	var vars []string
+	for _, k := range slices.Sorted(maps.Keys(s.vars)) {
+		vars = append(vars, fmt.Sprintf("%s=%#v", k, s.vars[k]))
+	}
+	return fmt.Sprintf("value=%#v err=%s vars=[%s] controls=%v", v, e, strings.Join(vars, " "), s.controls)
+}
+
+// TestFastExprMatchesExpr compiles generated expressions with the closure compiler and
+// with expr alone, and checks that they agree on compile errors, values, runtime errors
+// (message and code), the variables they leave, and the run controls they call.
+func TestFastExprMatchesExpr(t *testing.T) {
+	e := NewExprEvaluator()
+	r := rand.New(rand.NewPCG(7, 11))
+	g := exprGen{r}
+	var fast, compiled, failedCompile int
+	for i := range 6000 {
+		src := g.expr(1 + i%4)
+		fx, ferr := e.compileWith(src, true)
+		sx, serr := e.compileWith(src, false)
+		if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
+			t.Fatalf("%s\ncompile: fast %v\nexpr %v", src, ferr, serr)
+		}
+		if ferr != nil {
+			failedCompile++
+			continue
+		}
+		compiled++
+		if _, ok := fx.(fastExpr); !ok {
+			continue
+		}
+		fast++
+		for range 4 {
+			vars := genValues(r)
+			fs := &mapScope{vars: maps.Clone(vars)}
+			ss := &mapScope{vars: maps.Clone(vars)}
+			fv, ferr := fx.Eval(fs)
+			sv, serr := sx.Eval(ss)
+			if got, want := outcome(fv, ferr, fs), outcome(sv, serr, ss); got != want {
+				t.Fatalf("%s with %v\nfast: %s\nexpr: %s", src, vars, got, want)
+			}
+		}
+	}
+	t.Logf("%d expressions compiled (%d by the closure compiler), %d rejected at compile time", compiled, fast, failedCompile)
+	if fast < compiled/3 || failedCompile == 0 {
+		t.Fatalf("generator no longer exercises both paths: %d fast of %d, %d compile errors", fast, compiled, failedCompile)
+	}
+}
+
+// TestFastExprCoversSolonScripts checks that the scripts and conditions of rule graphs
+// take the closure path.
+func TestFastExprCoversSolonScripts(t *testing.T) {
+	e := NewExprEvaluator()
+	for _, src := range []string{
+		`a > b`, `context.put("result", a + b);`, `approved != true`, `day >= 3 && role == "manager"`,
+		`context.put("level", day > 3 ? "high" : "low"); context.incr("count")`, `!(a == b) || c < -1`,
+		`raise("LIMIT", "over the limit")`, `context.suspend("waiting for approval")`,
+	} {
+		x, err := e.compile(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if _, ok := x.(fastExpr); !ok {
+			t.Errorf("%s: compiled by expr, not by the closure compiler", src)
+		}
+	}
+}
+
+func BenchmarkExprCondition(b *testing.B) {
+	e := NewExprEvaluator()
+	s := &mapScope{vars: map[string]any{"a": 3, "b": 4}}
+	for _, fast := range []bool{true, false} {
+		x, err := e.compileWith(`a > b && b != 0`, fast)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("fast=%v", fast), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := x.Eval(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
