@@ -28,8 +28,7 @@ type Result struct {
 	Status   Status
 	// Steps is the number of node executions in this evaluation.
 	Steps int
-	// Last maps each call path to the last node it reached (the FlowTrace).
-	Last map[string]string
+	last  []lastNode
 	// Reason is the suspend reason.
 	Reason string
 	// Err is the error that ended a failed run: a *NodeError naming the node, wrapping
@@ -53,6 +52,29 @@ type Result struct {
 	Frontier *Frontier
 	// Duration is the wall time of this evaluation.
 	Duration time.Duration
+}
+
+type lastNode struct{ path, node string }
+
+// Last maps each call path to the last node it reached (the FlowTrace). It returns a
+// new map on every call: the run does not build one unless asked, as most callers only
+// look at the status.
+func (res *Result) Last() map[string]string {
+	m := make(map[string]string, len(res.last))
+	for _, l := range res.last {
+		m[l.path] = l.node
+	}
+	return m
+}
+
+// LastNode returns the last node reached at a call path ("" when none).
+func (res *Result) LastNode(path string) string {
+	for _, l := range res.last {
+		if l.path == path {
+			return l.node
+		}
+	}
+	return ""
 }
 
 // Frontier is the exact place a halted run stands: its pending tokens (node, mode,
@@ -122,8 +144,10 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 		r.ckpt = &checkpointer{fn: cfg.checkpoint}
 		r.live = make(map[*token]struct{})
 	}
-	r.rootFrame = frame{kind: frameCall, graph: cg, path: cg.g.ID, branch: "main"}
+	// Field by field: r is fresh, and copying a whole struct literal into it costs a bulk
+	// write barrier while the garbage collector runs.
 	r.root = &r.rootFrame
+	r.root.kind, r.root.graph, r.root.path, r.root.branch = frameCall, cg, cg.g.ID, "main"
 	r.root.call = r.root
 	return r
 }
@@ -134,7 +158,10 @@ func (e *Engine) start(ctx context.Context, cg *compiled, fc *Context, opts []Ev
 	}
 	r := e.newRun(cg, fc, opts)
 	r.root.pending = 1
-	r.seed[0] = r.newToken(cg.start, modeArrive, r.root, "main")
+	t := &r.startTok
+	t.node, t.mode, t.frame, t.call, t.branch = cg.start, modeArrive, r.root, r.root, "main"
+	t.view.st, t.view.tok = r.st, t
+	r.seed[0] = t
 	return r.runRoot(ctx, r.seed[:], false)
 }
 
@@ -177,14 +204,14 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	r.root.wg.Wait()
 	// Whatever a task started with the run's context learns that the run is over.
 	r.rctx.cancel(context.Canceled)
-	ended := time.Now() // one clock read for the trace record and the duration
+	ended := r.began.Add(time.Since(r.began)) // a monotonic read is cheaper than time.Now
 	r.flushTrace(r.root, ended)
 
 	st.mu.Lock()
 	st.run = nil
-	last := make(map[string]string, len(st.trace.Last))
+	last := r.lastBuf[:0]
 	for k, v := range st.trace.Last {
-		last[k] = v.NodeID
+		last = append(last, lastNode{k, v.NodeID})
 	}
 	st.mu.Unlock()
 
@@ -194,9 +221,10 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		r.err = fmt.Errorf("interceptor of graph %q: %w", r.root.graph.g.ID, ierr)
 		r.state.Store(int32(stateFailed))
 	}
-	res := &Result{
+	res := &r.res
+	*res = Result{
 		RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Steps: int(r.steps.Load()),
-		Last: last, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures,
+		last: last, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures,
 		ExecutionErrors: r.records, Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()),
 		Duration: ended.Sub(r.began),
 	}

@@ -203,7 +203,7 @@ func TestSubgraphCalledTwiceKeepsTwoTraceRecords(t *testing.T) {
 	p.End("e")
 	res, _, _ := run(t, e, build(t, p), nil)
 	require.NoError(t, res.Err)
-	assert.Equal(t, map[string]string{"parent": "e", "parent/call1/child": "ce", "parent/call2/child": "ce"}, res.Last)
+	assert.Equal(t, map[string]string{"parent": "e", "parent/call1/child": "ce", "parent/call2/child": "ce"}, res.Last())
 }
 
 func TestScriptTypeErrorNamesNode(t *testing.T) {

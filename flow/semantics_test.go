@@ -217,8 +217,8 @@ func TestSubgraphAndStop(t *testing.T) {
 	assert.Nil(t, fc.Value("c2"))
 	assert.Nil(t, fc.Value("after"))
 	assert.Equal(t, []string{"ps", "call", "cs", "c1"}, path)
-	assert.Equal(t, "c1", res.Last["parent/call/child"])
-	assert.Equal(t, "call", res.Last["parent"])
+	assert.Equal(t, "c1", res.LastNode("parent/call/child"))
+	assert.Equal(t, "call", res.LastNode("parent"))
 
 	// Resume continues after c1: c2, then back in the parent.
 	rec := &pathRec{}

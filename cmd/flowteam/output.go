@@ -44,7 +44,7 @@ type runError struct {
 func newRunOutput(res *flow.Result, vars map[string]any) *runOutput {
 	out := &runOutput{
 		Instance: res.Instance, Graph: res.Graph, Status: string(res.Status), Steps: res.Steps,
-		Vars: make(map[string]any, len(vars)), Last: res.Last,
+		Vars: make(map[string]any, len(vars)), Last: res.Last(),
 	}
 	if out.Last == nil {
 		out.Last = map[string]string{}

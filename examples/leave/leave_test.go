@@ -55,7 +55,7 @@ func TestLeave(t *testing.T) {
 		assert.Equal(t, true, fc.Value("managerApproved"))
 		_, director := fc.Get("directorApproved")
 		assert.Equal(t, len(tc.path) == len(long), director, "day=%v", tc.day)
-		assert.Equal(t, map[string]string{"leave": "e"}, res.Last)
+		assert.Equal(t, map[string]string{"leave": "e"}, res.Last())
 		assert.Equal(t, len(tc.path), res.Steps)
 	}
 }
