@@ -28,6 +28,11 @@ func (r *run) taskError(tok *token, err error) *NodeError {
 	return r.nodeError(tok, code, err)
 }
 
+// nodeError describes a failure of the token's node. It is kept out of line: inlined,
+// its struct literal would enlarge the frames of the hot functions that call it on
+// their error paths (see execNode).
+//
+//go:noinline
 func (r *run) nodeError(tok *token, code string, err error) *NodeError {
 	n := tok.node.n
 	return &NodeError{Graph: n.graph.ID, Path: tok.call.path, Node: n.ID, NodeType: n.Type, Title: n.Title,

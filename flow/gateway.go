@@ -94,9 +94,9 @@ const (
 // that are not a list) is reported as the node's failure before its end hook.
 type route struct {
 	kind     routeKind
+	parallel bool // kind and parallel share a word: 8 words travel in registers
 	to       *cnode
 	targets  []*cnode
-	parallel bool
 	items    []any
 }
 
@@ -114,14 +114,24 @@ func (r *run) decide(ctx context.Context, tok *token) (route, error) {
 		}
 	case Loop:
 		if cn.loopVar != "" && tok.mode != modeBody {
-			items, err := r.loopItems(tok)
-			if err != nil {
-				return route{}, r.nodeError(tok, CodeLoopItems, err)
-			}
-			return route{kind: routeLoop, items: items}, nil
+			return r.decideLoop(tok)
 		}
 	}
 	return r.decideAll(ctx, tok)
+}
+
+func (r *run) decideLoop(tok *token) (route, error) {
+	items, err := r.loopItems(tok)
+	if err != nil {
+		return route{}, r.nodeError(tok, CodeLoopItems, err)
+	}
+	return route{kind: routeLoop, items: items}, nil
+}
+
+// linkError reports a link condition that failed. It is a function of its own to keep
+// the deciding functions' frames small (see execNode).
+func (r *run) linkError(tok *token, l *clink, err error) error {
+	return r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err))
 }
 
 func (r *run) decideExclusive(ctx context.Context, tok *token) (route, error) {
@@ -140,7 +150,7 @@ func (r *run) decideExclusive(ctx context.Context, tok *token) (route, error) {
 		}
 		ok, err := r.test(ctx, tok, &l.when)
 		if err != nil {
-			return route{}, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err))
+			return route{}, r.linkError(tok, l, err)
 		}
 		if ok {
 			return route{kind: routeMove, to: l.to}, nil
@@ -160,6 +170,13 @@ func (r *run) decideAll(ctx context.Context, tok *token) (route, error) {
 	if len(cn.links) == 1 && cn.links[0].when.always() && !cn.split {
 		return route{kind: routeMove, to: cn.links[0].to}, nil
 	}
+	return r.decideLinks(ctx, tok)
+}
+
+// decideLinks is decideAll for a node with conditions or several links; a function of
+// its own so that the single-link path keeps a small frame (see execNode).
+func (r *run) decideLinks(ctx context.Context, tok *token) (route, error) {
+	cn := tok.node
 	// Collect the true links in a bit set first: the common single-target case then
 	// allocates nothing; a fan-out allocates its frame and tokens anyway.
 	var (
@@ -173,7 +190,7 @@ func (r *run) decideAll(ctx context.Context, tok *token) (route, error) {
 		if !l.when.always() {
 			ok, err := r.test(ctx, tok, &l.when)
 			if err != nil {
-				return route{}, r.nodeError(tok, CodeCondition, fmt.Errorf("link to %q: %w", l.l.To, err))
+				return route{}, r.linkError(tok, l, err)
 			}
 			if !ok {
 				continue

@@ -240,17 +240,65 @@ func nearestLoop(f *frame) *frame {
 
 // execNode runs the token's node: hooks, guard, task, routing decision; failures go
 // through the error policy (and the node's retry policy) before the end hook.
+//
+// The common case, a node that completes without interceptors, takes the short path
+// here; everything else goes through execAttempts. Keeping this frame small matters:
+// a branch goroutine starts with a small stack, and a deep frame chain makes every one
+// of them grow and copy it.
 func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token {
-	cn := tok.node
-	n := cn.n
-	step := int(r.steps.Add(1))
-	if int64(step) > r.maxSteps {
-		r.steps.Add(-1) // the refused step did not run
-		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeStepLimit, fmt.Errorf("%w (%d)", ErrStepLimit, r.maxSteps)))
-		r.park(tok)
+	step, ok := r.takeStep(tok)
+	if !ok {
 		return nil
 	}
-	tok.call.last.Store(int32(cn.n.index) + 1)
+	tok.call.last.Store(int32(tok.node.n.index) + 1)
+	if len(r.icpts) > 0 {
+		return r.execAttempts(ctx, tok, local, step, nil)
+	}
+	err := r.runNode(ctx, tok)
+	if err == nil && !tok.suspended && !tok.interrupted {
+		rt, err := r.decide(ctx, tok)
+		if err == nil {
+			tok.arrivals = 0
+			if r.ckpt != nil {
+				tok.completed = tok.node
+			}
+			tok.mode = modeFollow
+			return r.apply(tok, rt, local)
+		}
+		return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err, routing: true})
+	}
+	return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err})
+}
+
+// firstAttempt is the outcome of an attempt execNode already made without hooks: the
+// task's error, or the routing error when routing is set.
+type firstAttempt struct {
+	err     error
+	routing bool
+}
+
+// takeStep counts a node execution against the step limit; past it, the run fails and
+// the token is parked.
+func (r *run) takeStep(tok *token) (int, bool) {
+	step := int(r.steps.Add(1))
+	if int64(step) > r.maxSteps {
+		r.refuseStep(tok)
+		return 0, false
+	}
+	return step, true
+}
+
+func (r *run) refuseStep(tok *token) {
+	r.steps.Add(-1) // the refused step did not run
+	r.halt(stateFailed, "", nil, r.nodeError(tok, CodeStepLimit, fmt.Errorf("%w (%d)", ErrStepLimit, r.maxSteps)))
+	r.park(tok)
+}
+
+// execAttempts runs the node's attempts with hooks, outcome classification, the error
+// policy and retries. first, when set, is the outcome of the first attempt.
+func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, step int, first *firstAttempt) *token {
+	cn := tok.node
+	n := cn.n
 	for attempt := 1; ; attempt++ {
 		var began time.Duration // since the run began: one monotonic clock read, no wall clock
 		if len(r.icpts) > 0 {
@@ -259,10 +307,22 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 				r.icpts[i].i.OnNodeStart(ctx, &tok.view, n)
 			}
 		}
-		err := r.runNode(ctx, tok)
+		var (
+			err     error
+			rt      route
+			routing bool
+		)
+		if first != nil {
+			err, routing = first.err, first.routing
+			first = nil
+		} else {
+			err = r.runNode(ctx, tok)
+		}
 		status := nodeCompleted
 		held := errors.Is(err, errCallHalted)
 		switch {
+		case routing:
+			status = nodeFailed
 		case held && runState(r.state.Load()) == stateSuspended:
 			status, err = nodeSuspended, nil
 		case held:
@@ -277,11 +337,9 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 			status = nodeInterrupted
 		}
 		var (
-			rt      route
-			routing bool
-			ne      *NodeError
-			dec     ErrorDecision
-			retry   bool
+			ne    *NodeError
+			dec   ErrorDecision
+			retry bool
 		)
 		if status == nodeCompleted {
 			if rt, err = r.decide(ctx, tok); err != nil {
