@@ -41,10 +41,45 @@ type Encoder struct {
 
 // Append appends the JSON encoding of r to dst and returns the extended buffer.
 func (e *Encoder) Append(dst []byte, r *Record) []byte {
-	dst = append(dst, `{"seq":`...)
-	dst = strconv.AppendInt(dst, r.Seq, 10)
-	dst = append(dst, `,"time":"`...)
+	dst = appendHead(dst, r.Seq)
 	dst = e.appendTime(dst, r.Time)
+	return e.appendRest(dst, r)
+}
+
+// TimeLen is the length of a record time as Append writes it for the years 1970 to
+// 9999: "2006-01-02T15:04:05.000000000Z".
+const TimeLen = 30
+
+// AppendUntimed appends r as Append does but with a placeholder of TimeLen bytes
+// (the Unix epoch) instead of r.Time, and returns the offset of the placeholder in
+// the result, for PutTime to fill in once the time is known.
+func (e *Encoder) AppendUntimed(dst []byte, r *Record) ([]byte, int) {
+	dst = appendHead(dst, r.Seq)
+	at := len(dst)
+	dst = append(dst, "1970-01-01T00:00:00.000000000Z"...)
+	return e.appendRest(dst, r), at
+}
+
+// PutTime writes t into b[:TimeLen] as Append writes a record time, and reports
+// whether it could: a time before 1970 or after 9999 has another length and is not
+// written.
+func (e *Encoder) PutTime(b []byte, t time.Time) bool {
+	secs := t.Unix()
+	if secs < 0 || secs > maxSecs || len(b) < TimeLen {
+		return false
+	}
+	e.putTime((*[TimeLen]byte)(b), secs, uint32(t.Nanosecond()))
+	return true
+}
+
+func appendHead(dst []byte, seq int64) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, seq, 10)
+	return append(dst, `,"time":"`...)
+}
+
+// appendRest appends what follows the time.
+func (e *Encoder) appendRest(dst []byte, r *Record) []byte {
 	switch r.Status {
 	case Started:
 		dst = append(dst, `","status":"STARTED"`...)
@@ -153,14 +188,22 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 256)), nil
 }
 
+const maxSecs = 253402300799 // 9999-12-31T23:59:59Z
+
 // appendTime writes t in UTC as "2006-01-02T15:04:05.000000000Z" (RFC 3339 with a
 // fixed nine-digit fraction, which time.Parse and encoding/json read back).
 func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
 	secs := t.Unix()
-	const maxSecs = 253402300799 // 9999-12-31T23:59:59Z
 	if secs < 0 || secs > maxSecs {
 		return t.UTC().AppendFormat(dst, time.RFC3339Nano)
 	}
+	var b [TimeLen]byte
+	e.putTime(&b, secs, uint32(t.Nanosecond()))
+	return append(dst, b[:]...)
+}
+
+// putTime writes the time secs (in [0, maxSecs]) plus ns into b.
+func (e *Encoder) putTime(b *[TimeLen]byte, secs int64, ns uint32) {
 	if secs+1 != e.secs {
 		e.secs = secs + 1
 		days, rem := secs/86400, int(secs%86400)
@@ -178,10 +221,8 @@ func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
 		b[16] = ':'
 		put2(b[17:], rem%60)
 	}
-	var b [30]byte
 	copy(b[:19], e.date[:])
 	b[19] = '.'
-	ns := uint32(t.Nanosecond())
 	b[20] = byte('0' + ns/1e8)
 	ns %= 1e8
 	put2(b[21:], int(ns/1e6))
@@ -191,7 +232,6 @@ func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
 	put2(b[25:], int(ns/100))
 	put2(b[27:], int(ns%100))
 	b[29] = 'Z'
-	return append(dst, b[:]...)
 }
 
 // civil converts days since 1970-01-01 (non-negative) to a proleptic Gregorian date

@@ -148,3 +148,18 @@ func TestEncoderReuse(t *testing.T) {
 		assert.Equal(t, recs[i], back)
 	}
 }
+
+// AppendUntimed and PutTime write what Append writes.
+func TestAppendUntimed(t *testing.T) {
+	var e, times Encoder
+	r := fullRecord()
+	want := string(e.Append(nil, &r))
+	got, at := e.AppendUntimed([]byte("x"), &r)
+	require.True(t, times.PutTime(got[at:], r.Time))
+	assert.Equal(t, want, string(got[1:]))
+	assert.Len(t, r.Time.UTC().Format("2006-01-02T15:04:05.000000000Z"), TimeLen)
+	assert.False(t, times.PutTime(got[at:], time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)))
+	assert.False(t, times.PutTime(got[at:], time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)))
+	assert.False(t, times.PutTime(make([]byte, TimeLen-1), r.Time))
+	assert.Equal(t, want, string(got[1:]), "a time that does not fit is not written")
+}
