@@ -112,10 +112,11 @@ type stamp struct {
 // (view, node) identifies it; runs rarely have more than a few in progress, so a slice
 // scanned from the end beats a map.
 type openExec struct {
-	c   *flow.Context
-	n   *flow.Node
-	gen int // the batch of its STARTED record, if it is still ar.gen
-	idx int // the index of that record in the batch
+	c     *flow.Context
+	n     *flow.Node
+	gen   int    // the batch of its STARTED record, if it is still ar.gen
+	idx   int    // the index of that record in the batch
+	ident [2]int // its identity fields in the batch's lines, for the terminal record to copy
 }
 
 // InterceptFlow writes the run records around the root graph's evaluation and
@@ -292,7 +293,15 @@ func (ar *auditRun) elapsed() time.Duration {
 // the JSON line gets a placeholder and the batch's write puts the times in, once the
 // pending ones are known.
 func (ar *auditRun) add(rec *trace.Record, at time.Duration, pending bool) int {
+	idx, _ := ar.addLike(rec, at, pending, nil)
+	return idx
+}
+
+// addLike is add for a node's records: ident, if not nil, is its STARTED record's
+// identity fields in the batch's lines, and it returns where this record's are.
+func (ar *auditRun) addLike(rec *trace.Record, at time.Duration, pending bool, ident []byte) (int, [2]int) {
 	b := ar.cur
+	var sp trace.Spans
 	rec.InstanceID, rec.RunID = ar.instance, ar.runID
 	st := stamp{at: at, pos: -1, pending: pending}
 	fixed := ar.a.cfg.now != nil
@@ -305,7 +314,8 @@ func (ar *auditRun) add(rec *trace.Record, at time.Duration, pending bool) int {
 			rec.Time = ar.began.Add(st.at)
 			b.lines = ar.bufs.enc.Append(b.lines, rec)
 		} else {
-			b.lines, st.pos = ar.bufs.enc.AppendUntimed(b.lines, rec)
+			b.lines, sp = ar.bufs.enc.AppendUntimed(b.lines, rec, ident)
+			st.pos = sp.Time
 		}
 		b.lines = append(b.lines, '\n')
 	}
@@ -313,7 +323,7 @@ func (ar *auditRun) add(rec *trace.Record, at time.Duration, pending bool) int {
 		b.recs = append(b.recs, *rec)
 	}
 	b.times = append(b.times, st)
-	return len(b.times) - 1
+	return len(b.times) - 1, sp.Ident
 }
 
 // addStart adds a STARTED record and opens the execution. It reports false when the
@@ -328,13 +338,14 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 	}
 	ar.seq++
 	rec.Seq = ar.seq
-	var idx int
+	var o openExec
 	if ar.a.cfg.now != nil {
-		idx = ar.add(&rec, ar.elapsed(), false)
+		o.idx, o.ident = ar.addLike(&rec, ar.elapsed(), false, nil)
 	} else {
-		idx = ar.add(&rec, 0, true)
+		o.idx, o.ident = ar.addLike(&rec, 0, true, nil)
 	}
-	ar.open = append(ar.open, openExec{c: c, n: n, gen: ar.gen, idx: idx})
+	o.c, o.n, o.gen = c, n, ar.gen
+	ar.open = append(ar.open, o)
 	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
 	if full {
@@ -366,12 +377,21 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 		at = ar.elapsed()
 		start = at - end.Duration
 	}
-	if found && o.gen == ar.gen && ar.cur.times[o.idx].pending {
-		ar.cur.times[o.idx].at, ar.cur.times[o.idx].pending = start, false
+	var ident []byte
+	if found && o.gen == ar.gen {
+		if s := &ar.cur.times[o.idx]; s.pending {
+			s.at, s.pending = start, false
+		}
+		// The node's identity has not changed since it started: the engine keeps a
+		// view's call path and branch for the whole execution, and the default agent
+		// name depends on the node only (WithAgentName's function may answer anew).
+		if o.ident[1] > 0 && ar.a.cfg.agent == nil {
+			ident = ar.cur.lines[o.ident[0]:o.ident[1]]
+		}
 	}
 	ar.seq++
 	rec.Seq = ar.seq
-	ar.add(&rec, at, false)
+	ar.addLike(&rec, at, false, ident)
 	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
 	if full {
