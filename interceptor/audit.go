@@ -319,30 +319,49 @@ func (ar *auditRun) addLike(rec *trace.Record, at time.Duration, pending bool, i
 		}
 		b.lines = append(b.lines, '\n')
 	}
-	if ar.a.records {
+	if ar.a.records && (len(b.recs) == 0 || rec != &b.recs[len(b.recs)-1]) { // unless built in its slot
 		b.recs = append(b.recs, *rec)
 	}
 	b.times = append(b.times, st)
 	return len(b.times) - 1, sp.Ident
 }
 
+// slot returns where to build a node's record: in the batch's records when sinks take
+// them (building it in place saves copying it there), else local. The unused capacity
+// of the records is always zeroed (flush clears what it wrote), so the record starts
+// out empty. The caller holds mu and adds the record before unlocking.
+func (ar *auditRun) slot(local *trace.Record) *trace.Record {
+	if !ar.a.records {
+		return local
+	}
+	b := ar.cur
+	if len(b.recs) < cap(b.recs) {
+		b.recs = b.recs[:len(b.recs)+1]
+	} else {
+		b.recs = append(b.recs, trace.Record{})
+	}
+	return &b.recs[len(b.recs)-1]
+}
+
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
-	rec := trace.Record{Status: trace.Started, Attrs: attrs}
-	fillNode(&rec, c, n, agent)
+	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
+	rec := ar.slot(&local)
+	rec.Status, rec.Attrs = trace.Started, attrs
+	fillNode(rec, c, n, agent)
 	ar.seq++
 	rec.Seq = ar.seq
 	var o openExec
 	if ar.a.cfg.now != nil {
-		o.idx, o.ident = ar.addLike(&rec, ar.elapsed(), false, nil)
+		o.idx, o.ident = ar.addLike(rec, ar.elapsed(), false, nil)
 	} else {
-		o.idx, o.ident = ar.addLike(&rec, 0, true, nil)
+		o.idx, o.ident = ar.addLike(rec, 0, true, nil)
 	}
 	o.c, o.n, o.gen = c, n, ar.gen
 	ar.open = append(ar.open, o)
@@ -358,13 +377,14 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 // record's, come from the engine's NodeEnd (Start, Duration): no clock read (with a
 // configured clock, the clock's time). It reports false when the run is over.
 func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) bool {
-	var rec trace.Record
-	fillEnd(&rec, c, n, end, x)
+	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
+	rec := ar.slot(&local)
+	fillEnd(rec, c, n, end, x)
 	o, found := ar.close(c, n)
 	var start, at time.Duration
 	switch {
@@ -391,7 +411,7 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 	}
 	ar.seq++
 	rec.Seq = ar.seq
-	ar.addLike(&rec, at, false, ident)
+	ar.addLike(rec, at, false, ident)
 	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
 	if full {
