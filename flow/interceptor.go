@@ -58,6 +58,10 @@ type NodeEnd struct {
 	Err error
 	// Reason is the suspend reason when Status is SUSPENDED.
 	Reason string
+	// Start is when the execution began: the run's start plus the monotonic time
+	// since, as the engine measured it (no extra clock read). Start plus Duration is
+	// when it ended.
+	Start time.Time
 	// Duration is how long the node took.
 	Duration time.Duration
 	// Step is the run's step number of this execution.

@@ -353,7 +353,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			retry = !routing && dec.Retryable && cn.retry != nil && cn.idempotent && attempt < cn.retry.Max
 		}
 		if len(r.icpts) > 0 {
-			end := NodeEnd{Status: status, Err: err, Duration: time.Since(r.began) - began, Step: step, Arrivals: tok.arrivals,
+			end := NodeEnd{Status: status, Err: err, Start: r.began.Add(began), Duration: time.Since(r.began) - began, Step: step, Arrivals: tok.arrivals,
 				Attempt: attempt, Retrying: retry, Recovered: status == nodeFailed && !retry && dec.Recover}
 			if end.Recovered {
 				end.Goto = dec.Goto

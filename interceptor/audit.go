@@ -2,7 +2,6 @@ package interceptor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -29,7 +28,9 @@ type Audit struct {
 	cfg      config
 	failures atomic.Int64
 	reported []atomic.Bool // per sink: its first failure was logged
-	bufs     sync.Pool     // *[]trace.Record
+	lines    bool          // a sink is a *JSONL: runs encode their records as they go
+	records  bool          // a sink takes trace.Records: runs keep them
+	bufs     sync.Pool     // *runBufs
 }
 
 var _ flow.Interceptor = (*Audit)(nil)
@@ -40,6 +41,13 @@ var _ flow.Interceptor = (*Audit)(nil)
 func NewAudit(opts ...Option) *Audit {
 	a := &Audit{cfg: newConfig(opts)}
 	a.reported = make([]atomic.Bool, len(a.cfg.sinks))
+	for _, s := range a.cfg.sinks {
+		if _, ok := s.(*JSONL); ok {
+			a.lines = true
+		} else {
+			a.records = true
+		}
+	}
 	return a
 }
 
@@ -55,20 +63,22 @@ type auditRun struct {
 	a        *Audit
 	instance string
 	runID    string
-	path     string // root call path
-	began    time.Time
+	path     string    // root call path
+	began    time.Time // the clock at the run's start; record times are offsets from it
 
 	mu     sync.Mutex
 	seq    int64
-	last   time.Time // time of the last record, so times never go back in seq order
-	recs   []trace.Record
-	spare  []trace.Record
+	bufs   *runBufs
+	cur    *batch // records being added
+	spare  *batch // the other batch, while cur is written; nil during a write
+	gen    int    // batches swapped out so far: which batch an openExec's record is in
+	last   time.Duration
 	open   []openExec // node executions started and not ended
 	closed bool
 
-	flushMu sync.Mutex // one write of this run at a time, in order
-	err     error      // first sink error, for WithStrict
-
+	flushMu sync.Mutex    // one write of this run at a time, in order
+	flushed time.Duration // time of the last record written: times never go back in seq order
+	err     error         // first sink error, for WithStrict
 }
 
 // openExec is a node execution in progress. A branch view runs one node at a time, so
@@ -77,7 +87,9 @@ type auditRun struct {
 type openExec struct {
 	c     *flow.Context
 	n     *flow.Node
-	start time.Time
+	gen   int    // the batch of its STARTED record, if it is still ar.gen
+	idx   int    // the index of that record in the batch
+	ident [2]int // its identity fields in the batch's lines, for the terminal record to copy
 }
 
 // InterceptFlow writes the run records around the root graph's evaluation and
@@ -87,10 +99,13 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 		return inv.Invoke(ctx)
 	}
 	ar := &auditRun{a: a, instance: inv.Context.InstanceID(), runID: inv.RunID, path: inv.Path}
-	ar.recs = a.getBuf()
+	ar.bufs = a.getBufs()
+	ar.cur, ar.spare = &ar.bufs.batches[0], &ar.bufs.batches[1]
 	ar.began = a.cfg.clock()
 	ar.mu.Lock()
-	ar.append(&trace.Record{Status: trace.Started, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed}, ar.began)
+	ar.seq++
+	ar.add(&trace.Record{Seq: ar.seq, Status: trace.Started, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title,
+		Resumed: inv.Resumed}, 0, false)
 	ar.mu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
@@ -130,8 +145,11 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 			rec.GraphID = g.ID
 		}
 		ar.mu.Lock()
-		if _, open := ar.close(o.c, o.n, 0); open && !ar.closed {
-			ar.append(&rec, ar.now()) // unless it ended meanwhile: one terminal record
+		if _, open := ar.close(o.c, o.n); open && !ar.closed {
+			// unless it ended meanwhile: one terminal record
+			ar.seq++
+			rec.Seq = ar.seq
+			ar.add(&rec, ar.elapsed(), false)
 		}
 		ar.mu.Unlock()
 		a.cfg.logger.Warn("flow audit: a node execution had no end; recorded it as FAILED",
@@ -142,9 +160,10 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 		Error: info, Reason: reason}
 	ar.mu.Lock()
 	if !ar.closed {
-		now := ar.now()
-		rec.Duration = now.Sub(ar.began)
-		ar.append(&rec, now)
+		d := ar.elapsed()
+		ar.seq++
+		rec.Seq, rec.Duration = ar.seq, d
+		ar.add(&rec, d, false)
 		ar.closed = true
 	}
 	ar.mu.Unlock()
@@ -152,9 +171,8 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 	ar.flushMu.Lock()
 	defer ar.flushMu.Unlock()
 	ar.mu.Lock()
-	a.putBuf(ar.recs)
-	a.putBuf(ar.spare)
-	ar.recs, ar.spare, ar.open = nil, nil, nil
+	ar.a.putBufs(ar.bufs)
+	ar.bufs, ar.cur, ar.spare, ar.open = nil, nil, nil, nil
 	ar.mu.Unlock()
 	return ar.err
 }
@@ -231,57 +249,96 @@ func (a *Audit) orphan(ctx context.Context, c *flow.Context, rec *trace.Record) 
 	_ = a.write(ctx, []trace.Record{*rec})
 }
 
-// now returns the time of a new record: the run's start plus the monotonic time since
-// (one clock read), never before the previous record's. The caller holds mu.
-func (ar *auditRun) now() time.Time {
-	t := ar.a.cfg.since(ar.began)
-	if t.Before(ar.last) {
-		t = ar.last
+// elapsed returns the time since the run's start: a monotonic clock read (half the
+// cost of time.Now), or the configured clock's time.
+func (ar *auditRun) elapsed() time.Duration {
+	if ar.a.cfg.now != nil {
+		return ar.a.cfg.now().Sub(ar.began)
 	}
-	return t
+	return time.Since(ar.began)
 }
 
-// append numbers rec, stamps it with t and appends it to the buffer. The caller holds
-// mu.
-func (ar *auditRun) append(rec *trace.Record, t time.Time) {
-	r := ar.next(t)
-	seq := r.Seq
-	*r = *rec
-	r.Seq, r.Time, r.InstanceID, r.RunID = seq, t, ar.instance, ar.runID
+// add appends a numbered record of the run, at the time offset at unless pending, to
+// the current batch in the forms the sinks take, and returns its index there. The
+// caller holds mu.
+//
+// With a configured clock, times are final here (and kept in seq order); otherwise
+// the JSON line gets a placeholder and the batch's write puts the times in, once the
+// pending ones are known.
+func (ar *auditRun) add(rec *trace.Record, at time.Duration, pending bool) int {
+	idx, _ := ar.addLike(rec, at, pending, nil)
+	return idx
 }
 
-// next numbers and stamps a new record at the end of the buffer and returns it, for
-// the caller to fill in place (which saves building a record and copying it). The
-// buffer's unused capacity is always zeroed (flush clears what it wrote), so the
-// record starts out empty. The caller holds mu.
-func (ar *auditRun) next(t time.Time) *trace.Record {
-	ar.seq++
-	ar.last = t
-	if len(ar.recs) == cap(ar.recs) {
-		ar.recs = append(ar.recs, trace.Record{})
+// addLike is add for a node's records: ident, if not nil, is its STARTED record's
+// identity fields in the batch's lines, and it returns where this record's are.
+func (ar *auditRun) addLike(rec *trace.Record, at time.Duration, pending bool, ident []byte) (int, [2]int) {
+	b := ar.cur
+	var sp trace.Spans
+	rec.InstanceID, rec.RunID = ar.instance, ar.runID
+	st := stamp{at: at, pos: -1, pending: pending}
+	fixed := ar.a.cfg.now != nil
+	if fixed {
+		st.at = max(at, ar.last)
+		ar.last = st.at
+	}
+	if ar.a.lines {
+		if fixed {
+			rec.Time = ar.began.Add(st.at)
+			b.lines = ar.bufs.enc.Append(b.lines, rec)
+		} else {
+			b.lines, sp = ar.bufs.enc.AppendUntimed(b.lines, rec, ident)
+			st.pos = sp.Time
+		}
+		b.lines = append(b.lines, '\n')
+	}
+	if ar.a.records && (len(b.recs) == 0 || rec != &b.recs[len(b.recs)-1]) { // unless built in its slot
+		b.recs = append(b.recs, *rec)
+	}
+	b.times = append(b.times, st)
+	return len(b.times) - 1, sp.Ident
+}
+
+// slot returns where to build a node's record: in the batch's records when sinks take
+// them (building it in place saves copying it there), else local. The unused capacity
+// of the records is always zeroed (flush clears what it wrote), so the record starts
+// out empty. The caller holds mu and adds the record before unlocking.
+func (ar *auditRun) slot(local *trace.Record) *trace.Record {
+	if !ar.a.records {
+		return local
+	}
+	b := ar.cur
+	if len(b.recs) < cap(b.recs) {
+		b.recs = b.recs[:len(b.recs)+1]
 	} else {
-		ar.recs = ar.recs[:len(ar.recs)+1]
+		b.recs = append(b.recs, trace.Record{})
 	}
-	r := &ar.recs[len(ar.recs)-1]
-	r.Seq, r.Time, r.InstanceID, r.RunID = ar.seq, t, ar.instance, ar.runID
-	return r
+	return &b.recs[len(b.recs)-1]
 }
 
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
+	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
-	t := ar.now()
-	r := ar.next(t)
-	r.Status = trace.Started
-	fillNode(r, c, n, agent)
-	r.Attrs = attrs
-	ar.open = append(ar.open, openExec{c: c, n: n, start: t})
-	full := len(ar.recs) >= ar.a.cfg.batch
+	rec := ar.slot(&local)
+	rec.Status, rec.Attrs = trace.Started, attrs
+	fillNode(rec, c, n, agent)
+	ar.seq++
+	rec.Seq = ar.seq
+	var o openExec
+	if ar.a.cfg.now != nil {
+		o.idx, o.ident = ar.addLike(rec, ar.elapsed(), false, nil)
+	} else {
+		o.idx, o.ident = ar.addLike(rec, 0, true, nil)
+	}
+	o.c, o.n, o.gen = c, n, ar.gen
+	ar.open = append(ar.open, o)
+	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
 	if full {
 		ar.flush(ctx)
@@ -289,21 +346,46 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 	return true
 }
 
-// addEnd adds a terminal record and closes the execution. Its time is the start's
-// plus the node's duration, which saves a clock read per node (with a configured
-// clock, the clock's time). It reports false when the run is over.
+// addEnd adds a terminal record and closes the execution. Its time, and its STARTED
+// record's, come from the engine's NodeEnd (Start, Duration): no clock read (with a
+// configured clock, the clock's time). It reports false when the run is over.
 func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) bool {
+	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
-	t, found := ar.close(c, n, end.Duration)
-	if !found || ar.a.cfg.now != nil || t.Before(ar.last) {
-		t = ar.now()
+	rec := ar.slot(&local)
+	fillEnd(rec, c, n, end, x)
+	o, found := ar.close(c, n)
+	var start, at time.Duration
+	switch {
+	case ar.a.cfg.now != nil:
+		at = ar.elapsed()
+	case !end.Start.IsZero():
+		start = end.Start.Sub(ar.began)
+		at = start + end.Duration
+	default: // a NodeEnd not from the engine
+		at = ar.elapsed()
+		start = at - end.Duration
 	}
-	fillEnd(ar.next(t), c, n, end, x)
-	full := len(ar.recs) >= ar.a.cfg.batch
+	var ident []byte
+	if found && o.gen == ar.gen {
+		if s := &ar.cur.times[o.idx]; s.pending {
+			s.at, s.pending = start, false
+		}
+		// The node's identity has not changed since it started: the engine keeps a
+		// view's call path and branch for the whole execution, and the default agent
+		// name depends on the node only (WithAgentName's function may answer anew).
+		if o.ident[1] > 0 && ar.a.cfg.agent == nil {
+			ident = ar.cur.lines[o.ident[0]:o.ident[1]]
+		}
+	}
+	ar.seq++
+	rec.Seq = ar.seq
+	ar.addLike(rec, at, false, ident)
+	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
 	if full {
 		ar.flush(ctx)
@@ -311,74 +393,17 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 	return true
 }
 
-// close removes the execution (c, n) from the open ones and returns its start plus d.
-// The caller holds mu.
-func (ar *auditRun) close(c *flow.Context, n *flow.Node, d time.Duration) (time.Time, bool) {
+// close removes the execution (c, n) from the open ones and returns it. The caller
+// holds mu.
+func (ar *auditRun) close(c *flow.Context, n *flow.Node) (openExec, bool) {
 	for i := len(ar.open) - 1; i >= 0; i-- {
-		if o := &ar.open[i]; o.c == c && o.n == n {
-			t := o.start.Add(d)
+		if o := ar.open[i]; o.c == c && o.n == n {
 			last := len(ar.open) - 1
 			ar.open[i] = ar.open[last]
 			ar.open[last] = openExec{}
 			ar.open = ar.open[:last]
-			return t, true
+			return o, true
 		}
 	}
-	return time.Time{}, false
-}
-
-// flush writes the buffered records. Writes of one run are serialized so batches reach
-// the sinks in sequence order; records keep being added to the other buffer meanwhile.
-func (ar *auditRun) flush(ctx context.Context) {
-	ar.flushMu.Lock()
-	defer ar.flushMu.Unlock()
-	ar.mu.Lock()
-	batch := ar.recs
-	ar.recs = ar.spare[:0]
-	ar.mu.Unlock()
-	if len(batch) > 0 {
-		if err := ar.a.write(ctx, batch); err != nil && ar.err == nil {
-			ar.err = err
-		}
-	}
-	clear(batch) // drop references to error messages and attributes
-	ar.mu.Lock()
-	ar.spare = batch[:0]
-	ar.mu.Unlock()
-}
-
-// write gives a batch to every sink. The run's context may be cancelled (a failed
-// run): the records of such a run matter most, so sinks get a context without it.
-func (a *Audit) write(ctx context.Context, recs []trace.Record) error {
-	ctx = context.WithoutCancel(ctx)
-	var errs []error
-	for i, s := range a.cfg.sinks {
-		if err := s.Write(ctx, recs); err != nil {
-			a.failures.Add(1)
-			if a.reported[i].CompareAndSwap(false, true) {
-				a.cfg.logger.Error("flow audit: sink failed; its later failures are counted, not logged",
-					"sink", fmt.Sprintf("%T", s), "index", i, "error", err)
-			}
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (a *Audit) getBuf() []trace.Record {
-	if p, ok := a.bufs.Get().(*[]trace.Record); ok {
-		return (*p)[:0]
-	}
-	return make([]trace.Record, 0, 64)
-}
-
-// maxPooledRecords bounds the record buffers kept for reuse.
-const maxPooledRecords = 1 << 14
-
-func (a *Audit) putBuf(b []trace.Record) {
-	if b == nil || cap(b) > maxPooledRecords {
-		return
-	}
-	b = b[:0]
-	a.bufs.Put(&b)
+	return openExec{}, false
 }

@@ -402,12 +402,16 @@ func TestSlogSink(t *testing.T) {
 func TestAuditClock(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	mem := interceptor.NewMemory()
-	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithClock(func() time.Time { return at })), 0))
+	var lines bytes.Buffer
+	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithSink(interceptor.NewJSONL(&lines)),
+		interceptor.WithClock(func() time.Time { return at })), 0))
 	_, err := e.EvalGraph(context.Background(), chain(t, 1), flow.NewContext("i"))
 	require.NoError(t, err)
+	require.Len(t, mem.Records(), 8)
 	for _, r := range mem.Records() {
 		assert.Equal(t, at, r.Time)
 	}
+	assert.Equal(t, 8, strings.Count(lines.String(), `"time":"2026-01-02T03:04:05.000000000Z"`), lines.String())
 }
 
 func ExampleAudit() {

@@ -35,10 +35,11 @@
 // test (invariant_test.go) builds thousands of graphs and injects every one of those
 // events to check them.
 //
-// Record times come from one clock read per node: a STARTED record reads the
-// monotonic clock (relative to the run's start), a terminal record is its start plus
-// the node's duration as the engine measured it; times never go back in sequence
-// order.
+// Record times cost no clock read per node: a node's STARTED and terminal records
+// take the start and end the engine measured (flow.NodeEnd.Start and Duration, from
+// the run's start plus the monotonic clock), so the STARTED record gets its time when
+// the node ends, or when its batch is written if that comes first. Times never go
+// back in sequence order.
 //
 // Sub-graph evaluations have no run records: the calling node's STARTED and terminal
 // records frame them, and the sub-graph's node records carry its call path
@@ -57,11 +58,11 @@
 //
 // Records are buffered per run and written when the run ends (the root graph's
 // InterceptFlow returns), or in batches of WithBatchSize during long runs; a batch
-// reaches every sink in sequence order. JSONL encodes a batch without reflection into
-// a pooled buffer and writes it with one call under the sink's mutex: concurrent runs
-// sharing a sink never interleave lines, and files opened with OpenJSONL are in
-// O_APPEND mode, so other writers (processes, or other sinks on the same path) append
-// whole batches too. WithFsync syncs after every batch. Rotation is the operator's.
+// reaches every sink in sequence order. For a JSONL sink the audit encodes each record
+// (without reflection) as it is added, into the run's pooled buffer, and the sink
+// writes a batch with one call under its mutex: concurrent runs sharing a sink never
+// interleave lines, and files opened with OpenJSONL are in O_APPEND mode, so other
+// writers (processes, or other sinks on the same path) append whole batches too. WithFsync syncs after every batch. Rotation is the operator's.
 //
 // A failing sink does not fail the run: its first failure is logged through slog and
 // every failure counted (Audit.Failures). WithStrict makes the root InterceptFlow

@@ -1,12 +1,15 @@
 package interceptor_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,7 +143,9 @@ func TestAuditInvariantRandomized(t *testing.T) {
 func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted int, seen map[trace.Status]int) {
 	rng := rand.New(rand.NewPCG(seed, seed*7919))
 	mem := interceptor.NewMemory()
-	audit := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithBatchSize(1+rng.IntN(64)),
+	var lines bytes.Buffer
+	audit := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithSink(interceptor.NewJSONL(&lines)),
+		interceptor.WithBatchSize(1+rng.IntN(64)),
 		interceptor.WithLogger(slog.New(slog.DiscardHandler)))
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
@@ -227,6 +232,7 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 	if err := recs.Verify(); err != nil {
 		t.Errorf("seed %d: audit invariant broken:\n%v\n%s", seed, err, dump(recs))
 	}
+	checkLines(t, seed, recs, lines.Bytes())
 	seen = map[trace.Status]int{}
 	started := 0
 	for _, r := range recs.Nodes() {
@@ -286,6 +292,42 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 		t.Errorf("seed %d: %d node spans, %d STARTED records", seed, nodeSpans, started)
 	}
 	return len(results), len(recs), notCompleted, seen
+}
+
+// checkLines checks that the JSONL sink, which gets records the audit encoded as it
+// went, wrote the records the Memory sink got, and that times never go back in a run.
+func checkLines(t *testing.T, seed uint64, recs trace.Records, lines []byte) {
+	var got trace.Records
+	for line := range bytes.Lines(lines) {
+		var r trace.Record
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Errorf("seed %d: line %q: %v", seed, line, err)
+			return
+		}
+		got = append(got, r)
+	}
+	if len(got) != len(recs) {
+		t.Errorf("seed %d: %d JSON lines, %d records", seed, len(got), len(recs))
+		return
+	}
+	for i := range recs {
+		want := recs[i]
+		if !got[i].Time.Equal(want.Time) {
+			t.Errorf("seed %d: line %d time %v, record %v", seed, i, got[i].Time, want.Time)
+		}
+		got[i].Time = want.Time
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("seed %d: line %d\n%+v\nrecord\n%+v", seed, i, got[i], want)
+		}
+	}
+	for _, id := range recs.RunIDs() {
+		run := recs.ByRun(id).Sorted()
+		for i := 1; i < len(run); i++ {
+			if run[i].Time.Before(run[i-1].Time) {
+				t.Errorf("seed %d run %s: seq %d at %v before seq %d at %v", seed, id, run[i].Seq, run[i].Time, run[i-1].Seq, run[i-1].Time)
+			}
+		}
+	}
 }
 
 func dump(recs trace.Records) string {

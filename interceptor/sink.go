@@ -96,6 +96,17 @@ func (s *JSONL) Write(_ context.Context, recs []trace.Record) error {
 		buf = bp.enc.Append(buf, &recs[i])
 		buf = append(buf, '\n')
 	}
+	err := s.writeLines(buf)
+	if cap(buf) <= maxPooled {
+		bp.b = buf[:0]
+		s.pool.Put(bp)
+	}
+	return err
+}
+
+// writeLines writes encoded lines in one call. The Audit encodes a run's records as
+// they are added and gives them here, rather than to Write.
+func (s *JSONL) writeLines(buf []byte) error {
 	s.mu.Lock()
 	var err error
 	if s.closed {
@@ -107,10 +118,6 @@ func (s *JSONL) Write(_ context.Context, recs []trace.Record) error {
 		}
 	}
 	s.mu.Unlock()
-	if cap(buf) <= maxPooled {
-		bp.b = buf[:0]
-		s.pool.Put(bp)
-	}
 	if err != nil {
 		return fmt.Errorf("audit jsonl: %w", err)
 	}

@@ -41,19 +41,80 @@ type Encoder struct {
 
 // Append appends the JSON encoding of r to dst and returns the extended buffer.
 func (e *Encoder) Append(dst []byte, r *Record) []byte {
-	dst = append(dst, `{"seq":`...)
-	dst = strconv.AppendInt(dst, r.Seq, 10)
-	dst = append(dst, `,"time":"`...)
+	dst = appendHead(dst, r.Seq)
 	dst = e.appendTime(dst, r.Time)
-	switch r.Status {
-	case Started:
-		dst = append(dst, `","status":"STARTED"`...)
-	case Completed:
-		dst = append(dst, `","status":"COMPLETED"`...)
-	default:
-		dst = append(dst, `","status":`...)
-		dst = AppendJSONString(dst, string(r.Status))
+	dst = appendStatus(dst, r.Status)
+	dst = e.appendIdent(dst, r, true)
+	return appendTail(dst, r)
+}
+
+// TimeLen is the length of a record time as Append writes it for the years 1970 to
+// 9999: "2006-01-02T15:04:05.000000000Z".
+const TimeLen = 30
+
+// Spans locates parts of a record encoded by AppendUntimed, as offsets in the buffer.
+type Spans struct {
+	// Time is where the TimeLen bytes of the time placeholder begin.
+	Time int
+	// Ident is the range of the identity fields (graph, path, node, type, title,
+	// instance, run, branch, agent), which a node's STARTED and terminal records share.
+	Ident [2]int
+}
+
+// AppendUntimed appends r as Append does but with a placeholder of TimeLen bytes (the
+// Unix epoch) instead of r.Time, for PutTime to fill in once the time is known. If
+// ident is not nil, it is written as r's identity fields: it must be the Spans.Ident
+// bytes of an earlier record with the same GraphID, Path, NodeID, NodeType, Title,
+// InstanceID, RunID, BranchID and Agent (it may lie in dst).
+func (e *Encoder) AppendUntimed(dst []byte, r *Record, ident []byte) ([]byte, Spans) {
+	var sp Spans
+	dst = appendHead(dst, r.Seq)
+	sp.Time = len(dst)
+	dst = append(dst, "1970-01-01T00:00:00.000000000Z"...)
+	dst = appendStatus(dst, r.Status)
+	sp.Ident[0] = len(dst)
+	if ident != nil {
+		dst = append(dst, ident...)
+	} else {
+		dst = e.appendIdent(dst, r, false)
 	}
+	sp.Ident[1] = len(dst)
+	return appendTail(dst, r), sp
+}
+
+// PutTime writes t into b[:TimeLen] as Append writes a record time, and reports
+// whether it could: a time before 1970 or after 9999 has another length and is not
+// written.
+func (e *Encoder) PutTime(b []byte, t time.Time) bool {
+	secs := t.Unix()
+	if secs < 0 || secs > maxSecs || len(b) < TimeLen {
+		return false
+	}
+	e.putTime((*[TimeLen]byte)(b), secs, uint32(t.Nanosecond()))
+	return true
+}
+
+func appendHead(dst []byte, seq int64) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, seq, 10)
+	return append(dst, `,"time":"`...)
+}
+
+func appendStatus(dst []byte, s Status) []byte {
+	switch s {
+	case Started:
+		return append(dst, `","status":"STARTED"`...)
+	case Completed:
+		return append(dst, `","status":"COMPLETED"`...)
+	}
+	dst = append(dst, `","status":`...)
+	return AppendJSONString(dst, string(s))
+}
+
+// appendIdent appends the identity fields, from the caches where r shares them with
+// the previous record. The node fields are cached only if cacheNode (AppendUntimed's
+// callers copy a node's identity from its STARTED record instead).
+func (e *Encoder) appendIdent(dst []byte, r *Record, cacheNode bool) []byte {
 	if !e.whereOK || r.GraphID != e.graph || r.Path != e.path {
 		e.graph, e.path, e.whereOK = r.GraphID, r.Path, true
 		e.where = append(e.where[:0], `,"graph":`...)
@@ -62,23 +123,16 @@ func (e *Encoder) Append(dst []byte, r *Record) []byte {
 		e.where = AppendJSONString(e.where, r.Path)
 	}
 	dst = append(dst, e.where...)
-	if !e.nodeOK || r.NodeID != e.nodeID || r.NodeType != e.nodeType || r.Title != e.title {
+	switch {
+	case !cacheNode:
+		dst = appendNode(dst, r)
+	case !e.nodeOK || r.NodeID != e.nodeID || r.NodeType != e.nodeType || r.Title != e.title:
 		e.nodeID, e.nodeType, e.title, e.nodeOK = r.NodeID, r.NodeType, r.Title, true
-		e.node = e.node[:0]
-		if r.NodeID != "" {
-			e.node = append(e.node, `,"node":`...)
-			e.node = AppendJSONString(e.node, r.NodeID)
-		}
-		if r.NodeType != "" {
-			e.node = append(e.node, `,"type":`...)
-			e.node = AppendJSONString(e.node, r.NodeType)
-		}
-		if r.Title != "" {
-			e.node = append(e.node, `,"title":`...)
-			e.node = AppendJSONString(e.node, r.Title)
-		}
+		e.node = appendNode(e.node[:0], r)
+		fallthrough
+	default:
+		dst = append(dst, e.node...)
 	}
-	dst = append(dst, e.node...)
 	if e.ids == nil || r.InstanceID != e.instance || r.RunID != e.run {
 		e.instance, e.run = r.InstanceID, r.RunID
 		e.ids = append(e.ids[:0], `,"instance":`...)
@@ -95,6 +149,27 @@ func (e *Encoder) Append(dst []byte, r *Record) []byte {
 		dst = append(dst, `,"agent":`...)
 		dst = AppendJSONString(dst, r.Agent)
 	}
+	return dst
+}
+
+func appendNode(dst []byte, r *Record) []byte {
+	if r.NodeID != "" {
+		dst = append(dst, `,"node":`...)
+		dst = AppendJSONString(dst, r.NodeID)
+	}
+	if r.NodeType != "" {
+		dst = append(dst, `,"type":`...)
+		dst = AppendJSONString(dst, r.NodeType)
+	}
+	if r.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst = AppendJSONString(dst, r.Title)
+	}
+	return dst
+}
+
+// appendTail appends the fields that follow the identity fields.
+func appendTail(dst []byte, r *Record) []byte {
 	if r.Step != 0 {
 		dst = append(dst, `,"step":`...)
 		dst = strconv.AppendInt(dst, int64(r.Step), 10)
@@ -153,14 +228,22 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 256)), nil
 }
 
+const maxSecs = 253402300799 // 9999-12-31T23:59:59Z
+
 // appendTime writes t in UTC as "2006-01-02T15:04:05.000000000Z" (RFC 3339 with a
 // fixed nine-digit fraction, which time.Parse and encoding/json read back).
 func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
 	secs := t.Unix()
-	const maxSecs = 253402300799 // 9999-12-31T23:59:59Z
 	if secs < 0 || secs > maxSecs {
 		return t.UTC().AppendFormat(dst, time.RFC3339Nano)
 	}
+	var b [TimeLen]byte
+	e.putTime(&b, secs, uint32(t.Nanosecond()))
+	return append(dst, b[:]...)
+}
+
+// putTime writes the time secs (in [0, maxSecs]) plus ns into b.
+func (e *Encoder) putTime(b *[TimeLen]byte, secs int64, ns uint32) {
 	if secs+1 != e.secs {
 		e.secs = secs + 1
 		days, rem := secs/86400, int(secs%86400)
@@ -178,10 +261,8 @@ func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
 		b[16] = ':'
 		put2(b[17:], rem%60)
 	}
-	var b [30]byte
 	copy(b[:19], e.date[:])
 	b[19] = '.'
-	ns := uint32(t.Nanosecond())
 	b[20] = byte('0' + ns/1e8)
 	ns %= 1e8
 	put2(b[21:], int(ns/1e6))
@@ -191,7 +272,6 @@ func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
 	put2(b[25:], int(ns/100))
 	put2(b[27:], int(ns%100))
 	b[29] = 'Z'
-	return append(dst, b[:]...)
 }
 
 // civil converts days since 1970-01-01 (non-negative) to a proleptic Gregorian date

@@ -148,3 +148,33 @@ func TestEncoderReuse(t *testing.T) {
 		assert.Equal(t, recs[i], back)
 	}
 }
+
+// AppendUntimed and PutTime write what Append writes, also when the identity fields
+// are copied from an earlier record's.
+func TestAppendUntimed(t *testing.T) {
+	var e, times Encoder
+	r := fullRecord()
+	want := string(e.Append(nil, &r))
+	got, sp := e.AppendUntimed([]byte("x"), &r, nil)
+	require.True(t, times.PutTime(got[sp.Time:], r.Time))
+	assert.Equal(t, want, string(got[1:]))
+	assert.Len(t, r.Time.UTC().Format("2006-01-02T15:04:05.000000000Z"), TimeLen)
+	assert.False(t, times.PutTime(got[sp.Time:], time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)))
+	assert.False(t, times.PutTime(got[sp.Time:], time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)))
+	assert.False(t, times.PutTime(make([]byte, TimeLen-1), r.Time))
+	assert.Equal(t, want, string(got[1:]), "a time that does not fit is not written")
+
+	// The terminal record of a node copies its STARTED record's identity.
+	start := Record{Seq: 7, Status: Started, GraphID: "g", Path: "g", NodeID: "n\"1", NodeType: "activity", Title: "T",
+		InstanceID: "i", RunID: "r", BranchID: "main/p:a", Agent: "bot", Attrs: map[string]any{"k": 1}}
+	end := start
+	end.Seq, end.Status, end.Step, end.Duration, end.Attrs = 8, Failed, 3, 99, nil
+	end.Error = &ErrorInfo{Type: "t", Code: "c", Message: "m"}
+	buf, ssp := e.AppendUntimed(nil, &start, nil)
+	buf, esp := e.AppendUntimed(buf, &end, buf[ssp.Ident[0]:ssp.Ident[1]])
+	require.True(t, times.PutTime(buf[ssp.Time:], r.Time))
+	require.True(t, times.PutTime(buf[esp.Time:], r.Time))
+	start.Time, end.Time = r.Time, r.Time
+	var other Encoder
+	assert.Equal(t, string(other.Append(other.Append(nil, &start), &end)), string(buf))
+}

@@ -1,0 +1,167 @@
+// The batches of an audited run: its records in the forms the sinks take, their times,
+// and how they are written.
+
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// runBufs are the buffers of a run, pooled: two batches (one filled while the other
+// is written) and the JSON encoders, whose caches outlive a run.
+type runBufs struct {
+	batches [2]batch
+	enc     trace.Encoder // encodes records as they are added (under the run's mu)
+	times   trace.Encoder // writes their times when the batch is written (under flushMu)
+}
+
+// batch holds records of a run not yet written, in the forms the sinks take. Nothing
+// in lines and times is a pointer, so adding a record to them costs no GC write
+// barriers.
+type batch struct {
+	recs  []trace.Record // for the sinks that take records (Audit.records)
+	lines []byte         // the same records as JSON lines, for the JSONL sinks (Audit.lines)
+	times []stamp        // per record, in seq order
+}
+
+// stamp is the time of a record in a batch, as an offset from the run's start.
+type stamp struct {
+	at  time.Duration
+	pos int // offset of the record's time in lines; -1 when it is already written
+	// pending marks a STARTED record whose time comes with the node's end
+	// (flow.NodeEnd.Start), which saves reading the clock when the node starts.
+	pending bool
+}
+
+// flush writes the buffered records. Writes of one run are serialized so batches reach
+// the sinks in sequence order; records keep being added to the other batch meanwhile.
+func (ar *auditRun) flush(ctx context.Context) {
+	ar.flushMu.Lock()
+	defer ar.flushMu.Unlock()
+	ar.mu.Lock()
+	b := ar.cur
+	if b == nil { // the run's records were written and its buffers released
+		ar.mu.Unlock()
+		return
+	}
+	ar.cur, ar.spare = ar.spare, nil
+	ar.gen++ // the records of b are no longer for addEnd to touch
+	ar.mu.Unlock()
+	if len(b.times) > 0 {
+		ar.stamp(b)
+		if err := ar.a.writeBatch(ctx, b); err != nil && ar.err == nil {
+			ar.err = err
+		}
+	}
+	clear(b.recs) // drop references to error messages and attributes
+	b.recs, b.lines, b.times = b.recs[:0], b.lines[:0], b.times[:0]
+	ar.mu.Lock()
+	ar.spare = b
+	ar.mu.Unlock()
+}
+
+// stamp puts the times into the batch's records, in seq order and never going back
+// (branches of a run end concurrently, and a node's time comes from the engine's
+// clock read, made before its hook took the run's lock). A STARTED record still
+// pending (its node has not ended: a mid-run batch) gets the current time. The caller
+// holds flushMu.
+func (ar *auditRun) stamp(b *batch) {
+	now := time.Duration(-1)
+	warned := false
+	for i := range b.times {
+		s := &b.times[i]
+		at := s.at
+		if s.pending {
+			if now < 0 {
+				now = ar.elapsed()
+			}
+			at = now
+		}
+		at = max(at, ar.flushed)
+		ar.flushed = at
+		if s.pos < 0 && len(b.recs) == 0 {
+			continue
+		}
+		t := ar.began.Add(at)
+		if s.pos >= 0 && !ar.bufs.times.PutTime(b.lines[s.pos:], t) && !warned {
+			// Out of the fixed-width years (a wrong system clock): the placeholder stays.
+			ar.a.cfg.logger.Warn("flow audit: record time out of range", "run", ar.runID, "time", t)
+			warned = true
+		}
+		if len(b.recs) > 0 {
+			b.recs[i].Time = t
+		}
+	}
+}
+
+// writeBatch gives a batch to every sink: JSON lines to a JSONL, records to the
+// others. The run's context may be cancelled (a failed run): the records of such a
+// run matter most, so sinks get a context without it.
+func (a *Audit) writeBatch(ctx context.Context, b *batch) error {
+	ctx = context.WithoutCancel(ctx)
+	var errs []error
+	for i, s := range a.cfg.sinks {
+		var err error
+		if j, ok := s.(*JSONL); ok {
+			err = j.writeLines(b.lines)
+		} else {
+			err = s.Write(ctx, b.recs)
+		}
+		if err != nil {
+			errs = append(errs, a.failed(i, s, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// failed counts a sink failure and logs the first one of each sink.
+func (a *Audit) failed(i int, s Sink, err error) error {
+	a.failures.Add(1)
+	if a.reported[i].CompareAndSwap(false, true) {
+		a.cfg.logger.Error("flow audit: sink failed; its later failures are counted, not logged",
+			"sink", fmt.Sprintf("%T", s), "index", i, "error", err)
+	}
+	return err
+}
+
+// write gives records to every sink (see writeBatch).
+func (a *Audit) write(ctx context.Context, recs []trace.Record) error {
+	ctx = context.WithoutCancel(ctx)
+	var errs []error
+	for i, s := range a.cfg.sinks {
+		if err := s.Write(ctx, recs); err != nil {
+			errs = append(errs, a.failed(i, s, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Bounds on the buffers kept for reuse, so one huge run does not pin its memory.
+const (
+	maxPooledRecords = 1 << 14
+	maxPooledLines   = 1 << 20
+)
+
+func (a *Audit) getBufs() *runBufs {
+	if p, ok := a.bufs.Get().(*runBufs); ok {
+		return p
+	}
+	return &runBufs{}
+}
+
+func (a *Audit) putBufs(p *runBufs) {
+	for i := range p.batches {
+		b := &p.batches[i]
+		if cap(b.recs) > maxPooledRecords || cap(b.lines) > maxPooledLines {
+			return
+		}
+		clear(b.recs)
+		b.recs, b.lines, b.times = b.recs[:0], b.lines[:0], b.times[:0]
+	}
+	a.bufs.Put(p)
+}
