@@ -30,6 +30,7 @@ func parseYAMLFast(data []byte) (root *yaml.Node, ok bool) {
 		ok:    true,
 		nodes: make([]yaml.Node, 0, size),
 		kids:  make([]*yaml.Node, 0, size),
+		stack: make([]*yaml.Node, 0, min(size, 64)),
 	}
 	p.skipToContent()
 	if p.pos >= len(p.src) || !p.ok {
@@ -49,16 +50,24 @@ func parseYAMLFast(data []byte) (root *yaml.Node, ok bool) {
 // fastYAMLPrecheck rejects, in one pass, the bytes that would make the fast parser's view of
 // lines and columns differ from yaml.v3's (tabs, CR, NEL, LS, PS, a BOM), the characters
 // yaml.v3 refuses, and document markers. It returns an estimate of the node count: a key
-// and its value per ':', an entry per '-' or ',', a collection per '[' or '{'.
+// and its value per ':', an entry per '-' or ',', a collection and its first entry per '['
+// or '{'. The nodes are most of what the fast path allocates, so the estimate is tight.
 func fastYAMLPrecheck(data []byte) (nodes int, ok bool) {
-	nodes = 8
+	nodes = 4
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; yamlByteClass[c] {
 		case yamlPlainByte:
 		case yamlNodeByte:
-			nodes++
-			if c == ':' {
+			switch {
+			case c == ',':
 				nodes++
+			case c == '[' || c == '{':
+				nodes += 2
+			case i+1 == len(data) || data[i+1] == ' ' || data[i+1] == '\n':
+				nodes++
+				if c == ':' {
+					nodes++
+				}
 			}
 		case yamlBreakByte:
 			if yamlDocMarker(data[i+1:]) {
@@ -133,7 +142,7 @@ func (p *fastYAML) fail() *yaml.Node {
 // valid.
 func (p *fastYAML) node(kind yaml.Kind, tag string, style yaml.Style, value string, line, col int) *yaml.Node {
 	if len(p.nodes) == cap(p.nodes) {
-		p.nodes = make([]yaml.Node, 0, max(16, cap(p.nodes)))
+		p.nodes = make([]yaml.Node, 0, max(16, cap(p.nodes)/2))
 	}
 	// Filling the zeroed slab in place is measurably cheaper than appending a Node value.
 	p.nodes = p.nodes[:len(p.nodes)+1]
