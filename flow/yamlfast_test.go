@@ -142,6 +142,8 @@ var yamlFastSnippets = []struct {
 	{"sequence comment", "- # c\n  - a\n", true},
 	{"numbers as keys", "1: a\ntrue: b\n~: c\n.5: d\n", true},
 	{"null forms", "a: ~\nb: null\nc: Null\nd: nULL\n", true},
+	{"comments everywhere", "# h\na: # c1\n  # c2\n  - x # c3\n  # c4\n  - # c5\n    y\n# c6\nb: |  # c7\n  t\n# c8\nc: {d: e} # c9\n  # c10\n", true},
+	{"comment between entries", "- a\n# c\n- b\n  # d\n- c: 1\n  # e\n  d: 2\n", true},
 	{"case1", "id: \"case1\"\nlayout:\n  - type: exclusive\n    link:\n      - when: a > b\n        nextId: sum\n      - nextId: sub\n  - id: end\n    type: end", true},
 }
 
