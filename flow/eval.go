@@ -188,7 +188,6 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	st.mu.Unlock()
 
 	r.rctx.parent = ctx
-	defer r.rctx.release()
 	ctx = &r.rctx
 	r.root.ctx = ctx
 	if r.live != nil {
@@ -198,16 +197,20 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		}
 		r.mu.Unlock()
 	}
-	r.inv = Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
-		icpts: r.icpts, run: r, frame: r.root, seeds: seeds}
-	ierr := r.inv.Invoke(ctx)
+	inv := &r.inv // field by field, as in newRun
+	inv.Graph, inv.Context, inv.RunID, inv.Path, inv.Resumed = r.root.graph.g, r.fc, r.id, r.root.path, resumed
+	inv.icpts, inv.run, inv.frame, inv.seeds = r.icpts, r, r.root, seeds
+	ierr := inv.Invoke(ctx)
 	r.root.wg.Wait()
 	// Whatever a task started with the run's context learns that the run is over.
-	r.rctx.cancel(context.Canceled)
+	r.rctx.finish()
 	ended := r.began.Add(time.Since(r.began)) // a monotonic read is cheaper than time.Now
-	r.flushTrace(r.root, ended)
+	rec, recorded := lastRecord(r.root, ended)
 
 	st.mu.Lock()
+	if recorded {
+		st.trace.Record(rec)
+	}
 	st.run = nil
 	last := r.lastBuf[:0]
 	for k, v := range st.trace.Last {
@@ -221,13 +224,11 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		r.err = fmt.Errorf("interceptor of graph %q: %w", r.root.graph.g.ID, ierr)
 		r.state.Store(int32(stateFailed))
 	}
-	res := &r.res
-	*res = Result{
-		RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Steps: int(r.steps.Load()),
-		last: last, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures,
-		ExecutionErrors: r.records, Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()),
-		Duration: ended.Sub(r.began),
-	}
+	res := &r.res // field by field, as in newRun
+	res.RunID, res.Instance, res.Graph, res.Steps = r.id, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
+	res.last, res.Reason, res.Err, res.Errors, res.BranchFailures = last, r.reason, r.err, r.errs, r.failures
+	res.ExecutionErrors, res.Fallback = r.records, r.fallback
+	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), ended.Sub(r.began)
 	switch runState(r.state.Load()) {
 	case stateRunning:
 		res.Status = StatusCompleted

@@ -67,9 +67,16 @@ func (c *runCtx) cancel(err error) {
 	}
 }
 
-// release stops propagating the parent's cancellation once the run is over.
-func (c *runCtx) release() {
+// finish ends the context when the run is over: it is cancelled, and the parent's
+// cancellation no longer propagates to it.
+func (c *runCtx) finish() {
 	c.mu.Lock()
+	if c.err == nil {
+		c.err = context.Canceled
+		if c.done != nil && c.done != closedChan {
+			close(c.done)
+		}
+	}
 	stop := c.stop
 	c.mu.Unlock()
 	if stop != nil {
