@@ -125,12 +125,21 @@ func WithRunID(id string) EvalOption { return func(c *evalConfig) { c.runID = id
 // uses it.
 var ErrContextBusy = errors.New("context is in use by another run")
 
-func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
-	r := &run{e: e, fc: fc, st: fc.st}
-	cfg := &r.cfg
-	cfg.maxSteps = e.maxSteps
+// applyOptions is out of line because the options take a pointer to the configuration,
+// which then escapes: a run without options allocates none.
+func applyOptions(base evalConfig, opts []EvalOption) evalConfig {
+	cfg := &base
 	for _, o := range opts {
 		o(cfg)
+	}
+	return *cfg
+}
+
+func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
+	r := &run{e: e, fc: fc, st: fc.st}
+	cfg := evalConfig{maxSteps: e.maxSteps}
+	if len(opts) > 0 {
+		cfg = applyOptions(cfg, opts)
 	}
 	r.icpts = e.interceptors
 	for _, i := range cfg.icpts {
@@ -197,10 +206,14 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		}
 		r.mu.Unlock()
 	}
-	inv := &r.inv // field by field, as in newRun
-	inv.Graph, inv.Context, inv.RunID, inv.Path, inv.Resumed = r.root.graph.g, r.fc, r.id, r.root.path, resumed
-	inv.icpts, inv.run, inv.frame, inv.seeds = r.icpts, r, r.root, seeds
-	ierr := inv.Invoke(ctx)
+	var ierr error
+	if len(r.icpts) == 0 {
+		r.root.ctx = ctx
+		r.driveCall(ctx, r.root, seeds) // what Invoke does when no interceptor wraps it
+	} else {
+		ierr = (&Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
+			icpts: r.icpts, run: r, frame: r.root, seeds: seeds}).Invoke(ctx)
+	}
 	r.root.wg.Wait()
 	// Whatever a task started with the run's context learns that the run is over.
 	r.rctx.finish()

@@ -33,7 +33,6 @@ type run struct {
 	steps    atomic.Int64
 	state    atomic.Int32
 	rctx     runCtx
-	cfg      evalConfig
 	began    time.Time
 
 	mu        sync.Mutex // frames' counters, frontier, errors
@@ -53,7 +52,6 @@ type run struct {
 	// Kept in the run to save allocations per evaluation: a Result or a Frontier keeps
 	// the whole run alive, which costs less than allocating each part.
 	rootFrame frame
-	inv       Invocation
 	seed      [1]*token
 	startTok  token
 	res       Result
