@@ -85,4 +85,15 @@
 // The YAML/JSON reader lives here (rather than in package export, which holds the
 // writers) because the engine loads definition files itself and flow cannot import
 // packages that build on it.
+//
+// # Performance
+//
+// Two fast paths keep loading and running cheap without changing behaviour. The reader
+// parses the subset of YAML definitions use by hand and falls back to yaml.v3 for the
+// rest (so yaml.v3 alone decides errors), and the default evaluator compiles the usual
+// conditions and scripts to closures that call expr's own operators, leaving the rest
+// to expr. Both are held to their reference implementation by differential tests and
+// fuzzing. A run makes one allocation for itself, its start token and its Result (plus
+// the run id); Result.Last builds its map only when asked. bench_test.go has the
+// benchmarks; the README lists measured figures.
 package flow
