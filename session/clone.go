@@ -18,7 +18,7 @@ import (
 // float64, valid UTF-8 strings, []any, map[string]any, []string, map[string]string)
 // are converted here; anything else goes through the codec. TestCloneMatchesCodec
 // and FuzzCloneMatchesCodec hold the two to the same result.
-func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false) }
+func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false, nil) }
 
 // canonicalOwned is canonicalClone for a snapshot that is handed over with its Vars
 // map, Frontier and Trace.Last map (made for this save and never touched again by
@@ -27,9 +27,15 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, fal
 // the variables and the loop items of the frontier are still copied (they may be
 // shared with a running flow). On error the handed-over parts may have been partly
 // converted: to what the codec would read back, so they still mean the same.
-func canonicalOwned(s *Snapshot) (*Snapshot, error) { return canonicalize(s, true) }
+//
+// prev (optional) holds canonical values that nothing modifies, such as the variables
+// of the previous save: a variable whose canonical form equals prev's value of the
+// same name gets prev's value, which saves copying values that did not change.
+func canonicalOwned(s *Snapshot, prev map[string]any) (*Snapshot, error) {
+	return canonicalize(s, true, prev)
+}
 
-func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
+func canonicalize(orig *Snapshot, owned bool, prev map[string]any) (*Snapshot, error) {
 	src := *orig // read from src, write to c (orig itself when owned)
 	s, c := &src, orig
 	if !owned {
@@ -67,6 +73,10 @@ func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
 					continue
 				}
 				if canonical(v) {
+					continue
+				}
+				if pv, ok := prev[k]; ok && sameCanon(v, pv) {
+					s.Vars[k] = pv
 					continue
 				}
 				cv, err := canonValue(v, 0)
@@ -188,6 +198,52 @@ func canonical(v any) bool {
 		return utf8.ValidString(t)
 	case float64:
 		return t != math.Trunc(t) && !math.IsNaN(t) && !math.IsInf(t, 0)
+	}
+	return false
+}
+
+// sameCanon reports whether canonValue(v) would equal c, a canonical value (as
+// canonValue returns them) that nothing modifies, so c may stand for v. Only plain
+// values are compared; for any other v it reports false.
+func sameCanon(v, c any) bool {
+	switch t := v.(type) {
+	case nil:
+		return c == nil
+	case bool:
+		b, ok := c.(bool)
+		return ok && b == t
+	case int64:
+		n, ok := c.(int64)
+		return ok && n == t
+	case string: // c is valid UTF-8, so an equal t is too
+		s, ok := c.(string)
+		return ok && s == t
+	case float64: // c is finite and not integral, so an equal t is too
+		f, ok := c.(float64)
+		return ok && f == t
+	case []any:
+		cs, ok := c.([]any)
+		if !ok || len(cs) != len(t) {
+			return false
+		}
+		for i, e := range t {
+			if !sameCanon(e, cs[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		cm, ok := c.(map[string]any)
+		if !ok || len(cm) != len(t) {
+			return false
+		}
+		for k, e := range t {
+			ce, ok := cm[k]
+			if !ok || !sameCanon(e, ce) { // c's keys are valid UTF-8, so k is too
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }

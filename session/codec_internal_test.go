@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -309,6 +311,30 @@ func FuzzCloneMatchesCodec(f *testing.F) {
 		}
 		if !reflect.DeepEqual(dec, cl) {
 			t.Fatalf("clone differs from the codec:\ncodec %#v\nclone %#v\njson %s", dec.Vars, cl.Vars, enc)
+		}
+		// canonicalOwned gives the same, whatever canonical values it may reuse: the
+		// clone's own or those of other variables.
+		other := &Snapshot{Vars: map[string]any{}}
+		rev := slices.Clone(data)
+		slices.Reverse(rev)
+		pos = 0
+		for i := 0; pos < len(rev) && i < 8; i++ {
+			other.Vars[fmt.Sprint("v", i)] = genValue(rev, &pos, 0)
+		}
+		otherVars := map[string]any(nil)
+		if oc, err := canonicalClone(other); err == nil {
+			otherVars = oc.Vars
+		}
+		for _, prev := range []map[string]any{cl.Vars, otherVars} {
+			o := *s
+			o.Vars = maps.Clone(s.Vars)
+			got, err := canonicalOwned(&o, prev)
+			if err != nil {
+				t.Fatalf("owned: %v", err)
+			}
+			if !reflect.DeepEqual(dec, got) {
+				t.Fatalf("owned clone differs from the codec:\ncodec %#v\nclone %#v\nprev %#v", dec.Vars, got.Vars, prev)
+			}
 		}
 	})
 }

@@ -192,6 +192,20 @@ type instance struct {
 	snap    Snapshot // the clear snapshot last saved, header included
 	version int64
 	dropped []string
+	// fromCheckpoint: snap's Vars, Trace.Last and Frontier were made by a checkpoint
+	// (and may be recycled once a later one is saved).
+	fromCheckpoint bool
+	// work and clear are the snapshots a save builds, reused (guarded by mu).
+	work, clear Snapshot
+	// spareSnap is a Snapshot struct for a MemoryStore to fill and keep (the one
+	// its last save replaced); spareFrontier is the frontier struct of a checkpoint
+	// no one refers to any more.
+	spareSnap     *Snapshot
+	spareFrontier *flow.FrontierState
+	// storedVars is the Vars map a MemoryStore kept at the last save (when that
+	// save handed it over): canonical values, never modified. It is not recycled
+	// until a later save replaced it.
+	storedVars map[string]any
 }
 
 // Run starts graph graphID (registered in the engine) for the instance fc names
@@ -349,19 +363,46 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 	return func(ctx context.Context, cp flow.Checkpoint) error {
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		s := in.snap
-		s.Frontier, s.Vars, s.Trace = &cp.Frontier, cp.Vars, cp.Trace
-		if len(cp.Frontier.Tokens) == 0 {
-			s.Frontier = nil // every branch has ended; the outcome follows
+		s := &in.work
+		*s = in.snap
+		s.Frontier, s.Vars, s.Trace = nil, cp.Vars, cp.Trace
+		if len(cp.Frontier.Tokens) > 0 { // else every branch has ended; the outcome follows
+			f := in.spareFrontier
+			if f == nil {
+				f = new(flow.FrontierState)
+			}
+			in.spareFrontier = nil
+			*f = cp.Frontier
+			s.Frontier = f
 		}
 		// The checkpoint's frontier, variables and trace were made for it (the
 		// receiver owns them): the store may keep them instead of copying them.
-		if err := in.saveOwned(ctx, &s, in.version, true); err != nil {
-			return err
+		err := in.saveOwned(ctx, s, in.version, true)
+		if err == nil {
+			prev, recycle := in.snap, in.fromCheckpoint && in.r.recycles()
+			in.snap, in.fromCheckpoint = *s, true
+			if recycle {
+				// The previous checkpoint's maps were referred to by in.snap and by
+				// the stored snapshot this save replaced, and by nothing else: the
+				// engine may fill them at the next checkpoint.
+				cp.Recycle(prev.Vars, prev.Trace, prev.Frontier)
+				in.spareFrontier = prev.Frontier
+			}
 		}
-		in.snap = s
-		return nil
+		*s = Snapshot{}
+		return err
 	}
+}
+
+// recycles reports whether the store keeps nothing of a saved snapshot's maps after
+// a later save of the instance (so a checkpoint's may be recycled): the stores of
+// this package; another Store might keep them.
+func (r *Runner) recycles() bool {
+	switch r.store.(type) {
+	case *MemoryStore, *FileStore, *RedisStore:
+		return true
+	}
+	return false
 }
 
 // finish saves the outcome of a run.
@@ -434,20 +475,21 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64)
 // MemoryStore keeps them instead of copying them. in.snap may go on reading them.
 func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
-	clear := *s
+	clear := &in.clear
+	defer func() { *clear = Snapshot{} }() // keep no references
+	*clear = *s
 	clear.Vars, clear.Redacted = redact(s.Vars, r.redactKeys, r.mask)
 	clear.Dropped = nil // what this save drops
 	for attempt := 0; ; attempt++ {
-		out := &clear
+		out := clear
 		var err error
 		if r.cipher != nil {
-			if out, err = r.cipher.Seal(&clear); err != nil {
+			if out, err = r.cipher.Seal(clear); err != nil {
 				return err
 			}
 		}
-		err = in.store(ctx, out, expected, owned && out == &clear)
-		var u *UnserializableError
-		if err != nil && r.drop && attempt == 0 && errors.As(err, &u) && !slices.Contains(u.Names, "frontier") {
+		err = in.store(ctx, out, expected, owned && out == clear)
+		if u := dropped(err); u != nil && r.drop && attempt == 0 && !slices.Contains(u.Names, "frontier") {
 			vars := make(map[string]any, len(clear.Vars))
 			for k, v := range clear.Vars {
 				if !slices.Contains(u.Names, k) {
@@ -476,11 +518,32 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 	}
 }
 
+// dropped returns the *UnserializableError in err, if any.
+func dropped(err error) *UnserializableError {
+	if err == nil {
+		return nil
+	}
+	var u *UnserializableError
+	if errors.As(err, &u) {
+		return u
+	}
+	return nil
+}
+
 func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
-	if ms, ok := r.store.(*MemoryStore); ok && owned {
-		return ms.saveOwned(ctx, s, expected, r.ttl)
+	ms, memory := r.store.(*MemoryStore)
+	if memory && owned {
+		// in.storedVars, the variables the last save stored, lets the store keep a
+		// value that did not change instead of copying it again.
+		replaced, err := ms.saveOwned(ctx, s, expected, r.ttl, in.spareSnap, in.storedVars)
+		in.spareSnap = replaced
+		if err == nil {
+			in.storedVars = s.Vars // converted in place: what the store keeps
+		}
+		return err
 	}
+	in.storedVars = nil
 	if r.ttl > 0 {
 		ts, ok := r.store.(TTLStore)
 		if !ok {

@@ -13,7 +13,9 @@ import (
 // snapshots the other stores do, numbers come back as int64 or float64 as from them,
 // and a loaded snapshot shares nothing with the saved one or the store.
 type MemoryStore struct {
-	mu      sync.Mutex
+	// mu guards entries. Load copies a snapshot under the read lock: a stored
+	// snapshot's maps may be recycled by the Runner once a later save replaced it.
+	mu      sync.RWMutex
 	entries map[string]memEntry
 	now     func() time.Time
 	ttl     time.Duration
@@ -71,10 +73,11 @@ func (m *MemoryStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	e, ok := m.live(id, m.now())
-	m.mu.Unlock()
-	if !ok {
+	now := m.now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.entries[id]
+	if !ok || !e.expires.IsZero() && !now.Before(e.expires) { // an expired entry goes at the next write
 		return nil, notFound(id)
 	}
 	return canonicalClone(e.snap)
@@ -87,7 +90,8 @@ func (m *MemoryStore) Save(ctx context.Context, snap *Snapshot, expectedVersion 
 
 // SaveTTL implements TTLStore.
 func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	return m.save(ctx, snap, expectedVersion, ttl, false)
+	_, err := m.save(ctx, snap, expectedVersion, ttl, false, nil, nil)
+	return err
 }
 
 // saveOwned is SaveTTL for a snapshot whose Vars map, Frontier and Trace.Last map the
@@ -95,36 +99,45 @@ func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersi
 // see canonicalOwned) instead of copying them. The caller must not modify them, nor
 // hand them over again, after the call, whatever its outcome; reading them is fine.
 // What Load returns is still a copy, independent of the save and of later ones.
-func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	return m.save(ctx, snap, expectedVersion, ttl, true)
+//
+// spare, if not nil, is a Snapshot struct the store may fill and keep (one that
+// saveOwned returned earlier); on success saveOwned returns the struct of the
+// snapshot the save replaced, which nothing refers to any more, for the next call.
+//
+// prev, if not nil, holds canonical variable values that nothing modifies (those of
+// an earlier save): a variable whose value would be canonicalized to an equal value
+// is stored as prev's instead of as a new copy.
+func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, spare *Snapshot, prev map[string]any) (*Snapshot, error) {
+	return m.save(ctx, snap, expectedVersion, ttl, true, spare, prev)
 }
 
-func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool) error {
+func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool, spare *Snapshot, prev map[string]any) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	now := m.now()
-	c, err := stamp(snap, expectedVersion, now, ttl)
-	if err != nil {
-		return err
-	}
+	var c *Snapshot
+	var err error
 	if owned {
-		c, err = canonicalOwned(c)
-	} else {
+		if c, err = stampInto(spare, snap, expectedVersion, now, ttl); err == nil {
+			c, err = canonicalOwned(c, prev)
+		}
+	} else if c, err = stamp(snap, expectedVersion, now, ttl); err == nil {
 		c, err = canonicalClone(c)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, _ := m.live(snap.Instance, now)
 	if e.version != expectedVersion {
-		return conflict(snap.Instance, expectedVersion, e.version)
+		return nil, conflict(snap.Instance, expectedVersion, e.version)
 	}
 	m.entries[snap.Instance] = memEntry{snap: c, version: c.Version, status: c.Status, expires: c.Expires}
 	(&prepared{snap: c}).done(snap)
-	return nil
+	// Load copies under the read lock, so no one reads the replaced snapshot now.
+	return e.snap, nil
 }
 
 // Delete implements Store.
