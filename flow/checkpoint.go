@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"maps"
+	"math"
 	"sync"
 
 	"github.com/flowteam/flowteam/trace"
@@ -140,9 +141,14 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 			vars = map[string]any{}
 		}
 	} else {
-		// Overwriting the keys of the recycled map is cheaper than clearing it: the
-		// variables of consecutive checkpoints mostly have the same names.
-		maps.Copy(vars, r.st.vars)
+		// Updating the recycled map is cheaper than clearing and filling it: the
+		// variables of consecutive checkpoints mostly have the same names, and
+		// mostly the same values, which need no write.
+		for k, v := range r.st.vars {
+			if old, ok := vars[k]; !ok || !sameScalar(old, v) {
+				vars[k] = v
+			}
+		}
 		if len(vars) != len(r.st.vars) {
 			for k := range vars {
 				if _, ok := r.st.vars[k]; !ok {
@@ -180,7 +186,9 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 	if tr.Last == nil {
 		tr.Last = make(map[string]trace.NodeRecord, len(r.st.trace.Last)+1+len(r.calls))
 	} else {
-		clear(tr.Last)
+		for k := range tr.Last { // cheaper than clear for the few paths of a trace
+			delete(tr.Last, k)
+		}
 	}
 	maps.Copy(tr.Last, r.st.trace.Last)
 	r.recordLive(&tr)
@@ -188,4 +196,29 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 	r.st.mu.Unlock()
 	c.seq++
 	return c.fn(ctx, Checkpoint{Seq: c.seq, Node: done.node.n.ID, Path: done.call.path, Frontier: st, Vars: vars, Trace: tr, c: c})
+}
+
+// sameScalar reports whether a and b are equal values of one of the usual scalar
+// types, so that either may stand for the other.
+func sameScalar(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y) // -0 is not 0
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return false
 }
