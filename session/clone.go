@@ -28,18 +28,44 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, fal
 // shared with a running flow). On error the handed-over parts may have been partly
 // converted: to what the codec would read back, so they still mean the same.
 //
-// prev (optional) holds canonical values that nothing modifies, such as the variables
-// of the previous save: a variable whose canonical form equals prev's value of the
-// same name gets prev's value, which saves copying values that did not change.
-func canonicalOwned(s *Snapshot, prev map[string]any) (*Snapshot, error) {
-	return canonicalize(s, true, prev)
+// hint (optional) is a canonical snapshot that nothing modifies, such as the one the
+// previous save stored: a variable whose canonical form equals hint's value of the
+// same name gets hint's value, which saves copying values that did not change, and
+// strings equal to hint's in the same place need no check.
+func canonicalOwned(s *Snapshot, hint *Snapshot) (*Snapshot, error) {
+	return canonicalize(s, true, hint)
 }
 
-func canonicalize(orig *Snapshot, owned bool, prev map[string]any) (*Snapshot, error) {
+// noHint is the hint of a canonicalization without one.
+var noHint = &Snapshot{Frontier: &flow.FrontierState{}}
+
+func canonicalize(orig *Snapshot, owned bool, hint *Snapshot) (*Snapshot, error) {
 	src := *orig // read from src, write to c (orig itself when owned)
 	s, c := &src, orig
 	if !owned {
 		c = new(Snapshot)
+	}
+	h := hint
+	if h == nil {
+		h = noHint
+	}
+	prev := h.Vars
+	hf := h.Frontier
+	if hf == nil {
+		hf = noHint.Frontier
+	}
+	// cs is canonString(x), or hx, hint's string in the same place, when they are
+	// equal (hx is canonical, so x is valid): usually the same string, compared by
+	// its pointer.
+	cs := func(x, hx string) string {
+		if x == hx {
+			return hx
+		}
+		return canonString(x)
+	}
+	sources := h.Sources
+	if !slices.Equal(s.Sources, sources) {
+		sources = canonStrings(s.Sources)
 	}
 	var bad *UnserializableError
 	fail := func(name string, err error) {
@@ -49,9 +75,9 @@ func canonicalize(orig *Snapshot, owned bool, prev map[string]any) (*Snapshot, e
 		bad.Names = append(bad.Names, name)
 		bad.Errs[name] = err
 	}
-	*c = Snapshot{Format: s.Format, Instance: canonString(s.Instance), Graph: canonString(s.Graph), Hash: canonString(s.Hash),
-		Status: Status(canonString(string(s.Status))), Version: s.Version, Sources: canonStrings(s.Sources),
-		RunID: canonString(s.RunID), Reason: canonString(s.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
+	*c = Snapshot{Format: s.Format, Instance: cs(s.Instance, h.Instance), Graph: cs(s.Graph, h.Graph), Hash: cs(s.Hash, h.Hash),
+		Status: Status(cs(string(s.Status), string(h.Status))), Version: s.Version, Sources: sources,
+		RunID: cs(s.RunID, h.RunID), Reason: cs(s.Reason, h.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
 	var err error
 	if c.Created, err = canonTime(s.Created); err != nil {
 		return nil, err
@@ -105,7 +131,7 @@ func canonicalize(orig *Snapshot, owned bool, prev map[string]any) (*Snapshot, e
 	if f := s.Frontier; f != nil {
 		if owned {
 			c.Frontier = f
-			f.Graph = canonString(f.Graph)
+			f.Graph = cs(f.Graph, hf.Graph)
 		} else {
 			c.Frontier = &flow.FrontierState{Graph: canonString(f.Graph)}
 		}
@@ -115,10 +141,14 @@ func canonicalize(orig *Snapshot, owned bool, prev map[string]any) (*Snapshot, e
 				frames = make([]flow.FrameState, len(f.Frames))
 			}
 			for i, fr := range f.Frames {
-				cf := flow.FrameState{Kind: canonString(fr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
-					Branch: canonString(fr.Branch), Split: canonString(fr.Split), Join: canonString(fr.Join), Arrived: fr.Arrived,
-					Policy: canonString(fr.Policy), Loop: canonString(fr.Loop), Index: fr.Index, Closing: canonString(fr.Closing),
-					Graph: canonString(fr.Graph), Path: canonString(fr.Path), Node: canonString(fr.Node), Caller: fr.Caller}
+				var hr flow.FrameState
+				if i < len(hf.Frames) {
+					hr = hf.Frames[i]
+				}
+				cf := flow.FrameState{Kind: cs(fr.Kind, hr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
+					Branch: cs(fr.Branch, hr.Branch), Split: cs(fr.Split, hr.Split), Join: cs(fr.Join, hr.Join), Arrived: fr.Arrived,
+					Policy: cs(fr.Policy, hr.Policy), Loop: cs(fr.Loop, hr.Loop), Index: fr.Index, Closing: cs(fr.Closing, hr.Closing),
+					Graph: cs(fr.Graph, hr.Graph), Path: cs(fr.Path, hr.Path), Node: cs(fr.Node, hr.Node), Caller: fr.Caller}
 				if len(fr.Items) > 0 {
 					items, err := canonValue(fr.Items, 0)
 					if err != nil {
@@ -137,7 +167,11 @@ func canonicalize(orig *Snapshot, owned bool, prev map[string]any) (*Snapshot, e
 				tokens = make([]flow.TokenState, len(f.Tokens))
 			}
 			for i, t := range f.Tokens {
-				tokens[i] = flow.TokenState{Node: canonString(t.Node), Mode: canonString(t.Mode), Frame: t.Frame, Branch: canonString(t.Branch)}
+				var ht flow.TokenState
+				if i < len(hf.Tokens) {
+					ht = hf.Tokens[i]
+				}
+				tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
 				if t.Error != nil {
 					tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
 						Message: canonString(t.Error.Message)}

@@ -324,11 +324,11 @@ func FuzzCloneMatchesCodec(f *testing.F) {
 		for i := 0; pos < len(rev) && i < 8; i++ {
 			other.Vars[fmt.Sprint("v", i)] = genValue(rev, &pos, 0)
 		}
-		otherVars := map[string]any(nil)
+		hints := []*Snapshot{cl, nil}
 		if oc, err := canonicalClone(other); err == nil {
-			otherVars = oc.Vars
+			hints[1] = &Snapshot{Vars: oc.Vars}
 		}
-		for _, prev := range []map[string]any{cl.Vars, otherVars} {
+		for _, prev := range hints {
 			o := *s
 			o.Vars = maps.Clone(s.Vars)
 			got, err := canonicalOwned(&o, prev)

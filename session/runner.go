@@ -202,10 +202,10 @@ type instance struct {
 	// no one refers to any more.
 	spareSnap     *Snapshot
 	spareFrontier *flow.FrontierState
-	// storedVars is the Vars map a MemoryStore kept at the last save (when that
-	// save handed it over): canonical values, never modified. It is not recycled
-	// until a later save replaced it.
-	storedVars map[string]any
+	// stored is the snapshot a MemoryStore kept at the last save that handed its
+	// parts over: canonical, never modified; its maps are not recycled, nor is the
+	// struct reused, until a later save replaced it.
+	stored *Snapshot
 }
 
 // Run starts graph graphID (registered in the engine) for the instance fc names
@@ -238,7 +238,8 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	in := &instance{r: r}
 	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
 		RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
-	if err := in.save(ctx, &in.snap, 0); err != nil {
+	// The variables and the frontier were made for this save: a MemoryStore keeps them.
+	if err := in.saveNew(ctx, &in.snap, 0); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil, fmt.Errorf("session: run: instance %q already exists: %w", id, err)
 		}
@@ -432,8 +433,8 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	}
 	out := &Result{Result: res, Context: fc}
 	// A cancelled run is still saved: its outcome must not depend on the ctx that
-	// ended it.
-	err := in.saveLocked(context.WithoutCancel(ctx), &s, in.version)
+	// ended it. The variables, trace and frontier were made for this save.
+	err := in.saveOwned(context.WithoutCancel(ctx), &s, in.version, true)
 	if err == nil {
 		in.snap = s
 	} else {
@@ -462,6 +463,14 @@ func (in *instance) save(ctx context.Context, s *Snapshot, expected int64) error
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.saveLocked(ctx, s, expected)
+}
+
+// saveNew is saveOwned with owned: s's Vars, Frontier and Trace.Last were made for
+// this save.
+func (in *instance) saveNew(ctx context.Context, s *Snapshot, expected int64) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.saveOwned(ctx, s, expected, true)
 }
 
 // saveLocked redacts, seals and saves s expecting version expected; on success
@@ -534,16 +543,15 @@ func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owne
 	r := in.r
 	ms, memory := r.store.(*MemoryStore)
 	if memory && owned {
-		// in.storedVars, the variables the last save stored, lets the store keep a
-		// value that did not change instead of copying it again.
-		replaced, err := ms.saveOwned(ctx, s, expected, r.ttl, in.spareSnap, in.storedVars)
-		in.spareSnap = replaced
+		// in.stored, what the last save stored, lets the store keep values and
+		// strings that did not change instead of copying or checking them again.
+		replaced, stored, err := ms.saveOwned(ctx, s, expected, r.ttl, in.spareSnap, in.stored)
 		if err == nil {
-			in.storedVars = s.Vars // converted in place: what the store keeps
+			in.spareSnap, in.stored = replaced, stored
 		}
 		return err
 	}
-	in.storedVars = nil
+	in.stored = nil
 	if r.ttl > 0 {
 		ts, ok := r.store.(TTLStore)
 		if !ok {

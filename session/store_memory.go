@@ -90,7 +90,7 @@ func (m *MemoryStore) Save(ctx context.Context, snap *Snapshot, expectedVersion 
 
 // SaveTTL implements TTLStore.
 func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	_, err := m.save(ctx, snap, expectedVersion, ttl, false, nil, nil)
+	_, _, err := m.save(ctx, snap, expectedVersion, ttl, false, nil, nil)
 	return err
 }
 
@@ -104,40 +104,41 @@ func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersi
 // saveOwned returned earlier); on success saveOwned returns the struct of the
 // snapshot the save replaced, which nothing refers to any more, for the next call.
 //
-// prev, if not nil, holds canonical variable values that nothing modifies (those of
-// an earlier save): a variable whose value would be canonicalized to an equal value
-// is stored as prev's instead of as a new copy.
-func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, spare *Snapshot, prev map[string]any) (*Snapshot, error) {
-	return m.save(ctx, snap, expectedVersion, ttl, true, spare, prev)
+// hint, if not nil, is a snapshot this store kept (stored, below) and nothing modifies
+// (see canonicalOwned): values and strings equal to its are stored as its, not
+// copied or checked again. It must not be the spare.
+//
+// On success saveOwned returns the struct it replaced and the one it stored.
+func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, spare, hint *Snapshot) (replaced, stored *Snapshot, err error) {
+	return m.save(ctx, snap, expectedVersion, ttl, true, spare, hint)
 }
 
-func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool, spare *Snapshot, prev map[string]any) (*Snapshot, error) {
+func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool, spare, hint *Snapshot) (replaced, stored *Snapshot, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now := m.now()
 	var c *Snapshot
-	var err error
 	if owned {
 		if c, err = stampInto(spare, snap, expectedVersion, now, ttl); err == nil {
-			c, err = canonicalOwned(c, prev)
+			c, err = canonicalOwned(c, hint)
 		}
 	} else if c, err = stamp(snap, expectedVersion, now, ttl); err == nil {
 		c, err = canonicalClone(c)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, _ := m.live(snap.Instance, now)
 	if e.version != expectedVersion {
-		return nil, conflict(snap.Instance, expectedVersion, e.version)
+		return nil, nil, conflict(snap.Instance, expectedVersion, e.version)
 	}
 	m.entries[snap.Instance] = memEntry{snap: c, version: c.Version, status: c.Status, expires: c.Expires}
 	(&prepared{snap: c}).done(snap)
 	// Load copies under the read lock, so no one reads the replaced snapshot now.
-	return e.snap, nil
+	return e.snap, c, nil
 }
 
 // Delete implements Store.
