@@ -37,7 +37,11 @@ func canonicalOwned(s *Snapshot, hint *Snapshot) (*Snapshot, error) {
 }
 
 // noHint is the hint of a canonicalization without one.
-var noHint = &Snapshot{Frontier: &flow.FrontierState{}}
+var (
+	noHint  = &Snapshot{Frontier: &flow.FrontierState{}}
+	noFrame flow.FrameState
+	noToken flow.TokenState
+)
 
 func canonicalize(orig *Snapshot, owned bool, hint *Snapshot) (*Snapshot, error) {
 	src := *orig // read from src, write to c (orig itself when owned)
@@ -53,15 +57,6 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot) (*Snapshot, error)
 	hf := h.Frontier
 	if hf == nil {
 		hf = noHint.Frontier
-	}
-	// cs is canonString(x), or hx, hint's string in the same place, when they are
-	// equal (hx is canonical, so x is valid): usually the same string, compared by
-	// its pointer.
-	cs := func(x, hx string) string {
-		if x == hx {
-			return hx
-		}
-		return canonString(x)
 	}
 	sources := h.Sources
 	if !slices.Equal(s.Sources, sources) {
@@ -141,9 +136,9 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot) (*Snapshot, error)
 				frames = make([]flow.FrameState, len(f.Frames))
 			}
 			for i, fr := range f.Frames {
-				var hr flow.FrameState
+				hr := &noFrame
 				if i < len(hf.Frames) {
-					hr = hf.Frames[i]
+					hr = &hf.Frames[i]
 				}
 				cf := flow.FrameState{Kind: cs(fr.Kind, hr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
 					Branch: cs(fr.Branch, hr.Branch), Split: cs(fr.Split, hr.Split), Join: cs(fr.Join, hr.Join), Arrived: fr.Arrived,
@@ -167,9 +162,9 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot) (*Snapshot, error)
 				tokens = make([]flow.TokenState, len(f.Tokens))
 			}
 			for i, t := range f.Tokens {
-				var ht flow.TokenState
+				ht := &noToken
 				if i < len(hf.Tokens) {
-					ht = hf.Tokens[i]
+					ht = &hf.Tokens[i]
 				}
 				tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
 				if t.Error != nil {
@@ -291,6 +286,16 @@ func canonicalPaths(last map[string]trace.NodeRecord) bool {
 		}
 	}
 	return true
+}
+
+// cs is canonString(x), or hx, the hint's string in the same place, when they are
+// equal (hx is canonical, so x is valid): usually the same string, compared by its
+// pointer.
+func cs(x, hx string) string {
+	if x == hx {
+		return hx
+	}
+	return canonString(x)
 }
 
 // canonString is s as the codec reads it back: invalid UTF-8 becomes U+FFFD.
