@@ -74,6 +74,17 @@ func WithCheckpoint(fn func(ctx context.Context, cp Checkpoint) error) EvalOptio
 	return func(c *evalConfig) { c.checkpoint = fn }
 }
 
+// WithCheckpointVars sets how a checkpoint copies the variables (src) into the map it
+// hands over (dst: empty, or the Vars of a checkpoint the receiver recycled, with
+// whatever it left in it). copyVars must leave in dst exactly the keys of src, each
+// with src's value or one the receiver holds for the same (such as a copy it made
+// before), and nothing else. It runs with the variables locked, so it must be quick
+// and must not use the Context; it lets a receiver that converts every value anyway
+// do it in the one pass over the variables instead of a second one.
+func WithCheckpointVars(copyVars func(dst, src map[string]any)) EvalOption {
+	return func(c *evalConfig) { c.copyVars = copyVars }
+}
+
 // position is where a token stands, as last committed for checkpoints.
 type position struct {
 	node    *cnode
@@ -84,7 +95,8 @@ type position struct {
 }
 
 type checkpointer struct {
-	fn  func(ctx context.Context, cp Checkpoint) error
+	fn       func(ctx context.Context, cp Checkpoint) error
+	copyVars func(dst, src map[string]any) // nil: copyVars
 	mu  sync.Mutex // one checkpoint at a time, in order
 	seq int64
 	// Scratch of one checkpoint, guarded by mu: the live tokens at their committed
@@ -136,26 +148,12 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 	r.st.mu.Lock()
 	vars := sp.vars
 	if vars == nil {
-		vars = maps.Clone(r.st.vars)
-		if vars == nil {
-			vars = map[string]any{}
-		}
+		vars = make(map[string]any, len(r.st.vars))
+	}
+	if c.copyVars != nil {
+		c.copyVars(vars, r.st.vars)
 	} else {
-		// Updating the recycled map is cheaper than clearing and filling it: the
-		// variables of consecutive checkpoints mostly have the same names, and
-		// mostly the same values, which need no write.
-		for k, v := range r.st.vars {
-			if old, ok := vars[k]; !ok || !sameScalar(old, v) {
-				vars[k] = v
-			}
-		}
-		if len(vars) != len(r.st.vars) {
-			for k := range vars {
-				if _, ok := r.st.vars[k]; !ok {
-					delete(vars, k)
-				}
-			}
-		}
+		copyVars(vars, r.st.vars)
 	}
 	r.mu.Lock()
 	c.toks, c.ptrs = c.toks[:0], c.ptrs[:0]
@@ -196,6 +194,24 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 	r.st.mu.Unlock()
 	c.seq++
 	return c.fn(ctx, Checkpoint{Seq: c.seq, Node: done.node.n.ID, Path: done.call.path, Frontier: st, Vars: vars, Trace: tr, c: c})
+}
+
+// copyVars makes dst (empty or recycled) a copy of src. Updating a recycled map is
+// cheaper than clearing and filling it: the variables of consecutive checkpoints
+// mostly have the same names, and mostly the same values, which need no write.
+func copyVars(dst, src map[string]any) {
+	for k, v := range src {
+		if old, ok := dst[k]; !ok || !sameScalar(old, v) {
+			dst[k] = v
+		}
+	}
+	if len(dst) != len(src) {
+		for k := range dst {
+			if _, ok := src[k]; !ok {
+				delete(dst, k)
+			}
+		}
+	}
 }
 
 // sameScalar reports whether a and b are equal values of one of the usual scalar
