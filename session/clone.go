@@ -18,7 +18,7 @@ import (
 // float64, valid UTF-8 strings, []any, map[string]any, []string, map[string]string)
 // are converted here; anything else goes through the codec. TestCloneMatchesCodec
 // and FuzzCloneMatchesCodec hold the two to the same result.
-func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false, nil) }
+func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false, nil, false) }
 
 // canonicalOwned is canonicalClone for a snapshot that is handed over with its Vars
 // map, Frontier and Trace.Last map (made for this save and never touched again by
@@ -33,7 +33,7 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, fal
 // same name gets hint's value, which saves copying values that did not change, and
 // strings equal to hint's in the same place need no check.
 func canonicalOwned(s *Snapshot, hint *Snapshot) (*Snapshot, error) {
-	return canonicalize(s, true, hint)
+	return canonicalize(s, true, hint, false)
 }
 
 // noHint is the hint of a canonicalization without one.
@@ -43,7 +43,9 @@ var (
 	noToken flow.TokenState
 )
 
-func canonicalize(orig *Snapshot, owned bool, hint *Snapshot) (*Snapshot, error) {
+// canonicalize is canonicalClone or, with owned, canonicalOwned; with varsDone
+// (owned only) the Vars map is canonical already and kept as it is.
+func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*Snapshot, error) {
 	src := *orig // read from src, write to c (orig itself when owned)
 	s, c := &src, orig
 	if !owned {
@@ -86,7 +88,9 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot) (*Snapshot, error)
 		}
 	}
 	if len(s.Vars) > 0 {
-		if owned {
+		if owned && varsDone {
+			c.Vars = s.Vars
+		} else if owned {
 			c.Vars = s.Vars
 			for k, v := range s.Vars {
 				if !utf8.ValidString(k) {

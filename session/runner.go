@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -206,6 +207,9 @@ type instance struct {
 	// parts over: canonical, never modified; its maps are not recycled, nor is the
 	// struct reused, until a later save replaced it.
 	stored *Snapshot
+	// varsDone: the variables of the checkpoint being saved were made canonical as
+	// they were copied (copyVars), so the store need not look at them again.
+	varsDone bool
 }
 
 // Run starts graph graphID (registered in the engine) for the instance fc names
@@ -248,6 +252,9 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	opts = append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, opts...)
 	if r.durability == PerNode {
 		opts = append(opts, flow.WithCheckpoint(in.checkpoint(fc)))
+		if r.fusedVars() {
+			opts = append(opts, flow.WithCheckpointVars(in.copyVars))
+		}
 	}
 	res, err := r.eng.Eval(ctx, g.ID, fc, opts...)
 	return in.finish(ctx, fc, res, err)
@@ -329,6 +336,9 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	evalOpts := append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, cfg.evalOpts...)
 	if r.durability == PerNode {
 		evalOpts = append(evalOpts, flow.WithCheckpoint(in.checkpoint(fc)))
+		if r.fusedVars() {
+			evalOpts = append(evalOpts, flow.WithCheckpointVars(in.copyVars))
+		}
 	}
 	res, err := r.eng.Resume(ctx, fr, fc, evalOpts...)
 	return in.finish(ctx, fc, res, err)
@@ -393,6 +403,54 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 		*s = Snapshot{}
 		return err
 	}
+}
+
+// fusedVars reports whether checkpoints hand their variables to the store as they
+// are copied (a MemoryStore, which keeps them, and no redaction, encryption or
+// dropping, which would store other maps).
+func (r *Runner) fusedVars() bool {
+	_, memory := r.store.(*MemoryStore)
+	return memory && len(r.redactKeys) == 0 && r.cipher == nil && !r.drop
+}
+
+// copyVars copies a checkpoint's variables (flow.WithCheckpointVars) as the
+// MemoryStore will keep them: canonical (see canonicalOwned), with the values of the
+// snapshot stored last where they are equal. It notes in varsDone whether every
+// variable came out canonical. The engine calls it before the checkpoint function,
+// one checkpoint at a time, which orders it with the saves that set in.stored.
+func (in *instance) copyVars(dst, src map[string]any) {
+	var prev map[string]any
+	if in.stored != nil {
+		prev = in.stored.Vars
+	}
+	done := true
+	for k, v := range src {
+		switch {
+		case !utf8.ValidString(k):
+			done = false
+		case canonical(v):
+			// v is a plain scalar, so == cannot panic.
+			if old, ok := dst[k]; !ok || old != v {
+				dst[k] = v
+			}
+			continue
+		default:
+			if pv, ok := prev[k]; ok && sameCanon(v, pv) {
+				dst[k] = pv
+				continue
+			}
+			done = false
+		}
+		dst[k] = v
+	}
+	if len(dst) != len(src) {
+		for k := range dst {
+			if _, ok := src[k]; !ok {
+				delete(dst, k)
+			}
+		}
+	}
+	in.varsDone = done
 }
 
 // recycles reports whether the store keeps nothing of a saved snapshot's maps after
@@ -545,7 +603,9 @@ func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owne
 	if memory && owned {
 		// in.stored, what the last save stored, lets the store keep values and
 		// strings that did not change instead of copying or checking them again.
-		replaced, stored, err := ms.saveOwned(ctx, s, expected, r.ttl, in.spareSnap, in.stored)
+		varsDone := in.varsDone
+		in.varsDone = false
+		replaced, stored, err := ms.saveOwned(ctx, s, expected, r.ttl, in.spareSnap, in.stored, varsDone)
 		if err == nil {
 			in.spareSnap, in.stored = replaced, stored
 		}

@@ -90,7 +90,7 @@ func (m *MemoryStore) Save(ctx context.Context, snap *Snapshot, expectedVersion 
 
 // SaveTTL implements TTLStore.
 func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	_, _, err := m.save(ctx, snap, expectedVersion, ttl, false, nil, nil)
+	_, _, err := m.save(ctx, snap, expectedVersion, ttl, false, nil, nil, false)
 	return err
 }
 
@@ -108,12 +108,15 @@ func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersi
 // (see canonicalOwned): values and strings equal to its are stored as its, not
 // copied or checked again. It must not be the spare.
 //
+// varsDone says that snap.Vars is canonical already (keys valid UTF-8, values as
+// canonicalOwned would leave them), so it is kept without a look.
+//
 // On success saveOwned returns the struct it replaced and the one it stored.
-func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, spare, hint *Snapshot) (replaced, stored *Snapshot, err error) {
-	return m.save(ctx, snap, expectedVersion, ttl, true, spare, hint)
+func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, spare, hint *Snapshot, varsDone bool) (replaced, stored *Snapshot, err error) {
+	return m.save(ctx, snap, expectedVersion, ttl, true, spare, hint, varsDone)
 }
 
-func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool, spare, hint *Snapshot) (replaced, stored *Snapshot, err error) {
+func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool, spare, hint *Snapshot, varsDone bool) (replaced, stored *Snapshot, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -121,7 +124,7 @@ func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion 
 	var c *Snapshot
 	if owned {
 		if c, err = stampInto(spare, snap, expectedVersion, now, ttl); err == nil {
-			c, err = canonicalOwned(c, hint)
+			c, err = canonicalize(c, true, hint, varsDone)
 		}
 	} else if c, err = stamp(snap, expectedVersion, now, ttl); err == nil {
 		c, err = canonicalClone(c)
