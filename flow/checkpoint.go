@@ -97,8 +97,8 @@ type position struct {
 type checkpointer struct {
 	fn       func(ctx context.Context, cp Checkpoint) error
 	copyVars func(dst, src map[string]any) // nil: copyVars
-	mu  sync.Mutex // one checkpoint at a time, in order
-	seq int64
+	mu       sync.Mutex                    // one checkpoint at a time, in order
+	seq      int64
 	// Scratch of one checkpoint, guarded by mu: the live tokens at their committed
 	// positions and the frame index of the frontier being built.
 	toks  []token
