@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // countTask counts its node's executions in the context.
@@ -110,4 +113,60 @@ func TestRestoreFrontierRejectsCorruptState(t *testing.T) {
 		_, err := e.RestoreFrontier(g, st)
 		assert.ErrorIs(t, err, flow.ErrBadFrontier, "mutation %d", i)
 	}
+}
+
+// TestCheckpointRecycle takes the checkpoints of a run whose receiver recycles every
+// checkpoint's maps and slices at the next one, and checks that they are those of a
+// run that recycles nothing.
+func TestCheckpointRecycle(t *testing.T) {
+	type seen struct {
+		node     string
+		vars     map[string]any
+		trace    map[string]string
+		frontier []string
+	}
+	collect := func(recycle bool) []seen {
+		e := flow.NewEngine()
+		g := durableGraph(t, e)
+		var out []seen
+		var prev *flow.Checkpoint
+		_, err := e.EvalGraph(context.Background(), g, flow.NewContext("d"), flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+			s := seen{node: cp.Node, vars: maps.Clone(cp.Vars), trace: map[string]string{}, frontier: describeFrontier(cp.Frontier)}
+			for p, r := range cp.Trace.Last {
+				s.trace[p] = r.NodeID
+			}
+			out = append(out, s)
+			if recycle {
+				if prev != nil {
+					cp.Recycle(prev.Vars, prev.Trace, &prev.Frontier)
+				}
+				prev = &cp
+			}
+			return nil
+		}))
+		require.NoError(t, err)
+		return out
+	}
+	want, got := collect(false), collect(true)
+	require.Len(t, got, len(want))
+	for i := range want {
+		assert.Equal(t, want[i], got[i], "checkpoint %d", i+1)
+	}
+	flow.Checkpoint{}.Recycle(map[string]any{}, trace.FlowTrace{}, nil) // not from a run: ignored
+}
+
+// describeFrontier lists the tokens of a frontier with their frames, in an order that
+// does not depend on the order of the tokens.
+func describeFrontier(st flow.FrontierState) []string {
+	var out []string
+	for _, tk := range st.Tokens {
+		d := fmt.Sprintf("%s %s %s", tk.Node, tk.Mode, tk.Branch)
+		for f := tk.Frame; f >= 0; f = st.Frames[f].Parent {
+			fs := st.Frames[f]
+			d += fmt.Sprintf(" < %s %s%s%s p%d a%d i%d", fs.Kind, fs.Split, fs.Loop, fs.Path, fs.Pending, fs.Arrived, fs.Index)
+		}
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -107,6 +107,7 @@ type evalConfig struct {
 	icpts      []indexedInterceptor
 	runID      string
 	checkpoint func(ctx context.Context, cp Checkpoint) error
+	copyVars   func(dst, src map[string]any) // WithCheckpointVars
 }
 
 // WithSteps sets the step limit of this evaluation.
@@ -150,7 +151,7 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 	}
 	r.id, r.maxSteps = cfg.runID, int64(cfg.maxSteps)
 	if cfg.checkpoint != nil {
-		r.ckpt = &checkpointer{fn: cfg.checkpoint}
+		r.ckpt = &checkpointer{fn: cfg.checkpoint, copyVars: cfg.copyVars}
 		r.live = make(map[*token]struct{})
 	}
 	// Field by field: r is fresh, and copying a whole struct literal into it costs a bulk

@@ -98,48 +98,17 @@ var kindNames = [...]string{frameCall: "call", frameSplit: "split", frameLoop: "
 
 // State returns the serializable form of the frontier.
 func (f *Frontier) State() FrontierState {
-	st := FrontierState{Graph: f.graph.g.ID}
-	index := map[*frame]int{}
-	var add func(fr *frame) int
-	add = func(fr *frame) int {
-		if fr == nil {
-			return -1
-		}
-		if i, ok := index[fr]; ok {
-			return i
-		}
-		parent, caller := add(fr.parent), -1
-		if fr.kind == frameCall {
-			caller = add(fr.caller)
-		}
-		call := -1
-		if fr.kind != frameCall {
-			call = add(fr.call)
-		}
-		fs := FrameState{Kind: kindNames[fr.kind], Parent: parent, Call: call, Caller: caller, Pending: fr.pending, Branch: fr.branch}
-		switch fr.kind {
-		case frameSplit:
-			fs.Split, fs.Arrived, fs.Policy = fr.split.n.ID, fr.arrived, fr.policy.String()
-			if fr.join != nil {
-				fs.Join = fr.join.n.ID
-			}
-		case frameLoop:
-			fs.Loop, fs.Items, fs.Index = fr.loop.n.ID, fr.items, fr.index
-			if fr.closing != nil {
-				fs.Closing = fr.closing.n.ID
-			}
-		case frameCall:
-			fs.Graph, fs.Path = fr.graph.g.ID, fr.path
-			if fr.node != nil {
-				fs.Node = fr.node.n.ID
-			}
-		}
-		index[fr] = len(st.Frames)
-		st.Frames = append(st.Frames, fs)
-		return index[fr]
-	}
+	st := FrontierState{}
+	f.appendState(&st, map[*frame]int{})
+	return st
+}
+
+// appendState writes the frontier into st, appending to st.Frames and st.Tokens (a
+// checkpoint passes recycled slices, emptied). index is an empty scratch map.
+func (f *Frontier) appendState(st *FrontierState, index map[*frame]int) {
+	st.Graph = f.graph.g.ID
 	for _, t := range f.tokens {
-		fi := add(t.frame)
+		fi := st.addFrame(t.frame, index)
 		ts := TokenState{Node: t.node.n.ID, Mode: modeNames[t.mode], Frame: fi, Branch: t.branch}
 		if t.failure != nil {
 			se := ToStructured(t.failure)
@@ -147,7 +116,46 @@ func (f *Frontier) State() FrontierState {
 		}
 		st.Tokens = append(st.Tokens, ts)
 	}
-	return st
+}
+
+// addFrame adds fr and the frames it refers to (parents first) to st, once each, and
+// returns its index (-1 for nil).
+func (st *FrontierState) addFrame(fr *frame, index map[*frame]int) int {
+	if fr == nil {
+		return -1
+	}
+	if i, ok := index[fr]; ok {
+		return i
+	}
+	parent, caller := st.addFrame(fr.parent, index), -1
+	if fr.kind == frameCall {
+		caller = st.addFrame(fr.caller, index)
+	}
+	call := -1
+	if fr.kind != frameCall {
+		call = st.addFrame(fr.call, index)
+	}
+	fs := FrameState{Kind: kindNames[fr.kind], Parent: parent, Call: call, Caller: caller, Pending: fr.pending, Branch: fr.branch}
+	switch fr.kind {
+	case frameSplit:
+		fs.Split, fs.Arrived, fs.Policy = fr.split.n.ID, fr.arrived, fr.policy.String()
+		if fr.join != nil {
+			fs.Join = fr.join.n.ID
+		}
+	case frameLoop:
+		fs.Loop, fs.Items, fs.Index = fr.loop.n.ID, fr.items, fr.index
+		if fr.closing != nil {
+			fs.Closing = fr.closing.n.ID
+		}
+	case frameCall:
+		fs.Graph, fs.Path = fr.graph.g.ID, fr.path
+		if fr.node != nil {
+			fs.Node = fr.node.n.ID
+		}
+	}
+	index[fr] = len(st.Frames)
+	st.Frames = append(st.Frames, fs)
+	return index[fr]
 }
 
 // ErrBadFrontier is returned when a frontier state does not fit its graph.

@@ -18,7 +18,7 @@ import (
 // float64, valid UTF-8 strings, []any, map[string]any, []string, map[string]string)
 // are converted here; anything else goes through the codec. TestCloneMatchesCodec
 // and FuzzCloneMatchesCodec hold the two to the same result.
-func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false) }
+func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false, nil, false) }
 
 // canonicalOwned is canonicalClone for a snapshot that is handed over with its Vars
 // map, Frontier and Trace.Last map (made for this save and never touched again by
@@ -27,13 +27,42 @@ func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, fal
 // the variables and the loop items of the frontier are still copied (they may be
 // shared with a running flow). On error the handed-over parts may have been partly
 // converted: to what the codec would read back, so they still mean the same.
-func canonicalOwned(s *Snapshot) (*Snapshot, error) { return canonicalize(s, true) }
+//
+// hint (optional) is a canonical snapshot that nothing modifies, such as the one the
+// previous save stored: a variable whose canonical form equals hint's value of the
+// same name gets hint's value, which saves copying values that did not change, and
+// strings equal to hint's in the same place need no check.
+func canonicalOwned(s *Snapshot, hint *Snapshot) (*Snapshot, error) {
+	return canonicalize(s, true, hint, false)
+}
 
-func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
+// noHint is the hint of a canonicalization without one.
+var (
+	noHint  = &Snapshot{Frontier: &flow.FrontierState{}}
+	noFrame flow.FrameState
+	noToken flow.TokenState
+)
+
+// canonicalize is canonicalClone or, with owned, canonicalOwned; with varsDone
+// (owned only) the Vars map is canonical already and kept as it is.
+func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*Snapshot, error) {
 	src := *orig // read from src, write to c (orig itself when owned)
 	s, c := &src, orig
 	if !owned {
 		c = new(Snapshot)
+	}
+	h := hint
+	if h == nil {
+		h = noHint
+	}
+	prev := h.Vars
+	hf := h.Frontier
+	if hf == nil {
+		hf = noHint.Frontier
+	}
+	sources := h.Sources
+	if !slices.Equal(s.Sources, sources) {
+		sources = canonStrings(s.Sources)
 	}
 	var bad *UnserializableError
 	fail := func(name string, err error) {
@@ -43,9 +72,9 @@ func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
 		bad.Names = append(bad.Names, name)
 		bad.Errs[name] = err
 	}
-	*c = Snapshot{Format: s.Format, Instance: canonString(s.Instance), Graph: canonString(s.Graph), Hash: canonString(s.Hash),
-		Status: Status(canonString(string(s.Status))), Version: s.Version, Sources: canonStrings(s.Sources),
-		RunID: canonString(s.RunID), Reason: canonString(s.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
+	*c = Snapshot{Format: s.Format, Instance: cs(s.Instance, h.Instance), Graph: cs(s.Graph, h.Graph), Hash: cs(s.Hash, h.Hash),
+		Status: Status(cs(string(s.Status), string(h.Status))), Version: s.Version, Sources: sources,
+		RunID: cs(s.RunID, h.RunID), Reason: cs(s.Reason, h.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
 	var err error
 	if c.Created, err = canonTime(s.Created); err != nil {
 		return nil, err
@@ -59,7 +88,9 @@ func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
 		}
 	}
 	if len(s.Vars) > 0 {
-		if owned {
+		if owned && varsDone {
+			c.Vars = s.Vars
+		} else if owned {
 			c.Vars = s.Vars
 			for k, v := range s.Vars {
 				if !utf8.ValidString(k) {
@@ -67,6 +98,10 @@ func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
 					continue
 				}
 				if canonical(v) {
+					continue
+				}
+				if pv, ok := prev[k]; ok && sameCanon(v, pv) {
+					s.Vars[k] = pv
 					continue
 				}
 				cv, err := canonValue(v, 0)
@@ -95,7 +130,7 @@ func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
 	if f := s.Frontier; f != nil {
 		if owned {
 			c.Frontier = f
-			f.Graph = canonString(f.Graph)
+			f.Graph = cs(f.Graph, hf.Graph)
 		} else {
 			c.Frontier = &flow.FrontierState{Graph: canonString(f.Graph)}
 		}
@@ -105,10 +140,14 @@ func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
 				frames = make([]flow.FrameState, len(f.Frames))
 			}
 			for i, fr := range f.Frames {
-				cf := flow.FrameState{Kind: canonString(fr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
-					Branch: canonString(fr.Branch), Split: canonString(fr.Split), Join: canonString(fr.Join), Arrived: fr.Arrived,
-					Policy: canonString(fr.Policy), Loop: canonString(fr.Loop), Index: fr.Index, Closing: canonString(fr.Closing),
-					Graph: canonString(fr.Graph), Path: canonString(fr.Path), Node: canonString(fr.Node), Caller: fr.Caller}
+				hr := &noFrame
+				if i < len(hf.Frames) {
+					hr = &hf.Frames[i]
+				}
+				cf := flow.FrameState{Kind: cs(fr.Kind, hr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
+					Branch: cs(fr.Branch, hr.Branch), Split: cs(fr.Split, hr.Split), Join: cs(fr.Join, hr.Join), Arrived: fr.Arrived,
+					Policy: cs(fr.Policy, hr.Policy), Loop: cs(fr.Loop, hr.Loop), Index: fr.Index, Closing: cs(fr.Closing, hr.Closing),
+					Graph: cs(fr.Graph, hr.Graph), Path: cs(fr.Path, hr.Path), Node: cs(fr.Node, hr.Node), Caller: fr.Caller}
 				if len(fr.Items) > 0 {
 					items, err := canonValue(fr.Items, 0)
 					if err != nil {
@@ -127,7 +166,11 @@ func canonicalize(orig *Snapshot, owned bool) (*Snapshot, error) {
 				tokens = make([]flow.TokenState, len(f.Tokens))
 			}
 			for i, t := range f.Tokens {
-				tokens[i] = flow.TokenState{Node: canonString(t.Node), Mode: canonString(t.Mode), Frame: t.Frame, Branch: canonString(t.Branch)}
+				ht := &noToken
+				if i < len(hf.Tokens) {
+					ht = &hf.Tokens[i]
+				}
+				tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
 				if t.Error != nil {
 					tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
 						Message: canonString(t.Error.Message)}
@@ -192,6 +235,52 @@ func canonical(v any) bool {
 	return false
 }
 
+// sameCanon reports whether canonValue(v) would equal c, a canonical value (as
+// canonValue returns them) that nothing modifies, so c may stand for v. Only plain
+// values are compared; for any other v it reports false.
+func sameCanon(v, c any) bool {
+	switch t := v.(type) {
+	case nil:
+		return c == nil
+	case bool:
+		b, ok := c.(bool)
+		return ok && b == t
+	case int64:
+		n, ok := c.(int64)
+		return ok && n == t
+	case string: // c is valid UTF-8, so an equal t is too
+		s, ok := c.(string)
+		return ok && s == t
+	case float64: // c is finite and not integral, so an equal t is too
+		f, ok := c.(float64)
+		return ok && f == t
+	case []any:
+		cs, ok := c.([]any)
+		if !ok || len(cs) != len(t) {
+			return false
+		}
+		for i, e := range t {
+			if !sameCanon(e, cs[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		cm, ok := c.(map[string]any)
+		if !ok || len(cm) != len(t) {
+			return false
+		}
+		for k, e := range t {
+			ce, ok := cm[k]
+			if !ok || !sameCanon(e, ce) { // c's keys are valid UTF-8, so k is too
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // canonicalPaths reports whether every key of a trace is valid UTF-8, so the map can
 // be kept with its keys as they are.
 func canonicalPaths(last map[string]trace.NodeRecord) bool {
@@ -201,6 +290,16 @@ func canonicalPaths(last map[string]trace.NodeRecord) bool {
 		}
 	}
 	return true
+}
+
+// cs is canonString(x), or hx, the hint's string in the same place, when they are
+// equal (hx is canonical, so x is valid): usually the same string, compared by its
+// pointer.
+func cs(x, hx string) string {
+	if x == hx {
+		return hx
+	}
+	return canonString(x)
 }
 
 // canonString is s as the codec reads it back: invalid UTF-8 becomes U+FFFD.

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"sync"
 	"time"
@@ -32,6 +34,8 @@ type decoder struct {
 	pairs []pair
 	elems []any
 	sc    *scratch // where pairs and elems came from (Decode)
+	// boxes are the slabs the values of variables are boxed in (codec_box.go).
+	boxes boxes
 }
 
 type pair struct {
@@ -81,8 +85,9 @@ func (d *decoder) makeString(b []byte) string {
 		return string(b) // "" and one-byte strings do not allocate
 	}
 	if cap(d.arena)-len(d.arena) < n {
-		// The strings still to come fit in the input that is left.
-		d.arena = make([]byte, 0, min(arenaChunk, n+len(d.data)-d.pos))
+		// The strings still to come fit in the input that is left, and they are
+		// rarely more than half of it: the rest is names, punctuation and numbers.
+		d.arena = make([]byte, 0, min(arenaChunk, n+(len(d.data)-d.pos)/2))
 	}
 	start := len(d.arena)
 	d.arena = append(d.arena, b...)
@@ -108,6 +113,9 @@ func (d *decoder) ws() {
 
 // next skips whitespace and returns the next byte without consuming it.
 func (d *decoder) next() (byte, error) {
+	if d.pos < len(d.data) && d.data[d.pos] > ' ' { // the usual case: no whitespace
+		return d.data[d.pos], nil
+	}
 	d.ws()
 	if d.pos >= len(d.data) {
 		return 0, errTruncated
@@ -116,6 +124,10 @@ func (d *decoder) next() (byte, error) {
 }
 
 func (d *decoder) expect(c byte) error {
+	if d.pos < len(d.data) && d.data[d.pos] == c {
+		d.pos++
+		return nil
+	}
 	b, err := d.next()
 	if err != nil {
 		return err
@@ -163,8 +175,11 @@ func (d *decoder) object(unique bool, field func(key []byte) error) error {
 		d.pos++
 		return nil
 	}
-	var seenBuf [20][]byte
+	// The keys seen so far, and a set of their lengths and last bytes: a key that is
+	// not in the set is new without comparing it with every key before it.
+	var seenBuf [16][]byte
 	seen := seenBuf[:0]
+	var seenSet uint64
 	for {
 		if b, err := d.next(); err != nil {
 			return err
@@ -176,11 +191,15 @@ func (d *decoder) object(unique bool, field func(key []byte) error) error {
 			return err
 		}
 		if unique {
-			for _, k := range seen {
-				if string(k) == string(key) {
-					return d.errorf("duplicate field %q", key)
+			bit := uint64(1) << ((uint(len(key))*8 ^ uint(lastByte(key))) & 63)
+			if seenSet&bit != 0 {
+				for _, k := range seen {
+					if string(k) == string(key) {
+						return d.errorf("duplicate field %q", key)
+					}
 				}
 			}
+			seenSet |= bit
 			seen = append(seen, key)
 		}
 		if err := d.expect(':'); err != nil {
@@ -206,6 +225,13 @@ func (d *decoder) object(unique bool, field func(key []byte) error) error {
 			return d.errorf("want ',' or '}', found %q", b)
 		}
 	}
+}
+
+func lastByte(b []byte) byte {
+	if len(b) == 0 {
+		return 0
+	}
+	return b[len(b)-1]
 }
 
 // array parses an array, calling elem for each element.
@@ -246,7 +272,17 @@ func (d *decoder) stringBytes() ([]byte, error) {
 		return nil, err
 	}
 	start := d.pos
-	for i := start; i < len(d.data); {
+	i := start
+	// Eight bytes at a time up to the first quote, backslash, control character or
+	// byte that is not ASCII; the loop below looks at that byte.
+	for i+8 <= len(d.data) {
+		if m := specialBytes(binary.LittleEndian.Uint64(d.data[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			break
+		}
+		i += 8
+	}
+	for i < len(d.data) {
 		c := d.data[i]
 		switch {
 		case c == '"':
@@ -266,6 +302,20 @@ func (d *decoder) stringBytes() ([]byte, error) {
 	}
 	d.pos = len(d.data)
 	return nil, errTruncated
+}
+
+const (
+	loBits = 0x0101010101010101
+	hiBits = 0x8080808080808080
+)
+
+// specialBytes returns a mask whose lowest set bit is the high bit of the first byte
+// (in little-endian order) of w that a string's fast path stops at: '"', '\\', a
+// control character or a byte that is not ASCII; 0 if there is none. (Bits above the
+// lowest may be set wrongly, by borrows: only the lowest counts.)
+func specialBytes(w uint64) uint64 {
+	q, b := w^(loBits*'"'), w^(loBits*'\\')
+	return ((q-loBits)&^q | (b-loBits)&^b | (w-loBits*0x20)&^w | w) & hiBits
 }
 
 func (d *decoder) stringSlow(start int) ([]byte, error) {
@@ -372,6 +422,19 @@ func (d *decoder) string() (string, error) {
 // number parses a number: an int64 when it is an integer literal that fits, else a
 // float64 (out of float64 range is an error).
 func (d *decoder) number() (any, error) {
+	n, f, isInt, err := d.num()
+	switch {
+	case err != nil:
+		return nil, err
+	case isInt:
+		return d.boxInt(n), nil
+	}
+	return d.boxFloat(f), nil
+}
+
+// num parses a number: n when it is an integer literal that fits an int64 (isInt),
+// else f.
+func (d *decoder) num() (n int64, f float64, isInt bool, err error) {
 	start := d.pos
 	i := d.pos
 	digits := func() bool {
@@ -386,13 +449,13 @@ func (d *decoder) number() (any, error) {
 	}
 	if i >= len(d.data) {
 		d.pos = i
-		return nil, errTruncated
+		return 0, 0, false, errTruncated
 	}
 	if d.data[i] == '0' {
 		i++
 	} else if !digits() {
 		d.pos = i
-		return nil, d.errorf("invalid number")
+		return 0, 0, false, d.errorf("invalid number")
 	}
 	integral := true
 	if i < len(d.data) && d.data[i] == '.' {
@@ -401,9 +464,9 @@ func (d *decoder) number() (any, error) {
 		if !digits() {
 			d.pos = i
 			if i >= len(d.data) {
-				return nil, errTruncated
+				return 0, 0, false, errTruncated
 			}
-			return nil, d.errorf("invalid number")
+			return 0, 0, false, d.errorf("invalid number")
 		}
 	}
 	if i < len(d.data) && (d.data[i] == 'e' || d.data[i] == 'E') {
@@ -415,27 +478,27 @@ func (d *decoder) number() (any, error) {
 		if !digits() {
 			d.pos = i
 			if i >= len(d.data) {
-				return nil, errTruncated
+				return 0, 0, false, errTruncated
 			}
-			return nil, d.errorf("invalid number")
+			return 0, 0, false, d.errorf("invalid number")
 		}
 	}
 	d.pos = i
 	tok := d.data[start:i]
 	if integral {
 		if n, ok := smallInt(tok); ok {
-			return n, nil
+			return n, 0, true, nil
 		}
 		if n, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
-			return n, nil
+			return n, 0, true, nil
 		}
 	}
-	f, err := strconv.ParseFloat(string(tok), 64)
+	f, err = strconv.ParseFloat(string(tok), 64)
 	if err != nil || math.IsInf(f, 0) {
 		d.pos = start
-		return nil, d.errorf("number %s out of range", tok)
+		return 0, 0, false, d.errorf("number %s out of range", tok)
 	}
-	return f, nil
+	return 0, f, false, nil
 }
 
 // smallInt converts an integer literal of at most 18 digits without allocating.
@@ -459,23 +522,22 @@ func smallInt(tok []byte) (int64, bool) {
 
 // int parses an integer literal into an int64 (null is 0).
 func (d *decoder) int() (int64, error) {
-	if isNull, err := d.null(); isNull || err != nil {
-		return 0, err
-	}
 	b, err := d.next()
 	if err != nil {
 		return 0, err
+	}
+	if b == 'n' {
+		return 0, d.literal("null")
 	}
 	if b != '-' && (b < '0' || b > '9') {
 		return 0, d.errorf("want an integer, found %q", b)
 	}
 	start := d.pos
-	v, err := d.number()
+	n, _, isInt, err := d.num()
 	if err != nil {
 		return 0, err
 	}
-	n, ok := v.(int64)
-	if !ok {
+	if !isInt {
 		d.pos = start
 		return 0, d.errorf("want an integer, found %s", d.data[start:start+min(24, len(d.data)-start)])
 	}
@@ -496,18 +558,17 @@ func (d *decoder) intField(dst *int) error {
 
 // str parses a string field (null is "").
 func (d *decoder) str(dst *string) error {
-	if isNull, err := d.null(); isNull || err != nil {
-		return err
-	}
 	b, err := d.next()
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case b == '"':
+		*dst, err = d.string()
+		return err
+	case b == 'n':
+		return d.literal("null")
 	}
-	if b != '"' {
-		return d.errorf("want a string, found %q", b)
-	}
-	*dst, err = d.string()
-	return err
+	return d.errorf("want a string, found %q", b)
 }
 
 func (d *decoder) time(dst *time.Time) error {
@@ -528,6 +589,10 @@ func (d *decoder) time(dst *time.Time) error {
 	}
 	if len(s) == 0 {
 		*dst = time.Time{}
+		return nil
+	}
+	if t, ok := utcTime(s); ok {
+		*dst = t
 		return nil
 	}
 	if err := dst.UnmarshalText(s); err != nil {
@@ -565,7 +630,11 @@ func (d *decoder) value(depth int) (any, error) {
 	}
 	switch {
 	case b == '"':
-		return d.string()
+		s, err := d.string()
+		if err != nil {
+			return nil, err
+		}
+		return d.boxString(s), nil
 	case b == '{':
 		base := len(d.pairs)
 		err := d.object(false, func(key []byte) error {
@@ -592,11 +661,15 @@ func (d *decoder) value(depth int) (any, error) {
 			d.elems = append(d.elems, v)
 			return err
 		})
-		a := make([]any, len(d.elems)-base)
-		copy(a, d.elems[base:])
+		if err != nil {
+			clear(d.elems[base:])
+			d.elems = d.elems[:base]
+			return nil, err
+		}
+		a := d.boxSlice(d.elems[base:])
 		clear(d.elems[base:])
 		d.elems = d.elems[:base]
-		return a, err
+		return a, nil
 	case b == 't':
 		return true, d.literal("true")
 	case b == 'f':
@@ -619,4 +692,63 @@ func (d *decoder) dupKey(kv []pair) error {
 		seen[p.key] = true
 	}
 	return d.errorf("duplicate key")
+}
+
+// utcTime parses the form the encoder writes, RFC 3339 in UTC with up to nine digits
+// of fraction ("2006-01-02T15:04:05.999999999Z"), as time.Time.UnmarshalText does,
+// without its generality. Anything else, valid or not, is not ok, and left to
+// UnmarshalText.
+func utcTime(b []byte) (time.Time, bool) {
+	if len(b) < 20 || len(b) == 21 || len(b) > 30 || b[len(b)-1] != 'Z' ||
+		b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(s []byte) (int, bool) {
+		n := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	year, ok1 := num(b[0:4])
+	month, ok2 := num(b[5:7])
+	day, ok3 := num(b[8:10])
+	hour, ok4 := num(b[11:13])
+	minute, ok5 := num(b[14:16])
+	sec, ok6 := num(b[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
+		day > daysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	nsec := 0
+	if len(b) > 20 { // a fraction: '.' and 1 to 9 digits
+		if b[19] != '.' {
+			return time.Time{}, false
+		}
+		frac := b[20 : len(b)-1]
+		n, ok := num(frac)
+		if !ok {
+			return time.Time{}, false
+		}
+		for range 9 - len(frac) {
+			n *= 10
+		}
+		nsec = n
+	} else if b[19] != 'Z' {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+func daysIn(m time.Month, year int) int {
+	if m == time.February {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 31 - int((m-1)%7%2)
 }

@@ -2,11 +2,16 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -310,5 +315,83 @@ func FuzzCloneMatchesCodec(f *testing.F) {
 		if !reflect.DeepEqual(dec, cl) {
 			t.Fatalf("clone differs from the codec:\ncodec %#v\nclone %#v\njson %s", dec.Vars, cl.Vars, enc)
 		}
+		// canonicalOwned gives the same, whatever canonical values it may reuse: the
+		// clone's own or those of other variables.
+		other := &Snapshot{Vars: map[string]any{}}
+		rev := slices.Clone(data)
+		slices.Reverse(rev)
+		pos = 0
+		for i := 0; pos < len(rev) && i < 8; i++ {
+			other.Vars[fmt.Sprint("v", i)] = genValue(rev, &pos, 0)
+		}
+		hints := []*Snapshot{cl, nil}
+		if oc, err := canonicalClone(other); err == nil {
+			hints[1] = &Snapshot{Vars: oc.Vars}
+		}
+		for _, prev := range hints {
+			o := *s
+			o.Vars = maps.Clone(s.Vars)
+			got, err := canonicalOwned(&o, prev)
+			if err != nil {
+				t.Fatalf("owned: %v", err)
+			}
+			if !reflect.DeepEqual(dec, got) {
+				t.Fatalf("owned clone differs from the codec:\ncodec %#v\nclone %#v\nprev %#v", dec.Vars, got.Vars, prev)
+			}
+		}
 	})
+}
+
+// FuzzUTCTime holds the decoder's fast path for times to time.Time.UnmarshalText:
+// whatever it accepts, UnmarshalText accepts as the same time.
+func FuzzUTCTime(f *testing.F) {
+	for _, s := range []string{"2026-11-30T09:30:00Z", "2026-11-30T09:30:00.123456789Z", "2024-02-29T23:59:59.5Z",
+		"2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-04-31T00:00:00Z", "0000-01-01T00:00:00Z",
+		"2026-11-30T24:00:00Z", "2026-11-30T09:60:00Z", "2026-11-30T09:30:60Z", "2026-11-30T09:30:00.Z",
+		"2026-11-30T09:30:00,5Z", "2026-11-30T09:30:00+01:00", "2026-11-30t09:30:00z", "+026-11-30T09:30:00Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := utcTime([]byte(s))
+		var want time.Time
+		err := want.UnmarshalText([]byte(s))
+		if ok && (err != nil || got != want) {
+			t.Fatalf("%q: fast path %v, UnmarshalText %v (%v)", s, got, want, err)
+		}
+		if !ok && err == nil && want.Location() == time.UTC && s == want.Format(time.RFC3339Nano) {
+			t.Fatalf("%q: the fast path misses a time the encoder writes", s)
+		}
+	})
+}
+
+// TestSpecialBytes checks the word-at-a-time scan of strings against a byte loop.
+func TestSpecialBytes(t *testing.T) {
+	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, 'a', 0x7f, 0x80, 0x81, 0xff, 0x22 ^ 0x80, 0x5c ^ 0x80}
+	for range 200000 {
+		var b [8]byte
+		for i := range b {
+			if r.IntN(2) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				b[i] = byte(r.IntN(256))
+			}
+		}
+		want := 8
+		for i, c := range b {
+			if special(c) {
+				want = i
+				break
+			}
+		}
+		m := specialBytes(binary.LittleEndian.Uint64(b[:]))
+		got := 8
+		if m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if got != want {
+			t.Fatalf("% x: first special byte at %d, scan says %d", b, want, got)
+		}
+	}
 }

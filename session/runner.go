@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -192,6 +193,23 @@ type instance struct {
 	snap    Snapshot // the clear snapshot last saved, header included
 	version int64
 	dropped []string
+	// fromCheckpoint: snap's Vars, Trace.Last and Frontier were made by a checkpoint
+	// (and may be recycled once a later one is saved).
+	fromCheckpoint bool
+	// work and clear are the snapshots a save builds, reused (guarded by mu).
+	work, clear Snapshot
+	// spareSnap is a Snapshot struct for a MemoryStore to fill and keep (the one
+	// its last save replaced); spareFrontier is the frontier struct of a checkpoint
+	// no one refers to any more.
+	spareSnap     *Snapshot
+	spareFrontier *flow.FrontierState
+	// stored is the snapshot a MemoryStore kept at the last save that handed its
+	// parts over: canonical, never modified; its maps are not recycled, nor is the
+	// struct reused, until a later save replaced it.
+	stored *Snapshot
+	// varsDone: the variables of the checkpoint being saved were made canonical as
+	// they were copied (copyVars), so the store need not look at them again.
+	varsDone bool
 }
 
 // Run starts graph graphID (registered in the engine) for the instance fc names
@@ -224,7 +242,8 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	in := &instance{r: r}
 	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
 		RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
-	if err := in.save(ctx, &in.snap, 0); err != nil {
+	// The variables and the frontier were made for this save: a MemoryStore keeps them.
+	if err := in.saveNew(ctx, &in.snap, 0); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil, fmt.Errorf("session: run: instance %q already exists: %w", id, err)
 		}
@@ -233,6 +252,9 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	opts = append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, opts...)
 	if r.durability == PerNode {
 		opts = append(opts, flow.WithCheckpoint(in.checkpoint(fc)))
+		if r.fusedVars() {
+			opts = append(opts, flow.WithCheckpointVars(in.copyVars))
+		}
 	}
 	res, err := r.eng.Eval(ctx, g.ID, fc, opts...)
 	return in.finish(ctx, fc, res, err)
@@ -314,6 +336,9 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	evalOpts := append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, cfg.evalOpts...)
 	if r.durability == PerNode {
 		evalOpts = append(evalOpts, flow.WithCheckpoint(in.checkpoint(fc)))
+		if r.fusedVars() {
+			evalOpts = append(evalOpts, flow.WithCheckpointVars(in.copyVars))
+		}
 	}
 	res, err := r.eng.Resume(ctx, fr, fc, evalOpts...)
 	return in.finish(ctx, fc, res, err)
@@ -349,19 +374,94 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 	return func(ctx context.Context, cp flow.Checkpoint) error {
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		s := in.snap
-		s.Frontier, s.Vars, s.Trace = &cp.Frontier, cp.Vars, cp.Trace
-		if len(cp.Frontier.Tokens) == 0 {
-			s.Frontier = nil // every branch has ended; the outcome follows
+		s := &in.work
+		*s = in.snap
+		s.Frontier, s.Vars, s.Trace = nil, cp.Vars, cp.Trace
+		if len(cp.Frontier.Tokens) > 0 { // else every branch has ended; the outcome follows
+			f := in.spareFrontier
+			if f == nil {
+				f = new(flow.FrontierState)
+			}
+			in.spareFrontier = nil
+			*f = cp.Frontier
+			s.Frontier = f
 		}
 		// The checkpoint's frontier, variables and trace were made for it (the
 		// receiver owns them): the store may keep them instead of copying them.
-		if err := in.saveOwned(ctx, &s, in.version, true); err != nil {
-			return err
+		err := in.saveOwned(ctx, s, in.version, true)
+		if err == nil {
+			prev, recycle := in.snap, in.fromCheckpoint && in.r.recycles()
+			in.snap, in.fromCheckpoint = *s, true
+			if recycle {
+				// The previous checkpoint's maps were referred to by in.snap and by
+				// the stored snapshot this save replaced, and by nothing else: the
+				// engine may fill them at the next checkpoint.
+				cp.Recycle(prev.Vars, prev.Trace, prev.Frontier)
+				in.spareFrontier = prev.Frontier
+			}
 		}
-		in.snap = s
-		return nil
+		*s = Snapshot{}
+		return err
 	}
+}
+
+// fusedVars reports whether checkpoints hand their variables to the store as they
+// are copied (a MemoryStore, which keeps them, and no redaction, encryption or
+// dropping, which would store other maps).
+func (r *Runner) fusedVars() bool {
+	_, memory := r.store.(*MemoryStore)
+	return memory && len(r.redactKeys) == 0 && r.cipher == nil && !r.drop
+}
+
+// copyVars copies a checkpoint's variables (flow.WithCheckpointVars) as the
+// MemoryStore will keep them: canonical (see canonicalOwned), with the values of the
+// snapshot stored last where they are equal. It notes in varsDone whether every
+// variable came out canonical. The engine calls it before the checkpoint function,
+// one checkpoint at a time, which orders it with the saves that set in.stored.
+func (in *instance) copyVars(dst, src map[string]any) {
+	var prev map[string]any
+	if in.stored != nil {
+		prev = in.stored.Vars
+	}
+	done := true
+	for k, v := range src {
+		switch {
+		case !utf8.ValidString(k):
+			done = false
+		case canonical(v):
+			// v is a plain scalar, so == cannot panic.
+			if old, ok := dst[k]; !ok || old != v {
+				dst[k] = v
+			}
+			continue
+		default:
+			if pv, ok := prev[k]; ok && sameCanon(v, pv) {
+				dst[k] = pv
+				continue
+			}
+			done = false
+		}
+		dst[k] = v
+	}
+	if len(dst) != len(src) {
+		for k := range dst {
+			if _, ok := src[k]; !ok {
+				delete(dst, k)
+			}
+		}
+	}
+	in.varsDone = done
+}
+
+// recycles reports whether the store keeps nothing of a saved snapshot's maps after
+// a later save of the instance (so a checkpoint's may be recycled): the stores of
+// this package; another Store might keep them.
+func (r *Runner) recycles() bool {
+	switch r.store.(type) {
+	case *MemoryStore, *FileStore, *RedisStore:
+		return true
+	}
+	return false
 }
 
 // finish saves the outcome of a run.
@@ -391,8 +491,8 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	}
 	out := &Result{Result: res, Context: fc}
 	// A cancelled run is still saved: its outcome must not depend on the ctx that
-	// ended it.
-	err := in.saveLocked(context.WithoutCancel(ctx), &s, in.version)
+	// ended it. The variables, trace and frontier were made for this save.
+	err := in.saveOwned(context.WithoutCancel(ctx), &s, in.version, true)
 	if err == nil {
 		in.snap = s
 	} else {
@@ -423,6 +523,14 @@ func (in *instance) save(ctx context.Context, s *Snapshot, expected int64) error
 	return in.saveLocked(ctx, s, expected)
 }
 
+// saveNew is saveOwned with owned: s's Vars, Frontier and Trace.Last were made for
+// this save.
+func (in *instance) saveNew(ctx context.Context, s *Snapshot, expected int64) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.saveOwned(ctx, s, expected, true)
+}
+
 // saveLocked redacts, seals and saves s expecting version expected; on success
 // in.version is the new version and s carries the stored header.
 func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64) error {
@@ -434,20 +542,21 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64)
 // MemoryStore keeps them instead of copying them. in.snap may go on reading them.
 func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
-	clear := *s
+	clear := &in.clear
+	defer func() { *clear = Snapshot{} }() // keep no references
+	*clear = *s
 	clear.Vars, clear.Redacted = redact(s.Vars, r.redactKeys, r.mask)
 	clear.Dropped = nil // what this save drops
 	for attempt := 0; ; attempt++ {
-		out := &clear
+		out := clear
 		var err error
 		if r.cipher != nil {
-			if out, err = r.cipher.Seal(&clear); err != nil {
+			if out, err = r.cipher.Seal(clear); err != nil {
 				return err
 			}
 		}
-		err = in.store(ctx, out, expected, owned && out == &clear)
-		var u *UnserializableError
-		if err != nil && r.drop && attempt == 0 && errors.As(err, &u) && !slices.Contains(u.Names, "frontier") {
+		err = in.store(ctx, out, expected, owned && out == clear)
+		if u := dropped(err); u != nil && r.drop && attempt == 0 && !slices.Contains(u.Names, "frontier") {
 			vars := make(map[string]any, len(clear.Vars))
 			for k, v := range clear.Vars {
 				if !slices.Contains(u.Names, k) {
@@ -476,11 +585,33 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 	}
 }
 
+// dropped returns the *UnserializableError in err, if any.
+func dropped(err error) *UnserializableError {
+	if err == nil {
+		return nil
+	}
+	var u *UnserializableError
+	if errors.As(err, &u) {
+		return u
+	}
+	return nil
+}
+
 func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
-	if ms, ok := r.store.(*MemoryStore); ok && owned {
-		return ms.saveOwned(ctx, s, expected, r.ttl)
+	ms, memory := r.store.(*MemoryStore)
+	if memory && owned {
+		// in.stored, what the last save stored, lets the store keep values and
+		// strings that did not change instead of copying or checking them again.
+		varsDone := in.varsDone
+		in.varsDone = false
+		replaced, stored, err := ms.saveOwned(ctx, s, expected, r.ttl, in.spareSnap, in.stored, varsDone)
+		if err == nil {
+			in.spareSnap, in.stored = replaced, stored
+		}
+		return err
 	}
+	in.stored = nil
 	if r.ttl > 0 {
 		ts, ok := r.store.(TTLStore)
 		if !ok {

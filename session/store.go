@@ -105,6 +105,11 @@ func prepare(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Dura
 // stamp checks the arguments of a save and returns a shallow copy of snap stamped
 // with the new version, the save time and the expiry.
 func stamp(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration) (*Snapshot, error) {
+	return stampInto(nil, snap, expectedVersion, now, ttl)
+}
+
+// stampInto is stamp writing the copy to dst (a new Snapshot when dst is nil).
+func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration) (*Snapshot, error) {
 	if snap == nil {
 		return nil, errors.New("session: save of a nil snapshot")
 	}
@@ -117,7 +122,11 @@ func stamp(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Durati
 	if ttl < 0 {
 		return nil, fmt.Errorf("session: save of %q: negative ttl %v", snap.Instance, ttl)
 	}
-	c := *snap
+	if dst == nil {
+		dst = new(Snapshot)
+	}
+	c := dst
+	*c = *snap
 	c.Format = FormatVersion
 	c.Version = expectedVersion + 1
 	c.Updated = now.UTC()
@@ -132,7 +141,7 @@ func stamp(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Durati
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("session: save of %q: invalid snapshot: %w", snap.Instance, err)
 	}
-	return &c, nil
+	return c, nil
 }
 
 // done copies the stamped header back into the caller's snapshot after a save.

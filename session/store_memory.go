@@ -13,7 +13,9 @@ import (
 // snapshots the other stores do, numbers come back as int64 or float64 as from them,
 // and a loaded snapshot shares nothing with the saved one or the store.
 type MemoryStore struct {
-	mu      sync.Mutex
+	// mu guards entries. Load copies a snapshot under the read lock: a stored
+	// snapshot's maps may be recycled by the Runner once a later save replaced it.
+	mu      sync.RWMutex
 	entries map[string]memEntry
 	now     func() time.Time
 	ttl     time.Duration
@@ -71,10 +73,11 @@ func (m *MemoryStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	e, ok := m.live(id, m.now())
-	m.mu.Unlock()
-	if !ok {
+	now := m.now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.entries[id]
+	if !ok || !e.expires.IsZero() && !now.Before(e.expires) { // an expired entry goes at the next write
 		return nil, notFound(id)
 	}
 	return canonicalClone(e.snap)
@@ -87,7 +90,8 @@ func (m *MemoryStore) Save(ctx context.Context, snap *Snapshot, expectedVersion 
 
 // SaveTTL implements TTLStore.
 func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	return m.save(ctx, snap, expectedVersion, ttl, false)
+	_, _, err := m.save(ctx, snap, expectedVersion, ttl, false, nil, nil, false)
+	return err
 }
 
 // saveOwned is SaveTTL for a snapshot whose Vars map, Frontier and Trace.Last map the
@@ -95,36 +99,49 @@ func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersi
 // see canonicalOwned) instead of copying them. The caller must not modify them, nor
 // hand them over again, after the call, whatever its outcome; reading them is fine.
 // What Load returns is still a copy, independent of the save and of later ones.
-func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	return m.save(ctx, snap, expectedVersion, ttl, true)
+//
+// spare, if not nil, is a Snapshot struct the store may fill and keep (one that
+// saveOwned returned earlier); on success saveOwned returns the struct of the
+// snapshot the save replaced, which nothing refers to any more, for the next call.
+//
+// hint, if not nil, is a snapshot this store kept (stored, below) and nothing modifies
+// (see canonicalOwned): values and strings equal to its are stored as its, not
+// copied or checked again. It must not be the spare.
+//
+// varsDone says that snap.Vars is canonical already (keys valid UTF-8, values as
+// canonicalOwned would leave them), so it is kept without a look.
+//
+// On success saveOwned returns the struct it replaced and the one it stored.
+func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, spare, hint *Snapshot, varsDone bool) (replaced, stored *Snapshot, err error) {
+	return m.save(ctx, snap, expectedVersion, ttl, true, spare, hint, varsDone)
 }
 
-func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool) error {
+func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool, spare, hint *Snapshot, varsDone bool) (replaced, stored *Snapshot, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	now := m.now()
-	c, err := stamp(snap, expectedVersion, now, ttl)
-	if err != nil {
-		return err
-	}
+	var c *Snapshot
 	if owned {
-		c, err = canonicalOwned(c)
-	} else {
+		if c, err = stampInto(spare, snap, expectedVersion, now, ttl); err == nil {
+			c, err = canonicalize(c, true, hint, varsDone)
+		}
+	} else if c, err = stamp(snap, expectedVersion, now, ttl); err == nil {
 		c, err = canonicalClone(c)
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, _ := m.live(snap.Instance, now)
 	if e.version != expectedVersion {
-		return conflict(snap.Instance, expectedVersion, e.version)
+		return nil, nil, conflict(snap.Instance, expectedVersion, e.version)
 	}
 	m.entries[snap.Instance] = memEntry{snap: c, version: c.Version, status: c.Status, expires: c.Expires}
 	(&prepared{snap: c}).done(snap)
-	return nil
+	// Load copies under the read lock, so no one reads the replaced snapshot now.
+	return e.snap, c, nil
 }
 
 // Delete implements Store.
