@@ -169,3 +169,38 @@ func BenchmarkExprCondition(b *testing.B) {
 		})
 	}
 }
+
+// FuzzExprFast holds the closure compiler to expr on arbitrary sources: both accept or
+// reject a source alike, and agree on every evaluation over a fixed set of variables.
+func FuzzExprFast(f *testing.F) {
+	for _, s := range []string{`a > b`, `context.put("result", a + b);`, `!(a == b) || c < -1`, `x ? 1 : "y"`,
+		`context.incr("n", 2); n * 3 % 2`, `raise("E", s)`, `a ?? b`, `not t and f`, `-p + 1.5 ** 2`, `l == nil`} {
+		f.Add(s)
+	}
+	e := NewExprEvaluator()
+	five := 5
+	values := []map[string]any{
+		{"a": 3, "b": 4, "c": 2.5, "s": "x", "t": true, "f": false, "p": &five, "l": []any{1}, "m": map[string]any{"k": 1}, "n": 7},
+		{"a": "x", "b": nil, "c": int64(-9), "s": 300, "t": 0, "f": 1.0, "p": nil, "l": "", "n": "z"},
+		{},
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		fx, ferr := e.compileWith(src, true)
+		sx, serr := e.compileWith(src, false)
+		if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
+			t.Fatalf("%q compile: fast %v, expr %v", src, ferr, serr)
+		}
+		if ferr != nil {
+			return
+		}
+		for _, vars := range values {
+			fs := &mapScope{vars: maps.Clone(vars)}
+			ss := &mapScope{vars: maps.Clone(vars)}
+			fv, ferr := fx.Eval(fs)
+			sv, serr := sx.Eval(ss)
+			if got, want := outcome(fv, ferr, fs), outcome(sv, serr, ss); got != want {
+				t.Fatalf("%q with %v\nfast: %s\nexpr: %s", src, vars, got, want)
+			}
+		}
+	})
+}
