@@ -100,6 +100,19 @@ func outcome(v any, err error, s *mapScope) string {
 	return fmt.Sprintf("value=%#v err=%s vars=[%s] controls=%v", v, e, strings.Join(vars, " "), s.controls)
 }
 
+// evalSame evaluates the closures fx and expr's program sx of src over copies of vars
+// and fails unless they agree.
+func evalSame(t *testing.T, src string, fx, sx Expression, vars map[string]any) {
+	t.Helper()
+	fs := &mapScope{vars: maps.Clone(vars)}
+	ss := &mapScope{vars: maps.Clone(vars)}
+	fv, ferr := fx.Eval(fs)
+	sv, serr := sx.Eval(ss)
+	if got, want := outcome(fv, ferr, fs), outcome(sv, serr, ss); got != want {
+		t.Fatalf("%q with %v\nfast: %s\nexpr: %s", src, vars, got, want)
+	}
+}
+
 // TestFastExprMatchesExpr compiles generated expressions with the closure compiler and
 // with expr alone, and checks that they agree on compile errors, values, runtime errors
 // (message and code), the variables they leave, and the run controls they call.
@@ -125,14 +138,7 @@ func TestFastExprMatchesExpr(t *testing.T) {
 		}
 		fast++
 		for range 4 {
-			vars := genValues(r)
-			fs := &mapScope{vars: maps.Clone(vars)}
-			ss := &mapScope{vars: maps.Clone(vars)}
-			fv, ferr := fx.Eval(fs)
-			sv, serr := sx.Eval(ss)
-			if got, want := outcome(fv, ferr, fs), outcome(sv, serr, ss); got != want {
-				t.Fatalf("%s with %v\nfast: %s\nexpr: %s", src, vars, got, want)
-			}
+			evalSame(t, src, fx, sx, genValues(r))
 		}
 	}
 	t.Logf("%d expressions compiled (%d by the closure compiler), %d rejected at compile time", compiled, fast, failedCompile)
@@ -203,13 +209,7 @@ func FuzzExprFast(f *testing.F) {
 			return
 		}
 		for _, vars := range values {
-			fs := &mapScope{vars: maps.Clone(vars)}
-			ss := &mapScope{vars: maps.Clone(vars)}
-			fv, ferr := fx.Eval(fs)
-			sv, serr := sx.Eval(ss)
-			if got, want := outcome(fv, ferr, fs), outcome(sv, serr, ss); got != want {
-				t.Fatalf("%q with %v\nfast: %s\nexpr: %s", src, vars, got, want)
-			}
+			evalSame(t, src, fx, sx, vars)
 		}
 	})
 }
