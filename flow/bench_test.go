@@ -7,29 +7,12 @@ import (
 	"testing"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 const benchCorpus = "../../shared/corpus/solon-flow"
 
 func noop(context.Context, *flow.Context, *flow.Node) error { return nil }
-
-func chain(b *testing.B, n int) *flow.Graph {
-	s := flow.NewSpec(fmt.Sprintf("chain%d", n))
-	s.Start("s").LinkTo("n0")
-	for i := range n {
-		next := fmt.Sprintf("n%d", i+1)
-		if i == n-1 {
-			next = "e"
-		}
-		s.Activity(fmt.Sprintf("n%d", i)).DoFunc(noop).LinkTo(next)
-	}
-	s.End("e")
-	g, err := s.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return g
-}
 
 func benchGraph(b *testing.B, g *flow.Graph, perRun int, vars map[string]any) {
 	e := flow.NewEngine()
@@ -54,7 +37,7 @@ func benchGraph(b *testing.B, g *flow.Graph, perRun int, vars map[string]any) {
 // target is at most 150 ns and 1 allocation per node, the same at 100 as at 10.
 func BenchmarkChain(b *testing.B) {
 	for _, n := range []int{10, 100} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) { benchGraph(b, chain(b, n), n+2, nil) })
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchGraph(b, testkit.Chain(b, fmt.Sprintf("chain%d", n), n, noop), n+2, nil) })
 	}
 }
 

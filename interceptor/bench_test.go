@@ -9,29 +9,15 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/trace"
 )
 
 func noop(context.Context, *flow.Context, *flow.Node) error { return nil }
 
-// chain builds start -> n0 -> ... -> n(n-1) -> end with no-op Go tasks, as
-// flow/bench_test.go does.
+// chain is the n-node linear chain of no-op Go tasks the audit is measured on.
 func chain(tb testing.TB, n int) *flow.Graph {
-	s := flow.NewSpec(fmt.Sprintf("chain%d", n))
-	s.Start("s").LinkTo("n0")
-	for i := range n {
-		next := fmt.Sprintf("n%d", i+1)
-		if i == n-1 {
-			next = "e"
-		}
-		s.Activity(fmt.Sprintf("n%d", i)).DoFunc(noop).LinkTo(next)
-	}
-	s.End("e")
-	g, err := s.Build()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return g
+	return testkit.Chain(tb, fmt.Sprintf("chain%d", n), n, noop)
 }
 
 func benchChain(b *testing.B, e *flow.Engine, g *flow.Graph, nodes int) {

@@ -14,6 +14,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/session/storetest"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // snapshot20 is a snapshot with 20 variables of the usual kinds.
@@ -83,20 +84,7 @@ func BenchmarkMemoryStoreSaveLoad(b *testing.B) {
 
 // chainGraph is n activity nodes in a row, each a trivial Go task.
 func chainGraph(b *testing.B, eng *flow.Engine, n int) {
-	s := flow.NewSpec("chain")
-	s.Start("s").LinkTo("n0")
-	nop := func(context.Context, *flow.Context, *flow.Node) error { return nil }
-	for i := range n {
-		next := fmt.Sprintf("n%d", i+1)
-		if i == n-1 {
-			next = "e"
-		}
-		s.Activity(fmt.Sprintf("n%d", i)).DoFunc(nop).LinkTo(next)
-	}
-	s.End("e")
-	g, err := s.Build()
-	require.NoError(b, err)
-	require.NoError(b, eng.Register(g))
+	require.NoError(b, eng.Register(testkit.Chain(b, "chain", n, nil)))
 }
 
 // BenchmarkDurability runs a 50-node chain with 20 variables: without a store, with
