@@ -31,4 +31,5 @@
 // script, records every request and fails on cue. For sessions, MiniredisStore,
 // RealRedisStore (the redis-server at $REDIS_ADDR, under a throw-away key prefix) and
 // RedisStore (the real one when REDIS_ADDR is set, else miniredis) give Redis stores.
+// Chain builds the linear graph the benchmarks measure per-node costs on.
 package testkit
