@@ -20,7 +20,9 @@ const (
 	StatusFailed    Status = "failed"    // a node failed, the step limit was hit or ctx ended
 )
 
-// Result is the outcome of Eval or Resume.
+// Result is the outcome of Eval or Resume. It is allocated together with the run's own
+// state (about 1 KB, which references the context.Context the run was given), so code
+// that keeps many results should keep the fields it needs rather than the *Result.
 type Result struct {
 	RunID    string
 	Instance string
