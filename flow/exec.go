@@ -1,0 +1,243 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Executing one node: the step limit, hooks, guard, task, routing decision, outcome and
+// retries (run.go moves the tokens between nodes).
+
+// execNode runs the token's node: hooks, guard, task, routing decision; failures go
+// through the error policy (and the node's retry policy) before the end hook.
+//
+// The common case, a node that completes without interceptors, takes the short path
+// here; everything else goes through execAttempts. Keeping this frame small matters:
+// a branch goroutine starts with a small stack, and a deep frame chain makes every one
+// of them grow and copy it.
+func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token {
+	step, ok := r.takeStep(tok)
+	if !ok {
+		return nil
+	}
+	tok.call.last.Store(int32(tok.node.n.index) + 1)
+	if len(r.icpts) > 0 {
+		return r.execAttempts(ctx, tok, local, step, nil)
+	}
+	err := r.runNode(ctx, tok)
+	if err == nil && !tok.suspended && !tok.interrupted {
+		rt, err := r.decide(ctx, tok)
+		if err == nil {
+			tok.arrivals = 0
+			if r.ckpt != nil {
+				tok.completed = tok.node
+			}
+			tok.mode = modeFollow
+			return r.apply(tok, rt, local)
+		}
+		return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err, routing: true})
+	}
+	return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err})
+}
+
+// firstAttempt is the outcome of an attempt execNode already made without hooks: the
+// task's error, or the routing error when routing is set.
+type firstAttempt struct {
+	err     error
+	routing bool
+}
+
+// takeStep counts a node execution against the step limit; past it, the run fails and
+// the token is parked.
+func (r *run) takeStep(tok *token) (int, bool) {
+	step := int(r.steps.Add(1))
+	if int64(step) > r.maxSteps {
+		r.refuseStep(tok)
+		return 0, false
+	}
+	return step, true
+}
+
+func (r *run) refuseStep(tok *token) {
+	r.steps.Add(-1) // the refused step did not run
+	r.halt(stateFailed, "", nil, r.nodeError(tok, CodeStepLimit, fmt.Errorf("%w (%d)", ErrStepLimit, r.maxSteps)))
+	r.park(tok)
+}
+
+// execAttempts runs the node's attempts with hooks, outcome classification, the error
+// policy and retries. first, when set, is the outcome of the first attempt.
+func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, step int, first *firstAttempt) *token {
+	cn := tok.node
+	n := cn.n
+	for attempt := 1; ; attempt++ {
+		var began time.Duration // since the run began: one monotonic clock read, no wall clock
+		if len(r.icpts) > 0 {
+			began = time.Since(r.began)
+			for i := range r.icpts {
+				r.icpts[i].i.OnNodeStart(ctx, &tok.view, n)
+			}
+		}
+		var (
+			err     error
+			rt      route
+			routing bool
+		)
+		if first != nil {
+			err, routing = first.err, first.routing
+			first = nil
+		} else {
+			err = r.runNode(ctx, tok)
+		}
+		status := nodeCompleted
+		held := errors.Is(err, errCallHalted)
+		switch {
+		case routing:
+			status = nodeFailed
+		case held && runState(r.state.Load()) == stateSuspended:
+			status, err = nodeSuspended, nil
+		case held:
+			status, err = nodeInterrupted, nil
+		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && (r.halted() || r.aborted(tok)):
+			status = nodeInterrupted // cancelled because the run or its sub-graph call failed elsewhere
+		case err != nil:
+			status = nodeFailed
+		case tok.suspended:
+			status = nodeSuspended
+		case tok.interrupted:
+			status = nodeInterrupted
+		}
+		var (
+			ne    *NodeError
+			dec   ErrorDecision
+			retry bool
+		)
+		if status == nodeCompleted {
+			if rt, err = r.decide(ctx, tok); err != nil {
+				status, routing = nodeFailed, true
+			}
+		}
+		if status == nodeFailed {
+			ne = r.taskError(tok, err)
+			err = ne
+			dec = r.decideError(ctx, tok, ne)
+			retry = !routing && dec.Retryable && cn.retry != nil && cn.idempotent && attempt < cn.retry.Max
+		}
+		if len(r.icpts) > 0 {
+			end := NodeEnd{Status: status, Err: err, Start: r.began.Add(began), Duration: time.Since(r.began) - began, Step: step, Arrivals: tok.arrivals,
+				Attempt: attempt, Retrying: retry, Recovered: status == nodeFailed && !retry && dec.Recover}
+			if end.Recovered {
+				end.Goto = dec.Goto
+			}
+			if status == nodeSuspended {
+				end.Reason = r.suspendReason()
+			}
+			for i := len(r.icpts) - 1; i >= 0; i-- {
+				r.icpts[i].i.OnNodeEnd(ctx, &tok.view, n, end)
+			}
+		}
+		if retry {
+			r.retries.Add(1)
+			if r.waitRetry(ctx, cn.retry, attempt) {
+				continue
+			}
+			// Cancelled while waiting: the last failure stands.
+		}
+		if held {
+			return nil // the sub-graph halted: its call frame keeps the caller's place
+		}
+		tok.arrivals = 0
+		if r.ckpt != nil && status == nodeCompleted {
+			tok.completed = cn
+		}
+		switch status {
+		case nodeFailed:
+			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
+		case nodeInterrupted:
+			if r.halted() {
+				tok.mode = modeExec
+				r.park(tok)
+				return nil
+			}
+			return r.endToken(tok)
+		case nodeSuspended:
+			tok.suspended = false
+			tok.mode = modeExec
+			r.park(tok)
+			return nil
+		}
+		tok.mode = modeFollow
+		return r.apply(tok, rt, local)
+	}
+}
+
+func (r *run) suspendReason() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reason
+}
+
+// runNode evaluates the node's guard and runs its task, turning panics into errors.
+func (r *run) runNode(ctx context.Context, tok *token) (err error) {
+	cn := tok.node
+	if tok.mode == modeResumeCall {
+		return r.resumeCall(ctx, tok)
+	}
+	if cn.kind == taskNone {
+		return nil
+	}
+	if !cn.guard.always() {
+		ok, err := r.test(ctx, tok, &cn.guard)
+		if err != nil {
+			return r.nodeError(tok, CodeCondition, err)
+		}
+		if !ok {
+			return nil
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = r.nodeError(tok, CodePanic, fmt.Errorf("%w: %v\n%s", ErrTaskPanic, p, debug.Stack()))
+		}
+	}()
+	switch cn.kind {
+	case taskGo:
+		if err := cn.task.Run(ctx, &tok.view, cn.n); err != nil {
+			return r.taskError(tok, err)
+		}
+	case taskScript:
+		r.st.mu.Lock()
+		_, err := cn.script.Eval((*lockedView)(&tok.view))
+		r.st.mu.Unlock()
+		if err != nil {
+			code := errorCode(err) // raise(code, ...) names its own code
+			if code == "" {
+				code = CodeScript
+			}
+			return r.nodeError(tok, code, err)
+		}
+	case taskSubgraph:
+		return r.callSubgraph(ctx, tok)
+	}
+	return nil
+}
+
+// test evaluates a condition for the token.
+func (r *run) test(ctx context.Context, tok *token, c *cond) (bool, error) {
+	if c.named != nil {
+		return c.named.Test(ctx, &tok.view)
+	}
+	r.st.mu.Lock()
+	v, err := c.expr.Eval((*lockedView)(&tok.view))
+	r.st.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%w (got %T)", ErrBadCondition, v)
+	}
+	return b, nil
+}
