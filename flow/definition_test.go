@@ -1,13 +1,11 @@
 package flow_test
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -380,172 +378,6 @@ layout:
 	assert.Equal(t, []string{"b:5", "d:5", "c:1", "a:0", "e:-1"}, order, "higher first, document order among equals")
 }
 
-func TestParseDefinitionErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		file string // default test.yml
-		doc  string
-		line int
-		msg  string
-	}{
-		{"unclosed flow list", "", "id: g\nlayout:\n  - {id: a, link: [b}\n", 3, "invalid YAML: did not find expected ',' or ']'"},
-		{"bad indentation", "", "id: g\nlayout:\n  - id: a\n    link: b\n   bad: c\n", 5, "invalid YAML: did not find expected '-' indicator"},
-		{"list under a key", "", "id: g\nlayout:\n  - id: a\n    - b\n", 4, "invalid YAML: did not find expected key"},
-		{"unterminated quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n", 4, "invalid YAML: found unexpected end of stream"},
-		{"tab indentation", "", "id: g\nlayout:\n  - id: a\n\ttask: b\n", 3, "invalid YAML: found a tab character"},
-		{"error on the first line", "", "a: b: c\nid: g\n", 1, "invalid YAML: mapping values are not allowed"},
-		{"unknown anchor", "", "id: g\nlayout:\n  - id: a\n  - id: b\n    link: *nope\n", 5, "unknown anchor 'nope'"},
-		{"control character", "", "id: g\nlayout:\n  - id: a\n    title: \"\x01\"\n", 4, "control characters"},
-		{"two documents", "", "id: g\nlayout: [{id: a}]\n---\nid: h\n", 3, "more than one YAML document"},
-		{"real error after Solon's key:[", "", "id: g\nlayout:\n  - {id: a, link:[b]}\n  - {id: b, link: [c}\n", 4, "did not find expected ',' or ']'"},
-		{"JSON syntax", "test.json", "{\n  \"id\": \"g\",\n  \"layout\": [\n    {\"id\": \"a\"} {}\n  ]\n}\n", 4, "invalid JSON"},
-		{"empty document", "", "# nothing\n", 1, "empty document"},
-		{"document is a list", "", "- id: a\n", 1, "document must be a mapping with id and layout, not a list"},
-		{"no layout", "", "id: g\nchains: {}\n", 1, `no "layout"`},
-		{"layout and nodes", "", "id: g\nlayout: []\nnodes: []\n", 3, `both "layout" and its deprecated alias "nodes"`},
-		{"layout is a mapping", "", "id: g\nlayout:\n  a: {id: a}\n", 3, "layout must be a list of nodes, not a mapping"},
-		{"nodes is a string", "", "id: g\nnodes: a\n", 2, "nodes must be a list of nodes, not a string (\"a\")"},
-		{"node is a string", "", "id: g\nlayout:\n  - {id: a}\n  - b\n", 4, "layout entry #2 must be a mapping (a node), not a string (\"b\")"},
-		{"node is a list", "", "id: g\nlayout:\n  - [a]\n", 3, "layout entry #1 must be a mapping (a node), not a list"},
-		{"node is null", "", "id: g\nlayout:\n  -\n  - {id: a}\n", 3, "layout entry #1 must be a mapping (a node), not null"},
-		{"id is a list", "", "id: g\nlayout:\n  - id: [a]\n", 3, "id must be a string, not a list"},
-		{"graph id is a mapping", "", "id: {a: 1}\nlayout: []\n", 1, "id must be a string, not a mapping"},
-		{"task is a mapping", "", "id: g\nlayout:\n  - id: a\n    task:\n      x: 1\n", 5, `node "a": task must be a string, not a mapping`},
-		{"type is a list", "", "id: g\nlayout:\n  - {id: a, type: [start]}\n", 3, "type must be a string, not a list"},
-		{"meta is a list", "", "id: g\nlayout:\n  - {id: a, meta: [1]}\n", 3, `node "a": meta must be a mapping, not a list`},
-		{"graph meta is a string", "", "id: g\nmeta: x\nlayout: []\n", 2, "meta must be a mapping, not a string"},
-		{"link entry is a list", "", "id: g\nlayout:\n  - id: a\n    link: [b, [c]]\n", 4, "link entry must be a node id or a mapping with nextId, not a list"},
-		{"link entry is null", "", "id: g\nlayout:\n  - id: a\n    link:\n      - b\n      -\n", 6, "link entry must be a node id or a mapping with nextId, not null"},
-		{"link target is empty", "", "id: g\nlayout:\n  - {id: a, link: \"\"}\n", 3, `node "a": link target is empty`},
-		{"link without nextId", "", "id: g\nlayout:\n  - id: a\n    link:\n      - {id: e1, title: x}\n", 5, `node "a": link has no nextId`},
-		{"nextId is a list", "", "id: g\nlayout:\n  - {id: a, link: {nextId: [b]}}\n", 3, "nextId must be a string, not a list"},
-		{"priority is a word", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: high}}\n", 3, `link to "b": priority must be an integer, not "high"`},
-		{"priority is a fraction", "", "id: g\nlayout:\n  - id: a\n    link:\n      - nextId: b\n        priority: 1.5\n", 6, `priority must be an integer, not "1.5"`},
-		{"priority is a quoted number", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: \"2\"}}\n", 3, `priority must be an integer, not "2"`},
-		{"priority is a list", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: [1]}}\n", 3, "priority must be an integer, not a list"},
-		{"priority overflows", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: 99999999999999999999}}\n", 3, "priority must be an integer"},
-		{"when and condition", "", "id: g\nlayout:\n  - id: a\n    link:\n      - nextId: b\n        when: x\n        condition: y\n", 7, `both "when" and its deprecated alias "condition"`},
-		{"duplicate key", "", "id: g\nlayout:\n  - id: a\n    task: x\n    task: y\n", 5, `duplicate key "task" (first at line 4)`},
-		{"duplicate JSON key", "test.json", "{\"id\": \"g\",\n \"id\": \"h\", \"layout\": []}", 2, `duplicate key "id" (first at line 1)`},
-		{"mapping as a key", "", "id: g\nlayout:\n  - {id: a, meta: {? [k] : v}}\n", 3, "mapping key must be a string, not a list"},
-		{"alias cycle", "", "id: g\nlayout:\n  - {id: a, meta: &m {x: [*m]}}\n", 3, "an alias refers to a value that contains it"},
-		{"merge cycle", "", "id: g\nlayout:\n  - {id: a, meta: &m {<<: *m}}\n", 3, "an alias refers to a value that contains it"},
-		{"merge of a list of strings", "", "id: g\nlayout:\n  - {id: a, meta: {<<: [x]}}\n", 3, "a merge (<<) needs a mapping or a list of mappings, not a string"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			file := tt.file
-			if file == "" {
-				file = "test.yml"
-			}
-			spec, err := flow.ParseDefinition(file, []byte(tt.doc))
-			require.Error(t, err)
-			assert.Nil(t, spec)
-			var de *flow.DefinitionError
-			require.ErrorAs(t, err, &de)
-			assert.Equal(t, flow.Pos{File: file, Line: tt.line}, de.Pos, "error: %v", err)
-			assert.Contains(t, de.Error(), tt.msg)
-			assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("%s:%d: ", file, tt.line)), err.Error())
-		})
-	}
-}
-
-// yaml.v3 reports parser errors at the start of the enclosing collection; the reader
-// finds the line the parser gave up on, however far down it is.
-func TestParseDefinitionErrorLineFarFromItsCollection(t *testing.T) {
-	var doc strings.Builder
-	doc.WriteString("id: g\nlayout:\n")
-	for i := range 500 {
-		fmt.Fprintf(&doc, "  - {id: n%d}\n", i)
-	}
-	doc.WriteString("  - id: bad\n   x: 1\n  - {id: after}\n")
-	_, err := flow.ParseDefinition("far.yml", []byte(doc.String()))
-	var de *flow.DefinitionError
-	require.ErrorAs(t, err, &de)
-	assert.Equal(t, flow.Pos{File: "far.yml", Line: 504}, de.Pos, err.Error())
-}
-
-func TestParseDefinitionAliasBomb(t *testing.T) {
-	for _, form := range []string{"[*a%d, *a%d]", "{<<: [*a%d, *a%d]}"} {
-		var doc strings.Builder
-		doc.WriteString("a0: &a0 {k: v}\n")
-		for i := 1; i <= 30; i++ {
-			fmt.Fprintf(&doc, "a%d: &a%d "+form+"\n", i, i, i-1, i-1)
-		}
-		doc.WriteString("id: g\nlayout:\n  - {id: a, meta: {x: *a30}}\n")
-		_, err := flow.ParseDefinition("bomb.yml", []byte(doc.String()))
-		var de *flow.DefinitionError
-		require.ErrorAs(t, err, &de, form)
-		assert.Contains(t, de.Msg, "expands to too many values")
-		assert.Positive(t, de.Pos.Line)
-	}
-}
-
-func TestParseDefinitionReportsEveryProblem(t *testing.T) {
-	_, err := flow.ParseDefinition("many.yml", []byte(`id: g
-layout:
-  - {id: a, link: {title: no target}}
-  - {id: b, meta: [1]}
-  - 7
-`))
-	require.Error(t, err)
-	var lines []int
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var de *flow.DefinitionError
-		require.ErrorAs(t, e, &de)
-		lines = append(lines, de.Pos.Line)
-	}
-	assert.ElementsMatch(t, []int{3, 4, 5}, lines)
-}
-
-// Problems that need the whole graph are Build's; LoadGraph reports them with the
-// positions the reader recorded.
-func TestLoadGraphErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		doc  string
-		want []string
-	}{
-		{
-			name: "a link to a node that does not exist names both nodes",
-			doc:  "id: g\nlayout:\n  - {id: s, type: start, link: [a, ghost]}\n  - {id: a, type: end}\n",
-			want: []string{`g.yml:3: graph "g": node "s": link from "s" to missing node "ghost"`},
-		},
-		{
-			name: "a number as link target is a node id",
-			doc:  "id: g\nlayout:\n  - {id: s, type: start}\n  - {id: a, link: 5}\n",
-			want: []string{`g.yml:4: graph "g": node "a": link from "a" to missing node "5"`},
-		},
-		{
-			name: "an automatic link to a missing next entry cannot happen; a link object's line is its own",
-			doc:  "id: g\nlayout:\n  - id: s\n    type: start\n    link:\n      - nextId: x\n",
-			want: []string{`g.yml:6: graph "g": node "s": link from "s" to missing node "x"`},
-		},
-		{
-			name: "duplicate ids name both lines",
-			doc:  "id: g\nlayout:\n  - {id: s, type: start}\n  - {id: a}\n  - {id: a}\n",
-			want: []string{`g.yml:5: graph "g": node "a": duplicate node id (first defined at g.yml:4)`},
-		},
-		{
-			name: "no start node names the file",
-			doc:  "id: g\nlayout:\n  - {id: a, type: startb, link: b}\n  - {id: b, link: a}\n",
-			want: []string{`g.yml:1: graph "g": no start node`},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g, err := flow.LoadGraph("g.yml", []byte(tt.doc))
-			require.Error(t, err)
-			assert.Nil(t, g)
-			for _, w := range tt.want {
-				assert.Contains(t, err.Error(), w)
-			}
-			var de *flow.DefinitionError
-			assert.ErrorAs(t, err, &de)
-		})
-	}
-}
-
 func TestReadDefinitionFile(t *testing.T) {
 	yml, err := flow.ReadDefinitionFile(filepath.Join("testdata", "defs", "leave.yml"))
 	require.NoError(t, err)
@@ -664,23 +496,6 @@ func FuzzParseDefinition(f *testing.F) {
 			}
 		}
 	})
-}
-
-// definitionErrors flattens joined errors and checks each is a *DefinitionError.
-func definitionErrors(t *testing.T, err error) []*flow.DefinitionError {
-	t.Helper()
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		var all []*flow.DefinitionError
-		for _, e := range joined.Unwrap() {
-			all = append(all, definitionErrors(t, e)...)
-		}
-		return all
-	}
-	var de *flow.DefinitionError
-	if !errors.As(err, &de) {
-		t.Fatalf("not a *DefinitionError: %T %v", err, err)
-	}
-	return []*flow.DefinitionError{de}
 }
 
 func BenchmarkParseCase1(b *testing.B) {
