@@ -99,3 +99,16 @@ func BenchmarkParallel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunOverhead runs start -> end: the fixed cost of a run, which the per-node
+// figures of the other benchmarks include.
+func BenchmarkRunOverhead(b *testing.B) {
+	s := flow.NewSpec("overhead")
+	s.Start("s").LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchGraph(b, g, 0, nil)
+}
