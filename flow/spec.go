@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"maps"
 	"slices"
 )
 
@@ -111,24 +110,51 @@ func (s *GraphSpec) NodeByID(id string) *NodeSpec {
 	return nil
 }
 
-// Clone returns a deep copy of the spec (meta maps are copied one level deep; Go task
-// components are shared).
+// Clone returns a deep copy of the spec: meta maps are copied with the maps and lists
+// nested in them (other meta values and Go task components are shared).
 func (s *GraphSpec) Clone() *GraphSpec {
 	c := *s
-	c.Meta = maps.Clone(s.Meta)
+	c.Meta = cloneMeta(s.Meta)
 	c.Nodes = make([]*NodeSpec, len(s.Nodes))
 	for i, n := range s.Nodes {
 		nc := *n
-		nc.Meta = maps.Clone(n.Meta)
+		nc.Meta = cloneMeta(n.Meta)
 		nc.Notes = slices.Clone(n.Notes)
 		nc.Links = make([]LinkSpec, len(n.Links))
 		for j, l := range n.Links {
-			l.Meta = maps.Clone(l.Meta)
+			l.Meta = cloneMeta(l.Meta)
 			nc.Links[j] = l
 		}
 		c.Nodes[i] = &nc
 	}
 	return &c
+}
+
+// cloneMeta copies a meta map and the maps and lists in it, so that editing a spec's
+// nested meta (an onError policy, say) after Build cannot change the built graph.
+func cloneMeta(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = cloneMetaValue(v)
+	}
+	return c
+}
+
+func cloneMetaValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return cloneMeta(v)
+	case []any:
+		c := make([]any, len(v))
+		for i, x := range v {
+			c[i] = cloneMetaValue(x)
+		}
+		return c
+	}
+	return v
 }
 
 // SetTitle sets the node's title.

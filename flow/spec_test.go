@@ -1,0 +1,39 @@
+package flow_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// TestBuildCopiesNestedMeta edits a spec's nested meta (maps and lists inside meta
+// values) after Build and after Clone: neither the graph nor the clone may change.
+func TestBuildCopiesNestedMeta(t *testing.T) {
+	s := flow.NewSpec("g")
+	s.Meta = map[string]any{"owners": []any{"ann", map[string]any{"team": "hr"}}}
+	s.Start("s").LinkTo("a")
+	s.Activity("a").SetMeta("onError", map[string]any{"goto": "fallback", "fallback": map[string]any{"status": "degraded"}}).LinkTo("e")
+	s.Activity("fallback").LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	clone := s.Clone()
+
+	onError := s.NodeByID("a").Meta["onError"].(map[string]any)
+	onError["goto"] = "elsewhere"
+	onError["fallback"].(map[string]any)["status"] = "changed"
+	owners := s.Meta["owners"].([]any)
+	owners[0] = "bob"
+	owners[1].(map[string]any)["team"] = "it"
+
+	for name, got := range map[string]struct{ node, graph map[string]any }{
+		"graph": {g.Node("a").Meta, g.Meta},
+		"clone": {clone.NodeByID("a").Meta, clone.Meta},
+	} {
+		assert.Equal(t, map[string]any{"goto": "fallback", "fallback": map[string]any{"status": "degraded"}}, got.node["onError"], name)
+		assert.Equal(t, []any{"ann", map[string]any{"team": "hr"}}, got.graph["owners"], name)
+	}
+}
