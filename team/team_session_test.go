@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -247,11 +246,9 @@ func TestTeamApprovalResumeInNewProcessFromRedis(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "notes reviewed", ans0.Content)
 
-	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
-	defer rdb.Close()
+	store, mr := testkit.MiniredisStore(t)
 	tm := ttApprovalTeam(t)
-	runner := session.NewRunner(tm.Engine(), session.NewRedisStore(rdb))
+	runner := session.NewRunner(tm.Engine(), store)
 	var evs []team.Event
 	sctx := team.WithSink(ctx, func(e team.Event) { evs = append(evs, e) })
 	res, err := runner.Run(sctx, tm.Graph().ID, flow.NewContextWith("rel-2", map[string]any{tm.InputKey(): "Release v2"}))
