@@ -22,9 +22,11 @@ import (
 // the operand value as its VM does, and a failure becomes the same *file.Error (message,
 // location, wrapped error) that vm.Run returns. Compile-time errors come from mirroring
 // the checker's rules on the few natures these expressions can have; anything the
-// closure compiler does not cover, including any expression built only from constants
-// (which expr's optimizer folds, possibly into a compile error), is left to expr.
-// exprfast_test.go checks the equivalence on generated expressions and values.
+// closure compiler does not cover, including what expr's optimizer would rewrite (an
+// operation on constants only, folded possibly into a compile error; && or || with a
+// constant operand), is left to expr. exprfast_test.go checks the equivalence on
+// generated expressions and values, and FuzzExprFast on arbitrary sources. The one
+// known difference is expr's: it keeps a single constant for 0.0 and -0.0.
 
 // nature is the static type of a fast-compiled node, as expr's checker sees it.
 type nature uint8
