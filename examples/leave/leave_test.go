@@ -2,27 +2,14 @@ package leave_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/testkit"
 )
-
-// pathRecorder records the ids of the nodes a run starts, in order.
-type pathRecorder struct {
-	flow.NopInterceptor
-	mu   sync.Mutex
-	path []string
-}
-
-func (p *pathRecorder) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
-	p.mu.Lock()
-	p.path = append(p.path, n.ID)
-	p.mu.Unlock()
-}
 
 func TestLeave(t *testing.T) {
 	eng := flow.NewEngine()
@@ -44,12 +31,12 @@ func TestLeave(t *testing.T) {
 		{day: 3, path: long, approvedBy: []any{"manager", "director"}},
 		{day: 5, path: long, approvedBy: []any{"manager", "director"}},
 	} {
-		rec := &pathRecorder{}
+		rec := testkit.NewPathRecorder()
 		fc := flow.NewContextWith("leave-1", map[string]any{"day": tc.day})
 		res, err := eng.Eval(context.Background(), "leave", fc, flow.WithEvalInterceptor(rec, 0))
 		require.NoError(t, err, "day=%v", tc.day)
 		assert.Equal(t, flow.StatusCompleted, res.Status)
-		assert.Equal(t, tc.path, rec.path, "day=%v", tc.day)
+		assert.Equal(t, tc.path, rec.Path(), "day=%v", tc.day)
 		assert.Equal(t, tc.approvedBy, fc.Value("approvedBy"), "day=%v", tc.day)
 		assert.Equal(t, "approved", fc.Value("status"))
 		assert.Equal(t, true, fc.Value("managerApproved"))

@@ -4,26 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/testkit"
 )
-
-type pathRecorder struct {
-	flow.NopInterceptor
-	mu   sync.Mutex
-	path []string
-}
-
-func (p *pathRecorder) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
-	p.mu.Lock()
-	p.path = append(p.path, n.ID)
-	p.mu.Unlock()
-}
 
 func line(sku string, qty, price int) map[string]any {
 	return map[string]any{"sku": sku, "qty": qty, "price": price}
@@ -62,7 +50,7 @@ func TestOrderTotal(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &pathRecorder{}
+			rec := testkit.NewPathRecorder()
 			fc := flow.NewContextWith("order", map[string]any{"lines": tc.lines})
 			res, err := eng.Eval(context.Background(), "order-total", fc, flow.WithEvalInterceptor(rec, 0))
 			require.NoError(t, err)
@@ -70,7 +58,7 @@ func TestOrderTotal(t *testing.T) {
 			assert.Equal(t, tc.total, fc.Value("total"))
 			assert.Equal(t, tc.skus, fc.Value("skus"), "lines are visited in order")
 			assert.Equal(t, len(tc.skus), fc.Value("count"))
-			assert.Equal(t, tc.path, rec.path)
+			assert.Equal(t, tc.path, rec.Path())
 			_, ok := fc.Get("line")
 			assert.False(t, ok, "the loop item is scoped to its branch, not left in the variables")
 		})
