@@ -154,14 +154,20 @@ layout:
 
 // runSecondProcess re-executes the test binary in the given mode and returns its report.
 func runSecondProcess(t *testing.T, mode, dir string) childReport {
+	return secondProcess[childReport](t, "^$", dir, childEnv+"="+mode, childDir+"="+dir)
+}
+
+// secondProcess re-executes the test binary running the tests that match run, with env
+// added to its environment, and decodes the report.json it writes into dir.
+func secondProcess[R any](t *testing.T, run, dir string, env ...string) R {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode, childDir+"="+dir)
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "second process: %s", out)
 	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	require.NoError(t, err)
-	var rep childReport
+	require.NoError(t, err, "second process: %s", out)
+	var rep R
 	require.NoError(t, json.Unmarshal(data, &rep))
 	return rep
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -126,15 +125,7 @@ func ttNormalize(t testing.TB, tr *team.TeamTrace) *team.TeamTrace {
 
 func ttRunChild(t *testing.T, mode, dir string, env ...string) ttReport {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTeamChildProcess$", "-test.count=1")
-	cmd.Env = append(append(os.Environ(), ttChildMode+"="+mode, ttChildDir+"="+dir), env...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "second process: %s", out)
-	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	require.NoError(t, err, "second process: %s", out)
-	var rep ttReport
-	require.NoError(t, json.Unmarshal(data, &rep))
-	return rep
+	return secondProcess[ttReport](t, "^TestTeamChildProcess$", dir, append([]string{ttChildMode + "=" + mode, ttChildDir + "=" + dir}, env...)...)
 }
 
 // TestTeamChildProcess is the second process of the resume tests; run on its own it
