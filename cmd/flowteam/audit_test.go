@@ -16,13 +16,8 @@ import (
 	"github.com/flowteam/flowteam/interceptor"
 )
 
-// auditCmd calls cmdAudit with buffers and returns the exit code, stdout and stderr.
-func auditCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := cmdAudit(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
+// auditCmd runs cmdAudit (see call).
+func auditCmd(t *testing.T, args ...string) (int, string, string) { return call(t, cmdAudit, args...) }
 
 // writeAuditFile runs a graph with a parallel split and a sub-graph call three times
 // into a JSON Lines audit file: completed, failed in the sub-graph, suspended.

@@ -13,12 +13,9 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// exportCmd calls cmdExport with buffers and returns the exit code, stdout and stderr.
+// exportCmd runs cmdExport (see call).
 func exportCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := cmdExport(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
+	return call(t, cmdExport, args...)
 }
 
 func TestExportFormats(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,27 +22,21 @@ import (
 
 const approvalYML = "testdata/session/approval.yml"
 
-// call runs a subcommand with buffers.
-func call(t *testing.T, cmd func([]string, io2, io2) int, args ...string) (int, string, string) {
+// call runs a subcommand with buffers and returns the exit code, stdout and stderr.
+func call(t *testing.T, cmd func(args []string, stdout, stderr io.Writer) int, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := cmd(args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
-type io2 = interface{ Write([]byte) (int, error) }
-
-func callJSON(t *testing.T, cmd func([]string, io2, io2) int, args ...string) (int, map[string]any, string) {
+func callJSON(t *testing.T, cmd func(args []string, stdout, stderr io.Writer) int, args ...string) (int, map[string]any, string) {
 	t.Helper()
 	code, stdout, stderr := call(t, cmd, append(args, "--output", "json")...)
 	var out map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &out), "stdout %q stderr %q", stdout, stderr)
 	return code, out, stderr
 }
-
-func runC(args []string, o, e io2) int     { return cmdRun(args, o, e) }
-func resumeC(args []string, o, e io2) int  { return cmdResume(args, o, e) }
-func sessionC(args []string, o, e io2) int { return cmdSessions(args, o, e) }
 
 // noLeaks checks, after the test and its cleanups, that it left no goroutine behind.
 // (The package has no TestMain: the other commands' tests are not subject to it.)
@@ -57,11 +52,11 @@ func TestRunAndResumeWithStore(t *testing.T) {
 	mr := miniredis.RunT(t)
 	for name, dsn := range map[string]string{"file": fileDSN(t), "redis": "redis://" + mr.Addr() + "/0?prefix=cli:"} {
 		t.Run(name, func(t *testing.T) {
-			code, out, stderr := callJSON(t, runC, approvalYML, "--store", dsn, "--instance", "req-1")
+			code, out, stderr := callJSON(t, cmdRun, approvalYML, "--store", dsn, "--instance", "req-1")
 			require.Equal(t, exitOK, code, stderr)
 			assert.Equal(t, "suspended", out["status"])
 
-			code, out, stderr = callJSON(t, resumeC, "req-1", "--store", dsn, "--set", "approved=true")
+			code, out, stderr = callJSON(t, cmdResume, "req-1", "--store", dsn, "--set", "approved=true")
 			require.Equal(t, exitOK, code, stderr)
 			assert.Equal(t, "completed", out["status"], "same output as run")
 			vars := out["vars"].(map[string]any)
@@ -71,13 +66,13 @@ func TestRunAndResumeWithStore(t *testing.T) {
 				assert.Contains(t, out, k)
 			}
 
-			code, _, stderr = call(t, resumeC, "req-1", "--store", dsn)
+			code, _, stderr = call(t, cmdResume, "req-1", "--store", dsn)
 			assert.Equal(t, exitConflict, code, "a completed instance: conflict")
 			assert.Contains(t, stderr, "already completed")
-			code, _, stderr = call(t, resumeC, "nobody", "--store", dsn)
+			code, _, stderr = call(t, cmdResume, "nobody", "--store", dsn)
 			assert.Equal(t, exitUsage, code)
 			assert.Contains(t, stderr, "not found")
-			code, _, stderr = call(t, runC, approvalYML, "--store", dsn, "--instance", "req-1")
+			code, _, stderr = call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "req-1")
 			assert.Equal(t, exitConflict, code, "starting an existing instance: conflict")
 			assert.Contains(t, stderr, "already exists")
 		})
@@ -87,9 +82,9 @@ func TestRunAndResumeWithStore(t *testing.T) {
 func TestResumeChangedDefinition(t *testing.T) {
 	noLeaks(t)
 	dsn := fileDSN(t)
-	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", "req-2")
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "req-2")
 	require.Equal(t, exitOK, code, stderr)
-	code, _, stderr = call(t, resumeC, "req-2", "--store", dsn, "--file", "testdata/session/approval-v2.yml", "--set", "approved=true")
+	code, _, stderr = call(t, cmdResume, "req-2", "--store", dsn, "--file", "testdata/session/approval-v2.yml", "--set", "approved=true")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "definition changed")
 	eng := flow.NewEngine()
@@ -102,7 +97,7 @@ func TestResumeChangedDefinition(t *testing.T) {
 
 	// The recorded files are absolute: resuming works from another directory.
 	t.Chdir(t.TempDir())
-	code, out, stderr := callJSON(t, resumeC, "req-2", "--store", dsn, "--set", "approved=false")
+	code, out, stderr := callJSON(t, cmdResume, "req-2", "--store", dsn, "--set", "approved=false")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "rejected", out["vars"].(map[string]any)["status"])
 }
@@ -111,10 +106,10 @@ func TestResumeRecoverAndExpectVersion(t *testing.T) {
 	noLeaks(t)
 	dir := filepath.Join(t.TempDir(), "sessions")
 	dsn := "file:" + dir
-	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", "req-3")
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "req-3")
 	require.Equal(t, exitOK, code, stderr)
 
-	code, _, stderr = call(t, resumeC, "req-3", "--store", dsn, "--expect-version", "1")
+	code, _, stderr = call(t, cmdResume, "req-3", "--store", dsn, "--expect-version", "1")
 	assert.Equal(t, exitConflict, code, stderr)
 	assert.Contains(t, stderr, "stored version is 2")
 
@@ -125,10 +120,10 @@ func TestResumeRecoverAndExpectVersion(t *testing.T) {
 	require.NoError(t, err)
 	snap.Status = session.StatusRunning
 	require.NoError(t, store.Save(context.Background(), snap, 2))
-	code, _, stderr = call(t, resumeC, "req-3", "--store", dsn, "--set", "approved=true")
+	code, _, stderr = call(t, cmdResume, "req-3", "--store", dsn, "--set", "approved=true")
 	assert.Equal(t, exitConflict, code)
 	assert.Contains(t, stderr, "running")
-	code, out, stderr := callJSON(t, resumeC, "req-3", "--store", dsn, "--set", "approved=true", "--recover", "--expect-version", "3")
+	code, out, stderr := callJSON(t, cmdResume, "req-3", "--store", dsn, "--set", "approved=true", "--recover", "--expect-version", "3")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "completed", out["status"])
 }
@@ -150,14 +145,14 @@ func TestResumeUsage(t *testing.T) {
 		{[]string{"x", "--store", dsn, "--bogus"}, "bogus"},
 		{[]string{"../etc", "--store", dsn}, "invalid instance id"},
 	} {
-		code, _, stderr := call(t, resumeC, tc.args...)
+		code, _, stderr := call(t, cmdResume, tc.args...)
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
 		assert.Contains(t, stderr, tc.msg, "%v", tc.args)
 	}
-	code, stdout, _ := call(t, resumeC, "-h")
+	code, stdout, _ := call(t, cmdResume, "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "Usage: flowteam resume ID --store DSN")
-	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--durability", "sometimes")
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--durability", "sometimes")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "durability")
 }
@@ -166,20 +161,20 @@ func TestSessionsCommands(t *testing.T) {
 	noLeaks(t)
 	dsn := fileDSN(t)
 	for _, id := range []string{"b-2", "a-1", "c-3"} {
-		code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", id, "--set", "token=s3cr3t", "--redact", "token")
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id, "--set", "token=s3cr3t", "--redact", "token")
 		require.Equal(t, exitOK, code, stderr)
 	}
-	code, _, stderr := call(t, resumeC, "c-3", "--store", dsn, "--set", "approved=true", "--set", "token=again", "--redact", "token")
+	code, _, stderr := call(t, cmdResume, "c-3", "--store", dsn, "--set", "approved=true", "--set", "token=again", "--redact", "token")
 	require.Equal(t, exitOK, code, stderr)
 
-	code, stdout, stderr := call(t, sessionC, "list", "--store", dsn)
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
 	require.Equal(t, exitOK, code, stderr)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 4, stdout)
 	assert.True(t, strings.HasPrefix(lines[1], "a-1 "), stdout)
 	assert.Contains(t, lines[3], "completed")
 
-	code, stdout, _ = call(t, sessionC, "list", "--store", dsn, "--status", "suspended", "--output", "json")
+	code, stdout, _ = call(t, cmdSessions, "list", "--store", dsn, "--status", "suspended", "--output", "json")
 	require.Equal(t, exitOK, code)
 	var entries []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &entries))
@@ -187,7 +182,7 @@ func TestSessionsCommands(t *testing.T) {
 	assert.Equal(t, "a-1", entries[0]["instance"])
 	assert.Equal(t, "waiting for the manager", entries[0]["reason"])
 
-	code, stdout, stderr = call(t, sessionC, "show", "a-1", "--store", dsn)
+	code, stdout, stderr = call(t, cmdSessions, "show", "a-1", "--store", dsn)
 	require.Equal(t, exitOK, code, stderr)
 	var snap map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &snap))
@@ -197,15 +192,15 @@ func TestSessionsCommands(t *testing.T) {
 	abs, _ := filepath.Abs(approvalYML)
 	assert.Equal(t, []any{abs}, snap["sources"])
 
-	code, stdout, _ = call(t, sessionC, "delete", "b-2", "--store", dsn)
+	code, stdout, _ = call(t, cmdSessions, "delete", "b-2", "--store", dsn)
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "deleted b-2")
-	code, _, stderr = call(t, sessionC, "show", "b-2", "--store", dsn)
+	code, _, stderr = call(t, cmdSessions, "show", "b-2", "--store", dsn)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "not found")
 
 	for _, args := range [][]string{{}, {"frob", "--store", dsn}, {"list"}, {"show", "--store", dsn}, {"list", "--store", dsn, "--status", "odd"}} {
-		code, _, _ := call(t, sessionC, args...)
+		code, _, _ := call(t, cmdSessions, args...)
 		assert.Equal(t, exitUsage, code, "%v", args)
 	}
 }
@@ -215,28 +210,28 @@ func TestEncryptedSessions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sessions")
 	dsn := "file:" + dir
 	t.Setenv(keyEnv, hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
-	code, _, stderr := call(t, runC, approvalYML, "--store", dsn, "--instance", "enc-1", "--set", `salary="confidential-77"`)
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "enc-1", "--set", `salary="confidential-77"`)
 	require.Equal(t, exitOK, code, stderr)
 	raw, err := os.ReadFile(filepath.Join(dir, "enc-1.json"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "confidential-77", "the body is encrypted at rest")
 	assert.Contains(t, string(raw), `"sealed"`)
 
-	code, stdout, _ := call(t, sessionC, "show", "enc-1", "--store", dsn)
+	code, stdout, _ := call(t, cmdSessions, "show", "enc-1", "--store", dsn)
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "confidential-77", "opened with the key")
 
 	t.Setenv(keyEnv, "")
-	code, _, stderr = call(t, resumeC, "enc-1", "--store", dsn, "--set", "approved=true")
+	code, _, stderr = call(t, cmdResume, "enc-1", "--store", dsn, "--set", "approved=true")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "encrypted")
 	t.Setenv(keyEnv, "zz")
-	code, _, stderr = call(t, resumeC, "enc-1", "--store", dsn)
+	code, _, stderr = call(t, cmdResume, "enc-1", "--store", dsn)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, keyEnv)
 
 	t.Setenv(keyEnv, hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef")))
-	code, out, stderr := callJSON(t, resumeC, "enc-1", "--store", dsn, "--set", "approved=true")
+	code, out, stderr := callJSON(t, cmdResume, "enc-1", "--store", dsn, "--set", "approved=true")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "confidential-77", out["vars"].(map[string]any)["salary"])
 }

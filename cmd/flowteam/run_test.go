@@ -19,13 +19,8 @@ import (
 
 const leaveYML = "../../examples/leave/leave.yml"
 
-// runCmd calls cmdRun with buffers and returns the exit code, stdout and stderr.
-func runCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := cmdRun(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
+// runCmd runs cmdRun (see call).
+func runCmd(t *testing.T, args ...string) (int, string, string) { return call(t, cmdRun, args...) }
 
 // runJSON runs with --output json and decodes the output into a generic map, so the
 // test sees the keys exactly as printed.

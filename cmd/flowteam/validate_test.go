@@ -15,12 +15,9 @@ import (
 
 const corpusDir = "../../../shared/corpus/solon-flow"
 
-// validateCmd calls cmdValidate with buffers and returns the exit code, stdout and stderr.
+// validateCmd runs cmdValidate (see call).
 func validateCmd(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := cmdValidate(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
+	return call(t, cmdValidate, args...)
 }
 
 // writeDefs writes definition documents into a new directory and returns it.
