@@ -211,7 +211,6 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	}
 	var ierr error
 	if len(r.icpts) == 0 {
-		r.root.ctx = ctx
 		r.driveCall(ctx, r.root, seeds) // what Invoke does when no interceptor wraps it
 	} else {
 		ierr = (&Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,

@@ -31,12 +31,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	if err == nil && !tok.suspended && !tok.interrupted {
 		rt, err := r.decide(ctx, tok)
 		if err == nil {
-			tok.arrivals = 0
-			if r.ckpt != nil {
-				tok.completed = tok.node
-			}
-			tok.mode = modeFollow
-			return r.apply(tok, rt, local)
+			return r.completed(tok, rt, local)
 		}
 		return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err, routing: true})
 	}
@@ -148,10 +143,10 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		if held {
 			return nil // the sub-graph halted: its call frame keeps the caller's place
 		}
-		tok.arrivals = 0
-		if r.ckpt != nil && status == nodeCompleted {
-			tok.completed = cn
+		if status == nodeCompleted {
+			return r.completed(tok, rt, local)
 		}
+		tok.arrivals = 0
 		switch status {
 		case nodeFailed:
 			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
@@ -162,15 +157,23 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				return nil
 			}
 			return r.endToken(tok)
-		case nodeSuspended:
+		default: // nodeSuspended
 			tok.suspended = false
 			tok.mode = modeExec
 			r.park(tok)
 			return nil
 		}
-		tok.mode = modeFollow
-		return r.apply(tok, rt, local)
 	}
+}
+
+// completed moves a token whose node completed along its decided route.
+func (r *run) completed(tok *token, rt route, local *[]*token) *token {
+	tok.arrivals = 0
+	if r.ckpt != nil {
+		tok.completed = tok.node // for the checkpoint afterStep takes
+	}
+	tok.mode = modeFollow
+	return r.apply(tok, rt, local)
 }
 
 func (r *run) suspendReason() string {
