@@ -22,7 +22,7 @@ func benchGraph(b *testing.B, g *flow.Graph, perRun int, vars map[string]any) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	b.ResetTimer()
+	defer testkit.ReportCPU(b, perRun)()
 	for b.Loop() {
 		if _, err := e.EvalGraph(ctx, g, fc); err != nil {
 			b.Fatal(err)

@@ -13,6 +13,11 @@ type compiled struct {
 	g     *Graph
 	nodes []cnode // indexed like g.nodes
 	start *cnode
+	// sealed says that no code outside the engine sees a run of this graph: no Go
+	// tasks or conditions, no sub-graph calls, no retries, and the default evaluator.
+	// Nothing can then keep a pointer into the run after it ends, so its state is
+	// recycled (see recycle.go).
+	sealed bool
 }
 
 type taskKind uint8
@@ -148,7 +153,27 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			cn.closing = matchClosingLoop(cn)
 		}
 	}
+	cg.sealed = e.sealed(cg)
 	return cg, nil
+}
+
+// sealed reports whether only the engine's own code runs for cg's nodes (compiled.sealed).
+func (e *Engine) sealed(cg *compiled) bool {
+	if _, ok := e.eval.(*ExprEvaluator); !ok {
+		return false // a custom evaluator is given the run's views
+	}
+	for i := range cg.nodes {
+		cn := &cg.nodes[i]
+		if cn.kind == taskGo || cn.kind == taskSubgraph || cn.guard.named != nil || cn.retry != nil {
+			return false
+		}
+		for _, l := range cn.links {
+			if l.when.named != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...any)) {

@@ -151,9 +151,9 @@ func GetAs[T any](c *Context, key string) (T, bool) {
 // Stop ends the whole run, parent graphs and sub-graphs included, once the current
 // node finishes. The nodes that would have run next stay in the run's frontier.
 func (c *Context) Stop() {
-	if r := c.currentRun(); r != nil {
-		r.halt(stateStopped, "", nil, nil)
-	}
+	c.st.mu.Lock()
+	(*lockedView)(c).Stop()
+	c.st.mu.Unlock()
 }
 
 // Interrupt ends the current branch once the current node finishes; other branches go
@@ -168,23 +168,19 @@ func (c *Context) Interrupt() {
 // Suspend stops the run with a reason, like Stop, and marks the current node to run
 // again when the run is resumed, so a task can check for the decision it waited for.
 func (c *Context) Suspend(reason string) {
-	if r := c.currentRun(); r != nil {
-		r.halt(stateSuspended, reason, c.tok, nil)
-	}
+	c.st.mu.Lock()
+	(*lockedView)(c).Suspend(reason)
+	c.st.mu.Unlock()
 }
 
 // RunID returns the id of the run in progress ("" outside a run).
 func (c *Context) RunID() string {
-	if r := c.currentRun(); r != nil {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	if r := c.st.run; r != nil {
 		return r.id
 	}
 	return ""
-}
-
-func (c *Context) currentRun() *run {
-	c.st.mu.Lock()
-	defer c.st.mu.Unlock()
-	return c.st.run
 }
 
 // BranchID returns the id of the branch this view belongs to ("" for the root view).
@@ -210,10 +206,9 @@ func (c *Context) CallPath() string {
 // During a run it includes the graphs still in progress.
 func (c *Context) Trace() trace.FlowTrace {
 	c.st.mu.Lock()
+	defer c.st.mu.Unlock() // the run is reached only under the lock (recycle.go)
 	t := c.st.trace.Clone()
-	r := c.st.run
-	c.st.mu.Unlock()
-	if r != nil {
+	if r := c.st.run; r != nil {
 		r.mu.Lock()
 		r.recordLive(&t)
 		r.mu.Unlock()
@@ -257,7 +252,8 @@ func (l *lockedView) Put(key string, value any) { l.st.vars[key] = value }
 func (l *lockedView) Remove(key string)         { delete(l.st.vars, key) }
 func (l *lockedView) Interrupt()                { (*Context)(l).Interrupt() }
 
-// Stop and Suspend read the run directly: the caller already holds the mutex.
+// Stop and Suspend read the run directly: the caller holds the mutex, which is what
+// keeps a run from being recycled under them (recycle.go).
 func (l *lockedView) Stop() {
 	if r := l.st.run; r != nil {
 		r.halt(stateStopped, "", nil, nil)

@@ -31,6 +31,7 @@ type Engine struct {
 	recoverable  []func(error) bool
 	errKey       string
 	clock        Clock
+	runs         sync.Pool // recycled run state (recycle.go)
 }
 
 // Default limits.

@@ -20,9 +20,7 @@ const (
 	StatusFailed    Status = "failed"    // a node failed, the step limit was hit or ctx ended
 )
 
-// Result is the outcome of Eval or Resume. It is allocated together with the run's own
-// state (about 1 KB, which references the context.Context the run was given), so code
-// that keeps many results should keep the fields it needs rather than the *Result.
+// Result is the outcome of Eval or Resume.
 type Result struct {
 	RunID    string
 	Instance string
@@ -54,6 +52,8 @@ type Result struct {
 	Frontier *Frontier
 	// Duration is the wall time of this evaluation.
 	Duration time.Duration
+
+	lastBuf [1]lastNode // last's backing array for the usual single call path
 }
 
 type lastNode struct{ path, node string }
@@ -139,7 +139,8 @@ func applyOptions(base evalConfig, opts []EvalOption) evalConfig {
 }
 
 func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
-	r := &run{e: e, fc: fc, st: fc.st}
+	r := e.newRunState(cg)
+	r.e, r.fc, r.st = e, fc, fc.st
 	cfg := evalConfig{maxSteps: e.maxSteps}
 	if len(opts) > 0 {
 		cfg = applyOptions(cfg, opts)
@@ -189,7 +190,7 @@ func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []E
 
 // runRoot runs the root invocation and builds the result.
 func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Result, error) {
-	r.began = time.Now()
+	r.began = now()
 	st := r.st
 	st.mu.Lock()
 	if st.run != nil {
@@ -226,37 +227,47 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	if recorded {
 		st.trace.Record(rec)
 	}
+	// From here on nothing but this goroutine reaches r: the run's goroutines are done,
+	// and Context.Stop, Suspend and Trace look the run up under st.mu.
 	st.run = nil
-	last := r.lastBuf[:0]
-	for k, v := range st.trace.Last {
-		last = append(last, lastNode{k, v.NodeID})
+	var one lastNode
+	var many []lastNode
+	if recorded && len(st.trace.Last) == 1 {
+		one = lastNode{rec.Path, rec.NodeID} // the usual case, without a map iteration
+	} else {
+		for k, v := range st.trace.Last {
+			many = append(many, lastNode{k, v.NodeID})
+		}
 	}
 	st.mu.Unlock()
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if ierr != nil && r.err == nil {
 		r.err = fmt.Errorf("interceptor of graph %q: %w", r.root.graph.g.ID, ierr)
 		r.state.Store(int32(stateFailed))
 	}
-	res := &r.res // field by field, as in newRun
-	res.RunID, res.Instance, res.Graph, res.Steps = r.id, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
-	res.last, res.Reason, res.Err, res.Errors, res.BranchFailures = last, r.reason, r.err, r.errs, r.failures
-	res.ExecutionErrors, res.Fallback = r.records, r.fallback
-	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), ended.Sub(r.began)
+	var status Status
 	switch runState(r.state.Load()) {
 	case stateRunning:
-		res.Status = StatusCompleted
+		status = StatusCompleted
 	case stateStopped:
-		res.Status = StatusStopped
+		status = StatusStopped
 	case stateSuspended:
-		res.Status = StatusSuspended
+		status = StatusSuspended
 	case stateFailed:
-		res.Status = StatusFailed
+		status = StatusFailed
+	}
+	// One composite literal: the compiler needs no write barriers to fill a new object.
+	res := &Result{RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Status: status, Steps: int(r.steps.Load()),
+		last: many, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures, ExecutionErrors: r.records,
+		Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()), Duration: ended.Sub(r.began),
+		lastBuf: [1]lastNode{one}}
+	if many == nil && recorded {
+		res.last = res.lastBuf[:]
 	}
 	if res.Status != StatusCompleted && len(r.frontier) > 0 {
 		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
 	}
+	r.recycle()
 	if res.Status == StatusFailed {
 		return res, res.Err
 	}

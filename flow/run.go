@@ -47,13 +47,11 @@ type run struct {
 	ckpt      *checkpointer
 	live      map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
 
-	// Kept in the run to save allocations per evaluation: a Result or a Frontier keeps
-	// the whole run alive, which costs less than allocating each part.
+	// Kept in the run to save allocations per evaluation: a Frontier keeps the whole
+	// run alive, which costs less than allocating each part.
 	rootFrame frame
 	seed      [1]*token
 	startTok  token
-	res       Result
-	lastBuf   [1]lastNode
 }
 
 // runIDs makes run ids unique within the process and, through the start time, across

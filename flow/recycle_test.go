@@ -1,0 +1,162 @@
+package flow
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// recycledFields are the fields of a recycled run that the next run sets before it
+// reads them; every other field must be zero once the run is back in the pool.
+var recycledFields = map[string]bool{
+	"e": true, "id": true, "root": true, "maxSteps": true, "icpts": true, "began": true, "seed": true,
+	"rootFrame.kind": true, "rootFrame.graph": true, "rootFrame.path": true, "rootFrame.branch": true, "rootFrame.call": true,
+	"startTok.node": true, "startTok.mode": true, "startTok.frame": true, "startTok.call": true, "startTok.branch": true,
+}
+
+// dirtyFields lists the fields of v (a struct) that are neither zero nor in
+// recycledFields, descending into the run's embedded state.
+func dirtyFields(prefix string, v reflect.Value) []string {
+	var out []string
+	for i := range v.NumField() {
+		name := prefix + v.Type().Field(i).Name
+		f := v.Field(i)
+		switch {
+		case recycledFields[name]:
+		case name == "rootFrame" || name == "startTok" || name == "rctx":
+			out = append(out, dirtyFields(name+".", f)...)
+		case !f.IsZero():
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// recycledRun runs g on e until the run state comes back to the pool (the race
+// detector makes sync.Pool drop some of what it is given) and returns it.
+func recycledRun(t *testing.T, e *Engine, g *Graph, vars map[string]any) *run {
+	t.Helper()
+	for range 100 {
+		res, err := e.EvalGraph(context.Background(), g, NewContextWith("i", vars))
+		require.NoError(t, err)
+		require.Equal(t, StatusCompleted, res.Status)
+		if r, ok := e.runs.Get().(*run); ok {
+			return r
+		}
+	}
+	t.Fatal("the run state never came back to the pool")
+	return nil
+}
+
+func TestRecycledRunIsClean(t *testing.T) {
+	graphs := map[string]string{
+		"exclusive": `
+id: x
+layout:
+  - {id: s, type: start}
+  - {id: g, type: exclusive, link: [{nextId: big, when: "a > b"}, {nextId: small}]}
+  - {id: big, task: 'context.put("r", a + b)', link: e}
+  - {id: small, task: 'context.put("r", a - b)', link: e}
+  - {id: e, type: end}
+`,
+		"parallel-continue": `
+id: p
+meta: {branchPolicy: continue}
+layout:
+  - {id: s, type: start}
+  - {id: split, type: parallel, link: [ok, bad]}
+  - {id: ok, task: 'context.put("ok", true)', link: join}
+  - {id: bad, task: 'raise("E1", "bad branch")', link: join}
+  - {id: join, type: parallel}
+  - {id: e, type: end}
+`,
+		"loop-inclusive": `
+id: l
+layout:
+  - {id: s, type: start}
+  - {id: loop, type: loop, meta: {$for: i, $in: "1:4"}}
+  - {id: inc, type: inclusive, link: [{nextId: x, when: "i > 1"}, {nextId: y}]}
+  - {id: x, task: 'context.incr("n")', link: join}
+  - {id: y, task: 'context.incr("m")', link: join}
+  - {id: join, type: inclusive}
+  - {id: close, type: loop}
+  - {id: e, type: end}
+`,
+		"recovered": `
+id: f
+layout:
+  - {id: s, type: start}
+  - {id: fail, task: 'raise("E2", "recoverable", true)', meta: {onError: {goto: fb, recover: true, set: {fell: true}}}, link: e}
+  - {id: fb, task: 'context.put("fb", 1)', link: e}
+  - {id: e, type: end}
+`,
+	}
+	for name, src := range graphs {
+		t.Run(name, func(t *testing.T) {
+			g, err := LoadGraph(name+".yml", []byte(src))
+			require.NoError(t, err)
+			e := NewEngine()
+			cg, err := e.prepare(g)
+			require.NoError(t, err)
+			require.True(t, cg.sealed)
+			r := recycledRun(t, e, g, map[string]any{"a": 3, "b": 4})
+			require.Empty(t, dirtyFields("", reflect.ValueOf(r).Elem()), "left in a recycled run")
+		})
+	}
+}
+
+func TestRunsOfUnsealedGraphsAreNotRecycled(t *testing.T) {
+	spec := NewSpec("go")
+	spec.Start("s").LinkTo("a")
+	spec.Activity("a").SetTask("@noop").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	e := NewEngine(WithTaskFunc("noop", func(context.Context, *Context, *Node) error { return nil }))
+	for range 10 {
+		_, err := e.EvalGraph(context.Background(), g, NewContext("i"))
+		require.NoError(t, err)
+	}
+	require.Nil(t, e.runs.Get(), "a Go task saw the run: its state must not be reused")
+}
+
+// A Stop from outside that races with the end of a run must never reach the next run,
+// which may reuse the state: runs on another Context all complete.
+func TestLateStopDoesNotReachARecycledRun(t *testing.T) {
+	g, err := LoadGraph("x.yml", []byte("id: x\nlayout:\n  - {type: start}\n  - {task: 'context.put(\"n\", 1)'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	e := NewEngine()
+	stopped := NewContext("stopped")
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				stopped.Stop()
+				_ = stopped.Trace()
+				_ = stopped.RunID()
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 2000 {
+			_, _ = e.EvalGraph(context.Background(), g, stopped)
+		}
+	}()
+	for range 2000 {
+		res, err := e.EvalGraph(context.Background(), g, NewContext("other"))
+		require.NoError(t, err)
+		require.Equal(t, StatusCompleted, res.Status)
+	}
+	close(done)
+	wg.Wait()
+}
