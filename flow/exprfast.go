@@ -269,6 +269,7 @@ func (c *fastCompiler) binary(n *ast.BinaryNode) fastNode {
 	if !ok {
 		return c.reject()
 	}
+	intOp, floatOp := intOps[n.Operator], floatOps[n.Operator]
 	return fastNode{nat: nat, eval: func(s Scope) (any, error) {
 		a, err := le(s)
 		if err != nil {
@@ -279,9 +280,41 @@ func (c *fastCompiler) binary(n *ast.BinaryNode) fastNode {
 		if err != nil {
 			return nil, err
 		}
-		return safely(src, loc, op, a, derefValue(b))
+		b = derefValue(b)
+		switch x := a.(type) {
+		case int:
+			if y, ok := b.(int); ok && intOp != nil {
+				return intOp(x, y), nil
+			}
+		case float64:
+			if y, ok := b.(float64); ok && floatOp != nil {
+				return floatOp(x, y), nil
+			}
+		}
+		return safely(src, loc, op, a, b)
 	}}
 }
+
+// intOps and floatOps are the operators on two ints or two float64s that cannot fail,
+// computed as expr's runtime functions compute them for those types (an int result
+// for ints, a float64 for floats), without the type switches and the recover the
+// general case needs.
+var (
+	intOps = map[string]func(a, b int) any{
+		"==": func(a, b int) any { return a == b }, "!=": func(a, b int) any { return a != b },
+		"<": func(a, b int) any { return a < b }, ">": func(a, b int) any { return a > b },
+		"<=": func(a, b int) any { return a <= b }, ">=": func(a, b int) any { return a >= b },
+		"+": func(a, b int) any { return a + b }, "-": func(a, b int) any { return a - b },
+		"*": func(a, b int) any { return a * b },
+	}
+	floatOps = map[string]func(a, b float64) any{
+		"==": func(a, b float64) any { return a == b }, "!=": func(a, b float64) any { return a != b },
+		"<": func(a, b float64) any { return a < b }, ">": func(a, b float64) any { return a > b },
+		"<=": func(a, b float64) any { return a <= b }, ">=": func(a, b float64) any { return a >= b },
+		"+": func(a, b float64) any { return a + b }, "-": func(a, b float64) any { return a - b },
+		"*": func(a, b float64) any { return a * b }, "/": func(a, b float64) any { return a / b },
+	}
+)
 
 func (c *fastCompiler) unary(n *ast.UnaryNode) fastNode {
 	x := c.node(n.Node)
