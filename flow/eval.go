@@ -20,7 +20,10 @@ const (
 	StatusFailed    Status = "failed"    // a node failed, the step limit was hit or ctx ended
 )
 
-// Result is the outcome of Eval or Resume.
+// Result is the outcome of Eval or Resume. Unless the run's state is recycled, it is
+// allocated together with that state (about 1 KB, which references the
+// context.Context the run was given), so code that keeps many results should keep the
+// fields it needs rather than the *Result.
 type Result struct {
 	RunID    string
 	Instance string
@@ -218,8 +221,11 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 			icpts: r.icpts, run: r, frame: r.root, seeds: seeds}).Invoke(ctx)
 	}
 	r.root.wg.Wait()
-	// Whatever a task started with the run's context learns that the run is over.
-	r.rctx.finish()
+	// Whatever a task started with the run's context learns that the run is over (a
+	// private run gave its context to nobody).
+	if !r.private() {
+		r.rctx.finish()
+	}
 	ended := r.began.Add(time.Since(r.began)) // a monotonic read is cheaper than time.Now
 	rec, recorded := lastRecord(r.root, ended)
 
@@ -256,8 +262,13 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	case stateFailed:
 		status = StatusFailed
 	}
-	// One composite literal: the compiler needs no write barriers to fill a new object.
-	res := &Result{RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Status: status, Steps: int(r.steps.Load()),
+	// The Result lives in the run's allocation, unless the run state is recycled.
+	recycle := r.recyclable()
+	res := &r.res
+	if recycle {
+		res = new(Result)
+	}
+	*res = Result{RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Status: status, Steps: int(r.steps.Load()),
 		last: many, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures, ExecutionErrors: r.records,
 		Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()), Duration: ended.Sub(r.began),
 		lastBuf: [1]lastNode{one}}
@@ -267,7 +278,9 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	if res.Status != StatusCompleted && len(r.frontier) > 0 {
 		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
 	}
-	r.recycle()
+	if recycle {
+		r.recycle()
+	}
 	if res.Status == StatusFailed {
 		return res, res.Err
 	}

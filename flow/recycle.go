@@ -29,15 +29,24 @@ func (e *Engine) newRunState(cg *compiled) *run {
 	return new(run)
 }
 
-// recycle gives the state of a finished run back to the engine when nothing outside
-// the engine can still reach it (see above). The caller must not use r afterwards.
+// recyclable reports whether nothing outside the engine can reach the finished run's
+// state (see above), so that recycle may reuse it.
+func (r *run) recyclable() bool {
+	return r.private() && len(r.frontier) == 0 && runState(r.state.Load()) == stateRunning &&
+		r.rctx.done == nil && r.rctx.stop == nil
+}
+
+// recycle gives the state of a recyclable run back to the engine. The caller must not
+// use r afterwards.
 func (r *run) recycle() {
-	if !r.root.graph.sealed || len(r.icpts) > 0 || r.ckpt != nil || len(r.frontier) > 0 ||
-		runState(r.state.Load()) != stateRunning || r.rctx.done != nil || r.rctx.stop != nil {
-		return
-	}
 	r.reset()
 	r.e.runs.Put(r)
+}
+
+// private reports whether no code outside the engine was given the run's context or
+// a view of its tokens: a sealed graph, no interceptor, no checkpoint.
+func (r *run) private() bool {
+	return r.root.graph.sealed && len(r.icpts) == 0 && r.ckpt == nil
 }
 
 // reset zeroes what a finished run may have left in its state, except the fields the

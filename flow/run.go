@@ -47,11 +47,13 @@ type run struct {
 	ckpt      *checkpointer
 	live      map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
 
-	// Kept in the run to save allocations per evaluation: a Frontier keeps the whole
-	// run alive, which costs less than allocating each part.
+	// Kept in the run to save allocations per evaluation: a Result or a Frontier keeps
+	// the whole run alive, which costs less than allocating each part. (A recycled
+	// run's Result is allocated on its own: recycle.go.)
 	rootFrame frame
 	seed      [1]*token
 	startTok  token
+	res       Result
 }
 
 // runIDs makes run ids unique within the process and, through the start time, across
