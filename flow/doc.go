@@ -94,6 +94,11 @@
 // conditions and scripts to closures that call expr's own operators, leaving the rest
 // to expr. Both are held to their reference implementation by differential tests and
 // fuzzing. A run makes one allocation for itself, its start token and its Result (plus
-// the run id); Result.Last builds its map only when asked. bench_test.go has the
-// benchmarks; the README lists measured figures.
+// the run id); Result.Last builds its map only when asked. When no code outside the
+// engine can have kept a pointer into a finished run (a sealed graph: only scripts and
+// expression conditions, the default evaluator, no sub-graphs, retries, interceptors or
+// checkpoints; the run completed), the engine reuses that state for its next run and
+// allocates only the Result and the run id (recycle.go says why that is safe, and a
+// test checks that a recycled run holds nothing from its last run). bench_test.go has
+// the benchmarks; the README lists measured figures.
 package flow
