@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -107,7 +106,7 @@ func (in *instance) copyVars(dst, src map[string]any) {
 		case had && sameCanon(v, old):
 			// A list or map changed in place since is not equal, and is copied.
 			continue
-		case !had && !utf8.ValidString(k):
+		case !had && !validString(k):
 			done = false
 		case canonical(v):
 		default:
