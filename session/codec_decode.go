@@ -28,7 +28,7 @@ type decoder struct {
 	pairs []pair
 	elems []any
 	sc    *scratch // where pairs and elems came from (Decode)
-	// boxes are the slabs the values of variables are boxed in (codec_box.go).
+	// boxes is the slab the elements of arrays are kept in (codec_box.go).
 	boxes boxes
 }
 
@@ -117,11 +117,17 @@ func (d *decoder) next() (byte, error) {
 	return d.data[d.pos], nil
 }
 
+// expect consumes c, the next byte after whitespace. The usual case, c right there,
+// is inlined (a snapshot has hundreds of colons and quotes); expectSlow is the rest.
 func (d *decoder) expect(c byte) error {
 	if d.pos < len(d.data) && d.data[d.pos] == c {
 		d.pos++
 		return nil
 	}
+	return d.expectSlow(c)
+}
+
+func (d *decoder) expectSlow(c byte) error {
 	b, err := d.next()
 	if err != nil {
 		return err
@@ -349,7 +355,7 @@ func (d *decoder) value(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.boxString(s), nil
+		return s, nil
 	case b == '{':
 		base := len(d.pairs)
 		err := d.object(false, func(key []byte) error {
