@@ -93,7 +93,7 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 		} else if owned {
 			c.Vars = s.Vars
 			for k, v := range s.Vars {
-				if !utf8.ValidString(k) {
+				if !validString(k) {
 					fail(k, errKey)
 					continue
 				}
@@ -114,7 +114,7 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 		} else {
 			c.Vars = make(map[string]any, len(s.Vars))
 			for k, v := range s.Vars {
-				if !utf8.ValidString(k) {
+				if !validString(k) {
 					fail(k, errKey)
 					continue
 				}
@@ -180,18 +180,33 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 		}
 	}
 	if s.Trace.Last != nil {
-		if owned && canonicalPaths(s.Trace.Last) {
+		// Owned, the map is kept and its records converted in place, unless a path
+		// needs converting: then the records converted so far are converted again
+		// (to themselves) into a new map.
+		kept := owned
+		if owned {
+			var errs []error // reported once the map is known to be kept
 			c.Trace.Last = s.Trace.Last
 			for p, r := range s.Trace.Last {
+				if !validString(p) {
+					kept = false
+					break
+				}
 				t, err := canonTime(r.Time)
 				if err != nil {
-					fail("trace", err)
+					errs = append(errs, err)
 					continue
 				}
 				s.Trace.Last[p] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
 					NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
 			}
-		} else {
+			for _, err := range errs {
+				if kept {
+					fail("trace", err)
+				}
+			}
+		}
+		if !kept {
 			c.Trace.Last = make(map[string]trace.NodeRecord, len(s.Trace.Last))
 			for p, r := range s.Trace.Last {
 				t, err := canonTime(r.Time)
@@ -228,7 +243,7 @@ func canonical(v any) bool {
 	case nil, bool, int64:
 		return true
 	case string:
-		return utf8.ValidString(t)
+		return validString(t)
 	case float64:
 		return t != math.Trunc(t) && !math.IsNaN(t) && !math.IsInf(t, 0)
 	}
@@ -281,17 +296,6 @@ func sameCanon(v, c any) bool {
 	return false
 }
 
-// canonicalPaths reports whether every key of a trace is valid UTF-8, so the map can
-// be kept with its keys as they are.
-func canonicalPaths(last map[string]trace.NodeRecord) bool {
-	for p := range last {
-		if !utf8.ValidString(p) {
-			return false
-		}
-	}
-	return true
-}
-
 // cs is canonString(x), or hx, the hint's string in the same place, when they are
 // equal (hx is canonical, so x is valid): usually the same string, compared by its
 // pointer.
@@ -302,9 +306,29 @@ func cs(x, hx string) string {
 	return canonString(x)
 }
 
+// validString is utf8.ValidString, quicker for the short ASCII strings that names,
+// keys and ids mostly are: the standard one goes a byte at a time below 9 bytes, and
+// a save checks dozens of such strings.
+func validString(s string) bool {
+	var or uint64
+	for len(s) >= 8 {
+		w := s[:8]
+		or |= uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if or&hiBits != 0 {
+			return utf8.ValidString(s)
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		or |= uint64(s[i])
+	}
+	return or&hiBits == 0 || utf8.ValidString(s)
+}
+
 // canonString is s as the codec reads it back: invalid UTF-8 becomes U+FFFD.
 func canonString(s string) string {
-	if utf8.ValidString(s) {
+	if validString(s) {
 		return s
 	}
 	v, _ := viaCodec(s, 0)
@@ -325,16 +349,26 @@ func canonStrings(ss []string) []string {
 // canonTime is t as the codec reads it back: RFC 3339 with nanoseconds, no monotonic
 // clock reading; UTC when the offset is zero.
 func canonTime(t time.Time) (time.Time, error) {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return time.Time{}, errYear(y)
+	// The year is that of the local seconds, checked against the bounds of years 0
+	// and 9999 without working out the date (t.Year would, and look up the zone again).
+	_, off := t.Zone()
+	if sec := t.Unix() + int64(off); sec < minYearSec || sec >= maxYearSec {
+		return time.Time{}, errYear(t.Year())
 	}
-	if _, off := t.Zone(); off == 0 {
+	if off == 0 {
 		return t.UTC(), nil
 	}
 	var out time.Time
 	err := out.UnmarshalText(t.AppendFormat(nil, time.RFC3339Nano))
 	return out, err
 }
+
+// Unix seconds of 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z, the years the codec
+// writes (TestYearBounds checks them).
+const (
+	minYearSec = -62167219200
+	maxYearSec = 253402300800
+)
 
 type errYear int
 
@@ -351,7 +385,7 @@ func canonValue(v any, depth int) (any, error) {
 	case bool:
 		return v, nil // v, not t: no new interface value to allocate
 	case string:
-		if utf8.ValidString(t) {
+		if validString(t) {
 			return v, nil
 		}
 	case int:
@@ -403,7 +437,7 @@ func canonValue(v any, depth int) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			if !utf8.ValidString(k) {
+			if !validString(k) {
 				return nil, errKey
 			}
 			ce, err := canonValue(e, depth+1)
@@ -428,7 +462,7 @@ func canonValue(v any, depth int) (any, error) {
 		}
 		out := make(map[string]any, len(t))
 		for k, s := range t {
-			if !utf8.ValidString(k) {
+			if !validString(k) {
 				return nil, errKey
 			}
 			out[k] = canonString(s)

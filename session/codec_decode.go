@@ -28,7 +28,7 @@ type decoder struct {
 	pairs []pair
 	elems []any
 	sc    *scratch // where pairs and elems came from (Decode)
-	// boxes are the slabs the values of variables are boxed in (codec_box.go).
+	// boxes is the slab the elements of arrays are kept in (codec_box.go).
 	boxes boxes
 }
 
@@ -117,11 +117,17 @@ func (d *decoder) next() (byte, error) {
 	return d.data[d.pos], nil
 }
 
+// expect consumes c, the next byte after whitespace; expectSlow is all but the usual
+// case, c right there, which the hottest callers write out themselves.
 func (d *decoder) expect(c byte) error {
 	if d.pos < len(d.data) && d.data[d.pos] == c {
 		d.pos++
 		return nil
 	}
+	return d.expectSlow(c)
+}
+
+func (d *decoder) expectSlow(c byte) error {
 	b, err := d.next()
 	if err != nil {
 		return err
@@ -196,7 +202,9 @@ func (d *decoder) object(unique bool, field func(key []byte) error) error {
 			seenSet |= bit
 			seen = append(seen, key)
 		}
-		if err := d.expect(':'); err != nil {
+		if d.pos < len(d.data) && d.data[d.pos] == ':' { // expect(':'), inlined
+			d.pos++
+		} else if err := d.expectSlow(':'); err != nil {
 			return err
 		}
 		if err := field(key); err != nil {
@@ -349,7 +357,7 @@ func (d *decoder) value(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.boxString(s), nil
+		return s, nil
 	case b == '{':
 		base := len(d.pairs)
 		err := d.object(false, func(key []byte) error {

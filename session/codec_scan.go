@@ -13,12 +13,11 @@ import (
 // The decoder's scanning of JSON strings, numbers and UTC times (codec_decode.go reads
 // the snapshot's structure with them).
 
-// stringBytes parses a string. Without escapes or invalid UTF-8 the result aliases
-// the input: copy it (string(...)) before keeping it.
+// stringBytes parses a string; the caller has seen its opening quote at d.pos.
+// Without escapes or invalid UTF-8 the result aliases the input: copy it
+// (string(...)) before keeping it.
 func (d *decoder) stringBytes() ([]byte, error) {
-	if err := d.expect('"'); err != nil {
-		return nil, err
-	}
+	d.pos++
 	start := d.pos
 	i := start
 	// Eight bytes at a time up to the first quote, backslash, control character or
@@ -175,70 +174,74 @@ func (d *decoder) number() (any, error) {
 	case err != nil:
 		return nil, err
 	case isInt:
-		return d.boxInt(n), nil
+		return n, nil
 	}
-	return d.boxFloat(f), nil
+	return f, nil
 }
 
 // num parses a number: n when it is an integer literal that fits an int64 (isInt),
 // else f.
 func (d *decoder) num() (n int64, f float64, isInt bool, err error) {
+	data := d.data
 	start := d.pos
-	i := d.pos
-	digits := func() bool {
-		n := i
-		for i < len(d.data) && '0' <= d.data[i] && d.data[i] <= '9' {
-			i++
-		}
-		return i > n
-	}
-	if i < len(d.data) && d.data[i] == '-' {
+	i := start
+	if i < len(data) && data[i] == '-' {
 		i++
 	}
-	if i >= len(d.data) {
+	if i >= len(data) {
 		d.pos = i
 		return 0, 0, false, errTruncated
 	}
-	if d.data[i] == '0' {
+	if data[i] == '0' {
 		i++
-	} else if !digits() {
+	} else if j := digits(data, i); j == i {
 		d.pos = i
 		return 0, 0, false, d.errorf("invalid number")
+	} else {
+		i = j
 	}
-	integral := true
-	if i < len(d.data) && d.data[i] == '.' {
-		integral = false
-		i++
-		if !digits() {
-			d.pos = i
-			if i >= len(d.data) {
+	intEnd := i // the end of the integral part, and of the mantissa's digits
+	fracEnd := i
+	if i < len(data) && data[i] == '.' {
+		fracEnd = digits(data, i+1)
+		if fracEnd == i+1 {
+			d.pos = fracEnd
+			if fracEnd >= len(data) {
 				return 0, 0, false, errTruncated
 			}
 			return 0, 0, false, d.errorf("invalid number")
 		}
+		i = fracEnd
 	}
-	if i < len(d.data) && (d.data[i] == 'e' || d.data[i] == 'E') {
-		integral = false
+	exp := false
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		exp = true
 		i++
-		if i < len(d.data) && (d.data[i] == '+' || d.data[i] == '-') {
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
 			i++
 		}
-		if !digits() {
+		e := digits(data, i)
+		if e == i {
 			d.pos = i
-			if i >= len(d.data) {
+			if i >= len(data) {
 				return 0, 0, false, errTruncated
 			}
 			return 0, 0, false, d.errorf("invalid number")
 		}
+		i = e
 	}
 	d.pos = i
-	tok := d.data[start:i]
-	if integral {
+	tok := data[start:i]
+	if fracEnd == intEnd && !exp {
 		if n, ok := smallInt(tok); ok {
 			return n, 0, true, nil
 		}
 		if n, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
 			return n, 0, true, nil
+		}
+	} else if !exp {
+		if f, ok := smallDecimal(tok, intEnd-start); ok {
+			return 0, f, false, nil
 		}
 	}
 	f, err = strconv.ParseFloat(string(tok), 64)
@@ -247,6 +250,48 @@ func (d *decoder) num() (n int64, f float64, isInt bool, err error) {
 		return 0, 0, false, d.errorf("number %s out of range", tok)
 	}
 	return 0, f, false, nil
+}
+
+// digits returns the index of the first byte at or after i that is not a digit.
+func digits(data []byte, i int) int {
+	for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// pow10 are the powers of ten up to the most digits of a smallDecimal.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// smallDecimal converts a valid literal with a fraction and no exponent ("-12.5"),
+// whose integral part is the first dot bytes, when it has at most 15 digits in all:
+// the digits as an integer and the power of ten are then exact float64s, and one
+// division rounds correctly, so the result is strconv.ParseFloat's (Clinger's fast
+// path). Otherwise it is not ok.
+func smallDecimal(tok []byte, dot int) (float64, bool) {
+	neg := tok[0] == '-'
+	frac := len(tok) - dot - 1
+	if len(tok)-1-b2i(neg) > 15 {
+		return 0, false
+	}
+	var m uint64
+	for _, c := range tok {
+		if c >= '0' {
+			m = m*10 + uint64(c-'0')
+		}
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // smallInt converts an integer literal of at most 18 digits without allocating.

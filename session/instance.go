@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -89,6 +88,12 @@ func (r *Runner) fusedVars() bool {
 // snapshot stored last where they are equal. It notes in varsDone whether every
 // variable came out canonical. The engine calls it before the checkpoint function,
 // one checkpoint at a time, which orders it with the saves that set in.stored.
+//
+// dst is empty or the Vars of an earlier checkpoint of this instance, recycled only
+// after the store accepted it: its keys are valid UTF-8 and its values canonical and
+// never modified (the store may still share them). So a variable whose value equals
+// the one dst already holds needs neither a check nor a write, which is most of them
+// from one node to the next; this is where per-node durability spends its time.
 func (in *instance) copyVars(dst, src map[string]any) {
 	var prev map[string]any
 	if in.stored != nil {
@@ -96,21 +101,20 @@ func (in *instance) copyVars(dst, src map[string]any) {
 	}
 	done := true
 	for k, v := range src {
+		old, had := dst[k]
 		switch {
-		case !utf8.ValidString(k):
+		case had && sameCanon(v, old):
+			// A list or map changed in place since is not equal, and is copied.
+			continue
+		case !had && !validString(k):
 			done = false
 		case canonical(v):
-			// v is a plain scalar, so == cannot panic.
-			if old, ok := dst[k]; !ok || old != v {
-				dst[k] = v
-			}
-			continue
 		default:
 			if pv, ok := prev[k]; ok && sameCanon(v, pv) {
-				dst[k] = pv
-				continue
+				v = pv
+			} else {
+				done = false
 			}
-			done = false
 		}
 		dst[k] = v
 	}

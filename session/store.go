@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Store keeps one snapshot per instance id. Implementations must be safe for
@@ -64,7 +63,7 @@ func ValidateID(id string) error {
 		return fmt.Errorf("%w: empty", ErrInvalidID)
 	case len(id) > MaxIDLen:
 		return bad(fmt.Sprintf("longer than %d bytes", MaxIDLen))
-	case !utf8.ValidString(id):
+	case !validString(id):
 		return bad("not valid UTF-8")
 	case id[0] == '.':
 		return bad("starts with '.'")
@@ -105,16 +104,20 @@ func prepare(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Dura
 // stamp checks the arguments of a save and returns a shallow copy of snap stamped
 // with the new version, the save time and the expiry.
 func stamp(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration) (*Snapshot, error) {
-	return stampInto(nil, snap, expectedVersion, now, ttl)
+	return stampInto(nil, snap, expectedVersion, now, ttl, nil)
 }
 
 // stampInto is stamp writing the copy to dst (a new Snapshot when dst is nil).
-func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration) (*Snapshot, error) {
+// known, if not nil, is a snapshot that passed the same checks (see
+// Snapshot.checkAgainst).
+func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration, known *Snapshot) (*Snapshot, error) {
 	if snap == nil {
 		return nil, errors.New("session: save of a nil snapshot")
 	}
-	if err := ValidateID(snap.Instance); err != nil {
-		return nil, err
+	if known == nil || snap.Instance != known.Instance {
+		if err := ValidateID(snap.Instance); err != nil {
+			return nil, err
+		}
 	}
 	if expectedVersion < 0 {
 		return nil, fmt.Errorf("session: save of %q: negative expected version %d", snap.Instance, expectedVersion)
@@ -138,7 +141,7 @@ func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl ti
 		c.Expires = c.Updated.Add(ttl)
 	}
 	// What is saved must load: check it as Decode will.
-	if err := c.check(); err != nil {
+	if err := c.checkAgainst(known); err != nil {
 		return nil, fmt.Errorf("session: save of %q: invalid snapshot: %w", snap.Instance, err)
 	}
 	return c, nil

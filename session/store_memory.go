@@ -123,7 +123,7 @@ func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion 
 	now := m.now()
 	var c *Snapshot
 	if owned {
-		if c, err = stampInto(spare, snap, expectedVersion, now, ttl); err == nil {
+		if c, err = stampInto(spare, snap, expectedVersion, now, ttl, hint); err == nil {
 			c, err = canonicalize(c, true, hint, varsDone)
 		}
 	} else if c, err = stamp(snap, expectedVersion, now, ttl); err == nil {
