@@ -65,6 +65,8 @@ type auditRun struct {
 	runID    string
 	path     string    // root call path
 	began    time.Time // the clock at the run's start; record times are offsets from it
+	beganSec int64     // began as Unix seconds and nanoseconds, for encoding times without time.Time
+	beganNs  int64
 
 	mu     sync.Mutex
 	seq    int64
@@ -87,6 +89,7 @@ type auditRun struct {
 type openExec struct {
 	c     *flow.Context
 	n     *flow.Node
+	agent string // its agent name, for the terminal record
 	gen   int    // the batch of its STARTED record, if it is still ar.gen
 	idx   int    // the index of that record in the batch
 	ident [2]int // its identity fields in the batch's lines, for the terminal record to copy
@@ -102,6 +105,7 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 	ar.bufs = a.getBufs()
 	ar.cur, ar.spare = &ar.bufs.batches[0], &ar.bufs.batches[1]
 	ar.began = a.cfg.clock()
+	ar.beganSec, ar.beganNs = ar.began.Unix(), int64(ar.began.Nanosecond())
 	ar.mu.Lock()
 	ar.seq++
 	ar.add(&trace.Record{Seq: ar.seq, Status: trace.Started, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title,
@@ -203,7 +207,11 @@ func fillNode(r *trace.Record, c *flow.Context, n *flow.Node, agent string) {
 
 // OnNodeEnd records the terminal record of the node execution.
 func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
-	x := endExtra{agent: a.cfg.agentOf(c, n)}
+	var x endExtra
+	if a.cfg.agent != nil {
+		// Asked anew, outside the run's lock; the default name is the STARTED record's.
+		x.agent = a.cfg.agent(c, n)
+	}
 	switch end.Status {
 	case trace.Failed:
 		x.err = errorInfo(end.Err, a.cfg.redact)
@@ -217,8 +225,12 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addEnd(ctx, c, n, &end, &x) {
 		return
 	}
+	if a.cfg.agent == nil {
+		x.agent = agentName(n)
+	}
 	var rec trace.Record
-	fillEnd(&rec, c, n, &end, &x)
+	fillNode(&rec, c, n, x.agent)
+	fillEnd(&rec, &end, &x)
 	a.orphan(ctx, c, &rec)
 }
 
@@ -231,10 +243,10 @@ type endExtra struct {
 	attrs  map[string]any
 }
 
-// fillEnd sets the fields of a terminal node record but its number and time.
-func fillEnd(r *trace.Record, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) {
+// fillEnd sets the fields of a terminal node record but its identity (fillNode), number
+// and time.
+func fillEnd(r *trace.Record, end *flow.NodeEnd, x *endExtra) {
 	r.Status = end.Status
-	fillNode(r, c, n, x.agent)
 	r.Step, r.Duration, r.Arrivals, r.Retrying, r.Recovered = end.Step, end.Duration, end.Arrivals, end.Retrying, end.Recovered
 	if end.Attempt > 1 {
 		r.Attempt = end.Attempt
@@ -336,7 +348,7 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 	} else {
 		o.idx, o.ident = ar.addLike(rec, 0, true, nil)
 	}
-	o.c, o.n, o.gen = c, n, ar.gen
+	o.c, o.n, o.agent, o.gen = c, n, agent, ar.gen
 	ar.open = append(ar.open, o)
 	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
@@ -357,8 +369,14 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 		return false
 	}
 	rec := ar.slot(&local)
-	fillEnd(rec, c, n, end, x)
 	o, found := ar.close(c, n)
+	if ar.a.cfg.agent == nil {
+		if found {
+			x.agent = o.agent
+		} else {
+			x.agent = agentName(n)
+		}
+	}
 	var start, at time.Duration
 	switch {
 	case ar.a.cfg.now != nil:
@@ -382,6 +400,10 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 			ident = ar.cur.lines[o.ident[0]:o.ident[1]]
 		}
 	}
+	if ident == nil || ar.a.records {
+		fillNode(rec, c, n, x.agent)
+	}
+	fillEnd(rec, end, x)
 	ar.seq++
 	rec.Seq = ar.seq
 	ar.addLike(rec, at, false, ident)

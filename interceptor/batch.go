@@ -87,14 +87,13 @@ func (ar *auditRun) stamp(b *batch) {
 		if s.pos < 0 && len(b.recs) == 0 {
 			continue
 		}
-		t := ar.began.Add(at)
-		if s.pos >= 0 && !ar.bufs.times.PutTime(b.lines[s.pos:], t) && !warned {
+		if s.pos >= 0 && !ar.bufs.times.PutUnix(b.lines[s.pos:], ar.beganSec, ar.beganNs+int64(at)) && !warned {
 			// Out of the fixed-width years (a wrong system clock): the placeholder stays.
-			ar.a.cfg.logger.Warn("flow audit: record time out of range", "run", ar.runID, "time", t)
+			ar.a.cfg.logger.Warn("flow audit: record time out of range", "run", ar.runID, "time", ar.began.Add(at))
 			warned = true
 		}
 		if len(b.recs) > 0 {
-			b.recs[i].Time = t
+			b.recs[i].Time = ar.began.Add(at)
 		}
 	}
 }
