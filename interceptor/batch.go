@@ -73,6 +73,7 @@ func (ar *auditRun) flush(ctx context.Context) {
 func (ar *auditRun) stamp(b *batch) {
 	now := time.Duration(-1)
 	warned := false
+	flushed := ar.flushed
 	for i := range b.times {
 		s := &b.times[i]
 		at := s.at
@@ -82,8 +83,8 @@ func (ar *auditRun) stamp(b *batch) {
 			}
 			at = now
 		}
-		at = max(at, ar.flushed)
-		ar.flushed = at
+		at = max(at, flushed)
+		flushed = at
 		if s.pos < 0 && len(b.recs) == 0 {
 			continue
 		}
@@ -96,6 +97,7 @@ func (ar *auditRun) stamp(b *batch) {
 			b.recs[i].Time = ar.began.Add(at)
 		}
 	}
+	ar.flushed = flushed
 }
 
 // writeBatch gives a batch to every sink: JSON lines to a JSONL, records to the
