@@ -64,6 +64,12 @@
 // interleave lines, and files opened with OpenJSONL are in O_APPEND mode, so other
 // writers (processes, or other sinks on the same path) append whole batches too. WithFsync syncs after every batch. Rotation is the operator's.
 //
+// Each line of a JSONL sink is one record, a self-contained JSON object with the
+// fields of trace.Record. To keep lines short, fields with empty values are left out,
+// and so is "path" when it equals "graph" (every record of a root graph: only
+// sub-graph records carry a path). trace.Record's UnmarshalJSON puts it back, so Go
+// readers and "flowteam audit" see it; with jq, read it as (.path // .graph).
+//
 // A failing sink does not fail the run: its first failure is logged through slog and
 // every failure counted (Audit.Failures). WithStrict makes the root InterceptFlow
 // return the error instead, which fails the run.

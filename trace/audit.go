@@ -20,7 +20,8 @@ import (
 // calling node's records frame them, and their nodes carry the sub-graph's call path.
 //
 // The JSON field names are those of the JSON Lines audit file; AppendJSON writes the
-// same encoding as encoding/json, faster.
+// same encoding as encoding/json, faster, but for a path equal to the graph id, which
+// it leaves out (UnmarshalJSON puts it back).
 type Record struct {
 	// Seq numbers the records of one run from 1, in the order they were produced.
 	Seq int64 `json:"seq"`
@@ -33,7 +34,8 @@ type Record struct {
 	// records).
 	GraphID string `json:"graph"`
 	// Path is the call path of that graph: the root graph id, then "/node/graph" for
-	// every sub-graph call on the way down.
+	// every sub-graph call on the way down. The JSON encoding leaves it out when it
+	// equals GraphID (every record of a root graph), and decoding puts it back.
 	Path string `json:"path"`
 	// NodeID is the node's id; empty on run records.
 	NodeID string `json:"node,omitempty"`

@@ -8,9 +8,10 @@ import (
 
 // AppendJSON appends the JSON encoding of r to dst (one object, no newline) and
 // returns the extended buffer. It writes the same fields as encoding/json with the
-// struct tags of Record, in the same order, without reflection; time is written in UTC
-// with nanoseconds. Attrs, if any, go through encoding/json. To encode many records,
-// an Encoder is faster.
+// struct tags of Record, in the same order, without reflection, but for the path,
+// which it leaves out when it equals the graph id (the records of a root graph);
+// Record.UnmarshalJSON puts it back. Time is written in UTC with nanoseconds. Attrs,
+// if any, go through encoding/json. To encode many records, an Encoder is faster.
 func (r *Record) AppendJSON(dst []byte) []byte {
 	var e Encoder
 	return e.Append(dst, r)
@@ -152,8 +153,10 @@ func (e *Encoder) appendIdent(dst []byte, r *Record, cacheNode bool) []byte {
 		e.graph, e.path, e.whereOK = r.GraphID, r.Path, true
 		e.where = append(e.where[:0], `,"graph":`...)
 		e.where = AppendJSONString(e.where, r.GraphID)
-		e.where = append(e.where, `,"path":`...)
-		e.where = AppendJSONString(e.where, r.Path)
+		if r.Path != r.GraphID {
+			e.where = append(e.where, `,"path":`...)
+			e.where = AppendJSONString(e.where, r.Path)
+		}
 	}
 	dst = append(dst, e.where...)
 	switch {
@@ -261,6 +264,27 @@ func appendTail(dst []byte, r *Record) []byte {
 // MarshalJSON encodes the record as AppendJSON does.
 func (r Record) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 256)), nil
+}
+
+// UnmarshalJSON decodes a record as encoding/json decodes the fields of Record; a
+// record without a "path" gets its graph id as path (AppendJSON leaves out a path
+// equal to the graph id). Audit files written before paths were left out decode the
+// same.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	type fields Record // without the methods, so encoding/json decodes it field by field
+	w := struct {
+		*fields
+		Path *string `json:"path"` // shadows fields.Path, to tell an absent path from ""
+	}{fields: (*fields)(r)}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Path != nil {
+		r.Path = *w.Path
+	} else {
+		r.Path = r.GraphID
+	}
+	return nil
 }
 
 const hexDigits = "0123456789abcdef"

@@ -29,7 +29,9 @@ func fullRecord() Record {
 }
 
 func TestRecordJSONRoundTrip(t *testing.T) {
-	for _, r := range []Record{fullRecord(), {Seq: 1, Time: time.Unix(0, 0), Status: Started, RunID: "r"}} {
+	root := fullRecord()
+	root.Path = root.GraphID
+	for _, r := range []Record{fullRecord(), root, {Seq: 1, Time: time.Unix(0, 0), Status: Started, RunID: "r"}} {
 		got := r.AppendJSON(nil)
 		require.True(t, json.Valid(got), "%s", got)
 
@@ -39,12 +41,17 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 		back.Time = r.Time
 		assert.Equal(t, r, back)
 
-		// Same fields, same values as encoding/json's reflection encoding.
+		// Same fields, same values as encoding/json's reflection encoding, but for a
+		// path equal to the graph id, which is left out.
 		ref, err := json.Marshal(plain(r))
 		require.NoError(t, err)
 		var a, b map[string]any
 		require.NoError(t, json.Unmarshal(got, &a))
 		require.NoError(t, json.Unmarshal(ref, &b))
+		if r.Path == r.GraphID {
+			assert.NotContains(t, a, "path")
+			delete(b, "path")
+		}
 		at, _ := time.Parse(time.RFC3339Nano, a["time"].(string))
 		bt, _ := time.Parse(time.RFC3339Nano, b["time"].(string))
 		assert.True(t, at.Equal(bt))
@@ -56,6 +63,23 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		assert.JSONEq(t, string(got), string(m))
 	}
+}
+
+// A record without a path is on its graph's path; one with a path keeps it, even
+// empty; lines written before paths were left out decode the same.
+func TestRecordUnmarshalPath(t *testing.T) {
+	var r Record
+	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","node":"a","run":"r"}`), &r))
+	assert.Equal(t, "g", r.Path)
+	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","path":"g/c/h","run":"r"}`), &r))
+	assert.Equal(t, "g/c/h", r.Path)
+	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","path":"","run":"r"}`), &r))
+	assert.Equal(t, "", r.Path)
+	var old, now Record
+	require.NoError(t, json.Unmarshal([]byte(`{"seq":2,"time":"2026-01-02T03:04:05.000000006Z","status":"COMPLETED","graph":"g","path":"g","node":"a","type":"activity","instance":"i","run":"r","branch":"main","step":1,"duration_ns":5}`), &old))
+	require.NoError(t, json.Unmarshal([]byte(`{"seq":2,"time":"2026-01-02T03:04:05.000000006Z","status":"COMPLETED","graph":"g","node":"a","type":"activity","instance":"i","run":"r","branch":"main","step":1,"duration_ns":5}`), &now))
+	assert.Equal(t, old, now)
+	assert.Error(t, json.Unmarshal([]byte(`{"seq":"x"}`), &r))
 }
 
 func TestAppendTime(t *testing.T) {

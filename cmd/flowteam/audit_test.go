@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -185,6 +186,37 @@ func TestAuditBadInput(t *testing.T) {
 	assert.Contains(t, errOut, "damaged.jsonl:2: skipped: not an audit record")
 	assert.Contains(t, errOut, "skipped", "the torn last line")
 	assert.Contains(t, out, "(no end record", "the last run has lost its end record")
+}
+
+// The audit file leaves out a path equal to the graph id; files written before, with
+// every path, read the same.
+func TestAuditPathOmitted(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var withPaths bytes.Buffer
+	omitted := 0
+	for line := range bytes.Lines(data) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(line, &m))
+		if _, ok := m["path"]; !ok {
+			omitted++
+			m["path"] = m["graph"]
+		}
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		withPaths.Write(append(b, '\n'))
+	}
+	require.Positive(t, omitted)
+	old := filepath.Join(t.TempDir(), "old.jsonl")
+	require.NoError(t, os.WriteFile(old, withPaths.Bytes(), 0o600))
+	for _, args := range [][]string{nil, {"--summary"}, {"--node", "order/verify/child:check"}} {
+		code, want, _ := auditCmd(t, append([]string{old}, args...)...)
+		require.Equal(t, exitOK, code)
+		code, got, errOut := auditCmd(t, append([]string{path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, got, "%v", args)
+	}
 }
 
 // "flowteam run --audit FILE" appends each run's records; "flowteam audit" reads them.
