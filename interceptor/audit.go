@@ -77,6 +77,10 @@ type auditRun struct {
 	last   time.Duration
 	open   []openExec // node executions started and not ended
 	closed bool
+	// Where node records are built when no sink takes records (see slot): a STARTED
+	// and a terminal one, each always setting the fields it uses, so neither needs
+	// zeroing first.
+	scratch [2]trace.Record
 
 	flushMu sync.Mutex    // one write of this run at a time, in order
 	flushed time.Duration // time of the last record written: times never go back in seq order
@@ -200,6 +204,7 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 // fillNode sets the fields that say which node execution a record is about.
 func fillNode(r *trace.Record, c *flow.Context, n *flow.Node, agent string) {
 	r.Path, r.NodeID, r.NodeType, r.Title, r.BranchID, r.Agent = c.CallPath(), n.ID, n.Type.String(), n.Title, c.BranchID(), agent
+	r.GraphID = ""
 	if g := n.Graph(); g != nil {
 		r.GraphID = g.ID
 	}
@@ -248,6 +253,7 @@ type endExtra struct {
 func fillEnd(r *trace.Record, end *flow.NodeEnd, x *endExtra) {
 	r.Status = end.Status
 	r.Step, r.Duration, r.Arrivals, r.Retrying, r.Recovered = end.Step, end.Duration, end.Arrivals, end.Retrying, end.Recovered
+	r.Attempt = 0
 	if end.Attempt > 1 {
 		r.Attempt = end.Attempt
 	}
@@ -312,12 +318,13 @@ func (ar *auditRun) addLike(rec *trace.Record, at time.Duration, pending bool, i
 }
 
 // slot returns where to build a node's record: in the batch's records when sinks take
-// them (building it in place saves copying it there), else local. The unused capacity
-// of the records is always zeroed (flush clears what it wrote), so the record starts
-// out empty. The caller holds mu and adds the record before unlocking.
-func (ar *auditRun) slot(local *trace.Record) *trace.Record {
+// them (building it in place saves copying it there; the unused capacity of the
+// records is always zeroed, as flush clears what it wrote, so the record starts out
+// empty), else in scratch[i] (0 for STARTED, 1 for terminal records), whose fields the
+// caller sets anew. The caller holds mu and adds the record before unlocking.
+func (ar *auditRun) slot(i int) *trace.Record {
 	if !ar.a.records {
-		return local
+		return &ar.scratch[i]
 	}
 	b := ar.cur
 	if len(b.recs) < cap(b.recs) {
@@ -331,13 +338,12 @@ func (ar *auditRun) slot(local *trace.Record) *trace.Record {
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
-	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
-	rec := ar.slot(&local)
+	rec := ar.slot(0)
 	rec.Status, rec.Attrs = trace.Started, attrs
 	fillNode(rec, c, n, agent)
 	ar.seq++
@@ -362,13 +368,12 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 // record's, come from the engine's NodeEnd (Start, Duration): no clock read (with a
 // configured clock, the clock's time). It reports false when the run is over.
 func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) bool {
-	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
-	rec := ar.slot(&local)
+	rec := ar.slot(1)
 	o, found := ar.close(c, n)
 	if ar.a.cfg.agent == nil {
 		if found {
@@ -418,13 +423,16 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 // close removes the execution (c, n) from the open ones and returns it. The caller
 // holds mu.
 func (ar *auditRun) close(c *flow.Context, n *flow.Node) (openExec, bool) {
-	for i := len(ar.open) - 1; i >= 0; i-- {
-		if o := ar.open[i]; o.c == c && o.n == n {
-			last := len(ar.open) - 1
-			ar.open[i] = ar.open[last]
+	last := len(ar.open) - 1
+	for i := last; i >= 0; i-- {
+		if o := &ar.open[i]; o.c == c && o.n == n {
+			found := *o
+			if i != last {
+				*o = ar.open[last]
+			}
 			ar.open[last] = openExec{}
 			ar.open = ar.open[:last]
-			return o, true
+			return found, true
 		}
 	}
 	return openExec{}, false
