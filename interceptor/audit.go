@@ -65,6 +65,8 @@ type auditRun struct {
 	runID    string
 	path     string    // root call path
 	began    time.Time // the clock at the run's start; record times are offsets from it
+	beganSec int64     // began as Unix seconds and nanoseconds, for encoding times without time.Time
+	beganNs  int64
 
 	mu     sync.Mutex
 	seq    int64
@@ -75,6 +77,10 @@ type auditRun struct {
 	last   time.Duration
 	open   []openExec // node executions started and not ended
 	closed bool
+	// Where node records are built when no sink takes records (see slot): a STARTED
+	// and a terminal one, each always setting the fields it uses, so neither needs
+	// zeroing first.
+	scratch [2]trace.Record
 
 	flushMu sync.Mutex    // one write of this run at a time, in order
 	flushed time.Duration // time of the last record written: times never go back in seq order
@@ -87,6 +93,7 @@ type auditRun struct {
 type openExec struct {
 	c     *flow.Context
 	n     *flow.Node
+	agent string // its agent name, for the terminal record
 	gen   int    // the batch of its STARTED record, if it is still ar.gen
 	idx   int    // the index of that record in the batch
 	ident [2]int // its identity fields in the batch's lines, for the terminal record to copy
@@ -102,6 +109,7 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 	ar.bufs = a.getBufs()
 	ar.cur, ar.spare = &ar.bufs.batches[0], &ar.bufs.batches[1]
 	ar.began = a.cfg.clock()
+	ar.beganSec, ar.beganNs = ar.began.Unix(), int64(ar.began.Nanosecond())
 	ar.mu.Lock()
 	ar.seq++
 	ar.add(&trace.Record{Seq: ar.seq, Status: trace.Started, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title,
@@ -196,6 +204,7 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 // fillNode sets the fields that say which node execution a record is about.
 func fillNode(r *trace.Record, c *flow.Context, n *flow.Node, agent string) {
 	r.Path, r.NodeID, r.NodeType, r.Title, r.BranchID, r.Agent = c.CallPath(), n.ID, n.Type.String(), n.Title, c.BranchID(), agent
+	r.GraphID = ""
 	if g := n.Graph(); g != nil {
 		r.GraphID = g.ID
 	}
@@ -203,7 +212,11 @@ func fillNode(r *trace.Record, c *flow.Context, n *flow.Node, agent string) {
 
 // OnNodeEnd records the terminal record of the node execution.
 func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
-	x := endExtra{agent: a.cfg.agentOf(c, n)}
+	var x endExtra
+	if a.cfg.agent != nil {
+		// Asked anew, outside the run's lock; the default name is the STARTED record's.
+		x.agent = a.cfg.agent(c, n)
+	}
 	switch end.Status {
 	case trace.Failed:
 		x.err = errorInfo(end.Err, a.cfg.redact)
@@ -217,8 +230,12 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addEnd(ctx, c, n, &end, &x) {
 		return
 	}
+	if a.cfg.agent == nil {
+		x.agent = agentName(n)
+	}
 	var rec trace.Record
-	fillEnd(&rec, c, n, &end, &x)
+	fillNode(&rec, c, n, x.agent)
+	fillEnd(&rec, &end, &x)
 	a.orphan(ctx, c, &rec)
 }
 
@@ -231,11 +248,12 @@ type endExtra struct {
 	attrs  map[string]any
 }
 
-// fillEnd sets the fields of a terminal node record but its number and time.
-func fillEnd(r *trace.Record, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) {
+// fillEnd sets the fields of a terminal node record but its identity (fillNode), number
+// and time.
+func fillEnd(r *trace.Record, end *flow.NodeEnd, x *endExtra) {
 	r.Status = end.Status
-	fillNode(r, c, n, x.agent)
 	r.Step, r.Duration, r.Arrivals, r.Retrying, r.Recovered = end.Step, end.Duration, end.Arrivals, end.Retrying, end.Recovered
+	r.Attempt = 0
 	if end.Attempt > 1 {
 		r.Attempt = end.Attempt
 	}
@@ -300,12 +318,13 @@ func (ar *auditRun) addLike(rec *trace.Record, at time.Duration, pending bool, i
 }
 
 // slot returns where to build a node's record: in the batch's records when sinks take
-// them (building it in place saves copying it there), else local. The unused capacity
-// of the records is always zeroed (flush clears what it wrote), so the record starts
-// out empty. The caller holds mu and adds the record before unlocking.
-func (ar *auditRun) slot(local *trace.Record) *trace.Record {
+// them (building it in place saves copying it there; the unused capacity of the
+// records is always zeroed, as flush clears what it wrote, so the record starts out
+// empty), else in scratch[i] (0 for STARTED, 1 for terminal records), whose fields the
+// caller sets anew. The caller holds mu and adds the record before unlocking.
+func (ar *auditRun) slot(i int) *trace.Record {
 	if !ar.a.records {
-		return local
+		return &ar.scratch[i]
 	}
 	b := ar.cur
 	if len(b.recs) < cap(b.recs) {
@@ -319,13 +338,12 @@ func (ar *auditRun) slot(local *trace.Record) *trace.Record {
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
-	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
-	rec := ar.slot(&local)
+	rec := ar.slot(0)
 	rec.Status, rec.Attrs = trace.Started, attrs
 	fillNode(rec, c, n, agent)
 	ar.seq++
@@ -336,7 +354,7 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 	} else {
 		o.idx, o.ident = ar.addLike(rec, 0, true, nil)
 	}
-	o.c, o.n, o.gen = c, n, ar.gen
+	o.c, o.n, o.agent, o.gen = c, n, agent, ar.gen
 	ar.open = append(ar.open, o)
 	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
@@ -350,15 +368,20 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 // record's, come from the engine's NodeEnd (Start, Duration): no clock read (with a
 // configured clock, the clock's time). It reports false when the run is over.
 func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) bool {
-	var local trace.Record
 	ar.mu.Lock()
 	if ar.closed {
 		ar.mu.Unlock()
 		return false
 	}
-	rec := ar.slot(&local)
-	fillEnd(rec, c, n, end, x)
+	rec := ar.slot(1)
 	o, found := ar.close(c, n)
+	if ar.a.cfg.agent == nil {
+		if found {
+			x.agent = o.agent
+		} else {
+			x.agent = agentName(n)
+		}
+	}
 	var start, at time.Duration
 	switch {
 	case ar.a.cfg.now != nil:
@@ -382,6 +405,10 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 			ident = ar.cur.lines[o.ident[0]:o.ident[1]]
 		}
 	}
+	if ident == nil || ar.a.records {
+		fillNode(rec, c, n, x.agent)
+	}
+	fillEnd(rec, end, x)
 	ar.seq++
 	rec.Seq = ar.seq
 	ar.addLike(rec, at, false, ident)
@@ -396,13 +423,16 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 // close removes the execution (c, n) from the open ones and returns it. The caller
 // holds mu.
 func (ar *auditRun) close(c *flow.Context, n *flow.Node) (openExec, bool) {
-	for i := len(ar.open) - 1; i >= 0; i-- {
-		if o := ar.open[i]; o.c == c && o.n == n {
-			last := len(ar.open) - 1
-			ar.open[i] = ar.open[last]
+	last := len(ar.open) - 1
+	for i := last; i >= 0; i-- {
+		if o := &ar.open[i]; o.c == c && o.n == n {
+			found := *o
+			if i != last {
+				*o = ar.open[last]
+			}
 			ar.open[last] = openExec{}
 			ar.open = ar.open[:last]
-			return o, true
+			return found, true
 		}
 	}
 	return openExec{}, false

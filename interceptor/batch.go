@@ -73,6 +73,7 @@ func (ar *auditRun) flush(ctx context.Context) {
 func (ar *auditRun) stamp(b *batch) {
 	now := time.Duration(-1)
 	warned := false
+	flushed := ar.flushed
 	for i := range b.times {
 		s := &b.times[i]
 		at := s.at
@@ -82,21 +83,21 @@ func (ar *auditRun) stamp(b *batch) {
 			}
 			at = now
 		}
-		at = max(at, ar.flushed)
-		ar.flushed = at
+		at = max(at, flushed)
+		flushed = at
 		if s.pos < 0 && len(b.recs) == 0 {
 			continue
 		}
-		t := ar.began.Add(at)
-		if s.pos >= 0 && !ar.bufs.times.PutTime(b.lines[s.pos:], t) && !warned {
+		if s.pos >= 0 && !ar.bufs.times.PutUnix(b.lines[s.pos:], ar.beganSec, ar.beganNs+int64(at)) && !warned {
 			// Out of the fixed-width years (a wrong system clock): the placeholder stays.
-			ar.a.cfg.logger.Warn("flow audit: record time out of range", "run", ar.runID, "time", t)
+			ar.a.cfg.logger.Warn("flow audit: record time out of range", "run", ar.runID, "time", ar.began.Add(at))
 			warned = true
 		}
 		if len(b.recs) > 0 {
-			b.recs[i].Time = t
+			b.recs[i].Time = ar.began.Add(at)
 		}
 	}
+	ar.flushed = flushed
 }
 
 // writeBatch gives a batch to every sink: JSON lines to a JSONL, records to the

@@ -20,7 +20,9 @@ import (
 // calling node's records frame them, and their nodes carry the sub-graph's call path.
 //
 // The JSON field names are those of the JSON Lines audit file; AppendJSON writes the
-// same encoding as encoding/json, faster.
+// same encoding as encoding/json, faster, but for the fields it leaves out at their
+// default (a path equal to the graph id, a node's type "activity" and branch "main"),
+// which UnmarshalJSON puts back.
 type Record struct {
 	// Seq numbers the records of one run from 1, in the order they were produced.
 	Seq int64 `json:"seq"`
@@ -33,11 +35,13 @@ type Record struct {
 	// records).
 	GraphID string `json:"graph"`
 	// Path is the call path of that graph: the root graph id, then "/node/graph" for
-	// every sub-graph call on the way down.
+	// every sub-graph call on the way down. The JSON encoding leaves it out when it
+	// equals GraphID (every record of a root graph), and decoding puts it back.
 	Path string `json:"path"`
 	// NodeID is the node's id; empty on run records.
 	NodeID string `json:"node,omitempty"`
-	// NodeType is the node's type name (start, activity, exclusive, ...).
+	// NodeType is the node's type name (start, activity, exclusive, ...). The JSON
+	// encoding of a node record leaves out DefaultNodeType, and decoding puts it back.
 	NodeType string `json:"type,omitempty"`
 	// Title is the node's title, if any.
 	Title string `json:"title,omitempty"`
@@ -47,7 +51,8 @@ type Record struct {
 	RunID string `json:"run"`
 	// BranchID is the stable id of the branch that ran the node ("main", "main/p:a",
 	// "main/call/child", "main/loop[2]"...), derived from the gateways and links that
-	// created it; empty on run records.
+	// created it; empty on run records. The JSON encoding of a node record leaves out
+	// DefaultBranch, and decoding puts it back.
 	BranchID string `json:"branch,omitempty"`
 	// Agent is the name of the agent the node runs, when the node is an agent.
 	Agent string `json:"agent,omitempty"`

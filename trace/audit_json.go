@@ -2,16 +2,19 @@ package trace
 
 import (
 	"encoding/json"
-	"strconv"
-	"time"
+	"slices"
 	"unicode/utf8"
 )
 
 // AppendJSON appends the JSON encoding of r to dst (one object, no newline) and
 // returns the extended buffer. It writes the same fields as encoding/json with the
-// struct tags of Record, in the same order, without reflection; time is written in UTC
-// with nanoseconds. Attrs, if any, go through encoding/json. To encode many records,
-// an Encoder is faster.
+// struct tags of Record, in the same order, without reflection, but for fields at
+// their default, which it leaves out and Record.UnmarshalJSON puts back: the path
+// when it equals the graph id (the records of a root graph), and on node records the
+// type when it is DefaultNodeType and the branch when it is DefaultBranch (an empty
+// type or branch of a node record is written as ""). Time is written in UTC with
+// nanoseconds. Attrs, if any, go through encoding/json. To encode many records, an
+// Encoder is faster.
 func (r *Record) AppendJSON(dst []byte) []byte {
 	var e Encoder
 	return e.Append(dst, r)
@@ -24,10 +27,18 @@ type Encoder struct {
 	secs int64 // unix seconds of date, +1 (0: none yet)
 	date [19]byte
 
-	// The encoded instance and run ids of the last record: the records of a batch
-	// share them.
-	instance, run string
-	ids           []byte
+	// The last sequence number written, in decimal in seqBuf[seqAt:]: records come
+	// numbered 1, 2, 3..., so the next one is mostly a digit incremented in place.
+	seq    int64
+	seqBuf [20]byte
+	seqAt  int
+
+	// The encoded instance, run, branch and agent of the last record (and whether it
+	// was a node record, for the default branch): the node records of a branch of a
+	// run share them.
+	instance, run, branch, agent string
+	ids                          []byte
+	idsNode, idsOK               bool
 
 	// The encoded graph and path, and the node fields, of the last record: a run's
 	// records share the first, a node's STARTED and terminal records the second.
@@ -37,11 +48,17 @@ type Encoder struct {
 	nodeID, nodeType, title string
 	node                    []byte
 	nodeOK                  bool
+
+	// The encoded type of the last node: the few type names recur.
+	typ    string
+	typEnc []byte
 }
 
 // Append appends the JSON encoding of r to dst and returns the extended buffer.
 func (e *Encoder) Append(dst []byte, r *Record) []byte {
-	dst = appendHead(dst, r.Seq)
+	dst = append(dst, `{"seq":`...)
+	dst = e.appendSeq(dst, r.Seq)
+	dst = append(dst, `,"time":"`...)
 	dst = e.appendTime(dst, r.Time)
 	dst = appendStatus(dst, r.Status)
 	dst = e.appendIdent(dst, r, true)
@@ -68,10 +85,19 @@ type Spans struct {
 // InstanceID, RunID, BranchID and Agent (it may lie in dst).
 func (e *Encoder) AppendUntimed(dst []byte, r *Record, ident []byte) ([]byte, Spans) {
 	var sp Spans
-	dst = appendHead(dst, r.Seq)
-	sp.Time = len(dst)
-	dst = append(dst, "1970-01-01T00:00:00.000000000Z"...)
-	dst = appendStatus(dst, r.Status)
+	dst = append(dst, `{"seq":`...)
+	dst = e.appendSeq(dst, r.Seq)
+	sp.Time = len(dst) + len(`,"time":"`)
+	// The time placeholder and the status in one piece: fewer appends.
+	switch r.Status {
+	case Started:
+		dst = append(dst, `,"time":"`+untimed+`","status":"STARTED"`...)
+	case Completed:
+		dst = append(dst, `,"time":"`+untimed+`","status":"COMPLETED"`...)
+	default:
+		dst = append(dst, `,"time":"`+untimed...)
+		dst = appendStatus(dst, r.Status)
+	}
 	sp.Ident[0] = len(dst)
 	if ident != nil {
 		dst = append(dst, ident...)
@@ -82,22 +108,34 @@ func (e *Encoder) AppendUntimed(dst []byte, r *Record, ident []byte) ([]byte, Sp
 	return appendTail(dst, r), sp
 }
 
-// PutTime writes t into b[:TimeLen] as Append writes a record time, and reports
-// whether it could: a time before 1970 or after 9999 has another length and is not
-// written.
-func (e *Encoder) PutTime(b []byte, t time.Time) bool {
-	secs := t.Unix()
-	if secs < 0 || secs > maxSecs || len(b) < TimeLen {
-		return false
-	}
-	e.putTime((*[TimeLen]byte)(b), secs, uint32(t.Nanosecond()))
-	return true
-}
+// untimed is the time placeholder of AppendUntimed.
+const untimed = "1970-01-01T00:00:00.000000000Z"
 
-func appendHead(dst []byte, seq int64) []byte {
-	dst = append(dst, `{"seq":`...)
-	dst = strconv.AppendInt(dst, seq, 10)
-	return append(dst, `,"time":"`...)
+// appendSeq appends seq in decimal. When it follows the last one written, it
+// increments that one's digits rather than formatting it anew.
+func (e *Encoder) appendSeq(dst []byte, seq int64) []byte {
+	if seq <= 0 {
+		e.seqAt = 0
+		return appendInt(dst, seq)
+	}
+	b := &e.seqBuf
+	if e.seqAt == 0 || seq != e.seq+1 {
+		e.seqAt = putUint(b, uint64(seq))
+	} else {
+		i := len(b) - 1
+		for i >= e.seqAt && b[i] == '9' {
+			b[i] = '0'
+			i--
+		}
+		if i < e.seqAt { // 9...9 became 10...0 (never past 19 digits: seq is an int64)
+			e.seqAt--
+			i = e.seqAt
+			b[i] = '0'
+		}
+		b[i]++
+	}
+	e.seq = seq
+	return append(dst, b[e.seqAt:]...)
 }
 
 func appendStatus(dst []byte, s Status) []byte {
@@ -112,54 +150,60 @@ func appendStatus(dst []byte, s Status) []byte {
 }
 
 // appendIdent appends the identity fields, from the caches where r shares them with
-// the previous record. The node fields are cached only if cacheNode (AppendUntimed's
-// callers copy a node's identity from its STARTED record instead).
+// the previous record. The node fields as a whole are cached only if cacheNode
+// (AppendUntimed's callers copy a node's identity from its STARTED record instead).
 func (e *Encoder) appendIdent(dst []byte, r *Record, cacheNode bool) []byte {
 	if !e.whereOK || r.GraphID != e.graph || r.Path != e.path {
 		e.graph, e.path, e.whereOK = r.GraphID, r.Path, true
 		e.where = append(e.where[:0], `,"graph":`...)
 		e.where = AppendJSONString(e.where, r.GraphID)
-		e.where = append(e.where, `,"path":`...)
-		e.where = AppendJSONString(e.where, r.Path)
+		if r.Path != r.GraphID {
+			e.where = append(e.where, `,"path":`...)
+			e.where = AppendJSONString(e.where, r.Path)
+		}
 	}
 	dst = append(dst, e.where...)
 	switch {
 	case !cacheNode:
-		dst = appendNode(dst, r)
+		dst = e.appendNode(dst, r)
 	case !e.nodeOK || r.NodeID != e.nodeID || r.NodeType != e.nodeType || r.Title != e.title:
 		e.nodeID, e.nodeType, e.title, e.nodeOK = r.NodeID, r.NodeType, r.Title, true
-		e.node = appendNode(e.node[:0], r)
+		e.node = e.appendNode(e.node[:0], r)
 		fallthrough
 	default:
 		dst = append(dst, e.node...)
 	}
-	if e.ids == nil || r.InstanceID != e.instance || r.RunID != e.run {
-		e.instance, e.run = r.InstanceID, r.RunID
+	isNode := r.NodeID != ""
+	if !e.idsOK || r.InstanceID != e.instance || r.RunID != e.run || r.BranchID != e.branch || r.Agent != e.agent || isNode != e.idsNode {
+		e.instance, e.run, e.branch, e.agent, e.idsNode, e.idsOK = r.InstanceID, r.RunID, r.BranchID, r.Agent, isNode, true
 		e.ids = append(e.ids[:0], `,"instance":`...)
 		e.ids = AppendJSONString(e.ids, r.InstanceID)
 		e.ids = append(e.ids, `,"run":`...)
 		e.ids = AppendJSONString(e.ids, r.RunID)
+		if r.BranchID != defaultField(isNode, DefaultBranch) {
+			e.ids = append(e.ids, `,"branch":`...)
+			e.ids = AppendJSONString(e.ids, r.BranchID)
+		}
+		if r.Agent != "" {
+			e.ids = append(e.ids, `,"agent":`...)
+			e.ids = AppendJSONString(e.ids, r.Agent)
+		}
 	}
-	dst = append(dst, e.ids...)
-	if r.BranchID != "" {
-		dst = append(dst, `,"branch":`...)
-		dst = AppendJSONString(dst, r.BranchID)
-	}
-	if r.Agent != "" {
-		dst = append(dst, `,"agent":`...)
-		dst = AppendJSONString(dst, r.Agent)
-	}
-	return dst
+	return append(dst, e.ids...)
 }
 
-func appendNode(dst []byte, r *Record) []byte {
-	if r.NodeID != "" {
+func (e *Encoder) appendNode(dst []byte, r *Record) []byte {
+	isNode := r.NodeID != ""
+	if isNode {
 		dst = append(dst, `,"node":`...)
 		dst = AppendJSONString(dst, r.NodeID)
 	}
-	if r.NodeType != "" {
-		dst = append(dst, `,"type":`...)
-		dst = AppendJSONString(dst, r.NodeType)
+	if r.NodeType != defaultField(isNode, DefaultNodeType) {
+		if r.NodeType != e.typ || e.typEnc == nil || r.NodeType == "" {
+			e.typ = r.NodeType
+			e.typEnc = AppendJSONString(append(e.typEnc[:0], `,"type":`...), r.NodeType)
+		}
+		dst = append(dst, e.typEnc...)
 	}
 	if r.Title != "" {
 		dst = append(dst, `,"title":`...)
@@ -172,15 +216,15 @@ func appendNode(dst []byte, r *Record) []byte {
 func appendTail(dst []byte, r *Record) []byte {
 	if r.Step != 0 {
 		dst = append(dst, `,"step":`...)
-		dst = strconv.AppendInt(dst, int64(r.Step), 10)
+		dst = appendInt(dst, int64(r.Step))
 	}
 	if r.Attempt != 0 {
 		dst = append(dst, `,"attempt":`...)
-		dst = strconv.AppendInt(dst, int64(r.Attempt), 10)
+		dst = appendInt(dst, int64(r.Attempt))
 	}
 	if r.Duration != 0 {
 		dst = append(dst, `,"duration_ns":`...)
-		dst = strconv.AppendInt(dst, int64(r.Duration), 10)
+		dst = appendInt(dst, int64(r.Duration))
 	}
 	if e := r.Error; e != nil {
 		dst = append(dst, `,"error":{"type":`...)
@@ -197,7 +241,7 @@ func appendTail(dst []byte, r *Record) []byte {
 	}
 	if r.Arrivals != 0 {
 		dst = append(dst, `,"arrivals":`...)
-		dst = strconv.AppendInt(dst, int64(r.Arrivals), 10)
+		dst = appendInt(dst, int64(r.Arrivals))
 	}
 	if r.Retrying {
 		dst = append(dst, `,"retrying":true`...)
@@ -228,80 +272,54 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 256)), nil
 }
 
-const maxSecs = 253402300799 // 9999-12-31T23:59:59Z
-
-// appendTime writes t in UTC as "2006-01-02T15:04:05.000000000Z" (RFC 3339 with a
-// fixed nine-digit fraction, which time.Parse and encoding/json read back).
-func (e *Encoder) appendTime(dst []byte, t time.Time) []byte {
-	secs := t.Unix()
-	if secs < 0 || secs > maxSecs {
-		return t.UTC().AppendFormat(dst, time.RFC3339Nano)
+// UnmarshalJSON decodes a record as encoding/json decodes the fields of Record, and
+// gives the fields AppendJSON leaves out at their default their default: a record
+// without "path" is on its graph's path (GraphID); a node record without "type" is
+// an activity (DefaultNodeType), without "branch" on the main branch
+// (DefaultBranch); a run record without them has neither. Audit files written before
+// these fields were left out decode the same.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	type fields Record // without the methods, so encoding/json decodes it field by field
+	// The shadowing fields tell an absent field from an empty one.
+	w := struct {
+		*fields
+		Path   *string `json:"path"`
+		Type   *string `json:"type"`
+		Branch *string `json:"branch"`
+	}{fields: (*fields)(r)}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
 	}
-	var b [TimeLen]byte
-	e.putTime(&b, secs, uint32(t.Nanosecond()))
-	return append(dst, b[:]...)
+	isNode := r.NodeID != ""
+	r.Path = orDefault(w.Path, r.GraphID)
+	r.NodeType = orDefault(w.Type, defaultField(isNode, DefaultNodeType))
+	r.BranchID = orDefault(w.Branch, defaultField(isNode, DefaultBranch))
+	return nil
 }
 
-// putTime writes the time secs (in [0, maxSecs]) plus ns into b.
-func (e *Encoder) putTime(b *[TimeLen]byte, secs int64, ns uint32) {
-	if secs+1 != e.secs {
-		e.secs = secs + 1
-		days, rem := secs/86400, int(secs%86400)
-		y, mo, d := civil(days)
-		b := &e.date
-		put4(b[0:], y)
-		b[4] = '-'
-		put2(b[5:], mo)
-		b[7] = '-'
-		put2(b[8:], d)
-		b[10] = 'T'
-		put2(b[11:], rem/3600)
-		b[13] = ':'
-		put2(b[14:], rem/60%60)
-		b[16] = ':'
-		put2(b[17:], rem%60)
+// Defaults of node records' fields, which their JSON leaves out.
+const (
+	// DefaultNodeType is the type of a node record without "type".
+	DefaultNodeType = "activity"
+	// DefaultBranch is the branch of a node record without "branch": the run's
+	// first branch.
+	DefaultBranch = "main"
+)
+
+// defaultField returns the value of a field left out of a node record's JSON (def)
+// or of a run record's ("", as for every empty field).
+func defaultField(isNode bool, def string) string {
+	if isNode {
+		return def
 	}
-	copy(b[:19], e.date[:])
-	b[19] = '.'
-	b[20] = byte('0' + ns/1e8)
-	ns %= 1e8
-	put2(b[21:], int(ns/1e6))
-	ns %= 1e6
-	put2(b[23:], int(ns/1e4))
-	ns %= 1e4
-	put2(b[25:], int(ns/100))
-	put2(b[27:], int(ns%100))
-	b[29] = 'Z'
+	return ""
 }
 
-// civil converts days since 1970-01-01 (non-negative) to a proleptic Gregorian date
-// (Howard Hinnant's days_from_civil inverse), without the time package's general
-// calendar code.
-func civil(days int64) (year, month, day int) {
-	z := days + 719468
-	era := z / 146097
-	doe := z - era*146097                                  // [0, 146096]
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
-	y := yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100) // [0, 365]
-	mp := (5*doy + 2) / 153                  // [0, 11]
-	d := doy - (153*mp+2)/5 + 1              // [1, 31]
-	m := mp + 3
-	if m > 12 {
-		m -= 12
+func orDefault(p *string, def string) string {
+	if p != nil {
+		return *p
 	}
-	if m <= 2 {
-		y++
-	}
-	return int(y), int(m), int(d)
-}
-
-const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-
-func put2(b []byte, v int) { b[0], b[1] = pairs[2*v], pairs[2*v+1] }
-
-func put4(b []byte, v int) {
-	b[0], b[1], b[2], b[3] = byte('0'+v/1000), byte('0'+v/100%10), byte('0'+v/10%10), byte('0'+v%10)
+	return def
 }
 
 const hexDigits = "0123456789abcdef"
@@ -318,11 +336,34 @@ var safe = func() (t [utf8.RuneSelf]bool) {
 // (invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are escaped) but leaving HTML
 // characters alone. Other packages' hand-written encoders share it.
 func AppendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	if !needsEscape(s) {
-		dst = append(dst, s...)
-		return append(dst, '"')
+	n := len(dst)
+	if len(s) <= 16 {
+		// Ids and names are short: check and copy them a byte at a time, which costs
+		// less than a memmove call.
+		if cap(dst)-n < len(s)+2 {
+			dst = slices.Grow(dst, len(s)+2)
+		}
+		out := dst[n : n+len(s)+2]
+		out[0] = '"'
+		i := 0
+		for ; i < len(s) && s[i] < utf8.RuneSelf && safe[s[i]]; i++ {
+			out[i+1] = s[i]
+		}
+		if i == len(s) {
+			out[len(out)-1] = '"'
+			return dst[:n+len(out)]
+		}
+	} else if !needsEscape(s) {
+		if cap(dst)-n < len(s)+2 {
+			dst = slices.Grow(dst, len(s)+2)
+		}
+		dst = dst[:n+len(s)+2]
+		dst[n] = '"'
+		copy(dst[n+1:], s)
+		dst[n+1+len(s)] = '"'
+		return dst
 	}
+	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]

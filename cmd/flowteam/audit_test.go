@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -185,6 +186,44 @@ func TestAuditBadInput(t *testing.T) {
 	assert.Contains(t, errOut, "damaged.jsonl:2: skipped: not an audit record")
 	assert.Contains(t, errOut, "skipped", "the torn last line")
 	assert.Contains(t, out, "(no end record", "the last run has lost its end record")
+}
+
+// The audit file leaves out a path equal to the graph id, and a node record's type
+// and branch when they are "activity" and "main"; files written before, with every
+// field, read the same.
+func TestAuditDefaultsOmitted(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var withPaths bytes.Buffer
+	omitted := 0
+	for line := range bytes.Lines(data) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(line, &m))
+		defaults := map[string]any{"path": m["graph"]}
+		if _, ok := m["node"]; ok {
+			defaults["type"], defaults["branch"] = "activity", "main"
+		}
+		for k, v := range defaults {
+			if _, ok := m[k]; !ok {
+				omitted++
+				m[k] = v
+			}
+		}
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		withPaths.Write(append(b, '\n'))
+	}
+	require.Positive(t, omitted)
+	old := filepath.Join(t.TempDir(), "old.jsonl")
+	require.NoError(t, os.WriteFile(old, withPaths.Bytes(), 0o600))
+	for _, args := range [][]string{nil, {"--summary"}, {"--node", "order/verify/child:check"}} {
+		code, want, _ := auditCmd(t, append([]string{old}, args...)...)
+		require.Equal(t, exitOK, code)
+		code, got, errOut := auditCmd(t, append([]string{path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, got, "%v", args)
+	}
 }
 
 // "flowteam run --audit FILE" appends each run's records; "flowteam audit" reads them.
