@@ -398,17 +398,6 @@ func TestSlogSink(t *testing.T) {
 	assert.NotContains(t, out.String(), "sk-live-1")
 }
 
-// The defaults the JSON lines leave out are the engine's: its first branch and the
-// type of a plain node.
-func TestAuditLineDefaults(t *testing.T) {
-	assert.Equal(t, trace.DefaultNodeType, flow.Activity.String())
-	mem := interceptor.NewMemory()
-	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem)), 0))
-	_, err := e.EvalGraph(context.Background(), chain(t, 1), flow.NewContext("i"))
-	require.NoError(t, err)
-	assert.Equal(t, trace.DefaultBranch, mem.Records()[1].BranchID)
-}
-
 // A record's time comes from the configured clock.
 func TestAuditClock(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

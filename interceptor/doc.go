@@ -65,14 +65,10 @@
 // writers (processes, or other sinks on the same path) append whole batches too. WithFsync syncs after every batch. Rotation is the operator's.
 //
 // Each line of a JSONL sink is one record, a self-contained JSON object with the
-// fields of trace.Record. To keep lines short (writing them is most of the audit's
-// cost), fields with empty values are left out, and so are fields at their default:
-// "path" when it equals "graph" (every record of a root graph: only sub-graph records
-// carry a path), and on node records "type" when it is "activity" and "branch" when
-// it is "main" (a node record's empty type or branch is written as ""). trace.Record's
-// UnmarshalJSON puts them back, so Go readers and "flowteam audit" see every field;
-// with jq, read them as (.path // .graph), (.type // "activity") and
-// (.branch // "main") on records with a "node".
+// fields of trace.Record. To keep lines short, fields with empty values are left out,
+// and so is "path" when it equals "graph" (every record of a root graph: only
+// sub-graph records carry a path). trace.Record's UnmarshalJSON puts it back, so Go
+// readers and "flowteam audit" see it; with jq, read it as (.path // .graph).
 //
 // A failing sink does not fail the run: its first failure is logged through slog and
 // every failure counted (Audit.Failures). WithStrict makes the root InterceptFlow

@@ -20,9 +20,8 @@ import (
 // calling node's records frame them, and their nodes carry the sub-graph's call path.
 //
 // The JSON field names are those of the JSON Lines audit file; AppendJSON writes the
-// same encoding as encoding/json, faster, but for the fields it leaves out at their
-// default (a path equal to the graph id, a node's type "activity" and branch "main"),
-// which UnmarshalJSON puts back.
+// same encoding as encoding/json, faster, but for a path equal to the graph id, which
+// it leaves out (UnmarshalJSON puts it back).
 type Record struct {
 	// Seq numbers the records of one run from 1, in the order they were produced.
 	Seq int64 `json:"seq"`
@@ -40,8 +39,7 @@ type Record struct {
 	Path string `json:"path"`
 	// NodeID is the node's id; empty on run records.
 	NodeID string `json:"node,omitempty"`
-	// NodeType is the node's type name (start, activity, exclusive, ...). The JSON
-	// encoding of a node record leaves out DefaultNodeType, and decoding puts it back.
+	// NodeType is the node's type name (start, activity, exclusive, ...).
 	NodeType string `json:"type,omitempty"`
 	// Title is the node's title, if any.
 	Title string `json:"title,omitempty"`
@@ -51,8 +49,7 @@ type Record struct {
 	RunID string `json:"run"`
 	// BranchID is the stable id of the branch that ran the node ("main", "main/p:a",
 	// "main/call/child", "main/loop[2]"...), derived from the gateways and links that
-	// created it; empty on run records. The JSON encoding of a node record leaves out
-	// DefaultBranch, and decoding puts it back.
+	// created it; empty on run records.
 	BranchID string `json:"branch,omitempty"`
 	// Agent is the name of the agent the node runs, when the node is an agent.
 	Agent string `json:"agent,omitempty"`

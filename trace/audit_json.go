@@ -8,13 +8,10 @@ import (
 
 // AppendJSON appends the JSON encoding of r to dst (one object, no newline) and
 // returns the extended buffer. It writes the same fields as encoding/json with the
-// struct tags of Record, in the same order, without reflection, but for fields at
-// their default, which it leaves out and Record.UnmarshalJSON puts back: the path
-// when it equals the graph id (the records of a root graph), and on node records the
-// type when it is DefaultNodeType and the branch when it is DefaultBranch (an empty
-// type or branch of a node record is written as ""). Time is written in UTC with
-// nanoseconds. Attrs, if any, go through encoding/json. To encode many records, an
-// Encoder is faster.
+// struct tags of Record, in the same order, without reflection, but for the path,
+// which it leaves out when it equals the graph id (the records of a root graph);
+// Record.UnmarshalJSON puts it back. Time is written in UTC with nanoseconds. Attrs,
+// if any, go through encoding/json. To encode many records, an Encoder is faster.
 func (r *Record) AppendJSON(dst []byte) []byte {
 	var e Encoder
 	return e.Append(dst, r)
@@ -33,12 +30,11 @@ type Encoder struct {
 	seqBuf [20]byte
 	seqAt  int
 
-	// The encoded instance, run, branch and agent of the last record (and whether it
-	// was a node record, for the default branch): the node records of a branch of a
-	// run share them.
+	// The encoded instance, run, branch and agent of the last record: the node
+	// records of a branch of a run share them.
 	instance, run, branch, agent string
 	ids                          []byte
-	idsNode, idsOK               bool
+	idsOK                        bool
 
 	// The encoded graph and path, and the node fields, of the last record: a run's
 	// records share the first, a node's STARTED and terminal records the second.
@@ -173,14 +169,13 @@ func (e *Encoder) appendIdent(dst []byte, r *Record, cacheNode bool) []byte {
 	default:
 		dst = append(dst, e.node...)
 	}
-	isNode := r.NodeID != ""
-	if !e.idsOK || r.InstanceID != e.instance || r.RunID != e.run || r.BranchID != e.branch || r.Agent != e.agent || isNode != e.idsNode {
-		e.instance, e.run, e.branch, e.agent, e.idsNode, e.idsOK = r.InstanceID, r.RunID, r.BranchID, r.Agent, isNode, true
+	if !e.idsOK || r.InstanceID != e.instance || r.RunID != e.run || r.BranchID != e.branch || r.Agent != e.agent {
+		e.instance, e.run, e.branch, e.agent, e.idsOK = r.InstanceID, r.RunID, r.BranchID, r.Agent, true
 		e.ids = append(e.ids[:0], `,"instance":`...)
 		e.ids = AppendJSONString(e.ids, r.InstanceID)
 		e.ids = append(e.ids, `,"run":`...)
 		e.ids = AppendJSONString(e.ids, r.RunID)
-		if r.BranchID != defaultField(isNode, DefaultBranch) {
+		if r.BranchID != "" {
 			e.ids = append(e.ids, `,"branch":`...)
 			e.ids = AppendJSONString(e.ids, r.BranchID)
 		}
@@ -193,13 +188,12 @@ func (e *Encoder) appendIdent(dst []byte, r *Record, cacheNode bool) []byte {
 }
 
 func (e *Encoder) appendNode(dst []byte, r *Record) []byte {
-	isNode := r.NodeID != ""
-	if isNode {
+	if r.NodeID != "" {
 		dst = append(dst, `,"node":`...)
 		dst = AppendJSONString(dst, r.NodeID)
 	}
-	if r.NodeType != defaultField(isNode, DefaultNodeType) {
-		if r.NodeType != e.typ || e.typEnc == nil || r.NodeType == "" {
+	if r.NodeType != "" {
+		if r.NodeType != e.typ || e.typEnc == nil {
 			e.typ = r.NodeType
 			e.typEnc = AppendJSONString(append(e.typEnc[:0], `,"type":`...), r.NodeType)
 		}
@@ -272,54 +266,25 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 256)), nil
 }
 
-// UnmarshalJSON decodes a record as encoding/json decodes the fields of Record, and
-// gives the fields AppendJSON leaves out at their default their default: a record
-// without "path" is on its graph's path (GraphID); a node record without "type" is
-// an activity (DefaultNodeType), without "branch" on the main branch
-// (DefaultBranch); a run record without them has neither. Audit files written before
-// these fields were left out decode the same.
+// UnmarshalJSON decodes a record as encoding/json decodes the fields of Record; a
+// record without a "path" gets its graph id as path (AppendJSON leaves out a path
+// equal to the graph id). Audit files written before paths were left out decode the
+// same.
 func (r *Record) UnmarshalJSON(b []byte) error {
 	type fields Record // without the methods, so encoding/json decodes it field by field
-	// The shadowing fields tell an absent field from an empty one.
 	w := struct {
 		*fields
-		Path   *string `json:"path"`
-		Type   *string `json:"type"`
-		Branch *string `json:"branch"`
+		Path *string `json:"path"` // shadows fields.Path, to tell an absent path from ""
 	}{fields: (*fields)(r)}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	isNode := r.NodeID != ""
-	r.Path = orDefault(w.Path, r.GraphID)
-	r.NodeType = orDefault(w.Type, defaultField(isNode, DefaultNodeType))
-	r.BranchID = orDefault(w.Branch, defaultField(isNode, DefaultBranch))
+	if w.Path != nil {
+		r.Path = *w.Path
+	} else {
+		r.Path = r.GraphID
+	}
 	return nil
-}
-
-// Defaults of node records' fields, which their JSON leaves out.
-const (
-	// DefaultNodeType is the type of a node record without "type".
-	DefaultNodeType = "activity"
-	// DefaultBranch is the branch of a node record without "branch": the run's
-	// first branch.
-	DefaultBranch = "main"
-)
-
-// defaultField returns the value of a field left out of a node record's JSON (def)
-// or of a run record's ("", as for every empty field).
-func defaultField(isNode bool, def string) string {
-	if isNode {
-		return def
-	}
-	return ""
-}
-
-func orDefault(p *string, def string) string {
-	if p != nil {
-		return *p
-	}
-	return def
 }
 
 const hexDigits = "0123456789abcdef"

@@ -30,11 +30,8 @@ func fullRecord() Record {
 
 func TestRecordJSONRoundTrip(t *testing.T) {
 	root := fullRecord()
-	root.Path, root.BranchID, root.NodeType = root.GraphID, DefaultBranch, "exclusive"
-	untyped := fullRecord()
-	untyped.NodeType, untyped.BranchID = "", ""
-	runRec := Record{Seq: 1, Time: time.Unix(0, 0), Status: Started, GraphID: "g", Path: "g", RunID: "r", NodeType: "activity", BranchID: "main"}
-	for _, r := range []Record{fullRecord(), root, untyped, runRec, {Seq: 1, Time: time.Unix(0, 0), Status: Started, RunID: "r"}} {
+	root.Path = root.GraphID
+	for _, r := range []Record{fullRecord(), root, {Seq: 1, Time: time.Unix(0, 0), Status: Started, RunID: "r"}} {
 		got := r.AppendJSON(nil)
 		require.True(t, json.Valid(got), "%s", got)
 
@@ -44,21 +41,16 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 		back.Time = r.Time
 		assert.Equal(t, r, back)
 
-		// Same fields, same values as encoding/json's reflection encoding, but for the
-		// fields left out at their default, and a node record's empty type and branch,
-		// written as "" (their absence would mean the default).
+		// Same fields, same values as encoding/json's reflection encoding, but for a
+		// path equal to the graph id, which is left out.
 		ref, err := json.Marshal(plain(r))
 		require.NoError(t, err)
 		var a, b map[string]any
 		require.NoError(t, json.Unmarshal(got, &a))
 		require.NoError(t, json.Unmarshal(ref, &b))
-		for k, def := range map[string]string{"path": r.GraphID, "type": defaultField(!r.IsRun(), DefaultNodeType), "branch": defaultField(!r.IsRun(), DefaultBranch)} {
-			if v, _ := b[k].(string); v == def {
-				assert.NotContains(t, a, k)
-				delete(b, k)
-			} else if _, ok := b[k]; !ok {
-				b[k] = ""
-			}
+		if r.Path == r.GraphID {
+			assert.NotContains(t, a, "path")
+			delete(b, "path")
 		}
 		at, _ := time.Parse(time.RFC3339Nano, a["time"].(string))
 		bt, _ := time.Parse(time.RFC3339Nano, b["time"].(string))
@@ -73,28 +65,19 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// A record without a path is on its graph's path, a node record without a type or a
-// branch is an activity on the main branch; present fields are kept, even empty;
-// lines written before these fields were left out decode the same.
-func TestRecordUnmarshalDefaults(t *testing.T) {
+// A record without a path is on its graph's path; one with a path keeps it, even
+// empty; lines written before paths were left out decode the same.
+func TestRecordUnmarshalPath(t *testing.T) {
 	var r Record
 	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","node":"a","run":"r"}`), &r))
 	assert.Equal(t, "g", r.Path)
-	assert.Equal(t, "activity", r.NodeType)
-	assert.Equal(t, "main", r.BranchID)
-	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","node":"a","type":"","branch":"","run":"r"}`), &r))
-	assert.Equal(t, "", r.NodeType)
-	assert.Equal(t, "", r.BranchID)
-	var run Record
-	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","run":"r"}`), &run))
-	assert.Equal(t, Record{Seq: 1, Status: Started, GraphID: "g", Path: "g", RunID: "r"}, run, "a run record has no type and branch")
 	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","path":"g/c/h","run":"r"}`), &r))
 	assert.Equal(t, "g/c/h", r.Path)
 	require.NoError(t, json.Unmarshal([]byte(`{"seq":1,"status":"STARTED","graph":"g","path":"","run":"r"}`), &r))
 	assert.Equal(t, "", r.Path)
 	var old, now Record
 	require.NoError(t, json.Unmarshal([]byte(`{"seq":2,"time":"2026-01-02T03:04:05.000000006Z","status":"COMPLETED","graph":"g","path":"g","node":"a","type":"activity","instance":"i","run":"r","branch":"main","step":1,"duration_ns":5}`), &old))
-	require.NoError(t, json.Unmarshal([]byte(`{"seq":2,"time":"2026-01-02T03:04:05.000000006Z","status":"COMPLETED","graph":"g","node":"a","instance":"i","run":"r","step":1,"duration_ns":5}`), &now))
+	require.NoError(t, json.Unmarshal([]byte(`{"seq":2,"time":"2026-01-02T03:04:05.000000006Z","status":"COMPLETED","graph":"g","node":"a","type":"activity","instance":"i","run":"r","branch":"main","step":1,"duration_ns":5}`), &now))
 	assert.Equal(t, old, now)
 	assert.Error(t, json.Unmarshal([]byte(`{"seq":"x"}`), &r))
 }

@@ -24,9 +24,8 @@ Reads audit records in JSON Lines (as written by "flowteam run --audit FILE" or 
 interceptor package's JSONL sink; "-" reads standard input) and prints them as a
 timeline: one block per run, in the order runs first appear, records in sequence order,
 sub-graph nodes indented by call depth, with each record's branch and, once a node
-ended, its duration, error or suspend reason. Fields left out are at their default: a
-record without "path" is on its graph's path, a node record without "type" is an
-activity, without "branch" on branch "main". Flags may come before or after the files.
+ended, its duration, error or suspend reason. A record without "path" is on the path
+of its graph, as written for root graphs. Flags may come before or after the files.
 
 Flags:
   --instance ID   only the runs of this flow instance

@@ -188,10 +188,9 @@ func TestAuditBadInput(t *testing.T) {
 	assert.Contains(t, out, "(no end record", "the last run has lost its end record")
 }
 
-// The audit file leaves out a path equal to the graph id, and a node record's type
-// and branch when they are "activity" and "main"; files written before, with every
-// field, read the same.
-func TestAuditDefaultsOmitted(t *testing.T) {
+// The audit file leaves out a path equal to the graph id; files written before, with
+// every path, read the same.
+func TestAuditPathOmitted(t *testing.T) {
 	path, _ := writeAuditFile(t)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -200,15 +199,9 @@ func TestAuditDefaultsOmitted(t *testing.T) {
 	for line := range bytes.Lines(data) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(line, &m))
-		defaults := map[string]any{"path": m["graph"]}
-		if _, ok := m["node"]; ok {
-			defaults["type"], defaults["branch"] = "activity", "main"
-		}
-		for k, v := range defaults {
-			if _, ok := m[k]; !ok {
-				omitted++
-				m[k] = v
-			}
+		if _, ok := m["path"]; !ok {
+			omitted++
+			m["path"] = m["graph"]
 		}
 		b, err := json.Marshal(m)
 		require.NoError(t, err)
