@@ -82,22 +82,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return code
+	}
 	vars, err := runVars(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-		return exitUsage
+		return fail(exitUsage, err)
 	}
 	files, err := definitionFiles(cfg.files)
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-		return exitUsage
+		return fail(exitUsage, err)
 	}
 	var engOpts []flow.Option
 	if cfg.audit != "" {
 		ra, err := openRunAudit(cfg.audit, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-			return exitUsage
+			return fail(exitUsage, err)
 		}
 		defer ra.Close()
 		engOpts = append(engOpts, ra.option())
@@ -105,13 +106,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	eng := flow.NewEngine(engOpts...)
 	graphs, err := eng.LoadFiles(files...)
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-		return exitUsage
+		return fail(exitUsage, err)
 	}
 	g, err := pickGraph(graphs, cfg.graph)
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-		return exitUsage
+		return fail(exitUsage, err)
 	}
 
 	if cfg.instance == "" {
@@ -138,8 +137,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		err = out.writeText(stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam run: write output: %v\n", err)
-		return exitFail
+		return fail(exitFail, fmt.Errorf("write output: %w", err))
 	}
 	if res.Status == flow.StatusFailed {
 		return exitFail
