@@ -27,19 +27,13 @@ func benchChain(b *testing.B, e *flow.Engine, g *flow.Graph, nodes int) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	cpu0, cpuOK := cpuTime()
-	b.ResetTimer()
+	defer testkit.ReportCPU(b, nodes)()
 	for b.Loop() {
 		if _, err := e.EvalGraph(ctx, g, fc); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nodes), "ns/node")
-	// The process's CPU time (user and system, GC included) per node: steadier than
-	// the elapsed time on a machine shared with other work.
-	if cpu1, ok := cpuTime(); ok && cpuOK {
-		b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N)/float64(nodes), "cpu-ns/node")
-	}
 }
 
 // BenchmarkAuditChain measures the audit interceptor writing JSON Lines to a temporary
