@@ -46,11 +46,24 @@ var (
 // canonicalize is canonicalClone or, with owned, canonicalOwned; with varsDone
 // (owned only) the Vars map is canonical already and kept as it is.
 func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*Snapshot, error) {
-	src := *orig // read from src, write to c (orig itself when owned)
-	s, c := &src, orig
+	c := orig
 	if !owned {
 		c = new(Snapshot)
 	}
+	if err := canonInto(c, orig, owned, hint, varsDone); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// canonInto is canonicalize writing the result to dst, which may be s itself (owned),
+// a new Snapshot, or one that holds an earlier snapshot of the same instance (the
+// MemoryStore's spare): the result is built on the stack and dst gets only the fields
+// that differ (see assign), so refilling a spare writes few pointers. On error dst is
+// unchanged (but owned parts of s may have been converted, see canonicalOwned).
+func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) error {
+	var out Snapshot
+	c := &out
 	h := hint
 	if h == nil {
 		h = noHint
@@ -77,14 +90,14 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 		RunID: cs(s.RunID, h.RunID), Reason: cs(s.Reason, h.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
 	var err error
 	if c.Created, err = canonTime(s.Created); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Updated, err = canonTime(s.Updated); err != nil {
-		return nil, err
+		return err
 	}
 	if !s.Expires.IsZero() {
 		if c.Expires, err = canonTime(s.Expires); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(s.Vars) > 0 {
@@ -130,7 +143,7 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 	if f := s.Frontier; f != nil {
 		if owned {
 			c.Frontier = f
-			f.Graph = cs(f.Graph, hf.Graph)
+			setString(&f.Graph, cs(f.Graph, hf.Graph))
 		} else {
 			c.Frontier = &flow.FrontierState{Graph: canonString(f.Graph)}
 		}
@@ -156,9 +169,13 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 						cf.Items = items.([]any)
 					}
 				}
-				frames[i] = cf
+				if owned {
+					assignFrame(&frames[i], &cf) // mostly unchanged: no writes
+				} else {
+					frames[i] = cf
+				}
 			}
-			c.Frontier.Frames = frames
+			setSlice(&c.Frontier.Frames, frames)
 		}
 		if f.Tokens != nil {
 			tokens := f.Tokens
@@ -170,13 +187,16 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 				if i < len(hf.Tokens) {
 					ht = &hf.Tokens[i]
 				}
-				tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
+				ct := flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
 				if t.Error != nil {
-					tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
+					ct.Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
 						Message: canonString(t.Error.Message)}
 				}
+				if tokens[i] != ct { // owned, mostly equal: no write
+					tokens[i] = ct
+				}
 			}
-			c.Frontier.Tokens = tokens
+			setSlice(&c.Frontier.Tokens, tokens)
 		}
 	}
 	if s.Trace.Last != nil {
@@ -197,8 +217,11 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 					errs = append(errs, err)
 					continue
 				}
-				s.Trace.Last[p] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
+				cr := trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
 					NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
+				if cr != r { // a time with a monotonic reading, mostly: no write otherwise
+					s.Trace.Last[p] = cr
+				}
 			}
 			for _, err := range errs {
 				if kept {
@@ -232,9 +255,10 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 	}
 	if bad != nil {
 		slices.Sort(bad.Names)
-		return nil, bad
+		return bad
 	}
-	return c, nil
+	dst.assign(c)
+	return nil
 }
 
 // canonical reports whether canonValue(v) is v itself, a value that needs no copy.

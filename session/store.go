@@ -148,8 +148,15 @@ func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl ti
 }
 
 // done copies the stamped header back into the caller's snapshot after a save.
-func (p *prepared) done(snap *Snapshot) {
-	snap.Format, snap.Version, snap.Created, snap.Updated, snap.Expires = p.snap.Format, p.snap.Version, p.snap.Created, p.snap.Updated, p.snap.Expires
+func (p *prepared) done(snap *Snapshot) { done(snap, p.snap) }
+
+// done copies the stamped header of c into snap (writing only the times that
+// changed, see assign).
+func done(snap, c *Snapshot) {
+	snap.Format, snap.Version = c.Format, c.Version
+	setTime(&snap.Created, c.Created)
+	setTime(&snap.Updated, c.Updated)
+	setTime(&snap.Expires, c.Expires)
 }
 
 func conflict(id string, expected, stored int64) error {
