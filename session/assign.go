@@ -1,7 +1,6 @@
 package session
 
 import (
-	"reflect"
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
@@ -30,14 +29,10 @@ func (d *Snapshot) assign(s *Snapshot) {
 	setTime(&d.Expires, s.Expires)
 	setSlice(&d.Sources, s.Sources)
 	setString(&d.RunID, s.RunID)
-	if !sameMap(d.Vars, s.Vars) {
-		d.Vars = s.Vars
-	}
+	// Maps cannot be compared without reflection, which costs more than the write.
+	d.Vars, d.Trace = s.Vars, s.Trace
 	if d.Frontier != s.Frontier {
 		d.Frontier = s.Frontier
-	}
-	if !sameMap(d.Trace.Last, s.Trace.Last) {
-		d.Trace = s.Trace
 	}
 	setString(&d.Reason, s.Reason)
 	setSlice(&d.Errors, s.Errors)
@@ -80,26 +75,4 @@ func sameSlice[E any](a, b []E) bool {
 		return false
 	}
 	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
-}
-
-// sameMap reports whether a and b are the same map (or both nil).
-func sameMap[K comparable, V any](a, b map[K]V) bool {
-	return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
-}
-
-// assignFrame makes d equal to s, writing only the fields that differ.
-// TestAssignCopiesEveryField holds it to *d = *s.
-func assignFrame(d, s *flow.FrameState) {
-	d.Parent, d.Call, d.Pending, d.Arrived, d.Index, d.Caller = s.Parent, s.Call, s.Pending, s.Arrived, s.Index, s.Caller
-	setString(&d.Kind, s.Kind)
-	setString(&d.Branch, s.Branch)
-	setString(&d.Split, s.Split)
-	setString(&d.Join, s.Join)
-	setString(&d.Policy, s.Policy)
-	setString(&d.Loop, s.Loop)
-	setSlice(&d.Items, s.Items)
-	setString(&d.Closing, s.Closing)
-	setString(&d.Graph, s.Graph)
-	setString(&d.Path, s.Path)
-	setString(&d.Node, s.Node)
 }

@@ -152,10 +152,17 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 			if !owned {
 				frames = make([]flow.FrameState, len(f.Frames))
 			}
-			for i, fr := range f.Frames {
+			for i := range f.Frames {
+				fr := &f.Frames[i] // not a copy: owned, most of it is not read
 				hr := &noFrame
 				if i < len(hf.Frames) {
 					hr = &hf.Frames[i]
+				}
+				if owned {
+					if err := canonFrameOwned(&frames[i], hr); err != nil {
+						fail("frontier", err)
+					}
+					continue
 				}
 				cf := flow.FrameState{Kind: cs(fr.Kind, hr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
 					Branch: cs(fr.Branch, hr.Branch), Split: cs(fr.Split, hr.Split), Join: cs(fr.Join, hr.Join), Arrived: fr.Arrived,
@@ -169,11 +176,7 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 						cf.Items = items.([]any)
 					}
 				}
-				if owned {
-					assignFrame(&frames[i], &cf) // mostly unchanged: no writes
-				} else {
-					frames[i] = cf
-				}
+				frames[i] = cf
 			}
 			setSlice(&c.Frontier.Frames, frames)
 		}
@@ -187,13 +190,17 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 				if i < len(hf.Tokens) {
 					ht = &hf.Tokens[i]
 				}
-				ct := flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
-				if t.Error != nil {
-					ct.Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
-						Message: canonString(t.Error.Message)}
+				if owned { // in place, mostly without a write
+					ct := &tokens[i]
+					canonIn(&ct.Node, ht.Node)
+					canonIn(&ct.Mode, ht.Mode)
+					canonIn(&ct.Branch, ht.Branch)
+				} else {
+					tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
 				}
-				if tokens[i] != ct { // owned, mostly equal: no write
-					tokens[i] = ct
+				if t.Error != nil { // copied: the engine may still hold it
+					tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
+						Message: canonString(t.Error.Message)}
 				}
 			}
 			setSlice(&c.Frontier.Tokens, tokens)
@@ -259,6 +266,41 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 	}
 	dst.assign(c)
 	return nil
+}
+
+// canonFrameOwned converts an owned frame in place as canonInto converts a copy
+// (hr is the hint's frame in the same place), writing only what changes: the
+// engine's frames mostly hold the same strings from one checkpoint to the next.
+func canonFrameOwned(fr, hr *flow.FrameState) error {
+	canonIn(&fr.Kind, hr.Kind)
+	canonIn(&fr.Branch, hr.Branch)
+	canonIn(&fr.Split, hr.Split)
+	canonIn(&fr.Join, hr.Join)
+	canonIn(&fr.Policy, hr.Policy)
+	canonIn(&fr.Loop, hr.Loop)
+	canonIn(&fr.Closing, hr.Closing)
+	canonIn(&fr.Graph, hr.Graph)
+	canonIn(&fr.Path, hr.Path)
+	canonIn(&fr.Node, hr.Node)
+	if len(fr.Items) == 0 {
+		if fr.Items != nil {
+			fr.Items = nil // as the codec reads an empty list back (omitempty)
+		}
+		return nil
+	}
+	items, err := canonValue(fr.Items, 0) // copied: the engine's loop may still hold them
+	if err != nil {
+		return err
+	}
+	fr.Items = items.([]any)
+	return nil
+}
+
+// canonIn makes *x canonical in place (see cs), writing only when it is not.
+func canonIn(x *string, hx string) {
+	if *x != hx && !validString(*x) {
+		*x = canonString(*x)
+	}
 }
 
 // canonical reports whether canonValue(v) is v itself, a value that needs no copy.

@@ -60,15 +60,7 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 			in.spareFrontier = nil
 			assignFrontier(f, &cp.Frontier) // the spare mostly holds the recycled slices
 		}
-		if s.Frontier != f {
-			s.Frontier = f
-		}
-		if !sameMap(s.Vars, cp.Vars) {
-			s.Vars = cp.Vars
-		}
-		if !sameMap(s.Trace.Last, cp.Trace.Last) {
-			s.Trace = cp.Trace
-		}
+		s.Frontier, s.Vars, s.Trace = f, cp.Vars, cp.Trace
 		// The checkpoint's frontier, variables and trace were made for it (the
 		// receiver owns them): the store may keep them instead of copying them.
 		if err := in.saveOwned(ctx, s, in.version, true); err != nil {

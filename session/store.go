@@ -140,8 +140,8 @@ func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl ti
 	if ttl > 0 {
 		c.Expires = c.Updated.Add(ttl)
 	}
-	// What is saved must load: check it as Decode will.
-	if err := c.checkAgainst(known); err != nil {
+	// What is saved must load: check it as Decode will (the id is checked above).
+	if err := c.checkAfterID(known); err != nil {
 		return nil, fmt.Errorf("session: save of %q: invalid snapshot: %w", snap.Instance, err)
 	}
 	return c, nil
