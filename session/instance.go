@@ -19,12 +19,14 @@ type instance struct {
 	snap    Snapshot // the clear snapshot last saved, header included
 	version int64
 	dropped []string
-	// fromCheckpoint: snap's Vars, Trace.Last and Frontier were made by a checkpoint
-	// (and may be recycled once a later one is saved).
-	fromCheckpoint bool
+	// recyclable: snap's Vars, Trace.Last and Frontier were made for the save that
+	// stored them (by a checkpoint, or by Run for its claim) and handed to the store,
+	// so they may be recycled once a later save replaced them.
+	recyclable bool
 	// clear is the snapshot a save redacts, seals or drops variables from, reused
-	// (guarded by mu); a save with none of these saves its argument (saveOwned).
-	clear Snapshot
+	// (guarded by mu), made by the first such save: a save with none of these saves
+	// its argument (saveOwned), and an instance is smaller without it.
+	clear *Snapshot
 	// spareSnap is a Snapshot struct for a MemoryStore to fill and keep (the one
 	// its last save replaced); spareFrontier is the frontier struct of a checkpoint
 	// no one refers to any more.
@@ -67,8 +69,8 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 			s.Vars, s.Trace, s.Frontier = prevVars, prevTrace, prevFrontier
 			return err
 		}
-		recycle := in.fromCheckpoint && in.r.recycles()
-		in.fromCheckpoint = true
+		recycle := in.recyclable && in.r.recycles()
+		in.recyclable = true
 		if recycle {
 			// The previous checkpoint's maps were referred to by in.snap and by
 			// the stored snapshot this save replaced, and by nothing else: the
@@ -232,7 +234,10 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 		in.version = s.Version
 		return nil
 	}
-	clear := &in.clear
+	if in.clear == nil {
+		in.clear = new(Snapshot)
+	}
+	clear := in.clear
 	defer func() { *clear = Snapshot{} }() // keep no references
 	*clear = *s
 	clear.Vars, clear.Redacted = redact(s.Vars, r.redactKeys, r.mask)
