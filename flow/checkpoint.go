@@ -39,8 +39,10 @@ type Checkpoint struct {
 }
 
 // Recycle hands back the Vars map, the Trace.Last map and the frontier's Frames and
-// Tokens slices of an earlier checkpoint of the same run (any of them may be nil), for
-// the engine to clear and fill at a later checkpoint. The caller must not read, keep
+// Tokens slices of an earlier checkpoint of the same run, or others of these types the
+// caller owns, such as the copy of the variables (Context.Vars) and the State of the
+// start frontier saved before the run started (any of them may be nil), for the
+// engine to clear and fill at a later checkpoint. The caller must not read, keep
 // or hand out any of them afterwards, nor recycle them twice: only what it owns and
 // nothing else refers to. Recycle is an optimization; not calling it is always fine.
 func (cp Checkpoint) Recycle(vars map[string]any, tr trace.FlowTrace, fr *FrontierState) {

@@ -46,11 +46,24 @@ var (
 // canonicalize is canonicalClone or, with owned, canonicalOwned; with varsDone
 // (owned only) the Vars map is canonical already and kept as it is.
 func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*Snapshot, error) {
-	src := *orig // read from src, write to c (orig itself when owned)
-	s, c := &src, orig
+	c := orig
 	if !owned {
 		c = new(Snapshot)
 	}
+	if err := canonInto(c, orig, owned, hint, varsDone); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// canonInto is canonicalize writing the result to dst, which may be s itself (owned),
+// a new Snapshot, or one that holds an earlier snapshot of the same instance (the
+// MemoryStore's spare): the result is built on the stack and dst gets only the fields
+// that differ (see assign), so refilling a spare writes few pointers. On error dst is
+// unchanged (but owned parts of s may have been converted, see canonicalOwned).
+func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) error {
+	var out Snapshot
+	c := &out
 	h := hint
 	if h == nil {
 		h = noHint
@@ -77,14 +90,14 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 		RunID: cs(s.RunID, h.RunID), Reason: cs(s.Reason, h.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
 	var err error
 	if c.Created, err = canonTime(s.Created); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Updated, err = canonTime(s.Updated); err != nil {
-		return nil, err
+		return err
 	}
 	if !s.Expires.IsZero() {
 		if c.Expires, err = canonTime(s.Expires); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(s.Vars) > 0 {
@@ -130,7 +143,7 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 	if f := s.Frontier; f != nil {
 		if owned {
 			c.Frontier = f
-			f.Graph = cs(f.Graph, hf.Graph)
+			setString(&f.Graph, cs(f.Graph, hf.Graph))
 		} else {
 			c.Frontier = &flow.FrontierState{Graph: canonString(f.Graph)}
 		}
@@ -139,10 +152,17 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 			if !owned {
 				frames = make([]flow.FrameState, len(f.Frames))
 			}
-			for i, fr := range f.Frames {
+			for i := range f.Frames {
+				fr := &f.Frames[i] // not a copy: owned, most of it is not read
 				hr := &noFrame
 				if i < len(hf.Frames) {
 					hr = &hf.Frames[i]
+				}
+				if owned {
+					if err := canonFrameOwned(&frames[i], hr); err != nil {
+						fail("frontier", err)
+					}
+					continue
 				}
 				cf := flow.FrameState{Kind: cs(fr.Kind, hr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
 					Branch: cs(fr.Branch, hr.Branch), Split: cs(fr.Split, hr.Split), Join: cs(fr.Join, hr.Join), Arrived: fr.Arrived,
@@ -158,7 +178,7 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 				}
 				frames[i] = cf
 			}
-			c.Frontier.Frames = frames
+			setSlice(&c.Frontier.Frames, frames)
 		}
 		if f.Tokens != nil {
 			tokens := f.Tokens
@@ -170,13 +190,20 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 				if i < len(hf.Tokens) {
 					ht = &hf.Tokens[i]
 				}
-				tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
-				if t.Error != nil {
+				if owned { // in place, mostly without a write
+					ct := &tokens[i]
+					canonIn(&ct.Node, ht.Node)
+					canonIn(&ct.Mode, ht.Mode)
+					canonIn(&ct.Branch, ht.Branch)
+				} else {
+					tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
+				}
+				if t.Error != nil { // copied: the engine may still hold it
 					tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
 						Message: canonString(t.Error.Message)}
 				}
 			}
-			c.Frontier.Tokens = tokens
+			setSlice(&c.Frontier.Tokens, tokens)
 		}
 	}
 	if s.Trace.Last != nil {
@@ -197,8 +224,11 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 					errs = append(errs, err)
 					continue
 				}
-				s.Trace.Last[p] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
+				cr := trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
 					NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
+				if cr != r { // a time with a monotonic reading, mostly: no write otherwise
+					s.Trace.Last[p] = cr
+				}
 			}
 			for _, err := range errs {
 				if kept {
@@ -232,9 +262,45 @@ func canonicalize(orig *Snapshot, owned bool, hint *Snapshot, varsDone bool) (*S
 	}
 	if bad != nil {
 		slices.Sort(bad.Names)
-		return nil, bad
+		return bad
 	}
-	return c, nil
+	dst.assign(c)
+	return nil
+}
+
+// canonFrameOwned converts an owned frame in place as canonInto converts a copy
+// (hr is the hint's frame in the same place), writing only what changes: the
+// engine's frames mostly hold the same strings from one checkpoint to the next.
+func canonFrameOwned(fr, hr *flow.FrameState) error {
+	canonIn(&fr.Kind, hr.Kind)
+	canonIn(&fr.Branch, hr.Branch)
+	canonIn(&fr.Split, hr.Split)
+	canonIn(&fr.Join, hr.Join)
+	canonIn(&fr.Policy, hr.Policy)
+	canonIn(&fr.Loop, hr.Loop)
+	canonIn(&fr.Closing, hr.Closing)
+	canonIn(&fr.Graph, hr.Graph)
+	canonIn(&fr.Path, hr.Path)
+	canonIn(&fr.Node, hr.Node)
+	if len(fr.Items) == 0 {
+		if fr.Items != nil {
+			fr.Items = nil // as the codec reads an empty list back (omitempty)
+		}
+		return nil
+	}
+	items, err := canonValue(fr.Items, 0) // copied: the engine's loop may still hold them
+	if err != nil {
+		return err
+	}
+	fr.Items = items.([]any)
+	return nil
+}
+
+// canonIn makes *x canonical in place (see cs), writing only when it is not.
+func canonIn(x *string, hx string) {
+	if *x != hx && !validString(*x) {
+		*x = canonString(*x)
+	}
 }
 
 // canonical reports whether canonValue(v) is v itself, a value that needs no copy.

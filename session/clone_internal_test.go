@@ -3,6 +3,7 @@ package session
 import (
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -87,4 +89,65 @@ func encode(t *testing.T, s *Snapshot) []byte {
 	data, err := Encode(s)
 	require.NoError(t, err)
 	return data
+}
+
+// TestOwnedFrontierMatchesClone holds the in-place conversion of an owned frontier
+// (canonFrameOwned, canonIn) to the copying one: for random frames and tokens with
+// strings that are not valid UTF-8, loop items that need converting or are empty,
+// and failed tokens, against no hint, an equal one and another one, canonicalOwned
+// gives what canonicalClone gives, and what the codec reads back.
+func TestOwnedFrontierMatchesClone(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	strs := []string{"", "a", "g", "main", "b\xff", "\xfe", "loop"}
+	str := func() string { return strs[r.IntN(len(strs))] }
+	gen := func() *flow.FrontierState {
+		f := &flow.FrontierState{Graph: str()}
+		for range r.IntN(4) {
+			fs := flow.FrameState{Kind: str(), Parent: r.IntN(3), Branch: str(), Split: str(), Join: str(), Policy: str(),
+				Loop: str(), Closing: str(), Graph: str(), Path: str(), Node: str(), Caller: r.IntN(3) - 1, Index: r.IntN(5)}
+			switch r.IntN(4) {
+			case 0:
+				fs.Items = []any{}
+			case 1:
+				fs.Items = []any{1, "x\xff", 2.5, []string{"y"}}
+			}
+			f.Frames = append(f.Frames, fs)
+		}
+		for range r.IntN(3) {
+			ts := flow.TokenState{Node: str(), Mode: str(), Frame: r.IntN(3), Branch: str()}
+			if r.IntN(3) == 0 {
+				ts.Error = &flow.StructuredError{Type: str(), Code: str(), Message: str()}
+			}
+			f.Tokens = append(f.Tokens, ts)
+		}
+		return f
+	}
+	deep := func(f *flow.FrontierState) *flow.FrontierState {
+		c := *f
+		c.Frames = slices.Clone(f.Frames)
+		c.Tokens = slices.Clone(f.Tokens)
+		return &c
+	}
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	for range 2000 {
+		s := &Snapshot{Format: FormatVersion, Instance: "i", Graph: "g", Hash: strings.Repeat("a", 64), Status: StatusSuspended,
+			Version: 1, Created: at, Updated: at, Frontier: gen()}
+		want, werr := canonicalClone(s)
+		require.NoError(t, werr)
+		other, err := canonicalClone(&Snapshot{Created: at, Updated: at, Frontier: gen()})
+		require.NoError(t, err)
+		for _, hint := range []*Snapshot{nil, want, other} {
+			owned := *s
+			owned.Frontier = deep(s.Frontier)
+			got, err := canonicalOwned(&owned, hint)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		}
+		if s.Frontier.Graph != "g" || len(s.Frontier.Frames) == 0 || len(s.Frontier.Tokens) == 0 {
+			continue // Decode would reject the snapshot
+		}
+		dec, err := Decode(encode(t, s))
+		require.NoError(t, err)
+		require.Equal(t, dec.Frontier, want.Frontier)
+	}
 }

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -27,7 +29,10 @@ type decoder struct {
 	// final size.
 	pairs []pair
 	elems []any
-	sc    *scratch // where pairs and elems came from (Decode)
+	// sigs is the stack of the keys of the objects being parsed that reject a
+	// repeated key (see keySig).
+	sigs []keySig
+	sc   *scratch // where pairs, elems and sigs came from (Decode)
 	// boxes is the slab the elements of arrays are kept in (codec_box.go).
 	boxes boxes
 }
@@ -37,10 +42,12 @@ type pair struct {
 	val any
 }
 
-// scratch is the pairs and elems stacks of a decoder, reused across Decode calls.
+// scratch is the pairs, elems and sigs stacks of a decoder, reused across Decode
+// calls.
 type scratch struct {
 	pairs []pair
 	elems []any
+	sigs  []keySig
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -50,20 +57,21 @@ const maxScratch = 4096
 
 func (d *decoder) getScratch() {
 	d.sc = scratchPool.Get().(*scratch)
-	d.pairs, d.elems = d.sc.pairs[:0], d.sc.elems[:0]
+	d.pairs, d.elems, d.sigs = d.sc.pairs[:0], d.sc.elems[:0], d.sc.sigs[:0]
 }
 
-// putScratch returns the stacks to the pool, emptied: the decoder pops what it pushes
-// and clears it, also on errors, so they hold no values.
+// putScratch returns the stacks to the pool, emptied. The decoder pops what it
+// pushes and clears it, also on errors, so they hold no values: clearing them whole
+// again would cost a write barrier per slot while the GC marks.
 func (d *decoder) putScratch() {
 	sc := d.sc
 	d.sc = nil
-	if sc == nil || cap(d.pairs) > maxScratch || cap(d.elems) > maxScratch {
+	if sc == nil || cap(d.pairs) > maxScratch || cap(d.elems) > maxScratch || cap(d.sigs) > maxScratch {
 		return
 	}
-	clear(d.pairs[:cap(d.pairs)])
-	clear(d.elems[:cap(d.elems)])
-	sc.pairs, sc.elems = d.pairs[:0], d.elems[:0]
+	clear(d.pairs) // empty, unless a bug left something: then it is not kept
+	clear(d.elems)
+	sc.pairs, sc.elems, sc.sigs = d.pairs[:0], d.elems[:0], d.sigs[:0]
 	scratchPool.Put(sc)
 }
 
@@ -166,6 +174,43 @@ func (d *decoder) literal(lit string) error {
 // its value; field must consume the value. With unique, a repeated key is an error
 // (objects of variables check that themselves, with their map).
 func (d *decoder) object(unique bool, field func(key []byte) error) error {
+	base := len(d.sigs)
+	err := d.members(unique, field)
+	d.sigs = d.sigs[:base]
+	return err
+}
+
+// keySig stands for a key of up to maxSigKey bytes: its first and last eight bytes
+// (overlapping, zero-padded when shorter) and its length, which determine it. The
+// keys seen in an object are kept as these, not as byte slices: writing a slice
+// writes a pointer, which costs a write barrier while the GC marks.
+type keySig struct {
+	head, tail uint64
+	n          int
+}
+
+const maxSigKey = 16
+
+func sigOf(k []byte) keySig {
+	n := len(k)
+	if n >= 8 {
+		return keySig{binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[n-8:]), n}
+	}
+	if cap(k) >= 8 {
+		// A key is mostly a slice of the input, with the rest of it beyond its
+		// length: one load, the bytes past the key masked off.
+		return keySig{binary.LittleEndian.Uint64(k[:8]) & (1<<(8*n) - 1), 0, n}
+	}
+	var w uint64
+	for i, c := range k {
+		w |= uint64(c) << (8 * i)
+	}
+	return keySig{w, 0, n}
+}
+
+// members is object without popping the keys it pushed on d.sigs.
+func (d *decoder) members(unique bool, field func(key []byte) error) error {
+	base := len(d.sigs)
 	if err := d.expect('{'); err != nil {
 		return err
 	}
@@ -175,10 +220,10 @@ func (d *decoder) object(unique bool, field func(key []byte) error) error {
 		d.pos++
 		return nil
 	}
-	// The keys seen so far, and a set of their lengths and last bytes: a key that is
-	// not in the set is new without comparing it with every key before it.
-	var seenBuf [16][]byte
-	seen := seenBuf[:0]
+	// The keys seen so far (d.sigs[base:], and long ones in full), and a set of
+	// their lengths and last bytes: a key that is not in the set is new without
+	// comparing it with every key before it.
+	var long [][]byte
 	var seenSet uint64
 	for {
 		if b, err := d.next(); err != nil {
@@ -192,15 +237,19 @@ func (d *decoder) object(unique bool, field func(key []byte) error) error {
 		}
 		if unique {
 			bit := uint64(1) << ((uint(len(key))*8 ^ uint(lastByte(key))) & 63)
-			if seenSet&bit != 0 {
-				for _, k := range seen {
-					if string(k) == string(key) {
-						return d.errorf("duplicate field %q", key)
-					}
+			if len(key) > maxSigKey { // not a field name: the field will say so
+				if seenSet&bit != 0 && slices.ContainsFunc(long, func(k []byte) bool { return string(k) == string(key) }) {
+					return d.errorf("duplicate field %q", key)
 				}
+				long = append(long, key)
+			} else {
+				sig := sigOf(key)
+				if seenSet&bit != 0 && slices.Contains(d.sigs[base:], sig) {
+					return d.errorf("duplicate field %q", key)
+				}
+				d.sigs = append(d.sigs, sig)
 			}
 			seenSet |= bit
-			seen = append(seen, key)
 		}
 		if d.pos < len(d.data) && d.data[d.pos] == ':' { // expect(':'), inlined
 			d.pos++

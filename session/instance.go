@@ -19,11 +19,14 @@ type instance struct {
 	snap    Snapshot // the clear snapshot last saved, header included
 	version int64
 	dropped []string
-	// fromCheckpoint: snap's Vars, Trace.Last and Frontier were made by a checkpoint
-	// (and may be recycled once a later one is saved).
-	fromCheckpoint bool
-	// work and clear are the snapshots a save builds, reused (guarded by mu).
-	work, clear Snapshot
+	// recyclable: snap's Vars, Trace.Last and Frontier were made for the save that
+	// stored them (by a checkpoint, or by Run for its claim) and handed to the store,
+	// so they may be recycled once a later save replaced them.
+	recyclable bool
+	// clear is the snapshot a save redacts, seals or drops variables from, reused
+	// (guarded by mu), made by the first such save: a save with none of these saves
+	// its argument (saveOwned), and an instance is smaller without it.
+	clear *Snapshot
 	// spareSnap is a Snapshot struct for a MemoryStore to fill and keep (the one
 	// its last save replaced); spareFrontier is the frontier struct of a checkpoint
 	// no one refers to any more.
@@ -44,34 +47,38 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 	return func(ctx context.Context, cp flow.Checkpoint) error {
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		s := &in.work
-		*s = in.snap
-		s.Frontier, s.Vars, s.Trace = nil, cp.Vars, cp.Trace
+		// in.snap itself is saved, its body swapped for the checkpoint's and swapped
+		// back if the save fails: copying the whole Snapshot to a scratch struct and
+		// back would write all its pointers to the heap (see assign). A successful
+		// save writes only the stamped header into it.
+		s := &in.snap
+		prevVars, prevTrace, prevFrontier := s.Vars, s.Trace, s.Frontier
+		var f *flow.FrontierState
 		if len(cp.Frontier.Tokens) > 0 { // else every branch has ended; the outcome follows
-			f := in.spareFrontier
+			f = in.spareFrontier
 			if f == nil {
 				f = new(flow.FrontierState)
 			}
 			in.spareFrontier = nil
-			*f = cp.Frontier
-			s.Frontier = f
+			assignFrontier(f, &cp.Frontier) // the spare mostly holds the recycled slices
 		}
+		s.Frontier, s.Vars, s.Trace = f, cp.Vars, cp.Trace
 		// The checkpoint's frontier, variables and trace were made for it (the
 		// receiver owns them): the store may keep them instead of copying them.
-		err := in.saveOwned(ctx, s, in.version, true)
-		if err == nil {
-			prev, recycle := in.snap, in.fromCheckpoint && in.r.recycles()
-			in.snap, in.fromCheckpoint = *s, true
-			if recycle {
-				// The previous checkpoint's maps were referred to by in.snap and by
-				// the stored snapshot this save replaced, and by nothing else: the
-				// engine may fill them at the next checkpoint.
-				cp.Recycle(prev.Vars, prev.Trace, prev.Frontier)
-				in.spareFrontier = prev.Frontier
-			}
+		if err := in.saveOwned(ctx, s, in.version, true); err != nil {
+			s.Vars, s.Trace, s.Frontier = prevVars, prevTrace, prevFrontier
+			return err
 		}
-		*s = Snapshot{}
-		return err
+		recycle := in.recyclable && in.r.recycles()
+		in.recyclable = true
+		if recycle {
+			// The previous checkpoint's maps were referred to by in.snap and by
+			// the stored snapshot this save replaced, and by nothing else: the
+			// engine may fill them at the next checkpoint.
+			cp.Recycle(prevVars, prevTrace, prevFrontier)
+			in.spareFrontier = prevFrontier
+		}
+		return nil
 	}
 }
 
@@ -217,7 +224,20 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64)
 // MemoryStore keeps them instead of copying them. in.snap may go on reading them.
 func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
-	clear := &in.clear
+	if r.cipher == nil && len(r.redactKeys) == 0 && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
+		// Nothing to redact, seal or drop: the copy below would equal s. The stores
+		// of this package write the stamped header into s only when the save
+		// succeeds, and keep no reference to it, so s itself is saved.
+		if err := in.store(ctx, s, expected, owned); err != nil {
+			return err
+		}
+		in.version = s.Version
+		return nil
+	}
+	if in.clear == nil {
+		in.clear = new(Snapshot)
+	}
+	clear := in.clear
 	defer func() { *clear = Snapshot{} }() // keep no references
 	*clear = *s
 	clear.Vars, clear.Redacted = redact(s.Vars, r.redactKeys, r.mask)

@@ -219,6 +219,9 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 		}
 		return nil, fmt.Errorf("session: run %q: claim: %w", id, err)
 	}
+	// The claim's variables and frontier were made for it and are the store's now
+	// (converted in place by a MemoryStore): the first checkpoint may recycle them.
+	in.recyclable = true
 	opts = append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, opts...)
 	if r.durability == PerNode {
 		opts = append(opts, flow.WithCheckpoint(in.checkpoint(fc)))

@@ -232,12 +232,17 @@ func (s *Snapshot) check() error { return s.checkAgainst(nil) }
 // nil): an instance id or a hash equal to known's is valid without a second look,
 // which is most of the cost of a check when a run saves after every node.
 func (s *Snapshot) checkAgainst(known *Snapshot) error {
-	bad := fmt.Errorf
 	if known == nil || s.Instance != known.Instance {
 		if err := ValidateID(s.Instance); err != nil {
 			return err
 		}
 	}
+	return s.checkAfterID(known)
+}
+
+// checkAfterID is checkAgainst for a snapshot whose instance id was validated.
+func (s *Snapshot) checkAfterID(known *Snapshot) error {
+	bad := fmt.Errorf
 	switch {
 	case s.Graph == "":
 		return bad("no graph id")

@@ -140,16 +140,23 @@ func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl ti
 	if ttl > 0 {
 		c.Expires = c.Updated.Add(ttl)
 	}
-	// What is saved must load: check it as Decode will.
-	if err := c.checkAgainst(known); err != nil {
+	// What is saved must load: check it as Decode will (the id is checked above).
+	if err := c.checkAfterID(known); err != nil {
 		return nil, fmt.Errorf("session: save of %q: invalid snapshot: %w", snap.Instance, err)
 	}
 	return c, nil
 }
 
 // done copies the stamped header back into the caller's snapshot after a save.
-func (p *prepared) done(snap *Snapshot) {
-	snap.Format, snap.Version, snap.Created, snap.Updated, snap.Expires = p.snap.Format, p.snap.Version, p.snap.Created, p.snap.Updated, p.snap.Expires
+func (p *prepared) done(snap *Snapshot) { done(snap, p.snap) }
+
+// done copies the stamped header of c into snap (writing only the times that
+// changed, see assign).
+func done(snap, c *Snapshot) {
+	snap.Format, snap.Version = c.Format, c.Version
+	setTime(&snap.Created, c.Created)
+	setTime(&snap.Updated, c.Updated)
+	setTime(&snap.Expires, c.Expires)
 }
 
 func conflict(id string, expected, stored int64) error {

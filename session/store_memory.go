@@ -16,7 +16,7 @@ type MemoryStore struct {
 	// mu guards entries. Load copies a snapshot under the read lock: a stored
 	// snapshot's maps may be recycled by the Runner once a later save replaced it.
 	mu      sync.RWMutex
-	entries map[string]memEntry
+	entries map[string]*memEntry // updated in place by a save: one lookup, few writes
 	now     func() time.Time
 	ttl     time.Duration
 }
@@ -53,16 +53,17 @@ func newStoreConfig(opts []StoreOption) storeConfig {
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore(opts ...StoreOption) *MemoryStore {
 	c := newStoreConfig(opts)
-	return &MemoryStore{entries: make(map[string]memEntry), now: c.now, ttl: c.ttl}
+	return &MemoryStore{entries: make(map[string]*memEntry), now: c.now, ttl: c.ttl}
 }
 
-func (m *MemoryStore) live(id string, now time.Time) (memEntry, bool) {
-	e, ok := m.entries[id]
-	if ok && !e.expires.IsZero() && !now.Before(e.expires) {
+// live returns the entry of id, nil if there is none or it expired (then it goes).
+func (m *MemoryStore) live(id string, now time.Time) *memEntry {
+	e := m.entries[id]
+	if e != nil && !e.expires.IsZero() && !now.Before(e.expires) {
 		delete(m.entries, id)
-		return memEntry{}, false
+		return nil
 	}
-	return e, ok
+	return e
 }
 
 // Load implements Store.
@@ -76,8 +77,8 @@ func (m *MemoryStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	now := m.now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	e, ok := m.entries[id]
-	if !ok || !e.expires.IsZero() && !now.Before(e.expires) { // an expired entry goes at the next write
+	e := m.entries[id]
+	if e == nil || !e.expires.IsZero() && !now.Before(e.expires) { // an expired entry goes at the next write
 		return nil, notFound(id)
 	}
 	return canonicalClone(e.snap)
@@ -121,27 +122,46 @@ func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion 
 		return nil, nil, err
 	}
 	now := m.now()
-	var c *Snapshot
-	if owned {
-		if c, err = stampInto(spare, snap, expectedVersion, now, ttl, hint); err == nil {
-			c, err = canonicalize(c, true, hint, varsDone)
-		}
-	} else if c, err = stamp(snap, expectedVersion, now, ttl); err == nil {
-		c, err = canonicalClone(c)
-	}
+	// The stamped copy is on the stack, and the result goes to the spare (which
+	// holds an older snapshot of the instance) field by field where they differ:
+	// at per-node durability a save writes few pointers to the heap (see assign).
+	var st Snapshot
+	stamped, err := stampInto(&st, snap, expectedVersion, now, ttl, hint)
 	if err != nil {
+		return nil, nil, err
+	}
+	c := spare
+	if c == nil || !owned {
+		c = new(Snapshot)
+	}
+	if err := canonInto(c, stamped, owned, hint, varsDone); err != nil {
 		return nil, nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, _ := m.live(snap.Instance, now)
-	if e.version != expectedVersion {
-		return nil, nil, conflict(snap.Instance, expectedVersion, e.version)
+	e := m.live(snap.Instance, now)
+	if v := e.currentVersion(); v != expectedVersion {
+		return nil, nil, conflict(snap.Instance, expectedVersion, v)
 	}
-	m.entries[snap.Instance] = memEntry{snap: c, version: c.Version, status: c.Status, expires: c.Expires}
-	(&prepared{snap: c}).done(snap)
+	if e == nil {
+		e = new(memEntry)
+		m.entries[snap.Instance] = e
+	}
+	replaced = e.snap
+	e.snap, e.version = c, c.Version
+	setString((*string)(&e.status), string(c.Status))
+	setTime(&e.expires, c.Expires)
+	done(snap, c)
 	// Load copies under the read lock, so no one reads the replaced snapshot now.
-	return e.snap, c, nil
+	return replaced, c, nil
+}
+
+// currentVersion is the version of e, 0 when e is nil (nothing stored).
+func (e *memEntry) currentVersion() int64 {
+	if e == nil {
+		return 0
+	}
+	return e.version
 }
 
 // Delete implements Store.
@@ -154,7 +174,7 @@ func (m *MemoryStore) Delete(ctx context.Context, id string) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.live(id, m.now()); !ok {
+	if m.live(id, m.now()) == nil {
 		return notFound(id)
 	}
 	delete(m.entries, id)
@@ -170,7 +190,7 @@ func (m *MemoryStore) List(ctx context.Context, status Status) ([]string, error)
 	now := m.now()
 	ids := []string{}
 	for id := range m.entries {
-		if e, ok := m.live(id, now); ok && (status == "" || e.status == status) {
+		if e := m.live(id, now); e != nil && (status == "" || e.status == status) {
 			ids = append(ids, id)
 		}
 	}
