@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -43,7 +42,7 @@ func snapshot20() *session.Snapshot {
 func BenchmarkEncode20Vars(b *testing.B) {
 	s := snapshot20()
 	b.ReportAllocs()
-	defer cpuTime(b)()
+	defer testkit.ReportCPU(b, 0)()
 	for b.Loop() {
 		if _, err := session.Encode(s); err != nil {
 			b.Fatal(err)
@@ -56,7 +55,7 @@ func BenchmarkDecode20Vars(b *testing.B) {
 	require.NoError(b, err)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	defer cpuTime(b)()
+	defer testkit.ReportCPU(b, 0)()
 	for b.Loop() {
 		if _, err := session.Decode(data); err != nil {
 			b.Fatal(err)
@@ -70,7 +69,7 @@ func BenchmarkMemoryStoreSaveLoad(b *testing.B) {
 	s := snapshot20()
 	v := int64(0)
 	b.ReportAllocs()
-	defer cpuTime(b)()
+	defer testkit.ReportCPU(b, 0)()
 	for b.Loop() {
 		if err := store.Save(ctx, s, v); err != nil {
 			b.Fatal(err)
@@ -99,7 +98,7 @@ func BenchmarkDurability(b *testing.B) {
 	steps := nodes + 2
 	b.Run("engine-only", func(b *testing.B) {
 		b.ReportAllocs()
-		defer cpuTime(b)()
+		defer testkit.ReportCPU(b, 0)()
 		for b.Loop() {
 			if _, err := eng.Eval(ctx, "chain", flow.NewContextWith("x", vars)); err != nil {
 				b.Fatal(err)
@@ -112,7 +111,7 @@ func BenchmarkDurability(b *testing.B) {
 			store := session.NewMemoryStore()
 			r := session.NewRunner(eng, store, session.WithDurability(d))
 			b.ReportAllocs()
-			defer cpuTime(b)()
+			defer testkit.ReportCPU(b, 0)()
 			for b.Loop() {
 				if _, err := r.Run(ctx, "chain", flow.NewContextWith("i-1", vars)); err != nil {
 					b.Fatal(err)
@@ -162,19 +161,4 @@ func BenchmarkRedisSave(b *testing.B) {
 			b.ReportMetric(float64(rt.n.Load()-before)/float64(b.N), "roundtrips/save")
 		})
 	}
-}
-
-// cpuTime reports the process's CPU time per operation as "cpu-ns/op": on a shared,
-// loaded machine wall time measures the neighbours, CPU time measures the code.
-func cpuTime(b *testing.B) func() {
-	start := processCPU()
-	return func() {
-		b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
-	}
-}
-
-func processCPU() int64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
