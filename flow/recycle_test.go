@@ -160,3 +160,33 @@ func TestLateStopDoesNotReachARecycledRun(t *testing.T) {
 	close(done)
 	wg.Wait()
 }
+
+// A resumed run starts from cloned frames, not from the run's own root frame and
+// start token; once it completes, its state is recycled clean as well.
+func TestRecycledResumedRunIsClean(t *testing.T) {
+	g, err := LoadGraph("wait.yml", []byte(`
+id: wait
+layout:
+  - {id: s, type: start}
+  - {id: ask, task: 'approved == true || context.suspend("waiting for approval")'}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	e := NewEngine()
+	for range 100 {
+		fc := NewContext("i")
+		res, err := e.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, StatusSuspended, res.Status)
+		require.Nil(t, e.runs.Get(), "a suspended run's frontier points into its state: it must not be recycled")
+		fc.Set("approved", true)
+		res, err = e.Resume(context.Background(), res.Frontier, fc)
+		require.NoError(t, err)
+		require.Equal(t, StatusCompleted, res.Status)
+		if r, ok := e.runs.Get().(*run); ok {
+			require.Empty(t, dirtyFields("", reflect.ValueOf(r).Elem()), "left in a recycled run")
+			return
+		}
+	}
+	t.Fatal("the resumed run's state never came back to the pool")
+}
