@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -189,4 +190,27 @@ layout:
 		}
 	}
 	t.Fatal("the resumed run's state never came back to the pool")
+}
+
+// The run ids of private runs live in their Results: each stays what it was when its
+// run returned, whatever runs come after.
+func TestPrivateRunIDsStay(t *testing.T) {
+	g, err := LoadGraph("x.yml", []byte("id: x\nlayout:\n  - {type: start}\n  - {task: 'context.put(\"n\", 1)'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	e := NewEngine()
+	var results []*Result
+	var ids []string
+	for range 500 {
+		res, err := e.EvalGraph(context.Background(), g, NewContext("i"))
+		require.NoError(t, err)
+		results = append(results, res)
+		ids = append(ids, strings.Clone(res.RunID))
+	}
+	seen := map[string]bool{}
+	for i, res := range results {
+		require.Equal(t, ids[i], res.RunID)
+		require.Regexp(t, `^r[0-9a-z]+-[0-9]+$`, res.RunID)
+		require.False(t, seen[res.RunID], "run id %s given twice", res.RunID)
+		seen[res.RunID] = true
+	}
 }
