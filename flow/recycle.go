@@ -14,12 +14,14 @@ package flow
 //   - nobody asked the run's context for its Done channel (which registers a callback
 //     on the caller's context that could still be running).
 //
-// The Result is a separate allocation, since the caller keeps it. A Context's Stop,
-// Suspend, RunID and Trace reach the run only while holding the Context's lock, and
-// the run detaches itself from the Context under that lock before it is recycled, so
-// a late call never touches a recycled run.
+// A recycled run's Result is a separate allocation, since the caller keeps it. A
+// Context's Stop, Suspend, RunID and Trace reach the run only while holding the
+// Context's lock, and the run detaches itself from the Context under that lock before
+// it is recycled, so a late call never touches a recycled run.
 
-// newRunState returns a zeroed run, a recycled one when cg is sealed.
+// newRunState returns the state for a new run of cg: a recycled one when cg is sealed
+// and one is pooled (reset left only what newRun, start and runRoot set), else a new
+// one.
 func (e *Engine) newRunState(cg *compiled) *run {
 	if cg.sealed {
 		if r, ok := e.runs.Get().(*run); ok {
