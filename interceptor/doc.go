@@ -62,7 +62,8 @@
 // (without reflection) as it is added, into the run's pooled buffer, and the sink
 // writes a batch with one call under its mutex: concurrent runs sharing a sink never
 // interleave lines, and files opened with OpenJSONL are in O_APPEND mode, so other
-// writers (processes, or other sinks on the same path) append whole batches too. WithFsync syncs after every batch. Rotation is the operator's.
+// writers (processes, or other sinks on the same path) append whole batches too.
+// WithFsync syncs after every batch. Rotation is the operator's.
 //
 // Each line of a JSONL sink is one record, a self-contained JSON object with the
 // fields of trace.Record. To keep lines short, fields with empty values are left out,
