@@ -160,8 +160,8 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 		r.ckpt = &checkpointer{fn: cfg.checkpoint, copyVars: cfg.copyVars}
 		r.live = make(map[*token]struct{})
 	}
-	// Field by field: r is fresh, and copying a whole struct literal into it costs a bulk
-	// write barrier while the garbage collector runs.
+	// Field by field: r is fresh or reset, and copying a whole struct literal into it
+	// costs a bulk write barrier while the garbage collector runs.
 	r.root = &r.rootFrame
 	r.root.kind, r.root.graph, r.root.path, r.root.branch = frameCall, cg, cg.g.ID, "main"
 	r.root.call = r.root
@@ -236,31 +236,9 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	// From here on nothing but this goroutine reaches r: the run's goroutines are done,
 	// and Context.Stop, Suspend and Trace look the run up under st.mu.
 	st.run = nil
-	var one lastNode
-	var many []lastNode
-	if recorded && len(st.trace.Last) == 1 {
-		one = lastNode{rec.Path, rec.NodeID} // the usual case, without a map iteration
-	} else {
-		for k, v := range st.trace.Last {
-			many = append(many, lastNode{k, v.NodeID})
-		}
-	}
-	st.mu.Unlock()
-
 	if ierr != nil && r.err == nil {
 		r.err = fmt.Errorf("interceptor of graph %q: %w", r.root.graph.g.ID, ierr)
 		r.state.Store(int32(stateFailed))
-	}
-	var status Status
-	switch runState(r.state.Load()) {
-	case stateRunning:
-		status = StatusCompleted
-	case stateStopped:
-		status = StatusStopped
-	case stateSuspended:
-		status = StatusSuspended
-	case stateFailed:
-		status = StatusFailed
 	}
 	// The Result lives in the run's allocation, unless the run state is recycled.
 	recycle := r.recyclable()
@@ -268,12 +246,30 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	if recycle {
 		res = new(Result)
 	}
-	*res = Result{RunID: r.id, Instance: st.instanceID, Graph: r.root.graph.g.ID, Status: status, Steps: int(r.steps.Load()),
-		last: many, Reason: r.reason, Err: r.err, Errors: r.errs, BranchFailures: r.failures, ExecutionErrors: r.records,
-		Fallback: r.fallback, Retries: int(r.retries.Load()), Fallbacks: int(r.fallbacks.Load()), Duration: ended.Sub(r.began),
-		lastBuf: [1]lastNode{one}}
-	if many == nil && recorded {
+	if recorded && len(st.trace.Last) == 1 {
+		res.lastBuf[0] = lastNode{rec.Path, rec.NodeID} // the usual case, without a map iteration
 		res.last = res.lastBuf[:]
+	} else {
+		for k, v := range st.trace.Last {
+			res.last = append(res.last, lastNode{k, v.NodeID})
+		}
+	}
+	st.mu.Unlock()
+
+	// Field by field, as in newRun.
+	res.RunID, res.Instance, res.Graph, res.Steps = r.id, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
+	res.Reason, res.Err, res.Errors, res.BranchFailures = r.reason, r.err, r.errs, r.failures
+	res.ExecutionErrors, res.Fallback = r.records, r.fallback
+	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), ended.Sub(r.began)
+	switch runState(r.state.Load()) {
+	case stateRunning:
+		res.Status = StatusCompleted
+	case stateStopped:
+		res.Status = StatusStopped
+	case stateSuspended:
+		res.Status = StatusSuspended
+	case stateFailed:
+		res.Status = StatusFailed
 	}
 	if res.Status != StatusCompleted && len(r.frontier) > 0 {
 		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
