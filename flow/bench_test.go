@@ -14,17 +14,17 @@ const benchCorpus = "../../shared/corpus/solon-flow"
 
 func noop(context.Context, *flow.Context, *flow.Node) error { return nil }
 
-func benchGraph(b *testing.B, g *flow.Graph, perRun int, vars map[string]any) {
+func benchGraph(b *testing.B, g *flow.Graph, perRun int, vars map[string]any, opts ...flow.EvalOption) {
 	e := flow.NewEngine()
 	ctx := context.Background()
 	fc := flow.NewContextWith("bench", vars)
-	if _, err := e.EvalGraph(ctx, g, fc); err != nil {
+	if _, err := e.EvalGraph(ctx, g, fc, opts...); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	defer testkit.ReportCPU(b, perRun)()
 	for b.Loop() {
-		if _, err := e.EvalGraph(ctx, g, fc); err != nil {
+		if _, err := e.EvalGraph(ctx, g, fc, opts...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -53,6 +53,21 @@ func BenchmarkSolonCase1(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchGraph(b, g, 0, map[string]any{"a": 3, "b": 4})
+}
+
+// BenchmarkSolonCase1KeptResult runs case1 as BenchmarkSolonCase1 does, filling one
+// Result kept across runs (WithResult) instead of allocating one per run.
+func BenchmarkSolonCase1KeptResult(b *testing.B) {
+	data, err := os.ReadFile(benchCorpus + "/solon-flow__benchmark__case1.yml")
+	if err != nil {
+		b.Skip("corpus not available:", err)
+	}
+	g, err := flow.LoadGraph("case1.yml", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var res flow.Result
+	benchGraph(b, g, 0, map[string]any{"a": 3, "b": 4}, flow.WithResult(&res))
 }
 
 // BenchmarkLoadCase1 reads and compiles case1.yml. Target: at most 30 µs.

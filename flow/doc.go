@@ -99,6 +99,9 @@
 // expression conditions, the default evaluator, no sub-graphs, retries, interceptors or
 // checkpoints; the run completed), the engine reuses that state for its next run and
 // allocates only the Result and the run id (recycle.go says why that is safe, and a
-// test checks that a recycled run holds nothing from its last run). bench_test.go has
-// the benchmarks; the README lists measured figures.
+// test checks that a recycled run holds nothing from its last run). A caller that
+// reads each outcome before its next run can keep one Result and pass WithResult, so
+// that such a run allocates only its id; that is also what a comparison with Solon,
+// whose eval returns nothing, should measure. bench_test.go has the benchmarks; the
+// README lists measured figures.
 package flow

@@ -113,6 +113,7 @@ type evalConfig struct {
 	runID      string
 	checkpoint func(ctx context.Context, cp Checkpoint) error
 	copyVars   func(dst, src map[string]any) // WithCheckpointVars
+	result     *Result
 }
 
 // WithSteps sets the step limit of this evaluation.
@@ -127,39 +128,52 @@ func WithEvalInterceptor(i Interceptor, index int) EvalOption {
 // WithRunID sets the run id (by default a unique id is generated).
 func WithRunID(id string) EvalOption { return func(c *evalConfig) { c.runID = id } }
 
+// WithResult makes the evaluation fill res and return it instead of allocating a new
+// Result: a loop that runs a graph many times and reads each outcome before the next
+// run keeps its Result and allocates nothing for it. Every field of res is overwritten,
+// so nothing may still read res (or use its Frontier) once the evaluation starts, and
+// two evaluations in progress must not share one. A nil res means a new Result, as
+// without the option. Create the option once and pass it to every run: creating it
+// allocates.
+func WithResult(res *Result) EvalOption { return func(c *evalConfig) { c.result = res } }
+
 // ErrContextBusy is returned when a Context is passed to a run while another run
 // uses it.
 var ErrContextBusy = errors.New("context is in use by another run")
 
-// applyOptions is out of line because the options take a pointer to the configuration,
-// which then escapes: a run without options allocates none.
-func applyOptions(base evalConfig, opts []EvalOption) evalConfig {
-	cfg := &base
+// applyOptions sets what opts configure. The options take a pointer to the
+// configuration, which escapes; the run's scratch copy is already on the heap, so
+// applying them allocates nothing. It returns the run id they set, if any.
+func (r *run) applyOptions(opts []EvalOption) (runID string) {
+	cfg := &r.opts
+	cfg.maxSteps = int(r.maxSteps)
 	for _, o := range opts {
 		o(cfg)
 	}
-	return *cfg
+	for _, i := range cfg.icpts {
+		r.icpts = addInterceptor(r.icpts, i.i, i.index)
+	}
+	runID, r.maxSteps, r.out = cfg.runID, int64(cfg.maxSteps), cfg.result
+	if cfg.checkpoint != nil {
+		r.ckpt = &checkpointer{fn: cfg.checkpoint, copyVars: cfg.copyVars}
+		r.live = make(map[*token]struct{})
+	}
+	*cfg = evalConfig{}
+	return runID
 }
 
 func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 	r := e.newRunState(cg)
 	r.e, r.fc, r.st = e, fc, fc.st
-	cfg := evalConfig{maxSteps: e.maxSteps}
+	r.icpts, r.maxSteps = e.interceptors, int64(e.maxSteps)
+	id := ""
 	if len(opts) > 0 {
-		cfg = applyOptions(cfg, opts)
+		id = r.applyOptions(opts)
 	}
-	r.icpts = e.interceptors
-	for _, i := range cfg.icpts {
-		r.icpts = addInterceptor(r.icpts, i.i, i.index)
+	if id == "" {
+		id = NewRunID()
 	}
-	if cfg.runID == "" {
-		cfg.runID = NewRunID()
-	}
-	r.id, r.maxSteps = cfg.runID, int64(cfg.maxSteps)
-	if cfg.checkpoint != nil {
-		r.ckpt = &checkpointer{fn: cfg.checkpoint, copyVars: cfg.copyVars}
-		r.live = make(map[*token]struct{})
-	}
+	r.id = id
 	// Field by field: r is fresh or reset, and copying a whole struct literal into it
 	// costs a bulk write barrier while the garbage collector runs.
 	r.root = &r.rootFrame
@@ -219,8 +233,8 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	} else {
 		ierr = (&Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
 			icpts: r.icpts, run: r, frame: r.root, seeds: seeds}).Invoke(ctx)
+		r.root.wg.Wait() // in case an interceptor returned before the graph's branches ended
 	}
-	r.root.wg.Wait()
 	// Whatever a task started with the run's context learns that the run is over (a
 	// private run gave its context to nobody).
 	if !r.private() {
@@ -240,16 +254,21 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		r.err = fmt.Errorf("interceptor of graph %q: %w", r.root.graph.g.ID, ierr)
 		r.state.Store(int32(stateFailed))
 	}
-	// The Result lives in the run's allocation, unless the run state is recycled.
+	// The Result is the caller's (WithResult), or lives in the run's allocation unless
+	// the run state is recycled.
 	recycle := r.recyclable()
 	res := &r.res
-	if recycle {
+	switch {
+	case r.out != nil:
+		res = r.out
+	case recycle:
 		res = new(Result)
 	}
 	if recorded && len(st.trace.Last) == 1 {
 		res.lastBuf[0] = lastNode{rec.Path, rec.NodeID} // the usual case, without a map iteration
 		res.last = res.lastBuf[:]
 	} else {
+		res.last = res.last[:0]
 		for k, v := range st.trace.Last {
 			res.last = append(res.last, lastNode{k, v.NodeID})
 		}
@@ -271,6 +290,7 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	case stateFailed:
 		res.Status = StatusFailed
 	}
+	res.Frontier = nil
 	if res.Status != StatusCompleted && len(r.frontier) > 0 {
 		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
 	}

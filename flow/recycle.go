@@ -59,6 +59,9 @@ func (r *run) private() bool {
 // so that a pooled run does not keep them alive.
 func (r *run) reset() {
 	r.fc, r.st, r.rctx.parent, r.rctx.err = nil, nil, nil, nil
+	if r.out != nil {
+		r.out = nil
+	}
 	r.steps.Store(0)
 	if r.errs != nil || r.failures != nil || r.records != nil || r.fallback != nil || r.frontier != nil ||
 		r.reason != "" || r.err != nil || r.retries.Load() != 0 || r.fallbacks.Load() != 0 {

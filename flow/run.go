@@ -46,6 +46,8 @@ type run struct {
 	fallbacks atomic.Int64
 	ckpt      *checkpointer
 	live      map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
+	out       *Result             // WithResult's Result, filled instead of allocating one
+	opts      evalConfig          // where newRun applies the EvalOptions (empty otherwise)
 
 	// Kept in the run to save allocations per evaluation: a Result or a Frontier keeps
 	// the whole run alive, which costs less than allocating each part. (A recycled
@@ -122,13 +124,15 @@ func (r *run) drive(ctx context.Context, tok *token) {
 				tok = r.endToken(tok) // the sub-graph call failed: withdraw
 				continue
 			}
-			select {
-			case <-done:
-				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
-				r.park(tok)
-				tok = nil
-				continue
-			default:
+			if done != nil { // a context that cannot end has none: skip the select
+				select {
+				case <-done:
+					r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+					r.park(tok)
+					tok = nil
+					continue
+				default:
+				}
 			}
 			cur := tok
 			tok = r.step(ctx, tok, &local)
