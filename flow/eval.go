@@ -240,7 +240,8 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	if !r.private() {
 		r.rctx.finish()
 	}
-	ended := r.began.Add(time.Since(r.began)) // a monotonic read is cheaper than time.Now
+	elapsed := time.Since(r.began) // a monotonic read is cheaper than time.Now
+	ended := r.began.Add(elapsed)
 	rec, recorded := lastRecord(r.root, ended)
 
 	st.mu.Lock()
@@ -279,7 +280,7 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	res.RunID, res.Instance, res.Graph, res.Steps = r.id, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
 	res.Reason, res.Err, res.Errors, res.BranchFailures = r.reason, r.err, r.errs, r.failures
 	res.ExecutionErrors, res.Fallback = r.records, r.fallback
-	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), ended.Sub(r.began)
+	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), elapsed
 	switch runState(r.state.Load()) {
 	case stateRunning:
 		res.Status = StatusCompleted
