@@ -129,7 +129,12 @@
 //     whose route would end in A-A or A-B-A-B (with n = 2).
 //   - Swarm members hand over with TransferTool, or a "transfer_to: <member>" line; a
 //     member that answers without handing over finishes. Handoffs are bounded
-//     (SwarmMaxTransfers, default max turns - 1).
+//     (SwarmMaxTransfers, default max turns - 1). A member whose failure an error
+//     policy recovers finishes the swarm too (reason member_failed): routing back to
+//     it would retry it outside any retry policy.
+//   - A member that panics fails its turn like a member that returns an error (a
+//     failed record, its NodeEnd, the protocol's routing), then the engine reports the
+//     panic as any task panic (flow.ErrTaskPanic, with the stack).
 //   - Parallel members follow the fork's branch policy: fail-fast fails the team and
 //     cancels the other members; continue lets them finish, and the coordinator reports
 //     the failed member as a gap ("[m] failed: …") instead of leaving it out.

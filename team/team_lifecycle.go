@@ -294,12 +294,18 @@ func (t *TeamAgent) nestedEnd(ctx context.Context, c *flow.Context, nest nesting
 // nestedFailed records the failure of a nested team's run (its node failed).
 func (t *TeamAgent) nestedFailed(ctx context.Context, c *flow.Context, n *flow.Node, sub *TeamAgent, err error, d time.Duration) *TeamTrace {
 	e := AsError(err, TypeAgentFailed)
+	var dec *RouteDecision
 	tr := t.update(c, func(tr *TeamTrace) {
 		tr.Turns++
 		tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: sub.Role(), Source: sub.name,
 			Node: n.ID, Branch: c.BranchID(), Status: RunFailed, Error: e, Started: time.Now().Add(-d), Duration: d})
 		tr.Route = append(tr.Route, sub.name)
+		dec = t.cfg.proto.afterFailure(t, tr, sub.name)
 	})
+	if dec != nil {
+		t.setNext(c, tr)
+		t.decided(ctx, tr, dec, n.ID, c.BranchID())
+	}
 	t.icpts.memberEnd(ctx, tr, sub, nil, err)
 	return tr
 }

@@ -97,27 +97,26 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	mctx := context.WithValue(ctx, memberSlotKey{}, slot)
 	mctx = withMemberRun(mctx, c.RunID(), tr.RunID)
 	began := time.Now()
-	err := mt.inner.Run(mctx, c, n)
+	err := func() error {
+		defer func() {
+			if p := recover(); p != nil {
+				// The turn failed like any failing turn (record, node end, routing);
+				// then the engine reports the panic as any task panic, with its stack.
+				mt.failed(ctx, c, n, began, &Error{Type: TypeAgentFailed, Message: fmt.Sprintf("agent %q panicked: %v", name, p)})
+				panic(p)
+			}
+		}()
+		return mt.inner.Run(mctx, c, n)
+	}()
+	if err != nil {
+		mt.failed(ctx, c, n, began, err)
+		return err
+	}
 	d := time.Since(began)
 	ans, ho := slot.result()
 	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
 	end.Duration = d
 	switch {
-	case err != nil:
-		e := AsError(err, TypeAgentFailed)
-		tr = t.update(c, func(tr *TeamTrace) {
-			tr.Turns++
-			tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: m.Role(), Source: name,
-				Node: n.ID, Branch: branch, Status: RunFailed, Error: e, Started: began, Duration: d})
-			tr.Route = append(tr.Route, name)
-			if tr.State.Waiting == name {
-				tr.State.Waiting = ""
-			}
-		})
-		end.Status, end.Error = RunFailed, e
-		Emit(ctx, end)
-		t.icpts.memberEnd(ctx, tr, m, nil, err)
-		return err
 	case ans == nil:
 		// An agent that answers nothing and fails nothing: keep the turn, empty.
 		ans = &Answer{Agent: name}
@@ -151,6 +150,34 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	Emit(ctx, end)
 	t.icpts.memberEnd(ctx, tr, m, ans, nil)
 	return nil
+}
+
+// failed records a failed turn of the member, lets the protocol route after it, and
+// reports the end of the member's node.
+func (mt *memberTask) failed(ctx context.Context, c *flow.Context, n *flow.Node, began time.Time, err error) {
+	t, m := mt.t, mt.m
+	name, branch := m.Name(), c.BranchID()
+	d := time.Since(began)
+	e := AsError(err, TypeAgentFailed)
+	var dec *RouteDecision
+	tr := t.update(c, func(tr *TeamTrace) {
+		tr.Turns++
+		tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: m.Role(), Source: name,
+			Node: n.ID, Branch: branch, Status: RunFailed, Error: e, Started: began, Duration: d})
+		tr.Route = append(tr.Route, name)
+		if tr.State.Waiting == name {
+			tr.State.Waiting = ""
+		}
+		dec = t.cfg.proto.afterFailure(t, tr, name)
+	})
+	if dec != nil {
+		t.setNext(c, tr)
+		t.decided(ctx, tr, dec, n.ID, branch)
+	}
+	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
+	end.Duration, end.Status, end.Error = d, RunFailed, e
+	Emit(ctx, end)
+	t.icpts.memberEnd(ctx, tr, m, nil, err)
 }
 
 // TransferToolName is the name of the tool swarm members hand over with (and one of

@@ -26,6 +26,9 @@ type Protocol interface {
 	afterMember(t *TeamAgent, tr *TeamTrace, member string, ans *Answer, ho *handoff) *RouteDecision
 	// afterSkip handles a member turn that was not taken.
 	afterSkip(t *TeamAgent, tr *TeamTrace, member, reason string) *RouteDecision
+	// afterFailure routes after a member's failed turn (nil: no decision). It matters
+	// only when the failure is recovered (an error policy); a fatal one ends the run.
+	afterFailure(t *TeamAgent, tr *TeamTrace, member string) *RouteDecision
 	// concurrent reports whether the members run at once.
 	concurrent() bool
 }
@@ -73,6 +76,8 @@ func (sequential) build(t *TeamAgent, spec *flow.GraphSpec) error {
 func (sequential) afterMember(*TeamAgent, *TeamTrace, string, *Answer, *handoff) *RouteDecision {
 	return nil
 }
+
+func (sequential) afterFailure(*TeamAgent, *TeamTrace, string) *RouteDecision { return nil }
 
 func (sequential) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *RouteDecision {
 	countSkip(tr, reason)
@@ -144,6 +149,8 @@ func (p *parallel) build(t *TeamAgent, spec *flow.GraphSpec) error {
 func (p *parallel) afterMember(*TeamAgent, *TeamTrace, string, *Answer, *handoff) *RouteDecision {
 	return nil
 }
+
+func (p *parallel) afterFailure(*TeamAgent, *TeamTrace, string) *RouteDecision { return nil }
 
 func (p *parallel) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *RouteDecision {
 	countSkip(tr, reason)

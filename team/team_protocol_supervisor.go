@@ -83,6 +83,9 @@ func (supervisor) afterMember(*TeamAgent, *TeamTrace, string, *Answer, *handoff)
 	return nil
 }
 
+// afterFailure leaves the next step to the supervisor, which sees the failure.
+func (supervisor) afterFailure(*TeamAgent, *TeamTrace, string) *RouteDecision { return nil }
+
 func (supervisor) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *RouteDecision {
 	countSkip(tr, reason)
 	return nil

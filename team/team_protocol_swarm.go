@@ -27,7 +27,10 @@ type swarm struct {
 // SwarmMaxTransfers of them (default max turns - 1) and max turns; past either bound
 // the team finishes with the last answer (reason max_transfers or max_turns). A
 // handoff to someone who is not a member is unresolvable: recorded with Unresolved,
-// then the fallback (finish, or WithDefaultMember).
+// then the fallback (finish, or WithDefaultMember). A member whose turn fails hands
+// over to nobody: when an error policy recovers the failure, the team finishes with
+// the last answer (reason member_failed) rather than call the failed member again;
+// retrying it is the node's retry policy's business.
 func Swarm(opts ...SwarmOption) Protocol {
 	s := &swarm{}
 	for _, o := range opts {
@@ -136,6 +139,16 @@ func (s *swarm) afterMember(t *TeamAgent, tr *TeamTrace, member string, ans *Ans
 	tr.State.Transfers++
 	d.Action, d.To = ActionRoute, name
 	tr.decide(d)
+	return &d
+}
+
+// afterFailure finishes: the member holding the conversation failed and handed it to
+// nobody. Routing back to it would retry it outside any retry policy (and it may not
+// be idempotent); a node retry policy still retries it, as Halt is left unset.
+func (s *swarm) afterFailure(t *TeamAgent, tr *TeamTrace, member string) *RouteDecision {
+	d := RouteDecision{Turn: tr.Turns, Action: ActionFinish, From: member, Source: SourceRule, Reason: ReasonMemberFailed}
+	tr.decide(d)
+	tr.FinalAnswer = t.lastAnswer(tr)
 	return &d
 }
 

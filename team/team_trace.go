@@ -56,6 +56,9 @@ const (
 	ReasonFinishMarker = "finish_marker"
 	ReasonNoHandoff    = "no_handoff"
 	ReasonMaxTransfers = "max_transfers"
+	// ReasonMemberFailed: a swarm member's turn failed (and the failure was
+	// recovered), so nobody holds the conversation.
+	ReasonMemberFailed = "member_failed"
 )
 
 // RouteDecision is one routing decision of a team: the supervisor's choice of the next

@@ -1,0 +1,261 @@
+package team_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+// panicAgent panics in Call, as a buggy member agent would.
+type panicAgent struct{ name string }
+
+func (a panicAgent) Name() string { return a.name }
+func (a panicAgent) Role() string { return "panics" }
+func (a panicAgent) Call(context.Context, string, *team.AgentSession) (*team.Answer, error) {
+	panic("member bug: nil map")
+}
+
+// advLast returns the last event, failing the test if there is none.
+func advLast(t *testing.T, evs []team.Event) team.Event {
+	t.Helper()
+	require.NotEmpty(t, evs)
+	return evs[len(evs)-1]
+}
+
+// A supervisor that keeps naming a stranger, with a default member to fall back to,
+// would route forever: max turns ends it, with the decisions saying so.
+func TestAdvSupervisorStrangerForeverEndsAtMaxTurns(t *testing.T) {
+	sup := testkit.NewScriptedModel().When(func(*team.ChatRequest) bool { return true },
+		testkit.CallTools(testkit.ToolCall("s", team.RouteToolName, `{"to":"ghost"}`)))
+	b := testkit.NewFixedAgent("b", "B")
+	tm, _ := ttTeam(t, "stranger", team.WithMembers(testkit.NewFixedAgent("a", "A"), b),
+		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup), team.WithDefaultMember("b"),
+		team.WithMaxTurns(3))
+	sess := team.NewSession("stranger-1")
+	ans, err := tm.Call(context.Background(), "go", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "B", ans.Content)
+	tr := tm.Trace(sess.Context())
+	assert.Equal(t, []string{"b", "b", "b"}, tr.Route)
+	assert.Equal(t, 3, tr.Turns)
+	assert.Equal(t, 3, sup.Calls(), "the supervisor is not asked once max turns is reached")
+	require.NotNil(t, tr.LastDecision)
+	assert.Equal(t, "finish:/rule/max_turns", ttDecisions(tr)[len(tr.Decisions)-1])
+	for _, d := range tr.Decisions[:3] {
+		assert.True(t, d.Unresolved, "every stranger is recorded as unresolved: %+v", d)
+		assert.Contains(t, d.Raw, "ghost")
+	}
+}
+
+// A team whose max turns exceed the engine's step limit is ended by the step limit,
+// with an error callers can branch on, and a failed TeamEnd closes the stream.
+func TestAdvSupervisorStepLimitEndsRun(t *testing.T) {
+	sup := testkit.NewScriptedModel().When(func(*team.ChatRequest) bool { return true }, ttRouteTo("s", "a"))
+	tm, _ := ttTeam(t, "endless", team.WithMembers(testkit.NewFixedAgent("a", "A")),
+		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup), team.WithMaxTurns(1000),
+		team.WithEngineOptions(flow.WithMaxSteps(20)))
+	sess := team.NewSession("endless-1")
+	evs, err := ttCollect(t, tm, "go", sess)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, flow.ErrStepLimit)
+	last := advLast(t, evs)
+	assert.Equal(t, team.EventTeamEnd, last.Kind)
+	assert.Equal(t, team.TeamFailed, last.Status)
+	tr := tm.Trace(sess.Context())
+	assert.Equal(t, team.TeamFailed, tr.Status)
+	assert.Less(t, tr.Turns, 1000)
+}
+
+// Two swarm members that hand the conversation to each other forever: the handoffs
+// are bounded and the team finishes with the last answer.
+func TestAdvSwarmHandoffCycle(t *testing.T) {
+	a := testkit.NewFixedAgent("a", "not mine\ntransfer_to: b")
+	b := testkit.NewFixedAgent("b", "not mine either\ntransfer_to: a")
+	tm, _ := ttTeam(t, "ping", team.WithMembers(a, b), team.WithProtocol(team.Swarm(team.SwarmMaxTransfers(3))))
+	sess := team.NewSession("ping-1")
+	evs, err := ttCollect(t, tm, "who owns this?", sess)
+	require.NoError(t, err)
+	tr := tm.Trace(sess.Context())
+	assert.Equal(t, []string{"a", "b", "a", "b"}, tr.Route)
+	assert.Equal(t, 3, tr.State.Transfers)
+	assert.Equal(t, team.ReasonMaxTransfers, tr.State.Halt)
+	assert.Equal(t, "finish:/rule/max_transfers", ttDecisions(tr)[len(tr.Decisions)-1])
+	last := advLast(t, evs)
+	assert.Equal(t, team.EventTeamEnd, last.Kind)
+	assert.Equal(t, team.TeamCompleted, last.Status)
+	ttCheckSymmetry(t, evs)
+
+	// Without an explicit bound, max turns bounds the cycle.
+	tm2, _ := ttTeam(t, "ping2", team.WithMembers(a, b), team.WithProtocol(team.Swarm()), team.WithMaxTurns(4))
+	sess2 := team.NewSession("ping-2")
+	_, err = tm2.Call(context.Background(), "who owns this?", sess2)
+	require.NoError(t, err)
+	tr2 := tm2.Trace(sess2.Context())
+	assert.Len(t, tr2.Route, 4)
+	assert.NotEmpty(t, tr2.State.Halt)
+}
+
+// A member that panics fails the team like a member that returns an error: the run
+// fails with an error naming the panic, the trace records the failed turn, the
+// member's node start has its end and the stream ends with a failed TeamEnd.
+func TestAdvMemberPanics(t *testing.T) {
+	for _, proto := range []team.Protocol{team.Sequential(), team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))} {
+		t.Run(proto.Name(), func(t *testing.T) {
+			tm, _ := ttTeam(t, "buggy", team.WithProtocol(proto),
+				team.WithMembers(testkit.NewFixedAgent("a", "A"), panicAgent{"p"}, testkit.NewFixedAgent("c", "C")))
+			sess := team.NewSession("buggy-" + proto.Name())
+			evs, err := ttCollect(t, tm, "go", sess)
+			tr := tm.Trace(sess.Context())
+			require.NotNil(t, tr)
+			var rec *team.TeamRecord
+			for i := range tr.Records {
+				if tr.Records[i].Source == "p" {
+					rec = &tr.Records[i]
+				}
+			}
+			require.NotNil(t, rec, "the panicking member's turn is recorded: %+v", tr.Records)
+			assert.Equal(t, team.RunFailed, rec.Status)
+			require.NotNil(t, rec.Error)
+			assert.Contains(t, rec.Error.Message, "panic")
+			if proto.Name() == "sequential" {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, flow.ErrTaskPanic, "the engine reports the panic as any task panic")
+				assert.Equal(t, team.TeamFailed, tr.Status)
+				last := advLast(t, evs)
+				assert.Equal(t, team.EventTeamEnd, last.Kind)
+				assert.Equal(t, team.TeamFailed, last.Status)
+			} else {
+				require.NoError(t, err)
+				assert.Contains(t, tr.FinalAnswer, "[p] failed:")
+			}
+			ttCheckSymmetry(t, evs)
+		})
+	}
+}
+
+// A member failing mid-team with a fatal error: the error reaches the caller with its
+// type, the execution error record names the member's node, the fallback state a
+// policy declares is in the context, and the stream ends with a failed TeamEnd.
+func TestAdvMemberFailsWithFallbackState(t *testing.T) {
+	policy := func(_ context.Context, _ *flow.Context, n *flow.Node, _ error, def flow.ErrorDecision) flow.ErrorDecision {
+		if n.ID == "checker" {
+			def.Fallback = map[string]any{"check.status": "fallback"}
+		}
+		return def
+	}
+	c := testkit.NewFixedAgent("c", "C")
+	tm, _ := ttTeam(t, "fatal", team.WithMembers(testkit.NewFixedAgent("a", "A"),
+		testkit.FailingWith("checker", team.TypeAuthDenied, "token expired"), c),
+		team.WithEngineOptions(flow.WithErrorPolicy(policy)))
+	sess := team.NewSession("fatal-1")
+	evs, err := ttCollect(t, tm, "go", sess)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, team.ErrAuthDenied)
+	assert.Empty(t, c.Prompts(), "the member after a fatal failure does not run")
+	assert.Equal(t, "fallback", sess.Context().Value("check.status"))
+	recs := flow.ExecutionErrors(sess.Context(), flow.DefaultErrorKey)
+	require.Len(t, recs, 1)
+	assert.Equal(t, "checker", recs[0].NodeID)
+	assert.Equal(t, string(team.TypeAuthDenied), recs[0].Error.Code)
+	last := advLast(t, evs)
+	assert.Equal(t, team.EventTeamEnd, last.Kind)
+	assert.Equal(t, team.TeamFailed, last.Status)
+	require.NotNil(t, last.Error)
+	assert.Equal(t, team.TypeAuthDenied, last.Error.Type)
+	ttCheckSymmetry(t, evs)
+}
+
+// A recoverable failure of a swarm member must not make the swarm call the same
+// failing member again and again: the failed turn counts, and the swarm finishes.
+func TestAdvSwarmMemberRecoverableFailure(t *testing.T) {
+	bad := testkit.NewFailingAgent("b", flow.MarkRecoverable(errors.New("flaky backend")))
+	a := testkit.NewFixedAgent("a", "transfer_to: b")
+	tm, _ := ttTeam(t, "sw", team.WithMembers(a, bad), team.WithProtocol(team.Swarm()), team.WithMaxTurns(6))
+	sess := team.NewSession("sw-1")
+	evs, err := ttCollect(t, tm, "go", sess)
+	require.NoError(t, err)
+	tr := tm.Trace(sess.Context())
+	failed := 0
+	for _, r := range tr.Records {
+		if r.Source == "b" && r.Status == team.RunFailed {
+			failed++
+		}
+	}
+	assert.Equal(t, 1, failed, "a recovered failure ends the holder's turn; it is not retried by routing")
+	assert.Equal(t, []string{"a", "b"}, tr.Route)
+	assert.Equal(t, []string{"route:a/protocol", "route:b/text", "finish:/rule/member_failed"}, ttDecisions(tr))
+	assert.Equal(t, team.TeamCompleted, tr.Status)
+	assert.Equal(t, "transfer_to: b", tr.FinalAnswer, "the last answer stands")
+	ttCheckSymmetry(t, evs)
+}
+
+// Cancelling the context while a member works fails the team with a cancellation
+// error and still ends the stream with a failed TeamEnd.
+func TestAdvCancelMidTeam(t *testing.T) {
+	slow := testkit.NewSlowAgent("slow", "never")
+	after := testkit.NewFixedAgent("after", "X")
+	tm, _ := ttTeam(t, "cancel", team.WithMembers(testkit.NewFixedAgent("a", "A"), slow, after))
+	sess := team.NewSession("cancel-1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-slow.Started()
+		cancel()
+	}()
+	var evs []team.Event
+	var runErr error
+	for ev, err := range tm.Stream(ctx, "go", sess) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	require.Error(t, runErr)
+	assert.True(t, errors.Is(runErr, context.Canceled) || errors.Is(runErr, team.ErrCancelled), "got %v", runErr)
+	assert.Empty(t, after.Prompts())
+	last := advLast(t, evs)
+	assert.Equal(t, team.EventTeamEnd, last.Kind)
+	assert.Equal(t, team.TeamFailed, last.Status)
+	tr := tm.Trace(sess.Context())
+	assert.Equal(t, team.TeamFailed, tr.Status)
+	ttCheckSymmetry(t, evs)
+}
+
+// Breaking out of a parallel team's stream while members are running cancels them;
+// nothing is left running (goleak checks) and nothing deadlocks.
+func TestAdvStreamBreakParallel(t *testing.T) {
+	s1, s2 := testkit.NewSlowAgent("s1", "one"), testkit.NewSlowAgent("s2", "two")
+	tm, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel()), team.WithMembers(s1, s2, testkit.NewFixedAgent("f", "F")))
+	for _, stopAt := range []team.EventKind{team.EventTeamStart, team.EventNodeStart, team.EventRunStart} {
+		n := 0
+		for ev, err := range tm.Stream(context.Background(), "go", team.NewSession("par-"+string(stopAt))) {
+			require.NoError(t, err)
+			n++
+			if ev.Kind == stopAt {
+				break
+			}
+		}
+		assert.Positive(t, n)
+	}
+}
+
+// The error of a failed team names the team and keeps the member's structured error.
+func TestAdvTeamErrorKeepsMemberType(t *testing.T) {
+	tm, _ := ttTeam(t, "wrap", team.WithMembers(testkit.FailingWith("m", team.TypeRateLimited, "slow down")))
+	_, err := tm.Call(context.Background(), "go", team.NewSession("wrap-1"))
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), `team "wrap"`), err.Error())
+	var e *team.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, team.TypeRateLimited, e.Type)
+	assert.True(t, e.Retryable())
+}
