@@ -70,9 +70,14 @@ func (a *ReActAgent) Stream(ctx context.Context, prompt string, sess *AgentSessi
 }
 
 // Resume continues the agent's run waiting in sess with the decisions given with
-// Decide; it is Call with the run's own prompt.
+// Decide; it is Call with the run's own prompt. It fails with ErrNoPending when no run
+// of the agent waits in sess, including when another call resumed it first: a waiting
+// run is resumed once, so an approved call never runs twice.
 func (a *ReActAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
-	return a.Call(ctx, "", sess)
+	if sess == nil {
+		return nil, fmt.Errorf("agent %q: %w", a.name, ErrNoPending)
+	}
+	return a.call(ctx, "", sess, true)
 }
 
 // Call answers prompt. If the session holds a run of this agent waiting for decisions,
@@ -80,17 +85,30 @@ func (a *ReActAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, e
 // the decided batch runs first, with no model call before it. If some calls still
 // have no decision, the answer is pending again and nothing runs. A nil session means
 // a throw-away one (and a pending answer cannot be resumed).
+//
+// Resuming takes the waiting run out of the session at once (atomically): while it
+// runs, nothing waits, Decide fails with ErrNoPending and a second resume finds
+// nothing to resume, so two calls resuming one run at the same time cannot both run
+// its approved batch.
 func (a *ReActAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
 	if sess == nil {
 		sess = NewSession("")
 	}
-	st := sess.State(a.name)
+	return a.call(ctx, prompt, sess, false)
+}
+
+func (a *ReActAgent) call(ctx context.Context, prompt string, sess *AgentSession, resumeOnly bool) (*Answer, error) {
+	st, err := sess.claim(a.name, prompt)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.ID(), err)
+	}
+	if resumeOnly && st.Run == nil {
+		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.ID(), ErrNoPending)
+	}
 	fresh := NewRunInfo(ctx, a.name, sess)
 	run := st.Run
+	st.Run = nil // claimed: finish puts it back if it waits again
 	if run != nil {
-		if prompt != "" && prompt != run.Prompt {
-			return nil, fmt.Errorf("agent %q in session %q: %w (run %s)", a.name, sess.ID(), ErrPending, run.Info.RunID)
-		}
 		// The same run goes on, perhaps at another node, branch or flow run.
 		fresh.RunID = run.Info.RunID
 		run.Info = fresh

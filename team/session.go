@@ -109,6 +109,33 @@ func stateOf(v any) AgentState {
 
 func (s *AgentSession) setState(agent string, st AgentState) { s.fc.Set(StateKey(agent), st) }
 
+// claim returns the agent's state and, in one atomic step, takes its waiting run (if
+// any, and if prompt may resume it: empty or the run's prompt) out of the stored
+// state, so that only one caller resumes it. A run that prompt may not resume stays
+// and the error is ErrPending.
+func (s *AgentSession) claim(agent, prompt string) (AgentState, error) {
+	var (
+		st  AgentState
+		err error
+	)
+	_ = s.fc.Atomic(func(v flow.Vars) error {
+		old, _ := v.Get(StateKey(agent))
+		st = stateOf(old)
+		if st.Run == nil {
+			return nil
+		}
+		if prompt != "" && prompt != st.Run.Prompt {
+			err = fmt.Errorf("%w (run %s)", ErrPending, st.Run.Info.RunID)
+			return nil
+		}
+		left := st
+		left.Run = nil
+		v.Put(StateKey(agent), left)
+		return nil
+	})
+	return st, err
+}
+
 // History returns the agent's conversation history in the session.
 func (s *AgentSession) History(agent string) []Message { return s.State(agent).History }
 

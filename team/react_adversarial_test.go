@@ -1,0 +1,313 @@
+package team_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+// The model asks for a tool the agent does not have, and for real tools with
+// arguments that are not JSON, of the wrong type, or missing: no tool runs, and the
+// model sees a structured error observation for each, naming the problem.
+func TestAdvReActBadToolCalls(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(
+			testkit.ToolCall("u1", "launch_missiles", `{}`),
+			testkit.ToolCall("u2", "weather", `{"city": Oslo}`), // not JSON
+			testkit.ToolCall("u3", "weather", `{"city": 42}`),   // wrong type
+			testkit.ToolCall("u4", "weather", `{}`),             // missing required
+			testkit.ToolCall("u5", "weather", `"Oslo"`),         // not an object
+		),
+		testkit.Reply("I could not do it."),
+	)
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.weather()))
+	require.NoError(t, err)
+	ans, err := a.Call(context.Background(), "go", team.NewSession("bad-1"))
+	require.NoError(t, err)
+	assert.Equal(t, "I could not do it.", ans.Content)
+	assert.Empty(t, box.Calls(), "no tool ran")
+	reqs := model.Requests()
+	require.Len(t, reqs, 2)
+	msgs := toolMessages(reqs[1])
+	want := map[string]team.ErrorType{"u1": team.TypeUnknownTool, "u2": team.TypeInvalidArguments,
+		"u3": team.TypeInvalidArguments, "u4": team.TypeInvalidArguments, "u5": team.TypeInvalidArguments}
+	for id, typ := range want {
+		m, ok := msgs[id]
+		require.True(t, ok, "call %s has its observation", id)
+		o := observation(t, m)
+		assert.False(t, o.OK(), id)
+		require.NotNil(t, o.Error, id)
+		assert.Equal(t, typ, o.Error.Type, id)
+		assert.False(t, o.Error.Retry, "%s: a bad call is not worth retrying as it is", id)
+		assert.NotEmpty(t, o.Error.Message, id)
+	}
+	assert.Equal(t, 0, ans.Metrics.ToolCalls, "refused calls are not tool calls")
+}
+
+// A sensitive tool called with invalid arguments, or refused by the permission code,
+// fails without asking a human; the valid sensitive call of the same batch waits.
+func TestAdvHITLNotAskedForRefusedCalls(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(testkit.CallTools(
+		testkit.ToolCall("r1", "remove", `{"path": 7}`),
+		testkit.ToolCall("r2", "remove", `{"path":"/tmp/x"}`),
+	), testkit.Reply("ok"))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sess := team.NewSession("ref-1")
+	ans, err := a.Call(context.Background(), "go", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, []string{"r2"}, ans.Pending.IDs())
+	err = sess.Decide("bot", team.Approve("r1"))
+	assert.ErrorIs(t, err, team.ErrUnknownCall, "a call that needs no decision cannot be decided")
+}
+
+// A tool that fails transiently: the agent does not retry it on its own (a tool may
+// not be idempotent); the model sees a retryable error and may call it again, and the
+// step limit bounds how often.
+func TestAdvReActTransientToolBounded(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel().When(func(*team.ChatRequest) bool { return true },
+		testkit.CallTools(testkit.ToolCall("", "flaky", `{}`)))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.flaky()), team.WithMaxSteps(4))
+	require.NoError(t, err)
+	sess := team.NewSession("flaky-1")
+	_, err = a.Call(context.Background(), "go", sess)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, team.ErrStepLimit)
+	assert.Len(t, box.Calls(), 4, "one call per model step, no hidden retries")
+	assert.Equal(t, 4, model.Calls())
+	reqs := model.Requests()
+	o := observation(t, reqs[1].Messages[len(reqs[1].Messages)-1])
+	assert.Equal(t, team.TypeRateLimited, o.Error.Type)
+	assert.True(t, o.Error.Retry)
+	tr := sess.ReActTrace("bot")
+	require.NotNil(t, tr)
+	assert.Equal(t, team.RunFailed, tr.Status)
+	assert.Nil(t, sess.Pending("bot"))
+}
+
+// Resume on a session where nothing waits must not start a new run with an empty
+// prompt (asking the model something nobody asked).
+func TestAdvReActResumeWithoutPending(t *testing.T) {
+	model := testkit.NewScriptedModel(testkit.Reply("answer"))
+	a, err := team.NewReActAgent("bot", model)
+	require.NoError(t, err)
+	sess := team.NewSession("nothing-1")
+	_, err = a.Resume(context.Background(), sess)
+	require.ErrorIs(t, err, team.ErrNoPending)
+	assert.Equal(t, 0, model.Calls())
+
+	// Nor after the pending run completed: resuming twice runs nothing twice.
+	box := &toolbox{}
+	model2 := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`)), testkit.Reply("done"))
+	b, err := team.NewReActAgent("bot", model2, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sess2 := team.NewSession("nothing-2")
+	ans, err := b.Call(context.Background(), "clean up", sess2)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess2.Decide("bot", team.Approve("d1")))
+	ans, err = b.Resume(context.Background(), sess2)
+	require.NoError(t, err)
+	assert.Equal(t, "done", ans.Content)
+	_, err = b.Resume(context.Background(), sess2)
+	require.ErrorIs(t, err, team.ErrNoPending)
+	assert.Len(t, box.Calls(), 1)
+	assert.Equal(t, 2, model2.Calls())
+	assert.ErrorIs(t, sess2.Decide("bot", team.Approve("d1")), team.ErrNoPending, "approving again after the run goes on")
+}
+
+// Deciding twice before resuming: the last decision for a call stands and the call
+// runs at most once; an invalid decision records nothing.
+func TestAdvHITLDecideTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		first   team.Decision
+		second  team.Decision
+		removed int
+		obs     string
+	}{
+		{"approve twice", team.Approve("d1"), team.Approve("d1"), 1, team.StatusSuccess},
+		{"approve then reject", team.Approve("d1"), team.Reject("d1", "no"), 0, team.StatusError},
+		{"reject then approve", team.Reject("d1", "no"), team.Approve("d1"), 1, team.StatusSuccess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			box := &toolbox{}
+			model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`)), testkit.Reply("done"))
+			a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+			require.NoError(t, err)
+			sess := team.NewSession("twice")
+			_, err = a.Call(context.Background(), "clean up", sess)
+			require.NoError(t, err)
+			require.NoError(t, sess.Decide("bot", tc.first))
+			require.NoError(t, sess.Decide("bot", tc.second))
+			require.Error(t, sess.Decide("bot", team.Decision{CallID: "d1", Kind: "maybe"}))
+			ans, err := a.Resume(context.Background(), sess)
+			require.NoError(t, err)
+			assert.Equal(t, "done", ans.Content)
+			assert.Len(t, box.Calls(), tc.removed)
+			o := observation(t, toolMessages(model.Requests()[1])["d1"])
+			assert.Equal(t, tc.obs, o.Status)
+		})
+	}
+}
+
+// Approved arguments that break the tool's schema are refused like the model's: the
+// tool does not run with them.
+func TestAdvHITLApproveWithInvalidArgs(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`)), testkit.Reply("done"))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sess := team.NewSession("args")
+	_, err = a.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NoError(t, sess.Decide("bot", team.ApproveWithArgs("d1", json.RawMessage(`{"path":["/","/etc"]}`))))
+	_, err = a.Resume(context.Background(), sess)
+	require.NoError(t, err)
+	assert.Empty(t, box.Calls())
+	o := observation(t, toolMessages(model.Requests()[1])["d1"])
+	require.NotNil(t, o.Error)
+	assert.Equal(t, team.TypeInvalidArguments, o.Error.Type)
+}
+
+// A run suspended for a decision is stored as JSON and resumed in another session
+// (as another process would); the original session, resumed as well, must not run
+// the approved call a second time: it still holds its own pending run, but the
+// decision was given only in the restored one, so it stays pending there.
+func TestAdvHITLResumeFromSnapshotInAnotherSession(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`)), testkit.Reply("done"))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sess := team.NewSession("snap-1")
+	ans, err := a.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	data, err := team.MarshalSession(sess)
+	require.NoError(t, err)
+
+	other, err := team.UnmarshalSession(data)
+	require.NoError(t, err)
+	require.NotNil(t, other.Pending("bot"))
+	require.NoError(t, other.Decide("bot", team.Approve("d1")))
+	ans2, err := a.Resume(context.Background(), other)
+	require.NoError(t, err)
+	assert.Equal(t, "done", ans2.Content)
+	assert.Equal(t, ans.RunID, ans2.RunID, "the same run goes on")
+	assert.Len(t, box.Calls(), 1)
+
+	again, err := a.Resume(context.Background(), sess)
+	require.NoError(t, err)
+	require.NotNil(t, again.Pending, "the original session never got the decision")
+	assert.Len(t, box.Calls(), 1)
+}
+
+// Two resumes of the same waiting run in one session at once: the approved call runs
+// once. The loser is told that the run is not waiting any more.
+func TestAdvHITLConcurrentResumeSameSession(t *testing.T) {
+	var runs atomic.Int32
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	tool := team.NewTool("pay", "pays", nil, func(ctx context.Context, _ struct{}) (string, error) {
+		runs.Add(1)
+		started <- struct{}{}
+		<-release
+		return "paid", nil
+	})
+	tool.Sensitive = team.Always("money")
+	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("p1", "pay", `{}`))).
+		When(testkit.LastIsToolResult("pay"), testkit.Reply("done"))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(tool))
+	require.NoError(t, err)
+	sess := team.NewSession("conc-1")
+	_, err = a.Call(context.Background(), "pay", sess)
+	require.NoError(t, err)
+	require.NoError(t, sess.Decide("bot", team.Approve("p1")))
+
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			_, errs[i] = a.Resume(context.Background(), sess)
+		})
+	}
+	<-started // one resume runs the call; the other finds nothing waiting, now or later
+	close(release)
+	wg.Wait()
+	assert.EqualValues(t, 1, runs.Load(), "the approved call ran once")
+	ok, failed := 0, 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		} else {
+			assert.ErrorIs(t, err, team.ErrNoPending)
+			failed++
+		}
+	}
+	assert.Equal(t, 1, ok)
+	assert.Equal(t, 1, failed)
+}
+
+// Concurrent resumes of a stored instance through session.Runner: exactly one runs
+// the approved batch.
+func TestAdvHITLConcurrentResumeFromStore(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`))).
+		When(testkit.LastIsToolResult("remove"), testkit.Reply("done"))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	spec := flow.NewSpec("clean")
+	spec.Start("start").LinkTo("bot")
+	spec.Activity("bot").SetTask("@bot").LinkTo("end")
+	spec.End("end")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	runner := session.NewRunner(eng, session.NewMemoryStore())
+	fc := flow.NewContextWith("clean-1", map[string]any{"prompt": "clean up"})
+	res, err := runner.Run(context.Background(), "clean", fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	snap, err := runner.Load(context.Background(), "clean-1")
+	require.NoError(t, err)
+	updates, err := team.DecideIn(snap.Vars, "bot", team.Approve("d1"))
+	require.NoError(t, err)
+
+	const n = 8
+	var (
+		wg   sync.WaitGroup
+		wins atomic.Int32
+	)
+	start := make(chan struct{})
+	for range n {
+		wg.Go(func() {
+			<-start
+			res, err := runner.Resume(context.Background(), "clean-1", updates)
+			if err == nil {
+				wins.Add(1)
+				assert.Equal(t, flow.StatusCompleted, res.Status)
+				return
+			}
+			assert.ErrorIs(t, err, session.ErrConflict)
+		})
+	}
+	close(start)
+	wg.Wait()
+	assert.EqualValues(t, 1, wins.Load())
+	assert.Len(t, box.Calls(), 1, "the approved call ran once")
+}
