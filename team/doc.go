@@ -52,7 +52,14 @@
 // rejected error with the comment), Skip (the model sees the substitute result). The
 // next call (agent.Resume, or the resumed node) applies them to the same batch, with
 // no model call before it runs, then the loop goes on. Calls that code refuses or
-// whose arguments are invalid fail without asking anyone.
+// whose arguments are invalid fail without asking anyone. A waiting run is resumed
+// once: the call that resumes it takes it out of the session atomically, so a second
+// resume at the same time (or after it) gets ErrNoPending and an approved call never
+// runs twice; Decide while it runs gets ErrNoPending too. The last decision given for
+// a call before the resume is the one applied. Across processes the session store's
+// version check plays the same part (session.Runner.Resume: one winner, the others
+// get session.ErrConflict). Sessions copied from one snapshot are independent: each
+// holds its own waiting run, so decide in one of them only.
 //
 // # Sessions
 //
@@ -137,7 +144,10 @@
 //     panic as any task panic (flow.ErrTaskPanic, with the stack).
 //   - Parallel members follow the fork's branch policy: fail-fast fails the team and
 //     cancels the other members; continue lets them finish, and the coordinator reports
-//     the failed member as a gap ("[m] failed: …") instead of leaving it out.
+//     the failed member as a gap ("[m] failed: …") instead of leaving it out. Members
+//     that are sub-agents (a SubResult, or failed tool calls RecordToolCalls kept) get
+//     coverage notes at the end of the merge, and an empty success that failed
+//     searches contradict is marked as a gap where it stands.
 //   - The team's answer is the last member's answer, or the answer a supervisor gives
 //     when finishing with the route tool, or the coordinator's merge; WithAnswerFrom
 //     names the member whose last answer it is.

@@ -104,7 +104,12 @@ type parallel struct {
 // parallel gateway: start → fork → members → join → merge → end. The merge node is
 // the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
 // merge the answers, else it concatenates them as "[member] answer" sections, failed
-// and skipped members included (ParallelMerge replaces it). A failing member follows
+// and skipped members included (ParallelMerge replaces it). When members are
+// sub-agents (they report a SubResult, or RecordToolCalls kept failed tool calls of
+// theirs), both merges end with the coverage notes of those members (NewCoverage over
+// GatherSubTasks), and the answer of a member whose empty success its failed searches
+// contradict carries its gap note, so a source that could not be searched is never
+// reported as holding nothing. A failing member follows
 // the branch policy (ParallelBranchPolicy): fail-fast (the default) fails the team and
 // cancels the others; continue lets the others finish and the merge see the failure
 // (and flow's KeyBranchFailures); if every member fails the team fails. Max turns
@@ -171,6 +176,7 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	t := mt.t
 	tr := t.trace(c)
 	latest := latestByMember(tr)
+	cov, notes := memberCoverage(c, t.names)
 	began := time.Now()
 	var (
 		answer string
@@ -184,10 +190,15 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 		var b strings.Builder
 		b.WriteString("Task: " + tr.Prompt + "\n\nAnswers of the members:")
 		for _, m := range t.names {
-			b.WriteString("\n" + describeRecord(m, latest[m]))
+			b.WriteString("\n" + describeCovered(m, latest[m], notes))
+		}
+		sys := fmt.Sprintf("You are the coordinator of the team %q. Merge the members' answers into one answer to the task. Say which members failed or did not answer.", t.name)
+		if len(cov.Notes) > 0 {
+			b.WriteString("\n\n" + cov.Markdown())
+			sys += " End with the coverage notes given: never report that a member whose note says gap found nothing."
 		}
 		req := &ChatRequest{Messages: []Message{
-			SystemMessage(fmt.Sprintf("You are the coordinator of the team %q. Merge the members' answers into one answer to the task. Say which members failed or did not answer.", t.name)),
+			SystemMessage(sys),
 			UserMessage(b.String()),
 		}, Options: t.cfg.chatOptions}
 		var resp *ChatResponse
@@ -198,7 +209,10 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	default:
 		parts := make([]string, 0, len(t.names))
 		for _, m := range t.names {
-			parts = append(parts, describeRecord(m, latest[m]))
+			parts = append(parts, describeCovered(m, latest[m], notes))
+		}
+		if len(cov.Notes) > 0 {
+			parts = append(parts, strings.TrimSuffix(cov.Markdown(), "\n"))
 		}
 		answer = strings.Join(parts, "\n\n")
 	}
@@ -228,6 +242,35 @@ func latestByMember(tr *TeamTrace) map[string]TeamRecord {
 		}
 	}
 	return out
+}
+
+// memberCoverage writes the coverage notes of the members that reported a structured
+// sub-agent result (SubResult) or whose tool calls failed without a successful retry:
+// the evidence a merge must not hide. Other members (plain answers) get no note.
+func memberCoverage(c *flow.Context, members []string) (Coverage, map[string]CoverageNote) {
+	var tasks []SubTask
+	for _, st := range GatherSubTasks(c, members...) {
+		if st.Result != nil || len(unresolvedFailures(st.Calls)) > 0 {
+			tasks = append(tasks, st)
+		}
+	}
+	cov := NewCoverage(tasks...)
+	notes := make(map[string]CoverageNote, len(cov.Notes))
+	for _, n := range cov.Notes {
+		notes[n.Task] = n
+	}
+	return cov, notes
+}
+
+// describeCovered renders a member's record for a merge; a member that answered but
+// whose coverage is a gap (an empty success after failed searches) carries the note
+// with its answer, so the answer is never read as "none exist".
+func describeCovered(member string, r TeamRecord, notes map[string]CoverageNote) string {
+	s := describeRecord(member, r)
+	if n, ok := notes[member]; ok && n.Class == CoverageGap && r.Status == RunCompleted {
+		s += " (" + n.Text + ")"
+	}
+	return s
 }
 
 // describeRecord renders a member's record for a merge.

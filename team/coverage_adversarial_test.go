@@ -1,0 +1,152 @@
+package team_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+// noneExist are the phrases a note or a merged answer uses to claim absence.
+var noneExist = []string{"none exist", "no results", "found nothing", "valid empty"}
+
+func assertNoAbsenceClaim(t *testing.T, text, about string) {
+	t.Helper()
+	low := strings.ToLower(text)
+	for _, p := range noneExist {
+		assert.NotContains(t, low, p, "%s: must not claim absence for a source it could not look at:\n%s", about, text)
+	}
+}
+
+// One sub-agent is told by its source that nothing matches (a success with no
+// results), one is told not_found, one cannot reach its source: the first is "none
+// exist", the other two are gaps that say what the source answered, and no note of a
+// gap claims absence.
+func TestAdvCoverageNotFoundVersusUnavailable(t *testing.T) {
+	clock := newSubClock()
+	empty := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return nil, nil }}
+	notFound := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) {
+			return nil, team.NewError(team.TypeNotFound, "index market_2025 does not exist")
+		}}
+	attempts := 0
+	unavailable := &team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
+		Retry: team.RetryPolicy{MaxAttempts: 3}, Alternatives: []string{"use the WIPO search API"},
+		Search: func(context.Context, string) ([]any, error) {
+			attempts++
+			return nil, team.NewError(team.TypeSourceUnavailable, "503 from patent_db")
+		}}
+	_, fc := runResearch(t, empty, notFound, unavailable)
+	assert.Equal(t, 3, attempts, "a transient failure is retried locally, boundedly")
+	cov := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...)
+
+	reg, ok := cov.Note("regulation")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageValidEmpty, reg.Class)
+
+	mk, ok := cov.Note("market")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageGap, mk.Class)
+	assert.Equal(t, team.TypeNotFound, mk.ErrorType)
+	assert.Equal(t, 1, mk.Attempts, "not_found is not retried")
+	assert.Contains(t, mk.Text, "not_found")
+	assertNoAbsenceClaim(t, mk.Text, "market")
+
+	pt, ok := cov.Note("patents")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageGap, pt.Class)
+	assert.Equal(t, team.GapAccessFailure, pt.Gap)
+	assert.Equal(t, team.TypeSourceUnavailable, pt.ErrorType)
+	assert.Equal(t, 3, pt.Attempts)
+	assert.True(t, pt.Retryable)
+	assertNoAbsenceClaim(t, pt.Text, "patents")
+	assert.False(t, cov.Complete())
+	assert.Len(t, cov.Gaps(), 2)
+}
+
+// The same three sub-agents as members of a Parallel team whose coordinator merges
+// with its default merge: the merged answer must say the unavailable source failed
+// and never report that it found nothing; the silent sub-agent (empty success after
+// failed searches) must not read as "none exist" either.
+func TestAdvParallelTeamMergeNeverClaimsAbsenceForGaps(t *testing.T) {
+	clock := newSubClock()
+	empty := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return nil, nil }}
+	unavailable := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+		Retry: team.RetryPolicy{MaxAttempts: 2},
+		Search: func(context.Context, string) ([]any, error) {
+			return nil, team.NewError(team.TypeSourceUnavailable, "503 from market_reports")
+		}}
+	silent := team.RecordToolCalls(silentPatents(t))
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithMembers(empty, unavailable, silent))
+	sess := team.NewSession("research-team-1")
+	ans, err := tm.Call(context.Background(), "solid-state batteries", sess)
+	require.NoError(t, err)
+	t.Logf("merged answer:\n%s", ans.Content)
+
+	sections := map[string]string{}
+	for _, part := range strings.Split(ans.Content, "\n\n") {
+		for _, m := range []string{"regulation", "market", "patents"} {
+			if strings.HasPrefix(part, "["+m+"]") {
+				sections[m] = part
+			}
+		}
+	}
+	require.Contains(t, sections, "market")
+	assert.Contains(t, sections["market"], "failed")
+	assert.Contains(t, sections["market"], string(team.TypeSourceUnavailable))
+	assertNoAbsenceClaim(t, sections["market"], "market")
+
+	// The silent member's own report says "success, results: []"; the merge must say
+	// that its searches failed.
+	require.Contains(t, sections, "patents")
+	assert.Contains(t, sections["patents"], "gap", "the evidence of failed searches reaches the merge")
+
+	// And the coverage notes, computed from the team's context, agree.
+	cov := team.NewCoverage(team.GatherSubTasks(sess.Context(), "regulation", "market", "patents")...)
+	for _, n := range cov.Notes {
+		if n.Class == team.CoverageGap {
+			assertNoAbsenceClaim(t, n.Text, n.Task)
+		}
+	}
+	reg, _ := cov.Note("regulation")
+	assert.Equal(t, team.CoverageValidEmpty, reg.Class)
+	mk, _ := cov.Note("market")
+	assert.Equal(t, team.CoverageGap, mk.Class)
+	pt, _ := cov.Note("patents")
+	assert.Equal(t, team.CoverageGap, pt.Class)
+	assert.Equal(t, team.GapSilentFailure, pt.Gap)
+}
+
+// A supervisor-merged Parallel team: the coordinator model is told which members could
+// not look, so its prompt carries the gap, not an empty list.
+func TestAdvParallelCoordinatorPromptCarriesGaps(t *testing.T) {
+	clock := newSubClock()
+	unavailable := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+		Retry: team.RetryPolicy{MaxAttempts: 1},
+		Search: func(context.Context, string) ([]any, error) {
+			return nil, team.NewError(team.TypeSourceUnavailable, "503 from market_reports")
+		}}
+	silent := team.RecordToolCalls(silentPatents(t))
+	coord := testkit.NewScriptedModel(testkit.Reply("merged"))
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithMembers(unavailable, silent), team.WithSupervisorModel(coord))
+	_, err := tm.Call(context.Background(), "solid-state batteries", team.NewSession("research-team-2"))
+	require.NoError(t, err)
+	reqs := coord.Requests()
+	require.Len(t, reqs, 1)
+	prompt := reqs[0].LastUserMessage()
+	t.Logf("coordinator prompt:\n%s", prompt)
+	assert.Contains(t, prompt, "[market] failed")
+	i := strings.Index(prompt, "[patents]")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Contains(t, prompt[i:], "gap")
+}
