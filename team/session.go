@@ -264,21 +264,41 @@ func (s *AgentSession) RunFlow(ctx context.Context, eng *flow.Engine, g *flow.Gr
 // ResumeFlow continues the session's halted flow run of g with eng (which must have
 // the same tasks and agents registered) and records where it then stands. The suspended
 // agent node runs again and applies the decisions given with Decide.
+//
+// The halted run is resumed once: ResumeFlow takes it out of the session before it
+// runs, so a concurrent ResumeFlow (or one after it) fails with flow.ErrNotResumable
+// instead of running the same frontier twice. If the resume cannot start (another
+// graph, a frontier that does not restore, the context busy), the run stays halted.
 func (s *AgentSession) ResumeFlow(ctx context.Context, eng *flow.Engine, g *flow.Graph, opts ...flow.EvalOption) (*flow.Result, error) {
-	pos := s.position()
-	if pos == nil {
+	s.mu.Lock()
+	pos := s.flow
+	switch {
+	case pos == nil:
+		s.mu.Unlock()
 		return nil, fmt.Errorf("session %q: %w", s.ID(), flow.ErrNotResumable)
-	}
-	if pos.graph != g.ID || pos.hash != g.Hash() {
+	case pos.graph != g.ID || pos.hash != g.Hash():
+		s.mu.Unlock()
 		return nil, fmt.Errorf("session %q, graph %q: %w", s.ID(), g.ID, ErrGraphChanged)
+	}
+	s.flow = nil // claimed
+	s.mu.Unlock()
+	putBack := func() {
+		s.mu.Lock()
+		if s.flow == nil {
+			s.flow = pos
+		}
+		s.mu.Unlock()
 	}
 	fr, err := eng.RestoreFrontier(g, *pos.frontier)
 	if err != nil {
+		putBack()
 		return nil, fmt.Errorf("session %q: %w", s.ID(), err)
 	}
 	res, err := eng.Resume(ctx, fr, s.fc, opts...)
 	if res != nil {
 		s.SetFlow(g, res)
+	} else {
+		putBack() // nothing ran
 	}
 	return res, err
 }

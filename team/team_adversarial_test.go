@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -258,4 +260,55 @@ func TestAdvTeamErrorKeepsMemberType(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, team.TypeRateLimited, e.Type)
 	assert.True(t, e.Retryable())
+}
+
+// Two resumes of one suspended team in one session at the same time: the member's
+// approved call runs once, the member's model is not asked a second question, and the
+// loser is told there is nothing to resume.
+func TestAdvTeamConcurrentResumeSameSession(t *testing.T) {
+	var runs atomic.Int32
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	pay := team.NewTool("pay", "pays", nil, func(context.Context, struct{}) (string, error) {
+		runs.Add(1)
+		started <- struct{}{}
+		<-release
+		return "paid", nil
+	})
+	pay.Sensitive = team.Always("money")
+	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("p1", "pay", `{}`))).
+		When(testkit.LastIsToolResult("pay"), testkit.Reply("done"))
+	payer, err := team.NewReActAgent("payer", model, team.WithTools(pay))
+	require.NoError(t, err)
+	tm, _ := ttTeam(t, "billing", team.WithMembers(payer, testkit.NewFixedAgent("after", "filed")))
+	sess := team.NewSession("billing-1")
+	ans, err := tm.Call(context.Background(), "pay the bill", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	answers := make([]*team.Answer, 2)
+	for i := range 2 {
+		wg.Go(func() { answers[i], errs[i] = tm.Resume(context.Background(), sess) })
+	}
+	<-started
+	close(release)
+	wg.Wait()
+	assert.EqualValues(t, 1, runs.Load(), "the approved call ran once")
+	assert.Equal(t, 2, model.Calls(), "the member's model was asked once before and once after the call")
+	wins := 0
+	for i, err := range errs {
+		if err == nil {
+			wins++
+			assert.Equal(t, "filed", answers[i].Content)
+			continue
+		}
+		assert.ErrorIs(t, err, flow.ErrNotResumable)
+	}
+	assert.Equal(t, 1, wins)
+	tr := tm.Trace(sess.Context())
+	assert.Equal(t, team.TeamCompleted, tr.Status)
+	assert.Equal(t, []string{"payer", "after"}, tr.Route)
 }
