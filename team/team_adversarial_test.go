@@ -312,3 +312,22 @@ func TestAdvTeamConcurrentResumeSameSession(t *testing.T) {
 	assert.Equal(t, team.TeamCompleted, tr.Status)
 	assert.Equal(t, []string{"payer", "after"}, tr.Route)
 }
+
+// A member named like the finish marker could never be routed to (the supervisor's
+// "finish" would always win): the team refuses to build.
+func TestAdvMemberNamedLikeFinishMarker(t *testing.T) {
+	for _, tc := range []struct {
+		member string
+		opts   []team.TeamOption
+	}{
+		{"FINISH", nil},
+		{"finish", nil},
+		{"DONE", []team.TeamOption{team.WithFinishMarker("done")}},
+	} {
+		opts := append([]team.TeamOption{team.WithMembers(testkit.NewFixedAgent(tc.member, "x")),
+			team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(testkit.NewScriptedModel())}, tc.opts...)
+		_, err := team.NewTeam("t", opts...)
+		require.Error(t, err, tc.member)
+		assert.Contains(t, err.Error(), "finish", tc.member)
+	}
+}

@@ -129,6 +129,11 @@ func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 	if t.finish == "" {
 		t.finish = DefaultFinishMarker
 	}
+	for _, mn := range t.names {
+		if t.isFinish(mn) {
+			return nil, fmt.Errorf("team %q: member name %q reads as the finish marker %q (or \"finish\"), so nobody could route to it", name, mn, t.finish)
+		}
+	}
 	if c.fallback != "" && t.byName[c.fallback] == nil {
 		return nil, fmt.Errorf("team %q: default member %q is not a member", name, c.fallback)
 	}
