@@ -311,3 +311,33 @@ func TestAdvHITLConcurrentResumeFromStore(t *testing.T) {
 	assert.EqualValues(t, 1, wins.Load())
 	assert.Len(t, box.Calls(), 1, "the approved call ran once")
 }
+
+// Breaking out of a ReAct agent's stream while a tool runs cancels the tool's context,
+// waits for the call to return and leaves nothing running (goleak checks); the session
+// keeps no half-run batch waiting.
+func TestAdvReActStreamBreakDuringTool(t *testing.T) {
+	cancelled := make(chan struct{})
+	slow := team.NewTool("slow", "waits", nil, func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		close(cancelled)
+		return "", ctx.Err()
+	})
+	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("s1", "slow", `{}`)), testkit.Reply("never"))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(slow))
+	require.NoError(t, err)
+	sess := team.NewSession("break-1")
+	for ev, err := range a.Stream(context.Background(), "go", sess) {
+		require.NoError(t, err)
+		if ev.Kind == team.EventToolStart {
+			break
+		}
+	}
+	<-cancelled
+	assert.Nil(t, sess.Pending("bot"))
+	assert.Equal(t, 1, model.Calls(), "the model is not asked again once the caller stopped listening")
+	tr := sess.ReActTrace("bot")
+	require.NotNil(t, tr)
+	assert.Equal(t, team.RunFailed, tr.Status)
+	require.NotNil(t, tr.Error)
+	assert.Equal(t, team.TypeCancelled, tr.Error.Type)
+}
