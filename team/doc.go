@@ -230,6 +230,11 @@
 // coordinator model reads it in a prompt), and it travels through the FlowContext and
 // session snapshots as plain data: SubResultOf reads it back in any form.
 //
+// Only a success with an empty list says "none exist". An error of type not_found is
+// a failure the source reported (a missing index, endpoint or record), not a completed
+// search: its coverage note is a gap that names not_found, and never claims absence. A
+// search that ran and matched nothing must return an empty list, not an error.
+//
 // SubAgent runs a search-like function (query → results, error) as an Agent: it
 // retries retryable failures locally with bounded exponential backoff (RetryPolicy,
 // an optional per-attempt timeout and a total budget; the sleeper and the clock are
