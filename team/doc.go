@@ -141,7 +141,10 @@
 //     it would retry it outside any retry policy.
 //   - A member that panics fails its turn like a member that returns an error (a
 //     failed record, its NodeEnd, the protocol's routing), then the engine reports the
-//     panic as any task panic (flow.ErrTaskPanic, with the stack).
+//     panic as any task panic (flow.ErrTaskPanic, with the stack). A chat model that
+//     panics inside an agent fails that model call with agent_failed (the panic value
+//     in the message, the stack in Error.Err), as a panicking tool fails its call: the
+//     agent's run ends, traced and with its RunEnd event, instead of vanishing.
 //   - Parallel members follow the fork's branch policy: fail-fast fails the team and
 //     cancels the other members; continue lets them finish, and the coordinator reports
 //     the failed member as a gap ("[m] failed: …") instead of leaving it out. Members

@@ -341,3 +341,46 @@ func TestAdvReActStreamBreakDuringTool(t *testing.T) {
 	require.NotNil(t, tr.Error)
 	assert.Equal(t, team.TypeCancelled, tr.Error.Type)
 }
+
+// panickyModel panics on every call.
+type panickyModel struct{}
+
+func (panickyModel) Chat(context.Context, *team.ChatRequest) (*team.ChatResponse, error) {
+	panic("provider client bug")
+}
+
+// A panicking model fails the run like a failing one: the stream still ends with a
+// failed RunEnd and the trace records the failure, with the panic value in the message
+// and its stack in the cause.
+func TestAdvReActModelPanics(t *testing.T) {
+	a, err := team.NewReActAgent("bot", panickyModel{})
+	require.NoError(t, err)
+	sess := team.NewSession("panic-1")
+	var kinds []team.EventKind
+	var last team.Event
+	var streamErr error
+	for ev, err := range a.Stream(context.Background(), "go", sess) {
+		if err != nil {
+			streamErr = err
+			continue
+		}
+		kinds = append(kinds, ev.Kind)
+		last = ev
+	}
+	require.Error(t, streamErr)
+	var te *team.Error
+	require.ErrorAs(t, streamErr, &te)
+	assert.Equal(t, team.TypeAgentFailed, te.Type)
+	assert.Contains(t, streamErr.Error(), "provider client bug")
+	require.NotEmpty(t, kinds)
+	assert.Equal(t, team.EventRunEnd, last.Kind, "events: %v", kinds)
+	assert.Equal(t, team.RunFailed, last.Status)
+	tr := sess.ReActTrace("bot")
+	require.NotNil(t, tr)
+	assert.Equal(t, team.RunFailed, tr.Status)
+	require.NotNil(t, tr.Error)
+	assert.Equal(t, team.TypeAgentFailed, tr.Error.Type)
+	assert.Contains(t, tr.Error.Message, "panicked")
+	require.Error(t, te.Err)
+	assert.Contains(t, te.Err.Error(), "reason.go", "the cause holds the stack")
+}

@@ -2,6 +2,8 @@ package team
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"time"
 )
 
@@ -26,28 +28,7 @@ func (r *runner) reason(ctx context.Context, step int, req *ChatRequest) (*ChatR
 		i.OnReasonStart(ctx, r.info, step, req)
 	}
 	began := time.Now()
-	var (
-		resp *ChatResponse
-		err  error
-	)
-	if sm, ok := r.model.(StreamingModel); ok && !r.cfg.noStream && sinkFrom(ctx) != nil {
-		var acc Accumulator
-		for d, derr := range sm.ChatStream(ctx, req) {
-			if derr != nil {
-				err = derr
-				break
-			}
-			acc.Add(d)
-			if d.Content != "" || d.Reasoning != "" {
-				r.emit(ctx, Event{Kind: EventReasonDelta, Step: step, Delta: d.Content, Reasoning: d.Reasoning})
-			}
-		}
-		if err == nil {
-			resp = acc.Response()
-		}
-	} else {
-		resp, err = r.model.Chat(ctx, req)
-	}
+	resp, err := r.chat(ctx, step, req)
 	d := time.Since(began)
 	ev := Event{Kind: EventReasonEnd, Step: step, Duration: d}
 	if err != nil {
@@ -91,4 +72,36 @@ func (r *runner) end(ctx context.Context, ans *Answer, err error, d time.Duratio
 	for _, i := range r.cfg.icpts {
 		i.OnAgentEnd(ctx, r.info, ans, err)
 	}
+}
+
+// chat makes the model call, streamed when the model can and someone listens. A
+// panicking model fails the call with an agent_failed error, as a panicking tool fails
+// its call, so the run still records and reports how it ended; the panic's stack is in
+// the error's cause.
+func (r *runner) chat(ctx context.Context, step int, req *ChatRequest) (resp *ChatResponse, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, &Error{Type: TypeAgentFailed, Message: fmt.Sprintf("model %q panicked: %v", r.info.Agent, p),
+				Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}
+		}
+	}()
+	if sm, ok := r.model.(StreamingModel); ok && !r.cfg.noStream && sinkFrom(ctx) != nil {
+		var acc Accumulator
+		for d, derr := range sm.ChatStream(ctx, req) {
+			if derr != nil {
+				err = derr
+				break
+			}
+			acc.Add(d)
+			if d.Content != "" || d.Reasoning != "" {
+				r.emit(ctx, Event{Kind: EventReasonDelta, Step: step, Delta: d.Content, Reasoning: d.Reasoning})
+			}
+		}
+		if err == nil {
+			resp = acc.Response()
+		}
+	} else {
+		resp, err = r.model.Chat(ctx, req)
+	}
+	return resp, err
 }
