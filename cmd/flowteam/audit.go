@@ -190,10 +190,10 @@ func auditRunHeader(run trace.Records) string {
 	if last := run[len(run)-1]; last.IsRun() && last.Status.Terminal() {
 		fmt.Fprintf(&b, "  -> %s in %s", last.Status, auditDuration(last.Duration))
 		if last.Error != nil {
-			fmt.Fprintf(&b, "  error %s: %s", last.Error.Code, last.Error.Message)
+			fmt.Fprintf(&b, "  error %s: %s", last.Error.Code, auditOneLine(last.Error.Message))
 		}
 		if last.Reason != "" {
-			fmt.Fprintf(&b, "  reason: %s", last.Reason)
+			fmt.Fprintf(&b, "  reason: %s", auditOneLine(last.Reason))
 		}
 	} else {
 		b.WriteString("  (no end record: still running, or the writer stopped)")

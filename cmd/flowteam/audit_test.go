@@ -251,3 +251,22 @@ func TestRunAuditFlag(t *testing.T) {
 		assert.Contains(t, stdout.String(), "no space left on device")
 	}
 }
+
+// A run's error may span several lines (an expression error shows the expression and a
+// caret under it); the run's header keeps its first line, so that every line of the
+// timeline is a header or a record.
+func TestAuditRunErrorOnOneLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var stdout, stderr bytes.Buffer
+	// day is unset, so "day >= 3" fails with a multi-line condition error.
+	require.Equal(t, exitFail, cmdRun([]string{leaveYML, "--audit", path}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "day >= 3", "the run's error has several lines")
+
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	assert.Regexp(t, `^run .* -> FAILED in \S+  error condition_error: .* \.\.\.$`, lines[0])
+	for _, l := range lines[1:] {
+		assert.Regexp(t, `^  \d\d:\d\d:\d\d\.\d{6} +#\d+  [A-Z]+ `, l)
+	}
+}
