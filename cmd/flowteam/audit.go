@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -146,7 +147,7 @@ func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 		if err := json.Unmarshal([]byte(text), &rec); err != nil || rec.RunID == "" || rec.Status == "" {
 			why := "not an audit record"
 			if err != nil {
-				why = err.Error()
+				why = auditLineError(err)
 			}
 			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: %s\n", name, line, why)
 			continue
@@ -157,6 +158,33 @@ func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return recs, nil
+}
+
+// auditLineError says why a line is not an audit record in terms of its JSON, where the
+// decoder's own message names Go types ("struct { *trace.fields; ... }").
+func auditLineError(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("want a JSON object, got a JSON %s", te.Value)
+	}
+	want := "string"
+	switch te.Type.Kind() {
+	case reflect.Bool:
+		want = "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		want = "number"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		want = "object"
+	case reflect.Slice, reflect.Array:
+		want = "array"
+	}
+	// The path starts with trace.Record's decoding wrapper, which is no key of the line.
+	field := strings.TrimPrefix(te.Field, "fields.")
+	return fmt.Sprintf("field %q: want a JSON %s, got a JSON %s", field, want, te.Value)
 }
 
 // auditRuns splits records into runs, in order of first appearance, each sorted by

@@ -270,3 +270,25 @@ func TestAuditRunErrorOnOneLine(t *testing.T) {
 		assert.Regexp(t, `^  \d\d:\d\d:\d\d\.\d{6} +#\d+  [A-Z]+ `, l)
 	}
 }
+
+// A line that is JSON but not a record is reported in terms of its JSON, not of the Go
+// types it failed to decode into.
+func TestAuditSkippedLineMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd.jsonl")
+	lines := []string{
+		`[1,2]`,
+		`"text"`,
+		`{"seq":"x","run":"r","status":"STARTED"}`,
+		`{"seq":1,"run":"r","status":"FAILED","error":{"code":5}}`,
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	code, out, errOut := auditCmd(t, path)
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "odd.jsonl:1: skipped: want a JSON object, got a JSON array\n")
+	assert.Contains(t, errOut, "odd.jsonl:2: skipped: want a JSON object, got a JSON string\n")
+	assert.Contains(t, errOut, `odd.jsonl:3: skipped: field "seq": want a JSON number, got a JSON string`+"\n")
+	assert.Contains(t, errOut, `odd.jsonl:4: skipped: field "error.code": want a JSON string, got a JSON number`+"\n")
+	assert.NotContains(t, errOut, "Go ")
+	assert.NotContains(t, errOut, "struct")
+}
