@@ -44,8 +44,8 @@ Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 d
 run and resume encrypt the stored variables, frontier and trace (AES-GCM).
 
 Exit codes: 0 completed, suspended or stopped; 1 the run failed (or its outcome could
-not be saved); 2 bad input: usage, unknown instance, changed or unreadable definition;
-3 conflict: another process resumed the instance first, it is running, or it completed.
+not be saved); 2 bad input: usage, unknown or corrupt instance, changed or unreadable
+definition; 3 conflict: another process resumed the instance first, it is running, or it completed.
 `
 
 type resumeConfig struct {

@@ -251,3 +251,30 @@ func TestOpenStoreDSN(t *testing.T) {
 		assert.Error(t, err, dsn)
 	}
 }
+
+// A stored instance that cannot be read (a torn or foreign file) is bad input, exit 2,
+// like an unknown one: nothing ran, so it is not a failed run (exit 1).
+func TestResumeCorruptSession(t *testing.T) {
+	dsn := fileDSN(t)
+	dir := strings.TrimPrefix(dsn, "file:")
+	for _, id := range []string{"torn", "junk"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "torn.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "torn.json"), data[:len(data)/2], 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "junk.json"), []byte("not a snapshot\n"), 0o600))
+
+	for _, id := range []string{"torn", "junk"} {
+		code, stdout, stderr := call(t, cmdResume, id, "--store", dsn, "--set", "approved=true")
+		assert.Equal(t, exitUsage, code, "resume %s: %s", id, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, id+".json")
+		assert.Contains(t, stderr, "corrupt snapshot")
+
+		code, _, stderr = call(t, cmdSessions, "show", id, "--store", dsn)
+		assert.Equal(t, exitUsage, code, "show %s: %s", id, stderr)
+		assert.Contains(t, stderr, "corrupt snapshot")
+	}
+}

@@ -27,7 +27,7 @@ instance's snapshot as JSON: its definition hash and files, status, version, var
 with $` + keyEnv + `, or shown sealed without it. delete removes an instance.
 
 ` + storeUsage + `
-Exit codes: 0 success; 1 the store failed; 2 bad input or unknown instance.
+Exit codes: 0 success; 1 the store failed; 2 bad input, unknown or corrupt instance.
 `
 
 // sessionEntry is one line of "sessions list".

@@ -208,6 +208,7 @@ func sessionExit(err error) int {
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrInvalidID),
 		errors.Is(err, session.ErrDefinitionChanged), errors.Is(err, session.ErrNoFrontier),
 		errors.Is(err, session.ErrSealed), errors.Is(err, session.ErrDecrypt),
+		errors.Is(err, session.ErrCorrupt), errors.Is(err, session.ErrFormat),
 		errors.Is(err, flow.ErrGraphNotFound), errors.Is(err, flow.ErrBadFrontier):
 		return exitUsage
 	}
