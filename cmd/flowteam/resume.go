@@ -197,6 +197,8 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	case cfg.steps < 0:
 		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
+	case cfg.steps == 0 && flagGiven(fs, "steps"):
+		return cfg, false, errZeroSteps
 	case cfg.expect < 0:
 		return cfg, false, fmt.Errorf("--expect-version must not be negative, got %d", cfg.expect)
 	}

@@ -143,6 +143,7 @@ func TestResumeUsage(t *testing.T) {
 		{[]string{"x", "--store", dsn, "--set", "novalue"}, "KEY=VALUE"},
 		{[]string{"x", "--store", dsn, "--output", "yaml"}, "--output"},
 		{[]string{"x", "--store", dsn, "--bogus"}, "bogus"},
+		{[]string{"x", "--store", dsn, "--steps", "0"}, "--steps must be at least 1"},
 		{[]string{"../etc", "--store", dsn}, "invalid instance id"},
 	} {
 		code, _, stderr := call(t, cmdResume, tc.args...)

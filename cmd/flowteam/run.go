@@ -32,7 +32,7 @@ Flags:
                     valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
                     taken as a string; --set wins over --vars
   --vars FILE       read variables from a JSON object
-  --steps N         step limit of the run (default: the engine's, 100000)
+  --steps N         step limit of the run, at least 1 (default: the engine's, 100000)
   --instance ID     instance id (default: a random one)
   --output FORMAT   text (default) or json
   --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
@@ -172,6 +172,8 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	case cfg.steps < 0:
 		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
+	case cfg.steps == 0 && flagGiven(fs, "steps"):
+		return cfg, false, errZeroSteps
 	}
 	for _, s := range cfg.sets {
 		if k, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(k) == "" {
@@ -179,6 +181,16 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 		}
 	}
 	return cfg, false, nil
+}
+
+// errZeroSteps rejects "--steps 0", which would otherwise run with the engine's default
+// limit: a user who asks for no steps at all, or for no limit, gets neither.
+var errZeroSteps = fmt.Errorf("--steps must be at least 1 (leave it out for the engine's limit, %d)", flow.DefaultMaxSteps)
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) (given bool) {
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // runVars builds the run's variables: the --vars file, then each --set in order.

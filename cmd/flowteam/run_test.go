@@ -250,6 +250,8 @@ func TestRunBadInput(t *testing.T) {
 		{"bad output", []string{leaveYML, "--output", "xml"}, []string{`--output must be text or json, not "xml"`}},
 		{"bad steps", []string{leaveYML, "--steps", "many"}, []string{`invalid value "many" for flag -steps`}},
 		{"negative steps", []string{leaveYML, "--steps", "-1"}, []string{"--steps must not be negative"}},
+		{"zero steps", []string{leaveYML, "--steps", "0"}, []string{"--steps must be at least 1"}},
+		{"zero steps with =", []string{leaveYML, "--steps=0"}, []string{"--steps must be at least 1"}},
 		{"set without =", []string{leaveYML, "--set", "day"}, []string{`--set "day": want KEY=VALUE`}},
 		{"set without key", []string{leaveYML, "--set", "=5"}, []string{`--set "=5": want KEY=VALUE`}},
 		{"missing file", []string{"testdata/nope.yml"}, []string{"testdata/nope.yml", "no such file"}},
