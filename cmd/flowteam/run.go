@@ -46,9 +46,11 @@ Flags:
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
 "last" (call path -> last node), "frontier" (not completed only: pending
-"callpath:node"), "error" ({"code", "node", "graph", "message"} or null)}.
+"callpath:node"), "error" ({"code", "node", "graph", "message"} or null), "errors"
+(the execution error records, recoverable and fatal)}.
 
-Exit codes: 0 completed, suspended or stopped; 1 the run failed; 2 bad input.
+Exit codes: 0 completed, suspended or stopped; 1 the run failed; 2 bad input; 3 with
+--store: the instance exists already.
 `
 
 // runConfig is the parsed command line of "flowteam run".

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -390,4 +391,14 @@ func TestBinaryReadmeCommand(t *testing.T) {
 	err = cmd.Run()
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 2, ee.ExitCode())
+}
+
+// The help text lists every key of the JSON output.
+func TestRunHelpNamesEveryOutputKey(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[runOutput](), reflect.TypeFor[runError]()} {
+		for f := range typ.Fields() {
+			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			assert.Contains(t, runUsage, `"`+key+`"`, "%s.%s", typ.Name(), f.Name)
+		}
+	}
 }
