@@ -110,7 +110,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	g, err := pickGraph(graphs, cfg.graph)
+	g, err := pickGraph(graphs, cfg.graph, "run")
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -218,9 +218,10 @@ func runVars(cfg runConfig) (map[string]any, error) {
 // definitionFiles expands the command line's FILE|DIR|GLOB arguments (flow.ExpandPaths).
 func definitionFiles(args []string) ([]string, error) { return flow.ExpandPaths(args...) }
 
-// pickGraph chooses the graph to run: the one named by id, the only one loaded, or the
-// only one that no other loaded graph calls as a sub-graph ("#id").
-func pickGraph(graphs []*flow.Graph, id string) (*flow.Graph, error) {
+// pickGraph chooses the graph to run (or export: verb names what the command does with
+// it): the one named by id, the only one loaded, or the only one that no other loaded
+// graph calls as a sub-graph ("#id").
+func pickGraph(graphs []*flow.Graph, id, verb string) (*flow.Graph, error) {
 	ids := make([]string, len(graphs))
 	for i, g := range graphs {
 		ids[i] = g.ID
@@ -262,7 +263,7 @@ func pickGraph(graphs []*flow.Graph, id string) (*flow.Graph, error) {
 		names = ids // every graph calls another: all are candidates
 	}
 	slices.Sort(names)
-	return nil, fmt.Errorf("%d graphs could be run (%s): choose one with --graph", len(names), strings.Join(names, ", "))
+	return nil, fmt.Errorf("%d graphs could be %s (%s): choose one with --graph", len(names), verb, strings.Join(names, ", "))
 }
 
 func newInstanceID() string {
