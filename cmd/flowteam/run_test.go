@@ -339,6 +339,16 @@ func TestDispatch(t *testing.T) {
 	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
 	assert.Contains(t, stdout.String(), "run       run a graph")
 
+	for _, cmd := range []string{"run", "validate", "export", "resume", "sessions", "audit"} {
+		stdout.Reset()
+		assert.Equal(t, 0, dispatch([]string{"help", cmd}, &stdout, &stderr), cmd)
+		assert.Contains(t, stdout.String(), "flowteam "+cmd, "help %s prints the command's help", cmd)
+		assert.NotContains(t, stdout.String(), "Commands:", "help %s", cmd)
+	}
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"help", "frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
 	stderr.Reset()
 	assert.Equal(t, 2, dispatch([]string{"frobnicate"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
