@@ -96,15 +96,20 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return fail(sessionExit(err), err)
 	}
 	files := cfg.files
+	loadFailed := func(err error) int { return fail(exitUsage, err) }
 	if len(files) == 0 {
 		if len(snap.Sources) == 0 {
 			return fail(exitUsage, fmt.Errorf("instance %q records no definition files: give them with --file", cfg.id))
 		}
 		files = snap.Sources
+		// The recorded files may have moved or gone since: say where they came from.
+		loadFailed = func(err error) int {
+			return fail(exitUsage, fmt.Errorf("the definition files recorded for instance %q (--file loads others): %w", cfg.id, err))
+		}
 	}
 	files, err = definitionFiles(files)
 	if err != nil {
-		return fail(exitUsage, err)
+		return loadFailed(err)
 	}
 	var engOpts []flow.Option
 	if cfg.audit != "" {
@@ -117,7 +122,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	eng := flow.NewEngine(engOpts...)
 	if _, err := eng.LoadFiles(files...); err != nil {
-		return fail(exitUsage, err)
+		return loadFailed(err)
 	}
 	sources, err := absPaths(files)
 	if err != nil {

@@ -279,3 +279,27 @@ func TestResumeCorruptSession(t *testing.T) {
 		assert.Contains(t, stderr, "corrupt snapshot")
 	}
 }
+
+// When the definition file recorded for an instance is gone, resume says that it is the
+// recorded one and that --file loads another.
+func TestResumeRecordedFileGone(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	data, err := os.ReadFile(approvalYML)
+	require.NoError(t, err)
+	def := filepath.Join(t.TempDir(), "approval.yml")
+	require.NoError(t, os.WriteFile(def, data, 0o600))
+	code, _, stderr := call(t, cmdRun, def, "--store", dsn, "--instance", "moved")
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, os.Remove(def))
+
+	code, stdout, stderr := call(t, cmdResume, "moved", "--store", dsn, "--set", "approved=true")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `the definition files recorded for instance "moved" (--file loads others): `)
+	assert.Contains(t, stderr, def)
+
+	code, out, stderr := callJSON(t, cmdResume, "moved", "--store", dsn, "--set", "approved=true", "--file", approvalYML)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "completed", out["status"])
+}
