@@ -423,7 +423,7 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(string(st))))
 		}
 	}
-	line := fmt.Sprintf("\n%d runs", nRuns)
+	line := fmt.Sprintf("\n%d %s", nRuns, plural(nRuns, "run"))
 	if len(parts) > 0 {
 		line += ": " + strings.Join(parts, ", ")
 	}

@@ -154,7 +154,7 @@ func TestAuditSummary(t *testing.T) {
 
 	code, out, _ = auditCmd(t, path, "--summary", "--status", "FAILED")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "1 runs: 1 failed")
+	assert.Contains(t, out, "1 run: 1 failed")
 }
 
 func TestAuditBadInput(t *testing.T) {
@@ -238,7 +238,7 @@ func TestRunAuditFlag(t *testing.T) {
 
 	code, out, _ = auditCmd(t, path, "--instance", "req-1", "--summary")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "1 runs: 1 completed")
+	assert.Contains(t, out, "1 run: 1 completed")
 
 	// An audit file that cannot be written fails the run instead of losing the audit.
 	code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", t.TempDir()}, &stdout, &stderr)
