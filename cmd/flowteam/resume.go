@@ -80,7 +80,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	store, closeStore, err := openStore(cfg.store.dsn)
+	store, closeStore, err := openExistingStore(cfg.store.dsn)
 	if err != nil {
 		return fail(exitUsage, err)
 	}

@@ -131,6 +131,7 @@ func TestResumeRecoverAndExpectVersion(t *testing.T) {
 func TestResumeUsage(t *testing.T) {
 	noLeaks(t)
 	dsn := fileDSN(t)
+	require.NoError(t, os.MkdirAll(strings.TrimPrefix(dsn, "file:"), 0o700))
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -302,4 +303,35 @@ func TestResumeRecordedFileGone(t *testing.T) {
 	code, out, stderr := callJSON(t, cmdResume, "moved", "--store", dsn, "--set", "approved=true", "--file", approvalYML)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "completed", out["status"])
+}
+
+// resume and sessions do not create a file store's directory: a mistyped path is
+// reported, not created and found empty.
+func TestMissingStoreDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sesions")
+	dsn := "file:" + dir
+	for _, args := range [][]string{
+		{"resume", "x", "--store", dsn},
+		{"sessions", "list", "--store", dsn},
+		{"sessions", "show", "x", "--store", dsn},
+		{"sessions", "delete", "x", "--store", dsn},
+	} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, exitUsage, dispatch(args, &stdout, &stderr), "%v", args)
+		assert.Empty(t, stdout.String(), "%v", args)
+		assert.Contains(t, stderr.String(), "directory "+dir+" does not exist", "%v", args)
+		assert.NoDirExists(t, dir, "%v", args)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	code, _, stderr := call(t, cmdSessions, "list", "--store", "file:"+file)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, file+" is not a directory")
+
+	// run creates it.
+	code, _, stderr = call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "a")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "a ")
 }

@@ -88,7 +88,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	case output != "" && output != "text" && output != "json":
 		return usageErr(fmt.Errorf("--output must be text or json, not %q", output))
 	}
-	store, closeStore, err := openStore(dsn)
+	store, closeStore, err := openExistingStore(dsn)
 	if err != nil {
 		return usageErr(err)
 	}
