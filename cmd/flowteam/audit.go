@@ -36,7 +36,8 @@ Flags:
                   INTERRUPTED or SUSPENDED (any case)
   --summary       instead of the timeline, print per node (qualified by its call
                   path) how many executions ended in each status, their total and mean
-                  time, then the runs' outcomes and total time
+                  time, then the runs' outcomes and total time (with --status, any
+                  status but STARTED)
 
 Lines that are not audit records are reported on stderr and skipped.
 
@@ -89,6 +90,9 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		default:
 			err = fmt.Errorf("--status must be STARTED, COMPLETED, FAILED, INTERRUPTED or SUSPENDED, not %q", status)
 		}
+	}
+	if err == nil && *summary && f.status == trace.Started {
+		err = errors.New("--summary counts executions by how they ended: --status STARTED would select none")
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam audit: %v\n\n%s", err, auditUsage)

@@ -166,11 +166,17 @@ func TestAuditBadInput(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--status must be")
 
+	// The summary counts ended executions: none of them is STARTED.
+	code, out, errOut := auditCmd(t, "x.jsonl", "--summary", "--status", "started")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "--status STARTED would select none")
+
 	code, _, errOut = auditCmd(t, filepath.Join(t.TempDir(), "missing.jsonl"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "missing.jsonl")
 
-	code, out, _ := auditCmd(t, "-h")
+	code, out, _ = auditCmd(t, "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "Usage: flowteam audit")
 
