@@ -335,3 +335,45 @@ func TestMissingStoreDirectory(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "a ")
 }
+
+// One unreadable instance does not hide the others from "sessions list": it is named
+// on stderr and the command exits 2 after listing the rest.
+func TestSessionsListSkipsCorruptInstance(t *testing.T) {
+	noLeaks(t)
+	mr := miniredis.RunT(t)
+	dsn := "redis://" + mr.Addr() + "/0"
+	for _, id := range []string{"good", "torn"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	// Tear the snapshot body of "torn", wherever the store keeps it.
+	torn := 0
+	for _, key := range mr.Keys() {
+		if !strings.HasSuffix(key, ":torn") || mr.Type(key) != "hash" {
+			continue
+		}
+		fields, err := mr.HKeys(key)
+		require.NoError(t, err)
+		for _, field := range fields {
+			if v := mr.HGet(key, field); strings.HasPrefix(v, "{") {
+				mr.HSet(key, field, v[:len(v)/2])
+				torn++
+			}
+		}
+	}
+	require.Equal(t, 1, torn, "the snapshot of torn: %v", mr.Keys())
+
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stdout, "good ")
+	assert.NotContains(t, stdout, "torn")
+	assert.Contains(t, stderr, `"torn"`)
+	assert.Contains(t, stderr, "corrupt snapshot")
+
+	code, stdout, stderr = call(t, cmdSessions, "list", "--store", dsn, "--output", "json")
+	assert.Equal(t, exitUsage, code)
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &entries), stderr)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "good", entries[0]["instance"])
+}
