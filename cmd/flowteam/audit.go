@@ -39,7 +39,9 @@ Flags:
                   time, then the runs' outcomes and total time (with --status, any
                   status but STARTED)
 
-Lines that are not audit records are reported on stderr and skipped.
+Lines that are not audit records are reported on stderr and skipped; a record seen
+twice (same run and sequence number: a file given twice, or lines repeated by a log
+rotation) is counted once.
 
 Exit codes: 0 success (also when nothing matches); 2 bad usage or unreadable file.
 `
@@ -108,7 +110,11 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		}
 		all = append(all, recs...)
 	}
-	runs := auditRuns(all)
+	runs, dups := auditRuns(all)
+	if dups > 0 {
+		fmt.Fprintf(stderr, "flowteam audit: skipped %d duplicate %s (a run's sequence number seen twice)\n",
+			dups, plural(dups, "record"))
+	}
 	selected := runs[:0]
 	for _, run := range runs {
 		if f.keepRun(run) {
@@ -192,10 +198,19 @@ func auditLineError(err error) string {
 }
 
 // auditRuns splits records into runs, in order of first appearance, each sorted by
-// sequence number.
-func auditRuns(all trace.Records) []trace.Records {
+// sequence number. A record whose run and sequence number were seen already (a file
+// given twice, lines repeated by a copying log rotation) is left out; dups counts them.
+func auditRuns(all trace.Records) (runs []trace.Records, dups int) {
 	sorted := all.Sorted()
-	var runs []trace.Records
+	kept := sorted[:0]
+	for _, r := range sorted {
+		if n := len(kept); n > 0 && r.Seq > 0 && r.Seq == kept[n-1].Seq && r.RunID == kept[n-1].RunID {
+			dups++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	sorted = kept
 	for i := 0; i < len(sorted); {
 		j := i + 1
 		for j < len(sorted) && sorted[j].RunID == sorted[i].RunID {
@@ -204,7 +219,7 @@ func auditRuns(all trace.Records) []trace.Records {
 		runs = append(runs, sorted[i:j])
 		i = j
 	}
-	return runs
+	return runs, dups
 }
 
 // auditRunHeader describes a run from its run records (or its first record when the file

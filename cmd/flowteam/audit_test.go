@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -297,4 +298,29 @@ func TestAuditSkippedLineMessages(t *testing.T) {
 	assert.Contains(t, errOut, `odd.jsonl:4: skipped: field "error.code": want a JSON string, got a JSON number`+"\n")
 	assert.NotContains(t, errOut, "Go ")
 	assert.NotContains(t, errOut, "struct")
+}
+
+// Records repeated across the files (the same file twice, or lines a copying log
+// rotation left in both files) are counted once.
+func TestAuditDuplicateRecords(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	rotated := filepath.Join(t.TempDir(), "audit.jsonl.1")
+	require.NoError(t, os.WriteFile(rotated, bytes.Join(lines[:len(lines)/2+3], nil), 0o600))
+
+	for _, args := range [][]string{nil, {"--summary"}} {
+		code, want, errOut := auditCmd(t, append([]string{path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		code, got, errOut := auditCmd(t, append([]string{path, path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, got, "%v", args)
+		assert.Contains(t, errOut, fmt.Sprintf("skipped %d duplicate records", bytes.Count(data, []byte("\n"))), "%v", args)
+
+		code, got, errOut = auditCmd(t, append([]string{rotated, path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, got, "%v", args)
+		assert.Contains(t, errOut, "duplicate records", "%v", args)
+	}
 }
