@@ -145,6 +145,9 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := r.Resume(ctx, cfg.id, updates, opts...)
 	if res == nil {
+		if errors.Is(err, session.ErrSealed) {
+			err = fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
+		}
 		return fail(sessionExit(err), err)
 	}
 	code := exitOK

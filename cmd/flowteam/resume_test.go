@@ -227,6 +227,7 @@ func TestEncryptedSessions(t *testing.T) {
 	code, _, stderr = call(t, cmdResume, "enc-1", "--store", dsn, "--set", "approved=true")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "encrypted")
+	assert.Contains(t, stderr, "set $"+keyEnv+" to the key", "the message says how to give the key")
 	t.Setenv(keyEnv, "zz")
 	code, _, stderr = call(t, cmdResume, "enc-1", "--store", dsn)
 	assert.Equal(t, exitUsage, code)
