@@ -108,6 +108,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	eng := flow.NewEngine(engOpts...)
 	graphs, err := eng.LoadFiles(files...)
 	if err != nil {
+		if errors.Is(err, flow.ErrUnknownTask) {
+			// The engine's advice (register the task) is for Go programs.
+			err = fmt.Errorf("%w\n\"@name\" tasks are Go code: from the command line only script tasks, "+
+				"\"$meta\" scripts and \"#id\" sub-graphs can run", err)
+		}
 		return fail(exitUsage, err)
 	}
 	g, err := pickGraph(graphs, cfg.graph, "run")

@@ -266,6 +266,8 @@ func TestRunBadInput(t *testing.T) {
 		{"missing vars file", []string{leaveYML, "--vars", "testdata/nope.json"}, []string{"--vars:", "testdata/nope.json"}},
 		{"invalid vars file", []string{leaveYML, "--vars", "testdata/misc/badvars.json"},
 			[]string{"--vars: testdata/misc/badvars.json:3: invalid character 'a'"}},
+		{"go task", []string{"testdata/misc/gotask.yml"}, []string{`testdata/misc/gotask.yml:5: graph "gotask": node "work": unknown task "sendMail"`,
+			"\n\"@name\" tasks are Go code: from the command line only script tasks"}},
 		{"vars not an object", []string{leaveYML, "--vars", "testdata/misc/listvars.json"},
 			[]string{"testdata/misc/listvars.json:1: want a JSON object of variables, got a JSON array"}},
 	}
