@@ -226,8 +226,14 @@ func auditRuns(all trace.Records) (runs []trace.Records, dups int) {
 // holds only part of it).
 func auditRunHeader(run trace.Records) string {
 	first := run[0]
+	// The run's graph is the root of the call path: when the file lost the run's
+	// first records, the first one left may be a sub-graph's.
+	root, _, _ := strings.Cut(first.Path, "/")
+	if root == "" {
+		root = first.GraphID
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s  instance %s  graph %s", first.RunID, auditOrDash(first.InstanceID), first.GraphID)
+	fmt.Fprintf(&b, "run %s  instance %s  graph %s", first.RunID, auditOrDash(first.InstanceID), root)
 	if first.IsRun() {
 		b.WriteString("  started " + first.Time.UTC().Format(time.RFC3339Nano))
 	}

@@ -324,3 +324,32 @@ func TestAuditDuplicateRecords(t *testing.T) {
 		assert.Contains(t, errOut, "duplicate records", "%v", args)
 	}
 }
+
+// The tail of a file (the first records of a run lost) still names the run's graph,
+// even when its first remaining record is a sub-graph's.
+func TestAuditPartialRunNamesRootGraph(t *testing.T) {
+	path, ids := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var tail []byte
+	cut := false
+	for line := range bytes.Lines(data) {
+		var r struct{ Run, Graph string }
+		require.NoError(t, json.Unmarshal(line, &r))
+		if r.Run != ids[0] {
+			continue
+		}
+		cut = cut || r.Graph == "child" // keep from the first sub-graph record on
+		if cut {
+			tail = append(tail, line...)
+		}
+	}
+	require.NotEmpty(t, tail)
+	partial := filepath.Join(t.TempDir(), "tail.jsonl")
+	require.NoError(t, os.WriteFile(partial, tail, 0o600))
+
+	code, out, errOut := auditCmd(t, partial)
+	require.Equal(t, exitOK, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "run "+ids[0]+"  instance i-ok  graph order  -> COMPLETED"), out)
+	assert.Contains(t, out, "(start in child)")
+}
