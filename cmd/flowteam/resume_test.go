@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -377,4 +379,31 @@ func TestSessionsListSkipsCorruptInstance(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &entries), stderr)
 	require.Len(t, entries, 1)
 	assert.Equal(t, "good", entries[0]["instance"])
+}
+
+// An unreachable Redis is reported once, by the command, and not also by go-redis's
+// own logger, which writes to the process's stderr: so the command runs in a child
+// process (this test binary, re-executed).
+func TestRedisUnreachableReportedOnce(t *testing.T) {
+	if args := os.Getenv("FLOWTEAM_TEST_DISPATCH"); args != "" {
+		os.Exit(dispatch(strings.Split(args, "\n"), os.Stdout, os.Stderr))
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRedisUnreachableReportedOnce$")
+	cmd.Env = append(os.Environ(), "FLOWTEAM_TEST_DISPATCH="+
+		strings.Join([]string{"run", approvalYML, "--store", "redis://" + addr + "/0", "--instance", "r"}, "\n"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+	assert.Equal(t, exitFail, ee.ExitCode())
+	assert.Empty(t, stdout.String())
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.Len(t, lines, 1, stderr.String())
+	assert.Regexp(t, `^flowteam run: .*connection refused$`, lines[0])
 }

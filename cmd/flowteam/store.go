@@ -106,6 +106,9 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
 		}
+		// go-redis logs every failed dial to the process's stderr itself; the error
+		// also reaches the store's caller, which reports it once, with its context.
+		redis.SetLogger(quietRedisLogger{})
 		rdb := redis.NewClient(ro)
 		return session.NewRedisStore(rdb, opts...), func() { rdb.Close() }, nil
 	}
@@ -129,6 +132,11 @@ func openExistingStore(dsn string) (store session.Store, closeFn func(), err err
 	}
 	return openStore(dsn)
 }
+
+// quietRedisLogger drops go-redis's own log lines.
+type quietRedisLogger struct{}
+
+func (quietRedisLogger) Printf(context.Context, string, ...any) {}
 
 // cipherFromEnv returns the Cipher for the key in $FLOWTEAM_SESSION_KEY, or nil.
 func cipherFromEnv() (*session.Cipher, error) {
