@@ -145,8 +145,11 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := r.Resume(ctx, cfg.id, updates, opts...)
 	if res == nil {
-		if errors.Is(err, session.ErrSealed) {
+		switch {
+		case errors.Is(err, session.ErrSealed):
 			err = fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
+		case errors.Is(err, session.ErrRunning) && !cfg.recover:
+			err = fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
 		}
 		return fail(sessionExit(err), err)
 	}

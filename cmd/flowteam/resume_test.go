@@ -125,6 +125,7 @@ func TestResumeRecoverAndExpectVersion(t *testing.T) {
 	code, _, stderr = call(t, cmdResume, "req-3", "--store", dsn, "--set", "approved=true")
 	assert.Equal(t, exitConflict, code)
 	assert.Contains(t, stderr, "running")
+	assert.Contains(t, stderr, "\nif the process running it died, --recover takes it over\n", "the command's flag, not the API's name")
 	code, out, stderr := callJSON(t, cmdResume, "req-3", "--store", dsn, "--set", "approved=true", "--recover", "--expect-version", "3")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "completed", out["status"])
