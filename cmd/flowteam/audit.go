@@ -146,10 +146,20 @@ func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 		r = f
 	}
 	var recs trace.Records
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
+	br := bufio.NewReaderSize(r, 64<<10)
+	for line := 1; ; line++ {
+		data, tooLong, err := readAuditLine(br, maxAuditLine)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if tooLong {
+			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: longer than %d MiB\n", name, line, maxAuditLine>>20)
+			continue
+		}
+		text := strings.TrimSpace(string(data))
 		if text == "" {
 			continue
 		}
@@ -164,10 +174,31 @@ func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 		}
 		recs = append(recs, rec)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
 	return recs, nil
+}
+
+// maxAuditLine is the longest line readAudit decodes; a longer one is skipped.
+const maxAuditLine = 16 << 20
+
+// readAuditLine reads one line, without its end. A line longer than max is read to its
+// end and dropped: tooLong reports it, so that the lines after it are still read. err
+// is io.EOF once the input is exhausted.
+func readAuditLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if tooLong || len(line)+len(chunk) > max {
+			tooLong, line = true, nil
+		} else {
+			line = append(line, chunk...)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && (len(line) > 0 || tooLong):
+			return line, tooLong, nil // the last line has no end
+		}
+		return line, tooLong, err
+	}
 }
 
 // auditLineError says why a line is not an audit record in terms of its JSON, where the

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -352,4 +354,54 @@ func TestAuditPartialRunNamesRootGraph(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.True(t, strings.HasPrefix(out, "run "+ids[0]+"  instance i-ok  graph order  -> COMPLETED"), out)
 	assert.Contains(t, out, "(start in child)")
+}
+
+// A line too long to decode is skipped like any other damaged line: the records after
+// it are still read.
+func TestAuditOverlongLine(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	long := filepath.Join(t.TempDir(), "long.jsonl")
+	huge := `{"seq":1,"run":"x","status":"FAILED","error":{"code":"c","message":"` + strings.Repeat("a", maxAuditLine) + "\"}}\n"
+	require.NoError(t, os.WriteFile(long, append([]byte(huge), data...), 0o600))
+
+	code, want, _ := auditCmd(t, path, "--summary")
+	require.Equal(t, exitOK, code)
+	code, got, errOut := auditCmd(t, long, "--summary")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, want, got)
+	assert.Equal(t, "flowteam audit: "+long+":1: skipped: longer than 16 MiB\n", errOut)
+}
+
+func TestReadAuditLine(t *testing.T) {
+	type line struct {
+		text    string
+		tooLong bool
+	}
+	for _, tc := range []struct {
+		in   string
+		want []line
+	}{
+		{"", nil},
+		{"ab\ncd\n", []line{{"ab\n", false}, {"cd\n", false}}},
+		{"ab\ncd", []line{{"ab\n", false}, {"cd", false}}},
+		{"1234567\n12345678\nok\n", []line{{"1234567\n", false}, {"", true}, {"ok\n", false}}},
+		{"123456789012345678901234567890\nok", []line{{"", true}, {"ok", false}}},
+		{"ok\n123456789012345678901234567890", []line{{"ok\n", false}, {"", true}}},
+	} {
+		// The reader's buffer (16 bytes) is smaller than some lines, as 64 KiB is
+		// smaller than the longest line allowed.
+		br := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
+		var got []line
+		for {
+			l, tooLong, err := readAuditLine(br, 8)
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			got = append(got, line{string(l), tooLong})
+		}
+		assert.Equal(t, tc.want, got, "%q", tc.in)
+	}
 }
