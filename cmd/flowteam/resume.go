@@ -45,7 +45,8 @@ run and resume encrypt the stored variables, frontier and trace (AES-GCM).
 
 Exit codes: 0 completed, suspended or stopped; 1 the run failed (or its outcome could
 not be saved); 2 bad input: usage, unknown or corrupt instance, changed or unreadable
-definition; 3 conflict: another process resumed the instance first, it is running, or it completed.
+definition; 3 conflict: another process resumed the instance first, it is running, or
+it completed.
 `
 
 type resumeConfig struct {
