@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,9 +33,12 @@ Flags:
                   INTERRUPTED or SUSPENDED (any case)
   --summary       instead of the timeline, print per node (qualified by its call
                   path) how many executions ended in each status, their total and mean
-                  time, then the runs' outcomes and total time
+                  time, then the runs' outcomes and total time (with --status, any
+                  status but STARTED)
 
-Lines that are not audit records are reported on stderr and skipped.
+Lines that are not audit records are reported on stderr and skipped; a record seen
+twice (same run and sequence number: a file given twice, or lines repeated by a log
+rotation) is counted once.
 
 Exit codes: 0 success (also when nothing matches); 2 bad usage or unreadable file.
 `
@@ -89,6 +90,9 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("--status must be STARTED, COMPLETED, FAILED, INTERRUPTED or SUSPENDED, not %q", status)
 		}
 	}
+	if err == nil && *summary && f.status == trace.Started {
+		err = errors.New("--summary counts executions by how they ended: --status STARTED would select none")
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam audit: %v\n\n%s", err, auditUsage)
 		return exitUsage
@@ -103,7 +107,11 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		}
 		all = append(all, recs...)
 	}
-	runs := auditRuns(all)
+	runs, dups := auditRuns(all)
+	if dups > 0 {
+		fmt.Fprintf(stderr, "flowteam audit: skipped %d duplicate %s (a run's sequence number seen twice)\n",
+			dups, plural(dups, "record"))
+	}
 	selected := runs[:0]
 	for _, run := range runs {
 		if f.keepRun(run) {
@@ -122,48 +130,20 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// readAudit reads the records of one JSON Lines file ("-": standard input), reporting
-// and skipping lines that are not records.
-func readAudit(name string, stderr io.Writer) (trace.Records, error) {
-	var r io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	var recs trace.Records
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		var rec trace.Record
-		if err := json.Unmarshal([]byte(text), &rec); err != nil || rec.RunID == "" || rec.Status == "" {
-			why := "not an audit record"
-			if err != nil {
-				why = err.Error()
-			}
-			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: %s\n", name, line, why)
-			continue
-		}
-		recs = append(recs, rec)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return recs, nil
-}
-
 // auditRuns splits records into runs, in order of first appearance, each sorted by
-// sequence number.
-func auditRuns(all trace.Records) []trace.Records {
+// sequence number. A record whose run and sequence number were seen already (a file
+// given twice, lines repeated by a copying log rotation) is left out; dups counts them.
+func auditRuns(all trace.Records) (runs []trace.Records, dups int) {
 	sorted := all.Sorted()
-	var runs []trace.Records
+	kept := sorted[:0]
+	for _, r := range sorted {
+		if n := len(kept); n > 0 && r.Seq > 0 && r.Seq == kept[n-1].Seq && r.RunID == kept[n-1].RunID {
+			dups++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	sorted = kept
 	for i := 0; i < len(sorted); {
 		j := i + 1
 		for j < len(sorted) && sorted[j].RunID == sorted[i].RunID {
@@ -172,15 +152,21 @@ func auditRuns(all trace.Records) []trace.Records {
 		runs = append(runs, sorted[i:j])
 		i = j
 	}
-	return runs
+	return runs, dups
 }
 
 // auditRunHeader describes a run from its run records (or its first record when the file
 // holds only part of it).
 func auditRunHeader(run trace.Records) string {
 	first := run[0]
+	// The run's graph is the root of the call path: when the file lost the run's
+	// first records, the first one left may be a sub-graph's.
+	root, _, _ := strings.Cut(first.Path, "/")
+	if root == "" {
+		root = first.GraphID
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s  instance %s  graph %s", first.RunID, auditOrDash(first.InstanceID), first.GraphID)
+	fmt.Fprintf(&b, "run %s  instance %s  graph %s", first.RunID, auditOrDash(first.InstanceID), root)
 	if first.IsRun() {
 		b.WriteString("  started " + first.Time.UTC().Format(time.RFC3339Nano))
 	}
@@ -190,10 +176,10 @@ func auditRunHeader(run trace.Records) string {
 	if last := run[len(run)-1]; last.IsRun() && last.Status.Terminal() {
 		fmt.Fprintf(&b, "  -> %s in %s", last.Status, auditDuration(last.Duration))
 		if last.Error != nil {
-			fmt.Fprintf(&b, "  error %s: %s", last.Error.Code, last.Error.Message)
+			fmt.Fprintf(&b, "  error %s: %s", last.Error.Code, auditOneLine(last.Error.Message))
 		}
 		if last.Reason != "" {
-			fmt.Fprintf(&b, "  reason: %s", last.Reason)
+			fmt.Fprintf(&b, "  reason: %s", auditOneLine(last.Reason))
 		}
 	} else {
 		b.WriteString("  (no end record: still running, or the writer stopped)")
@@ -395,7 +381,7 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(string(st))))
 		}
 	}
-	line := fmt.Sprintf("\n%d runs", nRuns)
+	line := fmt.Sprintf("\n%d %s", nRuns, plural(nRuns, "run"))
 	if len(parts) > 0 {
 		line += ": " + strings.Join(parts, ", ")
 	}

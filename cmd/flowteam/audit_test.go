@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,7 +157,7 @@ func TestAuditSummary(t *testing.T) {
 
 	code, out, _ = auditCmd(t, path, "--summary", "--status", "FAILED")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "1 runs: 1 failed")
+	assert.Contains(t, out, "1 run: 1 failed")
 }
 
 func TestAuditBadInput(t *testing.T) {
@@ -166,11 +169,17 @@ func TestAuditBadInput(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--status must be")
 
+	// The summary counts ended executions: none of them is STARTED.
+	code, out, errOut := auditCmd(t, "x.jsonl", "--summary", "--status", "started")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "--status STARTED would select none")
+
 	code, _, errOut = auditCmd(t, filepath.Join(t.TempDir(), "missing.jsonl"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "missing.jsonl")
 
-	code, out, _ := auditCmd(t, "-h")
+	code, out, _ = auditCmd(t, "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "Usage: flowteam audit")
 
@@ -238,7 +247,7 @@ func TestRunAuditFlag(t *testing.T) {
 
 	code, out, _ = auditCmd(t, path, "--instance", "req-1", "--summary")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "1 runs: 1 completed")
+	assert.Contains(t, out, "1 run: 1 completed")
 
 	// An audit file that cannot be written fails the run instead of losing the audit.
 	code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", t.TempDir()}, &stdout, &stderr)
@@ -249,5 +258,150 @@ func TestRunAuditFlag(t *testing.T) {
 		code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", "/dev/full"}, &stdout, &stderr)
 		assert.Equal(t, exitFail, code)
 		assert.Contains(t, stdout.String(), "no space left on device")
+	}
+}
+
+// A run's error may span several lines (an expression error shows the expression and a
+// caret under it); the run's header keeps its first line, so that every line of the
+// timeline is a header or a record.
+func TestAuditRunErrorOnOneLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var stdout, stderr bytes.Buffer
+	// day is unset, so "day >= 3" fails with a multi-line condition error.
+	require.Equal(t, exitFail, cmdRun([]string{leaveYML, "--audit", path}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stdout.String(), "day >= 3", "the run's error has several lines")
+
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	assert.Regexp(t, `^run .* -> FAILED in \S+  error condition_error: .* \.\.\.$`, lines[0])
+	for _, l := range lines[1:] {
+		assert.Regexp(t, `^  \d\d:\d\d:\d\d\.\d{6} +#\d+  [A-Z]+ `, l)
+	}
+}
+
+// A line that is JSON but not a record is reported in terms of its JSON, not of the Go
+// types it failed to decode into.
+func TestAuditSkippedLineMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd.jsonl")
+	lines := []string{
+		`[1,2]`,
+		`"text"`,
+		`{"seq":"x","run":"r","status":"STARTED"}`,
+		`{"seq":1,"run":"r","status":"FAILED","error":{"code":5}}`,
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	code, out, errOut := auditCmd(t, path)
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "odd.jsonl:1: skipped: want a JSON object, got a JSON array\n")
+	assert.Contains(t, errOut, "odd.jsonl:2: skipped: want a JSON object, got a JSON string\n")
+	assert.Contains(t, errOut, `odd.jsonl:3: skipped: field "seq": want a JSON number, got a JSON string`+"\n")
+	assert.Contains(t, errOut, `odd.jsonl:4: skipped: field "error.code": want a JSON string, got a JSON number`+"\n")
+	assert.NotContains(t, errOut, "Go ")
+	assert.NotContains(t, errOut, "struct")
+}
+
+// Records repeated across the files (the same file twice, or lines a copying log
+// rotation left in both files) are counted once.
+func TestAuditDuplicateRecords(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	rotated := filepath.Join(t.TempDir(), "audit.jsonl.1")
+	require.NoError(t, os.WriteFile(rotated, bytes.Join(lines[:len(lines)/2+3], nil), 0o600))
+
+	for _, args := range [][]string{nil, {"--summary"}} {
+		code, want, errOut := auditCmd(t, append([]string{path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		code, got, errOut := auditCmd(t, append([]string{path, path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, got, "%v", args)
+		assert.Contains(t, errOut, fmt.Sprintf("skipped %d duplicate records", bytes.Count(data, []byte("\n"))), "%v", args)
+
+		code, got, errOut = auditCmd(t, append([]string{rotated, path}, args...)...)
+		require.Equal(t, exitOK, code, errOut)
+		assert.Equal(t, want, got, "%v", args)
+		assert.Contains(t, errOut, "duplicate records", "%v", args)
+	}
+}
+
+// The tail of a file (the first records of a run lost) still names the run's graph,
+// even when its first remaining record is a sub-graph's.
+func TestAuditPartialRunNamesRootGraph(t *testing.T) {
+	path, ids := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var tail []byte
+	cut := false
+	for line := range bytes.Lines(data) {
+		var r struct{ Run, Graph string }
+		require.NoError(t, json.Unmarshal(line, &r))
+		if r.Run != ids[0] {
+			continue
+		}
+		cut = cut || r.Graph == "child" // keep from the first sub-graph record on
+		if cut {
+			tail = append(tail, line...)
+		}
+	}
+	require.NotEmpty(t, tail)
+	partial := filepath.Join(t.TempDir(), "tail.jsonl")
+	require.NoError(t, os.WriteFile(partial, tail, 0o600))
+
+	code, out, errOut := auditCmd(t, partial)
+	require.Equal(t, exitOK, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "run "+ids[0]+"  instance i-ok  graph order  -> COMPLETED"), out)
+	assert.Contains(t, out, "(start in child)")
+}
+
+// A line too long to decode is skipped like any other damaged line: the records after
+// it are still read.
+func TestAuditOverlongLine(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	long := filepath.Join(t.TempDir(), "long.jsonl")
+	huge := `{"seq":1,"run":"x","status":"FAILED","error":{"code":"c","message":"` + strings.Repeat("a", maxAuditLine) + "\"}}\n"
+	require.NoError(t, os.WriteFile(long, append([]byte(huge), data...), 0o600))
+
+	code, want, _ := auditCmd(t, path, "--summary")
+	require.Equal(t, exitOK, code)
+	code, got, errOut := auditCmd(t, long, "--summary")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, want, got)
+	assert.Equal(t, "flowteam audit: "+long+":1: skipped: longer than 16 MiB\n", errOut)
+}
+
+func TestReadAuditLine(t *testing.T) {
+	type line struct {
+		text    string
+		tooLong bool
+	}
+	for _, tc := range []struct {
+		in   string
+		want []line
+	}{
+		{"", nil},
+		{"ab\ncd\n", []line{{"ab\n", false}, {"cd\n", false}}},
+		{"ab\ncd", []line{{"ab\n", false}, {"cd", false}}},
+		{"1234567\n12345678\nok\n", []line{{"1234567\n", false}, {"", true}, {"ok\n", false}}},
+		{"123456789012345678901234567890\nok", []line{{"", true}, {"ok", false}}},
+		{"ok\n123456789012345678901234567890", []line{{"ok\n", false}, {"", true}}},
+	} {
+		// The reader's buffer (16 bytes) is smaller than some lines, as 64 KiB is
+		// smaller than the longest line allowed.
+		br := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
+		var got []line
+		for {
+			l, tooLong, err := readAuditLine(br, 8)
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			got = append(got, line{string(l), tooLong})
+		}
+		assert.Equal(t, tc.want, got, "%q", tc.in)
 	}
 }

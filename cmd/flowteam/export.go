@@ -85,7 +85,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam export: %v\n", errors.Join(errs...))
 		return exitUsage
 	}
-	g, err := pickGraph(graphs, *graphID)
+	g, err := pickGraph(graphs, *graphID, "exported")
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 		return exitUsage

@@ -70,7 +70,7 @@ func TestExportSelectsGraph(t *testing.T) {
 	dir := writeDefs(t, map[string]string{"clean.yml": cleanDef, "warn.yml": warnDef})
 	code, _, stderr := exportCmd(t, dir, "--format", "mermaid")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "choose one with --graph")
+	assert.Contains(t, stderr, "2 graphs could be exported (clean, warn): choose one with --graph")
 
 	code, stdout, stderr := exportCmd(t, dir, "--format", "mermaid", "--graph", "warn")
 	require.Equal(t, exitOK, code, stderr)

@@ -2,12 +2,18 @@
 //
 // Usage:
 //
-//	flowteam run FILE|DIR|GLOB... [flags]   run a graph and print the outcome
-//	flowteam help                           print this help
+//	flowteam run FILE|DIR|GLOB... [flags]        run a graph and print the outcome
+//	flowteam validate FILE|DIR|GLOB... [flags]   check definitions
+//	flowteam export FILE|DIR... --format F       write a graph as yaml, json or a diagram
+//	flowteam resume ID --store DSN [flags]       continue a stored instance
+//	flowteam sessions list|show|delete ...       inspect the session store
+//	flowteam audit FILE... [flags]               print an audit file
+//	flowteam help [COMMAND]                      print the help
 //
-// Run "flowteam run -h" for the flags of run. Exit codes: 0 the command succeeded (for
-// run: the run completed, was suspended or was stopped), 1 the run failed, 2 bad input
-// (usage, an unreadable or invalid definition).
+// Run "flowteam COMMAND -h" for the flags of a command. Exit codes: 0 the command
+// succeeded (for run and resume: the run completed, was suspended or was stopped), 1
+// the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
+// (another process started or resumed the instance first).
 package main
 
 import (
@@ -53,6 +59,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	// Also list the new command in usage below.
 
 	case "help", "-h", "-help", "--help":
+		if len(args) == 2 && args[0] == "help" && args[1] != "help" {
+			return dispatch([]string{args[1], "--help"}, stdout, stderr) // "help run" is "run --help"
+		}
 		usage(stdout)
 		return exitOK
 	default:
@@ -75,7 +84,7 @@ Commands:
   resume    continue a stored instance (flowteam resume -h)
   sessions  list, show or delete stored instances (flowteam sessions -h)
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
-  help      print this help
+  help      print this help, or with a command its help (flowteam help run)
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
 2 bad input (usage, unreadable or invalid definition), 3 conflict (run --store,

@@ -44,8 +44,9 @@ Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 d
 run and resume encrypt the stored variables, frontier and trace (AES-GCM).
 
 Exit codes: 0 completed, suspended or stopped; 1 the run failed (or its outcome could
-not be saved); 2 bad input: usage, unknown instance, changed or unreadable definition;
-3 conflict: another process resumed the instance first, it is running, or it completed.
+not be saved); 2 bad input: usage, unknown or corrupt instance, changed or unreadable
+definition; 3 conflict: another process resumed the instance first, it is running, or
+it completed.
 `
 
 type resumeConfig struct {
@@ -80,7 +81,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	store, closeStore, err := openStore(cfg.store.dsn)
+	store, closeStore, err := openExistingStore(cfg.store.dsn)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -96,15 +97,20 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return fail(sessionExit(err), err)
 	}
 	files := cfg.files
+	loadFailed := func(err error) int { return fail(exitUsage, err) }
 	if len(files) == 0 {
 		if len(snap.Sources) == 0 {
 			return fail(exitUsage, fmt.Errorf("instance %q records no definition files: give them with --file", cfg.id))
 		}
 		files = snap.Sources
+		// The recorded files may have moved or gone since: say where they came from.
+		loadFailed = func(err error) int {
+			return fail(exitUsage, fmt.Errorf("the definition files recorded for instance %q (--file loads others): %w", cfg.id, err))
+		}
 	}
 	files, err = definitionFiles(files)
 	if err != nil {
-		return fail(exitUsage, err)
+		return loadFailed(err)
 	}
 	var engOpts []flow.Option
 	if cfg.audit != "" {
@@ -117,7 +123,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	eng := flow.NewEngine(engOpts...)
 	if _, err := eng.LoadFiles(files...); err != nil {
-		return fail(exitUsage, err)
+		return loadFailed(err)
 	}
 	sources, err := absPaths(files)
 	if err != nil {
@@ -140,6 +146,12 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := r.Resume(ctx, cfg.id, updates, opts...)
 	if res == nil {
+		switch {
+		case errors.Is(err, session.ErrSealed):
+			err = fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
+		case errors.Is(err, session.ErrRunning) && !cfg.recover:
+			err = fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
+		}
 		return fail(sessionExit(err), err)
 	}
 	code := exitOK
@@ -197,6 +209,8 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	case cfg.steps < 0:
 		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
+	case cfg.steps == 0 && flagGiven(fs, "steps"):
+		return cfg, false, errZeroSteps
 	case cfg.expect < 0:
 		return cfg, false, fmt.Errorf("--expect-version must not be negative, got %d", cfg.expect)
 	}

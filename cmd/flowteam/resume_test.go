@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,6 +125,7 @@ func TestResumeRecoverAndExpectVersion(t *testing.T) {
 	code, _, stderr = call(t, cmdResume, "req-3", "--store", dsn, "--set", "approved=true")
 	assert.Equal(t, exitConflict, code)
 	assert.Contains(t, stderr, "running")
+	assert.Contains(t, stderr, "\nif the process running it died, --recover takes it over\n", "the command's flag, not the API's name")
 	code, out, stderr := callJSON(t, cmdResume, "req-3", "--store", dsn, "--set", "approved=true", "--recover", "--expect-version", "3")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "completed", out["status"])
@@ -131,6 +134,7 @@ func TestResumeRecoverAndExpectVersion(t *testing.T) {
 func TestResumeUsage(t *testing.T) {
 	noLeaks(t)
 	dsn := fileDSN(t)
+	require.NoError(t, os.MkdirAll(strings.TrimPrefix(dsn, "file:"), 0o700))
 	for _, tc := range []struct {
 		args []string
 		msg  string
@@ -143,6 +147,7 @@ func TestResumeUsage(t *testing.T) {
 		{[]string{"x", "--store", dsn, "--set", "novalue"}, "KEY=VALUE"},
 		{[]string{"x", "--store", dsn, "--output", "yaml"}, "--output"},
 		{[]string{"x", "--store", dsn, "--bogus"}, "bogus"},
+		{[]string{"x", "--store", dsn, "--steps", "0"}, "--steps must be at least 1"},
 		{[]string{"../etc", "--store", dsn}, "invalid instance id"},
 	} {
 		code, _, stderr := call(t, cmdResume, tc.args...)
@@ -225,6 +230,7 @@ func TestEncryptedSessions(t *testing.T) {
 	code, _, stderr = call(t, cmdResume, "enc-1", "--store", dsn, "--set", "approved=true")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "encrypted")
+	assert.Contains(t, stderr, "set $"+keyEnv+" to the key", "the message says how to give the key")
 	t.Setenv(keyEnv, "zz")
 	code, _, stderr = call(t, cmdResume, "enc-1", "--store", dsn)
 	assert.Equal(t, exitUsage, code)
@@ -250,4 +256,155 @@ func TestOpenStoreDSN(t *testing.T) {
 		_, _, err := openStore(dsn)
 		assert.Error(t, err, dsn)
 	}
+}
+
+// A stored instance that cannot be read (a torn or foreign file) is bad input, exit 2,
+// like an unknown one: nothing ran, so it is not a failed run (exit 1).
+func TestResumeCorruptSession(t *testing.T) {
+	dsn := fileDSN(t)
+	dir := strings.TrimPrefix(dsn, "file:")
+	for _, id := range []string{"torn", "junk"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "torn.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "torn.json"), data[:len(data)/2], 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "junk.json"), []byte("not a snapshot\n"), 0o600))
+
+	for _, id := range []string{"torn", "junk"} {
+		code, stdout, stderr := call(t, cmdResume, id, "--store", dsn, "--set", "approved=true")
+		assert.Equal(t, exitUsage, code, "resume %s: %s", id, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, id+".json")
+		assert.Contains(t, stderr, "corrupt snapshot")
+
+		code, _, stderr = call(t, cmdSessions, "show", id, "--store", dsn)
+		assert.Equal(t, exitUsage, code, "show %s: %s", id, stderr)
+		assert.Contains(t, stderr, "corrupt snapshot")
+	}
+}
+
+// When the definition file recorded for an instance is gone, resume says that it is the
+// recorded one and that --file loads another.
+func TestResumeRecordedFileGone(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	data, err := os.ReadFile(approvalYML)
+	require.NoError(t, err)
+	def := filepath.Join(t.TempDir(), "approval.yml")
+	require.NoError(t, os.WriteFile(def, data, 0o600))
+	code, _, stderr := call(t, cmdRun, def, "--store", dsn, "--instance", "moved")
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, os.Remove(def))
+
+	code, stdout, stderr := call(t, cmdResume, "moved", "--store", dsn, "--set", "approved=true")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `the definition files recorded for instance "moved" (--file loads others): `)
+	assert.Contains(t, stderr, def)
+
+	code, out, stderr := callJSON(t, cmdResume, "moved", "--store", dsn, "--set", "approved=true", "--file", approvalYML)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "completed", out["status"])
+}
+
+// resume and sessions do not create a file store's directory: a mistyped path is
+// reported, not created and found empty.
+func TestMissingStoreDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sesions")
+	dsn := "file:" + dir
+	for _, args := range [][]string{
+		{"resume", "x", "--store", dsn},
+		{"sessions", "list", "--store", dsn},
+		{"sessions", "show", "x", "--store", dsn},
+		{"sessions", "delete", "x", "--store", dsn},
+	} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, exitUsage, dispatch(args, &stdout, &stderr), "%v", args)
+		assert.Empty(t, stdout.String(), "%v", args)
+		assert.Contains(t, stderr.String(), "directory "+dir+" does not exist", "%v", args)
+		assert.NoDirExists(t, dir, "%v", args)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	code, _, stderr := call(t, cmdSessions, "list", "--store", "file:"+file)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, file+" is not a directory")
+
+	// run creates it.
+	code, _, stderr = call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "a")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "a ")
+}
+
+// One unreadable instance does not hide the others from "sessions list": it is named
+// on stderr and the command exits 2 after listing the rest.
+func TestSessionsListSkipsCorruptInstance(t *testing.T) {
+	noLeaks(t)
+	mr := miniredis.RunT(t)
+	dsn := "redis://" + mr.Addr() + "/0"
+	for _, id := range []string{"good", "torn"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	// Tear the snapshot body of "torn", wherever the store keeps it.
+	torn := 0
+	for _, key := range mr.Keys() {
+		if !strings.HasSuffix(key, ":torn") || mr.Type(key) != "hash" {
+			continue
+		}
+		fields, err := mr.HKeys(key)
+		require.NoError(t, err)
+		for _, field := range fields {
+			if v := mr.HGet(key, field); strings.HasPrefix(v, "{") {
+				mr.HSet(key, field, v[:len(v)/2])
+				torn++
+			}
+		}
+	}
+	require.Equal(t, 1, torn, "the snapshot of torn: %v", mr.Keys())
+
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stdout, "good ")
+	assert.NotContains(t, stdout, "torn")
+	assert.Contains(t, stderr, `"torn"`)
+	assert.Contains(t, stderr, "corrupt snapshot")
+
+	code, stdout, stderr = call(t, cmdSessions, "list", "--store", dsn, "--output", "json")
+	assert.Equal(t, exitUsage, code)
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &entries), stderr)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "good", entries[0]["instance"])
+}
+
+// An unreachable Redis is reported once, by the command, and not also by go-redis's
+// own logger, which writes to the process's stderr: so the command runs in a child
+// process (this test binary, re-executed).
+func TestRedisUnreachableReportedOnce(t *testing.T) {
+	if args := os.Getenv("FLOWTEAM_TEST_DISPATCH"); args != "" {
+		os.Exit(dispatch(strings.Split(args, "\n"), os.Stdout, os.Stderr))
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRedisUnreachableReportedOnce$")
+	cmd.Env = append(os.Environ(), "FLOWTEAM_TEST_DISPATCH="+
+		strings.Join([]string{"run", approvalYML, "--store", "redis://" + addr + "/0", "--instance", "r"}, "\n"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stderr: %s", stderr.String())
+	assert.Equal(t, exitFail, ee.ExitCode())
+	assert.Empty(t, stdout.String())
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.Len(t, lines, 1, stderr.String())
+	assert.Regexp(t, `^flowteam run: .*connection refused$`, lines[0])
 }

@@ -32,7 +32,7 @@ Flags:
                     valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
                     taken as a string; --set wins over --vars
   --vars FILE       read variables from a JSON object
-  --steps N         step limit of the run (default: the engine's, 100000)
+  --steps N         step limit of the run, at least 1 (default: the engine's, 100000)
   --instance ID     instance id (default: a random one)
   --output FORMAT   text (default) or json
   --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
@@ -46,9 +46,11 @@ Flags:
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
 "last" (call path -> last node), "frontier" (not completed only: pending
-"callpath:node"), "error" ({"code", "node", "graph", "message"} or null)}.
+"callpath:node"), "error" ({"code", "node", "graph", "message"} or null), "errors"
+(the execution error records, recoverable and fatal)}.
 
-Exit codes: 0 completed, suspended or stopped; 1 the run failed; 2 bad input.
+Exit codes: 0 completed, suspended or stopped; 1 the run failed; 2 bad input; 3 with
+--store: the instance exists already.
 `
 
 // runConfig is the parsed command line of "flowteam run".
@@ -106,9 +108,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	eng := flow.NewEngine(engOpts...)
 	graphs, err := eng.LoadFiles(files...)
 	if err != nil {
+		if errors.Is(err, flow.ErrUnknownTask) {
+			// The engine's advice (register the task) is for Go programs.
+			err = fmt.Errorf("%w\n\"@name\" tasks are Go code: from the command line only script tasks, "+
+				"\"$meta\" scripts and \"#id\" sub-graphs can run", err)
+		}
 		return fail(exitUsage, err)
 	}
-	g, err := pickGraph(graphs, cfg.graph)
+	g, err := pickGraph(graphs, cfg.graph, "run")
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -172,6 +179,8 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	case cfg.steps < 0:
 		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
+	case cfg.steps == 0 && flagGiven(fs, "steps"):
+		return cfg, false, errZeroSteps
 	}
 	for _, s := range cfg.sets {
 		if k, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(k) == "" {
@@ -179,6 +188,16 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 		}
 	}
 	return cfg, false, nil
+}
+
+// errZeroSteps rejects "--steps 0", which would otherwise run with the engine's default
+// limit: a user who asks for no steps at all, or for no limit, gets neither.
+var errZeroSteps = fmt.Errorf("--steps must be at least 1 (leave it out for the engine's limit, %d)", flow.DefaultMaxSteps)
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) (given bool) {
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // runVars builds the run's variables: the --vars file, then each --set in order.
@@ -204,9 +223,10 @@ func runVars(cfg runConfig) (map[string]any, error) {
 // definitionFiles expands the command line's FILE|DIR|GLOB arguments (flow.ExpandPaths).
 func definitionFiles(args []string) ([]string, error) { return flow.ExpandPaths(args...) }
 
-// pickGraph chooses the graph to run: the one named by id, the only one loaded, or the
-// only one that no other loaded graph calls as a sub-graph ("#id").
-func pickGraph(graphs []*flow.Graph, id string) (*flow.Graph, error) {
+// pickGraph chooses the graph to run (or export: verb names what the command does with
+// it): the one named by id, the only one loaded, or the only one that no other loaded
+// graph calls as a sub-graph ("#id").
+func pickGraph(graphs []*flow.Graph, id, verb string) (*flow.Graph, error) {
 	ids := make([]string, len(graphs))
 	for i, g := range graphs {
 		ids[i] = g.ID
@@ -248,7 +268,7 @@ func pickGraph(graphs []*flow.Graph, id string) (*flow.Graph, error) {
 		names = ids // every graph calls another: all are candidates
 	}
 	slices.Sort(names)
-	return nil, fmt.Errorf("%d graphs could be run (%s): choose one with --graph", len(names), strings.Join(names, ", "))
+	return nil, fmt.Errorf("%d graphs could be %s (%s): choose one with --graph", len(names), verb, strings.Join(names, ", "))
 }
 
 func newInstanceID() string {

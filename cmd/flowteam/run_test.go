@@ -7,6 +7,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -250,6 +251,8 @@ func TestRunBadInput(t *testing.T) {
 		{"bad output", []string{leaveYML, "--output", "xml"}, []string{`--output must be text or json, not "xml"`}},
 		{"bad steps", []string{leaveYML, "--steps", "many"}, []string{`invalid value "many" for flag -steps`}},
 		{"negative steps", []string{leaveYML, "--steps", "-1"}, []string{"--steps must not be negative"}},
+		{"zero steps", []string{leaveYML, "--steps", "0"}, []string{"--steps must be at least 1"}},
+		{"zero steps with =", []string{leaveYML, "--steps=0"}, []string{"--steps must be at least 1"}},
 		{"set without =", []string{leaveYML, "--set", "day"}, []string{`--set "day": want KEY=VALUE`}},
 		{"set without key", []string{leaveYML, "--set", "=5"}, []string{`--set "=5": want KEY=VALUE`}},
 		{"missing file", []string{"testdata/nope.yml"}, []string{"testdata/nope.yml", "no such file"}},
@@ -263,6 +266,8 @@ func TestRunBadInput(t *testing.T) {
 		{"missing vars file", []string{leaveYML, "--vars", "testdata/nope.json"}, []string{"--vars:", "testdata/nope.json"}},
 		{"invalid vars file", []string{leaveYML, "--vars", "testdata/misc/badvars.json"},
 			[]string{"--vars: testdata/misc/badvars.json:3: invalid character 'a'"}},
+		{"go task", []string{"testdata/misc/gotask.yml"}, []string{`testdata/misc/gotask.yml:5: graph "gotask": node "work": unknown task "sendMail"`,
+			"\n\"@name\" tasks are Go code: from the command line only script tasks"}},
 		{"vars not an object", []string{leaveYML, "--vars", "testdata/misc/listvars.json"},
 			[]string{"testdata/misc/listvars.json:1: want a JSON object of variables, got a JSON array"}},
 	}
@@ -336,6 +341,16 @@ func TestDispatch(t *testing.T) {
 	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
 	assert.Contains(t, stdout.String(), "run       run a graph")
 
+	for _, cmd := range []string{"run", "validate", "export", "resume", "sessions", "audit"} {
+		stdout.Reset()
+		assert.Equal(t, 0, dispatch([]string{"help", cmd}, &stdout, &stderr), cmd)
+		assert.Contains(t, stdout.String(), "flowteam "+cmd, "help %s prints the command's help", cmd)
+		assert.NotContains(t, stdout.String(), "Commands:", "help %s", cmd)
+	}
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"help", "frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
 	stderr.Reset()
 	assert.Equal(t, 2, dispatch([]string{"frobnicate"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
@@ -388,4 +403,14 @@ func TestBinaryReadmeCommand(t *testing.T) {
 	err = cmd.Run()
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 2, ee.ExitCode())
+}
+
+// The help text lists every key of the JSON output.
+func TestRunHelpNamesEveryOutputKey(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[runOutput](), reflect.TypeFor[runError]()} {
+		for f := range typ.Fields() {
+			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			assert.Contains(t, runUsage, `"`+key+`"`, "%s.%s", typ.Name(), f.Name)
+		}
+	}
 }

@@ -21,13 +21,14 @@ const sessionsUsage = `Usage:
   flowteam sessions delete ID --store DSN
 
 list prints the stored instances (with --status only those with that status:
-running, suspended, stopped, failed or completed), sorted by id. show prints one
+running, suspended, stopped, failed or completed), sorted by id; an instance that
+cannot be read is named on stderr, and list then exits 2. show prints one
 instance's snapshot as JSON: its definition hash and files, status, version, variables
 (redacted ones masked), frontier, FlowTrace and errors; an encrypted snapshot is opened
 with $` + keyEnv + `, or shown sealed without it. delete removes an instance.
 
 ` + storeUsage + `
-Exit codes: 0 success; 1 the store failed; 2 bad input or unknown instance.
+Exit codes: 0 success; 1 the store failed; 2 bad input, unknown or corrupt instance.
 `
 
 // sessionEntry is one line of "sessions list".
@@ -88,7 +89,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	case output != "" && output != "text" && output != "json":
 		return usageErr(fmt.Errorf("--output must be text or json, not %q", output))
 	}
-	store, closeStore, err := openStore(dsn)
+	store, closeStore, err := openExistingStore(dsn)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -105,10 +106,17 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		entries := []sessionEntry{}
+		code := exitOK
 		for _, id := range ids {
 			s, err := store.Load(ctx, id)
 			if errors.Is(err, session.ErrNotFound) {
 				continue // deleted or expired since List
+			}
+			if errors.Is(err, session.ErrCorrupt) || errors.Is(err, session.ErrFormat) {
+				// One unreadable instance must not hide the others: name it, go on,
+				// and end with its exit code.
+				code = fail(err)
+				continue
 			}
 			if err != nil {
 				return fail(err)
@@ -127,6 +135,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
+		return code
 	case "show":
 		s, err := store.Load(ctx, pos[0])
 		if err != nil {

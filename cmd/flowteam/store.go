@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,7 +31,7 @@ const keyEnv = "FLOWTEAM_SESSION_KEY"
 
 const storeUsage = `Stores (--store DSN):
   memory:                  in this process only (nothing survives the command)
-  file:DIR                 one JSON file per instance in DIR (created if missing)
+  file:DIR                 one JSON file per instance in DIR (run creates it)
   redis://HOST:PORT/DB     Redis; also rediss:// and redis://USER:PASS@HOST:PORT/DB;
                            query options prefix=P (key prefix, default
                            "flowteam:session:") and ttl=DURATION (expiry of every save)
@@ -105,11 +106,37 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
 		}
+		// go-redis logs every failed dial to the process's stderr itself; the error
+		// also reaches the store's caller, which reports it once, with its context.
+		redis.SetLogger(quietRedisLogger{})
 		rdb := redis.NewClient(ro)
 		return session.NewRedisStore(rdb, opts...), func() { rdb.Close() }, nil
 	}
 	return nil, nil, fmt.Errorf("--store %q: unknown store %q: want memory:, file:DIR or redis://HOST:PORT/DB", dsn, scheme+":")
 }
+
+// openExistingStore opens the store of a command that reads or changes stored instances
+// (resume, sessions): a file store's directory must exist, so that a mistyped path is
+// reported instead of being created and found empty.
+func openExistingStore(dsn string) (store session.Store, closeFn func(), err error) {
+	if dir, ok := strings.CutPrefix(dsn, "file:"); ok && dir != "" {
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, nil, fmt.Errorf("--store %q: directory %s does not exist", dsn, dir)
+		case err != nil:
+			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+		case !fi.IsDir():
+			return nil, nil, fmt.Errorf("--store %q: %s is not a directory", dsn, dir)
+		}
+	}
+	return openStore(dsn)
+}
+
+// quietRedisLogger drops go-redis's own log lines.
+type quietRedisLogger struct{}
+
+func (quietRedisLogger) Printf(context.Context, string, ...any) {}
 
 // cipherFromEnv returns the Cipher for the key in $FLOWTEAM_SESSION_KEY, or nil.
 func cipherFromEnv() (*session.Cipher, error) {
@@ -208,6 +235,7 @@ func sessionExit(err error) int {
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrInvalidID),
 		errors.Is(err, session.ErrDefinitionChanged), errors.Is(err, session.ErrNoFrontier),
 		errors.Is(err, session.ErrSealed), errors.Is(err, session.ErrDecrypt),
+		errors.Is(err, session.ErrCorrupt), errors.Is(err, session.ErrFormat),
 		errors.Is(err, flow.ErrGraphNotFound), errors.Is(err, flow.ErrBadFrontier):
 		return exitUsage
 	}

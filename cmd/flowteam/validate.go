@@ -79,16 +79,37 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			warns++
 		}
 	}
-	fmt.Fprintf(stderr, "flowteam validate: %d %s checked: %d %s, %d %s\n",
-		len(files), plural(len(files), "file"), errs, plural(errs, "error"), warns, plural(warns, "warning"))
+	// The files that could not be read were not checked: say which, then count them
+	// apart in the summary.
+	unreadable := readErrors(readErr)
+	for _, err := range unreadable {
+		fmt.Fprintf(stderr, "flowteam validate: %v\n", err)
+	}
+	checked := len(files) - len(unreadable)
+	fmt.Fprintf(stderr, "flowteam validate: %d %s checked: %d %s, %d %s",
+		checked, plural(checked, "file"), errs, plural(errs, "error"), warns, plural(warns, "warning"))
+	if len(unreadable) > 0 {
+		fmt.Fprintf(stderr, "; %d %s unreadable", len(unreadable), plural(len(unreadable), "file"))
+	}
+	fmt.Fprintln(stderr)
 	switch {
 	case readErr != nil:
-		fmt.Fprintf(stderr, "flowteam validate: %v\n", readErr)
 		return exitUsage
 	case errs > 0:
 		return exitFail
 	}
 	return exitOK
+}
+
+// readErrors splits the error of export.ValidateFiles into one error per unreadable file.
+func readErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 func plural(n int, word string) string {

@@ -80,6 +80,14 @@ func TestValidateExitCodes(t *testing.T) {
 	code, _, stderr = validateCmd(t, clean, filepath.Join(dir, "missing.yml"))
 	assert.Equal(t, exitUsage, code, "unreadable input")
 	assert.Contains(t, stderr, "missing.yml")
+	// The unreadable file is named first, and not counted as checked.
+	assert.Regexp(t, `^flowteam validate: open \S+missing.yml: no such file or directory\n`+
+		`flowteam validate: 1 file checked: 0 errors, 0 warnings; 1 file unreadable\n$`, stderr)
+
+	code, _, stderr = validateCmd(t, filepath.Join(dir, "missing.yml"), filepath.Join(dir, "gone.yml"))
+	assert.Equal(t, exitUsage, code)
+	assert.Regexp(t, `^flowteam validate: open \S+gone.yml: .*\nflowteam validate: open \S+missing.yml: .*\n`+
+		`flowteam validate: 0 files checked: 0 errors, 0 warnings; 2 files unreadable\n$`, stderr)
 
 	code, _, stderr = validateCmd(t, t.TempDir())
 	assert.Equal(t, exitUsage, code, "a directory without definitions")

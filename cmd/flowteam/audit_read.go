@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strings"
+
+	"github.com/flowteam/flowteam/trace"
+)
+
+// readAudit reads the records of one JSON Lines file ("-": standard input), reporting
+// and skipping lines that are not records.
+func readAudit(name string, stderr io.Writer) (trace.Records, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	var recs trace.Records
+	br := bufio.NewReaderSize(r, 64<<10)
+	for line := 1; ; line++ {
+		data, tooLong, err := readAuditLine(br, maxAuditLine)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if tooLong {
+			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: longer than %d MiB\n", name, line, maxAuditLine>>20)
+			continue
+		}
+		text := strings.TrimSpace(string(data))
+		if text == "" {
+			continue
+		}
+		var rec trace.Record
+		if err := json.Unmarshal([]byte(text), &rec); err != nil || rec.RunID == "" || rec.Status == "" {
+			why := "not an audit record"
+			if err != nil {
+				why = auditLineError(err)
+			}
+			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: %s\n", name, line, why)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// maxAuditLine is the longest line readAudit decodes; a longer one is skipped.
+const maxAuditLine = 16 << 20
+
+// readAuditLine reads one line, without its end. A line longer than max is read to its
+// end and dropped: tooLong reports it, so that the lines after it are still read. err
+// is io.EOF once the input is exhausted.
+func readAuditLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if tooLong || len(line)+len(chunk) > max {
+			tooLong, line = true, nil
+		} else {
+			line = append(line, chunk...)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && (len(line) > 0 || tooLong):
+			return line, tooLong, nil // the last line has no end
+		}
+		return line, tooLong, err
+	}
+}
+
+// auditLineError says why a line is not an audit record in terms of its JSON, where the
+// decoder's own message names Go types ("struct { *trace.fields; ... }").
+func auditLineError(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	if te.Field == "" {
+		return fmt.Sprintf("want a JSON object, got a JSON %s", te.Value)
+	}
+	want := "string"
+	switch te.Type.Kind() {
+	case reflect.Bool:
+		want = "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		want = "number"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		want = "object"
+	case reflect.Slice, reflect.Array:
+		want = "array"
+	}
+	// The path starts with trace.Record's decoding wrapper, which is no key of the line.
+	field := strings.TrimPrefix(te.Field, "fields.")
+	return fmt.Sprintf("field %q: want a JSON %s, got a JSON %s", field, want, te.Value)
+}
