@@ -2,7 +2,10 @@ package trace
 
 import (
 	"encoding/json"
+	"errors"
+	"reflect"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -277,6 +280,16 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		Path *string `json:"path"` // shadows fields.Path, to tell an absent path from ""
 	}{fields: (*fields)(r)}
 	if err := json.Unmarshal(b, &w); err != nil {
+		// Name Record and its fields, not the wrapper above.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if te.Type == reflect.TypeOf(w) {
+				te.Type = reflect.TypeFor[Record]()
+			}
+			if te.Field != "" {
+				te.Struct, te.Field = "Record", strings.TrimPrefix(te.Field, "fields.")
+			}
+		}
 		return err
 	}
 	if w.Path != nil {

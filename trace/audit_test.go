@@ -202,3 +202,20 @@ func TestAppendUntimed(t *testing.T) {
 	var other Encoder
 	assert.Equal(t, string(other.Append(other.Append(nil, &start), &end)), string(buf))
 }
+
+// Decoding errors name Record and its JSON fields, not the wrapper UnmarshalJSON
+// decodes through.
+func TestRecordUnmarshalErrorsNameRecord(t *testing.T) {
+	var r Record
+	err := json.Unmarshal([]byte(`[1]`), &r)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "trace.Record")
+	assert.NotContains(t, err.Error(), "fields")
+
+	err = json.Unmarshal([]byte(`{"seq":"x"}`), &r)
+	var te *json.UnmarshalTypeError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "seq", te.Field)
+	assert.Equal(t, "Record", te.Struct)
+	assert.NotContains(t, err.Error(), "fields")
+}
