@@ -1,0 +1,221 @@
+package flow_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// joinRec counts node starts and records the arrivals each join fired with.
+type joinRec struct {
+	flow.NopInterceptor
+	mu       sync.Mutex
+	starts   map[string]int
+	arrivals map[string][]int
+}
+
+func newJoinRec() *joinRec { return &joinRec{starts: map[string]int{}, arrivals: map[string][]int{}} }
+
+func (j *joinRec) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	j.mu.Lock()
+	j.starts[n.ID]++
+	j.mu.Unlock()
+}
+
+func (j *joinRec) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if end.Arrivals == 0 {
+		return
+	}
+	j.mu.Lock()
+	j.arrivals[n.ID] = append(j.arrivals[n.ID], end.Arrivals)
+	j.mu.Unlock()
+}
+
+func evalRec(t *testing.T, e *flow.Engine, g *flow.Graph, fc *flow.Context, rec *joinRec, opts ...flow.EvalOption) *flow.Result {
+	t.Helper()
+	res, _ := e.EvalGraph(context.Background(), g, fc, append(opts, flow.WithEvalInterceptor(rec, 0))...)
+	require.NotNil(t, res)
+	return res
+}
+
+func resumeRec(t *testing.T, e *flow.Engine, fr *flow.Frontier, fc *flow.Context, rec *joinRec, opts ...flow.EvalOption) *flow.Result {
+	t.Helper()
+	require.NotNil(t, fr)
+	res, _ := e.Resume(context.Background(), fr, fc, append(opts, flow.WithEvalInterceptor(rec, 0))...)
+	require.NotNil(t, res)
+	return res
+}
+
+// An inclusive split/join nested in one branch of a parallel split: the inner join
+// waits for the inner branches it activated, the outer join for the two parallel
+// branches; with no true inner link the first parallel branch is withdrawn.
+func TestInclusiveNestedInParallel(t *testing.T) {
+	s := flow.NewSpec("nest")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").LinkTo("i")
+	s.Inclusive("i").LinkTo("x", flow.LinkWhen("n >= 1")).LinkTo("y", flow.LinkWhen("n >= 2"))
+	s.Activity("x").SetTask(`context.incr("x")`).LinkTo("ij")
+	s.Activity("y").SetTask(`context.incr("y")`).LinkTo("ij")
+	s.Inclusive("ij").LinkTo("pj")
+	s.Activity("b").SetTask(`context.incr("b")`).LinkTo("pj")
+	s.Parallel("pj").SetTask(`context.incr("joined")`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	for n, want := range map[int]struct {
+		inner []int // arrivals of ij
+		outer int   // arrivals of pj
+	}{2: {[]int{2}, 2}, 1: {[]int{1}, 2}, 0: {nil, 1}} {
+		rec := newJoinRec()
+		fc := flow.NewContextWith("i", map[string]any{"n": n})
+		res := evalRec(t, e, g, fc, rec)
+		require.NoError(t, res.Err, "n=%d", n)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, want.inner, rec.arrivals["ij"], "n=%d", n)
+		assert.Equal(t, []int{want.outer}, rec.arrivals["pj"], "n=%d", n)
+		assert.Equal(t, int64(1), fc.Value("joined"), "n=%d", n)
+		assert.Equal(t, 1, rec.starts["e"], "n=%d", n)
+	}
+}
+
+// An inclusive split in a $for loop activates a different number of branches on each
+// pass; its join fires once per pass with exactly that pass's branches.
+func TestInclusiveJoinPerLoopItem(t *testing.T) {
+	s := flow.NewSpec("li")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "k", []any{3, 1, 0, 2}).LinkTo("g")
+	s.Inclusive("g").LinkTo("a", flow.LinkWhen("k >= 1")).LinkTo("b", flow.LinkWhen("k >= 2")).LinkTo("c", flow.LinkWhen("k >= 3"))
+	for _, id := range []string{"a", "b", "c"} {
+		s.Activity(id).SetTask(`context.incr("hits")`).LinkTo("j")
+	}
+	s.Inclusive("j").SetTask(`context.incr("joins")`).LinkTo("close")
+	s.Loop("close", "", nil).LinkTo("e")
+	s.End("e")
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	res := evalRec(t, flow.NewEngine(), build(t, s), fc, rec)
+	require.NoError(t, res.Err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	// k=3: 3 branches, k=1: 1, k=0: none (the iteration ends at the split), k=2: 2.
+	assert.Equal(t, []int{3, 1, 2}, rec.arrivals["j"])
+	assert.Equal(t, int64(6), fc.Value("hits"))
+	assert.Equal(t, int64(3), fc.Value("joins"))
+	assert.Equal(t, 1, rec.starts["close"])
+	assert.Equal(t, 1, rec.starts["e"])
+}
+
+func parallelPair(t *testing.T, policy, aTask, bTask string) *flow.Graph {
+	s := flow.NewSpec("pair")
+	if policy != "" {
+		s.Meta = map[string]any{"branchPolicy": policy}
+	}
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").SetTask(aTask).LinkTo("j")
+	s.Activity("b").SetTask(bTask).LinkTo("j")
+	s.Parallel("j").SetTask(`context.incr("joined")`).LinkTo("after")
+	s.Activity("after").SetTask(`context.incr("after")`).LinkTo("e")
+	s.End("e")
+	return build(t, s)
+}
+
+// stop(), suspend() and interrupt() in one parallel branch, under both branch
+// policies; the run is resumed from its frontier until it completes. Over all
+// evaluations every node runs once, except the suspended node, which runs again, and
+// the join fires once with the arrivals of the branches that reached it.
+func TestParallelBranchControlsAndResume(t *testing.T) {
+	cases := []struct {
+		name, aTask  string
+		aRuns        int
+		joinArrivals int
+		evals        int
+		first        flow.Status
+	}{
+		{"stop", `context.incr("a"); stopped == true || context.stop(); context.put("stopped", true)`, 1, 2, 2, flow.StatusStopped},
+		{"suspend", `context.incr("a"); approved == true || context.suspend("approve a")`, 2, 2, 2, flow.StatusSuspended},
+		{"interrupt", `context.incr("a"); context.interrupt()`, 1, 1, 1, flow.StatusCompleted},
+	}
+	for _, policy := range []string{"fail-fast", "continue"} {
+		for _, tc := range cases {
+			t.Run(policy+"/"+tc.name, func(t *testing.T) {
+				g := parallelPair(t, policy, tc.aTask, `context.incr("b")`)
+				e := flow.NewEngine()
+				rec := newJoinRec()
+				fc := flow.NewContext("i")
+				res := evalRec(t, e, g, fc, rec)
+				require.NoError(t, res.Err)
+				require.Equal(t, tc.first, res.Status)
+				evals := 1
+				for res.Status != flow.StatusCompleted {
+					require.Less(t, evals, 5)
+					fc.Set("approved", true)
+					res = resumeRec(t, e, res.Frontier, fc, rec)
+					require.NoError(t, res.Err)
+					evals++
+				}
+				assert.Equal(t, tc.evals, evals)
+				assert.Equal(t, int64(tc.aRuns), fc.Value("a"))
+				assert.Equal(t, int64(1), fc.Value("b"))
+				assert.Equal(t, int64(1), fc.Value("joined"))
+				assert.Equal(t, int64(1), fc.Value("after"))
+				assert.Equal(t, []int{tc.joinArrivals}, rec.arrivals["j"])
+				assert.Equal(t, map[string]int{"s": 1, "p": 1, "a": tc.aRuns, "b": 1, "j": 1, "after": 1, "e": 1}, rec.starts)
+			})
+		}
+	}
+}
+
+// Under ContinueOnError, branch a fails while branch b suspends. Resumed, b interrupts
+// itself: no branch reached the join and one failed, so the split fails with
+// all_branches_failed, exactly as when b interrupts without the suspension in between
+// (the frontier keeps the failures of its split).
+func TestContinueSplitFailuresSurviveResume(t *testing.T) {
+	aStarted := make(chan struct{})
+	var once sync.Once
+	e := flow.NewEngine(
+		flow.WithTaskFunc("fail", func(context.Context, *flow.Context, *flow.Node) error {
+			once.Do(func() { close(aStarted) })
+			return errors.New("a is down")
+		}),
+		flow.WithTaskFunc("b", func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			<-aStarted // a is running: its failure is recorded whatever b does
+			switch c.Value("decision") {
+			case nil:
+				c.Suspend("decide b")
+			case "interrupt":
+				c.Interrupt()
+			}
+			return nil
+		}),
+	)
+	g := parallelPair(t, "continue", "@fail", "@b")
+
+	// Without a suspension: b interrupts, a failed.
+	direct, err := e.EvalGraph(context.Background(), g, flow.NewContextWith("i", map[string]any{"decision": "interrupt"}))
+	require.Error(t, err)
+	require.Equal(t, flow.StatusFailed, direct.Status)
+	var ne *flow.NodeError
+	require.ErrorAs(t, direct.Err, &ne)
+	require.Equal(t, flow.CodeAllBranchesFailed, ne.Code)
+
+	// With one.
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	fc.Set("decision", "interrupt")
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.Error(t, err)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	require.ErrorAs(t, res.Err, &ne)
+	assert.Equal(t, flow.CodeAllBranchesFailed, ne.Code)
+	assert.Equal(t, "p", ne.Node)
+	assert.Nil(t, fc.Value("joined"))
+}
