@@ -30,7 +30,10 @@
 //   - Joins count per split activation. Every fan-out (parallel, inclusive, or an
 //     activity with several true links) opens a frame that knows how many branches it
 //     started; the join waits for exactly those, and a cycle that passes the split
-//     again opens a new frame. Solon never resets its inclusive counter.
+//     again opens a new frame. Solon never resets its inclusive counter. A join that
+//     also has an incoming link from outside a split's branches (an activity fanning
+//     out inside a parallel branch, all of whose branches meet at the parallel join)
+//     counts that split's branches as arrivals of the enclosing split and runs once.
 //   - A branch that ends without reaching the join (interrupted, reached an end node,
 //     or had no true link) is withdrawn from its split, so the join stops waiting for
 //     it instead of hanging. If no branch arrives, the join does not run.

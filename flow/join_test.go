@@ -1,0 +1,43 @@
+package flow_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// An activity with two true links opens a (sequential) split inside a parallel
+// branch, and all the branches meet at the same parallel join: the join has three
+// incoming links and runs once, with three arrivals.
+func TestNestedFanOutsMeetingAtOneJoin(t *testing.T) {
+	for _, xTask := range []string{`context.incr("n")`, `context.interrupt()`} {
+		res, fc, rec := meetAtOneJoin(t, xTask)
+		require.NoError(t, res.Err)
+		want := 3
+		if xTask == `context.interrupt()` {
+			want = 2 // x withdrawn: y and b arrive
+		}
+		assert.Equal(t, int64(want), fc.Value("n"))
+		assert.Equal(t, int64(1), fc.Value("joined"), "the join waits for all its incoming links")
+		assert.Equal(t, []int{want}, rec.arrivals["j"])
+		assert.Equal(t, 1, rec.starts["e"])
+	}
+}
+
+func meetAtOneJoin(t *testing.T, xTask string) (*flow.Result, *flow.Context, *joinRec) {
+	s := flow.NewSpec("meet")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").LinkTo("x").LinkTo("y")
+	s.Activity("x").SetTask(xTask).LinkTo("j")
+	s.Activity("y").SetTask(`context.incr("n")`).LinkTo("j")
+	s.Activity("b").SetTask(`context.incr("n")`).LinkTo("j")
+	s.Parallel("j").SetTask(`context.incr("joined")`).LinkTo("e")
+	s.End("e")
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	return evalRec(t, flow.NewEngine(), build(t, s), fc, rec), fc, rec
+}
