@@ -14,7 +14,8 @@ type compiled struct {
 	nodes []cnode // indexed like g.nodes
 	start *cnode
 	// sealed says that no code outside the engine sees a run of this graph: no Go
-	// tasks or conditions, no sub-graph calls, no retries, and the default evaluator.
+	// tasks or conditions, no sub-graph calls, no retries, no error policy, and the
+	// default evaluator.
 	// Nothing can then keep a pointer into the run after it ends, so its state is
 	// recycled (see recycle.go).
 	sealed bool
@@ -170,6 +171,9 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 func (e *Engine) sealed(cg *compiled) bool {
 	if _, ok := e.eval.(*ExprEvaluator); !ok {
 		return false // a custom evaluator is given the run's views
+	}
+	if e.errPolicy != nil {
+		return false // so is an error policy, and the run's context.Context
 	}
 	for i := range cg.nodes {
 		cn := &cg.nodes[i]
