@@ -219,3 +219,72 @@ func TestContinueSplitFailuresSurviveResume(t *testing.T) {
 	assert.Equal(t, "p", ne.Node)
 	assert.Nil(t, fc.Value("joined"))
 }
+
+// Fail-fast: branch a fails while branch b suspends. The failure outranks the
+// suspension; resumed once a works, both a and b run again (a failed, b was
+// suspended) and the join fires once with both.
+func TestFailFastFailureAndSuspensionThenResume(t *testing.T) {
+	aStarted, bStarted := make(chan struct{}, 1), make(chan struct{}, 1)
+	e := flow.NewEngine(
+		flow.WithTaskFunc("a", func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			c.Update("a", func(old any, _ bool) any { n, _ := old.(int); return n + 1 })
+			if c.Value("fixed") == nil {
+				<-bStarted // both branches are running before a fails
+				aStarted <- struct{}{}
+				return errors.New("a is down")
+			}
+			return nil
+		}),
+		flow.WithTaskFunc("b", func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			c.Update("b", func(old any, _ bool) any { n, _ := old.(int); return n + 1 })
+			if c.Value("fixed") == nil {
+				bStarted <- struct{}{}
+				<-aStarted
+				c.Suspend("b waits")
+			}
+			return nil
+		}),
+	)
+	g := parallelPair(t, "fail-fast", "@a", "@b")
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	res := evalRec(t, e, g, fc, rec)
+	require.Equal(t, flow.StatusFailed, res.Status)
+	var ne *flow.NodeError
+	require.ErrorAs(t, res.Err, &ne)
+	assert.Equal(t, "a", ne.Node)
+	assert.ElementsMatch(t, []string{"pair:a", "pair:b"}, res.Frontier.Pending())
+	fc.Set("fixed", true)
+	res = resumeRec(t, e, res.Frontier, fc, rec)
+	require.NoError(t, res.Err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, fc.Value("a"))
+	assert.Equal(t, 2, fc.Value("b"))
+	assert.Equal(t, int64(1), fc.Value("joined"))
+	assert.Equal(t, []int{2}, rec.arrivals["j"])
+}
+
+// A loop suspended in its second iteration resumes in that iteration, with its item,
+// and finishes the remaining items.
+func TestLoopSuspendedMidwayResumesItsIteration(t *testing.T) {
+	s := flow.NewSpec("ls")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{"a", "b", "c"}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("log", log + it); it != "b" || ok == true || context.suspend("at b")`).LinkTo("close")
+	s.Loop("close", "", nil).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Equal(t, "ab", fc.Value("log"))
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "abbc", fc.Value("log"), "b runs again, then c")
+	_, set := fc.Get("it")
+	assert.False(t, set, "the loop item is not left in the shared variables")
+}

@@ -41,3 +41,40 @@ func meetAtOneJoin(t *testing.T, xTask string) (*flow.Result, *flow.Context, *jo
 	fc := flow.NewContext("i")
 	return evalRec(t, flow.NewEngine(), build(t, s), fc, rec), fc, rec
 }
+
+// A branch of the nested fan-out suspends; the frontier goes through its plain-data
+// form and back, and is resumed twice (a Frontier is not consumed): each time the
+// suspended node runs again and the join fires once with all three arrivals.
+func TestNestedFanOutResumedFromRestoredFrontier(t *testing.T) {
+	s := flow.NewSpec("meet")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").LinkTo("x").LinkTo("y")
+	s.Activity("x").SetTask(`context.incr("x"); ok == true || context.suspend("x waits")`).LinkTo("j")
+	s.Activity("y").SetTask(`context.incr("y")`).LinkTo("j")
+	s.Activity("b").SetTask(`context.incr("b")`).LinkTo("j")
+	s.Parallel("j").SetTask(`context.incr("joined")`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContext("i")
+	res := evalRec(t, e, g, fc, newJoinRec())
+	require.NoError(t, res.Err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	fr, err := e.RestoreFrontier(g, res.Frontier.State())
+	require.NoError(t, err)
+	for range 2 {
+		vars := fc.Vars()
+		vars["ok"] = true
+		again := flow.NewContextWith("i", vars)
+		rec := newJoinRec()
+		res := resumeRec(t, e, fr, again, rec)
+		require.NoError(t, res.Err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, int64(2), again.Value("x"), "the suspended node runs again")
+		assert.Equal(t, int64(1), again.Value("y"))
+		assert.Equal(t, int64(1), again.Value("b"))
+		assert.Equal(t, int64(1), again.Value("joined"))
+		assert.Equal(t, []int{3}, rec.arrivals["j"])
+	}
+}
