@@ -54,13 +54,15 @@
 //
 // Context.Stop ends the whole run once the current node finishes (parents and
 // sub-graphs alike); the nodes that would have run next stay in the frontier.
-// Context.Interrupt ends only the current branch. Context.Suspend stops the run with
-// a reason and makes the current node run again on resume, so a task can check for the
-// decision it waited for. A step limit (WithMaxSteps, WithSteps) bounds every run;
-// context.Context cancellation and deadlines fail the run (errors.Is tells which); a
-// panicking task becomes an error naming the node. Parallel branches run on goroutines
-// bounded by WithMaxConcurrency (branches beyond it run inline); every goroutine ends
-// before Eval returns.
+// Context.Interrupt ends only the current branch: in a loop body, the current
+// iteration (the loop goes on with its next item, like continue); in a sub-graph, the
+// child's branch (a child with no branch left has completed, and its caller goes on).
+// Context.Suspend stops the run with a reason and makes the current node run again on
+// resume, so a task can check for the decision it waited for. A step limit
+// (WithMaxSteps, WithSteps) bounds every run; context.Context cancellation and
+// deadlines fail the run (errors.Is tells which); a panicking task becomes an error
+// naming the node. Parallel branches run on goroutines bounded by WithMaxConcurrency
+// (branches beyond it run inline); every goroutine ends before Eval returns.
 //
 // # Errors
 //

@@ -59,3 +59,25 @@ func TestLoopSteppers(t *testing.T) {
 		assert.ErrorContains(t, err, "stepper", in)
 	}
 }
+
+// Interrupt in a loop body ends that iteration only: the loop goes on with the next
+// item (like continue) and passes its closing node once. The loop item shadows a
+// shared variable of the same name inside the loop only.
+func TestInterruptInLoopBodyEndsTheIteration(t *testing.T) {
+	s := flow.NewSpec("li")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{1, 2, 3, 4}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("seen", seen + it); it % 2 == 1 || context.interrupt()`).LinkTo("odd")
+	s.Activity("odd").SetTask(`context.put("odd", odd + it)`).LinkTo("close")
+	s.Loop("close", "", nil).SetTask(`context.incr("closed")`).LinkTo("after")
+	s.Activity("after").SetTask(`context.put("itAfter", it)`).LinkTo("e")
+	s.End("e")
+	fc := flow.NewContextWith("i", map[string]any{"seen": 0, "odd": 0, "it": "shared"})
+	res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 10, fc.Value("seen"), "1+2+3+4")
+	assert.Equal(t, 4, fc.Value("odd"), "1+3: the even iterations were interrupted")
+	assert.Equal(t, int64(1), fc.Value("closed"))
+	assert.Equal(t, "shared", fc.Value("itAfter"))
+}
