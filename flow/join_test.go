@@ -1,6 +1,7 @@
 package flow_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,5 +77,43 @@ func TestNestedFanOutResumedFromRestoredFrontier(t *testing.T) {
 		assert.Equal(t, int64(1), again.Value("b"))
 		assert.Equal(t, int64(1), again.Value("joined"))
 		assert.Equal(t, []int{3}, rec.arrivals["j"])
+	}
+}
+
+// The nested fan-out meeting at one join, all sequential (an inclusive outer split),
+// checkpointed after every node: resuming from any checkpoint's state, as a new
+// process would, runs every node exactly as often as the uninterrupted run.
+func TestNestedFanOutCheckpointsAreExact(t *testing.T) {
+	s := flow.NewSpec("meetc")
+	s.Start("s").DoFunc(countTask).LinkTo("p")
+	s.Inclusive("p").LinkTo("a", flow.LinkWhen("true")).LinkTo("b", flow.LinkWhen("true"))
+	s.Activity("a").DoFunc(countTask).LinkTo("x").LinkTo("y")
+	s.Activity("x").DoFunc(countTask).LinkTo("j")
+	s.Activity("y").DoFunc(countTask).LinkTo("j")
+	s.Activity("b").DoFunc(countTask).LinkTo("j")
+	s.Inclusive("j").DoFunc(countTask).LinkTo("e")
+	s.End("e").DoFunc(countTask)
+	g := build(t, s)
+	e := flow.NewEngine()
+	var cps []flow.Checkpoint
+	full := flow.NewContext("d")
+	res, err := e.EvalGraph(context.Background(), g, full, flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+		cps = append(cps, cp)
+		return nil
+	}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	want := full.Vars()
+	for _, id := range []string{"s", "a", "x", "y", "b", "j", "e"} {
+		require.Equal(t, 1, want["ran."+id], id)
+	}
+	for _, cp := range cps[:len(cps)-1] {
+		fr, err := e.RestoreFrontier(g, cp.Frontier)
+		require.NoError(t, err, "after %s", cp.Node)
+		fc := flow.NewContextWith("d", cp.Vars)
+		res, err := e.Resume(context.Background(), fr, fc)
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, want, fc.Vars(), "resumed after %s", cp.Node)
 	}
 }

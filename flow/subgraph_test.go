@@ -197,3 +197,58 @@ func TestCancelDuringParallelFanOut(t *testing.T) {
 	assert.Nil(t, fc.Value("joined"))
 	goleak.VerifyNone(t)
 }
+
+// The same sub-graph called from two parallel branches at once: two call paths, two
+// trace records and two outcomes, and the join waits for both calls.
+func TestSameChildInParallelBranches(t *testing.T) {
+	e := childEngine(t, `context.incr("c1")`, nil)
+	p := flow.NewSpec("par")
+	p.Start("s").LinkTo("p")
+	p.Parallel("p").LinkTo("call1").LinkTo("call2")
+	p.Activity("call1").SetTask("#child").LinkTo("j")
+	p.Activity("call2").SetTask("#child").LinkTo("j")
+	p.Parallel("j").SetTask(`context.incr("joined")`).LinkTo("e")
+	p.End("e")
+	g := build(t, p)
+	for range 20 {
+		rec := newJoinRec()
+		fc := flow.NewContext("i")
+		res := evalRec(t, e, g, fc, rec)
+		require.NoError(t, res.Err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, int64(2), fc.Value("c1"))
+		assert.Equal(t, int64(2), fc.Value("c3"))
+		assert.Equal(t, int64(1), fc.Value("joined"))
+		assert.Equal(t, []int{2}, rec.arrivals["j"])
+		assert.Equal(t, map[string]string{"par": "e", "par/call1/child": "ce", "par/call2/child": "ce"}, res.Last())
+		for _, path := range []string{"par/call1/child", "par/call2/child"} {
+			out, ok := fc.CallOutcome(path)
+			require.True(t, ok, path)
+			assert.Equal(t, flow.StatusCompleted, out.Status, path)
+		}
+	}
+}
+
+// A graph that calls itself is stopped by the call depth limit, with a stable code
+// that reaches the root through every calling node.
+func TestRecursiveCallHitsTheDepthLimit(t *testing.T) {
+	e := flow.NewEngine(flow.WithMaxCallDepth(3))
+	s := flow.NewSpec("rec")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask(`#rec`).LinkTo("e")
+	s.End("e")
+	require.NoError(t, e.Register(build(t, s)))
+	fc := flow.NewContext("i")
+	res, err := e.Eval(context.Background(), "rec", fc)
+	require.Error(t, err)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.ErrorIs(t, err, flow.ErrCallDepth)
+	var ne *flow.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, flow.CodeCallDepth, ne.Code)
+	assert.Equal(t, "rec", ne.Path, "the root's calling node fails last")
+	// One record per level: depth 3 refuses, then each caller fails in turn.
+	require.Len(t, res.ExecutionErrors, 4)
+	assert.Equal(t, "rec/call/rec/call/rec/call/rec", res.ExecutionErrors[0].Path)
+	assert.Equal(t, "rec", res.ExecutionErrors[3].Path)
+}
