@@ -2,6 +2,7 @@ package flow_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -287,4 +288,87 @@ func TestLoopSuspendedMidwayResumesItsIteration(t *testing.T) {
 	assert.Equal(t, "abbc", fc.Value("log"), "b runs again, then c")
 	_, set := fc.Get("it")
 	assert.False(t, set, "the loop item is not left in the shared variables")
+}
+
+// A parallel split inside a loop body: each iteration's branches see that iteration's
+// item, the join fires once per iteration, and nested parallel splits on an engine
+// bounded to one goroutine (the rest run inline) complete from several runs at once.
+func TestParallelInsideLoopBoundedConcurrency(t *testing.T) {
+	s := flow.NewSpec("pl")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", "0:5").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("q")
+	s.Activity("a").SetTask(`context.put("sum", sum + it)`).LinkTo("j")
+	s.Parallel("q").LinkTo("b").LinkTo("c")
+	s.Activity("b").SetTask(`context.put("sum", sum + it * 10)`).LinkTo("qj")
+	s.Activity("c").SetTask(`context.put("sum", sum + it * 100)`).LinkTo("qj")
+	s.Parallel("qj").LinkTo("j")
+	s.Parallel("j").SetTask(`context.incr("joins")`).LinkTo("close")
+	s.Loop("close", "", nil).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine(flow.WithMaxConcurrency(1))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				fc := flow.NewContextWith("i", map[string]any{"sum": 0})
+				res, err := e.EvalGraph(context.Background(), g, fc)
+				if !assert.NoError(t, err) || !assert.Equal(t, flow.StatusCompleted, res.Status) {
+					return
+				}
+				// 0+1+2+3+4 = 10, times 1 + 10 + 100.
+				assert.Equal(t, 1110, fc.Value("sum"))
+				assert.Equal(t, int64(5), fc.Value("joins"))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Branch failures recorded before a suspension survive a context restored from JSON
+// (as a session store keeps it): a failure after the resume is added to them, and
+// BranchFailuresOf reads them all.
+func TestBranchFailuresSurviveARestoredContext(t *testing.T) {
+	g, err := flow.LoadGraph("bf.yml", []byte(`
+id: bf
+meta: {branchPolicy: continue}
+layout:
+  - {id: s, type: start}
+  - {id: p1, type: parallel, link: [ok1, ko1]}
+  - {id: ok1, task: 'context.put("ok1", 1)', link: j1}
+  - {id: ko1, task: 'raise("E1", "first split")', link: j1}
+  - {id: j1, type: parallel, link: wait}
+  - {id: wait, task: 'go == true || context.suspend("wait")'}
+  - {id: p2, type: parallel, link: [ok2, ko2]}
+  - {id: ok2, task: 'context.put("ok2", 1)', link: j2}
+  - {id: ko2, task: 'raise("E2", "second split")', link: j2}
+  - {id: j2, type: parallel, link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+
+	data, err := json.Marshal(fc.Vars())
+	require.NoError(t, err)
+	var vars map[string]any
+	require.NoError(t, json.Unmarshal(data, &vars))
+	vars["go"] = true
+	restored := flow.RestoreContext("i", vars, fc.Trace())
+	fr, err := e.RestoreFrontier(g, res.Frontier.State())
+	require.NoError(t, err)
+	res, err = e.Resume(context.Background(), fr, restored)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	got := flow.BranchFailuresOf(restored.Value(flow.KeyBranchFailures))
+	require.Len(t, got, 2)
+	assert.Equal(t, []string{"ko1", "ko2"}, []string{got[0].Node, got[1].Node})
+	assert.Equal(t, []string{"E1", "E2"}, []string{got[0].Code, got[1].Code})
+	assert.Equal(t, "p1", got[0].Split)
 }
