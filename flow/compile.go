@@ -14,7 +14,8 @@ type compiled struct {
 	nodes []cnode // indexed like g.nodes
 	start *cnode
 	// sealed says that no code outside the engine sees a run of this graph: no Go
-	// tasks or conditions, no sub-graph calls, no retries, and the default evaluator.
+	// tasks or conditions, no sub-graph calls, no retries, no error policy, and the
+	// default evaluator.
 	// Nothing can then keep a pointer into the run after it ends, so its state is
 	// recycled (see recycle.go).
 	sealed bool
@@ -30,21 +31,25 @@ const (
 )
 
 type cnode struct {
-	n          *Node
-	kind       taskKind
-	task       Task
-	script     Expression
-	subID      string // graph id for "#id" calls, resolved at run time
-	subGraph   *Graph // graph used as a task value
-	guard      cond
-	links      []clink
-	targets    []*cnode // every link's target, in priority order (parallel splits)
-	join       bool
-	split      bool   // an inclusive or parallel node with more than one outgoing link
-	loopVar    string // $for of an opening loop node
-	loopIn     any    // $in of an opening loop node
-	closing    *cnode // the closing loop node matched statically, if any
-	isClose    bool   // a loop node without $for
+	n        *Node
+	kind     taskKind
+	task     Task
+	script   Expression
+	subID    string // graph id for "#id" calls, resolved at run time
+	subGraph *Graph // graph used as a task value
+	guard    cond
+	links    []clink
+	targets  []*cnode // every link's target, in priority order (parallel splits)
+	join     bool
+	split    bool   // an inclusive or parallel node with more than one outgoing link
+	loopVar  string // $for of an opening loop node
+	loopIn   any    // $in of an opening loop node
+	closing  *cnode // the closing loop node matched statically, if any
+	// joins are the joins this node's branches can reach (only for nodes with more
+	// than one link, which may split); true marks one that also has an incoming link
+	// from a node the branches cannot reach, so it joins an enclosing split as well.
+	joins      map[*cnode]bool
+	isClose    bool // a loop node without $for
 	policy     BranchPolicy
 	policySet  bool
 	onError    *onError
@@ -153,6 +158,11 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			cn.closing = matchClosingLoop(cn)
 		}
 	}
+	for i := range cg.nodes {
+		if cn := &cg.nodes[i]; len(cn.links) > 1 {
+			cn.joins = reachableJoins(cg, cn)
+		}
+	}
 	cg.sealed = e.sealed(cg)
 	return cg, nil
 }
@@ -161,6 +171,9 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 func (e *Engine) sealed(cg *compiled) bool {
 	if _, ok := e.eval.(*ExprEvaluator); !ok {
 		return false // a custom evaluator is given the run's views
+	}
+	if e.errPolicy != nil {
+		return false // so is an error policy, and the run's context.Context
 	}
 	for i := range cg.nodes {
 		cn := &cg.nodes[i]
@@ -258,6 +271,41 @@ func matchClosingLoop(open *cnode) *cnode {
 		}
 	}
 	return nil
+}
+
+// reachableJoins returns the joins reachable from split, each marked true when it
+// also joins a node that split's branches cannot reach. When split's frame fires at
+// such a join, its branches count as arrivals of the enclosing split if that split
+// reaches the join too: an activity that fans out inside a parallel branch, all of
+// whose branches meet at the parallel join, must not make that join run twice.
+func reachableJoins(cg *compiled, split *cnode) map[*cnode]bool {
+	reach := map[*Node]bool{split.n: true}
+	queue := []*Node{split.n}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, l := range n.links {
+			if !reach[l.to] {
+				reach[l.to] = true
+				queue = append(queue, l.to)
+			}
+		}
+	}
+	var out map[*cnode]bool
+	for n := range reach {
+		if !n.IsJoin() {
+			continue
+		}
+		if out == nil {
+			out = make(map[*cnode]bool)
+		}
+		outer := false
+		for _, l := range n.incoming {
+			outer = outer || !reach[cg.g.byID[l.From]]
+		}
+		out[&cg.nodes[n.index]] = outer
+	}
+	return out
 }
 
 func oneLine(s string) string {

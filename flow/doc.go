@@ -30,7 +30,10 @@
 //   - Joins count per split activation. Every fan-out (parallel, inclusive, or an
 //     activity with several true links) opens a frame that knows how many branches it
 //     started; the join waits for exactly those, and a cycle that passes the split
-//     again opens a new frame. Solon never resets its inclusive counter.
+//     again opens a new frame. Solon never resets its inclusive counter. A join that
+//     also has an incoming link from outside a split's branches (an activity fanning
+//     out inside a parallel branch, all of whose branches meet at the parallel join)
+//     counts that split's branches as arrivals of the enclosing split and runs once.
 //   - A branch that ends without reaching the join (interrupted, reached an end node,
 //     or had no true link) is withdrawn from its split, so the join stops waiting for
 //     it instead of hanging. If no branch arrives, the join does not run.
@@ -51,13 +54,15 @@
 //
 // Context.Stop ends the whole run once the current node finishes (parents and
 // sub-graphs alike); the nodes that would have run next stay in the frontier.
-// Context.Interrupt ends only the current branch. Context.Suspend stops the run with
-// a reason and makes the current node run again on resume, so a task can check for the
-// decision it waited for. A step limit (WithMaxSteps, WithSteps) bounds every run;
-// context.Context cancellation and deadlines fail the run (errors.Is tells which); a
-// panicking task becomes an error naming the node. Parallel branches run on goroutines
-// bounded by WithMaxConcurrency (branches beyond it run inline); every goroutine ends
-// before Eval returns.
+// Context.Interrupt ends only the current branch: in a loop body, the current
+// iteration (the loop goes on with its next item, like continue); in a sub-graph, the
+// child's branch (a child with no branch left has completed, and its caller goes on).
+// Context.Suspend stops the run with a reason and makes the current node run again on
+// resume, so a task can check for the decision it waited for. A step limit
+// (WithMaxSteps, WithSteps) bounds every run; context.Context cancellation and
+// deadlines fail the run (errors.Is tells which); a panicking task becomes an error
+// naming the node. Parallel branches run on goroutines bounded by WithMaxConcurrency
+// (branches beyond it run inline); every goroutine ends before Eval returns.
 //
 // # Errors
 //
@@ -96,12 +101,12 @@
 // fuzzing. A run makes one allocation for itself, its start token and its Result (plus
 // the run id); Result.Last builds its map only when asked. When no code outside the
 // engine can have kept a pointer into a finished run (a sealed graph: only scripts and
-// expression conditions, the default evaluator, no sub-graphs, retries, interceptors or
-// checkpoints; the run completed), the engine reuses that state for its next run and
-// allocates only the Result and the run id (recycle.go says why that is safe, and a
-// test checks that a recycled run holds nothing from its last run). A caller that
-// reads each outcome before its next run can keep one Result and pass WithResult, so
-// that such a run allocates only its id; that is also what a comparison with Solon,
-// whose eval returns nothing, should measure. bench_test.go has the benchmarks; the
-// README lists measured figures.
+// expression conditions, the default evaluator, no sub-graphs, retries, error policy,
+// interceptors or checkpoints; the run completed), the engine reuses that state for
+// its next run and allocates only the Result and the run id (recycle.go says why that
+// is safe, and a test checks that a recycled run holds nothing from its last run). A
+// caller that reads each outcome before its next run can keep one Result and pass
+// WithResult, so that such a run allocates only its id; that is also what a
+// comparison with Solon, whose eval returns nothing, should measure. bench_test.go
+// has the benchmarks; the README lists measured figures.
 package flow

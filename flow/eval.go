@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/flowteam/flowteam/trace"
@@ -358,7 +359,8 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 		}
 		c := &frame{kind: f.kind, pending: f.pending, branch: f.branch, split: f.split, join: f.join,
 			arrived: f.arrived, policy: f.policy, loop: f.loop, items: f.items, index: f.index, closing: f.closing,
-			graph: f.graph, path: f.path, node: f.node, depth: f.depth}
+			graph: f.graph, path: f.path, node: f.node, depth: f.depth,
+			failed: slices.Clone(f.failed)} // if no branch arrives, the split still fails
 		frames[f] = c
 		c.parent = cp(f.parent)
 		if f.kind == frameCall {

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -56,6 +57,27 @@ type BranchFailure struct {
 	Err    *NodeError `json:"-"`
 }
 
+// BranchFailuresOf converts the value of KeyBranchFailures into branch failures. It
+// also reads failures that went through JSON (a restored snapshot holds them as plain
+// maps); their Err is then nil.
+func BranchFailuresOf(v any) []BranchFailure {
+	switch l := v.(type) {
+	case nil:
+		return nil
+	case []BranchFailure:
+		return l
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out []BranchFailure
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}
+
 func (r *run) recordFailure(tok *token, ne *NodeError, f *frame) {
 	bf := BranchFailure{Split: f.split.n.ID, Branch: tok.branch, Node: ne.Node, Code: ne.Code, Error: ne.Error(), Err: ne}
 	r.mu.Lock()
@@ -63,7 +85,7 @@ func (r *run) recordFailure(tok *token, ne *NodeError, f *frame) {
 	f.failed = append(f.failed, ne)
 	r.mu.Unlock()
 	r.st.mu.Lock()
-	list, _ := r.st.vars[KeyBranchFailures].([]BranchFailure)
+	list := BranchFailuresOf(r.st.vars[KeyBranchFailures]) // a restored context holds them as plain JSON values
 	r.st.vars[KeyBranchFailures] = append(list, bf)
 	r.st.mu.Unlock()
 }

@@ -86,10 +86,19 @@ func parseStepper(s string) (items []any, ok bool, err error) {
 	if stepN == 0 {
 		return nil, true, fmt.Errorf("stepper %q: step must not be 0", s)
 	}
-	if (end-start)/stepN > 1_000_000 {
+	// Count the items in uint64: end-start and the last i += step may overflow an int
+	// near the ends of its range (which made the loop run for ever).
+	var n uint64
+	switch {
+	case stepN > 0 && start < end:
+		n = (uint64(end)-uint64(start)-1)/uint64(stepN) + 1
+	case stepN < 0 && start > end:
+		n = (uint64(start)-uint64(end)-1)/(-uint64(stepN)) + 1
+	}
+	if n > 1_000_000 {
 		return nil, true, fmt.Errorf("stepper %q: more than 1000000 items", s)
 	}
-	for i := start; (stepN > 0 && i < end) || (stepN < 0 && i > end); i += stepN {
+	for i, k := start, uint64(0); k < n; i, k = i+stepN, k+1 {
 		items = append(items, i)
 	}
 	return items, true, nil

@@ -7,8 +7,8 @@ package flow
 // nothing outside the engine still points into it:
 //
 //   - the graph is sealed (compiled.sealed): no Go task, Go condition, custom
-//     evaluator, retry clock or sub-graph was handed the run's context.Context or a
-//     view of its tokens;
+//     evaluator, error policy, retry clock or sub-graph was handed the run's
+//     context.Context or a view of its tokens;
 //   - no interceptor saw the run and no checkpoint was taken;
 //   - the run completed, so no Frontier references its tokens;
 //   - nobody asked the run's context for its Done channel (which registers a callback

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -212,5 +213,66 @@ func TestPrivateRunIDsStay(t *testing.T) {
 		require.Regexp(t, `^r[0-9a-z]+-[0-9]+$`, res.RunID)
 		require.False(t, seen[res.RunID], "run id %s given twice", res.RunID)
 		seen[res.RunID] = true
+	}
+}
+
+// Runs of one sealed graph on many goroutines share the engine's pool of run states:
+// each run sees only its own variables and its Result only its own outcome.
+func TestRecycledRunsDoNotLeakBetweenConcurrentRuns(t *testing.T) {
+	g, err := LoadGraph("c.yml", []byte(`
+id: c
+layout:
+  - {id: s, type: start}
+  - {id: g, type: exclusive, link: [{nextId: odd, when: "n % 2 == 1"}, {nextId: even}]}
+  - {id: odd, task: 'context.put("r", n * 10)', link: e}
+  - {id: even, task: 'raise("EVEN", "even", true)', meta: {onError: {recover: true, set: {r: -1}}}, link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	e := NewEngine()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var kept Result
+			opt := WithResult(&kept)
+			for i := range 300 {
+				n := w*1000 + i
+				fc := NewContextWith("i", map[string]any{"n": n})
+				var (
+					res *Result
+					err error
+				)
+				if i%2 == 0 {
+					res, err = e.EvalGraph(context.Background(), g, fc, opt)
+				} else {
+					res, err = e.EvalGraph(context.Background(), g, fc)
+				}
+				want, records, last := n*10, 0, "odd"
+				if n%2 == 0 {
+					want, records, last = -1, 1, "even"
+				}
+				switch {
+				case err != nil || res.Status != StatusCompleted:
+					errs <- fmt.Errorf("n=%d: %v %v", n, res.Status, err)
+				case fc.Value("r") != want || len(res.ExecutionErrors) != records || res.Steps != 4:
+					errs <- fmt.Errorf("n=%d: r=%v records=%d steps=%d", n, fc.Value("r"), len(res.ExecutionErrors), res.Steps)
+				case res.LastNode("c") != "e" || fc.LastNode("c") != "e":
+					errs <- fmt.Errorf("n=%d: last %q", n, res.LastNode("c"))
+				case len(ExecutionErrors(fc, DefaultErrorKey)) != records:
+					errs <- fmt.Errorf("n=%d: context holds %d records (%s)", n, len(ExecutionErrors(fc, DefaultErrorKey)), last)
+				default:
+					continue
+				}
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

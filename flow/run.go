@@ -216,7 +216,10 @@ func (r *run) arrive(tok *token) bool {
 	}
 	f.arrived++
 	f.pending--
-	if f.pending > 0 {
+	if f.pending == 0 {
+		f = joinUp(f)
+	}
+	if f == nil || f.pending > 0 {
 		if r.live != nil {
 			delete(r.live, tok) // it now counts as an arrival of f
 		}
@@ -227,6 +230,31 @@ func (r *run) arrive(tok *token) bool {
 		r.commitLocked(tok)
 	}
 	return true
+}
+
+// joinUp is called when every branch of split frame f arrived at its join or ended.
+// If the join also joins the branches of the enclosing split (cnode.joins), f's
+// arrivals become that split's, and so on outwards. It returns the frame whose join
+// fires now, or nil when an enclosing split still waits for other branches. The
+// caller holds r.mu.
+func joinUp(f *frame) *frame {
+	for f.split.joins[f.join] {
+		p := f.parent
+		if p.kind != frameSplit {
+			break
+		}
+		if _, reaches := p.split.joins[f.join]; !reaches || (p.join != nil && p.join != f.join) {
+			break
+		}
+		p.join = f.join
+		p.arrived += f.arrived
+		p.pending--
+		if p.pending > 0 {
+			return nil
+		}
+		f = p
+	}
+	return f
 }
 
 func nearestLoop(f *frame) *frame {
@@ -266,6 +294,9 @@ func (r *run) unitDone(f *frame) *token {
 		switch f.kind {
 		case frameSplit:
 			if f.arrived > 0 {
+				if f = joinUp(f); f == nil {
+					return nil // the enclosing split waits for its other branches
+				}
 				t := r.newToken(f.join, modeExec, f.parent, f.branch)
 				t.arrivals = f.arrived
 				return t

@@ -1,0 +1,83 @@
+package flow_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// Steppers, worked out by hand: the end is excluded, a negative step counts down, and
+// bounds near the ends of int64 neither overflow nor loop for ever.
+func TestLoopSteppers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []any
+	}{
+		{"1:10:2", []any{1, 3, 5, 7, 9}},
+		{"1...4", []any{1, 2, 3}},
+		{"0:3", []any{0, 1, 2}},
+		{"5:0:-2", []any{5, 3, 1}},
+		{" -2 : 1 ", []any{-2, -1, 0}},
+		{"3:3", nil},
+		{"3...1", nil},
+		{"1:10:-1", nil},
+		{"9223372036854775800:9223372036854775807:5", []any{9223372036854775800, 9223372036854775805}},
+		{"-9223372036854775800:-9223372036854775807:-5", []any{-9223372036854775800, -9223372036854775805}},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			s := flow.NewSpec("st")
+			s.Start("s").LinkTo("l")
+			s.Loop("l", "i", tc.in).LinkTo("b")
+			s.Activity("b").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+				c.Update("seen", func(old any, _ bool) any { return append(old.([]any), c.Value("i")) })
+				return nil
+			}).LinkTo("c")
+			s.Loop("c", "", nil).SetTask(`context.put("closed", true)`).LinkTo("e")
+			s.End("e")
+			fc := flow.NewContextWith("i", map[string]any{"seen": []any{}})
+			res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+			require.NoError(t, err)
+			require.Equal(t, flow.StatusCompleted, res.Status)
+			if tc.want == nil {
+				tc.want = []any{}
+			}
+			assert.Equal(t, tc.want, fc.Value("seen"))
+			assert.Equal(t, true, fc.Value("closed"))
+		})
+	}
+	for _, in := range []string{"-9000000000000000000:9000000000000000000", "0:2000000", "1:10:0"} {
+		s := flow.NewSpec("big")
+		s.Start("s").LinkTo("l")
+		s.Loop("l", "i", in).LinkTo("c")
+		s.Loop("c", "", nil).LinkTo("e")
+		s.End("e")
+		err := flow.NewEngine().Register(build(t, s))
+		assert.ErrorContains(t, err, "stepper", in)
+	}
+}
+
+// Interrupt in a loop body ends that iteration only: the loop goes on with the next
+// item (like continue) and passes its closing node once. The loop item shadows a
+// shared variable of the same name inside the loop only.
+func TestInterruptInLoopBodyEndsTheIteration(t *testing.T) {
+	s := flow.NewSpec("li")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{1, 2, 3, 4}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("seen", seen + it); it % 2 == 1 || context.interrupt()`).LinkTo("odd")
+	s.Activity("odd").SetTask(`context.put("odd", odd + it)`).LinkTo("close")
+	s.Loop("close", "", nil).SetTask(`context.incr("closed")`).LinkTo("after")
+	s.Activity("after").SetTask(`context.put("itAfter", it)`).LinkTo("e")
+	s.End("e")
+	fc := flow.NewContextWith("i", map[string]any{"seen": 0, "odd": 0, "it": "shared"})
+	res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 10, fc.Value("seen"), "1+2+3+4")
+	assert.Equal(t, 4, fc.Value("odd"), "1+3: the even iterations were interrupted")
+	assert.Equal(t, int64(1), fc.Value("closed"))
+	assert.Equal(t, "shared", fc.Value("itAfter"))
+}

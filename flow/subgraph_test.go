@@ -1,0 +1,254 @@
+package flow_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// childEngine registers child: cs -> c1 -> c2 -> c3 -> ce, c1 running c1Task.
+func childEngine(t *testing.T, c1Task string, c1Meta map[string]any, opts ...flow.Option) *flow.Engine {
+	t.Helper()
+	e := flow.NewEngine(opts...)
+	c := flow.NewSpec("child")
+	c.Start("cs").LinkTo("c1")
+	n := c.Activity("c1").SetTask(c1Task)
+	for k, v := range c1Meta {
+		n.SetMeta(k, v)
+	}
+	n.LinkTo("c2")
+	c.Activity("c2").SetTask(`context.incr("c2")`).LinkTo("c3")
+	c.Activity("c3").SetTask(`context.incr("c3")`).LinkTo("ce")
+	c.End("ce")
+	require.NoError(t, e.Register(build(t, c)))
+	return e
+}
+
+// parentGraph: ps -> call(#child) -> after -> pe, with fb (a fallback) -> pe.
+func parentGraph(t *testing.T, callMeta map[string]any) *flow.Graph {
+	p := flow.NewSpec("parent")
+	p.Start("ps").LinkTo("call")
+	n := p.Activity("call").SetTask("#child")
+	for k, v := range callMeta {
+		n.SetMeta(k, v)
+	}
+	n.LinkTo("after")
+	p.Activity("after").SetTask(`context.incr("after")`).LinkTo("pe")
+	p.Activity("fb").SetTask(`context.incr("fb")`).LinkTo("pe")
+	p.End("pe")
+	return build(t, p)
+}
+
+// Interrupt in a sub-graph ends the child's branch; with no branch left the call
+// completes and the parent goes on.
+func TestInterruptInChildEndsTheChildBranchOnly(t *testing.T) {
+	e := childEngine(t, `context.interrupt()`, nil)
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	res := evalRec(t, e, parentGraph(t, nil), fc, rec)
+	require.NoError(t, res.Err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Nil(t, fc.Value("c2"))
+	assert.Equal(t, int64(1), fc.Value("after"))
+	out, ok := fc.CallOutcome("parent/call/child")
+	require.True(t, ok)
+	assert.Equal(t, flow.StatusCompleted, out.Status)
+	assert.Equal(t, "c1", res.LastNode("parent/call/child"))
+	assert.Equal(t, "pe", res.LastNode("parent"))
+}
+
+// A fatal failure in the child applies the child's fallback state and fails the
+// calling node with the child's code; the calling node's onError recovers and goes to
+// its fallback node. Both failures are recorded and the caller can tell the child
+// failed.
+func TestFailingChildWithCallerFallback(t *testing.T) {
+	e := childEngine(t, `raise("E_CHILD", "child broke")`, map[string]any{"onError": map[string]any{"fallback": map[string]any{"status": "degraded"}}})
+	g := parentGraph(t, map[string]any{"onError": map[string]any{"goto": "fb", "recover": []any{"E_CHILD"}}})
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "degraded", fc.Value("status"))
+	assert.Equal(t, int64(1), fc.Value("fb"))
+	assert.Nil(t, fc.Value("after"))
+	assert.Nil(t, fc.Value("c2"))
+	require.Len(t, res.ExecutionErrors, 2)
+	child, call := res.ExecutionErrors[0], res.ExecutionErrors[1]
+	assert.Equal(t, flow.Fatal, child.Severity)
+	assert.Equal(t, "parent/call/child", child.Path)
+	assert.Equal(t, "c1", child.NodeID)
+	assert.Equal(t, "E_CHILD", child.Error.Code)
+	assert.Equal(t, map[string]any{"status": "degraded"}, child.Fallback)
+	assert.Equal(t, flow.Recoverable, call.Severity)
+	assert.Equal(t, "call", call.NodeID)
+	assert.Equal(t, "E_CHILD", call.Error.Code)
+	assert.Equal(t, "fb", call.Goto)
+	assert.Equal(t, 1, res.Fallbacks)
+	out, ok := fc.CallOutcome("parent/call/child")
+	require.True(t, ok)
+	assert.Equal(t, flow.StatusFailed, out.Status)
+	assert.Equal(t, map[string]any{"status": "degraded"}, out.Fallback)
+	require.NotNil(t, out.Error)
+	assert.Equal(t, "E_CHILD", out.Error.Code)
+}
+
+// The step limit is hit inside the child: the run fails naming the child's node and
+// call path; resumed with room to spare it goes on from there, running no node twice.
+func TestStepLimitInsideChildThenResume(t *testing.T) {
+	e := childEngine(t, `context.incr("c1")`, nil)
+	g := parentGraph(t, nil)
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	// ps, call, cs, c1 take the four steps; c2 is refused.
+	res := evalRec(t, e, g, fc, rec, flow.WithSteps(4))
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.Equal(t, 4, res.Steps)
+	assert.ErrorIs(t, res.Err, flow.ErrStepLimit)
+	var ne *flow.NodeError
+	require.ErrorAs(t, res.Err, &ne)
+	assert.Equal(t, "c2", ne.Node)
+	assert.Equal(t, "parent/call/child", ne.Path)
+	assert.Equal(t, flow.CodeStepLimit, ne.Code)
+	require.NotNil(t, res.Frontier)
+	assert.Equal(t, []string{"parent/call/child:c2"}, res.Frontier.Pending())
+
+	res = resumeRec(t, e, res.Frontier, fc, rec)
+	require.NoError(t, res.Err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	for _, k := range []string{"c1", "c2", "c3", "after"} {
+		assert.Equal(t, int64(1), fc.Value(k), k)
+	}
+	for _, id := range []string{"ps", "cs", "c1", "c2", "c3", "ce", "after", "pe"} {
+		assert.Equal(t, 1, rec.starts[id], id)
+	}
+}
+
+// Stop inside a child called from one parallel branch stops the whole run; resumed, the
+// child goes on after the stopping node and the parallel join fires once with both
+// branches.
+func TestStopInChildUnderParallelThenResume(t *testing.T) {
+	e := childEngine(t, `context.incr("c1"); resumed == true || context.stop()`, nil)
+	p := flow.NewSpec("par")
+	p.Start("s").LinkTo("p")
+	p.Parallel("p").LinkTo("call").LinkTo("b")
+	p.Activity("call").SetTask("#child").LinkTo("j")
+	p.Activity("b").SetTask(`context.incr("b")`).LinkTo("j")
+	p.Parallel("j").SetTask(`context.incr("joined")`).LinkTo("e")
+	p.End("e")
+	g := build(t, p)
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	res := evalRec(t, e, g, fc, rec)
+	require.NoError(t, res.Err)
+	require.Equal(t, flow.StatusStopped, res.Status)
+	assert.Contains(t, res.Frontier.Pending(), "par/call/child:c2")
+	assert.Nil(t, fc.Value("c2"))
+	fc.Set("resumed", true)
+	res = resumeRec(t, e, res.Frontier, fc, rec)
+	require.NoError(t, res.Err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	for _, k := range []string{"c1", "c2", "c3", "b", "joined"} {
+		assert.Equal(t, int64(1), fc.Value(k), k)
+	}
+	assert.Equal(t, []int{2}, rec.arrivals["j"])
+	assert.Equal(t, 1, rec.starts["e"])
+}
+
+// Cancelling the caller's context while parallel branches block on it fails the run
+// with context.Canceled, and every branch goroutine has ended when Eval returns.
+func TestCancelDuringParallelFanOut(t *testing.T) {
+	const n = 6
+	started := make(chan struct{}, n)
+	e := flow.NewEngine(flow.WithTaskFunc("block", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	s := flow.NewSpec("fan")
+	s.Start("s").LinkTo("p")
+	p := s.Parallel("p")
+	for i := range n {
+		id := fmt.Sprintf("b%d", i)
+		p.LinkTo(id)
+		s.Activity(id).SetTask("@block").LinkTo("j")
+	}
+	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for range n {
+			<-started
+		}
+		cancel()
+	}()
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(ctx, g, fc)
+	require.Error(t, err)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+	assert.Nil(t, fc.Value("joined"))
+	goleak.VerifyNone(t)
+}
+
+// The same sub-graph called from two parallel branches at once: two call paths, two
+// trace records and two outcomes, and the join waits for both calls.
+func TestSameChildInParallelBranches(t *testing.T) {
+	e := childEngine(t, `context.incr("c1")`, nil)
+	p := flow.NewSpec("par")
+	p.Start("s").LinkTo("p")
+	p.Parallel("p").LinkTo("call1").LinkTo("call2")
+	p.Activity("call1").SetTask("#child").LinkTo("j")
+	p.Activity("call2").SetTask("#child").LinkTo("j")
+	p.Parallel("j").SetTask(`context.incr("joined")`).LinkTo("e")
+	p.End("e")
+	g := build(t, p)
+	for range 20 {
+		rec := newJoinRec()
+		fc := flow.NewContext("i")
+		res := evalRec(t, e, g, fc, rec)
+		require.NoError(t, res.Err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, int64(2), fc.Value("c1"))
+		assert.Equal(t, int64(2), fc.Value("c3"))
+		assert.Equal(t, int64(1), fc.Value("joined"))
+		assert.Equal(t, []int{2}, rec.arrivals["j"])
+		assert.Equal(t, map[string]string{"par": "e", "par/call1/child": "ce", "par/call2/child": "ce"}, res.Last())
+		for _, path := range []string{"par/call1/child", "par/call2/child"} {
+			out, ok := fc.CallOutcome(path)
+			require.True(t, ok, path)
+			assert.Equal(t, flow.StatusCompleted, out.Status, path)
+		}
+	}
+}
+
+// A graph that calls itself is stopped by the call depth limit, with a stable code
+// that reaches the root through every calling node.
+func TestRecursiveCallHitsTheDepthLimit(t *testing.T) {
+	e := flow.NewEngine(flow.WithMaxCallDepth(3))
+	s := flow.NewSpec("rec")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask(`#rec`).LinkTo("e")
+	s.End("e")
+	require.NoError(t, e.Register(build(t, s)))
+	fc := flow.NewContext("i")
+	res, err := e.Eval(context.Background(), "rec", fc)
+	require.Error(t, err)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.ErrorIs(t, err, flow.ErrCallDepth)
+	var ne *flow.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, flow.CodeCallDepth, ne.Code)
+	assert.Equal(t, "rec", ne.Path, "the root's calling node fails last")
+	// One record per level: depth 3 refuses, then each caller fails in turn.
+	require.Len(t, res.ExecutionErrors, 4)
+	assert.Equal(t, "rec/call/rec/call/rec/call/rec", res.ExecutionErrors[0].Path)
+	assert.Equal(t, "rec", res.ExecutionErrors[3].Path)
+}
