@@ -61,8 +61,17 @@ func (e *NodeError) Error() string {
 	if e.Path != "" && e.Path != e.Graph {
 		fmt.Fprintf(&b, " (call path %s)", e.Path)
 	}
-	fmt.Fprintf(&b, ": %s: %v", e.Code, e.Err)
+	fmt.Fprintf(&b, ": %s: %s", e.Code, e.cause())
 	return b.String()
+}
+
+// cause is the text of the underlying error; an *Error of the node's own code is
+// given by its message, so that the code is not said twice.
+func (e *NodeError) cause() string {
+	if fe, ok := e.Err.(*Error); ok && fe.Code == e.Code {
+		return fe.Message
+	}
+	return e.Err.Error()
 }
 
 // Unwrap returns the underlying error.

@@ -317,3 +317,20 @@ func TestErrorsSurviveSuspendResume(t *testing.T) {
 	assert.Equal(t, "lookup", recs[0].NodeID)
 	assert.Empty(t, res2.ExecutionErrors, "the handler did not run again")
 }
+
+// raise() names its code once: the node error and the structured error carry the
+// code and the message, without expr's source excerpt.
+func TestRaiseMessageSaysTheCodeOnce(t *testing.T) {
+	g, err := flow.LoadGraph("r.yml", []byte("id: r\nlayout:\n  - {id: s, type: start}\n  - {id: a, task: 'raise(\"E2\", \"second split\")'}\n  - {id: e, type: end}\n"))
+	require.NoError(t, err)
+	res, err := flow.NewEngine().EvalGraph(context.Background(), g, flow.NewContext("i"))
+	require.Error(t, err)
+	assert.Equal(t, `node "a" in graph "r": E2: second split`, err.Error())
+	assert.Equal(t, flow.StructuredError{Type: flow.ErrorTypeFlow, Code: "E2", Message: "second split"}, flow.ToStructured(err))
+	require.Len(t, res.ExecutionErrors, 1)
+	assert.Equal(t, "second split", res.ExecutionErrors[0].Error.Message)
+
+	// A Go task's own *flow.Error of another code keeps its whole text.
+	ne := &flow.NodeError{Node: "a", Graph: "r", Code: "wrapped", Err: &flow.Error{Code: "E9", Message: "inner"}}
+	assert.Equal(t, `node "a" in graph "r": wrapped: E9: inner`, ne.Error())
+}

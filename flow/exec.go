@@ -215,6 +215,10 @@ func (r *run) runNode(ctx context.Context, tok *token) (err error) {
 		_, err := cn.script.Eval((*lockedView)(&tok.view))
 		r.st.mu.Unlock()
 		if err != nil {
+			var raised *Error
+			if errors.As(err, &raised) {
+				err = raised // raise() is deliberate: its code and message say it all, without expr's source excerpt
+			}
 			code := errorCode(err) // raise(code, ...) names its own code
 			if code == "" {
 				code = CodeScript

@@ -65,7 +65,7 @@ func ToStructured(err error) StructuredError {
 	se := StructuredError{Type: ErrorTypeFlow, Code: errorCode(err), Message: err.Error()}
 	var ne *NodeError
 	if errors.As(err, &ne) {
-		se.Message = ne.Err.Error()
+		se.Message = ne.cause()
 	}
 	var t interface{ ErrorType() string }
 	if errors.As(err, &t) && t.ErrorType() != "" {

@@ -168,7 +168,7 @@ func TestAuditSuspendResumeFailStop(t *testing.T) {
 	assert.Equal(t, []string{"<run>:STARTED", "ask:STARTED", "ask:COMPLETED", "boom:STARTED", "boom:FAILED", "<run>:FAILED"}, statuses(run2))
 	failed := run2[4]
 	require.NotNil(t, failed.Error)
-	assert.Equal(t, trace.ErrorInfo{Type: "business", Code: "E42", Message: `E42: login failed: password=*** {"api_key": "***"}`}, *failed.Error)
+	assert.Equal(t, trace.ErrorInfo{Type: "business", Code: "E42", Message: `login failed: password=*** {"api_key": "***"}`}, *failed.Error)
 	assert.Equal(t, failed.Error, run2[5].Error, "the run record names the failure")
 	var buf bytes.Buffer
 	for _, r := range mem.Records() {

@@ -85,7 +85,7 @@ func newRunError(err error) *runError {
 	if errors.As(err, &ne) {
 		msg := ne.Error()
 		if ne.Err != nil {
-			msg = ne.Err.Error()
+			msg = flow.ToStructured(ne).Message // the cause, without the code again
 		}
 		return &runError{Code: ne.Code, Node: ne.Node, Graph: ne.Graph, Message: msg}
 	}
