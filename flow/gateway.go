@@ -130,10 +130,14 @@ func (r *run) decide(ctx context.Context, tok *token) (route, error) {
 		return route{kind: routeEnd}, nil
 	case Exclusive:
 		return r.decideExclusive(ctx, tok)
-	case Parallel:
-		if cn.split {
+	case Parallel: // takes every link, whatever its condition
+		switch {
+		case cn.split:
 			return route{kind: routeFan, targets: cn.targets, parallel: true}, nil
+		case len(cn.links) == 1:
+			return route{kind: routeMove, to: cn.links[0].to}, nil
 		}
+		return route{kind: routeEnd}, nil
 	case Loop:
 		if cn.loopVar != "" && tok.mode != modeBody {
 			return r.decideLoop(tok)

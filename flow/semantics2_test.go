@@ -390,3 +390,28 @@ func TestForgetDropsTheCompiledGraph(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "second", fc.Value("by"), "compiled again after Forget")
 }
+
+// A parallel node takes every outgoing link whatever its condition, also when it has
+// only one (a join, or a split of one branch).
+func TestParallelIgnoresConditionsOnASingleLink(t *testing.T) {
+	g, err := flow.LoadGraph("p.yml", []byte(`
+id: p
+layout:
+  - {id: s, type: start}
+  - {id: split, type: parallel, link: [a, b]}
+  - {id: a, task: 'context.put("a", 1)', link: join}
+  - {id: b, task: 'context.put("b", 1)', link: join}
+  - {id: join, type: parallel, link: [{nextId: one, when: "false"}]}
+  - {id: one, type: parallel, link: [{nextId: after, when: "1 > 2"}]}
+  - {id: after, task: 'context.put("after", true)', link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	fc := flow.NewContext("i")
+	res, err := flow.NewEngine().EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	v, _ := fc.Get("after")
+	require.Equal(t, true, v)
+	require.Equal(t, "e", res.LastNode("p"))
+}
