@@ -99,7 +99,10 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 			}
 		}
 		r.mu.Unlock()
-		return r.nodeError(tok, ne.Code, fmt.Errorf("sub-graph %q: %w", cf.graph.g.ID, ne))
+		// Wrap the failure where it happened: its call path already names every call
+		// between, and wrapping each level's error would make a deep chain's message
+		// grow with the square of its depth.
+		return r.nodeError(tok, ne.Code, fmt.Errorf("sub-graph %q: %w", cf.graph.g.ID, innermost(ne)))
 	}
 	r.mu.Lock()
 	done := cf.pending == 0
@@ -193,5 +196,16 @@ func (r *run) flushTrace(cf *frame, now time.Time) {
 		r.st.mu.Lock()
 		r.st.trace.Record(rec)
 		r.st.mu.Unlock()
+	}
+}
+
+// innermost returns the node error at the bottom of a chain of sub-graph failures.
+func innermost(ne *NodeError) *NodeError {
+	for {
+		var deeper *NodeError
+		if !errors.As(ne.Err, &deeper) {
+			return ne
+		}
+		ne = deeper
 	}
 }

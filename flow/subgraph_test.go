@@ -251,4 +251,8 @@ func TestRecursiveCallHitsTheDepthLimit(t *testing.T) {
 	require.Len(t, res.ExecutionErrors, 4)
 	assert.Equal(t, "rec/call/rec/call/rec/call/rec", res.ExecutionErrors[0].Path)
 	assert.Equal(t, "rec", res.ExecutionErrors[3].Path)
+	// The root's error wraps the failure where it happened (whose call path names
+	// every call between), not each level's error in turn.
+	assert.Equal(t, `node "call" in graph "rec": subgraph_depth: sub-graph "rec": node "call" in graph "rec" `+
+		`(call path rec/call/rec/call/rec/call/rec): subgraph_depth: sub-graph call depth exceeded (3) calling "rec"`, err.Error())
 }
