@@ -11,8 +11,10 @@ import (
 	"github.com/expr-lang/expr/checker"
 	"github.com/expr-lang/expr/compiler"
 	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/optimizer"
 	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/parser/lexer"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -148,7 +150,57 @@ func trimStatements(src string) string {
 	for strings.HasSuffix(s, ";") {
 		s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
 	}
-	return s
+	return dropEmptyStatements(s)
+}
+
+// dropEmptyStatements blanks the semicolons of empty statements ("a;; b", "; a"),
+// which Java accepts and expr's parser does not. Blanking keeps every other character
+// where it was, so positions in error messages still point into the source.
+func dropEmptyStatements(s string) string {
+	if !mayHaveEmptyStatement(s) {
+		return s
+	}
+	toks, err := lexer.Lex(file.NewSource(s))
+	if err != nil {
+		return s // the parser reports it
+	}
+	var runes []rune
+	afterSemi := true // an empty statement can open the script too
+	for _, t := range toks {
+		if t.Kind == lexer.EOF {
+			break
+		}
+		semi := t.Kind == lexer.Operator && t.Value == ";"
+		if semi && afterSemi {
+			if runes == nil {
+				runes = []rune(s)
+			}
+			runes[t.From] = ' '
+		}
+		afterSemi = semi
+	}
+	if runes == nil {
+		return s
+	}
+	return string(runes)
+}
+
+// mayHaveEmptyStatement reports whether s has a ';' with only blanks before it since
+// the start or the previous ';' (strings included: the lexer then tells).
+func mayHaveEmptyStatement(s string) bool {
+	afterSemi := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ';':
+			if afterSemi {
+				return true
+			}
+			afterSemi = true
+		case c != ' ' && c != '\t' && c != '\n' && c != '\r':
+			afterSemi = false
+		}
+	}
+	return false
 }
 
 // bound collects the identifiers that must not be read from the context: names bound

@@ -149,3 +149,22 @@ func TestExclusivePriorityAndDefault(t *testing.T) {
 	require.Len(t, res.ExecutionErrors, 1)
 	assert.Equal(t, "exclusive_no_match", res.ExecutionErrors[0].Error.Code)
 }
+
+// Empty statements, which Java accepts, are skipped; a ";" inside a string is text,
+// and an error still points at its place in the source.
+func TestScriptEmptyStatements(t *testing.T) {
+	e := flow.NewEngine()
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), oneNode(t, `; context.put("a", ";;"); ; context.put("b", 2) ;;; context.put("c", a + ";");`), fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, ";;", fc.Value("a"))
+	assert.Equal(t, 2, fc.Value("b"))
+	assert.Equal(t, ";;;", fc.Value("c"))
+
+	g, err := flow.LoadGraph("x.yml", []byte("id: x\nlayout:\n  - {type: start}\n  - {id: t, task: 'context.put(\"a\", 1);; a + ) 2'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	err = flow.NewEngine().Register(g)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unexpected token Bracket(")") (1:27)`, "the position is the one in the source")
+}
