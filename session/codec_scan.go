@@ -66,7 +66,9 @@ func specialBytes(w uint64) uint64 {
 }
 
 func (d *decoder) stringSlow(start int) ([]byte, error) {
-	out := make([]byte, 0, len(d.data)-start)
+	// Room for a short string: not for the rest of the input, which made a snapshot of
+	// many escaped strings cost time and memory quadratic in its size.
+	out := make([]byte, 0, min(len(d.data)-start, 64))
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
