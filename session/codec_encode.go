@@ -33,6 +33,25 @@ var errTooDeep = errors.New("nested more than 1000 levels deep (a cycle?)")
 // one, and the snapshot would not load.
 var errKey = errors.New("a map key is not valid UTF-8")
 
+// errTraceKeys rejects a FlowTrace with two paths that are one once their invalid
+// UTF-8 is repaired (a path alone is repaired, as other strings are): written, the
+// snapshot would not load.
+var errTraceKeys = errors.New("two trace paths are the same once their invalid UTF-8 is replaced")
+
+// traceKeysCollide returns errTraceKeys if two paths of last have the same canonical
+// form.
+func traceKeysCollide(last map[string]trace.NodeRecord) error {
+	seen := make(map[string]bool, len(last))
+	for p := range last {
+		c := canonString(p)
+		if seen[c] {
+			return errTraceKeys
+		}
+		seen[c] = true
+	}
+	return nil
+}
+
 // encoder appends a snapshot's JSON to buf. bad collects the variables that cannot be
 // encoded; with drop they are left out, else encoding stops at the end with an error.
 type encoder struct {
@@ -288,6 +307,14 @@ func (e *encoder) frame(f *flow.FrameState) {
 }
 
 func (e *encoder) trace(t trace.FlowTrace) {
+	for p := range t.Last {
+		if !validString(p) {
+			if err := traceKeysCollide(t.Last); err != nil {
+				e.fail("trace", err)
+			}
+			break
+		}
+	}
 	e.buf = append(e.buf, `{"last":{`...)
 	for i, k := range sortedKeys(t.Last) {
 		if i > 0 {
