@@ -253,6 +253,9 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 		return nil, fmt.Errorf("session: resume: %w", err)
 	}
 	snap, err := r.store.Load(ctx, id)
+	if err == nil {
+		err = belongsTo(snap, id) // whatever the Store
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: resume: %w", err)
 	}

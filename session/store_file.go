@@ -69,6 +69,9 @@ func (f *FileStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	s, err := Decode(data)
+	if err == nil {
+		err = belongsTo(s, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: file store: %s: %w", f.path(id), err)
 	}
