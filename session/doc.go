@@ -20,8 +20,10 @@
 // *UnserializableError naming every such variable; DropUnserializable (Encode) or
 // WithDropUnserializable (Runner) leaves them out and lists them in Snapshot.Dropped.
 // Decode is strict: unknown or repeated fields, trailing data, a missing required field,
-// another format version or an out-of-range number reject the whole snapshot
-// (ErrCorrupt, ErrFormat); nothing is ever half-loaded.
+// another format version, an out-of-range number or bytes that are not valid UTF-8
+// (the encoder writes a string's invalid UTF-8 as U+FFFD, as encoding/json does, so
+// they can only be damage) reject the whole snapshot (ErrCorrupt, ErrFormat); nothing
+// is ever half-loaded.
 //
 // # Stores
 //
