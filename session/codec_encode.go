@@ -476,6 +476,12 @@ func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 		return b, &json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, bits)}
 	}
 	abs := math.Abs(f)
+	if abs >= 1<<24 && abs < 1<<63 && f == math.Trunc(f) && (bits == 32 || abs >= 1<<53) {
+		// An integer too large for every integer near it to be a float: its shortest
+		// form (1152921504606847000 for 2^60) would read back as another int64, so it
+		// is written with all its digits. (Below, the shortest form is all the digits.)
+		return strconv.AppendInt(b, int64(f), 10), nil
+	}
 	format := byte('f')
 	if abs != 0 {
 		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {

@@ -13,7 +13,8 @@
 // node must cost microseconds); the output is plain JSON.
 //
 // Values: JSON has one number type, so after a round trip an integer literal that fits
-// is an int64 and any other number a float64 (a float64 3.0 comes back as int64 3);
+// is an int64 and any other number a float64 (a float64 3.0 comes back as int64 3, and
+// any integral float within int64's range as the int64 of the same value);
 // objects are map[string]any, arrays []any, and other Go values come back in their JSON
 // form (a time.Time as a string, a struct as a map). A value that cannot be written as
 // JSON (a func, a channel, NaN, a cycle, a failing MarshalJSON) fails the save with an
