@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -109,4 +110,74 @@ func TestDecodeFlippedBytes(t *testing.T) {
 		}
 	}
 	t.Logf("%d changed snapshots rejected, %d still valid", rejected, loaded)
+}
+
+// TestDecodeRejectsMalformedFields edits one field of a valid snapshot at a time, at
+// every level of it: each edit is rejected as a whole with an error that says what
+// is wrong.
+func TestDecodeRejectsMalformedFields(t *testing.T) {
+	valid := encode(t, saved("m-1"))
+	replace := func(old, new string) []byte {
+		t.Helper()
+		require.Contains(t, string(valid), old)
+		return bytes.Replace(valid, []byte(old), []byte(new), 1)
+	}
+	deep := strings.Repeat("[", 1002) + strings.Repeat("]", 1002)
+	tests := []struct {
+		name string
+		data []byte
+		want error
+		msg  string
+	}{
+		{"format as a float", replace(`"format":1`, `"format":1.0`), session.ErrCorrupt, "want an integer"},
+		{"format as a string", replace(`"format":1`, `"format":"1"`), session.ErrCorrupt, "want an integer"},
+		{"format with an exponent", replace(`"format":1`, `"format":1e0`), session.ErrCorrupt, "want an integer"},
+		{"format with a leading zero", replace(`"format":1`, `"format":01`), session.ErrCorrupt, "want ',' or '}'"},
+		{"format 0", replace(`"format":1`, `"format":0`), session.ErrFormat, "format 0"},
+		{"format -1", replace(`"format":1`, `"format":-1`), session.ErrFormat, "format -1"},
+		{"format null", replace(`"format":1`, `"format":null`), session.ErrFormat, "format 0"},
+		{"huge format", replace(`"format":1`, `"format":99999999999999999999`), session.ErrCorrupt, "want an integer"},
+		{"version past int64", replace(`"version":3`, `"version":9223372036854775808`), session.ErrCorrupt, "want an integer"},
+		{"negative version", replace(`"version":3`, `"version":-3`), session.ErrCorrupt, "version -3"},
+		{"version null", replace(`"version":3`, `"version":null`), session.ErrCorrupt, "version 0"},
+		{"huge frame index", replace(`"parent":-1`, `"parent":1e400`), session.ErrCorrupt, "parent"},
+		{"frame index as a float", replace(`"parent":-1`, `"parent":-1.5`), session.ErrCorrupt, "want an integer"},
+		{"frame index past int", replace(`"parent":-1`, `"parent":-99999999999999999999`), session.ErrCorrupt, "want an integer"},
+		{"error step as a float", replace(`"step":3`, `"step":3.5`), session.ErrCorrupt, "step"},
+		{"duplicate frontier field", replace(`"frontier":{"graph":"leave"`, `"frontier":{"graph":"leave","graph":"leave"`), session.ErrCorrupt, `duplicate field "graph"`},
+		{"duplicate frame field", replace(`"kind":"call"`, `"kind":"call","kind":"loop"`), session.ErrCorrupt, `duplicate field "kind"`},
+		{"duplicate token field", replace(`"node":"manager"`, `"node":"manager","node":"other"`), session.ErrCorrupt, `duplicate field "node"`},
+		{"duplicate trace field", replace(`"trace":{"last":{`, `"trace":{"last":{},"last":{`), session.ErrCorrupt, `duplicate field "last"`},
+		{"duplicate trace path", replace(`"last":{"leave":{`, `"last":{"leave":{},"leave":{`), session.ErrCorrupt, `duplicate path "leave"`},
+		{"duplicate trace record field", replace(`"node":"manager","type"`, `"node":"manager","node":"x","type"`), session.ErrCorrupt, `duplicate field "node"`},
+		{"duplicate error field", replace(`"code":"task_failed"`, `"code":"task_failed","code":"x"`), session.ErrCorrupt, `duplicate field "code"`},
+		{"duplicate nested key", replace(`"obj":{"a":1`, `"obj":{"a":1,"a":2`), session.ErrCorrupt, `duplicate key "a"`},
+		{"duplicate long nested key", replace(`"obj":{"a":1`, `"obj":{"a key longer than sixteen bytes":1,"a key longer than sixteen bytes":2,"a":1`), session.ErrCorrupt, "duplicate key"},
+		{"duplicate escaped variable", replace(`"days":5`, `"days":5,"d\u0061ys":6`), session.ErrCorrupt, "duplicate"},
+		{"vars as a list", replace(`"vars":{`, `"vars":[],"x":{`), session.ErrCorrupt, "want an object"},
+		{"frontier as a list", replace(`"frontier":{`, `"frontier":[],"x":{`), session.ErrCorrupt, ""},
+		{"loop items as an object", replace(`"caller":-1}`, `"caller":-1,"items":{}}`), session.ErrCorrupt, "want an array"},
+		{"month 13", replace(`"created":"2026-11-01`, `"created":"2026-13-01`), session.ErrCorrupt, "created"},
+		{"time as a word", replace(`"created":"2026-11-01T08:00:00Z"`, `"created":"yesterday"`), session.ErrCorrupt, "created"},
+		{"time as a number", replace(`"created":"2026-11-01T08:00:00Z"`, `"created":1762000000`), session.ErrCorrupt, "want a string"},
+		{"sealed not base64", replace(`"format":1`, `"format":1,"sealed":"!!"`), session.ErrCorrupt, "sealed"},
+		{"source not a string", replace(`"sources":["/defs/leave.yml"`, `"sources":["/defs/leave.yml",1`), session.ErrCorrupt, "want a string"},
+		{"values nested too deep", replace(`"days":5`, `"days":`+deep), session.ErrCorrupt, "nested more than"},
+		{"byte order mark", append([]byte("\ufeff"), valid...), session.ErrCorrupt, ""},
+		{"trailing NUL", append(bytes.Clone(valid), 0), session.ErrCorrupt, "after the snapshot"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NotEqual(t, valid, tc.data)
+			s, err := session.Decode(tc.data)
+			assert.Nil(t, s, "never half-loaded")
+			require.ErrorIs(t, err, tc.want)
+			assert.ErrorContains(t, err, tc.msg)
+		})
+	}
+	// Whitespace around and between the tokens is JSON, and loads.
+	spaced := bytes.ReplaceAll(valid, []byte(`,"`), []byte(" ,\n\t\"")) // not inside strings: none has `,"`
+	s, err := session.Decode(append(append([]byte(" \n"), spaced...), "\r\n "...))
+	require.NoError(t, err)
+	assert.Equal(t, saved("m-1"), s)
 }
