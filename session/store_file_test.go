@@ -1,14 +1,17 @@
 package session_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/session/storetest"
 )
@@ -94,6 +97,20 @@ func TestFileStoreDamagedFile(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, damaged, left, "cut at %d: the file is left for an operator to look at", n)
 	}
+	// A header that reads but is not valid: a save must not take version 0 for "not
+	// stored", nor the first of two versions for the version.
+	for _, edit := range []string{`"version":0,`, `"version":-1,`, `"version":1,"version":2,`} {
+		damaged := strings.Replace(string(valid), `"version":1,`, edit, 1)
+		require.NoError(t, os.WriteFile(path, []byte(damaged), 0o600))
+		for _, expected := range []int64{0, 1, 2} {
+			assert.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("order-2"), expected), session.ErrCorrupt, "%s, expecting %d", edit, expected)
+		}
+		_, err := fs.List(ctx, "")
+		assert.ErrorContains(t, err, "order-2.json", edit)
+		left, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, damaged, string(left), edit)
+	}
 	require.NoError(t, fs.Delete(ctx, "order-2"))
 	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("order-2"), 0))
 }
@@ -145,4 +162,56 @@ func TestFileStoreIDsStayInTheDirectory(t *testing.T) {
 		require.NoError(t, err, id)
 		assert.Equal(t, id, got.Instance)
 	}
+}
+
+// TestFileStoreReadsFilesRewrittenByOtherTools: a snapshot is plain JSON, so an
+// operator may fix a variable with another tool, which may write the fields in
+// another order (encoding/json sorts a map's keys, as does jq -S). The store loads,
+// lists, expires and saves over such a file as over its own, and a resume continues
+// from it.
+func TestFileStoreReadsFilesRewrittenByOtherTools(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	fs, err := session.NewFileStore(dir, session.WithClock(clk.Now))
+	require.NoError(t, err)
+	eng, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng, cnt, "Manager")
+	r := session.NewRunner(eng, fs)
+	_, err = r.Run(ctx, "leave", flow.NewContextWith("edited-1", map[string]any{"days": 5}))
+	require.NoError(t, err)
+	expiring := storetest.NewSnapshot("edited-2")
+	require.NoError(t, fs.SaveTTL(ctx, expiring, 0, time.Hour))
+
+	// Rewrite both files as a Go program would: decoded into a map, edited, encoded.
+	for _, id := range []string{"edited-1", "edited-2"} {
+		path := filepath.Join(dir, id+".json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(data, &m))
+		m["vars"].(map[string]any)["days"] = 7
+		data, err = json.MarshalIndent(m, "", "  ")
+		require.NoError(t, err)
+		require.False(t, strings.HasPrefix(string(data), `{"format"`), "the fields are in another order")
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+	}
+
+	snap, err := fs.Load(ctx, "edited-1")
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), snap.Vars["days"])
+	ids, err := fs.List(ctx, session.StatusSuspended)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"edited-1", "edited-2"}, ids)
+	res, err := r.Resume(ctx, "edited-1", map[string]any{"approved": true})
+	require.NoError(t, err, "the claim checks the version of the rewritten file")
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.EqualValues(t, 4, res.Version)
+	assert.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("edited-2"), 0), session.ErrConflict)
+
+	clk.FastForward(2 * time.Hour) // edited-2 expires: its expiry is read from the rewritten file
+	ids, err = fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"edited-1"}, ids)
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("edited-2"), 0), "an expired instance can be created again")
 }
