@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -73,5 +74,57 @@ func redisPlant(s *session.RedisStore) (session.Store, func(t *testing.T, from, 
 		require.NoError(t, err)
 		require.NotEmpty(t, fields)
 		require.NoError(t, rdb.HSet(ctx, s.Prefix()+"s:"+to, fields).Err())
+	}
+}
+
+// TestDamagedSealedSnapshot: a sealed body with a flipped bit, cut short, or moved
+// under another definition hash does not open (ErrDecrypt); the resume runs nothing
+// and the stored snapshot stays as it was.
+func TestDamagedSealedSnapshot(t *testing.T) {
+	ctx := t.Context()
+	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	for name, damage := range map[string]func(s *session.Snapshot){
+		"flipped bit":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)/2] ^= 0x04 },
+		"flipped nonce": func(s *session.Snapshot) { s.Sealed[3] ^= 0x80 },
+		"flipped tag":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)-1] ^= 0x01 },
+		"cut short":     func(s *session.Snapshot) { s.Sealed = s.Sealed[:len(s.Sealed)-1] },
+		"only a nonce":  func(s *session.Snapshot) { s.Sealed = s.Sealed[:13] },
+		"empty":         func(s *session.Snapshot) { s.Sealed = []byte{} },
+		"version byte":  func(s *session.Snapshot) { s.Sealed[0] = 2 },
+		"another hash": func(s *session.Snapshot) {
+			s.Hash = strings.Repeat("0", 64)
+		},
+		"another graph": func(s *session.Snapshot) { s.Graph = "leave2" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			eng, cnt := flow.NewEngine(), newCounter()
+			approvalGraph(t, eng, cnt, "Manager")
+			mem := session.NewMemoryStore()
+			r := session.NewRunner(eng, mem, session.WithCipher(c))
+			_, err := r.Run(ctx, "leave", flow.NewContext("sealed-1"))
+			require.NoError(t, err)
+			stored, err := mem.Load(ctx, "sealed-1")
+			require.NoError(t, err)
+			damaged := stored.Clone()
+			damage(damaged)
+			_, err = c.Open(damaged)
+			require.ErrorIs(t, err, session.ErrDecrypt)
+			assert.ErrorContains(t, err, `"sealed-1"`)
+
+			// Stored so (a save that expects the stored version), it does not resume.
+			require.NoError(t, mem.Save(ctx, damaged, stored.Version))
+			before, err := mem.Load(ctx, "sealed-1")
+			require.NoError(t, err)
+			_, err = r.Resume(ctx, "sealed-1", map[string]any{"approved": true})
+			require.Error(t, err)
+			if name != "another graph" { // that one is not registered
+				assert.ErrorIs(t, err, session.ErrDecrypt)
+			}
+			assert.Equal(t, 1, cnt.get("manager"), "nothing ran")
+			after, err := mem.Load(ctx, "sealed-1")
+			require.NoError(t, err)
+			assert.Equal(t, before, after)
+		})
 	}
 }
