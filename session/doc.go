@@ -16,7 +16,11 @@
 // is an int64 and any other number a float64 (a float64 3.0 comes back as int64 3, and
 // any integral float within int64's range as the int64 of the same value);
 // objects are map[string]any, arrays []any, and other Go values come back in their JSON
-// form (a time.Time as a string, a struct as a map). A value that cannot be written as
+// form (a time.Time as a string, a struct as a map, a []byte as base64, a nil slice,
+// map or pointer as nil; but a nil []any or map[string]any comes back empty, not nil).
+// A string that is not valid UTF-8 comes back with U+FFFD in place of the bad bytes,
+// as encoding/json writes it; a variable name or a key of a map[string]any that is
+// not is unserializable (repaired, two keys could become one). A value that cannot be written as
 // JSON (a func, a channel, NaN, a cycle, a failing MarshalJSON) fails the save with an
 // *UnserializableError naming every such variable; DropUnserializable (Encode) or
 // WithDropUnserializable (Runner) leaves them out and lists them in Snapshot.Dropped.
