@@ -307,18 +307,17 @@ func (e *encoder) frame(f *flow.FrameState) {
 }
 
 func (e *encoder) trace(t trace.FlowTrace) {
-	for p := range t.Last {
-		if !validString(p) {
-			if err := traceKeysCollide(t.Last); err != nil {
-				e.fail("trace", err)
-			}
-			break
-		}
-	}
 	e.buf = append(e.buf, `{"last":{`...)
+	repaired := false
 	for i, k := range sortedKeys(t.Last) {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
+		}
+		if !repaired && !validString(k) {
+			repaired = true
+			if err := traceKeysCollide(t.Last); err != nil {
+				e.fail("trace", err)
+			}
 		}
 		r := t.Last[k]
 		e.buf = appendString(e.buf, k)
