@@ -458,6 +458,11 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
+	if !utf8.Valid(data) {
+		// A MarshalJSON wrote invalid UTF-8 (encoding/json passes it through), which
+		// Decode rejects as damage: repaired as encoding/json repairs a string's.
+		data = repairUTF8(data)
+	}
 	if bytes.Contains(data, []byte(`\ufffd`)) {
 		// encoding/json repaired invalid UTF-8, maybe in map keys that now collide:
 		// make sure what is written can be read.
@@ -467,6 +472,23 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		}
 	}
 	return append(b, data...), nil
+}
+
+// repairUTF8 returns data with each byte that is not part of valid UTF-8 replaced by
+// the escape \ufffd. Such bytes can only be inside JSON strings (anywhere else the
+// JSON would not be valid, and encoding/json checks it).
+func repairUTF8(data []byte) []byte {
+	out := make([]byte, 0, len(data)+16)
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, `\ufffd`...)
+		} else {
+			out = append(out, data[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
 
 // appendFloat formats f as encoding/json does; NaN and infinities are errors.

@@ -92,6 +92,8 @@ func TestValueRoundTrips(t *testing.T) {
 		{"pointer", &n, int64(7)},
 		{"nil pointer", (*int)(nil), nil},
 		{"bytes", []byte("hi"), "aGk="},
+		{"raw JSON", json.RawMessage(`{"a":[1,"x"]}`), map[string]any{"a": []any{int64(1), "x"}}},
+		{"MarshalJSON writing invalid UTF-8", json.RawMessage("\"a\xffb\xfe\""), "a\ufffdb\ufffd"},
 		{"time UTC", at, "2026-11-30T09:30:00.123456789Z"},
 		{"time with zone", at.In(paris), "2026-11-30T10:30:00.123456789+01:00"},
 		{"time with monotonic reading", time.Now().Round(0).Add(0), nil}, // checked below
@@ -150,6 +152,24 @@ func TestValueRoundTrips(t *testing.T) {
 			got, err := store.Load(t.Context(), "values")
 			require.NoError(t, err)
 			check(t, got.Vars)
+		})
+	}
+}
+
+// TestMarshalJSONKeysThatCollide: a MarshalJSON that writes two keys that are one once
+// their invalid UTF-8 is repaired makes the variable unserializable in every store
+// (written as it is, the snapshot would not load).
+func TestMarshalJSONKeysThatCollide(t *testing.T) {
+	for name, newStore := range allStores() {
+		t.Run(name, func(t *testing.T) {
+			store := newStore(t)
+			s := saved("collide")
+			s.Vars = map[string]any{"ok": 1, "v": json.RawMessage("{\"k\xff\":1,\"k\xfe\":2}")}
+			var ue *session.UnserializableError
+			require.ErrorAs(t, store.Save(t.Context(), s, 0), &ue)
+			assert.Equal(t, []string{"v"}, ue.Names)
+			_, err := store.Load(t.Context(), "collide")
+			assert.ErrorIs(t, err, session.ErrNotFound)
 		})
 	}
 }
