@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -463,9 +462,11 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		// Decode rejects as damage: repaired as encoding/json repairs a string's.
 		data = repairUTF8(data)
 	}
-	if bytes.Contains(data, []byte(`\ufffd`)) {
-		// encoding/json repaired invalid UTF-8, maybe in map keys that now collide:
-		// make sure what is written can be read.
+	if c := data[0]; c != '"' && c != 't' && c != 'f' && c != 'n' {
+		// An object, array or number: encoding/json checks the syntax of what a
+		// MarshalJSON wrote, not what Decode also rejects (repeated keys, keys that
+		// became one once repaired, numbers out of float64 range such as a big.Int of
+		// 400 digits, values nested too deep). Make sure what is written can be read.
 		d := decoder{data: data}
 		if _, err := d.value(depth); err != nil {
 			return b, err

@@ -397,3 +397,31 @@ func TestSpecialBytes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMarshalJSONOutput gives the encoder what a MarshalJSON may write (any valid
+// JSON, with any bytes inside its strings): what Encode accepts, Decode loads, and the
+// memory store's clone equals it; what Encode rejects, the clone rejects too.
+func FuzzMarshalJSONOutput(f *testing.F) {
+	for _, s := range []string{`"a\xffb"`, `{"k\xff":1,"k\xfe":2}`, `{"a":[1,2.5,"\xc3"]}`, `[1e400]`, `"\ud800"`, `{"a":{"a":1,"a":2}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := &Snapshot{Format: FormatVersion, Instance: "i", Graph: "g", Hash: strings.Repeat("a", 64), Status: StatusSuspended,
+			Version: 1, Created: time.Unix(1, 0), Updated: time.Unix(2, 0), Vars: map[string]any{"v": json.RawMessage(data)}}
+		enc, eerr := Encode(s)
+		cl, cerr := canonicalClone(s)
+		if (eerr == nil) != (cerr == nil) {
+			t.Fatalf("encode error %v, clone error %v", eerr, cerr)
+		}
+		if eerr != nil {
+			return
+		}
+		dec, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("what Encode wrote does not load: %v\n%q", err, enc)
+		}
+		if !reflect.DeepEqual(dec, cl) {
+			t.Fatalf("clone differs from the codec:\ncodec %#v\nclone %#v", dec.Vars, cl.Vars)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,20 +157,33 @@ func TestValueRoundTrips(t *testing.T) {
 	}
 }
 
-// TestMarshalJSONKeysThatCollide: a MarshalJSON that writes two keys that are one once
-// their invalid UTF-8 is repaired makes the variable unserializable in every store
-// (written as it is, the snapshot would not load).
-func TestMarshalJSONKeysThatCollide(t *testing.T) {
+// TestMarshalJSONThatWouldNotLoad: encoding/json checks the syntax of what a
+// MarshalJSON writes, not what Decode also rejects. Such a value (keys that are one
+// once their invalid UTF-8 is repaired, repeated keys in raw JSON, a big.Int beyond
+// float64's range) is unserializable in every store; the file and Redis stores used to
+// save it as a snapshot that never loaded.
+func TestMarshalJSONThatWouldNotLoad(t *testing.T) {
+	huge, ok := new(big.Int).SetString("1"+strings.Repeat("0", 400), 10)
+	require.True(t, ok)
+	values := map[string]any{
+		"colliding keys": json.RawMessage("{\"k\xff\":1,\"k\xfe\":2}"),
+		"repeated keys":  json.RawMessage(`{"a":1,"a":2}`),
+		"huge big.Int":   huge,
+		"huge in a list": json.RawMessage(`[1, 1e400]`),
+		"nested deep":    json.RawMessage(strings.Repeat("[", 1100) + strings.Repeat("]", 1100)),
+	}
 	for name, newStore := range allStores() {
 		t.Run(name, func(t *testing.T) {
 			store := newStore(t)
-			s := saved("collide")
-			s.Vars = map[string]any{"ok": 1, "v": json.RawMessage("{\"k\xff\":1,\"k\xfe\":2}")}
-			var ue *session.UnserializableError
-			require.ErrorAs(t, store.Save(t.Context(), s, 0), &ue)
-			assert.Equal(t, []string{"v"}, ue.Names)
-			_, err := store.Load(t.Context(), "collide")
-			assert.ErrorIs(t, err, session.ErrNotFound)
+			for what, v := range values {
+				s := saved("would-not-load")
+				s.Vars = map[string]any{"ok": 1, "v": v}
+				var ue *session.UnserializableError
+				require.ErrorAs(t, store.Save(t.Context(), s, 0), &ue, what)
+				assert.Equal(t, []string{"v"}, ue.Names, what)
+				_, err := store.Load(t.Context(), "would-not-load")
+				assert.ErrorIs(t, err, session.ErrNotFound, what)
+			}
 		})
 	}
 }
