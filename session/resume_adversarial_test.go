@@ -267,3 +267,40 @@ func TestFailedRunResumesFromLastCheckpoint(t *testing.T) {
 func nanValue() float64 { return zero() / zero() }
 
 func zero() float64 { return 0 }
+
+// TestMigrationMustNotMoveTheInstance: a migration that changes the snapshot's
+// instance id (or graph id) fails the resume; before, the claim saved the snapshot as
+// the other instance, over it when the versions matched.
+func TestMigrationMustNotMoveTheInstance(t *testing.T) {
+	ctx := t.Context()
+	store := session.NewMemoryStore()
+	eng1, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng1, cnt, "Manager")
+	r1 := session.NewRunner(eng1, store)
+	for _, id := range []string{"mig-a", "mig-b"} {
+		_, err := r1.Run(ctx, "leave", flow.NewContext(id))
+		require.NoError(t, err)
+	}
+	before, err := store.Load(ctx, "mig-b")
+	require.NoError(t, err)
+	eng2 := flow.NewEngine()
+	approvalGraph(t, eng2, cnt, "Line manager")
+	for name, edit := range map[string]func(s *session.Snapshot){
+		"instance": func(s *session.Snapshot) { s.Instance = "mig-b" },
+		"graph":    func(s *session.Snapshot) { s.Graph = "other" },
+	} {
+		r2 := session.NewRunner(eng2, store, session.WithMigration(func(_ context.Context, s *session.Snapshot, _ *flow.Graph) error {
+			edit(s)
+			return nil
+		}))
+		_, err = r2.Resume(ctx, "mig-a", map[string]any{"approved": true})
+		require.ErrorContains(t, err, "only the body may change", name)
+		assert.Equal(t, 2, cnt.get("manager"), "%s: nothing ran", name)
+		after, err := store.Load(ctx, "mig-b")
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "%s: the other instance is untouched", name)
+		a, err := store.Load(ctx, "mig-a")
+		require.NoError(t, err)
+		assert.Equal(t, session.StatusSuspended, a.Status, name)
+	}
+}
