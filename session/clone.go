@@ -79,7 +79,9 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 		if bad == nil {
 			bad = &UnserializableError{Errs: map[string]error{}}
 		}
-		bad.Names = append(bad.Names, name)
+		if _, dup := bad.Errs[name]; !dup { // named once, as the encoder does
+			bad.Names = append(bad.Names, name)
+		}
 		bad.Errs[name] = err
 	}
 	*c = Snapshot{Format: s.Format, Instance: cs(s.Instance, h.Instance), Graph: cs(s.Graph, h.Graph), Hash: cs(s.Hash, h.Hash),
@@ -241,7 +243,11 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 					fail("trace", err)
 					continue
 				}
-				c.Trace.Last[canonString(p)] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
+				cp := canonString(p)
+				if _, dup := c.Trace.Last[cp]; dup {
+					fail("trace", errTraceKeys)
+				}
+				c.Trace.Last[cp] = trace.NodeRecord{Path: canonString(r.Path), GraphID: canonString(r.GraphID),
 					NodeID: canonString(r.NodeID), NodeType: canonString(r.NodeType), Title: canonString(r.Title), Time: t}
 			}
 		}

@@ -151,3 +151,39 @@ func TestOwnedFrontierMatchesClone(t *testing.T) {
 		require.Equal(t, dec.Frontier, want.Frontier)
 	}
 }
+
+// TestTracePathsThatCollide: two trace paths that become one once their invalid
+// UTF-8 is replaced cannot be written so that they load again (Decode rejects the
+// repeated path), so Encode, the memory store's clone and the owned conversion all
+// reject them, naming the trace once; a single such path is repaired.
+func TestTracePathsThatCollide(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	rec := trace.NodeRecord{Path: "p", GraphID: "g", NodeID: "n", NodeType: "activity", Time: at}
+	bad := trace.NodeRecord{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for _, last := range []map[string]trace.NodeRecord{
+		{"b\xff": rec, "b\xfe": rec},
+		{"b\ufffd": rec, "b\xff": rec, "c": rec},
+		{"b\xff": rec, "b\xfe": rec, "x": bad, "y": bad},
+	} {
+		s := &Snapshot{Format: FormatVersion, Instance: "i", Graph: "g", Hash: strings.Repeat("a", 64), Status: StatusSuspended,
+			Version: 1, Created: at, Updated: at, Trace: trace.FlowTrace{Last: last}}
+		_, eerr := Encode(s)
+		var ue *UnserializableError
+		require.ErrorAs(t, eerr, &ue, "%q", slices.Collect(maps.Keys(last)))
+		require.Equal(t, []string{"trace"}, ue.Names)
+		_, cerr := canonicalClone(s)
+		require.ErrorAs(t, cerr, &ue)
+		require.Equal(t, []string{"trace"}, ue.Names)
+		owned := *s
+		owned.Trace.Last = maps.Clone(last)
+		_, oerr := canonicalOwned(&owned, nil)
+		require.ErrorAs(t, oerr, &ue) // which of the trace's errors it holds depends on the map's order
+		require.Equal(t, []string{"trace"}, ue.Names)
+	}
+	// One path with invalid UTF-8 alone is repaired and loads.
+	s := &Snapshot{Format: FormatVersion, Instance: "i", Graph: "g", Hash: strings.Repeat("a", 64), Status: StatusSuspended,
+		Version: 1, Created: at, Updated: at, Trace: trace.FlowTrace{Last: map[string]trace.NodeRecord{"b\xff": rec, "c": rec}}}
+	got, err := Decode(encode(t, s))
+	require.NoError(t, err)
+	require.Contains(t, got.Trace.Last, "b\ufffd")
+}

@@ -12,8 +12,10 @@ import (
 
 // decoder is a strict JSON parser for snapshots: it accepts exactly the JSON grammar
 // (RFC 8259), rejects unknown and duplicate fields, and turns numbers into int64 (an
-// integer literal that fits) or float64. Invalid UTF-8 and lone surrogates in strings
-// become U+FFFD, as with encoding/json.
+// integer literal that fits) or float64. Unlike encoding/json it rejects bytes that
+// are not valid UTF-8 (the encoder never writes them: they are damage); a lone
+// surrogate escape ("\ud800", valid JSON that another tool may write) becomes U+FFFD,
+// as with encoding/json.
 type decoder struct {
 	data []byte
 	pos  int

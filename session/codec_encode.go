@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -32,6 +31,25 @@ var errTooDeep = errors.New("nested more than 1000 levels deep (a cycle?)")
 // errKey rejects a map key that is not valid UTF-8: repaired, two keys could become
 // one, and the snapshot would not load.
 var errKey = errors.New("a map key is not valid UTF-8")
+
+// errTraceKeys rejects a FlowTrace with two paths that are one once their invalid
+// UTF-8 is repaired (a path alone is repaired, as other strings are): written, the
+// snapshot would not load.
+var errTraceKeys = errors.New("two trace paths are the same once their invalid UTF-8 is replaced")
+
+// traceKeysCollide returns errTraceKeys if two paths of last have the same canonical
+// form.
+func traceKeysCollide(last map[string]trace.NodeRecord) error {
+	seen := make(map[string]bool, len(last))
+	for p := range last {
+		c := canonString(p)
+		if seen[c] {
+			return errTraceKeys
+		}
+		seen[c] = true
+	}
+	return nil
+}
 
 // encoder appends a snapshot's JSON to buf. bad collects the variables that cannot be
 // encoded; with drop they are left out, else encoding stops at the end with an error.
@@ -289,9 +307,16 @@ func (e *encoder) frame(f *flow.FrameState) {
 
 func (e *encoder) trace(t trace.FlowTrace) {
 	e.buf = append(e.buf, `{"last":{`...)
+	repaired := false
 	for i, k := range sortedKeys(t.Last) {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
+		}
+		if !repaired && !validString(k) {
+			repaired = true
+			if err := traceKeysCollide(t.Last); err != nil {
+				e.fail("trace", err)
+			}
 		}
 		r := t.Last[k]
 		e.buf = appendString(e.buf, k)
@@ -432,9 +457,16 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	if bytes.Contains(data, []byte(`\ufffd`)) {
-		// encoding/json repaired invalid UTF-8, maybe in map keys that now collide:
-		// make sure what is written can be read.
+	if !utf8.Valid(data) {
+		// A MarshalJSON wrote invalid UTF-8 (encoding/json passes it through), which
+		// Decode rejects as damage: repaired as encoding/json repairs a string's.
+		data = repairUTF8(data)
+	}
+	if c := data[0]; c != '"' && c != 't' && c != 'f' && c != 'n' {
+		// An object, array or number: encoding/json checks the syntax of what a
+		// MarshalJSON wrote, not what Decode also rejects (repeated keys, keys that
+		// became one once repaired, numbers out of float64 range such as a big.Int of
+		// 400 digits, values nested too deep). Make sure what is written can be read.
 		d := decoder{data: data}
 		if _, err := d.value(depth); err != nil {
 			return b, err
@@ -443,12 +475,35 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 	return append(b, data...), nil
 }
 
+// repairUTF8 returns data with each byte that is not part of valid UTF-8 replaced by
+// the escape \ufffd. Such bytes can only be inside JSON strings (anywhere else the
+// JSON would not be valid, and encoding/json checks it).
+func repairUTF8(data []byte) []byte {
+	out := make([]byte, 0, len(data)+16)
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, `\ufffd`...)
+		} else {
+			out = append(out, data[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
 // appendFloat formats f as encoding/json does; NaN and infinities are errors.
 func appendFloat(b []byte, f float64, bits int) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return b, &json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, bits)}
 	}
 	abs := math.Abs(f)
+	if abs >= 1<<24 && abs < 1<<63 && f == math.Trunc(f) && (bits == 32 || abs >= 1<<53) {
+		// An integer too large for every integer near it to be a float: its shortest
+		// form (1152921504606847000 for 2^60) would read back as another int64, so it
+		// is written with all its digits. (Below, the shortest form is all the digits.)
+		return strconv.AppendInt(b, int64(f), 10), nil
+	}
 	format := byte('f')
 	if abs != 0 {
 		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {

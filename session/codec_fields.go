@@ -38,6 +38,9 @@ func (d *decoder) snapshot(s *Snapshot) error {
 				return err
 			}
 			if s.Format != FormatVersion {
+				if b, err := d.next(); err == nil && b != ',' && b != '}' {
+					return nil // not a format at all ("01"): the object reports the syntax error
+				}
 				return formatErr(s.Format)
 			}
 			return nil

@@ -79,3 +79,51 @@ func TestNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegralFloatsKeepTheirValue: an integral float64 or float32 within int64's
+// range is written so that it reads back as the int64 of exactly its value (the
+// shortest form of 2^60 is 1152921504606847000, another integer); others read back as
+// the same float64, or for a float32 its shortest form.
+func TestIntegralFloatsKeepTheirValue(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	read := func(b []byte) any {
+		d := decoder{data: b}
+		v, err := d.value(0)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		return v
+	}
+	for range 100000 {
+		f := math.Ldexp(float64(r.Int64N(1<<53)), r.IntN(75)-20)
+		if r.IntN(2) == 0 {
+			f = -f
+		}
+		b, err := appendFloat(nil, f, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := read(b)
+		switch {
+		case f == math.Trunc(f) && math.Abs(f) < 1<<63:
+			if n, ok := got.(int64); !ok || n != int64(f) {
+				t.Fatalf("%v written as %s reads back as %#v, want int64 %d", f, b, got, int64(f))
+			}
+		default:
+			if got != f {
+				t.Fatalf("%v written as %s reads back as %#v", f, b, got)
+			}
+		}
+		f32 := float32(f)
+		if math.IsInf(float64(f32), 0) || float64(f32) != math.Trunc(float64(f32)) || math.Abs(float64(f32)) >= 1<<63 {
+			continue
+		}
+		b, err = appendFloat(nil, float64(f32), 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := read(b), int64(f32); got != want {
+			t.Fatalf("float32 %v written as %s reads back as %#v, want %d", f32, b, got, want)
+		}
+	}
+}

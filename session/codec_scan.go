@@ -14,8 +14,8 @@ import (
 // the snapshot's structure with them).
 
 // stringBytes parses a string; the caller has seen its opening quote at d.pos.
-// Without escapes or invalid UTF-8 the result aliases the input: copy it
-// (string(...)) before keeping it.
+// Without escapes the result aliases the input: copy it (string(...)) before keeping
+// it. Bytes that are not valid UTF-8 are an error.
 func (d *decoder) stringBytes() ([]byte, error) {
 	d.pos++
 	start := d.pos
@@ -66,7 +66,9 @@ func specialBytes(w uint64) uint64 {
 }
 
 func (d *decoder) stringSlow(start int) ([]byte, error) {
-	out := make([]byte, 0, len(d.data)-start)
+	// Room for a short string: not for the rest of the input, which made a snapshot of
+	// many escaped strings cost time and memory quadratic in its size.
+	out := make([]byte, 0, min(len(d.data)-start, 64))
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
@@ -125,8 +127,13 @@ func (d *decoder) stringSlow(start int) ([]byte, error) {
 			out = append(out, c)
 			i++
 		default:
-			r, size := utf8.DecodeRune(d.data[i:]) // invalid UTF-8 is U+FFFD
-			out = utf8.AppendRune(out, r)
+			r, size := utf8.DecodeRune(d.data[i:])
+			if r == utf8.RuneError && size == 1 {
+				// The encoder writes valid UTF-8 only: this is damage, not text.
+				d.pos = i
+				return nil, d.errorf("invalid UTF-8 in string")
+			}
+			out = append(out, d.data[i:i+size]...)
 			i += size
 		}
 	}

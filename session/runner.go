@@ -63,7 +63,8 @@ var (
 // MigrateFunc adapts a snapshot saved under another definition of its graph to g,
 // the definition loaded now (for example by renaming nodes in snap.Frontier or
 // setting a variable a new node expects). After it returns nil, the snapshot is
-// resumed on g and saved with g's hash.
+// resumed on g and saved with g's hash. It must not change the instance id or the
+// graph id: Resume fails if it does.
 type MigrateFunc func(ctx context.Context, snap *Snapshot, g *flow.Graph) error
 
 // Runner runs and resumes flow instances with a Store: the instance id is the
@@ -253,6 +254,9 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 		return nil, fmt.Errorf("session: resume: %w", err)
 	}
 	snap, err := r.store.Load(ctx, id)
+	if err == nil {
+		err = belongsTo(snap, id) // whatever the Store
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: resume: %w", err)
 	}
@@ -279,6 +283,11 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 		}
 		if err := r.migrate(ctx, snap, g); err != nil {
 			return nil, fmt.Errorf("session: resume %q: migrate from definition hash %s to %s: %w", id, snap.Hash, h, err)
+		}
+		if snap.Instance != id || snap.Graph != g.ID {
+			// The claim below would save another instance, or a graph not restored.
+			return nil, fmt.Errorf("session: resume %q: the migration changed the instance to %q and the graph from %q to %q: only the body may change",
+				id, snap.Instance, g.ID, snap.Graph)
 		}
 		snap.Hash = h
 	}

@@ -189,8 +189,9 @@ func marshalAny(v any) (data []byte, err error) {
 }
 
 // Decode parses a snapshot. It is strict: unknown or repeated fields, trailing data,
-// a missing required field, a format other than FormatVersion or a number out of
-// range reject the whole snapshot with an error wrapping ErrCorrupt (or ErrFormat),
+// a missing required field, a format other than FormatVersion, a number out of range
+// or bytes that are not valid UTF-8 reject the whole snapshot with an error wrapping
+// ErrCorrupt (or ErrFormat),
 // and nothing is returned. Numbers become int64 when they are integer literals that
 // fit, float64 otherwise.
 func Decode(data []byte) (*Snapshot, error) {

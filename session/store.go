@@ -12,7 +12,9 @@ import (
 // concurrent use, also across processes where the backing store is shared, and must
 // pass the conformance suite in session/storetest.
 type Store interface {
-	// Load returns the snapshot of the instance, or an error wrapping ErrNotFound.
+	// Load returns the snapshot of the instance (its Instance is id), or an error
+	// wrapping ErrNotFound. A stored snapshot that does not decode, or that is of
+	// another instance, is an error wrapping ErrCorrupt.
 	Load(ctx context.Context, id string) (*Snapshot, error)
 	// Save stores snap under snap.Instance if the stored version is expectedVersion (0:
 	// no snapshot stored), atomically; otherwise it returns an error wrapping
@@ -164,6 +166,16 @@ func conflict(id string, expected, stored int64) error {
 		return fmt.Errorf("%w: instance %q: expected version %d, but it is not stored", ErrConflict, id, expected)
 	}
 	return fmt.Errorf("%w: instance %q: expected version %d, stored version is %d", ErrConflict, id, expected, stored)
+}
+
+// belongsTo checks that a snapshot loaded for id is the snapshot of id: a file copied
+// or renamed by hand, or a key written by something else, must not make a resume of
+// one instance save over another.
+func belongsTo(s *Snapshot, id string) error {
+	if s.Instance != id {
+		return fmt.Errorf("%w: stored under %q, the snapshot is of instance %q", ErrCorrupt, id, s.Instance)
+	}
+	return nil
 }
 
 func notFound(id string) error { return fmt.Errorf("%w: %q", ErrNotFound, id) }

@@ -27,6 +27,10 @@ import (
 // win a version. A process killed between writing and renaming leaves a ".tmp-*" file
 // behind; it is ignored and may be removed.
 //
+// The files are plain JSON: one rewritten by another tool (indented, its fields in
+// another order) is loaded, listed and saved over like the store's own, and one
+// stored under another instance's name is corrupt.
+//
 // Instance ids are checked by ValidateID, so an id cannot name a file outside the
 // directory. On case-insensitive file systems ids that differ only in case collide.
 type FileStore struct {
@@ -69,6 +73,9 @@ func (f *FileStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	s, err := Decode(data)
+	if err == nil {
+		err = belongsTo(s, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: file store: %s: %w", f.path(id), err)
 	}
@@ -258,9 +265,13 @@ type header struct {
 
 func (h header) expired(now time.Time) bool { return !h.Expires.IsZero() && !now.Before(h.Expires) }
 
-// readHeader reads the status, version and expiry of the snapshot in path without
-// reading its body: Encode writes the header fields first. A missing file is the zero
-// header.
+// headerOrder is the order in which Encode writes the header fields.
+var headerOrder = [...]string{"format", "instance", "graph", "hash", "status", "version", "created", "updated", "expires"}
+
+// readHeader reads the status, version and expiry of the snapshot in path. A file in
+// the order Encode writes is read only up to its body; one whose fields are in another
+// order (rewritten by another JSON tool: encoding/json and jq -S sort them) is decoded
+// whole, as Load would. A missing file is the zero header.
 func readHeader(path string) (header, error) {
 	var h header
 	fl, err := os.Open(path)
@@ -281,32 +292,52 @@ func readHeader(path string) (header, error) {
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return bad(fmt.Errorf("not a JSON object (%v)", err))
 	}
+	const complete = 8 // "updated" read: what follows is the optional expiry, then the body
+	next := 0          // the index in headerOrder of the field expected next, or after
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return bad(err)
 		}
-		switch t {
+		key, _ := t.(string)
+		i := slices.Index(headerOrder[:], key)
+		if i < 0 && next >= complete && h.Version >= 1 { // the body starts: the header is complete
+			return h, nil
+		}
+		if i < next { // a body field before the header's end, a header field out of order, a bad version
+			return readWholeHeader(path)
+		}
+		next = i + 1
+		switch key {
 		case "status":
 			err = dec.Decode(&h.Status)
 		case "version":
 			err = dec.Decode(&h.Version)
 		case "expires":
 			err = dec.Decode(&h.Expires)
-		case "format", "instance", "graph", "hash", "created", "updated":
+		default:
 			err = dec.Decode(new(json.RawMessage))
-		default: // the body starts: the header is complete
-			if h.Version < 1 {
-				return bad(errors.New("no version"))
-			}
-			return h, nil
 		}
 		if err != nil {
 			return bad(err)
 		}
 	}
-	if h.Version < 1 {
-		return bad(errors.New("no version"))
+	if next < complete || h.Version < 1 {
+		return readWholeHeader(path) // Decode says what is wrong
 	}
 	return h, nil
+}
+
+// readWholeHeader is readHeader for a file not in the encoder's order: it is decoded
+// whole, as strictly as Load decodes it.
+func readWholeHeader(path string) (header, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return header{}, err
+	}
+	s, err := Decode(data)
+	if err != nil {
+		return header{}, err
+	}
+	return header{Status: s.Status, Version: s.Version, Expires: s.Expires}, nil
 }

@@ -120,6 +120,9 @@ func (s *RedisStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
 	}
 	snap, err := Decode(data)
+	if err == nil {
+		err = belongsTo(snap, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
 	}

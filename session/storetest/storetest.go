@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"Delete", testDelete},
 		{"LargeVariables", testLargeVariables},
 		{"Unserializable", testUnserializable},
+		{"InvalidSaves", testInvalidSaves},
 		{"TTL", testTTL},
 	}
 	for _, tc := range tests {
@@ -319,6 +320,53 @@ func testUnserializable(t *testing.T, s session.Store) {
 	assert.ErrorContains(t, err, `"ch"`)
 	_, err = s.Load(ctx(t), "u-1")
 	assert.ErrorIs(t, err, session.ErrNotFound, "nothing was stored")
+}
+
+// testInvalidSaves saves snapshots that must not be stored over a stored instance:
+// each save fails, the stored snapshot is unchanged and so is the caller's.
+func testInvalidSaves(t *testing.T, s session.Store) {
+	require.NoError(t, s.Save(ctx(t), NewSnapshot("inv-1"), 0))
+	before, err := s.Load(ctx(t), "inv-1")
+	require.NoError(t, err)
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		edit     func(s *session.Snapshot)
+		expected int64
+	}{
+		{"stale version", func(*session.Snapshot) {}, 0},
+		{"future version", func(*session.Snapshot) {}, 2},
+		{"negative version", func(*session.Snapshot) {}, -1},
+		{"unserializable variable", func(s *session.Snapshot) { s.Vars["f"] = func() {} }, 1},
+		{"cycle", func(s *session.Snapshot) { m := map[string]any{}; m["m"] = m; s.Vars["m"] = m }, 1},
+		{"key not UTF-8", func(s *session.Snapshot) { s.Vars["k\xff"] = 1 }, 1},
+		{"no graph", func(s *session.Snapshot) { s.Graph = "" }, 1},
+		{"bad hash", func(s *session.Snapshot) { s.Hash = "abc" }, 1},
+		{"bad status", func(s *session.Snapshot) { s.Status = "dancing" }, 1},
+		{"frontier of another graph", func(s *session.Snapshot) { s.Frontier.Graph = "other" }, 1},
+		{"empty frontier", func(s *session.Snapshot) { s.Frontier.Tokens = nil }, 1},
+		{"unserializable loop item", func(s *session.Snapshot) {
+			s.Frontier.Frames = append(s.Frontier.Frames, flow.FrameState{Kind: "loop", Items: []any{make(chan int)}})
+		}, 1},
+		{"trace time out of range", func(s *session.Snapshot) {
+			s.Trace.Last["leave"] = trace.NodeRecord{Path: "leave", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+		}, 1},
+		{"trace paths that collide", func(s *session.Snapshot) {
+			s.Trace.Last = map[string]trace.NodeRecord{"p\xff": {Time: at}, "p\xfe": {Time: at}}
+		}, 1},
+		{"created out of range", func(s *session.Snapshot) { s.Created = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, 1},
+	} {
+		snap := NewSnapshot("inv-1")
+		snap.Reason = "must not be stored"
+		tc.edit(snap)
+		created := snap.Created
+		assert.Error(t, s.Save(ctx(t), snap, tc.expected), tc.name)
+		assert.Zero(t, snap.Version, "%s: a failed save leaves the snapshot alone", tc.name)
+		assert.Equal(t, created, snap.Created, tc.name)
+		got, err := s.Load(ctx(t), "inv-1")
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, before, got, "%s: the stored snapshot did not change", tc.name)
+	}
 }
 
 func testTTL(t *testing.T, s session.Store) {

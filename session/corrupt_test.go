@@ -1,0 +1,183 @@
+package session_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
+)
+
+// TestDecodeEscapedStringsInLinearMemory decodes a snapshot whose variable is a long
+// list of strings with escapes (multi-line text, as a chat history holds): the memory
+// it takes grows with the snapshot, not with its square (the decoder used to reserve
+// the rest of the input for every escaped string).
+func TestDecodeEscapedStringsInLinearMemory(t *testing.T) {
+	s := saved("lines")
+	l := make([]any, 4000)
+	for i := range l {
+		l[i] = fmt.Sprintf("line %d\nnext \"quoted\"", i)
+	}
+	s.Vars = map[string]any{"history": l}
+	data := encode(t, s)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := session.Decode(data)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, l, got.Vars["history"])
+	allocated := after.TotalAlloc - before.TotalAlloc
+	assert.Less(t, allocated, uint64(20*len(data)), "decoding %d bytes allocated %d", len(data), allocated)
+}
+
+// unicodeSnapshot is a saved snapshot whose strings are not all ASCII.
+func unicodeSnapshot() *session.Snapshot {
+	s := saved("заявка-7")
+	s.Vars["name"] = "Zoë 日本 🚀"
+	s.Vars["ключ"] = []any{"é", int64(-12), 0.25}
+	s.Reason = "attente du responsable — 5 jours"
+	return s
+}
+
+// TestDecodeRejectsInvalidUTF8: the encoder writes valid UTF-8 only, so bytes that
+// are not (a bit flipped in a multi-byte character, a snapshot edited with a tool
+// that wrote Latin-1) are damage: the snapshot is rejected, not loaded with U+FFFD
+// in place of what was there. A lone surrogate escape is valid JSON and loads as
+// U+FFFD, as encoding/json reads it.
+func TestDecodeRejectsInvalidUTF8(t *testing.T) {
+	valid := encode(t, unicodeSnapshot())
+	for name, bad := range map[string][]byte{
+		"value":                  bytes.Replace(valid, []byte("Zoë"), []byte("Zo\xeb"), 1), // Latin-1
+		"key":                    bytes.Replace(valid, []byte("ключ"), []byte("\xd0ключ"), 1),
+		"instance id":            bytes.Replace(valid, []byte("заявка"), []byte("за\xffявка"), 1),
+		"reason":                 bytes.Replace(valid, []byte("—"), []byte("\xe2\x80"), 1), // cut short
+		"overlong":               bytes.Replace(valid, []byte("é"), []byte("\xc0\xa9"), 1),
+		"encoded surrogate":      bytes.Replace(valid, []byte("🚀"), []byte("\xed\xa0\xbd"), 1),
+		"after an escape":        bytes.Replace(valid, []byte("Zoë"), []byte("Z\\n\xeb"), 1),
+		"in a frontier string":   bytes.Replace(valid, []byte(`"mode":"exec"`), []byte("\"mode\":\"ex\xe9c\""), 1),
+		"in a trace path":        bytes.Replace(valid, []byte(`"last":{"leave"`), []byte("\"last\":{\"le\xe1ve\""), 1),
+		"flipped high bit (ë→k)": bytes.Replace(valid, []byte("Zoë"), []byte("Zo\xc3\x2b"), 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.NotEqual(t, valid, bad, "the edit applies")
+			s, err := session.Decode(bad)
+			assert.Nil(t, s)
+			require.ErrorIs(t, err, session.ErrCorrupt)
+			assert.ErrorContains(t, err, "invalid UTF-8")
+		})
+	}
+	lone := bytes.Replace(valid, []byte(`"Zoë`), []byte(`"\ud800Zoë`), 1)
+	s, err := session.Decode(lone)
+	require.NoError(t, err)
+	assert.Equal(t, "\ufffdZoë 日本 🚀", s.Vars["name"])
+}
+
+// TestDecodeFlippedBytes changes every byte of a valid snapshot in several ways. Each
+// result is either rejected (ErrCorrupt or ErrFormat, no snapshot) or, when the change
+// still makes a valid snapshot (a digit of a number, a letter of a string), loads as
+// one that encodes and loads again to the same.
+func TestDecodeFlippedBytes(t *testing.T) {
+	valid := encode(t, unicodeSnapshot())
+	rejected, loaded := 0, 0
+	for i := range valid {
+		for _, b := range []byte{valid[i] ^ 0x01, valid[i] ^ 0x20, valid[i] ^ 0x80, '"', '\\', '{', '}', ',', ':', ' ', 0, 0xff} {
+			if b == valid[i] {
+				continue
+			}
+			data := bytes.Clone(valid)
+			data[i] = b
+			s, err := session.Decode(data)
+			if err != nil {
+				assert.Nil(t, s)
+				if !errors.Is(err, session.ErrCorrupt) && !errors.Is(err, session.ErrFormat) {
+					t.Fatalf("byte %d set to %#x: error %v is neither ErrCorrupt nor ErrFormat", i, b, err)
+				}
+				rejected++
+				continue
+			}
+			loaded++
+			require.True(t, utf8.Valid(data), "byte %d set to %#x: a snapshot that is not UTF-8 loaded", i, b)
+			again, err := session.Decode(encode(t, s))
+			require.NoError(t, err, "byte %d set to %#x", i, b)
+			require.Equal(t, s, again, "byte %d set to %#x", i, b)
+		}
+	}
+	t.Logf("%d changed snapshots rejected, %d still valid", rejected, loaded)
+}
+
+// TestDecodeRejectsMalformedFields edits one field of a valid snapshot at a time, at
+// every level of it: each edit is rejected as a whole with an error that says what
+// is wrong.
+func TestDecodeRejectsMalformedFields(t *testing.T) {
+	valid := encode(t, saved("m-1"))
+	replace := func(old, new string) []byte {
+		t.Helper()
+		require.Contains(t, string(valid), old)
+		return bytes.Replace(valid, []byte(old), []byte(new), 1)
+	}
+	deep := strings.Repeat("[", 1002) + strings.Repeat("]", 1002)
+	tests := []struct {
+		name string
+		data []byte
+		want error
+		msg  string
+	}{
+		{"format as a float", replace(`"format":1`, `"format":1.0`), session.ErrCorrupt, "want an integer"},
+		{"format as a string", replace(`"format":1`, `"format":"1"`), session.ErrCorrupt, "want an integer"},
+		{"format with an exponent", replace(`"format":1`, `"format":1e0`), session.ErrCorrupt, "want an integer"},
+		{"format with a leading zero", replace(`"format":1`, `"format":01`), session.ErrCorrupt, "want ',' or '}'"},
+		{"format 0", replace(`"format":1`, `"format":0`), session.ErrFormat, "format 0"},
+		{"format -1", replace(`"format":1`, `"format":-1`), session.ErrFormat, "format -1"},
+		{"format null", replace(`"format":1`, `"format":null`), session.ErrFormat, "format 0"},
+		{"huge format", replace(`"format":1`, `"format":99999999999999999999`), session.ErrCorrupt, "want an integer"},
+		{"version past int64", replace(`"version":3`, `"version":9223372036854775808`), session.ErrCorrupt, "want an integer"},
+		{"negative version", replace(`"version":3`, `"version":-3`), session.ErrCorrupt, "version -3"},
+		{"version null", replace(`"version":3`, `"version":null`), session.ErrCorrupt, "version 0"},
+		{"huge frame index", replace(`"parent":-1`, `"parent":1e400`), session.ErrCorrupt, "parent"},
+		{"frame index as a float", replace(`"parent":-1`, `"parent":-1.5`), session.ErrCorrupt, "want an integer"},
+		{"frame index past int", replace(`"parent":-1`, `"parent":-99999999999999999999`), session.ErrCorrupt, "want an integer"},
+		{"error step as a float", replace(`"step":3`, `"step":3.5`), session.ErrCorrupt, "step"},
+		{"duplicate frontier field", replace(`"frontier":{"graph":"leave"`, `"frontier":{"graph":"leave","graph":"leave"`), session.ErrCorrupt, `duplicate field "graph"`},
+		{"duplicate frame field", replace(`"kind":"call"`, `"kind":"call","kind":"loop"`), session.ErrCorrupt, `duplicate field "kind"`},
+		{"duplicate token field", replace(`"node":"manager"`, `"node":"manager","node":"other"`), session.ErrCorrupt, `duplicate field "node"`},
+		{"duplicate trace field", replace(`"trace":{"last":{`, `"trace":{"last":{},"last":{`), session.ErrCorrupt, `duplicate field "last"`},
+		{"duplicate trace path", replace(`"last":{"leave":{`, `"last":{"leave":{},"leave":{`), session.ErrCorrupt, `duplicate path "leave"`},
+		{"duplicate trace record field", replace(`"node":"manager","type"`, `"node":"manager","node":"x","type"`), session.ErrCorrupt, `duplicate field "node"`},
+		{"duplicate error field", replace(`"code":"task_failed"`, `"code":"task_failed","code":"x"`), session.ErrCorrupt, `duplicate field "code"`},
+		{"duplicate nested key", replace(`"obj":{"a":1`, `"obj":{"a":1,"a":2`), session.ErrCorrupt, `duplicate key "a"`},
+		{"duplicate long nested key", replace(`"obj":{"a":1`, `"obj":{"a key longer than sixteen bytes":1,"a key longer than sixteen bytes":2,"a":1`), session.ErrCorrupt, "duplicate key"},
+		{"duplicate escaped variable", replace(`"days":5`, `"days":5,"d\u0061ys":6`), session.ErrCorrupt, "duplicate"},
+		{"vars as a list", replace(`"vars":{`, `"vars":[],"x":{`), session.ErrCorrupt, "want an object"},
+		{"frontier as a list", replace(`"frontier":{`, `"frontier":[],"x":{`), session.ErrCorrupt, ""},
+		{"loop items as an object", replace(`"caller":-1}`, `"caller":-1,"items":{}}`), session.ErrCorrupt, "want an array"},
+		{"month 13", replace(`"created":"2026-11-01`, `"created":"2026-13-01`), session.ErrCorrupt, "created"},
+		{"time as a word", replace(`"created":"2026-11-01T08:00:00Z"`, `"created":"yesterday"`), session.ErrCorrupt, "created"},
+		{"time as a number", replace(`"created":"2026-11-01T08:00:00Z"`, `"created":1762000000`), session.ErrCorrupt, "want a string"},
+		{"sealed not base64", replace(`"format":1`, `"format":1,"sealed":"!!"`), session.ErrCorrupt, "sealed"},
+		{"source not a string", replace(`"sources":["/defs/leave.yml"`, `"sources":["/defs/leave.yml",1`), session.ErrCorrupt, "want a string"},
+		{"values nested too deep", replace(`"days":5`, `"days":`+deep), session.ErrCorrupt, "nested more than"},
+		{"byte order mark", append([]byte("\ufeff"), valid...), session.ErrCorrupt, ""},
+		{"trailing NUL", append(bytes.Clone(valid), 0), session.ErrCorrupt, "after the snapshot"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NotEqual(t, valid, tc.data)
+			s, err := session.Decode(tc.data)
+			assert.Nil(t, s, "never half-loaded")
+			require.ErrorIs(t, err, tc.want)
+			assert.ErrorContains(t, err, tc.msg)
+		})
+	}
+	// Whitespace around and between the tokens is JSON, and loads.
+	spaced := bytes.ReplaceAll(valid, []byte(`,"`), []byte(" ,\n\t\"")) // not inside strings: none has `,"`
+	s, err := session.Decode(append(append([]byte(" \n"), spaced...), "\r\n "...))
+	require.NoError(t, err)
+	assert.Equal(t, saved("m-1"), s)
+}

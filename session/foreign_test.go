@@ -1,0 +1,130 @@
+package session_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+)
+
+// TestLoadRejectsAnotherInstancesSnapshot: a snapshot stored under the id of another
+// instance (a file copied or renamed by hand, a key written by another tool) is
+// corrupt for that id. Resuming the id fails and leaves both instances as they were;
+// before, the resume claimed, ran and completed the other instance.
+func TestLoadRejectsAnotherInstancesSnapshot(t *testing.T) {
+	type plant func(t *testing.T, from, to string)
+	stores := map[string]func(t *testing.T) (session.Store, plant){
+		"file": func(t *testing.T) (session.Store, plant) {
+			dir := t.TempDir()
+			fs, err := session.NewFileStore(dir)
+			require.NoError(t, err)
+			return fs, func(t *testing.T, from, to string) {
+				data, err := os.ReadFile(filepath.Join(dir, from+".json"))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, to+".json"), data, 0o600))
+			}
+		},
+		"miniredis": func(t *testing.T) (session.Store, plant) {
+			mr := miniredis.RunT(t)
+			rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+			t.Cleanup(func() { rdb.Close() })
+			return redisPlant(session.NewRedisStore(rdb))
+		},
+		"redis-server": func(t *testing.T) (session.Store, plant) { return redisPlant(realRedis(t)) },
+	}
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			store, copyTo := newStore(t)
+			eng, cnt := flow.NewEngine(), newCounter()
+			approvalGraph(t, eng, cnt, "Manager")
+			r := session.NewRunner(eng, store)
+			_, err := r.Run(ctx, "leave", flow.NewContext("order-b"))
+			require.NoError(t, err)
+			copyTo(t, "order-b", "order-a")
+
+			_, err = store.Load(ctx, "order-a")
+			require.ErrorIs(t, err, session.ErrCorrupt)
+			assert.ErrorContains(t, err, `"order-b"`, "the error names the instance the snapshot is of")
+			_, err = r.Resume(ctx, "order-a", map[string]any{"approved": true})
+			require.ErrorIs(t, err, session.ErrCorrupt)
+			assert.Equal(t, 1, cnt.get("manager"), "nothing ran")
+			b, err := store.Load(ctx, "order-b")
+			require.NoError(t, err)
+			assert.Equal(t, session.StatusSuspended, b.Status, "the other instance was not touched")
+			assert.EqualValues(t, 2, b.Version)
+		})
+	}
+}
+
+func redisPlant(s *session.RedisStore) (session.Store, func(t *testing.T, from, to string)) {
+	return s, func(t *testing.T, from, to string) {
+		ctx := context.Background()
+		rdb := s.Client()
+		fields, err := rdb.HGetAll(ctx, s.Prefix()+"s:"+from).Result()
+		require.NoError(t, err)
+		require.NotEmpty(t, fields)
+		require.NoError(t, rdb.HSet(ctx, s.Prefix()+"s:"+to, fields).Err())
+	}
+}
+
+// TestDamagedSealedSnapshot: a sealed body with a flipped bit, cut short, or moved
+// under another definition hash does not open (ErrDecrypt); the resume runs nothing
+// and the stored snapshot stays as it was.
+func TestDamagedSealedSnapshot(t *testing.T) {
+	ctx := t.Context()
+	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	for name, damage := range map[string]func(s *session.Snapshot){
+		"flipped bit":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)/2] ^= 0x04 },
+		"flipped nonce": func(s *session.Snapshot) { s.Sealed[3] ^= 0x80 },
+		"flipped tag":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)-1] ^= 0x01 },
+		"cut short":     func(s *session.Snapshot) { s.Sealed = s.Sealed[:len(s.Sealed)-1] },
+		"only a nonce":  func(s *session.Snapshot) { s.Sealed = s.Sealed[:13] },
+		"empty":         func(s *session.Snapshot) { s.Sealed = []byte{} },
+		"version byte":  func(s *session.Snapshot) { s.Sealed[0] = 2 },
+		"another hash": func(s *session.Snapshot) {
+			s.Hash = strings.Repeat("0", 64)
+		},
+		"another graph": func(s *session.Snapshot) { s.Graph = "leave2" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			eng, cnt := flow.NewEngine(), newCounter()
+			approvalGraph(t, eng, cnt, "Manager")
+			mem := session.NewMemoryStore()
+			r := session.NewRunner(eng, mem, session.WithCipher(c))
+			_, err := r.Run(ctx, "leave", flow.NewContext("sealed-1"))
+			require.NoError(t, err)
+			stored, err := mem.Load(ctx, "sealed-1")
+			require.NoError(t, err)
+			damaged := stored.Clone()
+			damage(damaged)
+			_, err = c.Open(damaged)
+			require.ErrorIs(t, err, session.ErrDecrypt)
+			assert.ErrorContains(t, err, `"sealed-1"`)
+
+			// Stored so (a save that expects the stored version), it does not resume.
+			require.NoError(t, mem.Save(ctx, damaged, stored.Version))
+			before, err := mem.Load(ctx, "sealed-1")
+			require.NoError(t, err)
+			_, err = r.Resume(ctx, "sealed-1", map[string]any{"approved": true})
+			require.Error(t, err)
+			if name != "another graph" { // that one is not registered
+				assert.ErrorIs(t, err, session.ErrDecrypt)
+			}
+			assert.Equal(t, 1, cnt.get("manager"), "nothing ran")
+			after, err := mem.Load(ctx, "sealed-1")
+			require.NoError(t, err)
+			assert.Equal(t, before, after)
+		})
+	}
+}

@@ -1,0 +1,217 @@
+package session_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/session/storetest"
+)
+
+// tempFiles lists the ".tmp-*" files in dir.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	require.NoError(t, err)
+	return m
+}
+
+// TestFileStoreCrashLeftovers: what a process killed mid-save leaves behind (a
+// temporary file, complete or cut short, of the next version) changes nothing: the
+// previous snapshot loads, is listed and can be saved over; the leftover is not
+// listed and not touched. Failed saves leave no temporary file of their own.
+func TestFileStoreCrashLeftovers(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	snap := storetest.NewSnapshot("order-1")
+	require.NoError(t, fs.Save(ctx, snap, 0))
+	before, err := fs.Load(ctx, "order-1")
+	require.NoError(t, err)
+
+	next := storetest.NewSnapshot("order-1")
+	next.Reason = "the next version"
+	next.Version, next.Created, next.Updated = 2, snap.Created, snap.Updated
+	data, err := session.Encode(next)
+	require.NoError(t, err)
+	leftovers := map[string][]byte{".tmp-123": data, ".tmp-456": data[:len(data)/2], ".tmp-789": {}}
+	for name, b := range leftovers {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
+	}
+
+	got, err := fs.Load(ctx, "order-1")
+	require.NoError(t, err)
+	assert.Equal(t, before, got, "the previous complete snapshot")
+	ids, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"order-1"}, ids)
+	require.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("order-1"), 0), session.ErrConflict)
+	bad := storetest.NewSnapshot("order-1")
+	bad.Vars["f"] = func() {}
+	require.ErrorIs(t, fs.Save(ctx, bad, 1), session.ErrUnserializable)
+	assert.Len(t, tempFiles(t, dir), len(leftovers), "failed saves leave no temporary file")
+	require.NoError(t, fs.Save(ctx, got, 1))
+	got, err = fs.Load(ctx, "order-1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, got.Version)
+	for name, b := range leftovers {
+		left, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		assert.Equal(t, b, left, "%s is not touched", name)
+	}
+}
+
+// TestFileStoreDamagedFile: a snapshot file cut short or emptied (a disk that lost
+// the end of a write, a hand edit) is reported with its path as ErrCorrupt and left
+// as it is by Load and by a save, which cannot check its version and so refuses to
+// replace it; Delete removes it, and the id can then be used again.
+func TestFileStoreDamagedFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("order-2"), 0))
+	path := filepath.Join(dir, "order-2.json")
+	valid, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, n := range []int{0, 1, 20, len(valid) / 2, len(valid) - 1} {
+		damaged := valid[:n]
+		require.NoError(t, os.WriteFile(path, damaged, 0o600))
+		_, err := fs.Load(ctx, "order-2")
+		require.ErrorIs(t, err, session.ErrCorrupt, "cut at %d", n)
+		assert.ErrorContains(t, err, path, "the error names the file")
+		if !strings.Contains(string(damaged), `"version":1,`) { // the header is damaged too
+			assert.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("order-2"), 1), session.ErrCorrupt, "cut at %d", n)
+			assert.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("order-2"), 0), session.ErrCorrupt, "cut at %d", n)
+		}
+		left, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, damaged, left, "cut at %d: the file is left for an operator to look at", n)
+	}
+	// A header that reads but is not valid: a save must not take version 0 for "not
+	// stored", nor the first of two versions for the version.
+	for _, edit := range []string{`"version":0,`, `"version":-1,`, `"version":1,"version":2,`} {
+		damaged := strings.Replace(string(valid), `"version":1,`, edit, 1)
+		require.NoError(t, os.WriteFile(path, []byte(damaged), 0o600))
+		for _, expected := range []int64{0, 1, 2} {
+			assert.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("order-2"), expected), session.ErrCorrupt, "%s, expecting %d", edit, expected)
+		}
+		_, err := fs.List(ctx, "")
+		assert.ErrorContains(t, err, "order-2.json", edit)
+		left, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, damaged, string(left), edit)
+	}
+	require.NoError(t, fs.Delete(ctx, "order-2"))
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("order-2"), 0))
+}
+
+// TestFileStorePermissions: snapshots may hold personal data, so the directory the
+// store creates and every snapshot file are for the owner only.
+func TestFileStorePermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions", "nested")
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, fs.Save(t.Context(), storetest.NewSnapshot("p-1"), 0))
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Zero(t, st.Mode().Perm()&0o077, "directory mode %v", st.Mode().Perm())
+	st, err = os.Stat(filepath.Join(dir, "p-1.json"))
+	require.NoError(t, err)
+	assert.Zero(t, st.Mode().Perm()&0o077, "file mode %v", st.Mode().Perm())
+}
+
+// TestFileStoreIDsStayInTheDirectory: ids that look like paths are rejected by every
+// method, and ids with dots or names of the store's own files inside them name files
+// in the directory and nowhere else.
+func TestFileStoreIDsStayInTheDirectory(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	dir := filepath.Join(root, "store")
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	for _, id := range []string{"../escape", "..", "sub/../../escape", "/tmp/abs", `..\escape`, ".lock", ".tmp-1", ".json"} {
+		snap := storetest.NewSnapshot("x")
+		snap.Instance = id
+		assert.ErrorIs(t, fs.Save(ctx, snap, 0), session.ErrInvalidID, id)
+		_, err := fs.Load(ctx, id)
+		assert.ErrorIs(t, err, session.ErrInvalidID, id)
+		assert.ErrorIs(t, fs.Delete(ctx, id), session.ErrInvalidID, id)
+	}
+	ids := []string{"a..b", "x.json", "lock", "tmp-1", "a..", "a. ."}
+	for _, id := range ids {
+		require.NoError(t, fs.Save(ctx, storetest.NewSnapshot(id), 0), id)
+	}
+	ents, err := os.ReadDir(root)
+	require.NoError(t, err)
+	require.Len(t, ents, 1, "nothing was written beside the store's directory")
+	listed, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, ids, listed)
+	for _, id := range ids {
+		got, err := fs.Load(ctx, id)
+		require.NoError(t, err, id)
+		assert.Equal(t, id, got.Instance)
+	}
+}
+
+// TestFileStoreReadsFilesRewrittenByOtherTools: a snapshot is plain JSON, so an
+// operator may fix a variable with another tool, which may write the fields in
+// another order (encoding/json sorts a map's keys, as does jq -S). The store loads,
+// lists, expires and saves over such a file as over its own, and a resume continues
+// from it.
+func TestFileStoreReadsFilesRewrittenByOtherTools(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	fs, err := session.NewFileStore(dir, session.WithClock(clk.Now))
+	require.NoError(t, err)
+	eng, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng, cnt, "Manager")
+	r := session.NewRunner(eng, fs)
+	_, err = r.Run(ctx, "leave", flow.NewContextWith("edited-1", map[string]any{"days": 5}))
+	require.NoError(t, err)
+	expiring := storetest.NewSnapshot("edited-2")
+	require.NoError(t, fs.SaveTTL(ctx, expiring, 0, time.Hour))
+
+	// Rewrite both files as a Go program would: decoded into a map, edited, encoded.
+	for _, id := range []string{"edited-1", "edited-2"} {
+		path := filepath.Join(dir, id+".json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(data, &m))
+		m["vars"].(map[string]any)["days"] = 7
+		data, err = json.MarshalIndent(m, "", "  ")
+		require.NoError(t, err)
+		require.False(t, strings.HasPrefix(string(data), `{"format"`), "the fields are in another order")
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+	}
+
+	snap, err := fs.Load(ctx, "edited-1")
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), snap.Vars["days"])
+	ids, err := fs.List(ctx, session.StatusSuspended)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"edited-1", "edited-2"}, ids)
+	res, err := r.Resume(ctx, "edited-1", map[string]any{"approved": true})
+	require.NoError(t, err, "the claim checks the version of the rewritten file")
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.EqualValues(t, 4, res.Version)
+	assert.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("edited-2"), 0), session.ErrConflict)
+
+	clk.FastForward(2 * time.Hour) // edited-2 expires: its expiry is read from the rewritten file
+	ids, err = fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"edited-1"}, ids)
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("edited-2"), 0), "an expired instance can be created again")
+}
