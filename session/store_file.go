@@ -224,8 +224,11 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// List implements Store. Expired snapshots are not listed; a file that cannot be read
-// is an error naming it.
+// List implements Store. Expired snapshots are not listed. A file whose header cannot
+// be read is listed whatever the status asked for, as the Redis store lists an id its
+// index holds whatever its payload: Load then reports the damage (ErrCorrupt, naming
+// the file), where failing the whole list would hide every other instance and leaving
+// it out would report "not there" for an instance the store could not read.
 func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -243,7 +246,8 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 		}
 		h, err := readHeader(filepath.Join(f.dir, e.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("session: file store: %s: %w", e.Name(), err)
+			ids = append(ids, id)
+			continue
 		}
 		if h.Version == 0 || h.expired(now) {
 			continue // deleted meanwhile, or expired

@@ -382,6 +382,29 @@ func TestSessionsListSkipsCorruptInstance(t *testing.T) {
 	assert.Equal(t, "good", entries[0]["instance"])
 }
 
+// The same with a file store, where the damaged file's header cannot even say the
+// instance's status.
+func TestSessionsListSkipsCorruptFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"good", "torn"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", "file:"+dir, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "torn.json"), []byte("garbage"), 0o600))
+	for _, status := range []string{"", "suspended"} {
+		args := []string{"list", "--store", "file:" + dir}
+		if status != "" {
+			args = append(args, "--status", status)
+		}
+		code, stdout, stderr := call(t, cmdSessions, args...)
+		assert.Equal(t, exitUsage, code, status)
+		assert.Contains(t, stdout, "good ", status)
+		assert.NotContains(t, stdout, "torn", status)
+		assert.Contains(t, stderr, "torn.json", status)
+		assert.Contains(t, stderr, "corrupt snapshot", status)
+	}
+}
+
 // An unreachable Redis is reported once, by the command, and not also by go-redis's
 // own logger, which writes to the process's stderr: so the command runs in a child
 // process (this test binary, re-executed).
