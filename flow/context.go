@@ -31,6 +31,7 @@ type contextState struct {
 	trace      trace.FlowTrace
 	calls      map[string]CallOutcome // last outcome per sub-graph call path
 	run        *run                   // the run in progress, if any
+	errKey     string                 // the error key of the engine that last ran it ("": none yet)
 }
 
 // NewContext returns the root view of a new flow instance with the given id. An empty
@@ -56,6 +57,19 @@ func RestoreContext(instanceID string, vars map[string]any, tr trace.FlowTrace) 
 
 // InstanceID returns the id of the flow instance.
 func (c *Context) InstanceID() string { return c.st.instanceID }
+
+// ErrorKey returns the variable under which the engine that runs this context, or
+// last ran it, keeps the execution error records (WithErrorKey); DefaultErrorKey
+// before any run. Code that reads the records from a context (ExecutionErrors) should
+// use it rather than assume the default.
+func (c *Context) ErrorKey() string {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	if c.st.errKey == "" {
+		return DefaultErrorKey
+	}
+	return c.st.errKey
+}
 
 // Get returns the value of key: the branch's loop item of that name if there is one,
 // else the shared variable.

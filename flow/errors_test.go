@@ -334,3 +334,15 @@ func TestRaiseMessageSaysTheCodeOnce(t *testing.T) {
 	ne := &flow.NodeError{Node: "a", Graph: "r", Code: "wrapped", Err: &flow.Error{Code: "E9", Message: "inner"}}
 	assert.Equal(t, `node "a" in graph "r": wrapped: E9: inner`, ne.Error())
 }
+
+// A context says under which key its engine keeps the error records.
+func TestContextErrorKey(t *testing.T) {
+	fc := flow.NewContext("i")
+	assert.Equal(t, flow.DefaultErrorKey, fc.ErrorKey(), "before any run")
+	g, err := flow.LoadGraph("r.yml", []byte("id: r\nlayout:\n  - {id: s, type: start}\n  - {id: a, task: 'raise(\"E2\", \"x\", true)'}\n  - {id: e, type: end}\n"))
+	require.NoError(t, err)
+	_, err = flow.NewEngine(flow.WithErrorKey("my.errors")).EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	assert.Equal(t, "my.errors", fc.ErrorKey())
+	require.Len(t, flow.ExecutionErrors(fc, fc.ErrorKey()), 1)
+}

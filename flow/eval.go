@@ -216,6 +216,9 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		return nil, ErrContextBusy
 	}
 	st.run = r
+	if st.errKey != r.e.errKey { // compared first: the usual run writes nothing
+		st.errKey = r.e.errKey
+	}
 	st.mu.Unlock()
 
 	r.rctx.parent = ctx

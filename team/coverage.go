@@ -72,15 +72,15 @@ type SubTask struct {
 //     seeds' JSON format), else the answer as free text;
 //   - the tool calls of its run: those RecordToolCalls kept, else those of the
 //     ReActTrace the session keeps for the agent;
-//   - its node's failure: the last execution error record of the node (under
-//     flow.DefaultErrorKey, which keeps the records of every evaluation of the
-//     instance: a failure of an earlier evaluation counts against an empty success,
-//     which errs on the side of a gap).
+//   - its node's failure: the last execution error record of the node (under the
+//     context's error key, flow.Context.ErrorKey, which keeps the records of every
+//     evaluation of the instance: a failure of an earlier evaluation counts against
+//     an empty success, which errs on the side of a gap).
 //
 // Everything it reads is plain data in the context, so it works on a context restored
 // from a session snapshot in another process.
 func GatherSubTasks(c *flow.Context, names ...string) []SubTask {
-	errs := flow.ExecutionErrors(c, flow.DefaultErrorKey)
+	errs := flow.ExecutionErrors(c, c.ErrorKey())
 	sess := SessionOf(c)
 	out := make([]SubTask, 0, len(names))
 	for _, name := range names {

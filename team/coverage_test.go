@@ -332,3 +332,19 @@ func ExampleNewCoverage() {
 	// - regulation: searched, none exist — regulation_db returned no results for "battery regulation after 2024"
 	// - patents: gap — timeout after 3 attempts (patent_db: "battery patents 2024"), 1 partial result, retryable; alternatives: use the WIPO search API
 }
+
+// GatherSubTasks reads the failures under the error key of the engine that ran the
+// context, not only under the default one.
+func TestCoverageFailingSubAgentWithErrorKey(t *testing.T) {
+	clock := newSubClock()
+	eng := flow.NewEngine(flow.WithErrorKey("research.errors"),
+		team.WithAgents(marketAgent(clock), regulationAgent(clock), testkit.FailingWith("patents", team.TypeAuthDenied, "patent API key rejected")))
+	fc := flow.NewContext("research-2")
+	res, err := eng.EvalGraph(context.Background(), researchGraph(t), fc)
+	require.NoError(t, err)
+	require.Len(t, res.BranchFailures, 1)
+	assert.Equal(t, "research.errors", fc.ErrorKey())
+	p := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...).Notes[2]
+	assert.Equal(t, team.GapAgentFailure, p.Gap)
+	assert.Equal(t, team.TypeAuthDenied, p.ErrorType)
+}
