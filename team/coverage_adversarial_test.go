@@ -150,3 +150,22 @@ func TestAdvParallelCoordinatorPromptCarriesGaps(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0)
 	assert.Contains(t, prompt[i:], "gap")
 }
+
+// A custom merge given the coverage notes sees the gap of a sub-agent whose own report
+// says "success, no results" while its searches failed.
+func TestParallelMergeWithCoverage(t *testing.T) {
+	silent := team.RecordToolCalls(silentPatents(t))
+	var got team.Coverage
+	merge := team.ParallelMergeWithCoverage(func(_ context.Context, tr *team.TeamTrace, cov team.Coverage) (string, error) {
+		got = cov
+		return "merged: " + cov.Markdown(), nil
+	})
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError), merge)),
+		team.WithMembers(silent))
+	ans, err := tm.Call(context.Background(), "solid-state batteries", team.NewSession("research-team-3"))
+	require.NoError(t, err)
+	require.Len(t, got.Notes, 1)
+	assert.Equal(t, "patents", got.Notes[0].Task)
+	assert.Equal(t, team.CoverageGap, got.Notes[0].Class)
+	assert.Contains(t, ans.Content, "gap")
+}

@@ -96,15 +96,17 @@ func (sequential) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *Rout
 type ParallelOption func(*parallel)
 
 type parallel struct {
-	policy flow.BranchPolicy
-	merge  func(ctx context.Context, tr *TeamTrace) (string, error)
+	policy   flow.BranchPolicy
+	merge    func(ctx context.Context, tr *TeamTrace) (string, error)
+	mergeCov func(ctx context.Context, tr *TeamTrace, cov Coverage) (string, error)
 }
 
 // Parallel returns the protocol in which every member takes its turn at once, on a
 // parallel gateway: start → fork → members → join → merge → end. The merge node is
 // the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
 // merge the answers, else it concatenates them as "[member] answer" sections, failed
-// and skipped members included (ParallelMerge replaces it). When members are
+// and skipped members included (ParallelMerge or ParallelMergeWithCoverage replaces
+// it). When members are
 // sub-agents (they report a SubResult, or RecordToolCalls kept failed tool calls of
 // theirs), both merges end with the coverage notes of those members (NewCoverage over
 // GatherSubTasks), and the answer of a member whose empty success its failed searches
@@ -129,9 +131,18 @@ func ParallelBranchPolicy(bp flow.BranchPolicy) ParallelOption {
 }
 
 // ParallelMerge replaces the coordinator's merge: fn gets the trace with every
-// member's record and returns the team's answer.
+// member's record and returns the team's answer. It is not given the coverage notes
+// of sub-agent members: a team of sub-agents should use ParallelMergeWithCoverage.
 func ParallelMerge(fn func(ctx context.Context, tr *TeamTrace) (string, error)) ParallelOption {
-	return func(p *parallel) { p.merge = fn }
+	return func(p *parallel) { p.merge, p.mergeCov = fn, nil }
+}
+
+// ParallelMergeWithCoverage is ParallelMerge for a team of sub-agents: fn also gets
+// the coverage notes of the members that are sub-agents (those the default merges end
+// with), so that its answer can tell "none exist" from "could not look". The notes
+// are empty when no member is a sub-agent.
+func ParallelMergeWithCoverage(fn func(ctx context.Context, tr *TeamTrace, cov Coverage) (string, error)) ParallelOption {
+	return func(p *parallel) { p.merge, p.mergeCov = nil, fn }
 }
 
 func (p *parallel) Name() string                 { return "parallel" }
@@ -186,6 +197,8 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	switch {
 	case mt.p.merge != nil:
 		answer, err = mt.p.merge(ctx, tr)
+	case mt.p.mergeCov != nil:
+		answer, err = mt.p.mergeCov(ctx, tr, cov)
 	case t.cfg.model != nil:
 		var b strings.Builder
 		b.WriteString("Task: " + tr.Prompt + "\n\nAnswers of the members:")
