@@ -91,7 +91,7 @@ type FrameState struct {
 type FailedBranch struct {
 	Node   string          `json:"node"`   // the node that failed, in the graph of the split's call frame
 	Branch string          `json:"branch"` // the failed branch's id
-	Error  StructuredError `json:"error"`
+	Error  StructuredError `json:"error"`  // the failure, as ToStructured gives it
 }
 
 // TokenState is one pending token of a frontier.
