@@ -221,6 +221,76 @@ func TestContinueSplitFailuresSurviveResume(t *testing.T) {
 	assert.Nil(t, fc.Value("joined"))
 }
 
+// TestContinueSplitFailuresSurviveRestore is TestContinueSplitFailuresSurviveResume
+// through the frontier's serializable form, as a session store keeps it: the state
+// lists the split's failed branch, and the run restored from it (frontier and context
+// through JSON) fails with all_branches_failed naming that failure.
+func TestContinueSplitFailuresSurviveRestore(t *testing.T) {
+	aStarted := make(chan struct{})
+	var once sync.Once
+	e := flow.NewEngine(
+		flow.WithTaskFunc("fail", func(context.Context, *flow.Context, *flow.Node) error {
+			once.Do(func() { close(aStarted) })
+			return &flow.Error{Code: "E1", Message: "bad"}
+		}),
+		flow.WithTaskFunc("b", func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			<-aStarted // a is running: its failure is recorded whatever b does
+			if c.Value("decision") == nil {
+				c.Suspend("wait")
+			} else {
+				c.Interrupt()
+			}
+			return nil
+		}),
+	)
+	g := parallelPair(t, "continue", "@fail", "@b")
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+
+	data, err := json.Marshal(res.Frontier.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(data, &st))
+	var failed []flow.FailedBranch
+	for _, fs := range st.Frames {
+		failed = append(failed, fs.Failed...)
+	}
+	require.Len(t, failed, 1, "%s", data)
+	assert.Equal(t, "a", failed[0].Node)
+	assert.Equal(t, "E1", failed[0].Error.Code)
+	assert.Equal(t, "bad", failed[0].Error.Message)
+
+	data, err = json.Marshal(fc.Vars())
+	require.NoError(t, err)
+	var vars map[string]any
+	require.NoError(t, json.Unmarshal(data, &vars))
+	vars["decision"] = "interrupt"
+	restored := flow.RestoreContext("i", vars, fc.Trace())
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	res, err = e.Resume(context.Background(), fr, restored)
+	require.Error(t, err)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	var ne *flow.NodeError
+	require.ErrorAs(t, res.Err, &ne)
+	assert.Equal(t, flow.CodeAllBranchesFailed, ne.Code)
+	assert.Equal(t, "p", ne.Node)
+	assert.ErrorIs(t, res.Err, flow.ErrAllBranchesFailed)
+	assert.Contains(t, res.Err.Error(), `node "a" in graph "pair": E1: bad`)
+	assert.Nil(t, restored.Value("joined"))
+
+	// A failed branch naming a node the graph does not have does not fit.
+	for i := range st.Frames {
+		if len(st.Frames[i].Failed) > 0 {
+			st.Frames[i].Failed = []flow.FailedBranch{{Node: "gone", Branch: "x", Error: failed[0].Error}}
+		}
+	}
+	_, err = e.RestoreFrontier(g, st)
+	assert.ErrorIs(t, err, flow.ErrBadFrontier)
+}
+
 // Fail-fast: branch a fails while branch b suspends. The failure outranks the
 // suspension; resumed once a works, both a and b run again (a failed, b was
 // suspended) and the join fires once with both.

@@ -104,6 +104,7 @@ func TestRestoreFrontierRejectsCorruptState(t *testing.T) {
 		func(st *flow.FrontierState) { st.Frames[0].Parent = 3 },
 		func(st *flow.FrontierState) { st.Tokens = nil },
 		func(st *flow.FrontierState) { st.Frames = nil },
+		func(st *flow.FrontierState) { st.Frames[0].Failed = []flow.FailedBranch{{Node: st.Tokens[0].Node}} }, // not a split frame
 	}
 	for i, m := range mutate {
 		data, _ := json.Marshal(base)

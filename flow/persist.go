@@ -70,6 +70,10 @@ type FrameState struct {
 	Join    string `json:"join,omitempty"`
 	Arrived int    `json:"arrived,omitempty"`
 	Policy  string `json:"policy,omitempty"`
+	// Failed lists the branches a ContinueOnError split withdrew because they failed,
+	// in the order they failed: if no branch reaches the join, the split fails with
+	// all_branches_failed, joining these errors.
+	Failed []FailedBranch `json:"failed,omitempty"`
 	// loop
 	Loop    string `json:"loop,omitempty"`
 	Items   []any  `json:"items,omitempty"`
@@ -80,6 +84,14 @@ type FrameState struct {
 	Path   string `json:"path,omitempty"`
 	Node   string `json:"node,omitempty"`
 	Caller int    `json:"caller"`
+}
+
+// FailedBranch is one branch of a split frame that failed and was withdrawn (see
+// FrameState.Failed).
+type FailedBranch struct {
+	Node   string          `json:"node"`   // the node that failed, in the graph of the split's call frame
+	Branch string          `json:"branch"` // the failed branch's id
+	Error  StructuredError `json:"error"`  // the failure, as ToStructured gives it
 }
 
 // TokenState is one pending token of a frontier.
@@ -141,6 +153,12 @@ func (st *FrontierState) addFrame(fr *frame, index map[*frame]int) int {
 		fs.Split, fs.Arrived, fs.Policy = fr.split.n.ID, fr.arrived, fr.policy.String()
 		if fr.join != nil {
 			fs.Join = fr.join.n.ID
+		}
+		if len(fr.failed) > 0 {
+			fs.Failed = make([]FailedBranch, len(fr.failed))
+			for i, ne := range fr.failed {
+				fs.Failed[i] = FailedBranch{Node: ne.Node, Branch: ne.Branch, Error: ToStructured(ne)}
+			}
 		}
 	case frameLoop:
 		fs.Loop, fs.Items, fs.Index = fr.loop.n.ID, fr.items, fr.index
@@ -249,6 +267,14 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 				if f.policy, err = ParseBranchPolicy(fs.Policy); err != nil {
 					return bad("frame %d: %v", i, err)
 				}
+				for j, fb := range fs.Failed {
+					n := g.node(fb.Node)
+					if n == nil {
+						return bad("frame %d: failed branch %d: no node %q in graph %q", i, j, fb.Node, g.g.ID)
+					}
+					f.failed = append(f.failed, &NodeError{Graph: n.n.graph.ID, Path: call.path, Node: n.n.ID, NodeType: n.n.Type,
+						Title: n.n.Title, Branch: fb.Branch, Code: fb.Error.Code, Err: errors.New(fb.Error.Message)})
+				}
 			} else {
 				f.kind = frameLoop
 				if f.loop = g.node(fs.Loop); f.loop == nil || f.loop.loopVar == "" {
@@ -266,6 +292,9 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 			}
 		default:
 			return bad("frame %d: unknown kind %q", i, fs.Kind)
+		}
+		if len(fs.Failed) > 0 && f.kind != frameSplit {
+			return bad("frame %d: failed branches in a %s frame", i, fs.Kind)
 		}
 		frames[i] = f
 	}

@@ -166,7 +166,8 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 				cf := flow.FrameState{Kind: cs(fr.Kind, hr.Kind), Parent: fr.Parent, Call: fr.Call, Pending: fr.Pending,
 					Branch: cs(fr.Branch, hr.Branch), Split: cs(fr.Split, hr.Split), Join: cs(fr.Join, hr.Join), Arrived: fr.Arrived,
 					Policy: cs(fr.Policy, hr.Policy), Loop: cs(fr.Loop, hr.Loop), Index: fr.Index, Closing: cs(fr.Closing, hr.Closing),
-					Graph: cs(fr.Graph, hr.Graph), Path: cs(fr.Path, hr.Path), Node: cs(fr.Node, hr.Node), Caller: fr.Caller}
+					Graph: cs(fr.Graph, hr.Graph), Path: cs(fr.Path, hr.Path), Node: cs(fr.Node, hr.Node), Caller: fr.Caller,
+					Failed: canonFailed(fr.Failed)}
 				if len(fr.Items) > 0 {
 					items, err := canonValue(fr.Items, 0)
 					if err != nil {
@@ -198,8 +199,8 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 					tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
 				}
 				if t.Error != nil { // copied: the engine may still hold it
-					tokens[i].Error = &flow.StructuredError{Type: canonString(t.Error.Type), Code: canonString(t.Error.Code),
-						Message: canonString(t.Error.Message)}
+					se := canonStructured(*t.Error)
+					tokens[i].Error = &se
 				}
 			}
 			setSlice(&c.Frontier.Tokens, tokens)
@@ -285,6 +286,9 @@ func canonFrameOwned(fr, hr *flow.FrameState) error {
 	canonIn(&fr.Graph, hr.Graph)
 	canonIn(&fr.Path, hr.Path)
 	canonIn(&fr.Node, hr.Node)
+	if fr.Failed != nil {
+		fr.Failed = canonFailed(fr.Failed)
+	}
 	if len(fr.Items) == 0 {
 		if fr.Items != nil {
 			fr.Items = nil // as the codec reads an empty list back (omitempty)
@@ -297,4 +301,23 @@ func canonFrameOwned(fr, hr *flow.FrameState) error {
 	}
 	fr.Items = items.([]any)
 	return nil
+}
+
+// canonFailed returns a canonical copy of a split frame's failed branches (nil for
+// none, as the codec reads an omitted list back). It copies even when owned: the
+// failures are rare, and a copy shares nothing with whoever built the state.
+func canonFailed(l []flow.FailedBranch) []flow.FailedBranch {
+	if len(l) == 0 {
+		return nil
+	}
+	c := make([]flow.FailedBranch, len(l))
+	for i, b := range l {
+		c[i] = flow.FailedBranch{Node: canonString(b.Node), Branch: canonString(b.Branch), Error: canonStructured(b.Error)}
+	}
+	return c
+}
+
+// canonStructured returns se with its strings canonical.
+func canonStructured(se flow.StructuredError) flow.StructuredError {
+	return flow.StructuredError{Type: canonString(se.Type), Code: canonString(se.Code), Message: canonString(se.Message)}
 }

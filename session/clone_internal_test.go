@@ -111,6 +111,15 @@ func TestOwnedFrontierMatchesClone(t *testing.T) {
 			case 1:
 				fs.Items = []any{1, "x\xff", 2.5, []string{"y"}}
 			}
+			switch r.IntN(4) {
+			case 0:
+				fs.Failed = []flow.FailedBranch{}
+			case 1:
+				for range 1 + r.IntN(2) {
+					fs.Failed = append(fs.Failed, flow.FailedBranch{Node: str(), Branch: str(),
+						Error: flow.StructuredError{Type: str(), Code: str(), Message: str()}})
+				}
+			}
 			f.Frames = append(f.Frames, fs)
 		}
 		for range r.IntN(3) {

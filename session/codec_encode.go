@@ -262,11 +262,7 @@ func (e *encoder) frontier(f *flow.FrontierState) {
 			e.str("branch", t.Branch)
 			if t.Error != nil {
 				e.key("error")
-				e.buf = append(e.buf, `{"type":`...)
-				e.buf = appendString(e.buf, t.Error.Type)
-				e.str("code", t.Error.Code)
-				e.str("message", t.Error.Message)
-				e.buf = append(e.buf, '}')
+				e.structured(t.Error)
 			}
 			e.buf = append(e.buf, '}')
 		}
@@ -288,6 +284,23 @@ func (e *encoder) frame(f *flow.FrameState) {
 	e.optStr("join", f.Join)
 	e.optInt("arrived", f.Arrived)
 	e.optStr("policy", f.Policy)
+	if len(f.Failed) > 0 {
+		e.key("failed")
+		e.buf = append(e.buf, '[')
+		for i := range f.Failed {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			b := &f.Failed[i]
+			e.buf = append(e.buf, `{"node":`...)
+			e.buf = appendString(e.buf, b.Node)
+			e.str("branch", b.Branch)
+			e.key("error")
+			e.structured(&b.Error)
+			e.buf = append(e.buf, '}')
+		}
+		e.buf = append(e.buf, ']')
+	}
 	e.optStr("loop", f.Loop)
 	if len(f.Items) > 0 {
 		e.key("items")
@@ -302,6 +315,15 @@ func (e *encoder) frame(f *flow.FrameState) {
 	e.optStr("path", f.Path)
 	e.optStr("node", f.Node)
 	e.int("caller", int64(f.Caller))
+	e.buf = append(e.buf, '}')
+}
+
+// structured appends a flow.StructuredError.
+func (e *encoder) structured(se *flow.StructuredError) {
+	e.buf = append(e.buf, `{"type":`...)
+	e.buf = appendString(e.buf, se.Type)
+	e.str("code", se.Code)
+	e.str("message", se.Message)
 	e.buf = append(e.buf, '}')
 }
 

@@ -159,17 +159,7 @@ func (d *decoder) frontier(f *flow.FrontierState) error {
 							return err
 						}
 						t.Error = new(flow.StructuredError)
-						return d.object(true, func(key []byte) error {
-							switch string(key) {
-							case "type":
-								return d.str(&t.Error.Type)
-							case "code":
-								return d.str(&t.Error.Code)
-							case "message":
-								return d.str(&t.Error.Message)
-							}
-							return d.errorf("unknown field")
-						})
+						return d.structured(t.Error)
 					}
 					return d.errorf("unknown field")
 				})
@@ -200,6 +190,29 @@ func (d *decoder) frame(f *flow.FrameState) error {
 			return d.intField(&f.Arrived)
 		case "policy":
 			return d.str(&f.Policy)
+		case "failed":
+			if isNull, err := d.null(); isNull || err != nil {
+				return err
+			}
+			f.Failed = nil // an empty list reads as none, as the encoder omits it
+			return d.array(func() error {
+				f.Failed = append(f.Failed, flow.FailedBranch{})
+				b := &f.Failed[len(f.Failed)-1]
+				return d.object(true, func(key []byte) error {
+					switch string(key) {
+					case "node":
+						return d.str(&b.Node)
+					case "branch":
+						return d.str(&b.Branch)
+					case "error":
+						if isNull, err := d.null(); isNull || err != nil {
+							return err
+						}
+						return d.structured(&b.Error)
+					}
+					return d.errorf("unknown field")
+				})
+			})
 		case "loop":
 			return d.str(&f.Loop)
 		case "items":
@@ -228,6 +241,21 @@ func (d *decoder) frame(f *flow.FrameState) error {
 			return d.str(&f.Node)
 		case "caller":
 			return d.intField(&f.Caller)
+		}
+		return d.errorf("unknown field")
+	})
+}
+
+// structured reads a flow.StructuredError into se.
+func (d *decoder) structured(se *flow.StructuredError) error {
+	return d.object(true, func(key []byte) error {
+		switch string(key) {
+		case "type":
+			return d.str(&se.Type)
+		case "code":
+			return d.str(&se.Code)
+		case "message":
+			return d.str(&se.Message)
 		}
 		return d.errorf("unknown field")
 	})

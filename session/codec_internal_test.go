@@ -136,9 +136,16 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 		case reflect.Int, reflect.Int64:
 			f.SetInt(int64(*n))
 		case reflect.Slice:
-			if f.Type().Elem().Kind() == reflect.Interface {
+			switch f.Type().Elem().Kind() {
+			case reflect.Interface:
 				f.Set(reflect.ValueOf([]any{int64(*n), "item"}))
-			} else {
+			case reflect.Struct:
+				l := reflect.MakeSlice(f.Type(), 2, 2) // two elements: the codec's separators
+				for j := range l.Len() {
+					fill(t, l.Index(j), n)
+				}
+				f.Set(l)
+			default:
 				t.Fatalf("field %s: unhandled slice", v.Type().Field(i).Name)
 			}
 		case reflect.Pointer:

@@ -361,3 +361,94 @@ func TestDiedAfterClaimRestartsFromStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 }
+
+// continueSplitGraph is a parallel split under ContinueOnError: branch a fails with
+// code E1 and branch b, once a is running, suspends until "decision" is set, then
+// interrupts itself. No branch reaches the join.
+func continueSplitGraph(t *testing.T, eng *flow.Engine) {
+	t.Helper()
+	aStarted := make(chan struct{})
+	var once sync.Once
+	s := flow.NewSpec("split")
+	s.Meta = map[string]any{"branchPolicy": "continue"}
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		once.Do(func() { close(aStarted) })
+		return &flow.Error{Code: "E1", Message: "bad"}
+	}).LinkTo("j")
+	s.Activity("b").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("decision") == nil {
+			<-aStarted // a's failure is recorded whatever b does
+			c.Suspend("wait")
+		} else {
+			c.Interrupt()
+		}
+		return nil
+	}).LinkTo("j")
+	s.Parallel("j").SetTask(`context.incr("joined")`).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+}
+
+// TestContinueSplitFailuresSurviveTheStore: the stored frontier of a run suspended
+// after a ContinueOnError split lost a branch keeps that failure (through the codec
+// and every store), so when the resumed run's other branch interrupts itself the run
+// fails with all_branches_failed naming it, as it does without the suspension.
+func TestContinueSplitFailuresSurviveTheStore(t *testing.T) {
+	stores := map[string]func(t *testing.T) session.Store{
+		"memory": func(*testing.T) session.Store { return session.NewMemoryStore() },
+		"file": func(t *testing.T) session.Store {
+			s, err := session.NewFileStore(t.TempDir())
+			require.NoError(t, err)
+			return s
+		},
+	}
+	for name, newStore := range stores {
+		for _, d := range []session.Durability{session.OnExit, session.PerNode} {
+			t.Run(name+"/"+d.String(), func(t *testing.T) {
+				ctx := t.Context()
+				eng := flow.NewEngine()
+				continueSplitGraph(t, eng)
+				store := newStore(t)
+				r := session.NewRunner(eng, store, session.WithDurability(d))
+				res, err := r.Run(ctx, "split", flow.NewContext("split-1"))
+				require.NoError(t, err)
+				require.Equal(t, flow.StatusSuspended, res.Status)
+
+				snap, err := store.Load(ctx, "split-1")
+				require.NoError(t, err)
+				require.NotNil(t, snap.Frontier)
+				var failed []flow.FailedBranch
+				for _, f := range snap.Frontier.Frames {
+					failed = append(failed, f.Failed...)
+				}
+				require.Len(t, failed, 1)
+				assert.Equal(t, "a", failed[0].Node)
+				assert.Equal(t, "E1", failed[0].Error.Code)
+				assert.Equal(t, "bad", failed[0].Error.Message)
+				data, err := session.Encode(snap)
+				require.NoError(t, err)
+				back, err := session.Decode(data)
+				require.NoError(t, err)
+				assert.Equal(t, snap, back, "the failed branch survives Encode and Decode")
+
+				res, err = r.Resume(ctx, "split-1", map[string]any{"decision": "interrupt"})
+				require.Error(t, err)
+				require.NotNil(t, res)
+				assert.Equal(t, flow.StatusFailed, res.Status)
+				var ne *flow.NodeError
+				require.ErrorAs(t, res.Err, &ne)
+				assert.Equal(t, flow.CodeAllBranchesFailed, ne.Code)
+				assert.Equal(t, "p", ne.Node)
+				assert.Contains(t, res.Err.Error(), `node "a" in graph "split": E1: bad`)
+				assert.Nil(t, res.Context.Value("joined"))
+				snap, err = store.Load(ctx, "split-1")
+				require.NoError(t, err)
+				assert.Equal(t, session.StatusFailed, snap.Status)
+			})
+		}
+	}
+}

@@ -41,6 +41,25 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	got, err := session.Decode(encode(t, s))
 	require.NoError(t, err)
 	assert.Equal(t, s, got)
+
+	// A split frame with the branches it lost.
+	s = withFailedBranches(saved("order-10"))
+	got, err = session.Decode(encode(t, s))
+	require.NoError(t, err)
+	assert.Equal(t, s, got)
+}
+
+// withFailedBranches adds to s's frontier a ContinueOnError split frame that two
+// failed branches left (one message with characters the codec escapes) and a token
+// in its remaining branch.
+func withFailedBranches(s *session.Snapshot) *session.Snapshot {
+	s.Frontier.Frames = append(s.Frontier.Frames, flow.FrameState{Kind: "split", Parent: 0, Call: 0, Caller: -1, Pending: 1,
+		Branch: "main", Split: "p", Policy: "continue", Failed: []flow.FailedBranch{
+			{Node: "a", Branch: "p:a", Error: flow.StructuredError{Type: "flow_error", Code: "E1", Message: "bad"}},
+			{Node: "c", Branch: "p:c", Error: flow.StructuredError{Type: "flow_error", Code: "E2", Message: "worse \ufffd \"quoted\""}},
+		}})
+	s.Frontier.Tokens = append(s.Frontier.Tokens, flow.TokenState{Node: "b", Mode: "exec", Frame: 1, Branch: "p:b"})
+	return s
 }
 
 func TestDecodeNumbers(t *testing.T) {
@@ -204,6 +223,7 @@ func FuzzDecode(f *testing.F) {
 	s.Frontier, s.Errors, s.Trace.Last = nil, nil, nil
 	s.Vars = map[string]any{"a": []any{1.5, "x", nil, true}, "b": map[string]any{"c": -3}}
 	f.Add(encode(f, s))
+	f.Add(encode(f, withFailedBranches(saved("f-3"))))
 	f.Add([]byte(`{"format":1}`))
 	f.Add([]byte(`{"format":1,"instance":"x","graph":"g","hash":"` + storetest.Hash + `","status":"running","version":1,"created":"2026-01-01T00:00:00Z","updated":"2026-01-01T00:00:00Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
