@@ -442,3 +442,44 @@ layout:
 	assert.Equal(t, []string{"E1", "E2"}, []string{got[0].Code, got[1].Code})
 	assert.Equal(t, "p1", got[0].Split)
 }
+
+// A join whose own task suspends says how many branches it waited for when it runs
+// again on resume, in memory and from a restored frontier.
+func TestSuspendedJoinKeepsItsArrivals(t *testing.T) {
+	g, err := flow.LoadGraph("j.yml", []byte(`
+id: j
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [a, b, c]}
+  - {id: a, link: join}
+  - {id: b, link: join}
+  - {id: c, link: join}
+  - {id: join, type: parallel, task: 'approved == true || context.suspend("wait")', link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	for _, restored := range []bool{false, true} {
+		rec := newJoinRec()
+		fc := flow.NewContext("i")
+		res := evalRec(t, e, g, fc, rec)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		fr := res.Frontier
+		if restored {
+			data, err := json.Marshal(fr.State())
+			require.NoError(t, err)
+			var st flow.FrontierState
+			require.NoError(t, json.Unmarshal(data, &st))
+			require.Len(t, st.Tokens, 1)
+			assert.Equal(t, 3, st.Tokens[0].Arrivals)
+			fr, err = e.RestoreFrontier(g, st)
+			require.NoError(t, err)
+		}
+		fc.Set("approved", true)
+		res, err = e.Resume(context.Background(), fr, fc, flow.WithEvalInterceptor(rec, 0))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, []int{3, 3}, rec.arrivals["join"], "restored %v: the suspended run and the resumed one", restored)
+		assert.Equal(t, 2, rec.starts["join"], "restored %v", restored)
+	}
+}

@@ -381,7 +381,7 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 	toks := make([]*token, len(fr.tokens))
 	for i, t := range fr.tokens {
 		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
-		nt.failure = t.failure
+		nt.failure, nt.arrivals = t.failure, t.arrivals
 		toks[i] = nt
 	}
 	return root, toks

@@ -146,9 +146,10 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		if status == nodeCompleted {
 			return r.completed(tok, rt, local)
 		}
-		tok.arrivals = 0
+		// A parked token keeps its join's arrivals for the node's run on resume.
 		switch status {
 		case nodeFailed:
+			tok.arrivals = 0
 			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
 		case nodeInterrupted:
 			if r.halted() {
@@ -156,6 +157,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				r.park(tok)
 				return nil
 			}
+			tok.arrivals = 0
 			return r.endToken(tok)
 		default: // nodeSuspended
 			tok.suspended = false

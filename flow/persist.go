@@ -100,6 +100,10 @@ type TokenState struct {
 	Mode   string `json:"mode"`
 	Frame  int    `json:"frame"`
 	Branch string `json:"branch"`
+	// Arrivals is how many branches the join the token fires waited for, kept when
+	// the join's own task suspended or was stopped, so that the join's NodeEnd (and
+	// its audit record) says so when it runs again.
+	Arrivals int `json:"arrivals,omitempty"`
 	// Error is the failure a "failed" token still has to report (every branch of a
 	// split failed and the run halted before the failure was handled).
 	Error *StructuredError `json:"error,omitempty"`
@@ -121,7 +125,7 @@ func (f *Frontier) appendState(st *FrontierState, index map[*frame]int) {
 	st.Graph = f.graph.g.ID
 	for _, t := range f.tokens {
 		fi := st.addFrame(t.frame, index)
-		ts := TokenState{Node: t.node.n.ID, Mode: modeNames[t.mode], Frame: fi, Branch: t.branch}
+		ts := TokenState{Node: t.node.n.ID, Mode: modeNames[t.mode], Frame: fi, Branch: t.branch, Arrivals: t.arrivals}
 		if t.failure != nil {
 			se := ToStructured(t.failure)
 			ts.Error = &se
@@ -315,7 +319,10 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 		if mode < 0 || tokenMode(mode) == modeResumeCall {
 			return bad("token %d: bad mode %q", i, ts.Mode)
 		}
-		t := &token{node: n, mode: tokenMode(mode), frame: f, call: f.call, branch: ts.Branch}
+		if ts.Arrivals < 0 {
+			return bad("token %d: negative arrivals %d", i, ts.Arrivals)
+		}
+		t := &token{node: n, mode: tokenMode(mode), frame: f, call: f.call, branch: ts.Branch, arrivals: ts.Arrivals}
 		if t.mode == modeFailed {
 			if ts.Error == nil {
 				return bad("token %d: a failed token without its error", i)

@@ -196,7 +196,8 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 					canonIn(&ct.Mode, ht.Mode)
 					canonIn(&ct.Branch, ht.Branch)
 				} else {
-					tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch)}
+					tokens[i] = flow.TokenState{Node: cs(t.Node, ht.Node), Mode: cs(t.Mode, ht.Mode), Frame: t.Frame, Branch: cs(t.Branch, ht.Branch),
+						Arrivals: t.Arrivals}
 				}
 				if t.Error != nil { // copied: the engine may still hold it
 					se := canonStructured(*t.Error)

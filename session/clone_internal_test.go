@@ -123,7 +123,7 @@ func TestOwnedFrontierMatchesClone(t *testing.T) {
 			f.Frames = append(f.Frames, fs)
 		}
 		for range r.IntN(3) {
-			ts := flow.TokenState{Node: str(), Mode: str(), Frame: r.IntN(3), Branch: str()}
+			ts := flow.TokenState{Node: str(), Mode: str(), Frame: r.IntN(3), Branch: str(), Arrivals: r.IntN(2) * r.IntN(5)}
 			if r.IntN(3) == 0 {
 				ts.Error = &flow.StructuredError{Type: str(), Code: str(), Message: str()}
 			}

@@ -260,6 +260,7 @@ func (e *encoder) frontier(f *flow.FrontierState) {
 			e.str("mode", t.Mode)
 			e.int("frame", int64(t.Frame))
 			e.str("branch", t.Branch)
+			e.optInt("arrivals", t.Arrivals)
 			if t.Error != nil {
 				e.key("error")
 				e.structured(t.Error)

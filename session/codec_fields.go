@@ -154,6 +154,8 @@ func (d *decoder) frontier(f *flow.FrontierState) error {
 						return d.intField(&t.Frame)
 					case "branch":
 						return d.str(&t.Branch)
+					case "arrivals":
+						return d.intField(&t.Arrivals)
 					case "error":
 						if isNull, err := d.null(); isNull || err != nil {
 							return err

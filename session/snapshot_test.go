@@ -58,7 +58,8 @@ func withFailedBranches(s *session.Snapshot) *session.Snapshot {
 			{Node: "a", Branch: "p:a", Error: flow.StructuredError{Type: "flow_error", Code: "E1", Message: "bad"}},
 			{Node: "c", Branch: "p:c", Error: flow.StructuredError{Type: "flow_error", Code: "E2", Message: "worse \ufffd \"quoted\""}},
 		}})
-	s.Frontier.Tokens = append(s.Frontier.Tokens, flow.TokenState{Node: "b", Mode: "exec", Frame: 1, Branch: "p:b"})
+	s.Frontier.Tokens = append(s.Frontier.Tokens, flow.TokenState{Node: "b", Mode: "exec", Frame: 1, Branch: "p:b"},
+		flow.TokenState{Node: "j", Mode: "exec", Frame: 0, Branch: "main", Arrivals: 3}) // a suspended join
 	return s
 }
 
