@@ -64,12 +64,23 @@
 // naming the node. A parallel node takes every outgoing link and ignores their
 // conditions, also when it has a single one (a join). Parallel branches run on
 // goroutines bounded by WithMaxConcurrency (branches beyond it run inline); every
-// goroutine ends before Eval returns.
+// goroutine ends before Eval returns. A failing parallel branch follows the branch
+// policy (WithBranchPolicy, or meta branchPolicy on the node or the graph): FailFast
+// fails the run and cancels the siblings; ContinueOnError withdraws the branch and
+// records it in Result.BranchFailures and under KeyBranchFailures (read it with
+// BranchFailuresOf: a restored context holds it as plain JSON values), and a split
+// none of whose branches reaches the join fails with all_branches_failed. A frontier
+// keeps such a split's failed branches (FrameState.Failed) and a join's arrivals
+// (FrameState.Arrived, TokenState.Arrivals), so a resumed run still has them: a
+// split whose last branch fails after the resume still fails with all of them, and a
+// join whose task suspended still reports how many branches it waited for.
 //
 // # Errors
 //
 // A node failure (task, guard, routing) becomes a *NodeError with a stable code and an
-// ExecutionError record in the context (DefaultErrorKey). The ErrorPolicy decides:
+// ExecutionError record in the context, under DefaultErrorKey or the key set with
+// WithErrorKey (Context.ErrorKey says which; ExecutionErrors reads them). The
+// ErrorPolicy decides:
 // recoverable errors (Recoverable() bool, MarkRecoverable, NewRecoverableError, rules
 // added with WithRecoverable, or the node's onError meta) are recorded and the run goes
 // on, along the node's links or to the policy's goto node, after applying its update;

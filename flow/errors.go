@@ -48,13 +48,16 @@ type NodeError struct {
 	Path     string // call path of that graph
 	Node     string // node id
 	NodeType NodeType
-	Title    string
+	Title    string // node title
 	Branch   string // branch id
 	Step     int    // the run's step count when the node ran
 	Code     string // stable code, one of the Code constants or the task error's own
-	Err      error
+	Err      error  // the cause: the task's error, or a sentinel such as ErrNoRoute
 }
 
+// Error names the node, its graph and (when it differs from the graph id) the call
+// path, then the code and the cause; a *Error cause with the same code gives only
+// its message, so the code is not said twice.
 func (e *NodeError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "node %q in graph %q", e.Node, e.Graph)

@@ -25,7 +25,8 @@ const (
 )
 
 // KeyBranchFailures is the context variable that holds the []BranchFailure recorded
-// under the ContinueOnError policy.
+// under the ContinueOnError policy. A context restored from JSON (a session snapshot)
+// holds them as plain JSON values instead, so read the variable with BranchFailuresOf.
 const KeyBranchFailures = "flow.branchFailures"
 
 // ParseBranchPolicy reads "fail-fast" or "continue" (as written in meta).
@@ -52,9 +53,9 @@ type BranchFailure struct {
 	Split  string     `json:"split"`  // id of the parallel node whose branch failed
 	Branch string     `json:"branch"` // branch id
 	Node   string     `json:"node"`   // the node that failed
-	Code   string     `json:"code"`
-	Error  string     `json:"error"`
-	Err    *NodeError `json:"-"`
+	Code   string     `json:"code"`   // the failure's stable code, as NodeError.Code
+	Error  string     `json:"error"`  // the failure's message, as NodeError.Error returns it
+	Err    *NodeError `json:"-"`      // the failure itself; nil once it went through JSON
 }
 
 // BranchFailuresOf converts the value of KeyBranchFailures into branch failures. It

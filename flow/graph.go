@@ -76,13 +76,15 @@ type DefinitionError struct {
 	Pos   Pos    // file and line, when the definition came from a file
 	Graph string // graph id, when known
 	Node  string // node id, when the problem belongs to a node
-	Msg   string
-	Err   error // the underlying error, if any (ErrUnknownTask, ErrCompile, ...)
+	Msg   string // what is wrong
+	Err   error  // the underlying error, if any (ErrUnknownTask, ErrCompile, ...)
 }
 
 // Unwrap returns the underlying error.
 func (e *DefinitionError) Unwrap() error { return e.Err }
 
+// Error returns the message prefixed with what is known of where the problem is:
+// "file:line: graph "g": node "n": message".
 func (e *DefinitionError) Error() string {
 	var b strings.Builder
 	if p := e.Pos.String(); p != "" {

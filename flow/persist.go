@@ -53,37 +53,40 @@ func (g *Graph) Hash() string {
 // Frames are listed parents first; tokens and frames refer to frames by index and to
 // nodes by id within the graph of their call frame.
 type FrontierState struct {
-	Graph  string       `json:"graph"`
-	Frames []FrameState `json:"frames"`
-	Tokens []TokenState `json:"tokens"`
+	Graph  string       `json:"graph"`  // id of the root graph
+	Frames []FrameState `json:"frames"` // every frame a token is inside, parents first
+	Tokens []TokenState `json:"tokens"` // the pending tokens
 }
 
-// FrameState is one frame of a frontier.
+// FrameState is one frame of a frontier: a call of a graph (the root graph or a
+// sub-graph), the branches of one split waiting for their join, or the iterations of
+// one loop node. Parent, Call and Caller are indexes into FrontierState.Frames, -1
+// for none.
 type FrameState struct {
-	Kind    string `json:"kind"` // call, split or loop
-	Parent  int    `json:"parent"`
-	Call    int    `json:"call"`
-	Pending int    `json:"pending"`
-	Branch  string `json:"branch"`
+	Kind    string `json:"kind"`    // call, split or loop
+	Parent  int    `json:"parent"`  // the enclosing frame; -1 for the root call
+	Call    int    `json:"call"`    // the innermost call frame of a split or loop frame; -1 for a call frame
+	Pending int    `json:"pending"` // units (tokens or nested frames) still running inside
+	Branch  string `json:"branch"`  // branch id of the token that opened the frame
 	// split
-	Split   string `json:"split,omitempty"`
-	Join    string `json:"join,omitempty"`
-	Arrived int    `json:"arrived,omitempty"`
-	Policy  string `json:"policy,omitempty"`
+	Split   string `json:"split,omitempty"`   // id of the split node
+	Join    string `json:"join,omitempty"`    // id of the join node, once a branch arrived there
+	Arrived int    `json:"arrived,omitempty"` // branches that arrived at the join
+	Policy  string `json:"policy,omitempty"`  // branch policy of a parallel split (ParseBranchPolicy)
 	// Failed lists the branches a ContinueOnError split withdrew because they failed,
 	// in the order they failed: if no branch reaches the join, the split fails with
 	// all_branches_failed, joining these errors.
 	Failed []FailedBranch `json:"failed,omitempty"`
 	// loop
-	Loop    string `json:"loop,omitempty"`
-	Items   []any  `json:"items,omitempty"`
-	Index   int    `json:"index,omitempty"`
-	Closing string `json:"closing,omitempty"`
+	Loop    string `json:"loop,omitempty"`    // id of the opening loop node
+	Items   []any  `json:"items,omitempty"`   // the items the loop iterates over
+	Index   int    `json:"index,omitempty"`   // position of the current item in Items
+	Closing string `json:"closing,omitempty"` // id of the closing loop node, once reached
 	// call
-	Graph  string `json:"graphId,omitempty"`
-	Path   string `json:"path,omitempty"`
-	Node   string `json:"node,omitempty"`
-	Caller int    `json:"caller"`
+	Graph  string `json:"graphId,omitempty"` // id of the called graph
+	Path   string `json:"path,omitempty"`    // the call path (as in FlowTrace)
+	Node   string `json:"node,omitempty"`    // the calling node in the caller's graph; empty for the root call
+	Caller int    `json:"caller"`            // the caller's call frame; -1 for the root call
 }
 
 // FailedBranch is one branch of a split frame that failed and was withdrawn (see
@@ -96,10 +99,10 @@ type FailedBranch struct {
 
 // TokenState is one pending token of a frontier.
 type TokenState struct {
-	Node   string `json:"node"`
-	Mode   string `json:"mode"`
-	Frame  int    `json:"frame"`
-	Branch string `json:"branch"`
+	Node   string `json:"node"`   // id of the node, in the graph of the token's call frame
+	Mode   string `json:"mode"`   // what it does next there: arrive, exec, follow, body, resume-call or failed
+	Frame  int    `json:"frame"`  // index of its innermost frame in FrontierState.Frames
+	Branch string `json:"branch"` // branch id
 	// Arrivals is how many branches the join the token fires waited for, kept when
 	// the join's own task suspended or was stopped, so that the join's NodeEnd (and
 	// its audit record) says so when it runs again.

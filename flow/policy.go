@@ -108,13 +108,14 @@ func errorCode(err error) string {
 
 // Error is a structured error a task (or a script, with raise) can return.
 type Error struct {
-	Code    string
+	Code    string // stable code; the node error takes it as its own
 	Message string
 	Type    string // default "flow_error"
 	Recover bool   // recoverable by the default policy
 	Retry   bool   // worth retrying on an idempotent node
 }
 
+// Error returns "code: message", or the message alone when there is no code.
 func (e *Error) Error() string {
 	if e.Code == "" {
 		return e.Message
@@ -221,7 +222,9 @@ func WithRecoverableErrors(targets ...error) Option {
 	})
 }
 
-// WithErrorKey sets the context variable that holds the execution error records.
+// WithErrorKey sets the context variable that holds the execution error records
+// (default DefaultErrorKey). Code handed only a context finds the key with
+// Context.ErrorKey.
 func WithErrorKey(key string) Option { return func(e *Engine) { e.errKey = key } }
 
 // Clock lets tests replace the time the engine waits between retries.
