@@ -13,8 +13,9 @@ import (
 // (numbers become int64 or float64, values that cannot be serialized are errors
 // naming them, nothing is shared with the caller). Plain values (nil, bool, integers,
 // float64, valid UTF-8 strings, []any, map[string]any, []string, map[string]string)
-// are converted here; anything else goes through the codec. TestCloneMatchesCodec
-// and FuzzCloneMatchesCodec hold the two to the same result.
+// are converted here; anything else goes through the codec. FuzzCloneMatchesCodec
+// (whose seeds run with go test) and TestValueRoundTrips hold the two to the same
+// result.
 func canonicalClone(s *Snapshot) (*Snapshot, error) { return canonicalize(s, false, nil, false) }
 
 // canonicalOwned is canonicalClone for a snapshot that is handed over with its Vars

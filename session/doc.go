@@ -14,21 +14,23 @@
 //
 // Values: JSON has one number type, so after a round trip an integer literal that fits
 // is an int64 and any other number a float64 (a float64 3.0 comes back as int64 3, and
-// any integral float within int64's range as the int64 of the same value);
-// objects are map[string]any, arrays []any, and other Go values come back in their JSON
-// form (a time.Time as a string, a struct as a map, a []byte as base64, a nil slice,
-// map or pointer as nil; but a nil []any or map[string]any comes back empty, not nil).
-// A string that is not valid UTF-8 comes back with U+FFFD in place of the bad bytes,
-// as encoding/json writes it; a variable name or a key of a map[string]any that is
-// not is unserializable (repaired, two keys could become one). A value that cannot be written as
-// JSON (a func, a channel, NaN, a cycle, a failing MarshalJSON) fails the save with an
-// *UnserializableError naming every such variable; DropUnserializable (Encode) or
-// WithDropUnserializable (Runner) leaves them out and lists them in Snapshot.Dropped.
-// Decode is strict: unknown or repeated fields, trailing data, a missing required field,
-// another format version, an out-of-range number or bytes that are not valid UTF-8
-// (the encoder writes a string's invalid UTF-8 as U+FFFD, as encoding/json does, so
-// they can only be damage) reject the whole snapshot (ErrCorrupt, ErrFormat); nothing
-// is ever half-loaded.
+// any integral float within int64's range as the int64 of the same value; a uint64
+// beyond it as a float64); objects are map[string]any, arrays []any, and other Go
+// values come back in their JSON form (a time.Time as a string, a struct as a map, a
+// []byte as base64, a nil slice, map or pointer as nil; but a nil []any or
+// map[string]any comes back empty, not nil). A string that is not valid UTF-8 comes
+// back with U+FFFD in place of the bad bytes, as encoding/json writes it (also inside
+// what a MarshalJSON writes); a variable name or a key of a map[string]any that is not
+// is unserializable (repaired, two keys could become one). A value that cannot be
+// written as JSON (a func, a channel, NaN, a cycle, a failing MarshalJSON, or one
+// whose output Decode would not read back: a repeated key, a number beyond float64)
+// fails the save with an *UnserializableError naming every such variable;
+// DropUnserializable (Encode) or WithDropUnserializable (Runner) leaves them out and
+// lists them in Snapshot.Dropped. Decode is strict: unknown or repeated fields,
+// trailing data, a missing required field, another format version, an out-of-range
+// number or bytes that are not valid UTF-8 (the encoder writes a string's invalid
+// UTF-8 as U+FFFD, as encoding/json does, so they can only be damage) reject the whole
+// snapshot (ErrCorrupt, ErrFormat); nothing is ever half-loaded.
 //
 // # Stores
 //

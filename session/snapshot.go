@@ -69,7 +69,8 @@ type Snapshot struct {
 	// RunID is the id of the last run (or resume) of the instance.
 	RunID string `json:"runId,omitempty"`
 	// Vars are the instance's variables. After Decode, JSON numbers are int64 when
-	// integral and float64 otherwise; objects are map[string]any and arrays []any.
+	// they are integer literals that fit (the encoder writes an integral float that
+	// way) and float64 otherwise; objects are map[string]any and arrays []any.
 	Vars map[string]any `json:"vars,omitempty"`
 	// Frontier is where the run stands; nil when it completed or nothing is pending.
 	Frontier *flow.FrontierState `json:"frontier,omitempty"`
@@ -92,16 +93,17 @@ type Snapshot struct {
 
 // ErrorRecord is an execution error as stored in a snapshot.
 type ErrorRecord struct {
-	Code    string `json:"code"`
-	Node    string `json:"node,omitempty"`
-	Graph   string `json:"graph,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Branch  string `json:"branch,omitempty"`
-	Step    int    `json:"step,omitempty"`
-	Message string `json:"message"`
+	Code    string `json:"code"`             // flow.NodeError.Code, or run_failed for a run that could not start
+	Node    string `json:"node,omitempty"`   // node id
+	Graph   string `json:"graph,omitempty"`  // id of the node's graph
+	Path    string `json:"path,omitempty"`   // call path of that graph
+	Branch  string `json:"branch,omitempty"` // branch id
+	Step    int    `json:"step,omitempty"`   // the run's step count when the node ran
+	Message string `json:"message"`          // the cause's message
 	// Type and Severity carry the structured error model of the execution errors
-	// (type such as "flow_error"; severity "recoverable" or "fatal"); empty until the
-	// engine reports them.
+	// (type such as "flow_error"; severity "recoverable" or "fatal"). The Runner
+	// copies them from the run's flow.ExecutionError records; they are empty in a
+	// record NewErrorRecord made and in a run_failed record.
 	Type     string `json:"type,omitempty"`
 	Severity string `json:"severity,omitempty"`
 }
@@ -127,7 +129,8 @@ var (
 
 // UnserializableError names the variables (and other parts) of a snapshot whose
 // values cannot be written as JSON: Go funcs, channels, NaN, cycles, a MarshalJSON
-// that fails or panics.
+// that fails or panics, or one whose output Decode would not read back (a repeated
+// key, a number beyond float64's range, nesting too deep).
 type UnserializableError struct {
 	// Names are the variable names, sorted; "frontier" when loop items of the
 	// frontier are the problem.
@@ -136,6 +139,7 @@ type UnserializableError struct {
 	Errs map[string]error
 }
 
+// Error names every variable with what the encoder said about it.
 func (e *UnserializableError) Error() string {
 	var b strings.Builder
 	b.WriteString("snapshot: cannot serialize ")
