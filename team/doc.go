@@ -150,7 +150,9 @@
 //     the failed member as a gap ("[m] failed: …") instead of leaving it out. Members
 //     that are sub-agents (a SubResult, or failed tool calls RecordToolCalls kept) get
 //     coverage notes at the end of the merge, and an empty success that failed
-//     searches contradict is marked as a gap where it stands.
+//     searches contradict is marked as a gap where it stands. A custom merge
+//     (ParallelMerge) replaces all of that; ParallelMergeWithCoverage hands it the
+//     notes.
 //   - The team's answer is the last member's answer, or the answer a supervisor gives
 //     when finishing with the route tool, or the coordinator's merge; WithAnswerFrom
 //     names the member whose last answer it is.
@@ -258,7 +260,9 @@
 //
 // After the join, GatherSubTasks collects for each sub-task its report (the value at
 // ResultKey, else the agent's answer parsed as a SubResult), its tool calls and its
-// node failure, and NewCoverage classifies each one:
+// node failure (the last execution error record of its node, under the key
+// flow.Context.ErrorKey names, so an engine with flow.WithErrorKey is read right), and
+// NewCoverage classifies each one:
 //
 //   - well supported: success with results;
 //   - valid empty ("searched, none exist"): success with no results, and no failed

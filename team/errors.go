@@ -91,6 +91,8 @@ func (t ErrorType) Retryable() bool {
 	return t == TypeTimeout || t == TypeRateLimited || t == TypeSourceUnavailable
 }
 
+// Error returns the type, the HTTP status when there is one, and the message (or,
+// without one, the cause's).
 func (e *Error) Error() string {
 	msg := string(e.Type)
 	if e.Status != 0 {

@@ -16,7 +16,8 @@ import (
 // asks for tool calls; the agent validates each call's arguments against the tool's
 // schema, checks the permission code, holds the batch for human decisions when a
 // sensitive call has none, runs the calls and shows the model a structured observation
-// of each; then the model reasons again, at most MaxSteps times.
+// of each; then the model reasons again, up to the number of model calls WithMaxSteps
+// allows (default DefaultMaxSteps; then the run fails with step_limit).
 type ReActAgent struct {
 	name  string
 	model ChatModel

@@ -80,6 +80,7 @@ type ValidationError struct {
 	Problems []string
 }
 
+// Error lists every problem, separated by "; ".
 func (e *ValidationError) Error() string {
 	return "arguments do not match the schema: " + strings.Join(e.Problems, "; ")
 }

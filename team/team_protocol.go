@@ -106,16 +106,17 @@ type parallel struct {
 // the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
 // merge the answers, else it concatenates them as "[member] answer" sections, failed
 // and skipped members included (ParallelMerge or ParallelMergeWithCoverage replaces
-// it). When members are
-// sub-agents (they report a SubResult, or RecordToolCalls kept failed tool calls of
-// theirs), both merges end with the coverage notes of those members (NewCoverage over
-// GatherSubTasks), and the answer of a member whose empty success its failed searches
-// contradict carries its gap note, so a source that could not be searched is never
-// reported as holding nothing. A failing member follows
-// the branch policy (ParallelBranchPolicy): fail-fast (the default) fails the team and
-// cancels the others; continue lets the others finish and the merge see the failure
-// (and flow's KeyBranchFailures); if every member fails the team fails. Max turns
-// admits the first members in member order.
+// it). When members are sub-agents (they report a SubResult, or RecordToolCalls kept
+// failed tool calls of theirs), the coverage notes of those members (NewCoverage over
+// GatherSubTasks) end the concatenated answer, or are given to the model with the
+// instruction to end with them; the answer of a member whose empty success its failed
+// searches contradict carries its gap note, so a source that could not be searched is
+// never reported as holding nothing. A custom merge gets the notes only through
+// ParallelMergeWithCoverage. A failing member follows the branch policy
+// (ParallelBranchPolicy): fail-fast (the default) fails the team and cancels the
+// others; continue lets the others finish and the merge see the failure (and flow's
+// KeyBranchFailures); if every member fails the team fails. Max turns admits the
+// first members in member order.
 func Parallel(opts ...ParallelOption) Protocol {
 	p := &parallel{}
 	for _, o := range opts {
@@ -138,7 +139,7 @@ func ParallelMerge(fn func(ctx context.Context, tr *TeamTrace) (string, error)) 
 }
 
 // ParallelMergeWithCoverage is ParallelMerge for a team of sub-agents: fn also gets
-// the coverage notes of the members that are sub-agents (those the default merges end
+// the coverage notes of the members that are sub-agents (those the default merge ends
 // with), so that its answer can tell "none exist" from "could not look". The notes
 // are empty when no member is a sub-agent.
 func ParallelMergeWithCoverage(fn func(ctx context.Context, tr *TeamTrace, cov Coverage) (string, error)) ParallelOption {
