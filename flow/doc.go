@@ -68,12 +68,13 @@
 // policy (WithBranchPolicy, or meta branchPolicy on the node or the graph): FailFast
 // fails the run and cancels the siblings; ContinueOnError withdraws the branch and
 // records it in Result.BranchFailures and under KeyBranchFailures (read it with
-// BranchFailuresOf: a restored context holds it as plain JSON values), and a split
-// none of whose branches reaches the join fails with all_branches_failed. A frontier
-// keeps such a split's failed branches (FrameState.Failed) and a join's arrivals
-// (FrameState.Arrived, TokenState.Arrivals), so a resumed run still has them: a
-// split whose last branch fails after the resume still fails with all of them, and a
-// join whose task suspended still reports how many branches it waited for.
+// BranchFailuresOf: a restored context holds it as plain JSON values); when no branch
+// reaches the join and at least one failed, the split fails with all_branches_failed
+// (ErrAllBranchesFailed). A frontier keeps such a split's failed branches
+// (FrameState.Failed) and a join's arrivals (FrameState.Arrived, TokenState.Arrivals),
+// so a resumed run still has them: a split whose last branch fails after the resume
+// still fails with all of them, and a join whose task suspended still reports how many
+// branches it waited for.
 //
 // # Errors
 //
