@@ -38,3 +38,79 @@ layout:
 	// completed end -1
 	// completed end 9
 }
+
+// A parallel split with branchPolicy "continue" withdraws a failing branch and lets the
+// join run with the others; the nodes after the join read the failures with
+// BranchFailuresOf, which also reads them after a trip through JSON (a stored session).
+func ExampleBranchFailuresOf() {
+	spec := flow.NewSpec("quotes")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").SetMeta(flow.MetaBranchPolicy, "continue").
+		LinkTo("a").LinkTo("b")
+	spec.Activity("a").SetTask(`context.put("a", 10);`).LinkTo("join")
+	spec.Activity("b").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		return &flow.Error{Code: "SUPPLIER_DOWN", Message: "supplier b did not answer"}
+	}).LinkTo("join")
+	spec.Parallel("join").LinkTo("report")
+	spec.Activity("report").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		for _, bf := range flow.BranchFailuresOf(c.Value(flow.KeyBranchFailures)) {
+			fmt.Printf("after the join: split %s lost node %s (%s)\n", bf.Split, bf.Node, bf.Code)
+		}
+		return nil
+	}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := flow.NewEngine().EvalGraph(context.Background(), g, flow.NewContext("q-1"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Status, len(res.BranchFailures))
+	// Output:
+	// after the join: split fork lost node b (SUPPLIER_DOWN)
+	// completed 1
+}
+
+// A task suspends the run until the decision it waits for is in the context; Resume
+// continues from the frontier the suspended run left, running the suspended node again
+// and nothing before it.
+func ExampleEngine_Resume() {
+	spec := flow.NewSpec("leave")
+	spec.Start("s").LinkTo("submit")
+	spec.Activity("submit").SetTask(`context.put("submitted", true);`).LinkTo("manager")
+	spec.Activity("manager").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		if _, ok := c.Get("approved"); !ok {
+			c.Suspend("waiting for the manager")
+		}
+		return nil
+	}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	eng := flow.NewEngine()
+	fc := flow.NewContext("leave-42")
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s at %s: %s\n", res.Status, res.LastNode("leave"), res.Reason)
+
+	fc.Set("approved", true) // the decision arrives
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s at %s after %d more steps (manager again, then e)\n", res.Status, res.LastNode("leave"), res.Steps)
+	// Output:
+	// suspended at manager: waiting for the manager
+	// completed at e after 2 more steps (manager again, then e)
+}
