@@ -24,9 +24,11 @@ type Metrics struct {
 	Retries int `json:"retries"`
 	// Recovered counts failures the error policy recovered from (the run went on).
 	Recovered int `json:"recovered"`
-	// Fallbacks counts recoveries that jumped to a fallback node, and Rejections the
-	// decisions a human rejected. The engine does not report them to interceptors:
-	// the code that knows calls Count with the run's context.
+	// Fallbacks counts the fallback paths taken and Rejections the decisions a human
+	// rejected, as reported with Count (CountFallback, CountRejection) by the code that
+	// knows, with the run's context. A recovery that an error policy sends to a goto
+	// node is not counted here by itself: the engine reports it as flow.NodeEnd.Goto
+	// and counts it in flow.Result.Fallbacks.
 	Fallbacks  int `json:"fallbacks"`
 	Rejections int `json:"rejections"`
 	// Duration is the wall time of the run (0 while it runs).

@@ -1,5 +1,5 @@
 // Package trace holds the plain data that flowteam records about runs: the last node
-// per graph (FlowTrace), node outcome statuses and audit records. It has no behaviour
+// per call path (FlowTrace), node outcome statuses, audit records and run metrics. It has no behaviour
 // beyond small helpers and imports only the standard library, so every other package
 // can share these types without import cycles.
 package trace
