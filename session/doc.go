@@ -7,10 +7,11 @@
 // A Snapshot is versioned JSON: the format version, the graph id and the hash of its
 // definition (flow.Graph.Hash), the business instance id, the status, the variables,
 // the frontier (flow.FrontierState: pending nodes with call path and branch id, join
-// arrivals, loop positions, inclusive activation counts), the FlowTrace, the suspend
-// reason, the execution errors, a version that every save increases by one, and
-// timestamps. Encode and Decode read and write it with a hand-written codec (a save per
-// node must cost microseconds); the output is plain JSON.
+// arrivals, loop positions, inclusive activation counts, the failed branches of a
+// ContinueOnError split), the FlowTrace, the suspend reason, the execution errors, a
+// version that every save increases by one, and timestamps. Encode and Decode read and
+// write it with a hand-written codec (a save per node must cost microseconds); the
+// output is plain JSON.
 //
 // Values: JSON has one number type, so after a round trip an integer literal that fits
 // is an int64 and any other number a float64 (a float64 3.0 comes back as int64 3, and

@@ -13,7 +13,8 @@
 // Run "flowteam COMMAND -h" for the flags of a command. Exit codes: 0 the command
 // succeeded (for run and resume: the run completed, was suspended or was stopped), 1
 // the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
-// (another process started or resumed the instance first).
+// (run --store: the instance exists already; resume: another process resumed it
+// first, it is running, or it completed).
 package main
 
 import (
