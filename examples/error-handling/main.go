@@ -29,9 +29,16 @@ type InventoryError struct {
 	Transient bool // worth continuing without: the default policy recovers it
 }
 
-func (e *InventoryError) Error() string     { return e.Message }
+// Error returns the message; the code travels separately (ErrorCode).
+func (e *InventoryError) Error() string { return e.Message }
+
+// ErrorCode is the code the engine records as the node error's code.
 func (e *InventoryError) ErrorCode() string { return e.Code }
+
+// ErrorType is the type of the structured error in the execution error record.
 func (e *InventoryError) ErrorType() string { return "inventory_error" }
+
+// Recoverable tells the default error policy whether the run may go on.
 func (e *InventoryError) Recoverable() bool { return e.Transient }
 
 // legacyRPCError carries an integer code, as older services do.

@@ -46,6 +46,7 @@ type Finding struct {
 	URL    string `json:"url,omitempty"`
 }
 
+// String is how a finding is cited: its claim and source, or its title and URL.
 func (f Finding) String() string {
 	if f.Claim != "" {
 		return f.Claim + " (" + f.Source + ")"
