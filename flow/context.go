@@ -61,7 +61,9 @@ func (c *Context) InstanceID() string { return c.st.instanceID }
 // ErrorKey returns the variable under which the engine that runs this context, or
 // last ran it, keeps the execution error records (WithErrorKey); DefaultErrorKey
 // before any run. Code that reads the records from a context (ExecutionErrors) should
-// use it rather than assume the default.
+// use it rather than assume the default. The key is not part of the variables: a
+// context made with RestoreContext reports DefaultErrorKey until an engine runs it, so
+// code that reads a restored context outside a run must know the engine's key.
 func (c *Context) ErrorKey() string {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()

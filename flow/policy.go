@@ -399,9 +399,10 @@ func parseDuration(v any) (time.Duration, error) {
 	return 0, fmt.Errorf("%v is not a duration", v)
 }
 
-// ExecutionErrors returns the execution error records kept in the context under key
-// (DefaultErrorKey unless the engine was configured otherwise). It also reads records
-// that went through JSON (a restored snapshot holds them as plain maps).
+// ExecutionErrors returns the execution error records kept in the context under key:
+// pass c.ErrorKey(), the key of the engine that ran c (DefaultErrorKey unless it was
+// configured with WithErrorKey). It also reads records that went through JSON (a
+// restored snapshot holds them as plain maps).
 func ExecutionErrors(c *Context, key string) []ExecutionError {
 	v, _ := c.Get(key)
 	return ExecutionErrorsOf(v)

@@ -78,7 +78,10 @@ type SubTask struct {
 //     an empty success, which errs on the side of a gap).
 //
 // Everything it reads is plain data in the context, so it works on a context restored
-// from a session snapshot in another process.
+// from a session snapshot in another process; but under an engine with
+// flow.WithErrorKey, a restored context knows that key only once the engine has run it
+// (flow.Context.ErrorKey), so before that the node failures are looked for under
+// flow.DefaultErrorKey.
 func GatherSubTasks(c *flow.Context, names ...string) []SubTask {
 	errs := flow.ExecutionErrors(c, c.ErrorKey())
 	sess := SessionOf(c)
