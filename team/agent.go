@@ -12,15 +12,19 @@ import (
 )
 
 // Agent is anything that answers a prompt in a session: a SimpleAgent, a ReActAgent, a
-// team (the next layer), or a deterministic stand-in from testkit. Call must honour
+// TeamAgent, or a deterministic stand-in from testkit. Call must honour
 // ctx. It returns an Answer whose Pending is set when the agent waits for human
 // decisions (the session then holds the waiting run; Decide and call again).
 //
 // An agent reads and writes business data through sess.Context(), and reports what it
 // does through Emit (the agents of this package do so already).
 type Agent interface {
+	// Name identifies the agent: its task name ("@name"), its state in the session and
+	// the Agent of its events.
 	Name() string
+	// Role says what the agent does; a supervisor reads it to choose a member.
 	Role() string
+	// Call answers prompt.
 	Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error)
 }
 
