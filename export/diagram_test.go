@@ -304,6 +304,44 @@ func TestDiagramEscaping(t *testing.T) {
 	assert.Contains(t, string(dot), `n1 [label="line1 line2\\n\n«end»"`)
 }
 
+// blankDoc has text that shows nothing: a graph id of one space, a node title of
+// spaces and line breaks, a node whose id is a space, and a link title that is a
+// control character (which the writers turn into a space).
+const blankDoc = `
+id: " "
+layout:
+  - {id: s, type: start, title: "  \n ", link: {nextId: " ", title: "\u0001"}}
+  - {id: " ", link: e}
+  - {id: e, type: end, title: "\t"}
+`
+
+// TestDiagramBlankText checks that blank titles fall back to the id (quoted when the id
+// is blank too) and blank link titles are left out: PlantUML rejects an empty state
+// name ("state \"\" as n0"), an empty title line and a label of spaces.
+func TestDiagramBlankText(t *testing.T) {
+	g, err := flow.LoadGraph("blank.yml", []byte(strings.TrimLeft(blankDoc, "\n")))
+	require.NoError(t, err)
+
+	puml, err := export.PlantUML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(puml), "title &#34; &#34;\n")
+	assert.Contains(t, string(puml), `state "s" as n0`)
+	assert.Contains(t, string(puml), `state "&#34; &#34;" as n1`)
+	assert.Contains(t, string(puml), `state "e" as n2`)
+	assert.Contains(t, string(puml), "n0 --> n1\n")
+	assert.NotContains(t, string(puml), `state ""`)
+
+	mmd, err := export.Mermaid(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(mmd), `n0(["s<br/>«start»"])`)
+	assert.Contains(t, string(mmd), "n0 --> n1\n")
+
+	dot, err := export.DOT(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(dot), `n1 [label="\" \""];`)
+	assert.Contains(t, string(dot), "n0 -> n1;\n")
+}
+
 // TestDiagramToolsAcceptOutput renders every corpus graph and a set of generated graphs
 // full of hostile text with the real tools: PlantUML (one JVM for all files) and
 // Graphviz dot. It skips when the tools are not installed.
@@ -315,6 +353,9 @@ func TestDiagramToolsAcceptOutput(t *testing.T) {
 		require.NoError(t, err)
 		graphs[fmt.Sprintf("random-%02d", i)] = g
 	}
+	blank, err := flow.LoadGraph("blank.yml", []byte(strings.TrimLeft(blankDoc, "\n")))
+	require.NoError(t, err)
+	graphs["blank"] = blank
 	names := make([]string, 0, len(graphs))
 	for name := range graphs {
 		names = append(names, name)

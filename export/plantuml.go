@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -86,12 +87,17 @@ func PlantUML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// graphCaption is "title (id)", or the id alone.
+// graphCaption is "title (id)", or the id alone; an id that shows nothing is quoted
+// (PlantUML rejects an empty title).
 func graphCaption(g *flow.Graph) string {
-	if g.Title == "" || g.Title == g.ID {
-		return g.ID
+	id := g.ID
+	if blank(id) {
+		id = strconv.Quote(id)
 	}
-	return g.Title + " (" + g.ID + ")"
+	if blank(g.Title) || g.Title == g.ID {
+		return id
+	}
+	return g.Title + " (" + id + ")"
 }
 
 // pumlText escapes text for a PlantUML label: the characters PlantUML or its Creole
