@@ -304,6 +304,33 @@ func TestDiagramEscaping(t *testing.T) {
 	assert.Contains(t, string(dot), `n1 [label="line1 line2\\n\n«end»"`)
 }
 
+// TestPlantUMLPreprocessorText checks that text that reads as a call of a PlantUML
+// preprocessor function is shown as written, not run: "%getenv(...)" in a title would
+// put an environment variable of the machine that renders the diagram into it.
+func TestPlantUMLPreprocessorText(t *testing.T) {
+	spec := flow.NewSpec("pre")
+	spec.Start("s").SetTitle("%date()").SetTask("%getenv(HOME)").LinkTo("e", flow.LinkTitle("%version()"))
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	puml, err := export.PlantUML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(puml), `state "&#37;date()" as n0`)
+	assert.Contains(t, string(puml), `n0 : task: &#37;getenv(HOME)`)
+	assert.Contains(t, string(puml), `n0 --> [*] : &#37;version()`)
+	assert.NotRegexp(t, `%[a-z]`, string(puml))
+
+	if _, err := exec.LookPath("plantuml"); err != nil {
+		t.Skip("plantuml is not installed (Debian: apt-get install plantuml): rendering is not checked")
+	}
+	cmd := exec.Command("plantuml", "-tsvg", "-pipe", "-charset", "UTF-8")
+	cmd.Stdin = bytes.NewReader(puml)
+	svg, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), ">%date()<")
+	assert.Contains(t, string(svg), ">task: %getenv(HOME)<")
+}
+
 // blankDoc has text that shows nothing: a graph id of one space, a node title of
 // spaces and line breaks, a node whose id is a space, and a link title that is a
 // control character (which the writers turn into a space).

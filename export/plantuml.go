@@ -100,10 +100,11 @@ func graphCaption(g *flow.Graph) string {
 	return g.Title + " (" + id + ")"
 }
 
-// pumlText escapes text for a PlantUML label: the characters PlantUML or its Creole
-// markup would interpret, and invisible ones (a BOM, a zero-width joiner), become
-// numeric character references, which it renders as the character itself; control
-// characters and line separators become spaces.
+// pumlText escapes text for a PlantUML label: the characters PlantUML, its Creole
+// markup or its preprocessor would interpret (the preprocessor calls "%date()" or
+// "%getenv(...)" anywhere in a line, quoted or not), and invisible ones (a BOM, a
+// zero-width joiner), become numeric character references, which it renders as the
+// character itself; control characters and line separators become spaces.
 func pumlText(s string) string {
 	var b strings.Builder
 	rs := []rune(s)
@@ -117,7 +118,7 @@ func pumlText(s string) string {
 		case c < ' ' || c >= 0x7f && c <= 0x9f || unicode.In(c, unicode.Zl, unicode.Zp):
 			// PlantUML reads NEL and the line and paragraph separators as line ends.
 			b.WriteByte(' ')
-		case strings.ContainsRune(`"<>&~'`, c), !unicode.IsPrint(c) && c != ' ',
+		case strings.ContainsRune(`"<>&~'%`, c), !unicode.IsPrint(c) && c != ' ',
 			// Creole markup is a doubled character: **bold**, //italic//, --strike--,
 			// __underline__, ==, ^^, [[link]], {{ }}, ||.
 			doubled && strings.ContainsRune(`*/-_=^[]{}|#`, c):
