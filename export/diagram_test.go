@@ -331,6 +331,30 @@ func TestPlantUMLPreprocessorText(t *testing.T) {
 	assert.Contains(t, string(svg), ">task: %getenv(HOME)<")
 }
 
+// TestDOTCharacterEntities checks that text which reads as an HTML character entity
+// is shown as written: Graphviz turns "&lt;" in a label into "<".
+func TestDOTCharacterEntities(t *testing.T) {
+	spec := flow.NewSpec("ent")
+	spec.Start("s").SetTitle("R&amp;D &lt;team&gt;").LinkTo("e", flow.LinkWhen("a && b &#37;"))
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	dot, err := export.DOT(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(dot), `n0 [label="R&amp;amp;D &amp;lt;team&amp;gt;\n«start»"`)
+	assert.Contains(t, string(dot), `n0 -> n1 [label="[a && b &amp;#37;]"];`)
+
+	if _, err := exec.LookPath("dot"); err != nil {
+		t.Skip("dot is not installed (Debian: apt-get install graphviz): rendering is not checked")
+	}
+	cmd := exec.Command("dot", "-Tplain")
+	cmd.Stdin = bytes.NewReader(dot)
+	plain, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(plain), `"R&amp;D &lt;team&gt;\n«start»"`)
+	assert.Contains(t, string(plain), `"[a && b &#37;]"`)
+}
+
 // blankDoc has text that shows nothing: a graph id of one space, a node title of
 // spaces and line breaks, a node whose id is a space, and a link title that is a
 // control character (which the writers turn into a space).
