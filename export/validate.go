@@ -88,7 +88,9 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // nodes not reachable from the start (links and onError goto); inclusive gateways
 // whose every link has a condition; split branches that end without reaching the join
 // the others reach; splits without a join; joins that belong to no split; cycles that
-// pass through no condition and no loop node (the cycle is named); Java scripts that
+// pass through no condition and no loop node, and cycles nothing leaves (no link out,
+// no node that can end the branch: the conditions only choose the way round), each
+// named; Java scripts that
 // happen to compile as expressions but fail when run; sub-graph recursion that is
 // conditional (bounded only by the conditions and the engine's call depth limit).
 //

@@ -253,6 +253,41 @@ layout:
 `,
 		},
 		{
+			// The conditions of g2 only choose the way round: both its links return to
+			// a, so a run that takes the default at g1 never reaches e.
+			name: "guarded cycle without a way out is named",
+			doc: `
+id: trap
+layout:
+  - {id: s, type: start, link: g1}
+  - {id: g1, type: exclusive, link: [{nextId: e, when: "x > 1"}, a]}
+  - {id: a, link: g2}
+  - {id: g2, type: exclusive, link: [{nextId: a, when: "y > 1", priority: 1}, a]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.no-exit@a"},
+			msg:  `cycle "a" -> "g2" -> "a" has no way out: no link leaves "a", "g2"`,
+		},
+		{
+			// Ways out that are not links: a loop node's items run out; a node whose
+			// every link has a condition ends the branch (an exclusive gateway fails the
+			// run) when none holds; an onError goto leaves the cycle.
+			name: "cycles left without a link out",
+			doc: `
+id: exits
+layout:
+  - {id: s, type: start, link: [x, l, c, r]}
+  - {id: x, type: exclusive, link: {nextId: x, when: "n < 5"}}
+  - {id: l, type: loop, meta: {$for: i, $in: "1:3"}, link: l2}
+  - {id: l2, type: loop, link: l}
+  - {id: c, link: [{nextId: c2, when: "a"}, {nextId: c2, when: "b"}]}
+  - {id: c2, link: c}
+  - {id: r, meta: {onError: e}, link: r2}
+  - {id: r2, type: exclusive, link: r}
+  - {id: e, type: end}
+`,
+		},
+		{
 			name: "scripts and conditions compile, Java does not",
 			doc: `
 id: java
