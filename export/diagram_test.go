@@ -320,6 +320,15 @@ func TestPlantUMLPreprocessorText(t *testing.T) {
 	assert.Contains(t, string(puml), `n0 --> [*] : &#37;version()`)
 	assert.NotRegexp(t, `%[a-z]`, string(puml))
 
+	svg := renderPlantUML(t, puml)
+	assert.Contains(t, svg, ">%date()<")
+	assert.Contains(t, svg, ">task: %getenv(HOME)<")
+}
+
+// renderPlantUML renders a diagram as SVG, or skips the test when plantuml is not
+// installed.
+func renderPlantUML(t *testing.T, puml []byte) string {
+	t.Helper()
 	if _, err := exec.LookPath("plantuml"); err != nil {
 		t.Skip("plantuml is not installed (Debian: apt-get install plantuml): rendering is not checked")
 	}
@@ -327,8 +336,31 @@ func TestPlantUMLPreprocessorText(t *testing.T) {
 	cmd.Stdin = bytes.NewReader(puml)
 	svg, err := cmd.Output()
 	require.NoError(t, err)
-	assert.Contains(t, string(svg), ">%date()<")
-	assert.Contains(t, string(svg), ">task: %getenv(HOME)<")
+	return string(svg)
+}
+
+// TestPlantUMLCreoleLineStart checks that text starting with a character that Creole
+// reads at the start of a line (a bullet, a numbered item, a heading, a table, a
+// separator) is shown as written.
+func TestPlantUMLCreoleLineStart(t *testing.T) {
+	spec := flow.NewSpec("creole")
+	spec.Title = "* urgent\n  # second line"
+	spec.Start("s").SetTitle("= head").SetTask("|a|b|").LinkTo("e", flow.LinkTitle("----"))
+	spec.End("e").SetTitle(" . x")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	puml, err := export.PlantUML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(puml), "title &#42; urgent\\n  &#35; second line (creole)\n")
+	assert.Contains(t, string(puml), `state "&#61; head" as n0`)
+	assert.Contains(t, string(puml), "n0 : task: |a|b|\n")
+	assert.Contains(t, string(puml), "n0 --> n1 : &#45;&#45;&#45;-\n")
+	assert.Contains(t, string(puml), `state "&#46; x" as n1`)
+
+	svg := renderPlantUML(t, puml)
+	for _, text := range []string{">* urgent<", "># second line (creole)<", ">= head<", ">----<", ">. x<"} {
+		assert.Contains(t, svg, text)
+	}
 }
 
 // TestDOTCharacterEntities checks that text which reads as an HTML character entity

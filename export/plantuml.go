@@ -108,6 +108,7 @@ func graphCaption(g *flow.Graph) string {
 func pumlText(s string) string {
 	var b strings.Builder
 	rs := []rune(s)
+	lineStart := true // only spaces so far on this line of the label
 	for i, c := range rs {
 		doubled := i+1 < len(rs) && rs[i+1] == c
 		switch {
@@ -115,17 +116,23 @@ func pumlText(s string) string {
 			b.WriteString(`\\`)
 		case c == '\n':
 			b.WriteString(`\n`)
+			lineStart = true
+			continue
 		case c < ' ' || c >= 0x7f && c <= 0x9f || unicode.In(c, unicode.Zl, unicode.Zp):
 			// PlantUML reads NEL and the line and paragraph separators as line ends.
 			b.WriteByte(' ')
 		case strings.ContainsRune(`"<>&~'%`, c), !unicode.IsPrint(c) && c != ' ',
 			// Creole markup is a doubled character: **bold**, //italic//, --strike--,
 			// __underline__, ==, ^^, [[link]], {{ }}, ||.
-			doubled && strings.ContainsRune(`*/-_=^[]{}|#`, c):
+			doubled && strings.ContainsRune(`*/-_=^[]{}|#`, c),
+			// or a character that starts a line: "* " a bullet, "# " a numbered item,
+			// "= " a heading, "|a|b|" a table, "----", "....", "____" separators.
+			lineStart && strings.ContainsRune(`*#=|-._`, c):
 			fmt.Fprintf(&b, "&#%d;", c)
 		default:
 			b.WriteRune(c)
 		}
+		lineStart = lineStart && c == ' '
 	}
 	return b.String()
 }
