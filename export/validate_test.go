@@ -446,6 +446,36 @@ layout:
 	assert.Contains(t, codes(fs), "graph.id-duplicate")
 }
 
+// TestValidateCalledGraphs checks recursion through graphs used as tasks (flow.Call),
+// which the engine runs like "#id" calls: a graph that calls itself through a called
+// graph recurses without a bound even though the called graph is in no set.
+func TestValidateCalledGraphs(t *testing.T) {
+	inner := flow.NewSpec("inner")
+	inner.Start("s").LinkTo("back")
+	inner.Activity("back").SetTask("#outer").LinkTo("e")
+	inner.End("e")
+	innerG, err := inner.Build()
+	require.NoError(t, err)
+
+	outer := flow.NewSpec("outer")
+	outer.Start("s").LinkTo("call")
+	outer.Activity("call").Do(flow.Call(innerG)).LinkTo("e")
+	outer.End("e")
+	fs := export.ValidateSpecs([]*flow.GraphSpec{outer})
+	require.Equal(t, []string{"subgraph.recursive@call"}, codes(fs), joinFindings(fs))
+	assert.Contains(t, fs[0].Message, `sub-graph calls recurse without a bound: "outer" (node "call") -> "inner" (node "back") -> "outer"`)
+
+	// A called graph that does not call back is fine.
+	leaf := flow.NewSpec("leaf")
+	leaf.Start("s").LinkTo("e")
+	leaf.End("e")
+	leafG, err := leaf.Build()
+	require.NoError(t, err)
+	outer.NodeByID("call").Do(flow.Call(leafG))
+	fs = export.ValidateSpecs([]*flow.GraphSpec{outer})
+	assert.Empty(t, fs, joinFindings(fs))
+}
+
 func TestValidateNamesAndEvaluator(t *testing.T) {
 	spec := parse(t, "names.yml", `
 id: names
