@@ -217,6 +217,36 @@ func TestWriteComponentTask(t *testing.T) {
 	assert.Contains(t, string(mmd), "task: (Go code)")
 }
 
+// TestWriteCalledGraph checks that a graph used as a task (flow.Call) is written as
+// the "#id" reference the engine runs it like, not refused as Go code.
+func TestWriteCalledGraph(t *testing.T) {
+	sub := flow.NewSpec("sub")
+	sub.Start("s").LinkTo("e")
+	sub.End("e")
+	subG, err := sub.Build()
+	require.NoError(t, err)
+	spec := flow.NewSpec("main")
+	spec.Start("s").LinkTo("call")
+	spec.Activity("call").Do(flow.Call(subG)).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+
+	for _, w := range documentWriters {
+		out, err := w.write(g)
+		require.NoError(t, err, w.name)
+		back, err := flow.ParseDefinition(w.file, out)
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, "#sub", back.NodeByID("call").Task, w.name)
+	}
+	mmd, err := export.Mermaid(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(mmd), `n1[["call<br/>task: #35;sub"]]`)
+	dot, err := export.DOT(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(dot), `n1 [label="call\ntask: #sub", peripheries=2];`)
+}
+
 func TestWriteMetaFromCode(t *testing.T) {
 	type point struct {
 		X int `json:"x"`

@@ -39,7 +39,7 @@ func DOT(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 			attrs = ", shape=diamond, style=solid"
 		case n.Type == flow.Loop:
 			attrs = ", shape=hexagon, style=solid"
-		case n.Component == nil && strings.HasPrefix(strings.TrimSpace(n.Task), "#"):
+		case strings.HasPrefix(strings.TrimSpace(taskText(n, cfg)), "#"):
 			attrs = ", peripheries=2"
 		}
 		fmt.Fprintf(&b, "    %s [label=%s%s];\n", d.alias, dotLabel(strings.Join(lines, "\n")), attrs)

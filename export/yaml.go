@@ -14,7 +14,8 @@ import (
 // YAML writes g as a YAML definition document in the Solon "layout" schema, which
 // flow.ParseDefinition reads back to the same spec: ids, types, titles, when, task,
 // meta, and links with their titles, conditions, meta and priorities, in definition
-// order. A node whose task is a Go component is written as "@name" when a WithTaskNamer
+// order. A node whose task is a graph used as a task (flow.Call) is written as "#id";
+// one whose task is another Go component is written as "@name" when a WithTaskNamer
 // resolver names it, and is otherwise an error wrapping ErrNoTextualForm.
 func YAML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	doc, err := document(g, newWriteConfig(opts))
