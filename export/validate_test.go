@@ -510,6 +510,17 @@ func TestValidateCodeSpec(t *testing.T) {
 	g, err := ok.Build()
 	require.NoError(t, err)
 	assert.Empty(t, export.Validate(g))
+
+	// A type no document can name runs as an activity, and the writers refuse it.
+	odd := flow.NewSpec("odd")
+	odd.Start("s").LinkTo("x")
+	odd.Node("x", flow.Loop+1).LinkTo("e")
+	odd.End("e")
+	g, err = odd.Build()
+	require.NoError(t, err)
+	fs = export.Validate(g)
+	require.Equal(t, []string{"node.unknown-type@x"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, `graph "odd": warning node.unknown-type: node "x" has type NodeType(7), which the engine does not know: it runs as an activity, and no definition document can name it`, fs[0].String())
 }
 
 func TestFindingJSON(t *testing.T) {
