@@ -127,7 +127,7 @@ func shortValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	var b bytes.Buffer
-	if appendJSON(&b, x) != nil {
+	if appendJSON(&b, x, flowDepth) != nil {
 		return fmt.Sprint(v)
 	}
 	return b.String()

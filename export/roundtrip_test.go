@@ -428,3 +428,30 @@ func TestRoundTripHardValues(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) { roundTrip(t, g, w) })
 	}
 }
+
+// TestRoundTripDeepMeta checks that meta nested as deeply as the reader accepts (the
+// YAML parser stops at 10000 levels) is written and reads back, and that the
+// documents grow with the depth, not with its square (block style and JSON
+// indentation add a level of indentation per level).
+func TestRoundTripDeepMeta(t *testing.T) {
+	deepest := func(open, leaf, closing string) *flow.Graph {
+		for d := 10000; d > 9900; d-- {
+			doc := "id: deep\nlayout:\n  - {id: s, type: start, meta: {a: " + strings.Repeat(open, d) + leaf + strings.Repeat(closing, d) + "}}\n"
+			if g, err := flow.LoadGraph("deep.yml", []byte(doc)); err == nil {
+				return g
+			}
+		}
+		t.Fatal("the reader loads no meta nested 9900 levels deep")
+		return nil
+	}
+	for name, g := range map[string]*flow.Graph{"lists": deepest("[", "", "]"), "maps": deepest("{b: ", "1", "}")} {
+		for _, w := range documentWriters {
+			t.Run(name+"/"+w.name, func(t *testing.T) {
+				out, err := w.write(g)
+				require.NoError(t, err)
+				assert.Less(t, len(out), 100_000)
+				roundTrip(t, g, w)
+			})
+		}
+	}
+}
