@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -29,11 +30,14 @@ type diagNode struct {
 func diagramNodes(g *flow.Graph, cfg *writeConfig) (nodes []diagNode, alias map[*flow.Node]string) {
 	alias = make(map[*flow.Node]string, len(g.Nodes()))
 	for i, n := range g.Nodes() {
-		d := diagNode{alias: "n" + strconv.Itoa(i), n: n, name: n.Title}
-		if d.name == "" {
-			d.name = n.ID
+		d := diagNode{alias: "n" + strconv.Itoa(i), n: n, name: strings.Join(clip(n.Title, 2), " ")}
+		if blank(d.name) {
+			// A title of spaces or line breaks shows nothing (and PlantUML rejects an
+			// empty state name): show the id, quoted if it is as blank.
+			if d.name = strings.Join(clip(n.ID, 2), " "); blank(d.name) {
+				d.name = strconv.Quote(n.ID)
+			}
 		}
-		d.name = strings.Join(clip(d.name, 2), " ")
 		if n.Type == flow.Loop {
 			if v, ok := n.Meta[flow.MetaFor]; ok {
 				d.lines = append(d.lines, clip(fmt.Sprintf("for %v in %s", v, shortValue(n.Meta[flow.MetaIn])), 1)...)
@@ -71,11 +75,17 @@ func bare(n *flow.Node) bool {
 	return n.Title == "" && n.Task == "" && n.When == "" && n.Component == nil
 }
 
-// linkLabel is "title [when] priority N", leaving out what is empty.
+// blank reports whether s shows nothing: only spaces and control characters, which
+// the diagram writers turn into spaces.
+func blank(s string) bool {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) == ""
+}
+
+// linkLabel is "title [when] priority N", leaving out what is empty or blank.
 func linkLabel(l *flow.Link) string {
 	var parts []string
-	if l.Title != "" {
-		parts = append(parts, strings.Join(clip(l.Title, 1), " "))
+	if title := strings.Join(clip(l.Title, 1), " "); !blank(title) {
+		parts = append(parts, title)
 	}
 	if l.When != "" {
 		parts = append(parts, "["+strings.Join(clip(l.When, 1), " ")+"]")
@@ -117,7 +127,7 @@ func shortValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	var b bytes.Buffer
-	if appendJSON(&b, x) != nil {
+	if appendJSON(&b, x, flowDepth) != nil {
 		return fmt.Sprint(v)
 	}
 	return b.String()

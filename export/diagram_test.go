@@ -217,6 +217,36 @@ func TestWriteComponentTask(t *testing.T) {
 	assert.Contains(t, string(mmd), "task: (Go code)")
 }
 
+// TestWriteCalledGraph checks that a graph used as a task (flow.Call) is written as
+// the "#id" reference the engine runs it like, not refused as Go code.
+func TestWriteCalledGraph(t *testing.T) {
+	sub := flow.NewSpec("sub")
+	sub.Start("s").LinkTo("e")
+	sub.End("e")
+	subG, err := sub.Build()
+	require.NoError(t, err)
+	spec := flow.NewSpec("main")
+	spec.Start("s").LinkTo("call")
+	spec.Activity("call").Do(flow.Call(subG)).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+
+	for _, w := range documentWriters {
+		out, err := w.write(g)
+		require.NoError(t, err, w.name)
+		back, err := flow.ParseDefinition(w.file, out)
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, "#sub", back.NodeByID("call").Task, w.name)
+	}
+	mmd, err := export.Mermaid(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(mmd), `n1[["call<br/>task: #35;sub"]]`)
+	dot, err := export.DOT(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(dot), `n1 [label="call\ntask: #sub", peripheries=2];`)
+}
+
 func TestWriteMetaFromCode(t *testing.T) {
 	type point struct {
 		X int `json:"x"`
@@ -304,6 +334,127 @@ func TestDiagramEscaping(t *testing.T) {
 	assert.Contains(t, string(dot), `n1 [label="line1 line2\\n\n«end»"`)
 }
 
+// TestPlantUMLPreprocessorText checks that text that reads as a call of a PlantUML
+// preprocessor function is shown as written, not run: "%getenv(...)" in a title would
+// put an environment variable of the machine that renders the diagram into it.
+func TestPlantUMLPreprocessorText(t *testing.T) {
+	spec := flow.NewSpec("pre")
+	spec.Start("s").SetTitle("%date()").SetTask("%getenv(HOME)").LinkTo("e", flow.LinkTitle("%version()"))
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	puml, err := export.PlantUML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(puml), `state "&#37;date()" as n0`)
+	assert.Contains(t, string(puml), `n0 : task: &#37;getenv(HOME)`)
+	assert.Contains(t, string(puml), `n0 --> [*] : &#37;version()`)
+	assert.NotRegexp(t, `%[a-z]`, string(puml))
+
+	svg := renderPlantUML(t, puml)
+	assert.Contains(t, svg, ">%date()<")
+	assert.Contains(t, svg, ">task: %getenv(HOME)<")
+}
+
+// renderPlantUML renders a diagram as SVG, or skips the test when plantuml is not
+// installed.
+func renderPlantUML(t *testing.T, puml []byte) string {
+	t.Helper()
+	if _, err := exec.LookPath("plantuml"); err != nil {
+		t.Skip("plantuml is not installed (Debian: apt-get install plantuml): rendering is not checked")
+	}
+	cmd := exec.Command("plantuml", "-tsvg", "-pipe", "-charset", "UTF-8")
+	cmd.Stdin = bytes.NewReader(puml)
+	svg, err := cmd.Output()
+	require.NoError(t, err)
+	return string(svg)
+}
+
+// TestPlantUMLCreoleLineStart checks that text starting with a character that Creole
+// reads at the start of a line (a bullet, a numbered item, a heading, a table, a
+// separator) is shown as written.
+func TestPlantUMLCreoleLineStart(t *testing.T) {
+	spec := flow.NewSpec("creole")
+	spec.Title = "* urgent\n  # second line"
+	spec.Start("s").SetTitle("= head").SetTask("|a|b|").LinkTo("e", flow.LinkTitle("----"))
+	spec.End("e").SetTitle(" . x")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	puml, err := export.PlantUML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(puml), "title &#42; urgent\\n  &#35; second line (creole)\n")
+	assert.Contains(t, string(puml), `state "&#61; head" as n0`)
+	assert.Contains(t, string(puml), "n0 : task: |a|b|\n")
+	assert.Contains(t, string(puml), "n0 --> n1 : &#45;&#45;&#45;-\n")
+	assert.Contains(t, string(puml), `state "&#46; x" as n1`)
+
+	svg := renderPlantUML(t, puml)
+	for _, text := range []string{">* urgent<", "># second line (creole)<", ">= head<", ">----<", ">. x<"} {
+		assert.Contains(t, svg, text)
+	}
+}
+
+// TestDOTCharacterEntities checks that text which reads as an HTML character entity
+// is shown as written: Graphviz turns "&lt;" in a label into "<".
+func TestDOTCharacterEntities(t *testing.T) {
+	spec := flow.NewSpec("ent")
+	spec.Start("s").SetTitle("R&amp;D &lt;team&gt;").LinkTo("e", flow.LinkWhen("a && b &#37;"))
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	dot, err := export.DOT(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(dot), `n0 [label="R&amp;amp;D &amp;lt;team&amp;gt;\n«start»"`)
+	assert.Contains(t, string(dot), `n0 -> n1 [label="[a && b &amp;#37;]"];`)
+
+	if _, err := exec.LookPath("dot"); err != nil {
+		t.Skip("dot is not installed (Debian: apt-get install graphviz): rendering is not checked")
+	}
+	cmd := exec.Command("dot", "-Tplain")
+	cmd.Stdin = bytes.NewReader(dot)
+	plain, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(plain), `"R&amp;D &lt;team&gt;\n«start»"`)
+	assert.Contains(t, string(plain), `"[a && b &#37;]"`)
+}
+
+// blankDoc has text that shows nothing: a graph id of one space, a node title of
+// spaces and line breaks, a node whose id is a space, and a link title that is a
+// control character (which the writers turn into a space).
+const blankDoc = `
+id: " "
+layout:
+  - {id: s, type: start, title: "  \n ", link: {nextId: " ", title: "\u0001"}}
+  - {id: " ", link: e}
+  - {id: e, type: end, title: "\t"}
+`
+
+// TestDiagramBlankText checks that blank titles fall back to the id (quoted when the id
+// is blank too) and blank link titles are left out: PlantUML rejects an empty state
+// name ("state \"\" as n0"), an empty title line and a label of spaces.
+func TestDiagramBlankText(t *testing.T) {
+	g, err := flow.LoadGraph("blank.yml", []byte(strings.TrimLeft(blankDoc, "\n")))
+	require.NoError(t, err)
+
+	puml, err := export.PlantUML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(puml), "title &#34; &#34;\n")
+	assert.Contains(t, string(puml), `state "s" as n0`)
+	assert.Contains(t, string(puml), `state "&#34; &#34;" as n1`)
+	assert.Contains(t, string(puml), `state "e" as n2`)
+	assert.Contains(t, string(puml), "n0 --> n1\n")
+	assert.NotContains(t, string(puml), `state ""`)
+
+	mmd, err := export.Mermaid(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(mmd), `n0(["s<br/>«start»"])`)
+	assert.Contains(t, string(mmd), "n0 --> n1\n")
+
+	dot, err := export.DOT(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(dot), `n1 [label="\" \""];`)
+	assert.Contains(t, string(dot), "n0 -> n1;\n")
+}
+
 // TestDiagramToolsAcceptOutput renders every corpus graph and a set of generated graphs
 // full of hostile text with the real tools: PlantUML (one JVM for all files) and
 // Graphviz dot. It skips when the tools are not installed.
@@ -315,6 +466,9 @@ func TestDiagramToolsAcceptOutput(t *testing.T) {
 		require.NoError(t, err)
 		graphs[fmt.Sprintf("random-%02d", i)] = g
 	}
+	blank, err := flow.LoadGraph("blank.yml", []byte(strings.TrimLeft(blankDoc, "\n")))
+	require.NoError(t, err)
+	graphs["blank"] = blank
 	names := make([]string, 0, len(graphs))
 	for name := range graphs {
 		names = append(names, name)

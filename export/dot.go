@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
@@ -13,13 +14,13 @@ import (
 // sub-graph calls double-bordered boxes and activities rounded boxes; every node but
 // an activity names its type. Links are
 // labelled "title [when] priority N". Nodes are aliased n0, n1, ...; labels are quoted
-// and escaped (quotes, backslashes, newlines).
+// and escaped (quotes, backslashes, newlines, the "&" of character entities).
 func DOT(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	cfg := newWriteConfig(opts)
 	nodes, alias := diagramNodes(g, cfg)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "digraph %s {\n", dotString(g.ID))
-	fmt.Fprintf(&b, "    graph [label=%s, labelloc=t, rankdir=TB];\n", dotString(graphCaption(g)))
+	fmt.Fprintf(&b, "    graph [label=%s, labelloc=t, rankdir=TB];\n", dotLabel(graphCaption(g)))
 	b.WriteString("    node [shape=box, style=rounded];\n")
 	for _, d := range nodes {
 		n := d.n
@@ -38,22 +39,32 @@ func DOT(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 			attrs = ", shape=diamond, style=solid"
 		case n.Type == flow.Loop:
 			attrs = ", shape=hexagon, style=solid"
-		case n.Component == nil && strings.HasPrefix(strings.TrimSpace(n.Task), "#"):
+		case strings.HasPrefix(strings.TrimSpace(taskText(n, cfg)), "#"):
 			attrs = ", peripheries=2"
 		}
-		fmt.Fprintf(&b, "    %s [label=%s%s];\n", d.alias, dotString(strings.Join(lines, "\n")), attrs)
+		fmt.Fprintf(&b, "    %s [label=%s%s];\n", d.alias, dotLabel(strings.Join(lines, "\n")), attrs)
 	}
 	for _, d := range nodes {
 		for _, l := range d.n.Links() {
 			fmt.Fprintf(&b, "    %s -> %s", d.alias, alias[l.Target()])
 			if label := linkLabel(l); label != "" {
-				fmt.Fprintf(&b, " [label=%s]", dotString(label))
+				fmt.Fprintf(&b, " [label=%s]", dotLabel(label))
 			}
 			b.WriteString(";\n")
 		}
 	}
 	b.WriteString("}\n")
 	return b.Bytes(), nil
+}
+
+// dotEntity matches what Graphviz reads as an HTML character entity in a label.
+var dotEntity = regexp.MustCompile(`&(#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);`)
+
+// dotLabel quotes s as a DOT label. Graphviz turns character entities in labels into
+// their characters ("&lt;" shows as "<"), so the "&" of anything that reads as one is
+// written as "&amp;" and the text is shown as written; any other "&" stays as it is.
+func dotLabel(s string) string {
+	return dotString(dotEntity.ReplaceAllString(s, "&amp;$1;"))
 }
 
 // dotString quotes s as a DOT string. Backslashes are doubled so label escapes (\N, \G,

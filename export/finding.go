@@ -50,6 +50,7 @@ const (
 	CodeSplitNoJoin         = "split.no-join"
 	CodeJoinUnpaired        = "join.unpaired"
 	CodeCycleUnguarded      = "cycle.unguarded"
+	CodeCycleNoExit         = "cycle.no-exit" // no link leaves the cycle: its conditions only choose the way round
 	CodeLoopInvalid         = "loop.invalid"
 	CodeBranchPolicyInvalid = "meta.branch-policy"
 	CodeOnErrorGoto         = "meta.on-error-goto" // onError sends errors to a node that does not exist

@@ -85,9 +85,17 @@ func newWriteConfig(opts []WriteOption) *writeConfig {
 	return c
 }
 
-// componentName returns "@name" for a node's Go component, if the namer knows it.
+// componentName returns the textual form of a node's Go component: "#id" for a graph
+// used as a task (flow.Call runs it exactly like that reference), else "@name" if the
+// namer knows it.
 func (c *writeConfig) componentName(n *flow.Node) (string, bool) {
-	if c.namer == nil || n == nil {
+	if n == nil {
+		return "", false
+	}
+	if g, ok := flow.CalledGraph(n.Component); ok && g != nil {
+		return "#" + g.ID, true
+	}
+	if c.namer == nil {
 		return "", false
 	}
 	name, ok := c.namer(n)

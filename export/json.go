@@ -2,7 +2,6 @@ package export
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,19 +19,27 @@ func JSON(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var compact bytes.Buffer
-	if err := appendJSON(&compact, doc); err != nil {
-		return nil, fmt.Errorf("graph %q: write json: %w", g.ID, err)
-	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+	if err := appendJSON(&out, doc, 0); err != nil {
 		return nil, fmt.Errorf("graph %q: write json: %w", g.ID, err)
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
 }
 
-func appendJSON(b *bytes.Buffer, v any) error {
+// appendJSON writes v at nesting level level, indented by two spaces a level as
+// json.Indent would, except that from level flowDepth on everything is written on one
+// line (indenting every level would make deeply nested meta grow with the square of
+// its depth). Pass flowDepth for compact output.
+func appendJSON(b *bytes.Buffer, v any, level int) error {
+	newline := func(indent int) {
+		if level < flowDepth {
+			b.WriteByte('\n')
+			for range indent {
+				b.WriteString("  ")
+			}
+		}
+	}
 	switch v := v.(type) {
 	case omap:
 		b.WriteByte('{')
@@ -40,11 +47,18 @@ func appendJSON(b *bytes.Buffer, v any) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
+			newline(level + 1)
 			appendJSONString(b, f.key)
 			b.WriteByte(':')
-			if err := appendJSON(b, f.val); err != nil {
+			if level < flowDepth {
+				b.WriteByte(' ')
+			}
+			if err := appendJSON(b, f.val, level+1); err != nil {
 				return prefix(err, f.key)
 			}
+		}
+		if len(v) > 0 {
+			newline(level)
 		}
 		b.WriteByte('}')
 	case []any:
@@ -53,9 +67,13 @@ func appendJSON(b *bytes.Buffer, v any) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := appendJSON(b, item); err != nil {
+			newline(level + 1)
+			if err := appendJSON(b, item, level+1); err != nil {
 				return prefix(err, strconv.Itoa(i))
 			}
+		}
+		if len(v) > 0 {
+			newline(level)
 		}
 		b.WriteByte(']')
 	case string:

@@ -42,7 +42,7 @@ func Mermaid(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 			open, closing = "{{", "}}"
 		case n.Type == flow.Loop:
 			open, closing = "[/", `\]`
-		case n.Component == nil && strings.HasPrefix(strings.TrimSpace(n.Task), "#"):
+		case strings.HasPrefix(strings.TrimSpace(taskText(n, cfg)), "#"):
 			open, closing = "[[", "]]"
 		}
 		fmt.Fprintf(&b, "    %s%s%s%s\n", d.alias, open, label, closing)

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -86,21 +87,28 @@ func PlantUML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// graphCaption is "title (id)", or the id alone.
+// graphCaption is "title (id)", or the id alone; an id that shows nothing is quoted
+// (PlantUML rejects an empty title).
 func graphCaption(g *flow.Graph) string {
-	if g.Title == "" || g.Title == g.ID {
-		return g.ID
+	id := g.ID
+	if blank(id) {
+		id = strconv.Quote(id)
 	}
-	return g.Title + " (" + g.ID + ")"
+	if blank(g.Title) || g.Title == g.ID {
+		return id
+	}
+	return g.Title + " (" + id + ")"
 }
 
-// pumlText escapes text for a PlantUML label: the characters PlantUML or its Creole
-// markup would interpret, and invisible ones (a BOM, a zero-width joiner), become
-// numeric character references, which it renders as the character itself; control
-// characters and line separators become spaces.
+// pumlText escapes text for a PlantUML label: the characters PlantUML, its Creole
+// markup or its preprocessor would interpret (the preprocessor calls "%date()" or
+// "%getenv(...)" anywhere in a line, quoted or not), and invisible ones (a BOM, a
+// zero-width joiner), become numeric character references, which it renders as the
+// character itself; control characters and line separators become spaces.
 func pumlText(s string) string {
 	var b strings.Builder
 	rs := []rune(s)
+	lineStart := true // only spaces so far on this line of the label
 	for i, c := range rs {
 		doubled := i+1 < len(rs) && rs[i+1] == c
 		switch {
@@ -108,17 +116,23 @@ func pumlText(s string) string {
 			b.WriteString(`\\`)
 		case c == '\n':
 			b.WriteString(`\n`)
+			lineStart = true
+			continue
 		case c < ' ' || c >= 0x7f && c <= 0x9f || unicode.In(c, unicode.Zl, unicode.Zp):
 			// PlantUML reads NEL and the line and paragraph separators as line ends.
 			b.WriteByte(' ')
-		case strings.ContainsRune(`"<>&~'`, c), !unicode.IsPrint(c) && c != ' ',
+		case strings.ContainsRune(`"<>&~'%`, c), !unicode.IsPrint(c) && c != ' ',
 			// Creole markup is a doubled character: **bold**, //italic//, --strike--,
 			// __underline__, ==, ^^, [[link]], {{ }}, ||.
-			doubled && strings.ContainsRune(`*/-_=^[]{}|#`, c):
+			doubled && strings.ContainsRune(`*/-_=^[]{}|#`, c),
+			// or a character that starts a line: "* " a bullet, "# " a numbered item,
+			// "= " a heading, "|a|b|" a table, "----", "....", "____" separators.
+			lineStart && strings.ContainsRune(`*#=|-._`, c):
 			fmt.Fprintf(&b, "&#%d;", c)
 		default:
 			b.WriteRune(c)
 		}
+		lineStart = lineStart && c == ' '
 	}
 	return b.String()
 }

@@ -375,3 +375,83 @@ func randomSpec(r *rand.Rand) *flow.GraphSpec {
 	}
 	return spec
 }
+
+// hardDoc holds, in one document, what the round trip must keep: meta of every JSON
+// kind (nested maps and lists, integers, floats, booleans, null, empty containers),
+// strings that read as something else when unquoted, text with quotes, line breaks,
+// "#", ":", unicode and surrounding spaces, and links with title, when, priority and
+// meta.
+const hardDoc = `
+id: hard
+title: "  spaced title  "
+meta:
+  strs: ["yes", "no", "on", "off", "0x10", "1e3", "~", "", "null", "true", "1.0", "-", "#x", "a: b", "<<"]
+  nums: [0, -1, 9223372036854775807, 0.5, 1.0, 1e300, -2.5e-7]
+  bools: [true, false]
+  nothing: null
+  empty: {list: [], map: {}}
+  nested: {a: {b: [1, {c: "d"}, [true, null]]}}
+layout:
+  - {id: "yes", type: start, title: " lead", link: [
+      {nextId: "0x10", title: "trail ", when: 'name == "a#b: c"', priority: 2, meta: {w: 1.5, on: "on"}},
+      {nextId: "~", when: "n > 1", priority: -3},
+      {nextId: "1e3"}]}
+  - id: "0x10"
+    title: "多行\n标题"
+    task: |
+      context.put("k", "it's \"quoted\" # not a comment");
+      context.put("v", 'x: y');
+    link: "1e3"
+  - {id: "~", task: "@some.task", meta: {"": "empty key", " ": " space "}, link: "1e3"}
+  - {id: "1e3", type: end, title: ""}
+`
+
+// TestRoundTripHardValues writes hardDoc in both formats and checks that it reads back
+// the same, with every value of the type it had.
+func TestRoundTripHardValues(t *testing.T) {
+	spec, err := flow.ParseDefinition("hard.yml", []byte(strings.TrimLeft(hardDoc, "\n")))
+	require.NoError(t, err)
+	// What the reader made of the document, worked out from the document itself.
+	require.Equal(t, "  spaced title  ", spec.Title)
+	require.Equal(t, []any{"yes", "no", "on", "off", "0x10", "1e3", "~", "", "null", "true", "1.0", "-", "#x", "a: b", "<<"}, spec.Meta["strs"])
+	require.Equal(t, []any{0, -1, math.MaxInt64, 0.5, 1.0, 1e300, -2.5e-7}, spec.Meta["nums"])
+	require.Equal(t, map[string]any{"list": []any{}, "map": map[string]any{}}, spec.Meta["empty"])
+	require.Contains(t, spec.Meta, "nothing")
+	require.Nil(t, spec.Meta["nothing"])
+	require.Equal(t, "context.put(\"k\", \"it's \\\"quoted\\\" # not a comment\");\ncontext.put(\"v\", 'x: y');", spec.NodeByID("0x10").Task)
+	l := spec.NodeByID("yes").Links[0]
+	require.Equal(t, flow.LinkSpec{NextID: "0x10", Title: "trail ", When: `name == "a#b: c"`, Priority: 2,
+		Meta: map[string]any{"w": 1.5, "on": "on"}, Pos: l.Pos}, l)
+	g, err := spec.Build()
+	require.NoError(t, err)
+	for _, w := range documentWriters {
+		t.Run(w.name, func(t *testing.T) { roundTrip(t, g, w) })
+	}
+}
+
+// TestRoundTripDeepMeta checks that meta nested as deeply as the reader accepts (the
+// YAML parser stops at 10000 levels) is written and reads back, and that the
+// documents grow with the depth, not with its square (block style and JSON
+// indentation add a level of indentation per level).
+func TestRoundTripDeepMeta(t *testing.T) {
+	deepest := func(open, leaf, closing string) *flow.Graph {
+		for d := 10000; d > 9900; d-- {
+			doc := "id: deep\nlayout:\n  - {id: s, type: start, meta: {a: " + strings.Repeat(open, d) + leaf + strings.Repeat(closing, d) + "}}\n"
+			if g, err := flow.LoadGraph("deep.yml", []byte(doc)); err == nil {
+				return g
+			}
+		}
+		t.Fatal("the reader loads no meta nested 9900 levels deep")
+		return nil
+	}
+	for name, g := range map[string]*flow.Graph{"lists": deepest("[", "", "]"), "maps": deepest("{b: ", "1", "}")} {
+		for _, w := range documentWriters {
+			t.Run(name+"/"+w.name, func(t *testing.T) {
+				out, err := w.write(g)
+				require.NoError(t, err)
+				assert.Less(t, len(out), 100_000)
+				roundTrip(t, g, w)
+			})
+		}
+	}
+}

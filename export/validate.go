@@ -88,7 +88,9 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // nodes not reachable from the start (links and onError goto); inclusive gateways
 // whose every link has a condition; split branches that end without reaching the join
 // the others reach; splits without a join; joins that belong to no split; cycles that
-// pass through no condition and no loop node (the cycle is named); Java scripts that
+// pass through no condition and no loop node, and cycles nothing leaves (no link out,
+// no node that can end the branch: the conditions only choose the way round), each
+// named; Java scripts that
 // happen to compile as expressions but fail when run; sub-graph recursion that is
 // conditional (bounded only by the conditions and the engine's call depth limit).
 //
@@ -308,8 +310,11 @@ func (v *validator) checkGraph(vg *vgraph) {
 // node runs as an activity, which may not be what the author meant) and suspicious keys.
 func (v *validator) checkNodes(vg *vgraph) {
 	for _, n := range vg.nodes {
-		if n.spec.TypeName != "" {
+		switch {
+		case n.spec.TypeName != "":
 			v.report(vg, SeverityWarning, CodeNodeUnknownType, n.id(), n.spec.Pos, "node %q has unknown type %q: it runs as an activity", n.id(), n.spec.TypeName)
+		case n.spec.Type > flow.Loop: // set in code
+			v.report(vg, SeverityWarning, CodeNodeUnknownType, n.id(), n.spec.Pos, "node %q has type %v, which the engine does not know: it runs as an activity, and no definition document can name it", n.id(), n.spec.Type)
 		}
 		for _, note := range n.spec.Notes {
 			v.report(vg, SeverityWarning, CodeNodeNote, n.id(), note.Pos, "node %q: %s", n.id(), note.Msg)

@@ -196,19 +196,77 @@ func (v *validator) checkCycles(vg *vgraph) {
 		}
 		return out
 	}
-	for _, scc := range components(vg.nodes, func(n *vnode) int { return n.index }, next) {
+	index := func(n *vnode) int { return n.index }
+	reported := map[*vnode]bool{}
+	for _, scc := range components(vg.nodes, index, next) {
 		cycle := cycleIn(scc, next)
 		if cycle == nil {
 			continue
 		}
-		ids := make([]string, len(cycle)+1)
-		for i, n := range cycle {
-			ids[i] = fmt.Sprintf("%q", n.id())
+		for _, n := range scc {
+			reported[n] = true
 		}
-		ids[len(cycle)] = ids[0]
 		v.report(vg, SeverityWarning, CodeCycleUnguarded, cycle[0].id(), cycle[0].spec.Pos,
-			"cycle %s passes through no condition and no loop node: a run goes round it until the step limit", strings.Join(ids, " -> "))
+			"cycle %s passes through no condition and no loop node: a run goes round it until the step limit", cycleText(cycle))
 	}
+
+	// A guarded cycle that no link leaves is never left either: its conditions only
+	// choose the way round. Every link counts here, and onError goto too. A node may
+	// also end the branch itself: a loop node when its items run out, and any node but a
+	// parallel gateway when every link has a condition and none holds (an exclusive
+	// gateway then fails the run, which ends it too).
+	ends := func(n *vnode) bool {
+		switch n.spec.Type {
+		case flow.Loop:
+			return true
+		case flow.Parallel:
+			return false
+		}
+		return !slices.ContainsFunc(n.out, func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+	}
+	all := func(n *vnode) []*vnode {
+		if n.spec.Type == flow.End {
+			return nil
+		}
+		out := make([]*vnode, 0, len(n.out)+1)
+		for _, l := range n.out {
+			out = append(out, l.to)
+		}
+		if n.onGoto != nil {
+			out = append(out, n.onGoto)
+		}
+		return out
+	}
+	member := make([]bool, len(vg.nodes))
+	for _, scc := range components(vg.nodes, index, all) {
+		cycle := cycleIn(scc, all)
+		if cycle == nil || slices.ContainsFunc(scc, func(n *vnode) bool { return reported[n] }) {
+			continue
+		}
+		for _, n := range scc {
+			member[n.index] = true
+		}
+		exits := slices.ContainsFunc(scc, func(n *vnode) bool {
+			return ends(n) || slices.ContainsFunc(all(n), func(to *vnode) bool { return !member[to.index] })
+		})
+		for _, n := range scc {
+			member[n.index] = false
+		}
+		if !exits {
+			v.report(vg, SeverityWarning, CodeCycleNoExit, cycle[0].id(), cycle[0].spec.Pos,
+				"cycle %s has no way out: no link leaves %s, so a run that enters it goes round until the step limit (unless a task stops or interrupts it)", cycleText(cycle), quoteIDs(scc))
+		}
+	}
+}
+
+// cycleText is a cycle as "a" -> "b" -> "a".
+func cycleText(cycle []*vnode) string {
+	ids := make([]string, len(cycle)+1)
+	for i, n := range cycle {
+		ids[i] = fmt.Sprintf("%q", n.id())
+	}
+	ids[len(cycle)] = ids[0]
+	return strings.Join(ids, " -> ")
 }
 
 // components returns the strongly connected components of the graph over nodes given

@@ -7,7 +7,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// subCall is a node that calls a sub-graph with a "#id" task.
+// subCall is a node that calls a sub-graph with a "#id" task or a flow.Call component.
 type subCall struct {
 	node   *vnode
 	callee string
@@ -42,14 +42,24 @@ func (v *validator) checkSubgraphs(graphs []*vgraph) {
 		scratch := &validator{cfg: v.cfg}
 		add(scratch.model(g.Spec()), false)
 	}
-	for _, cg := range all {
+	// A graph used as a task (flow.Call) is a call too; the graphs so called join the
+	// call graph as they are found, so the loop runs until all has stopped growing.
+	for i := 0; i < len(all); i++ {
+		cg := all[i]
 		always := alwaysRuns(cg.vg)
 		for _, n := range cg.vg.nodes {
-			ref, ok := strings.CutPrefix(strings.TrimSpace(n.spec.Task), "#")
-			if !ok || n.spec.Component != nil {
+			var id string
+			if called, ok := flow.CalledGraph(n.spec.Component); ok && called != nil {
+				id = called.ID
+				if byID[id] == nil {
+					scratch := &validator{cfg: v.cfg}
+					add(scratch.model(called.Spec()), false)
+				}
+			} else if ref, ok := strings.CutPrefix(strings.TrimSpace(n.spec.Task), "#"); ok && n.spec.Component == nil {
+				id = strings.TrimSpace(ref)
+			} else {
 				continue
 			}
-			id := strings.TrimSpace(ref)
 			if byID[id] == nil {
 				if cg.own {
 					v.report(cg.vg, SeverityError, CodeSubgraphMissing, n.id(), n.spec.Pos,

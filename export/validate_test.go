@@ -253,6 +253,41 @@ layout:
 `,
 		},
 		{
+			// The conditions of g2 only choose the way round: both its links return to
+			// a, so a run that takes the default at g1 never reaches e.
+			name: "guarded cycle without a way out is named",
+			doc: `
+id: trap
+layout:
+  - {id: s, type: start, link: g1}
+  - {id: g1, type: exclusive, link: [{nextId: e, when: "x > 1"}, a]}
+  - {id: a, link: g2}
+  - {id: g2, type: exclusive, link: [{nextId: a, when: "y > 1", priority: 1}, a]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.no-exit@a"},
+			msg:  `cycle "a" -> "g2" -> "a" has no way out: no link leaves "a", "g2"`,
+		},
+		{
+			// Ways out that are not links: a loop node's items run out; a node whose
+			// every link has a condition ends the branch (an exclusive gateway fails the
+			// run) when none holds; an onError goto leaves the cycle.
+			name: "cycles left without a link out",
+			doc: `
+id: exits
+layout:
+  - {id: s, type: start, link: [x, l, c, r]}
+  - {id: x, type: exclusive, link: {nextId: x, when: "n < 5"}}
+  - {id: l, type: loop, meta: {$for: i, $in: "1:3"}, link: l2}
+  - {id: l2, type: loop, link: l}
+  - {id: c, link: [{nextId: c2, when: "a"}, {nextId: c2, when: "b"}]}
+  - {id: c2, link: c}
+  - {id: r, meta: {onError: e}, link: r2}
+  - {id: r2, type: exclusive, link: r}
+  - {id: e, type: end}
+`,
+		},
+		{
 			name: "scripts and conditions compile, Java does not",
 			doc: `
 id: java
@@ -411,6 +446,36 @@ layout:
 	assert.Contains(t, codes(fs), "graph.id-duplicate")
 }
 
+// TestValidateCalledGraphs checks recursion through graphs used as tasks (flow.Call),
+// which the engine runs like "#id" calls: a graph that calls itself through a called
+// graph recurses without a bound even though the called graph is in no set.
+func TestValidateCalledGraphs(t *testing.T) {
+	inner := flow.NewSpec("inner")
+	inner.Start("s").LinkTo("back")
+	inner.Activity("back").SetTask("#outer").LinkTo("e")
+	inner.End("e")
+	innerG, err := inner.Build()
+	require.NoError(t, err)
+
+	outer := flow.NewSpec("outer")
+	outer.Start("s").LinkTo("call")
+	outer.Activity("call").Do(flow.Call(innerG)).LinkTo("e")
+	outer.End("e")
+	fs := export.ValidateSpecs([]*flow.GraphSpec{outer})
+	require.Equal(t, []string{"subgraph.recursive@call"}, codes(fs), joinFindings(fs))
+	assert.Contains(t, fs[0].Message, `sub-graph calls recurse without a bound: "outer" (node "call") -> "inner" (node "back") -> "outer"`)
+
+	// A called graph that does not call back is fine.
+	leaf := flow.NewSpec("leaf")
+	leaf.Start("s").LinkTo("e")
+	leaf.End("e")
+	leafG, err := leaf.Build()
+	require.NoError(t, err)
+	outer.NodeByID("call").Do(flow.Call(leafG))
+	fs = export.ValidateSpecs([]*flow.GraphSpec{outer})
+	assert.Empty(t, fs, joinFindings(fs))
+}
+
 func TestValidateNamesAndEvaluator(t *testing.T) {
 	spec := parse(t, "names.yml", `
 id: names
@@ -445,6 +510,17 @@ func TestValidateCodeSpec(t *testing.T) {
 	g, err := ok.Build()
 	require.NoError(t, err)
 	assert.Empty(t, export.Validate(g))
+
+	// A type no document can name runs as an activity, and the writers refuse it.
+	odd := flow.NewSpec("odd")
+	odd.Start("s").LinkTo("x")
+	odd.Node("x", flow.Loop+1).LinkTo("e")
+	odd.End("e")
+	g, err = odd.Build()
+	require.NoError(t, err)
+	fs = export.Validate(g)
+	require.Equal(t, []string{"node.unknown-type@x"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, `graph "odd": warning node.unknown-type: node "x" has type NodeType(7), which the engine does not know: it runs as an activity, and no definition document can name it`, fs[0].String())
 }
 
 func TestFindingJSON(t *testing.T) {

@@ -11,7 +11,10 @@ import (
 	"strconv"
 )
 
-const maxMetaDepth = 100
+// maxMetaDepth bounds the nesting of meta values, so that a value set in code that
+// refers to itself is an error rather than endless. It is the YAML parser's own limit:
+// whatever the reader loads can be written.
+const maxMetaDepth = 10000
 
 // normalize converts a meta value to a document value: maps with string keys become an
 // omap sorted by key (so output is deterministic), slices and arrays become []any,

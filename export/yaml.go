@@ -14,7 +14,8 @@ import (
 // YAML writes g as a YAML definition document in the Solon "layout" schema, which
 // flow.ParseDefinition reads back to the same spec: ids, types, titles, when, task,
 // meta, and links with their titles, conditions, meta and priorities, in definition
-// order. A node whose task is a Go component is written as "@name" when a WithTaskNamer
+// order. A node whose task is a graph used as a task (flow.Call) is written as "#id";
+// one whose task is another Go component is written as "@name" when a WithTaskNamer
 // resolver names it, and is otherwise an error wrapping ErrNoTextualForm.
 func YAML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	doc, err := document(g, newWriteConfig(opts))
@@ -24,7 +25,7 @@ func YAML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(yamlNode(doc)); err != nil {
+	if err := enc.Encode(yamlNode(doc, 0)); err != nil {
 		return nil, fmt.Errorf("graph %q: write yaml: %w", g.ID, err)
 	}
 	if err := enc.Close(); err != nil {
@@ -33,26 +34,32 @@ func YAML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// yamlNode converts a document value. Scalars carry their tag, so the encoder quotes
-// a string that would otherwise read as something else ("true", "1", "null", "<<").
-func yamlNode(v any) *yaml.Node {
+// flowDepth is the nesting below which collections are written in flow style: block
+// style indents every level, so deeply nested meta would grow with the square of its
+// depth.
+const flowDepth = 12
+
+// yamlNode converts a document value at the given nesting depth. Scalars carry their
+// tag, so the encoder quotes a string that would otherwise read as something else
+// ("true", "1", "null", "<<").
+func yamlNode(v any, depth int) *yaml.Node {
 	switch v := v.(type) {
 	case omap:
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		if len(v) == 0 {
+		if len(v) == 0 || depth >= flowDepth {
 			n.Style = yaml.FlowStyle
 		}
 		for _, f := range v {
-			n.Content = append(n.Content, stringNode(f.key), yamlNode(f.val))
+			n.Content = append(n.Content, stringNode(f.key), yamlNode(f.val, depth+1))
 		}
 		return n
 	case []any:
 		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		if flowList(v) {
+		if flowList(v) || depth >= flowDepth {
 			n.Style = yaml.FlowStyle
 		}
 		for _, item := range v {
-			n.Content = append(n.Content, yamlNode(item))
+			n.Content = append(n.Content, yamlNode(item, depth+1))
 		}
 		return n
 	case string:
