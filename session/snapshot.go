@@ -165,12 +165,17 @@ type encodeConfig struct{ drop bool }
 func DropUnserializable() EncodeOption { return func(c *encodeConfig) { c.drop = true } }
 
 // Encode returns the JSON form of s. A variable that cannot be serialized is an
-// *UnserializableError naming it (all of them), unless DropUnserializable is given.
-// s is not modified.
+// *UnserializableError naming it (all of them), unless DropUnserializable is given. A
+// snapshot Decode would reject (an invalid instance id, hash, status, version or
+// times, a frontier of another graph) is an error too, so what Encode writes always
+// reads back. s is not modified.
 func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
 	var cfg encodeConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := s.check(); err != nil { // what Decode would refuse is not written
+		return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)
 	}
 	e := encoder{buf: make([]byte, 0, 1024), drop: cfg.drop}
 	if err := e.snapshot(s); err != nil {

@@ -262,3 +262,24 @@ func TestValidateID(t *testing.T) {
 		assert.ErrorIs(t, session.ValidateID(id), session.ErrInvalidID, "%q", id)
 	}
 }
+
+// Encode refuses a snapshot Decode would reject, so what it writes always reads back.
+func TestEncodeRefusesWhatDecodeRejects(t *testing.T) {
+	for name, spoil := range map[string]func(*session.Snapshot){
+		"hash":       func(s *session.Snapshot) { s.Hash = "not-a-sha256" },
+		"instance":   func(s *session.Snapshot) { s.Instance = "../x" },
+		"graph":      func(s *session.Snapshot) { s.Graph = "" },
+		"status":     func(s *session.Snapshot) { s.Status = "paused" },
+		"version":    func(s *session.Snapshot) { s.Version = 0 },
+		"created":    func(s *session.Snapshot) { s.Created = time.Time{} },
+		"frontier":   func(s *session.Snapshot) { s.Frontier.Graph = "other" },
+		"sealedBody": func(s *session.Snapshot) { s.Sealed = []byte("x") },
+	} {
+		s := saved("order-11")
+		spoil(s)
+		_, err := session.Encode(s)
+		assert.Error(t, err, name)
+	}
+	_, err := session.Decode(encode(t, saved("order-11")))
+	require.NoError(t, err)
+}
