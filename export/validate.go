@@ -314,7 +314,7 @@ func (v *validator) checkNodes(vg *vgraph) {
 		case n.spec.TypeName != "":
 			v.report(vg, SeverityWarning, CodeNodeUnknownType, n.id(), n.spec.Pos, "node %q has unknown type %q: it runs as an activity", n.id(), n.spec.TypeName)
 		case n.spec.Type > flow.Loop: // set in code
-			v.report(vg, SeverityWarning, CodeNodeUnknownType, n.id(), n.spec.Pos, "node %q has type %v, which the engine does not know: it runs as an activity, and no definition document can name it", n.id(), n.spec.Type)
+			v.report(vg, SeverityWarning, CodeNodeUnknownType, n.id(), n.spec.Pos, "node %q has type %v, which the engine does not know: the graph does not build, and no definition document can name it", n.id(), n.spec.Type)
 		}
 		for _, note := range n.spec.Notes {
 			v.report(vg, SeverityWarning, CodeNodeNote, n.id(), note.Pos, "node %q: %s", n.id(), note.Msg)

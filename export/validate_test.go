@@ -511,16 +511,16 @@ func TestValidateCodeSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, export.Validate(g))
 
-	// A type no document can name runs as an activity, and the writers refuse it.
+	// A type no document can name does not build; ValidateSpecs names it.
 	odd := flow.NewSpec("odd")
 	odd.Start("s").LinkTo("x")
 	odd.Node("x", flow.Loop+1).LinkTo("e")
 	odd.End("e")
-	g, err = odd.Build()
-	require.NoError(t, err)
-	fs = export.Validate(g)
+	_, err = odd.Build()
+	require.ErrorContains(t, err, `node "x": unknown node type 7`)
+	fs = export.ValidateSpecs([]*flow.GraphSpec{odd})
 	require.Equal(t, []string{"node.unknown-type@x"}, codes(fs), joinFindings(fs))
-	assert.Equal(t, `graph "odd": warning node.unknown-type: node "x" has type NodeType(7), which the engine does not know: it runs as an activity, and no definition document can name it`, fs[0].String())
+	assert.Equal(t, `graph "odd": warning node.unknown-type: node "x" has type NodeType(7), which the engine does not know: the graph does not build, and no definition document can name it`, fs[0].String())
 }
 
 func TestFindingJSON(t *testing.T) {

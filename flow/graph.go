@@ -126,6 +126,10 @@ func (s *GraphSpec) Build() (*Graph, error) {
 	g.nodes = make([]*Node, 0, len(spec.Nodes))
 	built := make([]*Node, len(spec.Nodes)) // nil where the spec node was rejected
 	for i, ns := range spec.Nodes {
+		if ns == nil {
+			fail(docPos, "", "node #%d is nil", i+1)
+			continue
+		}
 		n := &Node{
 			ID: ns.ID, Type: ns.Type, Title: ns.Title, When: ns.When, Task: ns.Task,
 			Component: ns.Component, Meta: ns.Meta, Pos: ns.Pos, index: len(g.nodes), graph: g,
@@ -136,6 +140,9 @@ func (s *GraphSpec) Build() (*Graph, error) {
 			continue
 		case g.byID[n.ID] != nil:
 			fail(n.Pos, n.ID, "duplicate node id (first defined at %s)", posOr(g.byID[n.ID].Pos, "an earlier node"))
+			continue
+		case n.Type > Loop:
+			fail(n.Pos, n.ID, "unknown node type %d", n.Type)
 			continue
 		}
 		g.byID[n.ID] = n

@@ -117,6 +117,9 @@ func (s *GraphSpec) Clone() *GraphSpec {
 	c.Meta = cloneMeta(s.Meta)
 	c.Nodes = make([]*NodeSpec, len(s.Nodes))
 	for i, n := range s.Nodes {
+		if n == nil {
+			continue // Build reports it
+		}
 		nc := *n
 		nc.Meta = cloneMeta(n.Meta)
 		nc.Notes = slices.Clone(n.Notes)

@@ -37,3 +37,22 @@ func TestBuildCopiesNestedMeta(t *testing.T) {
 		assert.Equal(t, []any{"ann", map[string]any{"team": "hr"}}, got.graph["owners"], name)
 	}
 }
+
+// A nil node or a type beyond Loop in a spec built in code is a build error, not a
+// panic or a node that silently runs as an activity.
+func TestBuildRejectsNilNodesAndUnknownTypes(t *testing.T) {
+	s := flow.NewSpec("x")
+	s.Start("s").LinkTo("e")
+	s.End("e")
+	s.Nodes = append(s.Nodes, nil)
+	_, err := s.Build()
+	require.ErrorContains(t, err, "node #3 is nil")
+	assert.NotNil(t, s.Clone(), "Clone copes with it too")
+
+	s = flow.NewSpec("y")
+	s.Start("s").LinkTo("x")
+	s.Node("x", flow.Loop+1).LinkTo("e")
+	s.End("e")
+	_, err = s.Build()
+	require.ErrorContains(t, err, `node "x": unknown node type 7`)
+}
