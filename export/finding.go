@@ -68,13 +68,13 @@ const (
 
 // Finding is one result of the production checklist.
 type Finding struct {
-	File     string   `json:"file,omitempty"` // definition file, when the graph came from one
-	Line     int      `json:"line,omitempty"` // 1-based line in File; 0 when unknown
-	Severity Severity `json:"severity"`
+	File     string   `json:"file,omitempty"`  // definition file, when the graph came from one
+	Line     int      `json:"line,omitempty"`  // 1-based line in File; 0 when unknown
+	Severity Severity `json:"severity"`        // SeverityError or SeverityWarning
 	Code     string   `json:"code"`            // one of the Code constants
 	Graph    string   `json:"graph,omitempty"` // graph id
 	Node     string   `json:"node,omitempty"`  // node id, when the finding belongs to a node
-	Message  string   `json:"message"`
+	Message  string   `json:"message"`         // what is wrong, naming the nodes and links involved
 }
 
 // String formats the finding as "file:line: severity code: message", the form editors
