@@ -72,14 +72,20 @@ func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
 	}
 }
 
+// tracingRun marks, in the context of an evaluation, the invocation this Tracing
+// opened a span for: registered twice (on the engine and for the evaluation), it
+// sees the invocation twice and opens one span.
 type tracingRun struct {
-	path string
+	inv *flow.Invocation
 }
 
 type tracingKey struct{ t *Tracing }
 
 // InterceptFlow opens the evaluation span and runs the graph under it.
 func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if r, ok := ctx.Value(tracingKey{t}).(*tracingRun); ok && r.inv == inv {
+		return inv.Invoke(ctx)
+	}
 	attrs := []attribute.KeyValue{
 		AttrGraphID.String(inv.Graph.ID), AttrRunID.String(inv.RunID),
 		AttrInstanceID.String(inv.Context.InstanceID()), AttrCallPath.String(inv.Path),
@@ -92,6 +98,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	}
 	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
 	defer span.End()
+	ctx = context.WithValue(ctx, tracingKey{t}, &tracingRun{inv: inv})
 	if inv.Node != nil {
 		err := inv.Invoke(ctx)
 		if err != nil {
@@ -99,8 +106,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		}
 		return err
 	}
-	r := &tracingRun{path: inv.Path}
-	err := inv.Invoke(context.WithValue(ctx, tracingKey{t}, r))
+	err := inv.Invoke(ctx)
 	st, reason, info := runOutcome(inv, err, t.cfg.redact)
 	span.SetAttributes(AttrStatus.String(string(st)))
 	if reason != "" {
@@ -123,6 +129,14 @@ func (t *Tracing) fail(span oteltrace.Span, info *trace.ErrorInfo) {
 
 // OnNodeStart opens the node's span.
 func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	t.mu.Lock()
+	_, open := t.spans[spanKey{c, n}]
+	t.mu.Unlock()
+	if open {
+		// Registered twice: this execution has its span (replacing it would leave
+		// that span never ended).
+		return
+	}
 	attrs := make([]attribute.KeyValue, 0, 9)
 	if g := n.Graph(); g != nil {
 		attrs = append(attrs, AttrGraphID.String(g.ID))
