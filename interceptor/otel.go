@@ -2,6 +2,8 @@ package interceptor
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -42,9 +44,11 @@ const (
 // the calling node but gives InterceptFlow no handle on that node's span.
 //
 // Spans carry the graph, node, node type, instance, run and branch ids and, when they
-// end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED); a failure is recorded as
-// an "exception" event with the redacted message and the span status Error. Nothing
-// global is used: the tracer provider is passed in.
+// end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
+// how the run or the sub-graph call ended (a call halted by a failure outside it is
+// INTERRUPTED, like its nodes). A failure is recorded as an "exception" event with the
+// redacted message and the span status Error. Nothing global is used: the tracer
+// provider is passed in.
 type Tracing struct {
 	tracer oteltrace.Tracer
 	cfg    config
@@ -99,15 +103,14 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
 	defer span.End()
 	ctx = context.WithValue(ctx, tracingKey{t}, &tracingRun{inv: inv})
-	if inv.Node != nil {
-		err := inv.Invoke(ctx)
-		if err != nil {
-			t.fail(span, errorInfo(err, t.cfg.redact))
-		}
-		return err
-	}
 	err := inv.Invoke(ctx)
+	// For a sub-graph call, how the call ended (Invoke reports no failure of the graph).
 	st, reason, info := runOutcome(inv, err, t.cfg.redact)
+	if inv.Node != nil && st == trace.Failed && err == nil && haltedFromOutside(inv) {
+		// The run failed elsewhere and cancelled this call: like its nodes, the call
+		// was interrupted, and the error is not its own.
+		st, info = trace.Interrupted, nil
+	}
 	span.SetAttributes(AttrStatus.String(string(st)))
 	if reason != "" {
 		span.SetAttributes(AttrReason.String(reason))
@@ -116,6 +119,17 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		t.fail(span, info)
 	}
 	return err
+}
+
+// haltedFromOutside reports whether a sub-graph call that Outcome reports failed was
+// halted by a node failing outside the call (Outcome then gives the run's error).
+func haltedFromOutside(inv *flow.Invocation) bool {
+	_, _, err := inv.Outcome()
+	var ne *flow.NodeError
+	if !errors.As(err, &ne) {
+		return false
+	}
+	return ne.Path != inv.Path && !strings.HasPrefix(ne.Path, inv.Path+"/")
 }
 
 // fail records a failure on a span.
