@@ -167,6 +167,14 @@ func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	m.live[r.runID] = r
 	m.mu.Unlock()
 	ctx = trace.WithCounterSink(context.WithValue(ctx, metricsKey{m}, r), r)
+	defer func() {
+		if p := recover(); p != nil {
+			// A panic out of the engine or another interceptor: the run still ends (and
+			// leaves the live runs), failed, as the audit records it.
+			m.finish(ctx, inv, r, fmt.Errorf("panic: %v", p))
+			panic(p)
+		}
+	}()
 	err := inv.Invoke(ctx)
 	m.finish(ctx, inv, r, err)
 	return err
@@ -176,6 +184,9 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 	st, _, _ := runOutcome(inv, invokeErr, nil)
 	res := r.snapshot()
 	res.Status, res.Duration = st, m.cfg.since(r.began).Sub(r.began)
+	// Executions the engine never ended (a panic escaping it) count as failed, as the
+	// audit's "node_end_missing" records do.
+	res.Failed += max(res.Started-res.Ended(), 0)
 	m.mu.Lock()
 	delete(m.live, r.runID)
 	if _, ok := m.done[r.runID]; !ok {
