@@ -3,6 +3,7 @@ package interceptor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -47,7 +48,8 @@ const (
 // end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
 // how the run or the sub-graph call ended (a call halted by a failure outside it is
 // INTERRUPTED, like its nodes). A failure is recorded as an "exception" event with the
-// redacted message and the span status Error. Nothing global is used: the tracer
+// redacted message and the span status Error. Should a panic escape the run, the
+// node spans the engine left open end as FAILED. Nothing global is used: the tracer
 // provider is passed in.
 type Tracing struct {
 	tracer oteltrace.Tracer
@@ -103,6 +105,14 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
 	defer span.End()
 	ctx = context.WithValue(ctx, tracingKey{t}, &tracingRun{inv: inv})
+	if inv.Node == nil {
+		defer func() {
+			if p := recover(); p != nil {
+				t.panicked(span, inv, p)
+				panic(p)
+			}
+		}()
+	}
 	err := inv.Invoke(ctx)
 	// For a sub-graph call, how the call ended (Invoke reports no failure of the graph).
 	st, reason, info := runOutcome(inv, err, t.cfg.redact)
@@ -130,6 +140,29 @@ func haltedFromOutside(inv *flow.Invocation) bool {
 		return false
 	}
 	return ne.Path != inv.Path && !strings.HasPrefix(ne.Path, inv.Path+"/")
+}
+
+// panicked ends the node spans a panic escaping the run left open (the engine never
+// ended those executions), as FAILED, and records the panic on the run's span.
+func (t *Tracing) panicked(span oteltrace.Span, inv *flow.Invocation, p any) {
+	var open []oteltrace.Span
+	t.mu.Lock()
+	for k, s := range t.spans {
+		if k.c.RunID() == inv.RunID {
+			open = append(open, s)
+			delete(t.spans, k)
+		}
+	}
+	t.mu.Unlock()
+	info := &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing",
+		Message: t.cfg.redact.String(fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))}
+	for _, s := range open {
+		s.SetAttributes(AttrStatus.String(string(trace.Failed)))
+		t.fail(s, info)
+		s.End()
+	}
+	span.SetAttributes(AttrStatus.String(string(trace.Failed)))
+	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: t.cfg.redact.String(fmt.Sprintf("panic: %v", p))})
 }
 
 // fail records a failure on a span.

@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
@@ -72,5 +75,32 @@ func TestPanicEscapingRun(t *testing.T) {
 				assert.Equal(t, got.Started, got.Ended())
 			})
 		}
+	}
+}
+
+// A panic out of another interceptor's hook: the Tracing interceptor ends the node
+// spans the engine left open, as failed, and marks the run's span failed, instead of
+// keeping those spans forever.
+func TestTracingPanicEscapingRun(t *testing.T) {
+	for _, where := range []string{"start", "end"} {
+		t.Run(where, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+			tr := interceptor.NewTracing(tp)
+			e := flow.NewEngine(flow.WithInterceptor(tr, 0), flow.WithInterceptor(panicHook{where: where}, 1))
+			assert.Panics(t, func() { _, _ = e.EvalGraph(context.Background(), chain(t, 5), flow.NewContext("i")) })
+			assert.Zero(t, interceptor.OpenSpans(tr))
+			spans := map[string]tracetest.SpanStub{}
+			for _, sp := range exp.GetSpans() {
+				spans[sp.Name] = sp
+			}
+			for _, name := range []string{"node n3", "flow chain5"} {
+				sp, ok := spans[name]
+				require.True(t, ok, name)
+				assert.Equal(t, "FAILED", attrs(sp)[interceptor.AttrStatus].AsString(), name)
+				assert.Equal(t, codes.Error, sp.Status.Code, name)
+			}
+		})
 	}
 }
