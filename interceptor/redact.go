@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/flowteam/flowteam/trace"
@@ -50,6 +51,21 @@ func NewRedactorKeys(keys ...string) *Redactor {
 		}
 	}
 	return r
+}
+
+// With returns a Redactor for r's keys plus keys (for a nil r, the default keys plus
+// keys).
+func (r *Redactor) With(keys ...string) *Redactor {
+	if r == nil {
+		return NewRedactor(keys...)
+	}
+	out := &Redactor{keys: slices.Clone(r.keys)}
+	for _, k := range keys {
+		if n := normalizeKey(k); n != "" {
+			out.keys = append(out.keys, n)
+		}
+	}
+	return out
 }
 
 // normalizeKey lower-cases k and drops the separators that spellings of one key differ

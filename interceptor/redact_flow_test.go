@@ -112,3 +112,22 @@ func TestRedactorValueOtherTypes(t *testing.T) {
 		r.Value([]creds{{User: "ann", Password: "pw"}}))
 	assert.Equal(t, map[string]any{"pin": json.Number("1"), "secret": interceptor.Mask}, r.Value(map[string]int{"pin": 1, "secret": 2}))
 }
+
+// WithRedactKeys adds to the keys configured before it, rather than replacing them.
+func TestWithRedactKeysAdds(t *testing.T) {
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), quiet(),
+		interceptor.WithRedactor(interceptor.NewRedactorKeys("pin")), interceptor.WithRedactKeys("ssn"), interceptor.WithRedactKeys("iban"))
+	e := flow.NewEngine(flow.WithInterceptor(a, 0))
+	s := flow.NewSpec("k")
+	s.Start("s").LinkTo("x")
+	s.Activity("x").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		return errors.New("pin=1 ssn=2 iban=3 password=4")
+	}).LinkTo("e")
+	s.End("e")
+	_, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+	require.Error(t, err)
+	failed := mem.ByStatus("FAILED").Nodes()
+	require.Len(t, failed, 1)
+	assert.Equal(t, "pin=*** ssn=*** iban=*** password=4", failed[0].Error.Message, "the keys of all three options, and only those")
+}
