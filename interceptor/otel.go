@@ -40,9 +40,10 @@ const (
 // Tracing is a flow.Interceptor that opens OpenTelemetry spans: one per graph
 // evaluation ("flow <graph id>", the root graph and each sub-graph call) and one per
 // node execution ("node <node id>"), as a child of its graph's evaluation span. A
-// sub-graph's evaluation span is a child of the calling graph's evaluation span (and
-// names the calling node in flow.call.node), since the engine runs the call inside
-// the calling node but gives InterceptFlow no handle on that node's span.
+// sub-graph's evaluation span names the calling node in flow.call.node and is a child
+// of that node's span; should that span be unknown or ambiguous (the engine gives
+// InterceptFlow the calling node but not its branch, so it is found by node and call
+// path), it is a child of the calling graph's evaluation span.
 //
 // Spans carry the graph, node, node type, instance, run and branch ids and, when they
 // end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
@@ -102,6 +103,11 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	if inv.Node != nil {
 		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
 	}
+	if inv.Node != nil {
+		if caller := t.callerSpan(inv); caller != nil {
+			ctx = oteltrace.ContextWithSpan(ctx, caller)
+		}
+	}
 	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
 	defer span.End()
 	ctx = context.WithValue(ctx, tracingKey{t}, &tracingRun{inv: inv})
@@ -129,6 +135,29 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		t.fail(span, info)
 	}
 	return err
+}
+
+// callerSpan returns the span of the node execution that makes the sub-graph call inv,
+// or nil if it is unknown or ambiguous (the same node of the same call path running
+// in two branches at once). The engine gives InterceptFlow the calling node but not
+// its branch view, so the span is found by run, node and call path.
+func (t *Tracing) callerSpan(inv *flow.Invocation) oteltrace.Span {
+	path, ok := strings.CutSuffix(inv.Path, "/"+inv.Node.ID+"/"+inv.Graph.ID)
+	if !ok {
+		return nil
+	}
+	var found oteltrace.Span
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, s := range t.spans {
+		if k.n == inv.Node && k.c.RunID() == inv.RunID && k.c.CallPath() == path {
+			if found != nil {
+				return nil
+			}
+			found = s
+		}
+	}
+	return found
 }
 
 // haltedFromOutside reports whether a sub-graph call that Outcome reports failed was

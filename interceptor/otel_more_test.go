@@ -16,7 +16,8 @@ import (
 )
 
 // The same sub-graph called from two parallel branches: each call has its own
-// evaluation span, and each call's nodes nest under their own call's span. One call
+// evaluation span under its calling node's, and each call's nodes nest under their
+// own call's span. One call
 // fails, which fails the run fast: the spinning sibling's span ends INTERRUPTED, not
 // as an error; every span carries its status, sub-graph evaluations included.
 func TestTracingParallelSubgraphCalls(t *testing.T) {
@@ -67,7 +68,8 @@ func TestTracingParallelSubgraphCalls(t *testing.T) {
 		path := "root/" + call + "/child"
 		sub, ok := byPath[path+":flow child"]
 		require.True(t, ok, path)
-		assert.Equal(t, root.SpanContext.SpanID(), sub.Parent.SpanID(), "%s: the call nests under the calling graph", path)
+		assert.Equal(t, byPath["root:node "+call].SpanContext.SpanID(), sub.Parent.SpanID(), "%s: the call nests under the calling node", path)
+		assert.Equal(t, root.SpanContext.TraceID(), sub.SpanContext.TraceID())
 		assert.Equal(t, call, attrs(sub)[interceptor.AttrCallNode].AsString())
 		for _, n := range []string{"cs", "work"} {
 			sp, ok := byPath[path+":node "+n]
