@@ -347,6 +347,14 @@ func (ar *auditRun) slot(i int) *trace.Record {
 	return &b.recs[len(b.recs)-1]
 }
 
+// unslot takes back the record slot(1) returned, unused. The caller holds mu.
+func (ar *auditRun) unslot() {
+	if b := ar.cur; ar.a.records {
+		b.recs[len(b.recs)-1] = trace.Record{}
+		b.recs = b.recs[:len(b.recs)-1]
+	}
+}
+
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
@@ -387,12 +395,13 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 		ar.mu.Unlock()
 		return false
 	}
+	rec := ar.slot(1)
 	o, found := ar.close(c, n)
 	if !found && ar.dup { // the second registration's call: the first one ended it
+		ar.unslot()
 		ar.mu.Unlock()
 		return true
 	}
-	rec := ar.slot(1)
 	if ar.a.cfg.agent == nil {
 		if found {
 			x.agent = o.agent
