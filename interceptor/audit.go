@@ -202,7 +202,7 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 	agent := a.cfg.agentOf(c, n)
 	var attrs map[string]any
 	if a.cfg.attrs != nil {
-		attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, nil))
+		attrs = a.attrsOf(c, n, nil)
 	}
 	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addStart(ctx, c, n, agent, attrs) {
 		return
@@ -211,6 +211,19 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 	fillNode(&rec, c, n, agent)
 	rec.Attrs = attrs
 	a.orphan(ctx, c, &rec)
+}
+
+// attrsOf returns the redacted WithAttrs attributes of a record. A panic in the
+// application's function must not take the run down with it (in a parallel branch it
+// would end the process): the record gets the panic as its "!error" attribute, as for
+// attributes that cannot be encoded.
+func (a *Audit) attrsOf(c *flow.Context, n *flow.Node, end *flow.NodeEnd) (attrs map[string]any) {
+	defer func() {
+		if p := recover(); p != nil {
+			attrs = map[string]any{"!error": a.cfg.redact.String(fmt.Sprintf("attrs panicked: %v", p))}
+		}
+	}()
+	return a.cfg.redact.Map(a.cfg.attrs(c, n, end))
 }
 
 // fillNode sets the fields that say which node execution a record is about.
@@ -237,7 +250,7 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	}
 	if a.cfg.attrs != nil {
 		e := end
-		x.attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, &e))
+		x.attrs = a.attrsOf(c, n, &e)
 	}
 	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addEnd(ctx, c, n, &end, &x) {
 		return

@@ -46,3 +46,24 @@ func TestNestedRunFromTask(t *testing.T) {
 		assert.Equal(t, trace.Completed, got.Status)
 	}
 }
+
+// A WithAttrs function that panics, in parallel branches: the run is not taken
+// down (nor the process), and the records say what happened.
+func TestAuditAttrsPanic(t *testing.T) {
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithAttrs(func(_ *flow.Context, n *flow.Node, _ *flow.NodeEnd) map[string]any {
+		if n.ID == "b1" {
+			panic("bad attrs password=hunter2")
+		}
+		return nil
+	}))
+	res, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), parGraph(t, "g", 4, noop), flow.NewContext("i"))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	require.NoError(t, mem.Verify())
+	b1 := mem.ByNode("b1")
+	require.Len(t, b1, 2)
+	for _, r := range b1 {
+		assert.Equal(t, map[string]any{"!error": "attrs panicked: bad attrs password=***"}, r.Attrs)
+	}
+}
