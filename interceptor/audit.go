@@ -77,6 +77,10 @@ type auditRun struct {
 	last   time.Duration
 	open   []openExec // node executions started and not ended
 	closed bool
+	// dup is set when this Audit wraps the run twice (registered on the engine and
+	// for the evaluation): its hooks are then called twice per event, and the second
+	// call must add nothing.
+	dup bool
 	// Where node records are built when no sink takes records (see slot): a STARTED
 	// and a terminal one, each always setting the fields it uses, so neither needs
 	// zeroing first.
@@ -85,6 +89,8 @@ type auditRun struct {
 	flushMu sync.Mutex    // one write of this run at a time, in order
 	flushed time.Duration // time of the last record written: times never go back in seq order
 	err     error         // first sink error, for WithStrict
+
+	inv *flow.Invocation // the root evaluation: a second registration sees it again
 }
 
 // openExec is a node execution in progress. A branch view runs one node at a time, so
@@ -105,7 +111,13 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 	if inv.Node != nil {
 		return inv.Invoke(ctx)
 	}
-	ar := &auditRun{a: a, instance: inv.Context.InstanceID(), runID: inv.RunID, path: inv.Path}
+	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.inv == inv {
+		ar.mu.Lock()
+		ar.dup = true
+		ar.mu.Unlock()
+		return inv.Invoke(ctx)
+	}
+	ar := &auditRun{a: a, instance: inv.Context.InstanceID(), runID: inv.RunID, path: inv.Path, inv: inv}
 	ar.bufs = a.getBufs()
 	ar.cur, ar.spare = &ar.bufs.batches[0], &ar.bufs.batches[1]
 	ar.began = a.cfg.clock()
@@ -190,7 +202,7 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 	agent := a.cfg.agentOf(c, n)
 	var attrs map[string]any
 	if a.cfg.attrs != nil {
-		attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, nil))
+		attrs = a.attrsOf(c, n, nil)
 	}
 	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addStart(ctx, c, n, agent, attrs) {
 		return
@@ -199,6 +211,19 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 	fillNode(&rec, c, n, agent)
 	rec.Attrs = attrs
 	a.orphan(ctx, c, &rec)
+}
+
+// attrsOf returns the redacted WithAttrs attributes of a record. A panic in the
+// application's function must not take the run down with it (in a parallel branch it
+// would end the process): the record gets the panic as its "!error" attribute, as for
+// attributes that cannot be encoded.
+func (a *Audit) attrsOf(c *flow.Context, n *flow.Node, end *flow.NodeEnd) (attrs map[string]any) {
+	defer func() {
+		if p := recover(); p != nil {
+			attrs = map[string]any{"!error": a.cfg.redact.String(fmt.Sprintf("attrs panicked: %v", p))}
+		}
+	}()
+	return a.cfg.redact.Map(a.cfg.attrs(c, n, end))
 }
 
 // fillNode sets the fields that say which node execution a record is about.
@@ -225,7 +250,7 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	}
 	if a.cfg.attrs != nil {
 		e := end
-		x.attrs = a.cfg.redact.Map(a.cfg.attrs(c, n, &e))
+		x.attrs = a.attrsOf(c, n, &e)
 	}
 	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addEnd(ctx, c, n, &end, &x) {
 		return
@@ -335,13 +360,23 @@ func (ar *auditRun) slot(i int) *trace.Record {
 	return &b.recs[len(b.recs)-1]
 }
 
+// unslot takes back the record slot(1) returned, unused. The caller holds mu.
+func (ar *auditRun) unslot() {
+	if b := ar.cur; ar.a.records {
+		b.recs[len(b.recs)-1] = trace.Record{}
+		b.recs = b.recs[:len(b.recs)-1]
+	}
+}
+
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
 	ar.mu.Lock()
-	if ar.closed {
+	if (ar.closed || ar.dup) && (ar.closed || ar.isOpen(c, n)) {
+		// Over, or the second registration's call for an execution already open.
+		closed := ar.closed
 		ar.mu.Unlock()
-		return false
+		return !closed
 	}
 	rec := ar.slot(0)
 	rec.Status, rec.Attrs = trace.Started, attrs
@@ -375,6 +410,11 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 	}
 	rec := ar.slot(1)
 	o, found := ar.close(c, n)
+	if !found && ar.dup { // the second registration's call: the first one ended it
+		ar.unslot()
+		ar.mu.Unlock()
+		return true
+	}
 	if ar.a.cfg.agent == nil {
 		if found {
 			x.agent = o.agent
@@ -418,6 +458,16 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 		ar.flush(ctx)
 	}
 	return true
+}
+
+// isOpen reports whether the execution (c, n) is in progress. The caller holds mu.
+func (ar *auditRun) isOpen(c *flow.Context, n *flow.Node) bool {
+	for i := range ar.open {
+		if o := &ar.open[i]; o.c == c && o.n == n {
+			return true
+		}
+	}
+	return false
 }
 
 // close removes the execution (c, n) from the open ones and returns it. The caller

@@ -111,13 +111,24 @@ func (a *Audit) writeBatch(ctx context.Context, b *batch) error {
 		if j, ok := s.(*JSONL); ok {
 			err = j.writeLines(b.lines)
 		} else {
-			err = s.Write(ctx, b.recs)
+			err = callSink(ctx, s, b.recs)
 		}
 		if err != nil {
 			errs = append(errs, a.failed(i, s, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// callSink calls s.Write, turning a panic into an error: a sink that panics is a
+// failing sink, which must neither crash the run nor lose the other sinks' records.
+func callSink(ctx context.Context, s Sink, recs []trace.Record) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sink panicked: %v", p)
+		}
+	}()
+	return s.Write(ctx, recs)
 }
 
 // failed counts a sink failure and logs the first one of each sink.
@@ -135,7 +146,7 @@ func (a *Audit) write(ctx context.Context, recs []trace.Record) error {
 	ctx = context.WithoutCancel(ctx)
 	var errs []error
 	for i, s := range a.cfg.sinks {
-		if err := s.Write(ctx, recs); err != nil {
+		if err := callSink(ctx, s, recs); err != nil {
 			errs = append(errs, a.failed(i, s, err))
 		}
 	}

@@ -113,6 +113,14 @@ func (in *instruments) attrs(k attrKey) metric.MeasurementOption {
 type metricsRun struct {
 	runID, instance, graph, path string
 	began                        time.Time
+	inv                          *flow.Invocation
+
+	// dup is set when this Metrics wraps the run twice (registered on the engine and
+	// for the evaluation): each hook is then called twice per event, and open keeps
+	// the executions in progress so that only the first call counts.
+	dup    atomic.Bool
+	mu     sync.Mutex
+	opened map[spanKey]bool
 
 	started, completed, failed, interrupted, suspended atomic.Int64
 	retries, recovered, fallbacks, rejections          atomic.Int64
@@ -147,11 +155,26 @@ func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	if inv.Node != nil {
 		return inv.Invoke(ctx)
 	}
-	r := &metricsRun{runID: inv.RunID, instance: inv.Context.InstanceID(), graph: inv.Graph.ID, path: inv.Path, began: m.cfg.clock()}
+	if r, ok := ctx.Value(metricsKey{m}).(*metricsRun); ok && r.inv == inv {
+		r.mu.Lock()
+		r.opened = map[spanKey]bool{}
+		r.mu.Unlock()
+		r.dup.Store(true)
+		return inv.Invoke(ctx)
+	}
+	r := &metricsRun{runID: inv.RunID, instance: inv.Context.InstanceID(), graph: inv.Graph.ID, path: inv.Path, began: m.cfg.clock(), inv: inv}
 	m.mu.Lock()
 	m.live[r.runID] = r
 	m.mu.Unlock()
 	ctx = trace.WithCounterSink(context.WithValue(ctx, metricsKey{m}, r), r)
+	defer func() {
+		if p := recover(); p != nil {
+			// A panic out of the engine or another interceptor: the run still ends (and
+			// leaves the live runs), failed, as the audit records it.
+			m.finish(ctx, inv, r, fmt.Errorf("panic: %v", p))
+			panic(p)
+		}
+	}()
 	err := inv.Invoke(ctx)
 	m.finish(ctx, inv, r, err)
 	return err
@@ -161,6 +184,9 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 	st, _, _ := runOutcome(inv, invokeErr, nil)
 	res := r.snapshot()
 	res.Status, res.Duration = st, m.cfg.since(r.began).Sub(r.began)
+	// Executions the engine never ended (a panic escaping it) count as failed, as the
+	// audit's "node_end_missing" records do.
+	res.Failed += max(res.Started-res.Ended(), 0)
 	m.mu.Lock()
 	delete(m.live, r.runID)
 	if _, ok := m.done[r.runID]; !ok {
@@ -200,16 +226,35 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 }
 
 // OnNodeStart counts a node execution.
-func (m *Metrics) OnNodeStart(ctx context.Context, _ *flow.Context, _ *flow.Node) {
-	if r, ok := ctx.Value(metricsKey{m}).(*metricsRun); ok {
+func (m *Metrics) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	if r, ok := ctx.Value(metricsKey{m}).(*metricsRun); ok && r.first(c, n, true) {
 		r.started.Add(1)
 	}
+}
+
+// first reports whether a hook call is the first for its event: always, unless the
+// Metrics wraps the run twice.
+func (r *metricsRun) first(c *flow.Context, n *flow.Node, start bool) bool {
+	if !r.dup.Load() {
+		return true
+	}
+	k := spanKey{c, n}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opened[k] == start {
+		return false
+	}
+	r.opened[k] = start
+	if !start {
+		delete(r.opened, k)
+	}
+	return true
 }
 
 // OnNodeEnd counts how the node execution ended.
 func (m *Metrics) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
 	r, ok := ctx.Value(metricsKey{m}).(*metricsRun)
-	if !ok {
+	if !ok || !r.first(c, n, false) {
 		return
 	}
 	switch end.Status {

@@ -59,9 +59,11 @@ func WithSink(s Sink) Option { return func(c *config) { c.sinks = append(c.sinks
 // redactor disables redaction.
 func WithRedactor(r *Redactor) Option { return func(c *config) { c.redact = r } }
 
-// WithRedactKeys adds sensitive keys to the default ones (Audit, Tracing).
+// WithRedactKeys adds sensitive keys to the redactor's (Audit, Tracing): to the
+// default ones, or to those of the redactor WithRedactor set before it. Repeating it
+// adds more keys.
 func WithRedactKeys(keys ...string) Option {
-	return func(c *config) { c.redact = NewRedactor(keys...) }
+	return func(c *config) { c.redact = c.redact.With(keys...) }
 }
 
 // WithStrict makes a failing sink fail the run (Audit): the root graph's InterceptFlow

@@ -2,6 +2,9 @@ package interceptor
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -37,14 +40,18 @@ const (
 // Tracing is a flow.Interceptor that opens OpenTelemetry spans: one per graph
 // evaluation ("flow <graph id>", the root graph and each sub-graph call) and one per
 // node execution ("node <node id>"), as a child of its graph's evaluation span. A
-// sub-graph's evaluation span is a child of the calling graph's evaluation span (and
-// names the calling node in flow.call.node), since the engine runs the call inside
-// the calling node but gives InterceptFlow no handle on that node's span.
+// sub-graph's evaluation span names the calling node in flow.call.node and is a child
+// of that node's span; should that span be unknown or ambiguous (the engine gives
+// InterceptFlow the calling node but not its branch, so it is found by node and call
+// path), it is a child of the calling graph's evaluation span.
 //
 // Spans carry the graph, node, node type, instance, run and branch ids and, when they
-// end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED); a failure is recorded as
-// an "exception" event with the redacted message and the span status Error. Nothing
-// global is used: the tracer provider is passed in.
+// end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
+// how the run or the sub-graph call ended (a call halted by a failure outside it is
+// INTERRUPTED, like its nodes). A failure is recorded as an "exception" event with the
+// redacted message and the span status Error. Should a panic escape the run, the
+// node spans the engine left open end as FAILED. Nothing global is used: the tracer
+// provider is passed in.
 type Tracing struct {
 	tracer oteltrace.Tracer
 	cfg    config
@@ -72,14 +79,20 @@ func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
 	}
 }
 
+// tracingRun marks, in the context of an evaluation, the invocation this Tracing
+// opened a span for: registered twice (on the engine and for the evaluation), it
+// sees the invocation twice and opens one span.
 type tracingRun struct {
-	path string
+	inv *flow.Invocation
 }
 
 type tracingKey struct{ t *Tracing }
 
 // InterceptFlow opens the evaluation span and runs the graph under it.
 func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if r, ok := ctx.Value(tracingKey{t}).(*tracingRun); ok && r.inv == inv {
+		return inv.Invoke(ctx)
+	}
 	attrs := []attribute.KeyValue{
 		AttrGraphID.String(inv.Graph.ID), AttrRunID.String(inv.RunID),
 		AttrInstanceID.String(inv.Context.InstanceID()), AttrCallPath.String(inv.Path),
@@ -90,18 +103,30 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	if inv.Node != nil {
 		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
 	}
+	if inv.Node != nil {
+		if caller := t.callerSpan(inv); caller != nil {
+			ctx = oteltrace.ContextWithSpan(ctx, caller)
+		}
+	}
 	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
 	defer span.End()
-	if inv.Node != nil {
-		err := inv.Invoke(ctx)
-		if err != nil {
-			t.fail(span, errorInfo(err, t.cfg.redact))
-		}
-		return err
+	ctx = context.WithValue(ctx, tracingKey{t}, &tracingRun{inv: inv})
+	if inv.Node == nil {
+		defer func() {
+			if p := recover(); p != nil {
+				t.panicked(span, inv, p)
+				panic(p)
+			}
+		}()
 	}
-	r := &tracingRun{path: inv.Path}
-	err := inv.Invoke(context.WithValue(ctx, tracingKey{t}, r))
+	err := inv.Invoke(ctx)
+	// For a sub-graph call, how the call ended (Invoke reports no failure of the graph).
 	st, reason, info := runOutcome(inv, err, t.cfg.redact)
+	if inv.Node != nil && st == trace.Failed && err == nil && haltedFromOutside(inv) {
+		// The run failed elsewhere and cancelled this call: like its nodes, the call
+		// was interrupted, and the error is not its own.
+		st, info = trace.Interrupted, nil
+	}
 	span.SetAttributes(AttrStatus.String(string(st)))
 	if reason != "" {
 		span.SetAttributes(AttrReason.String(reason))
@@ -110,6 +135,63 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		t.fail(span, info)
 	}
 	return err
+}
+
+// callerSpan returns the span of the node execution that makes the sub-graph call inv,
+// or nil if it is unknown or ambiguous (the same node of the same call path running
+// in two branches at once). The engine gives InterceptFlow the calling node but not
+// its branch view, so the span is found by run, node and call path.
+func (t *Tracing) callerSpan(inv *flow.Invocation) oteltrace.Span {
+	path, ok := strings.CutSuffix(inv.Path, "/"+inv.Node.ID+"/"+inv.Graph.ID)
+	if !ok {
+		return nil
+	}
+	var found oteltrace.Span
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, s := range t.spans {
+		if k.n == inv.Node && k.c.RunID() == inv.RunID && k.c.CallPath() == path {
+			if found != nil {
+				return nil
+			}
+			found = s
+		}
+	}
+	return found
+}
+
+// haltedFromOutside reports whether a sub-graph call that Outcome reports failed was
+// halted by a node failing outside the call (Outcome then gives the run's error).
+func haltedFromOutside(inv *flow.Invocation) bool {
+	_, _, err := inv.Outcome()
+	var ne *flow.NodeError
+	if !errors.As(err, &ne) {
+		return false
+	}
+	return ne.Path != inv.Path && !strings.HasPrefix(ne.Path, inv.Path+"/")
+}
+
+// panicked ends the node spans a panic escaping the run left open (the engine never
+// ended those executions), as FAILED, and records the panic on the run's span.
+func (t *Tracing) panicked(span oteltrace.Span, inv *flow.Invocation, p any) {
+	var open []oteltrace.Span
+	t.mu.Lock()
+	for k, s := range t.spans {
+		if k.c.RunID() == inv.RunID {
+			open = append(open, s)
+			delete(t.spans, k)
+		}
+	}
+	t.mu.Unlock()
+	info := &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing",
+		Message: t.cfg.redact.String(fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))}
+	for _, s := range open {
+		s.SetAttributes(AttrStatus.String(string(trace.Failed)))
+		t.fail(s, info)
+		s.End()
+	}
+	span.SetAttributes(AttrStatus.String(string(trace.Failed)))
+	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: t.cfg.redact.String(fmt.Sprintf("panic: %v", p))})
 }
 
 // fail records a failure on a span.
@@ -123,6 +205,14 @@ func (t *Tracing) fail(span oteltrace.Span, info *trace.ErrorInfo) {
 
 // OnNodeStart opens the node's span.
 func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	t.mu.Lock()
+	_, open := t.spans[spanKey{c, n}]
+	t.mu.Unlock()
+	if open {
+		// Registered twice: this execution has its span (replacing it would leave
+		// that span never ended).
+		return
+	}
 	attrs := make([]attribute.KeyValue, 0, 9)
 	if g := n.Graph(); g != nil {
 		attrs = append(attrs, AttrGraphID.String(g.ID))

@@ -57,7 +57,8 @@ func TestTracingSpans(t *testing.T) {
 	require.True(t, root.SpanContext.IsValid())
 	require.True(t, sub.SpanContext.IsValid())
 	assert.False(t, root.Parent.IsValid(), "the root evaluation span has no parent")
-	assert.Equal(t, root.SpanContext.SpanID(), sub.Parent.SpanID(), "a sub-graph evaluation nests under the calling graph's")
+	assert.Equal(t, spans["node call"].SpanContext.SpanID(), sub.Parent.SpanID(), "a sub-graph evaluation nests under the calling node's span")
+	assert.Equal(t, root.SpanContext.TraceID(), sub.SpanContext.TraceID())
 	assert.Equal(t, "call", attrs(sub)[interceptor.AttrCallNode].AsString())
 	assert.Equal(t, "root/call/child", attrs(sub)[interceptor.AttrCallPath].AsString())
 

@@ -1,6 +1,10 @@
 package interceptor
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/flowteam/flowteam/trace"
@@ -49,6 +53,21 @@ func NewRedactorKeys(keys ...string) *Redactor {
 	return r
 }
 
+// With returns a Redactor for r's keys plus keys (for a nil r, the default keys plus
+// keys).
+func (r *Redactor) With(keys ...string) *Redactor {
+	if r == nil {
+		return NewRedactor(keys...)
+	}
+	out := &Redactor{keys: slices.Clone(r.keys)}
+	for _, k := range keys {
+		if n := normalizeKey(k); n != "" {
+			out.keys = append(out.keys, n)
+		}
+	}
+	return out
+}
+
 // normalizeKey lower-cases k and drops the separators that spellings of one key differ
 // by.
 func normalizeKey(k string) string { return string(appendNormalized(nil, k)) }
@@ -84,7 +103,9 @@ func (r *Redactor) Sensitive(key string) bool {
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
 // (map[string]any, map[string]string, []any), and string values redacted as text.
-// Maps and slices are copied, never modified.
+// Maps and slices are copied, never modified. A value of another composite type (a
+// struct, a pointer, []map[string]any, map[string]int...) with something to mask is
+// replaced by its masked JSON encoding, decoded into maps and slices.
 func (r *Redactor) Value(v any) any {
 	if r == nil {
 		return v
@@ -124,6 +145,35 @@ func (r *Redactor) Value(v any) any {
 		return out
 	case string:
 		return r.String(t)
+	case nil, bool, int, int64, float64, json.Number:
+		return v
+	}
+	return r.other(v)
+}
+
+// other redacts a value of a type Value does not list: a struct, a pointer, a map or
+// slice of another type. What a sink writes of it is its JSON encoding, so that is
+// what is redacted: if the encoding has anything to mask, the value is replaced by
+// the masked encoding decoded into maps and slices (numbers as json.Number); if not,
+// or if it has no JSON encoding (a sink cannot write it either), v is kept.
+func (r *Redactor) other(v any) any {
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
+	default:
+		return v // a number, a bool, a string-kinded type: nothing under a key
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var g any
+	if d.Decode(&g) != nil {
+		return v
+	}
+	if m := r.Value(g); !reflect.DeepEqual(m, g) {
+		return m
 	}
 	return v
 }

@@ -106,20 +106,25 @@ func (s *JSONL) Write(_ context.Context, recs []trace.Record) error {
 
 // writeLines writes encoded lines in one call. The Audit encodes a run's records as
 // they are added and gives them here, rather than to Write.
-func (s *JSONL) writeLines(buf []byte) error {
-	s.mu.Lock()
-	var err error
-	if s.closed {
-		err = os.ErrClosed
-	} else {
-		_, err = s.w.Write(buf)
-		if err == nil && s.fsync && s.f != nil {
-			err = s.f.Sync()
+func (s *JSONL) writeLines(buf []byte) (err error) {
+	defer func() {
+		// A panicking writer fails this batch; the deferred unlock keeps the sink usable.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("audit jsonl: writer panicked: %v", p)
 		}
+	}()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("audit jsonl: %w", os.ErrClosed)
 	}
-	s.mu.Unlock()
-	if err != nil {
+	if _, err := s.w.Write(buf); err != nil {
 		return fmt.Errorf("audit jsonl: %w", err)
+	}
+	if s.fsync && s.f != nil {
+		if err := s.f.Sync(); err != nil {
+			return fmt.Errorf("audit jsonl: %w", err)
+		}
 	}
 	return nil
 }

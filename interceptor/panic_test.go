@@ -1,0 +1,106 @@
+package interceptor_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// panicHook is an interceptor whose hook panics at node n3 (OnNodeStart or
+// OnNodeEnd), or whose InterceptFlow panics after the run.
+type panicHook struct {
+	flow.NopInterceptor
+	where string
+}
+
+func (p panicHook) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	if p.where == "start" && n.ID == "n3" {
+		panic("hook start")
+	}
+}
+
+func (p panicHook) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, _ flow.NodeEnd) {
+	if p.where == "end" && n.ID == "n3" {
+		panic("hook end")
+	}
+}
+
+func (p panicHook) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	err := inv.Invoke(ctx)
+	if p.where == "flow" {
+		panic("flow after")
+	}
+	return err
+}
+
+// A panic out of another interceptor: the audit stays complete, and the Metrics
+// interceptor ends the run too (failed, counting the execution left open as failed,
+// as the audit does) instead of keeping it live forever without a status.
+func TestPanicEscapingRun(t *testing.T) {
+	for _, where := range []string{"start", "end", "flow"} {
+		for _, idx := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s@%d", where, idx), func(t *testing.T) {
+				mem := interceptor.NewMemory()
+				var ended []trace.Metrics
+				m, err := interceptor.NewMetrics(interceptor.WithRunMetrics(func(x trace.Metrics) { ended = append(ended, x) }))
+				require.NoError(t, err)
+				e := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem), quiet()), 1),
+					flow.WithInterceptor(m, 1), flow.WithInterceptor(panicHook{where: where}, idx))
+				assert.Panics(t, func() { _, _ = e.EvalGraph(context.Background(), chain(t, 5), flow.NewContext("i")) })
+				require.NoError(t, mem.Verify())
+				ids := mem.RunIDs()
+				require.Len(t, ids, 1)
+				require.Len(t, ended, 1, "the run ended")
+				got, ok := m.Run(ids[0])
+				require.True(t, ok)
+				want := mem.Metrics(ids[0])
+				if where == "flow" && idx == 0 {
+					// The panic comes after the run ended inside the audit and the metrics.
+					assert.Equal(t, trace.Completed, got.Status)
+				} else {
+					assert.Equal(t, trace.Failed, got.Status)
+				}
+				got.Duration, want.Duration = 0, 0
+				assert.Equal(t, want, got)
+				assert.Equal(t, got.Started, got.Ended())
+			})
+		}
+	}
+}
+
+// A panic out of another interceptor's hook: the Tracing interceptor ends the node
+// spans the engine left open, as failed, and marks the run's span failed, instead of
+// keeping those spans forever.
+func TestTracingPanicEscapingRun(t *testing.T) {
+	for _, where := range []string{"start", "end"} {
+		t.Run(where, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+			tr := interceptor.NewTracing(tp)
+			e := flow.NewEngine(flow.WithInterceptor(tr, 0), flow.WithInterceptor(panicHook{where: where}, 1))
+			assert.Panics(t, func() { _, _ = e.EvalGraph(context.Background(), chain(t, 5), flow.NewContext("i")) })
+			assert.Zero(t, interceptor.OpenSpans(tr))
+			spans := map[string]tracetest.SpanStub{}
+			for _, sp := range exp.GetSpans() {
+				spans[sp.Name] = sp
+			}
+			for _, name := range []string{"node n3", "flow chain5"} {
+				sp, ok := spans[name]
+				require.True(t, ok, name)
+				assert.Equal(t, "FAILED", attrs(sp)[interceptor.AttrStatus].AsString(), name)
+				assert.Equal(t, codes.Error, sp.Status.Code, name)
+			}
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package interceptor_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/interceptor"
+)
+
+type creds struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
+}
+
+// Secrets in every place a run can put them (attributes at any depth and in any map
+// or slice type, error messages, suspend reasons, JSON inside strings, key spelling
+// variants, a configured key) never reach a sink or a span.
+func TestRedactionEverywhere(t *testing.T) {
+	secret := regexp.MustCompile(`S3CR3T\d*`)
+	attrs := func(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]any {
+		return map[string]any{
+			"PASSWORD": "S3CR3T1",
+			"nested":   map[string]any{"Api-Key": "S3CR3T2", "list": []any{map[string]any{"x_access_token": "S3CR3T3"}}},
+			"strmap":   map[string]string{"client.secret": "S3CR3T4", "note": "token=S3CR3T5"},
+			"maps":     []map[string]any{{"authorization": "S3CR3T6"}},
+			"strmaps":  []map[string]string{{"apiKey": "S3CR3T7"}},
+			"deep":     map[string]map[string]string{"db": {"pwd": "S3CR3T8"}},
+			"body":     `{"user":"ann","password":"S3CR3T9"}`,
+			"ssn":      "S3CR3T10",
+			"creds":    creds{User: "ann", Password: "S3CR3T11"},
+			"credsp":   &creds{User: "ann", Password: "S3CR3T12"},
+			"ints":     map[string]int{"pin": 1234, "secret": 31337},
+			"ok":       "visible",
+		}
+	}
+	var lines, logs bytes.Buffer
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithSink(interceptor.NewJSONL(&lines)),
+		interceptor.WithSink(interceptor.NewSlog(slog.New(slog.NewJSONHandler(&logs, nil)))),
+		interceptor.WithRedactKeys("ssn"), interceptor.WithAttrs(attrs), quiet())
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	tr := interceptor.NewTracing(tp, interceptor.WithRedactKeys("ssn"))
+	e := flow.NewEngine(flow.WithInterceptor(a, 0), flow.WithInterceptor(tr, 1))
+
+	s := flow.NewSpec("r")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("soft").LinkTo("wait")
+	s.Activity("soft").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		return flow.MarkRecoverable(fmt.Errorf(`call failed: Authorization: Bearer S3CR3T20; body {\"api_key\":\"S3CR3T21\"} ssn=S3CR3T22`))
+	}).LinkTo("j")
+	s.Activity("wait").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("go") == nil {
+			c.Suspend(`need approval: {"Token": "S3CR3T23", "SSN": "S3CR3T24"} password: S3CR3T25`)
+		}
+		return nil
+	}).LinkTo("j")
+	s.Parallel("j").LinkTo("boom")
+	s.Activity("boom").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		return errors.New("db: user=ann PASSWORD='S3CR3T26' X-Api-Key: S3CR3T27")
+	}).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	fc.Set("go", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.Error(t, err)
+	require.Equal(t, flow.StatusFailed, res.Status)
+
+	recs := mem.Records()
+	require.NoError(t, recs.Verify())
+	mj, err := json.Marshal(recs)
+	require.NoError(t, err)
+	var spans bytes.Buffer
+	for _, sp := range exp.GetSpans() {
+		fmt.Fprintf(&spans, "%s %v %v %v\n", sp.Name, sp.Attributes, sp.Events, sp.Status)
+	}
+	for name, out := range map[string]string{"memory": string(mj), "jsonl": lines.String(), "slog": logs.String(), "spans": spans.String()} {
+		assert.Empty(t, secret.FindAllString(out, -1), "%s leaks secrets:\n%s", name, out)
+		assert.NotContains(t, out, "31337", name)
+	}
+	assert.Contains(t, lines.String(), "visible", "what is not secret stays")
+	assert.Contains(t, lines.String(), "ann", "what is not secret stays")
+}
+
+// Values of other types keep their type unless something in them is masked.
+func TestRedactorValueOtherTypes(t *testing.T) {
+	r := interceptor.NewRedactor()
+	type named struct{ Name string }
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, v := range []any{named{"ann"}, &named{"ann"}, now, []int{1, 2}, map[string]int{"n": 1}, int32(7), make(chan int)} {
+		assert.Equal(t, v, r.Value(v), "%T", v)
+	}
+	assert.Equal(t, []any{map[string]any{"user": "ann", "password": interceptor.Mask}},
+		r.Value([]creds{{User: "ann", Password: "pw"}}))
+	assert.Equal(t, map[string]any{"pin": json.Number("1"), "secret": interceptor.Mask}, r.Value(map[string]int{"pin": 1, "secret": 2}))
+}
+
+// WithRedactKeys adds to the keys configured before it, rather than replacing them.
+func TestWithRedactKeysAdds(t *testing.T) {
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), quiet(),
+		interceptor.WithRedactor(interceptor.NewRedactorKeys("pin")), interceptor.WithRedactKeys("ssn"), interceptor.WithRedactKeys("iban"))
+	e := flow.NewEngine(flow.WithInterceptor(a, 0))
+	s := flow.NewSpec("k")
+	s.Start("s").LinkTo("x")
+	s.Activity("x").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		return errors.New("pin=1 ssn=2 iban=3 password=4")
+	}).LinkTo("e")
+	s.End("e")
+	_, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+	require.Error(t, err)
+	failed := mem.ByStatus("FAILED").Nodes()
+	require.Len(t, failed, 1)
+	assert.Equal(t, "pin=*** ssn=*** iban=*** password=4", failed[0].Error.Message, "the keys of all three options, and only those")
+}

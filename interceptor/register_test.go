@@ -1,0 +1,103 @@
+package interceptor_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// twiceGraph is s -> p -> {a: #child (cs, work, ce), b: recoverable failure} -> j -> e:
+// 9 node executions (s, p, a, cs, work, ce, b, j, e), b FAILED and recovered.
+func twiceGraph(t *testing.T, e *flow.Engine) *flow.Graph {
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("work")
+	child.Activity("work").DoFunc(noop).LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").SetTask("#child").LinkTo("j")
+	s.Activity("b").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		return flow.NewRecoverableError("soft")
+	}).LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	return build(t, s)
+}
+
+// An Audit, a Metrics and a Tracing each registered on the engine and for the
+// evaluation too: the run is recorded once, not twice under one run id.
+func TestInterceptorsRegisteredTwice(t *testing.T) {
+	mem := interceptor.NewMemory()
+	var lines bytes.Buffer
+	a := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithSink(interceptor.NewJSONL(&lines)), interceptor.WithBatchSize(3))
+	m, err := interceptor.NewMetrics()
+	require.NoError(t, err)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	tr := interceptor.NewTracing(tp)
+
+	e := flow.NewEngine(flow.WithInterceptor(a, 0), flow.WithInterceptor(m, 0), flow.WithInterceptor(tr, 0))
+	g := twiceGraph(t, e)
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"),
+		flow.WithEvalInterceptor(a, 1), flow.WithEvalInterceptor(m, 2), flow.WithEvalInterceptor(tr, 3))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+
+	recs := mem.ByRun(res.RunID)
+	require.NoError(t, recs.Verify())
+	assert.Len(t, recs, 2+2*9)
+	assert.Equal(t, len(recs), bytes.Count(lines.Bytes(), []byte("\n")), "the JSONL sink got the same records")
+	want := trace.Metrics{RunID: res.RunID, InstanceID: "i", GraphID: "root", Status: trace.Completed,
+		Started: 9, Completed: 8, Failed: 1, Recovered: 1}
+
+	got, ok := m.Run(res.RunID)
+	require.True(t, ok)
+	got.Duration = 0
+	assert.Equal(t, want, got)
+	fromRecs := recs.Metrics(res.RunID)
+	fromRecs.Duration = 0
+	assert.Equal(t, want, fromRecs)
+
+	assert.Zero(t, interceptor.OpenSpans(tr))
+	var evals, nodes int
+	for _, s := range exp.GetSpans() {
+		switch {
+		case strings.HasPrefix(s.Name, "flow "):
+			evals++
+		case strings.HasPrefix(s.Name, "node "):
+			nodes++
+		}
+	}
+	assert.Equal(t, 2, evals, "one span for the root eval, one for the sub-graph call")
+	assert.Equal(t, 9, nodes)
+}
+
+// A run audited twice that fails: still one terminal record per execution.
+func TestAuditRegisteredTwiceFailing(t *testing.T) {
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), quiet())
+	e := flow.NewEngine(flow.WithInterceptor(a, 0))
+	s := flow.NewSpec("f")
+	s.Start("s").LinkTo("x")
+	s.Activity("x").DoFunc(func(context.Context, *flow.Context, *flow.Node) error { return errors.New("fatal") }).LinkTo("e")
+	s.End("e")
+	res, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"), flow.WithEvalInterceptor(a, 1))
+	require.Error(t, err)
+	recs := mem.ByRun(res.RunID)
+	require.NoError(t, recs.Verify())
+	assert.Equal(t, []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "x:STARTED", "x:FAILED", "<run>:FAILED"}, statuses(recs))
+}
