@@ -483,3 +483,71 @@ layout:
 		assert.Equal(t, 2, rec.starts["join"], "restored %v", restored)
 	}
 }
+
+// panicHook panics when the node it names starts.
+type panicHook struct {
+	flow.NopInterceptor
+	node string
+}
+
+func (h panicHook) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	if n.ID == h.node {
+		panic("hook start")
+	}
+}
+
+// A hook that panics in a parallel branch's goroutine does not end the process: the
+// run fails, its branches end, and Eval panics with a *BranchPanic in the caller's
+// goroutine. The context is free for the next run.
+func TestHookPanicInABranchReachesTheCaller(t *testing.T) {
+	g, err := flow.LoadGraph("p.yml", []byte(`
+id: p
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [b0, b1, b2, b3, b4, b5]}
+  - {id: b0, link: j}
+  - {id: b1, link: j}
+  - {id: b2, link: j}
+  - {id: b3, link: j}
+  - {id: b4, link: j}
+  - {id: b5, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	e := flow.NewEngine(flow.WithMaxConcurrency(8))
+	fc := flow.NewContext("i")
+	for range 20 { // b3 runs on a goroutine in most runs, inline in the others
+		var got any
+		func() {
+			defer func() { got = recover() }()
+			_, _ = e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(panicHook{node: "b3"}, 0))
+		}()
+		require.NotNil(t, got, "the panic reaches the caller")
+		if bp, ok := got.(*flow.BranchPanic); ok {
+			assert.Equal(t, "hook start", bp.Value)
+			assert.NotEmpty(t, bp.Stack)
+		}
+		res, err := e.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err, "the context is free again")
+		require.Equal(t, flow.StatusCompleted, res.Status)
+	}
+}
+
+// A hook that panics on the main branch reaches the caller as it always did, and the
+// context is free for the next run.
+func TestHookPanicOnTheMainBranchFreesTheContext(t *testing.T) {
+	g, err := flow.LoadGraph("m.yml", []byte("id: m\nlayout:\n  - {id: s, type: start}\n  - {id: a}\n  - {id: e, type: end}\n"))
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	fc := flow.NewContext("i")
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		_, _ = e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(panicHook{node: "a"}, 0))
+	}()
+	require.Equal(t, "hook start", got)
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err, "the context is free again")
+	require.Equal(t, flow.StatusCompleted, res.Status)
+}

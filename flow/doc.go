@@ -61,7 +61,10 @@
 // resume, so a task can check for the decision it waited for. A step limit
 // (WithMaxSteps, WithSteps) bounds every run; context.Context cancellation and
 // deadlines fail the run (errors.Is tells which); a panicking task becomes an error
-// naming the node. A parallel node takes every outgoing link and ignores their
+// naming the node. A panicking interceptor hook fails the run and is raised again in
+// the caller's goroutine (as a *BranchPanic when it happened in a branch's goroutine,
+// which would otherwise end the process), once the root's branches have ended; the
+// Context is then free for another run. A parallel node takes every outgoing link and ignores their
 // conditions, also when it has a single one (a join). Parallel branches run on
 // goroutines bounded by WithMaxConcurrency (branches beyond it run inline); every
 // goroutine ends before Eval returns. A failing parallel branch follows the branch

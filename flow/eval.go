@@ -235,8 +235,7 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	if len(r.icpts) == 0 {
 		r.driveCall(ctx, r.root, seeds) // what Invoke does when no interceptor wraps it
 	} else {
-		ierr = (&Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
-			icpts: r.icpts, run: r, frame: r.root, seeds: seeds}).Invoke(ctx)
+		ierr = r.invoke(ctx, seeds, resumed)
 		r.root.wg.Wait() // in case an interceptor returned before the graph's branches ended
 	}
 	// Whatever a task started with the run's context learns that the run is over (a
@@ -279,6 +278,9 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		}
 	}
 	st.mu.Unlock()
+	if r.panicked != nil { // the branch goroutines are done: raise it in the caller's
+		panic(r.panicked)
+	}
 
 	// Field by field, as in newRun.
 	res.RunID, res.Instance, res.Graph, res.Steps = r.id, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
@@ -306,6 +308,27 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		return res, res.Err
 	}
 	return res, nil
+}
+
+// invoke runs the root call through the interceptors. A panic escaping them (a hook's:
+// a task's panic is its node's error) fails the run, lets the root's branches end and
+// frees the Context before it goes on up to the caller, so the instance can run again.
+func (r *run) invoke(ctx context.Context, seeds []*token, resumed bool) error {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		r.halt(stateFailed, "", nil, fmt.Errorf("panic: %v", p))
+		r.root.wg.Wait()
+		r.rctx.finish()
+		r.st.mu.Lock()
+		r.st.run = nil
+		r.st.mu.Unlock()
+		panic(p)
+	}()
+	return (&Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
+		icpts: r.icpts, run: r, frame: r.root, seeds: seeds}).Invoke(ctx)
 }
 
 // lastRecord returns the FlowTrace record of a call's last node. Its Time is when the

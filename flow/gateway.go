@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -327,7 +328,39 @@ func (r *run) spawn(tok *token) bool {
 	go func() {
 		defer c.wg.Done()
 		defer func() { <-r.e.sem }()
+		defer r.catchBranchPanic()
 		r.drive(c.ctx, tok)
 	}()
 	return true
+}
+
+// BranchPanic is what Eval and Resume panic with when code running in a parallel
+// branch's goroutine panicked (an interceptor's hook: a task's panic is already the
+// node's error). Left alone, such a panic would end the process; instead the run
+// fails, its other branches end, and the panic is raised again in the caller's
+// goroutine, where it can be recovered, as a panic on the main branch is.
+type BranchPanic struct {
+	Value any    // what the branch panicked with
+	Stack []byte // the branch goroutine's stack when it panicked
+}
+
+// Error describes the panic.
+func (p *BranchPanic) Error() string {
+	return fmt.Sprintf("flow: panic in a parallel branch: %v", p.Value)
+}
+
+// catchBranchPanic turns a panic in a branch goroutine into a failed run and keeps
+// it for runRoot to raise again.
+func (r *run) catchBranchPanic() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	p := &BranchPanic{Value: v, Stack: debug.Stack()}
+	r.mu.Lock()
+	if r.panicked == nil {
+		r.panicked = p
+	}
+	r.mu.Unlock()
+	r.halt(stateFailed, "", nil, p)
 }

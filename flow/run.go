@@ -47,6 +47,7 @@ type run struct {
 	ckpt      *checkpointer
 	live      map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
 	out       *Result             // WithResult's Result, filled instead of allocating one
+	panicked  *BranchPanic        // the first panic of a branch goroutine, raised again at the end
 	opts      evalConfig          // where newRun applies the EvalOptions (empty otherwise)
 
 	// Kept in the run to save allocations per evaluation: a Result or a Frontier keeps
