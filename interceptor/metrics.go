@@ -31,8 +31,9 @@ import (
 //
 // Node counts are added when the run ends (one call per status), node durations as
 // nodes end. flow.graph.id is the root graph's id, except for node durations, which
-// carry the node's own graph. Fallbacks and rejections are events the engine does not
-// report to interceptors: the code that takes a fallback or records a human
+// carry the node's own graph. Fallbacks count the recoveries an error policy sent to
+// a fallback node (flow.NodeEnd.Goto) and the fallbacks code reports with trace.Count;
+// rejections are events the engine does not see: the code that records a human
 // rejection calls trace.Count with the run's context.
 type Metrics struct {
 	cfg  config
@@ -271,6 +272,9 @@ func (m *Metrics) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 		}
 		if end.Recovered {
 			r.recovered.Add(1)
+			if end.Goto != "" {
+				r.fallbacks.Add(1) // the error policy took a fallback path
+			}
 		}
 	}
 	if in := m.inst; in != nil {

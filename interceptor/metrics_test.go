@@ -141,3 +141,34 @@ func TestMetricsOpenTelemetry(t *testing.T) {
 	assert.Equal(t, uint64(2), hist["flowteam.run.duration"])
 	assert.Equal(t, uint64(14), hist["flowteam.node.duration"])
 }
+
+// A recovery the error policy sends to a fallback node is a fallback taken: the run's
+// metrics count it as flow.Result.Fallbacks does, and its FAILED record names the
+// node, so the metrics computed from the records agree.
+func TestMetricsCountGotoFallbacks(t *testing.T) {
+	g, err := flow.LoadGraph("f.yml", []byte(`
+id: f
+layout:
+  - {id: s, type: start}
+  - {id: fail, task: 'raise("E2", "recoverable", true)', meta: {onError: {goto: fb, recover: true}}, link: e}
+  - {id: fb, task: 'context.put("fb", 1)', link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	m, err := interceptor.NewMetrics()
+	require.NoError(t, err)
+	mem := interceptor.NewMemory()
+	e := flow.NewEngine(flow.WithInterceptor(m, 0), flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem)), 1))
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Fallbacks)
+	got, ok := m.Run(res.RunID)
+	require.True(t, ok)
+	assert.Equal(t, 1, got.Fallbacks)
+	assert.Equal(t, 1, got.Recovered)
+	failed := mem.ByNode("fail").Terminal()
+	require.Len(t, failed, 1)
+	assert.Equal(t, "fb", failed[0].Goto)
+	fromRecs := mem.Metrics(res.RunID)
+	assert.Equal(t, 1, fromRecs.Fallbacks)
+}

@@ -292,6 +292,7 @@ func recordAttrs(r *trace.Record) []slog.Attr {
 	if r.Recovered {
 		a = append(a, slog.Bool("recovered", true))
 	}
+	str("goto", r.Goto)
 	if r.Resumed {
 		a = append(a, slog.Bool("resumed", true))
 	}

@@ -71,6 +71,9 @@ type Record struct {
 	// Recovered is true on a FAILED record the error policy recovered from: the run
 	// went on (along the node's links or to a fallback node).
 	Recovered bool `json:"recovered,omitempty"`
+	// Goto is, on a recovered FAILED record, the fallback node the error policy sent
+	// the run to (a fallback path taken).
+	Goto string `json:"goto,omitempty"`
 	// Resumed is true on the run records of a resumed run.
 	Resumed bool `json:"resumed,omitempty"`
 	// Attrs holds extra attributes an application attached to the record (redacted

@@ -246,6 +246,10 @@ func appendTail(dst []byte, r *Record) []byte {
 	if r.Recovered {
 		dst = append(dst, `,"recovered":true`...)
 	}
+	if r.Goto != "" {
+		dst = append(dst, `,"goto":`...)
+		dst = AppendJSONString(dst, r.Goto)
+	}
 	if r.Resumed {
 		dst = append(dst, `,"resumed":true`...)
 	}

@@ -23,7 +23,7 @@ func fullRecord() Record {
 		Title: "Approve \"it\"", InstanceID: "inst-1", RunID: "r1-1", BranchID: "main/p:a",
 		Agent: "reviewer", Step: 7, Attempt: 2, Duration: 1500 * time.Microsecond,
 		Error:  &ErrorInfo{Type: "flow_error", Code: "task_failed", Message: "boom\n<tab>\t\u2028 é \x01"},
-		Reason: "waiting", Arrivals: 3, Retrying: true, Recovered: true, Resumed: true,
+		Reason: "waiting", Arrivals: 3, Retrying: true, Recovered: true, Goto: "fall\"back", Resumed: true,
 		Attrs: map[string]any{"order": "o-1", "n": 3.0, "nested": map[string]any{"k": []any{"v"}}},
 	}
 }

@@ -24,11 +24,11 @@ type Metrics struct {
 	Retries int `json:"retries"`
 	// Recovered counts failures the error policy recovered from (the run went on).
 	Recovered int `json:"recovered"`
-	// Fallbacks counts the fallback paths taken and Rejections the decisions a human
-	// rejected, as reported with Count (CountFallback, CountRejection) by the code that
-	// knows, with the run's context. A recovery that an error policy sends to a goto
-	// node is not counted here by itself: the engine reports it as flow.NodeEnd.Goto
-	// and counts it in flow.Result.Fallbacks.
+	// Fallbacks counts the fallback paths taken: the recoveries an error policy sent
+	// to a fallback node (FAILED records with Goto, as flow.Result.Fallbacks counts
+	// them), plus those reported with Count(CountFallback) by code that takes a
+	// fallback of its own. Rejections counts the decisions a human rejected, as
+	// reported with Count(CountRejection).
 	Fallbacks  int `json:"fallbacks"`
 	Rejections int `json:"rejections"`
 	// Duration is the wall time of the run (0 while it runs).
@@ -66,12 +66,16 @@ func (m *Metrics) Add(r *Record) {
 		}
 		if r.Recovered {
 			m.Recovered++
+			if r.Goto != "" {
+				m.Fallbacks++
+			}
 		}
 	}
 }
 
-// Metrics computes the metrics of one run from its records. Fallbacks and Rejections
-// are not in records and stay 0.
+// Metrics computes the metrics of one run from its records. Fallbacks counts only
+// those records show (recoveries with Goto), Rejections stays 0: what was reported
+// with Count is not in records.
 func (rs Records) Metrics(runID string) Metrics {
 	m := Metrics{RunID: runID}
 	for i := range rs {

@@ -31,6 +31,7 @@ func randomRecord(rng *rand.Rand) Record {
 		Arrivals:   rng.IntN(3),
 		Retrying:   rng.IntN(2) == 0,
 		Recovered:  rng.IntN(2) == 0,
+		Goto:       pick("", "fb", "fall\"back"),
 		Resumed:    rng.IntN(2) == 0,
 	}
 	switch rng.IntN(4) {

@@ -263,7 +263,10 @@ func auditLine(r *trace.Record) string {
 	if r.Retrying {
 		b.WriteString("  (retrying)")
 	}
-	if r.Recovered {
+	switch {
+	case r.Recovered && r.Goto != "":
+		b.WriteString("  (recovered, to " + auditOneLine(r.Goto) + ")")
+	case r.Recovered:
 		b.WriteString("  (recovered)")
 	}
 	if r.Reason != "" {

@@ -405,3 +405,22 @@ func TestReadAuditLine(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%q", tc.in)
 	}
 }
+
+// A recovered failure the error policy sent to a fallback node names that node.
+func TestAuditShowsTheFallbackNode(t *testing.T) {
+	dir := t.TempDir()
+	def := filepath.Join(dir, "f.yml")
+	require.NoError(t, os.WriteFile(def, []byte(`id: f
+layout:
+  - {id: s, type: start}
+  - {id: fail, task: 'raise("E2", "recoverable", true)', meta: {onError: {goto: fb, recover: true}}, link: e}
+  - {id: fb, task: 'context.put("fb", 1)', link: e}
+  - {id: e, type: end}
+`), 0o600))
+	path := filepath.Join(dir, "f.audit.jsonl")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, cmdRun([]string{def, "--audit", path}, &stdout, &stderr), stderr.String())
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "error E2: recoverable  (recovered, to fb)")
+}
