@@ -278,9 +278,10 @@ type endExtra struct {
 func fillEnd(r *trace.Record, end *flow.NodeEnd, x *endExtra) {
 	r.Status = end.Status
 	r.Step, r.Duration, r.Arrivals, r.Retrying, r.Recovered = end.Step, end.Duration, end.Arrivals, end.Retrying, end.Recovered
-	r.Goto = ""
 	if end.Recovered {
 		r.Goto = end.Goto
+	} else if r.Goto != "" { // compared first: a reused record seldom holds one
+		r.Goto = ""
 	}
 	r.Attempt = 0
 	if end.Attempt > 1 {
