@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 
@@ -36,6 +37,18 @@ func (j *joinRec) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, en
 	j.mu.Lock()
 	j.arrivals[n.ID] = append(j.arrivals[n.ID], end.Arrivals)
 	j.mu.Unlock()
+}
+
+// restoreThroughJSON returns fc's instance as a session store gives it back: its
+// variables through JSON, with updates applied, and its trace.
+func restoreThroughJSON(t *testing.T, fc *flow.Context, updates map[string]any) *flow.Context {
+	t.Helper()
+	data, err := json.Marshal(fc.Vars())
+	require.NoError(t, err)
+	var vars map[string]any
+	require.NoError(t, json.Unmarshal(data, &vars))
+	maps.Copy(vars, updates)
+	return flow.RestoreContext(fc.InstanceID(), vars, fc.Trace())
 }
 
 func evalRec(t *testing.T, e *flow.Engine, g *flow.Graph, fc *flow.Context, rec *joinRec, opts ...flow.EvalOption) *flow.Result {
@@ -262,12 +275,7 @@ func TestContinueSplitFailuresSurviveRestore(t *testing.T) {
 	assert.Equal(t, "E1", failed[0].Error.Code)
 	assert.Equal(t, "bad", failed[0].Error.Message)
 
-	data, err = json.Marshal(fc.Vars())
-	require.NoError(t, err)
-	var vars map[string]any
-	require.NoError(t, json.Unmarshal(data, &vars))
-	vars["decision"] = "interrupt"
-	restored := flow.RestoreContext("i", vars, fc.Trace())
+	restored := restoreThroughJSON(t, fc, map[string]any{"decision": "interrupt"})
 	fr, err := e.RestoreFrontier(g, st)
 	require.NoError(t, err)
 	res, err = e.Resume(context.Background(), fr, restored)
@@ -425,12 +433,7 @@ layout:
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusSuspended, res.Status)
 
-	data, err := json.Marshal(fc.Vars())
-	require.NoError(t, err)
-	var vars map[string]any
-	require.NoError(t, json.Unmarshal(data, &vars))
-	vars["go"] = true
-	restored := flow.RestoreContext("i", vars, fc.Trace())
+	restored := restoreThroughJSON(t, fc, map[string]any{"go": true})
 	fr, err := e.RestoreFrontier(g, res.Frontier.State())
 	require.NoError(t, err)
 	res, err = e.Resume(context.Background(), fr, restored)

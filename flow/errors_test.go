@@ -2,7 +2,6 @@ package flow_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -301,12 +300,7 @@ func TestErrorsSurviveSuspendResume(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusSuspended, res.Status)
 	// Store and restore as a session would: vars through JSON.
-	data, err := json.Marshal(fc.Vars())
-	require.NoError(t, err)
-	var vars map[string]any
-	require.NoError(t, json.Unmarshal(data, &vars))
-	vars["approved"] = true
-	restored := flow.RestoreContext("sr", vars, fc.Trace())
+	restored := restoreThroughJSON(t, fc, map[string]any{"approved": true})
 	fr, err := e.RestoreFrontier(g, res.Frontier.State())
 	require.NoError(t, err)
 	res2, err := e.Resume(context.Background(), fr, restored)

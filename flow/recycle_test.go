@@ -53,6 +53,17 @@ func recycledRun(t *testing.T, e *Engine, g *Graph, vars map[string]any) *run {
 	return nil
 }
 
+// recoveredGraph fails a node with a recoverable error that its onError sends to a
+// fallback node.
+const recoveredGraph = `
+id: f
+layout:
+  - {id: s, type: start}
+  - {id: fail, task: 'raise("E2", "recoverable", true)', meta: {onError: {goto: fb, recover: true, set: {fell: true}}}, link: e}
+  - {id: fb, task: 'context.put("fb", 1)', link: e}
+  - {id: e, type: end}
+`
+
 func TestRecycledRunIsClean(t *testing.T) {
 	graphs := map[string]string{
 		"exclusive": `
@@ -87,14 +98,7 @@ layout:
   - {id: close, type: loop}
   - {id: e, type: end}
 `,
-		"recovered": `
-id: f
-layout:
-  - {id: s, type: start}
-  - {id: fail, task: 'raise("E2", "recoverable", true)', meta: {onError: {goto: fb, recover: true, set: {fell: true}}}, link: e}
-  - {id: fb, task: 'context.put("fb", 1)', link: e}
-  - {id: e, type: end}
-`,
+		"recovered": recoveredGraph,
 	}
 	for name, src := range graphs {
 		t.Run(name, func(t *testing.T) {

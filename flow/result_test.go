@@ -67,14 +67,7 @@ func TestWithResultOverwritesEveryField(t *testing.T) {
 		"completed": "id: c\nlayout:\n  - {type: start}\n  - {task: 'context.put(\"n\", 1)'}\n  - {type: end}\n",
 		"suspended": "id: s\nlayout:\n  - {type: start}\n  - {id: ask, task: 'context.suspend(\"wait\")'}\n  - {type: end}\n",
 		"failed":    "id: f\nlayout:\n  - {type: start}\n  - {id: bad, task: 'raise(\"E1\", \"bad\")'}\n  - {type: end}\n",
-		"recovered": `
-id: r
-layout:
-  - {id: s, type: start}
-  - {id: fail, task: 'raise("E2", "recoverable", true)', meta: {onError: {goto: fb, recover: true, set: {fell: true}}}, link: e}
-  - {id: fb, task: 'context.put("fb", 1)', link: e}
-  - {id: e, type: end}
-`,
+		"recovered": recoveredGraph,
 	}
 	for name, src := range graphs {
 		t.Run(name, func(t *testing.T) {
