@@ -216,25 +216,40 @@ func TestAdvHITLResumeFromSnapshotInAnotherSession(t *testing.T) {
 	assert.Len(t, box.Calls(), 1)
 }
 
+// blockingPayer counts the runs of its agent's sensitive "pay" tool; each run reports
+// on started and waits for release.
+type blockingPayer struct {
+	runs    atomic.Int32
+	release chan struct{}
+	started chan struct{}
+	model   *testkit.ScriptedModel
+}
+
+// newBlockingPayer returns a ReAct agent whose model asks for "pay" (which needs
+// approval) and then answers "done".
+func newBlockingPayer(t *testing.T, name string) (*team.ReActAgent, *blockingPayer) {
+	t.Helper()
+	p := &blockingPayer{release: make(chan struct{}), started: make(chan struct{}, 2)}
+	pay := team.NewTool("pay", "pays", nil, func(context.Context, struct{}) (string, error) {
+		p.runs.Add(1)
+		p.started <- struct{}{}
+		<-p.release
+		return "paid", nil
+	})
+	pay.Sensitive = team.Always("money")
+	p.model = testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("p1", "pay", `{}`))).
+		When(testkit.LastIsToolResult("pay"), testkit.Reply("done"))
+	a, err := team.NewReActAgent(name, p.model, team.WithTools(pay))
+	require.NoError(t, err)
+	return a, p
+}
+
 // Two resumes of the same waiting run in one session at once: the approved call runs
 // once. The loser is told that the run is not waiting any more.
 func TestAdvHITLConcurrentResumeSameSession(t *testing.T) {
-	var runs atomic.Int32
-	release := make(chan struct{})
-	started := make(chan struct{}, 2)
-	tool := team.NewTool("pay", "pays", nil, func(ctx context.Context, _ struct{}) (string, error) {
-		runs.Add(1)
-		started <- struct{}{}
-		<-release
-		return "paid", nil
-	})
-	tool.Sensitive = team.Always("money")
-	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("p1", "pay", `{}`))).
-		When(testkit.LastIsToolResult("pay"), testkit.Reply("done"))
-	a, err := team.NewReActAgent("bot", model, team.WithTools(tool))
-	require.NoError(t, err)
+	a, p := newBlockingPayer(t, "bot")
 	sess := team.NewSession("conc-1")
-	_, err = a.Call(context.Background(), "pay", sess)
+	_, err := a.Call(context.Background(), "pay", sess)
 	require.NoError(t, err)
 	require.NoError(t, sess.Decide("bot", team.Approve("p1")))
 
@@ -245,10 +260,10 @@ func TestAdvHITLConcurrentResumeSameSession(t *testing.T) {
 			_, errs[i] = a.Resume(context.Background(), sess)
 		})
 	}
-	<-started // one resume runs the call; the other finds nothing waiting, now or later
-	close(release)
+	<-p.started // one resume runs the call; the other finds nothing waiting, now or later
+	close(p.release)
 	wg.Wait()
-	assert.EqualValues(t, 1, runs.Load(), "the approved call ran once")
+	assert.EqualValues(t, 1, p.runs.Load(), "the approved call ran once")
 	ok, failed := 0, 0
 	for _, err := range errs {
 		if err == nil {

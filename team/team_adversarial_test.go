@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -266,20 +265,7 @@ func TestAdvTeamErrorKeepsMemberType(t *testing.T) {
 // approved call runs once, the member's model is not asked a second question, and the
 // loser is told there is nothing to resume.
 func TestAdvTeamConcurrentResumeSameSession(t *testing.T) {
-	var runs atomic.Int32
-	release := make(chan struct{})
-	started := make(chan struct{}, 2)
-	pay := team.NewTool("pay", "pays", nil, func(context.Context, struct{}) (string, error) {
-		runs.Add(1)
-		started <- struct{}{}
-		<-release
-		return "paid", nil
-	})
-	pay.Sensitive = team.Always("money")
-	model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("p1", "pay", `{}`))).
-		When(testkit.LastIsToolResult("pay"), testkit.Reply("done"))
-	payer, err := team.NewReActAgent("payer", model, team.WithTools(pay))
-	require.NoError(t, err)
+	payer, p := newBlockingPayer(t, "payer")
 	tm, _ := ttTeam(t, "billing", team.WithMembers(payer, testkit.NewFixedAgent("after", "filed")))
 	sess := team.NewSession("billing-1")
 	ans, err := tm.Call(context.Background(), "pay the bill", sess)
@@ -293,11 +279,11 @@ func TestAdvTeamConcurrentResumeSameSession(t *testing.T) {
 	for i := range 2 {
 		wg.Go(func() { answers[i], errs[i] = tm.Resume(context.Background(), sess) })
 	}
-	<-started
-	close(release)
+	<-p.started
+	close(p.release)
 	wg.Wait()
-	assert.EqualValues(t, 1, runs.Load(), "the approved call ran once")
-	assert.Equal(t, 2, model.Calls(), "the member's model was asked once before and once after the call")
+	assert.EqualValues(t, 1, p.runs.Load(), "the approved call ran once")
+	assert.Equal(t, 2, p.model.Calls(), "the member's model was asked once before and once after the call")
 	wins := 0
 	for i, err := range errs {
 		if err == nil {
