@@ -177,6 +177,12 @@ func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
 	if err := s.check(); err != nil { // what Decode would refuse is not written
 		return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)
 	}
+	return encodeChecked(s, cfg)
+}
+
+// encodeChecked is Encode for a snapshot that passed check (a store's save checks it
+// while stamping it).
+func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
 	e := encoder{buf: make([]byte, 0, 1024), drop: cfg.drop}
 	if err := e.snapshot(s); err != nil {
 		return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)

@@ -96,7 +96,7 @@ func prepare(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Dura
 	if err != nil {
 		return nil, err
 	}
-	data, err := Encode(c)
+	data, err := encodeChecked(c, encodeConfig{}) // stamp checked it
 	if err != nil {
 		return nil, err
 	}
