@@ -6,7 +6,9 @@ import (
 	"errors"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -553,4 +555,67 @@ func TestHookPanicOnTheMainBranchFreesTheContext(t *testing.T) {
 	res, err := e.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err, "the context is free again")
 	require.Equal(t, flow.StatusCompleted, res.Status)
+}
+
+// A hook that panics on the calling goroutine inside a sub-graph call fails the calling
+// node (the call is its task), and the call's parallel branches end before Eval
+// returns: none is left running against a run that is over.
+func TestHookPanicInASubGraphWaitsForItsBranches(t *testing.T) {
+	var ended atomic.Bool
+	started := make(chan struct{})
+	slow := flow.TaskFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		defer ended.Store(true)
+		close(started)
+		select {
+		case <-ctx.Done():
+			time.Sleep(50 * time.Millisecond) // cleaning up takes a while
+			return ctx.Err()
+		case <-time.After(5 * time.Second):
+			return nil
+		}
+	})
+	e := flow.NewEngine(flow.WithMaxConcurrency(4), flow.WithTask("slow", slow))
+	for _, def := range []string{`
+id: sub
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [boom, wait]}
+  - {id: boom, link: j}
+  - {id: wait, task: "@slow", link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`, `
+id: main
+layout:
+  - {id: s, type: start}
+  - {id: call, task: "#sub"}
+  - {id: e, type: end}
+`} {
+		g, err := flow.LoadGraph("g.yml", []byte(def))
+		require.NoError(t, err)
+		require.NoError(t, e.Register(g))
+	}
+	hook := &waitingPanicHook{node: "boom", before: started}
+	res, err := e.Eval(context.Background(), "main", flow.NewContext("i"), flow.WithEvalInterceptor(hook, 0))
+	require.Error(t, err)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.True(t, ended.Load(), "the sub-graph's other branch ended before Eval returned")
+	var ne *flow.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, "call", ne.Node)
+	assert.Equal(t, flow.CodePanic, ne.Code)
+}
+
+// waitingPanicHook panics when the node it names starts, once before is closed.
+type waitingPanicHook struct {
+	flow.NopInterceptor
+	node   string
+	before chan struct{}
+}
+
+func (h *waitingPanicHook) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	if n.ID == h.node {
+		<-h.before
+		panic("hook start")
+	}
 }

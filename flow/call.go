@@ -209,3 +209,20 @@ func innermost(ne *NodeError) *NodeError {
 		ne = deeper
 	}
 }
+
+// endCallOnPanic, deferred by a sub-graph call's Invoke, handles a panic on the calling
+// goroutine inside the call (an interceptor hook's; a task's is its node's error). The
+// calling node's runNode turns it into that node's error, but first the call's branches
+// on other goroutines must end: the call is aborted, as a failure inside it would
+// abort it, and waited for, so no branch outlives the call.
+func (r *run) endCallOnPanic(cf *frame) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if cf.abort.CompareAndSwap(nil, r.nodeError(cf.callerTok, CodePanic, fmt.Errorf("%w: %v", ErrTaskPanic, p))) {
+		cf.cancel()
+	}
+	cf.wg.Wait()
+	panic(p)
+}

@@ -64,7 +64,9 @@
 // naming the node. A panicking interceptor hook fails the run and is raised again in
 // the caller's goroutine (as a *BranchPanic when it happened in a branch's goroutine,
 // which would otherwise end the process), once the root's branches have ended; the
-// Context is then free for another run. A parallel node takes every outgoing link and ignores their
+// Context is then free for another run. Inside a sub-graph call, a hook panicking on
+// the calling goroutine is the calling node's error (the call is that node's task),
+// raised once the call's other branches have ended. A parallel node takes every outgoing link and ignores their
 // conditions, also when it has a single one (a join). Parallel branches run on
 // goroutines bounded by WithMaxConcurrency (branches beyond it run inline); every
 // goroutine ends before Eval returns. A failing parallel branch follows the branch

@@ -157,6 +157,7 @@ func (inv *Invocation) Invoke(ctx context.Context) error {
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
 		cf.cancel = cancel
+		defer inv.run.endCallOnPanic(cf)
 	}
 	cf.ctx = ctx
 	inv.run.driveCall(ctx, cf, inv.seeds)
