@@ -49,8 +49,8 @@ const (
 // end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
 // how the run or the sub-graph call ended (a call halted by a failure outside it is
 // INTERRUPTED, like its nodes). A failure is recorded as an "exception" event with the
-// redacted message and the span status Error. Should a panic escape the run, the
-// node spans the engine left open end as FAILED. Nothing global is used: the tracer
+// redacted message and the span status Error. Should a panic escape the run (a
+// hook's, in any branch), the node spans the engine left open end as FAILED. Nothing global is used: the tracer
 // provider is passed in.
 type Tracing struct {
 	tracer oteltrace.Tracer
@@ -122,6 +122,15 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	err := inv.Invoke(ctx)
 	// For a sub-graph call, how the call ended (Invoke reports no failure of the graph).
 	st, reason, info := runOutcome(inv, err, t.cfg.redact)
+	if inv.Node == nil {
+		// A hook that panicked in a parallel branch's goroutine left its node's span
+		// open: the engine fails the run and raises the panic only once this returns.
+		msg := "the engine did not report how the node ended"
+		if info != nil {
+			msg += ": " + info.Message
+		}
+		t.endOpen(inv.RunID, msg)
+	}
 	if inv.Node != nil && st == trace.Failed && err == nil && haltedFromOutside(inv) {
 		// The run failed elsewhere and cancelled this call: like its nodes, the call
 		// was interrupted, and the error is not its own.
@@ -174,24 +183,33 @@ func haltedFromOutside(inv *flow.Invocation) bool {
 // panicked ends the node spans a panic escaping the run left open (the engine never
 // ended those executions), as FAILED, and records the panic on the run's span.
 func (t *Tracing) panicked(span oteltrace.Span, inv *flow.Invocation, p any) {
+	t.endOpen(inv.RunID, fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))
+	span.SetAttributes(AttrStatus.String(string(trace.Failed)))
+	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: t.cfg.redact.String(fmt.Sprintf("panic: %v", p))})
+}
+
+// endOpen ends the node spans of the run that the engine never ended, as FAILED with
+// the (redacted) message msg. A run's views name it until the run returns to its
+// caller, which is when this is called.
+func (t *Tracing) endOpen(runID, msg string) {
 	var open []oteltrace.Span
 	t.mu.Lock()
 	for k, s := range t.spans {
-		if k.c.RunID() == inv.RunID {
+		if k.c.RunID() == runID {
 			open = append(open, s)
 			delete(t.spans, k)
 		}
 	}
 	t.mu.Unlock()
-	info := &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing",
-		Message: t.cfg.redact.String(fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))}
+	if len(open) == 0 {
+		return
+	}
+	info := &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: t.cfg.redact.String(msg)}
 	for _, s := range open {
 		s.SetAttributes(AttrStatus.String(string(trace.Failed)))
 		t.fail(s, info)
 		s.End()
 	}
-	span.SetAttributes(AttrStatus.String(string(trace.Failed)))
-	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: t.cfg.redact.String(fmt.Sprintf("panic: %v", p))})
 }
 
 // fail records a failure on a span.

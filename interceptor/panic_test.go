@@ -104,3 +104,46 @@ func TestTracingPanicEscapingRun(t *testing.T) {
 		})
 	}
 }
+
+// A hook panicking in a parallel branch's goroutine: the engine fails the run, lets
+// the root InterceptFlow return, and raises the panic afterwards, so no panic goes
+// through the Tracing interceptor. The span of the node whose hooks never ended must
+// still end, as FAILED, rather than stay open forever.
+func TestTracingBranchHookPanic(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	tr := interceptor.NewTracing(tp)
+	// n3 runs on a goroutine of its own: the engine spawns every branch but the first
+	// while it has room.
+	e := flow.NewEngine(flow.WithMaxConcurrency(8), flow.WithInterceptor(tr, 0), flow.WithInterceptor(panicHook{where: "start"}, 1))
+	s := flow.NewSpec("g")
+	s.Start("s").LinkTo("p")
+	par := s.Parallel("p")
+	for i := range 4 {
+		id := fmt.Sprintf("n%d", i)
+		par.LinkTo(id)
+		s.Activity(id).DoFunc(noop).LinkTo("j")
+	}
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	var p any
+	func() {
+		defer func() { p = recover() }()
+		_, _ = e.EvalGraph(context.Background(), g, flow.NewContext("i"))
+	}()
+	bp, ok := p.(*flow.BranchPanic)
+	require.True(t, ok, "the panic came from a branch goroutine: %v", p)
+	assert.Equal(t, "hook start", bp.Value)
+	assert.Zero(t, interceptor.OpenSpans(tr))
+	spans := map[string]tracetest.SpanStub{}
+	for _, sp := range exp.GetSpans() {
+		spans[sp.Name] = sp
+	}
+	sp, ok := spans["node n3"]
+	require.True(t, ok, "the span of n3 ended")
+	assert.Equal(t, "FAILED", attrs(sp)[interceptor.AttrStatus].AsString())
+	assert.Equal(t, "node_end_missing", attrs(sp)[interceptor.AttrErrorCode].AsString())
+	assert.Equal(t, codes.Error, sp.Status.Code)
+}
