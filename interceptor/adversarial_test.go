@@ -87,24 +87,35 @@ func TestAuditPanickingSink(t *testing.T) {
 	}
 }
 
-// Strict mode: a failure in a mid-run batch fails the run too.
+// Strict mode: a failure in a mid-run batch fails the run too, at its end, as
+// WithStrict says: the nodes after it run, the later batches are written, and the
+// terminal run record keeps the run's own outcome.
 func TestAuditStrictMidRunFailure(t *testing.T) {
-	var mu sync.Mutex
-	calls := 0
-	sink := interceptor.SinkFunc(func(context.Context, []trace.Record) error {
+	var (
+		mu      sync.Mutex
+		calls   int
+		written trace.Records
+	)
+	sink := interceptor.SinkFunc(func(_ context.Context, recs []trace.Record) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
 		if calls == 1 {
 			return errors.New("transient")
 		}
+		written = append(written, recs...)
 		return nil
 	})
 	a := interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(), interceptor.WithBatchSize(2), quiet())
 	res, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), chain(t, 5), flow.NewContext("i"))
-	require.Error(t, err)
+	require.ErrorContains(t, err, "transient")
 	assert.Equal(t, flow.StatusFailed, res.Status)
 	assert.Equal(t, int64(1), a.Failures())
+	assert.Equal(t, 7, res.Steps, "every node ran")
+	require.Len(t, written, 2+2*7-2, "all but the failed first batch")
+	last := written[len(written)-1]
+	assert.True(t, last.IsRun())
+	assert.Equal(t, trace.Completed, last.Status)
 }
 
 type panicWriter struct {

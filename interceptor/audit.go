@@ -19,8 +19,8 @@ import (
 // Records are numbered per run and buffered per run; they are written when the root
 // graph's evaluation ends (InterceptFlow returns), or earlier in batches of
 // WithBatchSize for long runs. A failing sink does not fail the run unless WithStrict
-// is set: the first failure of each sink is logged, every failure is counted
-// (Failures).
+// is set (and then only when the run ends): the first failure of each sink is logged,
+// every failure is counted (Failures).
 //
 // Register it engine-wide with flow.WithInterceptor(a, index) or per evaluation with
 // flow.WithEvalInterceptor(a, index). It is safe for concurrent runs.

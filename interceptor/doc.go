@@ -73,7 +73,9 @@
 //
 // A failing sink does not fail the run: its first failure is logged through slog and
 // every failure counted (Audit.Failures). WithStrict makes the root InterceptFlow
-// return the error instead, which fails the run.
+// return the error as well, which fails the run when it ends: a failure in a mid-run
+// batch does not stop the run's nodes, and the run's terminal record keeps the run's
+// own outcome.
 //
 // # Redaction
 //

@@ -66,9 +66,14 @@ func WithRedactKeys(keys ...string) Option {
 	return func(c *config) { c.redact = c.redact.With(keys...) }
 }
 
-// WithStrict makes a failing sink fail the run (Audit): the root graph's InterceptFlow
-// returns the error, so the run's result is failed. By default a sink failure is
-// logged once per sink and counted (Audit.Failures), and the run goes on.
+// WithStrict makes a failing sink fail the run (Audit): once the run has ended and its
+// last records are written, the root graph's InterceptFlow returns the first sink
+// error, so the run's result is failed (a run that failed by itself keeps its own
+// error). A failure writing a mid-run batch (WithBatchSize) does not stop the run: its
+// nodes go on, later batches are still written, and the run fails only at its end;
+// its terminal run record, written before that, has the run's own outcome. By default
+// a sink failure is logged once per sink and counted (Audit.Failures), and the run's
+// result does not change.
 func WithStrict() Option { return func(c *config) { c.strict = true } }
 
 // WithLogger sets the logger that reports sink failures (Audit); default slog.Default().
