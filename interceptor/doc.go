@@ -85,7 +85,7 @@
 // the defaults (password, secret, token, api_key, authorization, ...) plus
 // configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
 // with them, in nested maps and in key=value, key: value and JSON "key": "value"
-// text.
+// text, including the text of errors and Stringers kept as attributes.
 //
 // # Metrics
 //

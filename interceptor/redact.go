@@ -3,6 +3,7 @@ package interceptor
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -103,9 +104,10 @@ func (r *Redactor) Sensitive(key string) bool {
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
 // (map[string]any, map[string]string, []any), and string values redacted as text.
-// Maps and slices are copied, never modified. A value of another composite type (a
-// struct, a pointer, []map[string]any, map[string]int...) with something to mask is
-// replaced by its masked JSON encoding, decoded into maps and slices.
+// Maps and slices are copied, never modified. An error or a fmt.Stringer whose text
+// has something to mask is replaced by its masked text. A value of another composite
+// type (a struct, a pointer, []map[string]any, map[string]int...) with something to
+// mask is replaced by its masked JSON encoding, decoded into maps and slices.
 func (r *Redactor) Value(v any) any {
 	if r == nil {
 		return v
@@ -157,6 +159,15 @@ func (r *Redactor) Value(v any) any {
 // the masked encoding decoded into maps and slices (numbers as json.Number); if not,
 // or if it has no JSON encoding (a sink cannot write it either), v is kept.
 func (r *Redactor) other(v any) any {
+	// A text sink (a slog text handler, anything printing with %v) writes an error or
+	// a Stringer as its text, which its JSON encoding does not show (an error's is
+	// mostly {}): a node's error kept as an attribute must not bring back the secret
+	// its record's error message had masked.
+	if text, ok := textOf(v); ok {
+		if m := r.String(text); m != text {
+			return m
+		}
+	}
 	switch reflect.ValueOf(v).Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
 	default:
@@ -176,6 +187,23 @@ func (r *Redactor) other(v any) any {
 		return m
 	}
 	return v
+}
+
+// textOf returns the text fmt prints for an error or a fmt.Stringer. A method that
+// panics (a nil receiver) gives no text: fmt prints the panic, not the value.
+func textOf(v any) (text string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			text, ok = "", false
+		}
+	}()
+	switch t := v.(type) {
+	case error:
+		return t.Error(), true
+	case fmt.Stringer:
+		return t.String(), true
+	}
+	return "", false
 }
 
 // Map returns a redacted copy of m (see Value).

@@ -131,3 +131,48 @@ func TestWithRedactKeysAdds(t *testing.T) {
 	require.Len(t, failed, 1)
 	assert.Equal(t, "pin=*** ssn=*** iban=*** password=4", failed[0].Error.Message, "the keys of all three options, and only those")
 }
+
+// secretStringer prints a secret as key=value text, as some request types do.
+type secretStringer struct{ token string }
+
+func (s secretStringer) String() string { return "request token=" + s.token }
+
+// A node's error kept as an attribute (or another value printed through its Error or
+// String method) is masked as its record's error message is: a slog text handler
+// prints it as text, where the JSON form of an error ({}) shows nothing to mask.
+func TestRedactionErrorAttrs(t *testing.T) {
+	var logs bytes.Buffer
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithSink(interceptor.NewSlog(slog.New(slog.NewTextHandler(&logs, nil)))), quiet(),
+		interceptor.WithAttrs(func(_ *flow.Context, _ *flow.Node, end *flow.NodeEnd) map[string]any {
+			if end == nil || end.Err == nil {
+				return nil
+			}
+			return map[string]any{"cause": end.Err, "req": secretStringer{"S3CR3T2"}, "list": []any{end.Err}}
+		}))
+	s := flow.NewSpec("k")
+	s.Start("s").LinkTo("x")
+	s.Activity("x").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		return errors.New("login failed: password=S3CR3T1")
+	}).LinkTo("e")
+	s.End("e")
+	_, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+	require.Error(t, err)
+	assert.NotContains(t, logs.String(), "S3CR3T", "the slog sink leaks")
+	failed := mem.ByStatus("FAILED").Nodes()
+	require.Len(t, failed, 1)
+	assert.Equal(t, `node "x" in graph "k": task_failed: login failed: password=***`, failed[0].Attrs["cause"])
+	assert.Equal(t, "request token=***", failed[0].Attrs["req"])
+	assert.NotContains(t, fmt.Sprint(failed[0].Attrs), "S3CR3T", "the memory sink keeps the secret")
+
+	// Nothing to mask: the value keeps its type.
+	r := interceptor.NewRedactor()
+	plainErr := errors.New("not found")
+	assert.Equal(t, plainErr, r.Value(plainErr))
+	var nilStringer *namedStringer
+	assert.Equal(t, nilStringer, r.Value(nilStringer), "a String method that panics is left to the sink")
+}
+
+type namedStringer struct{ s string }
+
+func (n *namedStringer) String() string { return n.s }
