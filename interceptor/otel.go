@@ -50,8 +50,8 @@ const (
 // how the run or the sub-graph call ended (a call halted by a failure outside it is
 // INTERRUPTED, like its nodes). A failure is recorded as an "exception" event with the
 // redacted message and the span status Error. Should a panic escape the run (a
-// hook's, in any branch), the node spans the engine left open end as FAILED. Nothing global is used: the tracer
-// provider is passed in.
+// hook's, in any branch), the node spans the engine left open end as FAILED. Nothing
+// global is used: the tracer provider is passed in.
 type Tracing struct {
 	tracer oteltrace.Tracer
 	cfg    config
