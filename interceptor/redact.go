@@ -104,10 +104,11 @@ func (r *Redactor) Sensitive(key string) bool {
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
 // (map[string]any, map[string]string, []any), and string values redacted as text.
-// Maps and slices are copied, never modified. An error or a fmt.Stringer whose text
-// has something to mask is replaced by its masked text. A value of another composite
-// type (a struct, a pointer, []map[string]any, map[string]int...) with something to
-// mask is replaced by its masked JSON encoding, decoded into maps and slices.
+// Maps and slices are copied, never modified. An error, a fmt.Stringer or a value of
+// a named string type whose text has something to mask is replaced by its masked
+// text (a string). A value of another composite type (a struct, a pointer,
+// []map[string]any, map[string]int...) with something to mask is replaced by its
+// masked JSON encoding, decoded into maps and slices.
 func (r *Redactor) Value(v any) any {
 	if r == nil {
 		return v
@@ -168,10 +169,16 @@ func (r *Redactor) other(v any) any {
 			return m
 		}
 	}
-	switch reflect.ValueOf(v).Kind() {
+	switch rv := reflect.ValueOf(v); rv.Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
+	case reflect.String:
+		// A string of a named type is text as much as a string is.
+		if s := rv.String(); r.String(s) != s {
+			return r.String(s)
+		}
+		return v
 	default:
-		return v // a number, a bool, a string-kinded type: nothing under a key
+		return v // a number, a bool: nothing under a key
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -176,3 +176,14 @@ func TestRedactionErrorAttrs(t *testing.T) {
 type namedStringer struct{ s string }
 
 func (n *namedStringer) String() string { return n.s }
+
+// note is a string type of an application's, such as a reason or a message.
+type note string
+
+// A string of a named type is masked as text, as a string is.
+func TestRedactorNamedString(t *testing.T) {
+	r := interceptor.NewRedactor()
+	assert.Equal(t, "retry with token=***", r.Value(note("retry with token=abc")))
+	assert.Equal(t, map[string]any{"why": "password: ***"}, r.Value(map[string]any{"why": note("password: hunter2")}))
+	assert.Equal(t, note("nothing to hide"), r.Value(note("nothing to hide")), "the value keeps its type")
+}
