@@ -20,8 +20,9 @@ import (
 // calling node's records frame them, and their nodes carry the sub-graph's call path.
 //
 // The JSON field names are those of the JSON Lines audit file; AppendJSON writes the
-// same encoding as encoding/json, faster, but for a path equal to the graph id, which
-// it leaves out (UnmarshalJSON puts it back).
+// same encoding as encoding/json with HTML escaping off, faster, but for the time (in
+// UTC, with nine fraction digits) and a path equal to the graph id, which it leaves
+// out (UnmarshalJSON puts it back).
 type Record struct {
 	// Seq numbers the records of one run from 1, in the order they were produced.
 	Seq int64 `json:"seq"`

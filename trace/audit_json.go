@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -13,8 +14,9 @@ import (
 // returns the extended buffer. It writes the same fields as encoding/json with the
 // struct tags of Record, in the same order, without reflection, but for the path,
 // which it leaves out when it equals the graph id (the records of a root graph);
-// Record.UnmarshalJSON puts it back. Time is written in UTC with nanoseconds. Attrs,
-// if any, go through encoding/json. To encode many records, an Encoder is faster.
+// Record.UnmarshalJSON puts it back. Time is written in UTC with nanoseconds. HTML
+// characters are not escaped, as with json.Encoder.SetEscapeHTML(false). Attrs, if
+// any, go through encoding/json. To encode many records, an Encoder is faster.
 func (r *Record) AppendJSON(dst []byte) []byte {
 	var e Encoder
 	return e.Append(dst, r)
@@ -255,17 +257,26 @@ func appendTail(dst []byte, r *Record) []byte {
 	}
 	if len(r.Attrs) > 0 {
 		dst = append(dst, `,"attrs":`...)
-		b, err := json.Marshal(r.Attrs)
-		if err != nil {
-			// An attribute that cannot be encoded must not lose the record.
-			dst = append(dst, `{"!error":`...)
-			dst = AppendJSONString(dst, err.Error())
-			dst = append(dst, '}')
-		} else {
-			dst = append(dst, b...)
-		}
+		dst = appendAttrs(dst, r.Attrs)
 	}
 	return append(dst, '}')
+}
+
+// appendAttrs appends attrs as encoding/json encodes them, with HTML characters left
+// alone as AppendJSONString leaves them in the other fields (json.Marshal would
+// escape them here only).
+func appendAttrs(dst []byte, attrs map[string]any) []byte {
+	n := len(dst)
+	b := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(attrs); err != nil {
+		// An attribute that cannot be encoded must not lose the record.
+		dst = append(b.Bytes()[:n], `{"!error":`...)
+		dst = AppendJSONString(dst, err.Error())
+		return append(dst, '}')
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }
 
 // MarshalJSON encodes the record as AppendJSON does.

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -218,4 +219,28 @@ func TestRecordUnmarshalErrorsNameRecord(t *testing.T) {
 	assert.Equal(t, "seq", te.Field)
 	assert.Equal(t, "Record", te.Struct)
 	assert.NotContains(t, err.Error(), "fields")
+}
+
+// A record is written byte for byte as encoding/json writes it with HTML escaping off
+// (but for the time's format), attributes included: HTML characters are left alone
+// everywhere in the line, not in the strings only.
+func TestAppendJSONHTMLInAttrs(t *testing.T) {
+	r := fullRecord()
+	r.Title = "<b>Approve</b> & pay"
+	r.Attrs = map[string]any{"html": "<i>x</i> & y", "<k>": []any{"a&b"}, "n": 1.5}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(plain(r)))
+	tm, err := json.Marshal(r.Time)
+	require.NoError(t, err)
+	want := strings.Replace(strings.TrimSuffix(buf.String(), "\n"), string(tm),
+		`"`+r.Time.UTC().Format("2006-01-02T15:04:05.000000000Z")+`"`, 1)
+	assert.Equal(t, want, string(r.AppendJSON(nil)))
+
+	// An attribute without a JSON encoding: the record is still written, and says so.
+	r.Attrs = map[string]any{"x": math.NaN()}
+	var back Record
+	require.NoError(t, json.Unmarshal(r.AppendJSON([]byte("prefix"))[len("prefix"):], &back))
+	assert.Equal(t, map[string]any{"!error": "json: unsupported value: NaN"}, back.Attrs)
 }
