@@ -284,11 +284,14 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 256)), nil
 }
 
-// UnmarshalJSON decodes a record as encoding/json decodes the fields of Record; a
-// record without a "path" gets its graph id as path (AppendJSON leaves out a path
-// equal to the graph id). Audit files written before paths were left out decode the
-// same.
+// UnmarshalJSON decodes a record as encoding/json decodes the fields of Record (JSON
+// null changes nothing); a record without a "path" gets its graph id as path
+// (AppendJSON leaves out a path equal to the graph id). Audit files written before
+// paths were left out decode the same.
 func (r *Record) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil // a no-op, as for a struct: the path below must not move either
+	}
 	type fields Record // without the methods, so encoding/json decodes it field by field
 	w := struct {
 		*fields

@@ -244,3 +244,16 @@ func TestAppendJSONHTMLInAttrs(t *testing.T) {
 	require.NoError(t, json.Unmarshal(r.AppendJSON([]byte("prefix"))[len("prefix"):], &back))
 	assert.Equal(t, map[string]any{"!error": "json: unsupported value: NaN"}, back.Attrs)
 }
+
+// JSON null leaves a record as it is, as it leaves a struct without UnmarshalJSON:
+// a null record in a list or a field does not move a sub-graph record's path.
+func TestRecordUnmarshalNull(t *testing.T) {
+	r := Record{Seq: 3, GraphID: "child", Path: "root/call/child", NodeID: "a"}
+	want := r
+	require.NoError(t, json.Unmarshal([]byte(`null`), &r))
+	assert.Equal(t, want, r)
+	var w struct{ Rec Record }
+	w.Rec = want
+	require.NoError(t, json.Unmarshal([]byte(`{"Rec":null}`), &w))
+	assert.Equal(t, want, w.Rec)
+}
