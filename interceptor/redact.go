@@ -263,6 +263,9 @@ func (r *Redactor) String(s string) string {
 		if vs == ve {
 			continue
 		}
+		if quote == "" && r.labels(s, vs, ve) {
+			continue
+		}
 		if !changed {
 			b.Grow(len(s))
 			changed = true
@@ -279,6 +282,19 @@ func (r *Redactor) String(s string) string {
 	}
 	b.WriteString(s[done:])
 	return b.String()
+}
+
+// labels reports whether the plain value s[vs:ve] of a sensitive key starts a
+// sensitive pair whose value goes on past it: in `auth: password="x"` the value of
+// "auth" ends at the quote, so masking it would leave the password; the key is a
+// label, and the pair masks its own value.
+func (r *Redactor) labels(s string, vs, ve int) bool {
+	k := strings.IndexAny(s[vs:ve], "=:")
+	if k <= 0 || !r.Sensitive(keyBefore(s, vs+k)) {
+		return false
+	}
+	start, end, _ := valueAfter(s, vs+k+1)
+	return end > start && end > ve
 }
 
 func isKeyChar(c byte) bool {

@@ -51,6 +51,11 @@ func TestRedactorString(t *testing.T) {
 		{"password=", "password="},
 		{"http://host:8080/path", "http://host:8080/path"},
 		{"password=ab:cd=ef", "password=***"},
+		// A sensitive key used as a label before a pair of its own: the pair's value
+		// is masked, quoted or not, rather than the label's value ending at its quote.
+		{`login failed: auth: password="hunter2" rejected`, `login failed: auth: password="***" rejected`},
+		{`token= api_key="k1", user=bob`, `token= api_key="***", user=bob`},
+		{`credential:client.secret=Basic c2VjcmV0`, `credential:client.secret=***`},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), c.in)
 	}
