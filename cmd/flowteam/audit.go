@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -397,18 +400,20 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 // records cannot be written the run is reported failed, so an audit the user asked for
 // is never silently incomplete.
 type runAudit struct {
+	file  *auditFile
 	sink  *interceptor.JSONL
 	audit *interceptor.Audit
 }
 
-// openRunAudit opens (or creates) the audit file for appending.
+// openRunAudit checks that the audit file can be appended to (without creating it).
 func openRunAudit(path string, stderr io.Writer) (*runAudit, error) {
-	sink, err := interceptor.OpenJSONL(path)
+	file, err := openAuditFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--audit: %w", err)
 	}
+	sink := interceptor.NewJSONL(file)
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	return &runAudit{sink: sink, audit: interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(),
+	return &runAudit{file: file, sink: sink, audit: interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(),
 		interceptor.WithLogger(logger))}, nil
 }
 
@@ -416,4 +421,58 @@ func openRunAudit(path string, stderr io.Writer) (*runAudit, error) {
 func (a *runAudit) option() flow.Option { return flow.WithInterceptor(a.audit, 0) }
 
 // Close closes the audit file.
-func (a *runAudit) Close() error { return a.sink.Close() }
+func (a *runAudit) Close() error {
+	a.sink.Close()
+	return a.file.Close()
+}
+
+// auditFile is the file behind --audit, created by the first record written: a
+// command that ends before its run starts (a definition that does not load, a store
+// that does not open, an instance another process holds) leaves no file behind. The
+// JSONL sink serializes the writes.
+type auditFile struct {
+	path string
+	f    *os.File
+}
+
+// openAuditFile checks, creating nothing, that path can take the audit: an existing
+// file is opened for appending now, a new one needs an existing directory. (Whether
+// that directory lets the file be created shows at the first write, which then fails
+// the run.)
+func openAuditFile(path string) (*auditFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		return &auditFile{path: path, f: f}, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	return &auditFile{path: path}, nil
+}
+
+func (a *auditFile) Write(p []byte) (int, error) {
+	if a.f == nil {
+		f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return 0, err
+		}
+		a.f = f
+	}
+	return a.f.Write(p)
+}
+
+// Close closes the file if a record created or opened it.
+func (a *auditFile) Close() error {
+	if a.f == nil {
+		return nil
+	}
+	return a.f.Close()
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -423,4 +424,38 @@ layout:
 	code, out, errOut := auditCmd(t, path)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "error E2: recoverable  (recovered, to fb)")
+}
+
+// A command that ends before its run starts (bad input, a lost claim) leaves no audit
+// file behind: "--audit OUT" must not create OUT for a run that never happened.
+func TestAuditFileNotCreatedWithoutRun(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "taken")
+	require.Equal(t, exitOK, code, stderr)
+	for _, tc := range []struct {
+		name string
+		cmd  func(args []string, stdout, stderr io.Writer) int
+		args []string
+		code int
+	}{
+		{"syntax error", cmdRun, []string{"testdata/bad/syntax.yml"}, exitUsage},
+		{"missing link", cmdRun, []string{"testdata/bad/missing-link.yml"}, exitUsage},
+		{"go task", cmdRun, []string{"testdata/misc/gotask.yml"}, exitUsage},
+		{"unknown graph", cmdRun, []string{leaveYML, "--graph", "nope"}, exitUsage},
+		{"bad store", cmdRun, []string{leaveYML, "--store", "bogus:"}, exitUsage},
+		{"bad durability", cmdRun, []string{leaveYML, "--store", dsn, "--durability", "never"}, exitUsage},
+		{"instance exists", cmdRun, []string{approvalYML, "--store", dsn, "--instance", "taken"}, exitConflict},
+		{"resume unknown", cmdResume, []string{"nobody", "--store", dsn}, exitUsage},
+		{"resume bad file", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/bad/syntax.yml"}, exitUsage},
+		{"resume changed", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/session/approval-v2.yml"}, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.jsonl")
+			code, _, stderr := call(t, tc.cmd, append(tc.args, "--audit", path)...)
+			require.Equal(t, tc.code, code, stderr)
+			_, err := os.Stat(path)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "the audit file was created")
+		})
+	}
 }

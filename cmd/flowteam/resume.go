@@ -36,7 +36,8 @@ Flags:
                        process running it died (per-node durability resumes from its
                        last completed node)
   --expect-version N   resume only if the stored version is N
-  --audit FILE         append the run's audit records to FILE (JSON Lines)
+  --audit FILE         append the run's audit records to FILE (JSON Lines), created
+                       only when the run starts
   --output FORMAT      text (default) or json, the same output as run
 ` + storeFlagsUsage + `
 ` + storeUsage + `

@@ -36,7 +36,8 @@ Flags:
   --instance ID     instance id (default: a random one)
   --output FORMAT   text (default) or json
   --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
-                    "flowteam audit FILE"); if they cannot be written the run fails
+                    "flowteam audit FILE"); if they cannot be written the run fails;
+                    FILE is created only when the run starts
   --store DSN       save the instance in a session store (memory:, file:DIR or
                     redis://HOST:PORT/DB; "flowteam resume -h" tells more) under
                     --instance, which must not exist yet (else exit 3)
