@@ -79,6 +79,9 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&status, "status", "", "")
 	summary := fs.Bool("summary", false, "")
 	files, help, err := parseCommandLine(fs, args)
+	if err == nil {
+		err = checkNotEmpty(fs, "instance", "run", "node")
+	}
 	switch {
 	case help:
 		fmt.Fprint(stdout, auditUsage)

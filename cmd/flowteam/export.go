@@ -42,6 +42,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	graphID := fs.String("graph", "", "")
 	out := fs.String("o", "", "")
 	paths, help, err := parseCommandLine(fs, args)
+	if err == nil {
+		err = checkNotEmpty(fs, "graph", "o")
+	}
 	var format export.Format
 	switch {
 	case help:

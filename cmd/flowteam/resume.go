@@ -201,6 +201,9 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, help, err
 	}
 	cfg.sets, cfg.files = sets, files
+	if err := checkNotEmpty(fs, "vars", "file", "audit", "store"); err != nil {
+		return cfg, false, err
+	}
 	switch {
 	case len(pos) != 1:
 		return cfg, false, fmt.Errorf("want exactly one instance id, got %d arguments", len(pos))

@@ -173,6 +173,9 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	}
 	cfg.files = files
 	cfg.sets = sets
+	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store"); err != nil {
+		return cfg, false, err
+	}
 	switch {
 	case len(cfg.files) == 0:
 		return cfg, false, errors.New("no definition file given")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -412,5 +413,39 @@ func TestRunHelpNamesEveryOutputKey(t *testing.T) {
 			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			assert.Contains(t, runUsage, `"`+key+`"`, "%s.%s", typ.Name(), f.Name)
 		}
+	}
+}
+
+// A flag given with an empty value ("--store "$DSN"" with DSN unset) is bad input, not
+// the flag left out: a run meant to be saved, audited or named would silently not be.
+func TestEmptyFlagValues(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	audit := filepath.Join(t.TempDir(), "a.jsonl")
+	for _, tc := range []struct {
+		cmd  func(args []string, stdout, stderr io.Writer) int
+		args []string
+		flag string
+	}{
+		{cmdRun, []string{leaveYML, "--instance", ""}, "--instance"},
+		{cmdRun, []string{leaveYML, "--instance="}, "--instance"},
+		{cmdRun, []string{leaveYML, "--instance", " "}, "--instance"},
+		{cmdRun, []string{leaveYML, "--graph", ""}, "--graph"},
+		{cmdRun, []string{leaveYML, "--store", ""}, "--store"},
+		{cmdRun, []string{leaveYML, "--audit", ""}, "--audit"},
+		{cmdRun, []string{leaveYML, "--vars", ""}, "--vars"},
+		{cmdResume, []string{"x", "--store", dsn, "--audit", ""}, "--audit"},
+		{cmdResume, []string{"x", "--store", dsn, "--vars", ""}, "--vars"},
+		{cmdResume, []string{"x", "--store", dsn, "--file", ""}, "--file"},
+		{cmdExport, []string{leaveYML, "--format", "dot", "--graph", ""}, "--graph"},
+		{cmdExport, []string{leaveYML, "--format", "dot", "-o", ""}, "-o"},
+		{cmdAudit, []string{audit, "--instance", ""}, "--instance"},
+		{cmdAudit, []string{audit, "--run", ""}, "--run"},
+		{cmdAudit, []string{audit, "--node", ""}, "--node"},
+	} {
+		code, stdout, stderr := call(t, tc.cmd, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Empty(t, stdout, "%v", tc.args)
+		assert.Contains(t, stderr, tc.flag+" must not be empty", "%v", tc.args)
 	}
 }
