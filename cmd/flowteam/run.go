@@ -30,7 +30,8 @@ Flags:
                     than one of them is not called as a sub-graph by the others
   --set KEY=VALUE   set a variable (repeatable); VALUE is parsed as JSON when it is
                     valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
-                    taken as a string; --set wins over --vars
+                    taken as a string; a number beyond float64 (1e999) is an
+                    error, as in --vars; --set wins over --vars
   --vars FILE       read variables from a JSON object
   --steps N         step limit of the run, at least 1 (default: the engine's, 100000)
   --instance ID     instance id (default: a random one)
@@ -219,7 +220,11 @@ func runVars(cfg runConfig) (map[string]any, error) {
 	}
 	for _, s := range cfg.sets {
 		k, v, _ := strings.Cut(s, "=")
-		vars[strings.TrimSpace(k)] = parseValue(v)
+		pv, err := parseValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("--set %q: %w", s, err)
+		}
+		vars[strings.TrimSpace(k)] = pv
 	}
 	return vars, nil
 }

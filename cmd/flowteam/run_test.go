@@ -153,10 +153,18 @@ func TestParseValue(t *testing.T) {
 		{"[1, 2.5, \"x\"]", []any{1, 2.5, "x"}},
 		{`{"a": {"b": 3}}`, map[string]any{"a": map[string]any{"b": 3}}},
 		{"{broken", "{broken"},
-		{"1e999", "1e999"}, // out of float64 range: kept as written
+		{`"1e999"`, "1e999"},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, parseValue(tc.in), "parseValue(%q)", tc.in)
+		got, err := parseValue(tc.in)
+		require.NoError(t, err, "parseValue(%q)", tc.in)
+		assert.Equal(t, tc.want, got, "parseValue(%q)", tc.in)
+	}
+	// A number beyond float64 is JSON, but no value the run could compute with: taking
+	// it as the string "1e999" would make every comparison with it go wrong.
+	for _, in := range []string{"1e999", "-1e999", "[1, 1e999]", `{"a": 1e999}`} {
+		_, err := parseValue(in)
+		assert.ErrorContains(t, err, "number out of range", "parseValue(%q)", in)
 	}
 }
 
@@ -256,6 +264,7 @@ func TestRunBadInput(t *testing.T) {
 		{"zero steps with =", []string{leaveYML, "--steps=0"}, []string{"--steps must be at least 1"}},
 		{"set without =", []string{leaveYML, "--set", "day"}, []string{`--set "day": want KEY=VALUE`}},
 		{"set without key", []string{leaveYML, "--set", "=5"}, []string{`--set "=5": want KEY=VALUE`}},
+		{"set out of range", []string{leaveYML, "--set", "day=1e400"}, []string{`--set "day=1e400": number out of range`}},
 		{"missing file", []string{"testdata/nope.yml"}, []string{"testdata/nope.yml", "no such file"}},
 		{"empty glob", []string{"testdata/*.nope"}, []string{"testdata/*.nope: no file matches"}},
 		{"empty dir", []string{"testdata"}, []string{"testdata: no definition files"}},

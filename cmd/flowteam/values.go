@@ -12,21 +12,24 @@ import (
 
 // parseValue reads a --set value: JSON when s is exactly one valid JSON value, else the
 // string itself. So 5 is a number, "5" (with the quotes reaching the program) is a
-// string, abc is a string, and [1,2] is a list.
-func parseValue(s string) any {
+// string, abc is a string, and [1,2] is a list. A JSON value holding a number beyond
+// float64 (1e999) is an error, as it is in a --vars file: the user meant a number,
+// and the string "1e999" would compare wrongly with every number of the run.
+func parseValue(s string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return s
+		return s, nil
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return s // trailing data: "5 apples"
+		return s, nil // trailing data: "5 apples"
 	}
-	if v, ok := normalizeJSON(v); ok {
-		return v
+	v, ok := normalizeJSON(v)
+	if !ok {
+		return nil, errors.New("number out of range")
 	}
-	return s
+	return v, nil
 }
 
 // decodeVars reads a JSON object of variables. Errors name the file and line.
