@@ -340,6 +340,22 @@ last nodes:
 	code, stdout, _ = runCmd(t, leaveYML, "--set", "day=soon")
 	require.Equal(t, 1, code)
 	assert.Contains(t, stdout, `error: condition_error at node "g1" in graph "leave": link to "director": invalid operation: string >= int`)
+
+	// A run that completed despite errors (a recovered node, a failed branch under the
+	// continue policy) says so: the text output is not cleaner than the JSON one.
+	code, stdout, _ = runCmd(t, "testdata/misc/recovered.yml", "--instance", "req-7")
+	require.Equal(t, 0, code)
+	// (The failed branch's step depends on which branch took a step first.)
+	assert.Regexp(t, `^graph recovered: completed in 8 steps \(instance req-7\)
+vars:
+  b   1
+  fb  1
+errors:
+  recoverable  node "fail" in graph "recovered" \(branch main, step 2\): E2: recoverable, continued at "fb"
+  fatal        node "a" in graph "recovered" \(branch main/p:a, step [56]\): E1: boom
+last nodes:
+  recovered  e
+$`, stdout)
 }
 
 func TestDispatch(t *testing.T) {
