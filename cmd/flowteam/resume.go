@@ -217,6 +217,10 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, false, errZeroSteps
 	case cfg.expect < 0:
 		return cfg, false, fmt.Errorf("--expect-version must not be negative, got %d", cfg.expect)
+	case cfg.expect == 0 && flagGiven(fs, "expect-version"):
+		// Stored versions start at 1: left to mean "no check", 0 would resume whatever
+		// the version, the opposite of what was asked.
+		return cfg, false, errors.New("--expect-version must be at least 1 (stored versions start at 1)")
 	}
 	cfg.id = pos[0]
 	for _, s := range cfg.sets {
