@@ -39,7 +39,8 @@ Flags:
                   time, then the runs' outcomes and total time (with --status, any
                   status but STARTED)
 
-Lines that are not audit records are reported on stderr and skipped; a record seen
+Lines that are not audit records (a status other than the five, read in any case,
+included) are reported on stderr and skipped; a record seen
 twice (same run and sequence number: a file given twice, or lines repeated by a log
 rotation) is counted once.
 
@@ -90,9 +91,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("no audit file given")
 	case err == nil && status != "":
 		f.status = trace.Status(strings.ToUpper(status))
-		switch f.status {
-		case trace.Started, trace.Completed, trace.Failed, trace.Interrupted, trace.Suspended:
-		default:
+		if !knownStatus(f.status) {
 			err = fmt.Errorf("--status must be STARTED, COMPLETED, FAILED, INTERRUPTED or SUSPENDED, not %q", status)
 		}
 	}
@@ -172,7 +171,7 @@ func auditRunHeader(run trace.Records) string {
 		root = first.GraphID
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s  instance %s  graph %s", first.RunID, auditOrDash(first.InstanceID), root)
+	fmt.Fprintf(&b, "run %s  instance %s  graph %s", auditID(first.RunID), auditOrDash(auditID(first.InstanceID)), auditID(root))
 	if first.IsRun() {
 		b.WriteString("  started " + first.Time.UTC().Format(time.RFC3339Nano))
 	}
@@ -239,23 +238,23 @@ func writeAuditTimeline(w, stderr io.Writer, runs []trace.Records, f auditFilter
 func auditLine(r *trace.Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s %5s  %-11s  %s%s", r.Time.UTC().Format("15:04:05.000000"), fmt.Sprintf("#%d", r.Seq), r.Status,
-		strings.Repeat("    ", r.Depth()), r.NodeID)
+		strings.Repeat("    ", r.Depth()), auditID(r.NodeID))
 	if r.NodeType != "" {
 		fmt.Fprintf(&b, " (%s", r.NodeType)
 		if r.Depth() > 0 {
-			fmt.Fprintf(&b, " in %s", r.GraphID)
+			fmt.Fprintf(&b, " in %s", auditID(r.GraphID))
 		}
 		b.WriteByte(')')
 	}
 	if r.Title != "" {
 		fmt.Fprintf(&b, " %q", r.Title)
 	}
-	fmt.Fprintf(&b, "  [%s]", r.BranchID)
+	fmt.Fprintf(&b, "  [%s]", auditID(r.BranchID))
 	if r.Status.Terminal() {
 		b.WriteString("  " + auditDuration(r.Duration))
 	}
 	if r.Agent != "" {
-		b.WriteString("  agent=" + r.Agent)
+		b.WriteString("  agent=" + auditID(r.Agent))
 	}
 	if r.Arrivals > 0 {
 		fmt.Fprintf(&b, "  arrivals=%d", r.Arrivals)
@@ -328,7 +327,7 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 				continue
 			}
 			matched = true
-			id := r.Qualified()
+			id := auditID(r.Qualified())
 			s := byNode[id]
 			if s == nil {
 				s = &auditNodeSummary{id: id}
