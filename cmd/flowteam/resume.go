@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
@@ -88,7 +85,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeStore()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	// The header (in clear even when the body is encrypted) names the definition
 	// files. The Runner loads the snapshot again to claim it, so a change in between

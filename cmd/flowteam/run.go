@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 
@@ -129,9 +127,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if cfg.steps > 0 {
 		opts = append(opts, flow.WithSteps(cfg.steps))
 	}
-	// Ctrl-C cancels the run, which then ends as failed with code "cancelled" and
-	// still prints where it stood; a second Ctrl-C kills the process as usual.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	fc := flow.NewContextWith(cfg.instance, vars)
 	res, code := cfg.store.eval(ctx, eng, g, files, fc, opts, stderr)
