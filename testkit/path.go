@@ -54,6 +54,15 @@ func (s Step) matches(id string) bool {
 	return s.Node == id || s.Qualified() == id
 }
 
+// shown returns the step's id in the form of id, the id it is compared with: qualified
+// when id is, so that a step differing only in its call path does not read as a match.
+func (s Step) shown(id string) string {
+	if strings.Contains(id, ":") {
+		return s.Qualified()
+	}
+	return s.Node
+}
+
 // PathRecorder is a flow.Interceptor that records every node execution of the runs it
 // observes, in the order the nodes started. Use it per evaluation with
 // flow.WithEvalInterceptor(rec, 0) or for every run of an engine with
@@ -413,7 +422,7 @@ func AssertPath(t testing.TB, rec *PathRecorder, ids ...string) bool {
 		case i >= len(ids):
 			why = fmt.Sprintf("want the path to end, got %q at position %d", steps[i].Node, i+1)
 		case !steps[i].matches(ids[i]):
-			why = fmt.Sprintf("want %q at position %d, got %q", ids[i], i+1, steps[i].Node)
+			why = fmt.Sprintf("want %q at position %d, got %q", ids[i], i+1, steps[i].shown(ids[i]))
 		default:
 			continue
 		}

@@ -417,6 +417,13 @@ func TestSubGraphQualifiedPath(t *testing.T) {
 	require.Len(t, ft.errs, 1)
 	assert.Contains(t, ft.errs[0], `"x" (2 times)`)
 	assert.Contains(t, ft.errs[0], "path: parent:s -> parent:call1 -> parent/call1/child:cs -> parent/call1/child:x")
+
+	// A qualified id that differs only in its call path is told apart in the message:
+	// not 'want "parent/call2/child:x", got "x"'.
+	ft = &fakeTB{}
+	testkit.AssertPath(ft, rec, "s", "call1", "cs", "parent/call2/child:x")
+	require.Len(t, ft.errs, 1)
+	assert.Contains(t, ft.errs[0], `want "parent/call2/child:x" at position 4, got "parent/call1/child:x"`)
 }
 
 func TestEngineWideRecorderAndReset(t *testing.T) {
