@@ -278,6 +278,8 @@ func TestRunBadInput(t *testing.T) {
 			[]string{"--vars: testdata/misc/badvars.json:3: invalid character 'a'"}},
 		{"go task", []string{"testdata/misc/gotask.yml"}, []string{`testdata/misc/gotask.yml:5: graph "gotask": node "work": unknown task "sendMail"`,
 			"\n\"@name\" tasks are Go code: from the command line only script tasks"}},
+		{"vars out of range", []string{leaveYML, "--vars", "testdata/misc/rangevars.json"},
+			[]string{`--vars: testdata/misc/rangevars.json:3: variable "limits": number out of range`}},
 		{"vars not an object", []string{leaveYML, "--vars", "testdata/misc/listvars.json"},
 			[]string{"testdata/misc/listvars.json:1: want a JSON object of variables, got a JSON array"}},
 	}
