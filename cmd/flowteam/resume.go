@@ -198,7 +198,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, help, err
 	}
 	cfg.sets, cfg.files = sets, files
-	if err := checkNotEmpty(fs, "vars", "file", "audit", "store"); err != nil {
+	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability"); err != nil {
 		return cfg, false, err
 	}
 	switch {

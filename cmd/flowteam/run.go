@@ -170,7 +170,7 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	}
 	cfg.files = files
 	cfg.sets = sets
-	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store"); err != nil {
+	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability"); err != nil {
 		return cfg, false, err
 	}
 	switch {

@@ -461,6 +461,8 @@ func TestEmptyFlagValues(t *testing.T) {
 		{cmdRun, []string{leaveYML, "--store", ""}, "--store"},
 		{cmdRun, []string{leaveYML, "--audit", ""}, "--audit"},
 		{cmdRun, []string{leaveYML, "--vars", ""}, "--vars"},
+		{cmdRun, []string{leaveYML, "--store", dsn, "--durability", ""}, "--durability"},
+		{cmdResume, []string{"x", "--store", dsn, "--durability", ""}, "--durability"},
 		{cmdResume, []string{"x", "--store", dsn, "--audit", ""}, "--audit"},
 		{cmdResume, []string{"x", "--store", dsn, "--vars", ""}, "--vars"},
 		{cmdResume, []string{"x", "--store", dsn, "--file", ""}, "--file"},
