@@ -52,7 +52,12 @@ func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, hel
 // was not given, a run meant to be saved, audited or named would silently not be.
 func checkNotEmpty(fs *flag.FlagSet, names ...string) (err error) {
 	fs.Visit(func(f *flag.Flag) {
-		if err == nil && slices.Contains(names, f.Name) && strings.TrimSpace(f.Value.String()) == "" {
+		values := []string{f.Value.String()}
+		if s, ok := f.Value.(*setFlag); ok { // repeated: each value counts
+			values = *s
+		}
+		blank := slices.ContainsFunc(values, func(v string) bool { return strings.TrimSpace(v) == "" })
+		if err == nil && slices.Contains(names, f.Name) && blank {
 			dashes := "--"
 			if len(f.Name) == 1 {
 				dashes = "-"

@@ -226,7 +226,14 @@ func runVars(cfg runConfig) (map[string]any, error) {
 }
 
 // definitionFiles expands the command line's FILE|DIR|GLOB arguments (flow.ExpandPaths).
-func definitionFiles(args []string) ([]string, error) { return flow.ExpandPaths(args...) }
+// An empty one (an unset shell variable) is refused by name, where opening it would
+// report "open : no such file or directory".
+func definitionFiles(args []string) ([]string, error) {
+	if slices.ContainsFunc(args, func(a string) bool { return strings.TrimSpace(a) == "" }) {
+		return nil, errors.New("an empty file name among the definition files")
+	}
+	return flow.ExpandPaths(args...)
+}
 
 // pickGraph chooses the graph to run (or export: verb names what the command does with
 // it): the one named by id, the only one loaded, or the only one that no other loaded

@@ -466,6 +466,7 @@ func TestEmptyFlagValues(t *testing.T) {
 		{cmdResume, []string{"x", "--store", dsn, "--audit", ""}, "--audit"},
 		{cmdResume, []string{"x", "--store", dsn, "--vars", ""}, "--vars"},
 		{cmdResume, []string{"x", "--store", dsn, "--file", ""}, "--file"},
+		{cmdResume, []string{"x", "--store", dsn, "--file", leaveYML, "--file", " "}, "--file"},
 		{cmdExport, []string{leaveYML, "--format", "dot", "--graph", ""}, "--graph"},
 		{cmdExport, []string{leaveYML, "--format", "dot", "-o", ""}, "-o"},
 		{cmdAudit, []string{audit, "--instance", ""}, "--instance"},
@@ -476,5 +477,11 @@ func TestEmptyFlagValues(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
 		assert.Empty(t, stdout, "%v", tc.args)
 		assert.Contains(t, stderr, tc.flag+" must not be empty", "%v", tc.args)
+	}
+	// So is an empty file argument (not "open : no such file or directory").
+	for _, args := range [][]string{{"run", leaveYML, ""}, {"validate", "", leaveYML}, {"export", " ", "--format", "dot"}} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, exitUsage, dispatch(args, &stdout, &stderr), "%q", args)
+		assert.Contains(t, stderr.String(), "an empty file name", "%q", args)
 	}
 }
