@@ -35,7 +35,8 @@ func Analyst() *FixedAgent {
 	return NewFixedAgent("analyst", "HIGH").WithRole("analyst").Write("analysis.result", "HIGH")
 }
 
-// Write adds a context write made on every call.
+// Write adds a context write made on every call. Each call writes its own copy of the
+// maps (map[string]any) and lists ([]any) in value.
 func (a *FixedAgent) Write(key string, value any) *FixedAgent {
 	if a.writes == nil {
 		a.writes = make(map[string]any)
@@ -74,13 +75,33 @@ func (a *FixedAgent) Call(ctx context.Context, prompt string, sess *team.AgentSe
 	ev.Prompt = prompt
 	team.Emit(ctx, ev)
 	for _, k := range slices.Sorted(maps.Keys(a.writes)) {
-		sess.Context().Set(k, a.writes[k])
+		sess.Context().Set(k, cloneValue(a.writes[k]))
 	}
 	ans := &team.Answer{Agent: a.name, RunID: ri.RunID, Content: a.answer, Metrics: team.Metrics{Duration: time.Since(began)}}
 	end := ri.Event(team.EventRunEnd)
 	end.Status, end.Content, end.Answer, end.Duration = team.RunCompleted, a.answer, ans, ans.Metrics.Duration
 	team.Emit(ctx, end)
 	return ans, nil
+}
+
+// cloneValue copies the maps and lists (as JSON decodes them) inside v, so that what a
+// call wrote can be edited in place without changing what the next call writes.
+func cloneValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(t))
+		for k, e := range t {
+			c[k] = cloneValue(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(t))
+		for i, e := range t {
+			c[i] = cloneValue(e)
+		}
+		return c
+	}
+	return v
 }
 
 // FailingAgent is a team.Agent that always fails with the same error.

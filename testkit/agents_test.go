@@ -73,3 +73,20 @@ func TestSlowAgent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "soon", ans.Content)
 }
+
+// A FixedAgent writes the same values on every call: a task that edits a written map
+// or list in place changes what the next call writes no more than a fresh value would.
+func TestFixedAgentWritesFreshValues(t *testing.T) {
+	a := testkit.NewFixedAgent("a", "ok").Write("result", map[string]any{"score": 1, "tags": []any{"x"}})
+	first := team.NewSession("1")
+	_, err := a.Call(context.Background(), "p", first)
+	require.NoError(t, err)
+	m := first.Context().Value("result").(map[string]any)
+	m["score"] = 2
+	m["tags"].([]any)[0] = "changed"
+
+	second := team.NewSession("2")
+	_, err = a.Call(context.Background(), "p", second)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"score": 1, "tags": []any{"x"}}, second.Context().Value("result"))
+}

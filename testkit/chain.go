@@ -9,15 +9,22 @@ import (
 )
 
 // Chain builds the linear graph id: start "s", activities "n0" … "n<n-1>" each running
-// task (a no-op when task is nil), end "e". The engine, audit and session benchmarks
-// measure their per-node costs on it.
+// task (a no-op when task is nil), end "e"; with n = 0, "s" links to "e". The engine,
+// audit and session benchmarks measure their per-node costs on it.
 func Chain(tb testing.TB, id string, n int, task flow.TaskFunc) *flow.Graph {
 	tb.Helper()
+	if n < 0 {
+		tb.Fatalf("testkit: Chain %q: %d activities", id, n)
+	}
 	if task == nil {
 		task = func(context.Context, *flow.Context, *flow.Node) error { return nil }
 	}
 	s := flow.NewSpec(id)
-	s.Start("s").LinkTo("n0")
+	first := "n0"
+	if n == 0 {
+		first = "e"
+	}
+	s.Start("s").LinkTo(first)
 	for i := range n {
 		next := fmt.Sprintf("n%d", i+1)
 		if i == n-1 {

@@ -18,6 +18,12 @@
 //
 //	testkit.Expect(t, rec).Visited("analyst", "route", "manual").NotVisited("auto")
 //
+// An assertion never passes for want of anything to check: one given no ids, a nil
+// recorder, and AssertNotVisited (or AssertVisitedTimes with 0) on a recorder that saw
+// no node or for a plain id that is no node of the graphs that ran (a misspelt id)
+// fail. A qualified id, or a plain id while a called sub-graph never ran, is taken as
+// written.
+//
 // A failing assertion reports the whole recorded path (and, for sub-graphs and
 // parallel branches, the qualified path and the nodes of each branch), so the failure
 // says what did happen, not only what did not.

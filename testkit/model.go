@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -107,7 +108,11 @@ func (m *ScriptedModel) When(match func(*team.ChatRequest) bool, turn Turn) *Scr
 func (m *ScriptedModel) Requests() []team.ChatRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.requests)
+	out := make([]team.ChatRequest, len(m.requests))
+	for i := range m.requests {
+		out[i] = cloneRequest(&m.requests[i])
+	}
+	return out
 }
 
 // Calls returns how many requests the model received.
@@ -143,17 +148,29 @@ func (m *ScriptedModel) pick(req *team.ChatRequest) (Turn, int, error) {
 	return t, n, nil
 }
 
+// cloneRequest copies a request so that it shares no slice or map with the original:
+// an agent may edit its history, or the tool arguments it got, in place. (A JSON round
+// trip would not do: it rewrites the arguments, and fails on arguments a model cut
+// short.)
 func cloneRequest(req *team.ChatRequest) team.ChatRequest {
 	c := *req
-	b, err := json.Marshal(req.Messages)
-	if err == nil {
-		var ms []team.Message
-		if json.Unmarshal(b, &ms) == nil {
-			c.Messages = ms
-		}
+	c.Messages = slices.Clone(req.Messages)
+	for i := range c.Messages {
+		c.Messages[i].ToolCalls = cloneToolCalls(c.Messages[i].ToolCalls)
 	}
 	c.Tools = slices.Clone(req.Tools)
+	c.Options.Stop = slices.Clone(req.Options.Stop)
+	c.Options.Extra = maps.Clone(req.Options.Extra)
 	return c
+}
+
+// cloneToolCalls copies calls and their arguments.
+func cloneToolCalls(calls []team.ToolCall) []team.ToolCall {
+	out := slices.Clone(calls)
+	for i := range out {
+		out[i].Args = slices.Clone(out[i].Args)
+	}
+	return out
 }
 
 // Chat answers with the next turn.
@@ -183,7 +200,7 @@ func (m *ScriptedModel) Chat(ctx context.Context, req *team.ChatRequest) (*team.
 		finish = "tool_calls"
 	}
 	return &team.ChatResponse{
-		Message: team.Message{Role: team.RoleAssistant, Content: t.Content, Reasoning: t.Reasoning, ToolCalls: slices.Clone(t.ToolCalls)},
+		Message: team.Message{Role: team.RoleAssistant, Content: t.Content, Reasoning: t.Reasoning, ToolCalls: cloneToolCalls(t.ToolCalls)},
 		Usage:   t.Usage, FinishReason: finish, Model: "scripted",
 	}, nil
 }

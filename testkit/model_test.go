@@ -105,3 +105,30 @@ func TestScriptedModelWait(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "y", r.Message.Content)
 }
+
+// The model records each request exactly as sent and shares no memory with its caller:
+// an agent that edits its history or the tool arguments it got in place changes
+// neither the recording nor the answers a rule gives next time.
+func TestScriptedModelSharesNoMemory(t *testing.T) {
+	ctx := context.Background()
+	call := testkit.ToolCall("c1", "search", `{"q": "x"}`)
+	m := testkit.NewScriptedModel().When(testkit.LastUserIs("go"), testkit.CallTools(call))
+
+	// A history holding a tool call whose arguments a model cut short (not JSON).
+	req := &team.ChatRequest{Messages: []team.Message{
+		{Role: team.RoleAssistant, ToolCalls: []team.ToolCall{testkit.ToolCall("c0", "search", `{"q":`)}},
+		team.UserMessage("go"),
+	}}
+	r, err := m.Chat(ctx, req)
+	require.NoError(t, err)
+	req.Messages[0].ToolCalls[0].Args[1] = 'X'
+	req.Messages[1].Content = "changed"
+	r.Message.ToolCalls[0].Args[2] = 'X'
+
+	got := m.Requests()[0]
+	assert.Equal(t, "go", got.LastUserMessage())
+	assert.Equal(t, `{"q":`, string(got.Messages[0].ToolCalls[0].Args))
+	r, err = m.Chat(ctx, userReq("go"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"q": "x"}`, string(r.Message.ToolCalls[0].Args), "as scripted, spaces included")
+}

@@ -54,6 +54,15 @@ func (s Step) matches(id string) bool {
 	return s.Node == id || s.Qualified() == id
 }
 
+// shown returns the step's id in the form of id, the id it is compared with: qualified
+// when id is, so that a step differing only in its call path does not read as a match.
+func (s Step) shown(id string) string {
+	if strings.Contains(id, ":") {
+		return s.Qualified()
+	}
+	return s.Node
+}
+
 // PathRecorder is a flow.Interceptor that records every node execution of the runs it
 // observes, in the order the nodes started. Use it per evaluation with
 // flow.WithEvalInterceptor(rec, 0) or for every run of an engine with
@@ -69,6 +78,9 @@ type PathRecorder struct {
 	mu    sync.Mutex
 	steps []Step
 	open  map[openKey]int // node executions that started and have not ended
+	// graphs are the graphs whose nodes ran, so that an id asserted not visited can be
+	// checked to name a node at all.
+	graphs []*flow.Graph
 }
 
 // openKey identifies a running node execution: a branch view runs one node at a time,
@@ -96,13 +108,17 @@ func (r *PathRecorder) InterceptFlow(ctx context.Context, inv *flow.Invocation) 
 func (r *PathRecorder) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
 	runID, _ := ctx.Value(runIDKey{}).(string)
 	s := Step{RunID: runID, Node: n.ID, Type: n.Type, Path: c.CallPath(), Branch: c.BranchID(), Status: trace.Started}
-	if g := n.Graph(); g != nil {
+	g := n.Graph()
+	if g != nil {
 		s.Graph = g.ID
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.open == nil {
 		r.open = make(map[openKey]int)
+	}
+	if g != nil && !slices.Contains(r.graphs, g) {
+		r.graphs = append(r.graphs, g)
 	}
 	s.Seq = len(r.steps)
 	r.open[openKey{c, n}] = s.Seq
@@ -128,6 +144,7 @@ func (r *PathRecorder) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.steps = nil
+	r.graphs = nil
 	clear(r.open)
 }
 
@@ -136,6 +153,13 @@ func (r *PathRecorder) Steps() []Step {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.steps)
+}
+
+// recorded returns the steps and the graphs that ran, read together.
+func (r *PathRecorder) recorded() ([]Step, []*flow.Graph) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.steps), slices.Clone(r.graphs)
 }
 
 // Path returns the ids of the executed nodes in start order, one per execution.
@@ -236,9 +260,66 @@ func quoteAll(ids []string) string {
 	return strings.Join(q, ", ")
 }
 
+// usable reports, failing t if not, whether an assertion has something to check: a
+// recorder and, when the assertion takes a list, at least one id. An assertion with
+// neither would pass whatever ran.
+func usable(t testing.TB, name string, rec *PathRecorder, list bool, ids []string) bool {
+	t.Helper()
+	switch {
+	case rec == nil:
+		t.Errorf("testkit: %s: nil PathRecorder", name)
+		return false
+	case list && len(ids) == 0:
+		t.Errorf("testkit: %s: no node ids given: the assertion would check nothing", name)
+		return false
+	}
+	return true
+}
+
+// nameable reports, failing t if not, whether every id asserted absent could have run.
+// Otherwise the assertion passes whatever the graph did: when the recorder saw no node
+// (it is not installed), or for a misspelt id. A plain id must be a node of a graph
+// that ran, or a graph that ran must call a sub-graph that did not (the node may be
+// that sub-graph's); a qualified id is taken as written.
+func nameable(t testing.TB, steps []Step, graphs []*flow.Graph, ids ...string) bool {
+	t.Helper()
+	if len(steps) == 0 {
+		t.Errorf("testkit: %s: the recorder saw no node run: is it installed on the engine or the evaluation?", quoteAll(ids))
+		return false
+	}
+	ran := make(map[string]bool, len(graphs))
+	names := make([]string, len(graphs))
+	for i, g := range graphs {
+		ran[g.ID] = true
+		names[i] = g.ID
+	}
+	for _, g := range graphs {
+		for _, sub := range g.Calls() {
+			if !ran[sub] {
+				return true
+			}
+		}
+	}
+	var unknown []string
+	for _, id := range ids {
+		if !strings.Contains(id, ":") && !slices.ContainsFunc(graphs, func(g *flow.Graph) bool { return g.Node(id) != nil }) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		t.Errorf("testkit: no graph that ran has a node %s (graphs: %s): a misspelt id?%s", quoteAll(unknown),
+			strings.Join(names, ", "), describe(steps))
+		return false
+	}
+	return true
+}
+
 // AssertVisited checks that every one of ids ran at least once.
 func AssertVisited(t testing.TB, rec *PathRecorder, ids ...string) bool {
 	t.Helper()
+	if !usable(t, "AssertVisited", rec, true, ids) {
+		return false
+	}
 	steps := rec.Steps()
 	var missing []string
 	for _, id := range ids {
@@ -253,10 +334,18 @@ func AssertVisited(t testing.TB, rec *PathRecorder, ids ...string) bool {
 	return true
 }
 
-// AssertNotVisited checks that none of ids ran.
+// AssertNotVisited checks that none of ids ran. Each plain id must be a node of a graph
+// that ran (see the package doc), so that a misspelt id or a recorder that was not
+// installed fails instead of passing.
 func AssertNotVisited(t testing.TB, rec *PathRecorder, ids ...string) bool {
 	t.Helper()
-	steps := rec.Steps()
+	if !usable(t, "AssertNotVisited", rec, true, ids) {
+		return false
+	}
+	steps, graphs := rec.recorded()
+	if !nameable(t, steps, graphs, ids...) {
+		return false
+	}
 	var seen []string
 	for _, id := range ids {
 		if n := count(steps, id); n > 0 {
@@ -275,6 +364,9 @@ func AssertNotVisited(t testing.TB, rec *PathRecorder, ids ...string) bool {
 // parallel branches complete in no fixed order.
 func AssertVisitedInOrder(t testing.TB, rec *PathRecorder, ids ...string) bool {
 	t.Helper()
+	if !usable(t, "AssertVisitedInOrder", rec, true, ids) {
+		return false
+	}
 	steps := rec.Steps()
 	pos := -1
 	for k, id := range ids {
@@ -296,10 +388,17 @@ func AssertVisitedInOrder(t testing.TB, rec *PathRecorder, ids ...string) bool {
 	return true
 }
 
-// AssertVisitedTimes checks that the node ran exactly n times.
+// AssertVisitedTimes checks that the node ran exactly n times. With n = 0 it is
+// AssertNotVisited, and a plain id must name a node the same way.
 func AssertVisitedTimes(t testing.TB, rec *PathRecorder, id string, n int) bool {
 	t.Helper()
-	steps := rec.Steps()
+	if !usable(t, "AssertVisitedTimes", rec, false, nil) {
+		return false
+	}
+	steps, graphs := rec.recorded()
+	if n == 0 && !nameable(t, steps, graphs, id) {
+		return false
+	}
 	if got := count(steps, id); got != n {
 		t.Errorf("testkit: %q visited %d times, want %d%s", id, got, n, describe(steps))
 		return false
@@ -311,6 +410,9 @@ func AssertVisitedTimes(t testing.TB, rec *PathRecorder, id string, n int) bool 
 // sequential graphs; with parallel branches prefer AssertVisitedInOrder and ByBranch.
 func AssertPath(t testing.TB, rec *PathRecorder, ids ...string) bool {
 	t.Helper()
+	if !usable(t, "AssertPath", rec, false, nil) {
+		return false
+	}
 	steps := rec.Steps()
 	for i := range max(len(ids), len(steps)) {
 		var why string
@@ -320,7 +422,7 @@ func AssertPath(t testing.TB, rec *PathRecorder, ids ...string) bool {
 		case i >= len(ids):
 			why = fmt.Sprintf("want the path to end, got %q at position %d", steps[i].Node, i+1)
 		case !steps[i].matches(ids[i]):
-			why = fmt.Sprintf("want %q at position %d, got %q", ids[i], i+1, steps[i].Node)
+			why = fmt.Sprintf("want %q at position %d, got %q", ids[i], i+1, steps[i].shown(ids[i]))
 		default:
 			continue
 		}

@@ -77,6 +77,8 @@ func TestAssertions(t *testing.T) {
 	e := flow.NewEngine()
 	// s -> manager -> g -> director -> e
 	leave, _ := record(t, e, leaveGraph(t), map[string]any{"day": 5})
+	// s -> manager -> g -> e
+	short, _ := record(t, e, leaveGraph(t), map[string]any{"day": 1})
 	// s -> l -> x -> x -> x -> close -> e
 	loop, _ := record(t, e, loopGraph(t), nil)
 	empty := testkit.NewPathRecorder()
@@ -103,12 +105,15 @@ func TestAssertions(t *testing.T) {
 		{"visited on empty recorder", empty, func(t testing.TB, r *testkit.PathRecorder) bool {
 			return testkit.AssertVisited(t, r, "s")
 		}, []string{`not visited: "s"`, "path: (no node ran)"}},
-		{"not visited", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertNotVisited(t, r, "hr", "ceo")
+		{"not visited", short, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertNotVisited(t, r, "director", "leave:director")
 		}, nil},
 		{"not visited fails", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertNotVisited(t, r, "hr", "director")
-		}, []string{`should not have been: "director" (1 times)`, leavePath}},
+			return testkit.AssertNotVisited(t, r, "g", "director")
+		}, []string{`should not have been: "g" (1 times), "director" (1 times)`, leavePath}},
+		{"not visited, no such node", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertNotVisited(t, r, "hr", "director", "ceo")
+		}, []string{`no graph that ran has a node "hr", "ceo" (graphs: leave): a misspelt id?`, leavePath}},
 		{"in order", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
 			return testkit.AssertVisitedInOrder(t, r, "s", "g", "e")
 		}, nil},
@@ -130,9 +135,12 @@ func TestAssertions(t *testing.T) {
 		{"times", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
 			return testkit.AssertVisitedTimes(t, r, "x", 3)
 		}, nil},
-		{"times zero", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedTimes(t, r, "y", 0)
+		{"times zero", short, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedTimes(t, r, "director", 0)
 		}, nil},
+		{"times zero, no such node", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedTimes(t, r, "y", 0)
+		}, []string{`no graph that ran has a node "y" (graphs: loop)`}},
 		{"times wrong", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
 			return testkit.AssertVisitedTimes(t, r, "x", 2)
 		}, []string{`"x" visited 3 times, want 2`, "path: s -> l -> x -> x -> x -> close -> e"}},
@@ -155,7 +163,7 @@ func TestAssertions(t *testing.T) {
 			return testkit.AssertPath(t, r)
 		}, nil},
 		{"fluent", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.Expect(t, r).Visited("manager", "director").NotVisited("hr").
+			return testkit.Expect(t, r).Visited("manager", "director").Times("director", 1).
 				InOrder("s", "director", "e").Times("g", 1).Path("s", "manager", "g", "director", "e").OK()
 		}, nil},
 		{"fluent failure", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
@@ -409,6 +417,13 @@ func TestSubGraphQualifiedPath(t *testing.T) {
 	require.Len(t, ft.errs, 1)
 	assert.Contains(t, ft.errs[0], `"x" (2 times)`)
 	assert.Contains(t, ft.errs[0], "path: parent:s -> parent:call1 -> parent/call1/child:cs -> parent/call1/child:x")
+
+	// A qualified id that differs only in its call path is told apart in the message:
+	// not 'want "parent/call2/child:x", got "x"'.
+	ft = &fakeTB{}
+	testkit.AssertPath(ft, rec, "s", "call1", "cs", "parent/call2/child:x")
+	require.Len(t, ft.errs, 1)
+	assert.Contains(t, ft.errs[0], `want "parent/call2/child:x" at position 4, got "parent/call1/child:x"`)
 }
 
 func TestEngineWideRecorderAndReset(t *testing.T) {
@@ -496,4 +511,63 @@ func TestSuspendedStatus(t *testing.T) {
 	last := steps[1]
 	assert.Equal(t, trace.Suspended, last.Status)
 	assert.Equal(t, "waiting for a manager", last.Reason)
+}
+
+// An assertion that cannot fail proves nothing: no ids, a recorder that saw no node
+// (not installed), a nil recorder, or a misspelt id asserted not visited all fail, with
+// a message that says why.
+func TestAssertionsNeverPassVacuously(t *testing.T) {
+	rec, _ := record(t, flow.NewEngine(), leaveGraph(t), map[string]any{"day": 1})
+	empty := testkit.NewPathRecorder()
+	for _, tc := range []struct {
+		name   string
+		assert func(t testing.TB) bool
+		msg    string
+	}{
+		{"visited nothing", func(t testing.TB) bool { return testkit.AssertVisited(t, rec) }, "no node ids given"},
+		{"not visited nothing", func(t testing.TB) bool { return testkit.AssertNotVisited(t, rec) }, "no node ids given"},
+		{"in order nothing", func(t testing.TB) bool { return testkit.AssertVisitedInOrder(t, rec) }, "no node ids given"},
+		{"chain", func(t testing.TB) bool { return testkit.Expect(t, rec).NotVisited().OK() }, "no node ids given"},
+		{"not visited, empty recorder", func(t testing.TB) bool { return testkit.AssertNotVisited(t, empty, "director") },
+			"the recorder saw no node run"},
+		{"zero times, empty recorder", func(t testing.TB) bool { return testkit.AssertVisitedTimes(t, empty, "director", 0) },
+			"the recorder saw no node run"},
+		{"misspelt", func(t testing.TB) bool { return testkit.AssertNotVisited(t, rec, "directr") },
+			`no graph that ran has a node "directr"`},
+		{"misspelt zero times", func(t testing.TB) bool { return testkit.AssertVisitedTimes(t, rec, "directr", 0) },
+			`no graph that ran has a node "directr"`},
+		{"nil recorder", func(t testing.TB) bool { return testkit.AssertVisited(t, nil, "s") }, "nil PathRecorder"},
+		{"nil recorder path", func(t testing.TB) bool { return testkit.AssertPath(t, nil) }, "nil PathRecorder"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ft := &fakeTB{}
+			assert.False(t, tc.assert(ft))
+			require.Len(t, ft.errs, 1)
+			assert.Contains(t, ft.errs[0], tc.msg)
+		})
+	}
+
+	// What they may still assert: a node of the graph that did not run, no node at all
+	// (AssertPath with no ids), and a qualified id, which is explicit about where.
+	testkit.Expect(t, rec).NotVisited("director").Times("director", 0).NotVisited("leave:nowhere")
+	testkit.AssertPath(t, empty)
+}
+
+// A plain id of a sub-graph that was never called cannot be told from a misspelt one:
+// it is accepted.
+func TestNotVisitedInUncalledSubGraph(t *testing.T) {
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("x")
+	child.Activity("x").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	parent := flow.NewSpec("parent")
+	parent.Start("s").LinkTo("g")
+	parent.Exclusive("g").LinkTo("call", flow.LinkWhen("go")).LinkTo("e")
+	parent.Activity("call").SetTask("#child").LinkTo("e")
+	parent.End("e")
+	rec, res := record(t, e, build(t, parent), map[string]any{"go": false})
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	testkit.Expect(t, rec).NotVisited("x", "call").Times("x", 0)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -43,4 +45,25 @@ func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, hel
 		return nil, false, err
 	}
 	return positional, false, nil
+}
+
+// checkNotEmpty rejects the named flags when they were given with an empty (or blank)
+// value, as an unset shell variable gives them ("--store $DSN"): left to mean the flag
+// was not given, a run meant to be saved, audited or named would silently not be.
+func checkNotEmpty(fs *flag.FlagSet, names ...string) (err error) {
+	fs.Visit(func(f *flag.Flag) {
+		values := []string{f.Value.String()}
+		if s, ok := f.Value.(*setFlag); ok { // repeated: each value counts
+			values = *s
+		}
+		blank := slices.ContainsFunc(values, func(v string) bool { return strings.TrimSpace(v) == "" })
+		if err == nil && slices.Contains(names, f.Name) && blank {
+			dashes := "--"
+			if len(f.Name) == 1 {
+				dashes = "-"
+			}
+			err = fmt.Errorf("%s%s must not be empty", dashes, f.Name)
+		}
+	})
+	return err
 }

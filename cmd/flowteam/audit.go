@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,7 +39,8 @@ Flags:
                   time, then the runs' outcomes and total time (with --status, any
                   status but STARTED)
 
-Lines that are not audit records are reported on stderr and skipped; a record seen
+Lines that are not audit records (a status other than the five, read in any case,
+included) are reported on stderr and skipped; a record seen
 twice (same run and sequence number: a file given twice, or lines repeated by a log
 rotation) is counted once.
 
@@ -76,6 +80,9 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&status, "status", "", "")
 	summary := fs.Bool("summary", false, "")
 	files, help, err := parseCommandLine(fs, args)
+	if err == nil {
+		err = checkNotEmpty(fs, "instance", "run", "node")
+	}
 	switch {
 	case help:
 		fmt.Fprint(stdout, auditUsage)
@@ -84,9 +91,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("no audit file given")
 	case err == nil && status != "":
 		f.status = trace.Status(strings.ToUpper(status))
-		switch f.status {
-		case trace.Started, trace.Completed, trace.Failed, trace.Interrupted, trace.Suspended:
-		default:
+		if !knownStatus(f.status) {
 			err = fmt.Errorf("--status must be STARTED, COMPLETED, FAILED, INTERRUPTED or SUSPENDED, not %q", status)
 		}
 	}
@@ -166,7 +171,7 @@ func auditRunHeader(run trace.Records) string {
 		root = first.GraphID
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "run %s  instance %s  graph %s", first.RunID, auditOrDash(first.InstanceID), root)
+	fmt.Fprintf(&b, "run %s  instance %s  graph %s", auditID(first.RunID), auditOrDash(auditID(first.InstanceID)), auditID(root))
 	if first.IsRun() {
 		b.WriteString("  started " + first.Time.UTC().Format(time.RFC3339Nano))
 	}
@@ -233,23 +238,23 @@ func writeAuditTimeline(w, stderr io.Writer, runs []trace.Records, f auditFilter
 func auditLine(r *trace.Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s %5s  %-11s  %s%s", r.Time.UTC().Format("15:04:05.000000"), fmt.Sprintf("#%d", r.Seq), r.Status,
-		strings.Repeat("    ", r.Depth()), r.NodeID)
+		strings.Repeat("    ", r.Depth()), auditID(r.NodeID))
 	if r.NodeType != "" {
 		fmt.Fprintf(&b, " (%s", r.NodeType)
 		if r.Depth() > 0 {
-			fmt.Fprintf(&b, " in %s", r.GraphID)
+			fmt.Fprintf(&b, " in %s", auditID(r.GraphID))
 		}
 		b.WriteByte(')')
 	}
 	if r.Title != "" {
 		fmt.Fprintf(&b, " %q", r.Title)
 	}
-	fmt.Fprintf(&b, "  [%s]", r.BranchID)
+	fmt.Fprintf(&b, "  [%s]", auditID(r.BranchID))
 	if r.Status.Terminal() {
 		b.WriteString("  " + auditDuration(r.Duration))
 	}
 	if r.Agent != "" {
-		b.WriteString("  agent=" + r.Agent)
+		b.WriteString("  agent=" + auditID(r.Agent))
 	}
 	if r.Arrivals > 0 {
 		fmt.Fprintf(&b, "  arrivals=%d", r.Arrivals)
@@ -322,7 +327,7 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 				continue
 			}
 			matched = true
-			id := r.Qualified()
+			id := auditID(r.Qualified())
 			s := byNode[id]
 			if s == nil {
 				s = &auditNodeSummary{id: id}
@@ -397,18 +402,20 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 // records cannot be written the run is reported failed, so an audit the user asked for
 // is never silently incomplete.
 type runAudit struct {
+	file  *auditFile
 	sink  *interceptor.JSONL
 	audit *interceptor.Audit
 }
 
-// openRunAudit opens (or creates) the audit file for appending.
+// openRunAudit checks that the audit file can be appended to (without creating it).
 func openRunAudit(path string, stderr io.Writer) (*runAudit, error) {
-	sink, err := interceptor.OpenJSONL(path)
+	file, err := openAuditFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--audit: %w", err)
 	}
+	sink := interceptor.NewJSONL(file)
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	return &runAudit{sink: sink, audit: interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(),
+	return &runAudit{file: file, sink: sink, audit: interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(),
 		interceptor.WithLogger(logger))}, nil
 }
 
@@ -416,4 +423,58 @@ func openRunAudit(path string, stderr io.Writer) (*runAudit, error) {
 func (a *runAudit) option() flow.Option { return flow.WithInterceptor(a.audit, 0) }
 
 // Close closes the audit file.
-func (a *runAudit) Close() error { return a.sink.Close() }
+func (a *runAudit) Close() error {
+	a.sink.Close()
+	return a.file.Close()
+}
+
+// auditFile is the file behind --audit, created by the first record written: a
+// command that ends before its run starts (a definition that does not load, a store
+// that does not open, an instance another process holds) leaves no file behind. The
+// JSONL sink serializes the writes.
+type auditFile struct {
+	path string
+	f    *os.File
+}
+
+// openAuditFile checks, creating nothing, that path can take the audit: an existing
+// file is opened for appending now, a new one needs an existing directory. (Whether
+// that directory lets the file be created shows at the first write, which then fails
+// the run.)
+func openAuditFile(path string) (*auditFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		return &auditFile{path: path, f: f}, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	return &auditFile{path: path}, nil
+}
+
+func (a *auditFile) Write(p []byte) (int, error) {
+	if a.f == nil {
+		f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return 0, err
+		}
+		a.f = f
+	}
+	return a.f.Write(p)
+}
+
+// Close closes the file if a record created or opened it.
+func (a *auditFile) Close() error {
+	if a.f == nil {
+		return nil
+	}
+	return a.f.Close()
+}

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/flowteam/flowteam/trace"
 )
@@ -44,17 +46,45 @@ func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 			continue
 		}
 		var rec trace.Record
-		if err := json.Unmarshal([]byte(text), &rec); err != nil || rec.RunID == "" || rec.Status == "" {
-			why := "not an audit record"
-			if err != nil {
-				why = auditLineError(err)
-			}
+		err = json.Unmarshal([]byte(text), &rec)
+		why := ""
+		switch {
+		case err != nil:
+			why = auditLineError(err)
+		case rec.RunID == "" || rec.Status == "":
+			why = "not an audit record"
+		case !knownStatus(trace.Status(strings.ToUpper(string(rec.Status)))):
+			// Counted nowhere and taken for an end (Terminal), it would skew every total.
+			why = fmt.Sprintf("unknown status %q", rec.Status)
+		}
+		if why != "" {
 			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: %s\n", name, line, why)
 			continue
 		}
+		// Another writer's "completed" is the same status as ours, for the filters and
+		// the summary's columns alike.
+		rec.Status = trace.Status(strings.ToUpper(string(rec.Status)))
 		recs = append(recs, rec)
 	}
 	return recs, nil
+}
+
+// knownStatus reports whether s is one of the five audit statuses.
+func knownStatus(s trace.Status) bool {
+	switch s {
+	case trace.Started, trace.Completed, trace.Failed, trace.Interrupted, trace.Suspended:
+		return true
+	}
+	return false
+}
+
+// auditID returns an id for printing: quoted when it holds a control character (a line
+// break), so that every line printed stays one header or one record.
+func auditID(s string) string {
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // maxAuditLine is the longest line readAudit decodes; a longer one is skipped.

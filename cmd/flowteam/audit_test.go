@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -423,4 +424,74 @@ layout:
 	code, out, errOut := auditCmd(t, path)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "error E2: recoverable  (recovered, to fb)")
+}
+
+// A command that ends before its run starts (bad input, a lost claim) leaves no audit
+// file behind: "--audit OUT" must not create OUT for a run that never happened.
+func TestAuditFileNotCreatedWithoutRun(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "taken")
+	require.Equal(t, exitOK, code, stderr)
+	for _, tc := range []struct {
+		name string
+		cmd  func(args []string, stdout, stderr io.Writer) int
+		args []string
+		code int
+	}{
+		{"syntax error", cmdRun, []string{"testdata/bad/syntax.yml"}, exitUsage},
+		{"missing link", cmdRun, []string{"testdata/bad/missing-link.yml"}, exitUsage},
+		{"go task", cmdRun, []string{"testdata/misc/gotask.yml"}, exitUsage},
+		{"unknown graph", cmdRun, []string{leaveYML, "--graph", "nope"}, exitUsage},
+		{"bad store", cmdRun, []string{leaveYML, "--store", "bogus:"}, exitUsage},
+		{"bad durability", cmdRun, []string{leaveYML, "--store", dsn, "--durability", "never"}, exitUsage},
+		{"instance exists", cmdRun, []string{approvalYML, "--store", dsn, "--instance", "taken"}, exitConflict},
+		{"resume unknown", cmdResume, []string{"nobody", "--store", dsn}, exitUsage},
+		{"resume bad file", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/bad/syntax.yml"}, exitUsage},
+		{"resume changed", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/session/approval-v2.yml"}, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.jsonl")
+			code, _, stderr := call(t, tc.cmd, append(tc.args, "--audit", path)...)
+			require.Equal(t, tc.code, code, stderr)
+			_, err := os.Stat(path)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "the audit file was created")
+		})
+	}
+}
+
+// Records another writer (or a hand) produced are read as the audit writer's: a
+// status in another case is the same status, counted in its column and selected by
+// --status; a status that is none of the five is no audit record; and an id holding a
+// line break is quoted, so that every line of the timeline is a header or a record.
+func TestAuditOddRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd.jsonl")
+	lines := []string{
+		`{"seq":1,"run":"r","status":"STARTED","graph":"g","instance":"i"}`,
+		`{"seq":2,"run":"r","status":"started","graph":"g","node":"a","branch":"main"}`,
+		`{"seq":3,"run":"r","status":"Completed","graph":"g","node":"a","branch":"main","duration_ns":5}`,
+		`{"seq":4,"run":"r","status":"DONE","graph":"g","node":"b","branch":"main","duration_ns":5}`,
+		`{"seq":5,"run":"r","status":"FAILED","graph":"g","node":"x\ny","branch":"main\r"}`,
+		`{"seq":6,"run":"r","status":"completed","graph":"g","duration_ns":100}`,
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "flowteam audit: "+path+`:4: skipped: unknown status "DONE"`+"\n", errOut)
+	timeline := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, timeline, 4, out)
+	assert.Contains(t, timeline[0], "-> COMPLETED in 100ns")
+	assert.Contains(t, timeline[1], " STARTED ")
+	assert.Contains(t, timeline[2], " COMPLETED ")
+	assert.Contains(t, timeline[3], `FAILED       "x\ny"  ["main\r"]`)
+
+	code, out, errOut = auditCmd(t, path, "--summary")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `g:a +1 +1 +0 +0 +0 `, out)
+	assert.Contains(t, out, "1 run: 1 completed")
+
+	code, out, errOut = auditCmd(t, path, "--status", "COMPLETED")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, " COMPLETED ")
 }

@@ -42,6 +42,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	graphID := fs.String("graph", "", "")
 	out := fs.String("o", "", "")
 	paths, help, err := parseCommandLine(fs, args)
+	if err == nil {
+		err = checkNotEmpty(fs, "graph", "o")
+	}
 	var format export.Format
 	switch {
 	case help:
@@ -68,18 +71,25 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	var (
 		graphs []*flow.Graph
 		errs   []error
+		from   = map[string]string{} // graph id -> the file defining it
 	)
 	for _, file := range files {
 		spec, err := flow.ReadDefinitionFile(file)
+		var g *flow.Graph
 		if err == nil {
-			var g *flow.Graph
-			if g, err = spec.Build(); err == nil {
-				graphs = append(graphs, g)
-			}
+			g, err = spec.Build()
+		}
+		if err == nil && from[g.ID] != "" {
+			// Refused, as run and validate refuse it: else "--graph x" would pick one
+			// of the two unsaid.
+			err = fmt.Errorf("graph %q is defined twice: in %s and in %s", g.ID, from[g.ID], file)
 		}
 		if err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		from[g.ID] = file
+		graphs = append(graphs, g)
 	}
 	if len(errs) > 0 {
 		fmt.Fprintf(stderr, "flowteam export: %v\n", errors.Join(errs...))

@@ -83,6 +83,11 @@ func TestExportSelectsGraph(t *testing.T) {
 
 func TestExportErrors(t *testing.T) {
 	dir := writeDefs(t, map[string]string{"dangling.yml": danglingDef})
+	// Two files defining one graph id: which of them is "--graph x"?
+	dup := writeDefs(t, map[string]string{
+		"a.yml": "id: x\nlayout:\n  - {id: s, type: start, link: e}\n  - {id: e, type: end}\n",
+		"b.yml": "id: x\nlayout:\n  - {id: s2, type: start, link: e2}\n  - {id: e2, type: end}\n",
+	})
 	tests := []struct {
 		name string
 		args []string
@@ -94,6 +99,9 @@ func TestExportErrors(t *testing.T) {
 		{"unknown format", []string{leaveYML, "--format", "svg"}, exitUsage, `unknown export format "svg"`},
 		{"missing file", []string{filepath.Join(dir, "none.yml"), "--format", "yaml"}, exitUsage, "none.yml"},
 		{"invalid definition", []string{filepath.Join(dir, "dangling.yml"), "--format", "yaml"}, exitUsage, `link from "a" to missing node "nowhere"`},
+		{"one id twice", []string{dup, "--format", "mermaid", "--graph", "x"}, exitUsage,
+			`graph "x" is defined twice: in ` + filepath.Join(dup, "a.yml") + " and in " + filepath.Join(dup, "b.yml")},
+		{"one id twice, no --graph", []string{dup, "--format", "mermaid"}, exitUsage, `graph "x" is defined twice`},
 		{"unwritable output", []string{leaveYML, "--format", "yaml", "-o", filepath.Join(dir, "no", "such", "dir.yml")}, exitFail, "no such file or directory"},
 	}
 	for _, tt := range tests {

@@ -148,6 +148,7 @@ func (o *runOutput) writeText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %-*s  (not printable)\n", width, k)
 		}
 	}
+	o.writeTextErrors(&b)
 	if len(o.Last) > 0 {
 		b.WriteString("last nodes:\n")
 		paths := slices.Sorted(maps.Keys(o.Last))
@@ -164,6 +165,36 @@ func (o *runOutput) writeText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeTextErrors lists the execution error records other than the one the error line
+// shows already: a run that completed despite a recovered node or a failed branch
+// (continue policy) must not read as clean.
+func (o *runOutput) writeTextErrors(b *strings.Builder) {
+	var recs []flow.ExecutionError
+	for _, e := range o.Errors {
+		if o.Error != nil && e.Severity == flow.Fatal && e.NodeID == o.Error.Node && e.Graph == o.Error.Graph &&
+			e.Error.Code == o.Error.Code {
+			continue
+		}
+		recs = append(recs, e)
+	}
+	if len(recs) == 0 {
+		return
+	}
+	b.WriteString("errors:\n")
+	width := 0
+	for _, e := range recs {
+		width = max(width, len(e.Severity))
+	}
+	for _, e := range recs {
+		fmt.Fprintf(b, "  %-*s  node %q in graph %q (branch %s, step %d): %s: %s", width, e.Severity, e.NodeID, e.Graph,
+			e.Branch, e.Step, e.Error.Code, auditOneLine(e.Error.Message))
+		if e.Goto != "" {
+			fmt.Fprintf(b, ", continued at %q", e.Goto)
+		}
+		b.WriteByte('\n')
+	}
 }
 
 // compactJSON writes v as one line of JSON without HTML escaping.

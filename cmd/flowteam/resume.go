@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
@@ -36,7 +33,8 @@ Flags:
                        process running it died (per-node durability resumes from its
                        last completed node)
   --expect-version N   resume only if the stored version is N
-  --audit FILE         append the run's audit records to FILE (JSON Lines)
+  --audit FILE         append the run's audit records to FILE (JSON Lines), created
+                       only when the run starts
   --output FORMAT      text (default) or json, the same output as run
 ` + storeFlagsUsage + `
 ` + storeUsage + `
@@ -87,7 +85,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeStore()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	// The header (in clear even when the body is encrypted) names the definition
 	// files. The Runner loads the snapshot again to claim it, so a change in between
@@ -200,6 +198,9 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, help, err
 	}
 	cfg.sets, cfg.files = sets, files
+	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability"); err != nil {
+		return cfg, false, err
+	}
 	switch {
 	case len(pos) != 1:
 		return cfg, false, fmt.Errorf("want exactly one instance id, got %d arguments", len(pos))
@@ -213,6 +214,10 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, false, errZeroSteps
 	case cfg.expect < 0:
 		return cfg, false, fmt.Errorf("--expect-version must not be negative, got %d", cfg.expect)
+	case cfg.expect == 0 && flagGiven(fs, "expect-version"):
+		// Stored versions start at 1: left to mean "no check", 0 would resume whatever
+		// the version, the opposite of what was asked.
+		return cfg, false, errors.New("--expect-version must be at least 1 (stored versions start at 1)")
 	}
 	cfg.id = pos[0]
 	for _, s := range cfg.sets {

@@ -148,6 +148,9 @@ func TestResumeUsage(t *testing.T) {
 		{[]string{"x", "--store", dsn, "--output", "yaml"}, "--output"},
 		{[]string{"x", "--store", dsn, "--bogus"}, "bogus"},
 		{[]string{"x", "--store", dsn, "--steps", "0"}, "--steps must be at least 1"},
+		// Versions start at 1: "only if the version is 0" must not mean "whatever it is".
+		{[]string{"x", "--store", dsn, "--expect-version", "0"}, "--expect-version must be at least 1"},
+		{[]string{"x", "--store", dsn, "--expect-version=0"}, "--expect-version must be at least 1"},
 		{[]string{"../etc", "--store", dsn}, "invalid instance id"},
 	} {
 		code, _, stderr := call(t, cmdResume, tc.args...)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 
@@ -30,13 +28,15 @@ Flags:
                     than one of them is not called as a sub-graph by the others
   --set KEY=VALUE   set a variable (repeatable); VALUE is parsed as JSON when it is
                     valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
-                    taken as a string; --set wins over --vars
+                    taken as a string; a number beyond float64 (1e999) is an
+                    error, as in --vars; --set wins over --vars
   --vars FILE       read variables from a JSON object
   --steps N         step limit of the run, at least 1 (default: the engine's, 100000)
   --instance ID     instance id (default: a random one)
   --output FORMAT   text (default) or json
   --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
-                    "flowteam audit FILE"); if they cannot be written the run fails
+                    "flowteam audit FILE"); if they cannot be written the run fails;
+                    FILE is created only when the run starts
   --store DSN       save the instance in a session store (memory:, file:DIR or
                     redis://HOST:PORT/DB; "flowteam resume -h" tells more) under
                     --instance, which must not exist yet (else exit 3)
@@ -127,9 +127,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if cfg.steps > 0 {
 		opts = append(opts, flow.WithSteps(cfg.steps))
 	}
-	// Ctrl-C cancels the run, which then ends as failed with code "cancelled" and
-	// still prints where it stood; a second Ctrl-C kills the process as usual.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	fc := flow.NewContextWith(cfg.instance, vars)
 	res, code := cfg.store.eval(ctx, eng, g, files, fc, opts, stderr)
@@ -172,6 +170,9 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	}
 	cfg.files = files
 	cfg.sets = sets
+	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability"); err != nil {
+		return cfg, false, err
+	}
 	switch {
 	case len(cfg.files) == 0:
 		return cfg, false, errors.New("no definition file given")
@@ -215,13 +216,24 @@ func runVars(cfg runConfig) (map[string]any, error) {
 	}
 	for _, s := range cfg.sets {
 		k, v, _ := strings.Cut(s, "=")
-		vars[strings.TrimSpace(k)] = parseValue(v)
+		pv, err := parseValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("--set %q: %w", s, err)
+		}
+		vars[strings.TrimSpace(k)] = pv
 	}
 	return vars, nil
 }
 
 // definitionFiles expands the command line's FILE|DIR|GLOB arguments (flow.ExpandPaths).
-func definitionFiles(args []string) ([]string, error) { return flow.ExpandPaths(args...) }
+// An empty one (an unset shell variable) is refused by name, where opening it would
+// report "open : no such file or directory".
+func definitionFiles(args []string) ([]string, error) {
+	if slices.ContainsFunc(args, func(a string) bool { return strings.TrimSpace(a) == "" }) {
+		return nil, errors.New("an empty file name among the definition files")
+	}
+	return flow.ExpandPaths(args...)
+}
 
 // pickGraph chooses the graph to run (or export: verb names what the command does with
 // it): the one named by id, the only one loaded, or the only one that no other loaded

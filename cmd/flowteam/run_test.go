@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -152,10 +153,18 @@ func TestParseValue(t *testing.T) {
 		{"[1, 2.5, \"x\"]", []any{1, 2.5, "x"}},
 		{`{"a": {"b": 3}}`, map[string]any{"a": map[string]any{"b": 3}}},
 		{"{broken", "{broken"},
-		{"1e999", "1e999"}, // out of float64 range: kept as written
+		{`"1e999"`, "1e999"},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, parseValue(tc.in), "parseValue(%q)", tc.in)
+		got, err := parseValue(tc.in)
+		require.NoError(t, err, "parseValue(%q)", tc.in)
+		assert.Equal(t, tc.want, got, "parseValue(%q)", tc.in)
+	}
+	// A number beyond float64 is JSON, but no value the run could compute with: taking
+	// it as the string "1e999" would make every comparison with it go wrong.
+	for _, in := range []string{"1e999", "-1e999", "[1, 1e999]", `{"a": 1e999}`} {
+		_, err := parseValue(in)
+		assert.ErrorContains(t, err, "number out of range", "parseValue(%q)", in)
 	}
 }
 
@@ -255,6 +264,7 @@ func TestRunBadInput(t *testing.T) {
 		{"zero steps with =", []string{leaveYML, "--steps=0"}, []string{"--steps must be at least 1"}},
 		{"set without =", []string{leaveYML, "--set", "day"}, []string{`--set "day": want KEY=VALUE`}},
 		{"set without key", []string{leaveYML, "--set", "=5"}, []string{`--set "=5": want KEY=VALUE`}},
+		{"set out of range", []string{leaveYML, "--set", "day=1e400"}, []string{`--set "day=1e400": number out of range`}},
 		{"missing file", []string{"testdata/nope.yml"}, []string{"testdata/nope.yml", "no such file"}},
 		{"empty glob", []string{"testdata/*.nope"}, []string{"testdata/*.nope: no file matches"}},
 		{"empty dir", []string{"testdata"}, []string{"testdata: no definition files"}},
@@ -268,6 +278,8 @@ func TestRunBadInput(t *testing.T) {
 			[]string{"--vars: testdata/misc/badvars.json:3: invalid character 'a'"}},
 		{"go task", []string{"testdata/misc/gotask.yml"}, []string{`testdata/misc/gotask.yml:5: graph "gotask": node "work": unknown task "sendMail"`,
 			"\n\"@name\" tasks are Go code: from the command line only script tasks"}},
+		{"vars out of range", []string{leaveYML, "--vars", "testdata/misc/rangevars.json"},
+			[]string{`--vars: testdata/misc/rangevars.json:3: variable "limits": number out of range`}},
 		{"vars not an object", []string{leaveYML, "--vars", "testdata/misc/listvars.json"},
 			[]string{"testdata/misc/listvars.json:1: want a JSON object of variables, got a JSON array"}},
 	}
@@ -330,6 +342,22 @@ last nodes:
 	code, stdout, _ = runCmd(t, leaveYML, "--set", "day=soon")
 	require.Equal(t, 1, code)
 	assert.Contains(t, stdout, `error: condition_error at node "g1" in graph "leave": link to "director": invalid operation: string >= int`)
+
+	// A run that completed despite errors (a recovered node, a failed branch under the
+	// continue policy) says so: the text output is not cleaner than the JSON one.
+	code, stdout, _ = runCmd(t, "testdata/misc/recovered.yml", "--instance", "req-7")
+	require.Equal(t, 0, code)
+	// (The failed branch's step depends on which branch took a step first.)
+	assert.Regexp(t, `^graph recovered: completed in 8 steps \(instance req-7\)
+vars:
+  b   1
+  fb  1
+errors:
+  recoverable  node "fail" in graph "recovered" \(branch main, step 2\): E2: recoverable, continued at "fb"
+  fatal        node "a" in graph "recovered" \(branch main/p:a, step [56]\): E1: boom
+last nodes:
+  recovered  e
+$`, stdout)
 }
 
 func TestDispatch(t *testing.T) {
@@ -412,5 +440,48 @@ func TestRunHelpNamesEveryOutputKey(t *testing.T) {
 			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			assert.Contains(t, runUsage, `"`+key+`"`, "%s.%s", typ.Name(), f.Name)
 		}
+	}
+}
+
+// A flag given with an empty value ("--store "$DSN"" with DSN unset) is bad input, not
+// the flag left out: a run meant to be saved, audited or named would silently not be.
+func TestEmptyFlagValues(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	audit := filepath.Join(t.TempDir(), "a.jsonl")
+	for _, tc := range []struct {
+		cmd  func(args []string, stdout, stderr io.Writer) int
+		args []string
+		flag string
+	}{
+		{cmdRun, []string{leaveYML, "--instance", ""}, "--instance"},
+		{cmdRun, []string{leaveYML, "--instance="}, "--instance"},
+		{cmdRun, []string{leaveYML, "--instance", " "}, "--instance"},
+		{cmdRun, []string{leaveYML, "--graph", ""}, "--graph"},
+		{cmdRun, []string{leaveYML, "--store", ""}, "--store"},
+		{cmdRun, []string{leaveYML, "--audit", ""}, "--audit"},
+		{cmdRun, []string{leaveYML, "--vars", ""}, "--vars"},
+		{cmdRun, []string{leaveYML, "--store", dsn, "--durability", ""}, "--durability"},
+		{cmdResume, []string{"x", "--store", dsn, "--durability", ""}, "--durability"},
+		{cmdResume, []string{"x", "--store", dsn, "--audit", ""}, "--audit"},
+		{cmdResume, []string{"x", "--store", dsn, "--vars", ""}, "--vars"},
+		{cmdResume, []string{"x", "--store", dsn, "--file", ""}, "--file"},
+		{cmdResume, []string{"x", "--store", dsn, "--file", leaveYML, "--file", " "}, "--file"},
+		{cmdExport, []string{leaveYML, "--format", "dot", "--graph", ""}, "--graph"},
+		{cmdExport, []string{leaveYML, "--format", "dot", "-o", ""}, "-o"},
+		{cmdAudit, []string{audit, "--instance", ""}, "--instance"},
+		{cmdAudit, []string{audit, "--run", ""}, "--run"},
+		{cmdAudit, []string{audit, "--node", ""}, "--node"},
+	} {
+		code, stdout, stderr := call(t, tc.cmd, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Empty(t, stdout, "%v", tc.args)
+		assert.Contains(t, stderr, tc.flag+" must not be empty", "%v", tc.args)
+	}
+	// So is an empty file argument (not "open : no such file or directory").
+	for _, args := range [][]string{{"run", leaveYML, ""}, {"validate", "", leaveYML}, {"export", " ", "--format", "dot"}} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, exitUsage, dispatch(args, &stdout, &stderr), "%q", args)
+		assert.Contains(t, stderr.String(), "an empty file name", "%q", args)
 	}
 }

@@ -12,21 +12,24 @@ import (
 
 // parseValue reads a --set value: JSON when s is exactly one valid JSON value, else the
 // string itself. So 5 is a number, "5" (with the quotes reaching the program) is a
-// string, abc is a string, and [1,2] is a list.
-func parseValue(s string) any {
+// string, abc is a string, and [1,2] is a list. A JSON value holding a number beyond
+// float64 (1e999) is an error, as it is in a --vars file: the user meant a number,
+// and the string "1e999" would compare wrongly with every number of the run.
+func parseValue(s string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return s
+		return s, nil
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return s // trailing data: "5 apples"
+		return s, nil // trailing data: "5 apples"
 	}
-	if v, ok := normalizeJSON(v); ok {
-		return v
+	v, ok := normalizeJSON(v)
+	if !ok {
+		return nil, errors.New("number out of range")
 	}
-	return s
+	return v, nil
 }
 
 // decodeVars reads a JSON object of variables. Errors name the file and line.
@@ -61,7 +64,8 @@ func decodeVars(file string, data []byte) (map[string]any, error) {
 	for k, v := range m {
 		nv, ok := normalizeJSON(v)
 		if !ok {
-			return nil, fmt.Errorf("%s: variable %q: number out of range", file, k)
+			k, line := outOfRange(data)
+			return nil, fmt.Errorf("%s:%d: variable %q: number out of range", file, line, k)
 		}
 		m[k] = nv
 	}
@@ -100,6 +104,47 @@ func normalizeJSON(v any) (any, bool) {
 		}
 	}
 	return v, true
+}
+
+// outOfRange names the first variable of the JSON object in data that holds a number
+// beyond float64, and the line of that number: the first in the file, where ranging
+// over the decoded map would name any of them.
+func outOfRange(data []byte) (key string, line int) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // the object's '{'
+		return "", 1
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", 1
+		}
+		key, _ = tok.(string)
+		// The value: one token, or tokens up to the delimiter that closes it.
+		for depth := 0; ; {
+			tok, err := dec.Token()
+			if err != nil {
+				return "", 1
+			}
+			switch t := tok.(type) {
+			case json.Delim:
+				if t == '{' || t == '[' {
+					depth++
+				} else {
+					depth--
+				}
+			case json.Number:
+				if _, ok := normalizeJSON(t); !ok {
+					return key, lineOf(data, dec.InputOffset()) // the offset just past the number
+				}
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+	return "", 1
 }
 
 // lineOf returns the 1-based line of byte offset off in data.
