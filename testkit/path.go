@@ -117,6 +117,12 @@ func (r *PathRecorder) OnNodeStart(ctx context.Context, c *flow.Context, n *flow
 	if r.open == nil {
 		r.open = make(map[openKey]int)
 	}
+	if _, dup := r.open[openKey{c, n}]; dup {
+		// The recorder is registered twice (on the engine and for the evaluation): the
+		// second call for an execution already open records nothing, and OnNodeEnd's
+		// second call finds it closed.
+		return
+	}
 	if g != nil && !slices.Contains(r.graphs, g) {
 		r.graphs = append(r.graphs, g)
 	}

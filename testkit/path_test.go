@@ -455,6 +455,33 @@ func TestEngineWideRecorderAndReset(t *testing.T) {
 	assert.Equal(t, 0, rec.Steps()[0].Seq)
 }
 
+// A recorder registered both on the engine and for the evaluation records each
+// execution once, in parallel branches as on the main one.
+func TestRecorderRegisteredTwice(t *testing.T) {
+	rec := testkit.NewPathRecorder()
+	e := flow.NewEngine(flow.WithInterceptor(rec, 0), flow.WithMaxConcurrency(4))
+	g, err := flow.LoadGraph("p.yml", []byte(`
+id: p
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [a, b]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	_, err = e.EvalGraph(context.Background(), g, flow.NewContext("i"), flow.WithEvalInterceptor(rec, 1))
+	require.NoError(t, err)
+	assert.Len(t, rec.Steps(), 6)
+	for _, id := range []string{"s", "p", "a", "b", "j", "e"} {
+		testkit.AssertVisitedTimes(t, rec, id, 1)
+	}
+	for _, s := range rec.Steps() {
+		assert.Equal(t, trace.Completed, s.Status, s.Node)
+	}
+}
+
 func TestZeroRecorder(t *testing.T) {
 	var rec testkit.PathRecorder
 	_, err := flow.NewEngine().EvalGraph(context.Background(), leaveGraph(t), flow.NewContextWith("z", map[string]any{"day": 1}),
