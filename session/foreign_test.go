@@ -77,21 +77,25 @@ func redisPlant(s *session.RedisStore) (session.Store, func(t *testing.T, from, 
 	}
 }
 
-// TestDamagedSealedSnapshot: a sealed body with a flipped bit, cut short, or moved
-// under another definition hash does not open (ErrDecrypt); the resume runs nothing
-// and the stored snapshot stays as it was.
+// TestDamagedSealedSnapshot: a sealed body with a flipped bit, cut short, moved
+// under another definition hash, or whose status was changed in the clear header,
+// does not open (ErrDecrypt); the resume runs nothing and the stored snapshot stays
+// as it was. Before, a status flipped from running to suspended (say) opened, and a
+// resume took over an instance that another process was running.
 func TestDamagedSealedSnapshot(t *testing.T) {
 	ctx := t.Context()
 	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
 	require.NoError(t, err)
 	for name, damage := range map[string]func(s *session.Snapshot){
-		"flipped bit":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)/2] ^= 0x04 },
-		"flipped nonce": func(s *session.Snapshot) { s.Sealed[3] ^= 0x80 },
-		"flipped tag":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)-1] ^= 0x01 },
-		"cut short":     func(s *session.Snapshot) { s.Sealed = s.Sealed[:len(s.Sealed)-1] },
-		"only a nonce":  func(s *session.Snapshot) { s.Sealed = s.Sealed[:13] },
-		"empty":         func(s *session.Snapshot) { s.Sealed = []byte{} },
-		"version byte":  func(s *session.Snapshot) { s.Sealed[0] = 2 },
+		"flipped bit":                  func(s *session.Snapshot) { s.Sealed[len(s.Sealed)/2] ^= 0x04 },
+		"flipped nonce":                func(s *session.Snapshot) { s.Sealed[3] ^= 0x80 },
+		"flipped tag":                  func(s *session.Snapshot) { s.Sealed[len(s.Sealed)-1] ^= 0x01 },
+		"cut short":                    func(s *session.Snapshot) { s.Sealed = s.Sealed[:len(s.Sealed)-1] },
+		"only a nonce":                 func(s *session.Snapshot) { s.Sealed = s.Sealed[:13] },
+		"empty":                        func(s *session.Snapshot) { s.Sealed = []byte{} },
+		"downgraded to seal version 1": func(s *session.Snapshot) { s.Sealed[0] = 1 },
+		"unknown seal version":         func(s *session.Snapshot) { s.Sealed[0] = 3 },
+		"another status":               func(s *session.Snapshot) { s.Status = session.StatusFailed },
 		"another hash": func(s *session.Snapshot) {
 			s.Hash = strings.Repeat("0", 64)
 		},
@@ -127,4 +131,35 @@ func TestDamagedSealedSnapshot(t *testing.T) {
 			assert.Equal(t, before, after)
 		})
 	}
+}
+
+// TestSealVersion1StillOpens: a snapshot sealed by an earlier build (seal version 1,
+// whose additional data does not bind the status) still opens and resumes, and the
+// resume seals it again as version 2.
+func TestSealVersion1StillOpens(t *testing.T) {
+	ctx := t.Context()
+	data, err := os.ReadFile(filepath.Join("testdata", "sealed-v1.json"))
+	require.NoError(t, err)
+	old, err := session.Decode(data)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, old.Sealed[0])
+	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	opened, err := c.Open(old)
+	require.NoError(t, err)
+	assert.Equal(t, "confidential-4242", opened.Vars["salary"])
+	assert.Equal(t, "waiting for the manager", opened.Reason)
+
+	eng, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng, cnt, "Manager")
+	mem := session.NewMemoryStore()
+	require.NoError(t, mem.Save(ctx, old, 0))
+	r := session.NewRunner(eng, mem, session.WithCipher(c))
+	res, err := r.Resume(ctx, "sealed-v1", map[string]any{"approved": true})
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "confidential-4242", res.Context.Value("salary"))
+	stored, err := mem.Load(ctx, "sealed-v1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, stored.Sealed[0], "sealed again with the current seal version")
 }
