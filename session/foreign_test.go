@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/session/storetest"
 )
 
 // TestLoadRejectsAnotherInstancesSnapshot: a snapshot stored under the id of another
@@ -162,4 +163,29 @@ func TestSealVersion1StillOpens(t *testing.T) {
 	stored, err := mem.Load(ctx, "sealed-v1")
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, stored.Sealed[0], "sealed again with the current seal version")
+}
+
+// TestOpenRejectsAClearBesideTheSealedBody: a sealed snapshot that also carries body
+// fields in clear (added by hand, or by a Store that does not check what it loads) is
+// corrupt: Open does not mix unauthenticated fields into what it decrypted. Before, a
+// clear field the sealed body lacked (a frontier, redacted names) came through.
+func TestOpenRejectsAClearBesideTheSealedBody(t *testing.T) {
+	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	for name, add := range map[string]func(s *session.Snapshot){
+		"vars":     func(s *session.Snapshot) { s.Vars = map[string]any{"admin": true} },
+		"frontier": func(s *session.Snapshot) { s.Frontier = storetest.NewSnapshot("x").Frontier },
+		"errors":   func(s *session.Snapshot) { s.Errors = []session.ErrorRecord{{Code: "x", Message: "y"}} },
+		"redacted": func(s *session.Snapshot) { s.Redacted = []string{"approved"} },
+		"reason":   func(s *session.Snapshot) { s.Reason = "planted" },
+	} {
+		snap := storetest.NewSnapshot("open-1")
+		snap.Frontier, snap.Errors, snap.Vars, snap.Reason = nil, nil, map[string]any{"a": int64(1)}, ""
+		sealed, err := c.Seal(snap)
+		require.NoError(t, err, name)
+		add(sealed)
+		opened, err := c.Open(sealed)
+		require.ErrorIs(t, err, session.ErrCorrupt, name)
+		assert.Nil(t, opened, name)
+	}
 }

@@ -125,10 +125,16 @@ func (c *Cipher) Seal(s *Snapshot) (*Snapshot, error) {
 }
 
 // Open returns a copy of the sealed snapshot s with its body decrypted and decoded as
-// strictly as Decode does. A snapshot that is not sealed is returned as is.
+// strictly as Decode does. A snapshot that is not sealed is returned as is; a sealed
+// one with body fields in clear as well is an error wrapping ErrCorrupt.
 func (c *Cipher) Open(s *Snapshot) (*Snapshot, error) {
 	if s.Sealed == nil {
 		return s, nil
+	}
+	if s.hasClearBody() {
+		// Decode refuses this too; a Store that does not use it must not get
+		// unauthenticated fields mixed into the ones the seal vouches for.
+		return nil, fmt.Errorf("%w: instance %q: sealed snapshot with a clear body", ErrCorrupt, s.Instance)
 	}
 	ns := c.aead.NonceSize()
 	if len(s.Sealed) < 1+ns+c.aead.Overhead() || s.Sealed[0] < 1 || s.Sealed[0] > sealVersion {
