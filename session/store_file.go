@@ -24,8 +24,14 @@ import (
 // sees either the previous complete snapshot or the new one, never a mix. The lock
 // is a mutex within the process plus an advisory lock (flock) on the file ".lock" in
 // the directory across processes, so two processes sharing the directory cannot both
-// win a version. A process killed between writing and renaming leaves a ".tmp-*" file
-// behind; it is ignored and may be removed.
+// win a version.
+//
+// A process killed between writing and renaming leaves a ".tmp-*" file behind. Load,
+// List, Save and Delete ignore such files and remove only their own: temporary files
+// are written outside the lock, so the store cannot tell one that a dead process left
+// from one that another process is writing at that moment. Removing leftovers is an
+// operator's decision: when no process uses the directory, or for files older than
+// any save can take.
 //
 // The files are plain JSON: one rewritten by another tool (indented, its fields in
 // another order) is loaded, listed and saved over like the store's own, and one
