@@ -230,11 +230,12 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// List implements Store. Expired snapshots are not listed. A file whose header cannot
-// be read is listed whatever the status asked for, as the Redis store lists an id its
-// index holds whatever its payload: Load then reports the damage (ErrCorrupt, naming
-// the file), where failing the whole list would hide every other instance and leaving
-// it out would report "not there" for an instance the store could not read.
+// List implements Store. Expired snapshots are not listed, and their files are
+// removed. A file whose header cannot be read is listed whatever the status asked
+// for, as the Redis store lists an id its index holds whatever its payload: Load then
+// reports the damage (ErrCorrupt, naming the file), where failing the whole list
+// would hide every other instance and leaving it out would report "not there" for an
+// instance the store could not read.
 func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -245,6 +246,7 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 	}
 	now := f.now()
 	ids := []string{}
+	var expired []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || !e.Type().IsRegular() || ValidateID(id) != nil {
@@ -255,6 +257,9 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 			ids = append(ids, id)
 			continue
 		}
+		if h.expired(now) {
+			expired = append(expired, id)
+		}
 		if h.Version == 0 || h.expired(now) {
 			continue // deleted meanwhile, or expired
 		}
@@ -262,8 +267,33 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 			ids = append(ids, id)
 		}
 	}
+	f.removeExpired(expired, now)
 	slices.Sort(ids)
 	return ids, nil
+}
+
+// removeExpired removes the files of the ids whose snapshots had expired at now, as
+// far as it can: the list is right without it. Each file's header is read again
+// under the lock, so a snapshot saved again since List read it is kept.
+func (f *FileStore) removeExpired(ids []string, now time.Time) {
+	if len(ids) == 0 {
+		return
+	}
+	unlock, err := f.lock()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	removed := false
+	for _, id := range ids {
+		path := f.path(id)
+		if h, err := readHeader(path); err == nil && h.Version > 0 && h.expired(now) && os.Remove(path) == nil {
+			removed = true
+		}
+	}
+	if removed {
+		syncDir(f.dir) // best effort too: a file that comes back is still expired
+	}
 }
 
 // header is the part of a stored snapshot a store needs to check a save.

@@ -221,3 +221,30 @@ func TestFileStoreReadsFilesRewrittenByOtherTools(t *testing.T) {
 	assert.Equal(t, []string{"edited-1"}, ids)
 	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("edited-2"), 0), "an expired instance can be created again")
 }
+
+// TestFileStoreListRemovesExpiredFiles: as its documentation says, an expired
+// snapshot file stays on disk only until it is saved over, deleted or listed: List
+// removes it (an expired snapshot may hold personal data its expiry was meant to
+// forget). Before, List only left it out, and the file stayed for good.
+func TestFileStoreListRemovesExpiredFiles(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	fs, err := session.NewFileStore(dir, session.WithClock(clk.Now))
+	require.NoError(t, err)
+	require.NoError(t, fs.SaveTTL(ctx, storetest.NewSnapshot("gone"), 0, time.Hour))
+	require.NoError(t, fs.SaveTTL(ctx, storetest.NewSnapshot("kept"), 0, 3*time.Hour))
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("forever"), 0))
+	clk.FastForward(2 * time.Hour)
+
+	ids, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"forever", "kept"}, ids)
+	_, err = os.Stat(filepath.Join(dir, "gone.json"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the expired file is removed")
+	for _, id := range []string{"kept", "forever"} {
+		_, err = os.Stat(filepath.Join(dir, id+".json"))
+		assert.NoError(t, err, id)
+	}
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("gone"), 0), "the id can be used again")
+}
