@@ -59,6 +59,11 @@
 // Resume never replays: it continues from the frontier, and a suspended node runs
 // again so it can see the decision it waited for.
 //
+// Expected versions: Store.Save expecting 0 creates only (ErrConflict if the id is
+// stored), as Run's claim does. ExpectVersion(v) makes a Resume check the loaded
+// version too; no stored snapshot is at version 0, so ExpectVersion(0) always fails
+// rather than meaning "any version" (leave the option out for that).
+//
 // # Durability
 //
 // OnExit (the default) saves at the claim and when the run ends. A process that dies
