@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -309,7 +310,8 @@ func (h header) expired(now time.Time) bool { return !h.Expires.IsZero() && !now
 var headerOrder = [...]string{"format", "instance", "graph", "hash", "status", "version", "created", "updated", "expires"}
 
 // readHeader reads the status, version and expiry of the snapshot in path. A file in
-// the order Encode writes is read only up to its body; one whose fields are in another
+// the order Encode writes is parsed only up to its body (the rest is only searched
+// for an expiry written after it, see laterExpiry); one whose fields are in another
 // order (rewritten by another JSON tool: encoding/json and jq -S sort them) is decoded
 // whole, as Load would. A missing file is the zero header.
 func readHeader(path string) (header, error) {
@@ -342,7 +344,10 @@ func readHeader(path string) (header, error) {
 		key, _ := t.(string)
 		i := slices.Index(headerOrder[:], key)
 		if i < 0 && next >= complete && h.Version >= 1 { // the body starts: the header is complete
-			return h, nil
+			if next > complete { // the expiry was read
+				return h, nil
+			}
+			return laterExpiry(h, path, io.MultiReader(dec.Buffered(), fl))
 		}
 		if i < next { // a body field before the header's end, a header field out of order, a bad version
 			return readWholeHeader(path)
@@ -364,6 +369,22 @@ func readHeader(path string) (header, error) {
 	}
 	if next < complete || h.Version < 1 {
 		return readWholeHeader(path) // Decode says what is wrong
+	}
+	return h, nil
+}
+
+// laterExpiry returns h, read from the file at path up to its body, once the rest of
+// the file, rest, is known to hold no expiry. The encoder writes the expiry before the
+// body; a tool that keeps the order of the fields it read and adds one appends it
+// after. The word "expires" cannot be missing from the rest then, but for an
+// escaped key (\u), so the file is decoded whole only if either is in it.
+func laterExpiry(h header, path string, rest io.Reader) (header, error) {
+	data, err := io.ReadAll(rest)
+	if err != nil {
+		return header{}, err
+	}
+	if bytes.Contains(data, []byte("expires")) || bytes.Contains(data, []byte(`\u`)) {
+		return readWholeHeader(path)
 	}
 	return h, nil
 }
