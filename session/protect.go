@@ -50,13 +50,14 @@ func redact(vars map[string]any, keys []string, mask string) (map[string]any, []
 // copied into another instance's snapshot, or under another definition hash, does not
 // open, nor does one whose status was changed in the clear header (a running
 // instance marked suspended so that a resume takes it over). Snapshots sealed by
-// earlier builds (first byte 0x01, additional data without the status) still open;
-// their status is not protected until they are saved again.
+// earlier builds (first byte 0x01, additional data without the status) still open
+// with whatever status their header says, also when one is put back later.
 //
 // The version and the timestamps are not bound: a store stamps them after the body
 // is sealed. So someone who can write to the store can put back an older sealed body
 // of the same instance, definition and status under the current version; the seal
 // keeps bodies secret and whole, the store's access control keeps them current.
+//
 // A fresh random nonce is drawn for every seal; with one key, stay well below 2^32
 // seals (NIST SP 800-38D). Rotating keys means opening with the old Cipher and sealing
 // with the new one.
