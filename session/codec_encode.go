@@ -57,6 +57,9 @@ type encoder struct {
 	buf  []byte
 	bad  *UnserializableError
 	drop bool
+	// badPart: the frontier or the trace cannot be written, which dropping cannot
+	// mend. Kept apart from bad's names, which a variable may share.
+	badPart bool
 }
 
 func (e *encoder) fail(name string, err error) {
@@ -69,13 +72,19 @@ func (e *encoder) fail(name string, err error) {
 	e.bad.Errs[name] = err
 }
 
+// failPart records that part ("frontier" or "trace") cannot be written.
+func (e *encoder) failPart(part string, err error) {
+	e.badPart = true
+	e.fail(part, err)
+}
+
 // err returns the encoding's error: the unserializable variables, unless they are
 // dropped, and always the frontier or the trace.
 func (e *encoder) err() error {
 	if e.bad == nil {
 		return nil
 	}
-	if e.drop && !slices.Contains(e.bad.Names, "frontier") && !slices.Contains(e.bad.Names, "trace") {
+	if e.drop && !e.badPart {
 		return nil
 	}
 	slices.Sort(e.bad.Names)
@@ -307,7 +316,7 @@ func (e *encoder) frame(f *flow.FrameState) {
 		e.key("items")
 		var err error
 		if e.buf, err = appendValue(e.buf, f.Items, 0); err != nil {
-			e.fail("frontier", err)
+			e.failPart("frontier", err)
 		}
 	}
 	e.optInt("index", f.Index)
@@ -338,7 +347,7 @@ func (e *encoder) trace(t trace.FlowTrace) {
 		if !repaired && !validString(k) {
 			repaired = true
 			if err := traceKeysCollide(t.Last); err != nil {
-				e.fail("trace", err)
+				e.failPart("trace", err)
 			}
 		}
 		r := t.Last[k]
@@ -350,7 +359,7 @@ func (e *encoder) trace(t trace.FlowTrace) {
 		e.str("type", r.NodeType)
 		e.optStr("title", r.Title)
 		if err := e.time("time", r.Time); err != nil {
-			e.fail("trace", err)
+			e.failPart("trace", err)
 		}
 		e.buf = append(e.buf, '}')
 	}

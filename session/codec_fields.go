@@ -65,6 +65,9 @@ func (d *decoder) snapshot(s *Snapshot) error {
 		case "sources":
 			return d.strings(&s.Sources)
 		case "sealed":
+			if isNull, err := d.null(); isNull || err != nil {
+				return err // absent, as null is for every optional field: not sealed
+			}
 			var enc string
 			if err := d.str(&enc); err != nil {
 				return err

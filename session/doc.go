@@ -59,6 +59,11 @@
 // Resume never replays: it continues from the frontier, and a suspended node runs
 // again so it can see the decision it waited for.
 //
+// Expected versions: Store.Save expecting 0 creates only (ErrConflict if the id is
+// stored), as Run's claim does. ExpectVersion(v) makes a Resume check the loaded
+// version too; no stored snapshot is at version 0, so ExpectVersion(0) always fails
+// rather than meaning "any version" (leave the option out for that).
+//
 // # Durability
 //
 // OnExit (the default) saves at the claim and when the run ends. A process that dies
@@ -93,11 +98,14 @@
 // Encryption (WithCipher, NewCipher): the body of the snapshot (variables, frontier,
 // FlowTrace, reason, errors, run id, dropped and redacted names) is sealed with AES-GCM
 // under a caller-supplied 128-, 192- or 256-bit key and stored as Snapshot.Sealed:
-// one version byte (1), a random 12-byte nonce, then the ciphertext and tag. The
+// one version byte (2), a random 12-byte nonce, then the ciphertext and tag. The
 // header (format, instance, graph, hash, status, version, timestamps, sources) stays in
 // clear, because stores check versions and list by status without the key; the
-// additional authenticated data binds the body to the format, instance, graph and
-// definition hash, so a body moved to another instance does not open (ErrDecrypt).
+// additional authenticated data binds the body to the format, instance, graph,
+// definition hash and status, so a body moved to another instance, or a status
+// changed in the clear, does not open (ErrDecrypt). Snapshots sealed by earlier
+// builds (version byte 1, status not bound) still open. The version and timestamps
+// cannot be bound (a store stamps them after sealing): see Cipher.
 //
 // Expiry (WithExpiry, or a store's default TTL): every save sets a time to live; an
 // instance not saved again within it is forgotten (Redis expires the key; the memory

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/session/storetest"
 )
 
 // TestLoadRejectsAnotherInstancesSnapshot: a snapshot stored under the id of another
@@ -77,21 +78,25 @@ func redisPlant(s *session.RedisStore) (session.Store, func(t *testing.T, from, 
 	}
 }
 
-// TestDamagedSealedSnapshot: a sealed body with a flipped bit, cut short, or moved
-// under another definition hash does not open (ErrDecrypt); the resume runs nothing
-// and the stored snapshot stays as it was.
+// TestDamagedSealedSnapshot: a sealed body with a flipped bit, cut short, moved
+// under another definition hash, or whose status was changed in the clear header,
+// does not open (ErrDecrypt); the resume runs nothing and the stored snapshot stays
+// as it was. Before, a status flipped from running to suspended (say) opened, and a
+// resume took over an instance that another process was running.
 func TestDamagedSealedSnapshot(t *testing.T) {
 	ctx := t.Context()
 	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
 	require.NoError(t, err)
 	for name, damage := range map[string]func(s *session.Snapshot){
-		"flipped bit":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)/2] ^= 0x04 },
-		"flipped nonce": func(s *session.Snapshot) { s.Sealed[3] ^= 0x80 },
-		"flipped tag":   func(s *session.Snapshot) { s.Sealed[len(s.Sealed)-1] ^= 0x01 },
-		"cut short":     func(s *session.Snapshot) { s.Sealed = s.Sealed[:len(s.Sealed)-1] },
-		"only a nonce":  func(s *session.Snapshot) { s.Sealed = s.Sealed[:13] },
-		"empty":         func(s *session.Snapshot) { s.Sealed = []byte{} },
-		"version byte":  func(s *session.Snapshot) { s.Sealed[0] = 2 },
+		"flipped bit":                  func(s *session.Snapshot) { s.Sealed[len(s.Sealed)/2] ^= 0x04 },
+		"flipped nonce":                func(s *session.Snapshot) { s.Sealed[3] ^= 0x80 },
+		"flipped tag":                  func(s *session.Snapshot) { s.Sealed[len(s.Sealed)-1] ^= 0x01 },
+		"cut short":                    func(s *session.Snapshot) { s.Sealed = s.Sealed[:len(s.Sealed)-1] },
+		"only a nonce":                 func(s *session.Snapshot) { s.Sealed = s.Sealed[:13] },
+		"empty":                        func(s *session.Snapshot) { s.Sealed = []byte{} },
+		"downgraded to seal version 1": func(s *session.Snapshot) { s.Sealed[0] = 1 },
+		"unknown seal version":         func(s *session.Snapshot) { s.Sealed[0] = 3 },
+		"another status":               func(s *session.Snapshot) { s.Status = session.StatusFailed },
 		"another hash": func(s *session.Snapshot) {
 			s.Hash = strings.Repeat("0", 64)
 		},
@@ -126,5 +131,61 @@ func TestDamagedSealedSnapshot(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, before, after)
 		})
+	}
+}
+
+// TestSealVersion1StillOpens: a snapshot sealed by an earlier build (seal version 1,
+// whose additional data does not bind the status) still opens and resumes, and the
+// resume seals it again as version 2.
+func TestSealVersion1StillOpens(t *testing.T) {
+	ctx := t.Context()
+	data, err := os.ReadFile(filepath.Join("testdata", "sealed-v1.json"))
+	require.NoError(t, err)
+	old, err := session.Decode(data)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, old.Sealed[0])
+	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	opened, err := c.Open(old)
+	require.NoError(t, err)
+	assert.Equal(t, "confidential-4242", opened.Vars["salary"])
+	assert.Equal(t, "waiting for the manager", opened.Reason)
+
+	eng, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng, cnt, "Manager")
+	mem := session.NewMemoryStore()
+	require.NoError(t, mem.Save(ctx, old, 0))
+	r := session.NewRunner(eng, mem, session.WithCipher(c))
+	res, err := r.Resume(ctx, "sealed-v1", map[string]any{"approved": true})
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "confidential-4242", res.Context.Value("salary"))
+	stored, err := mem.Load(ctx, "sealed-v1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, stored.Sealed[0], "sealed again with the current seal version")
+}
+
+// TestOpenRejectsAClearBesideTheSealedBody: a sealed snapshot that also carries body
+// fields in clear (added by hand, or by a Store that does not check what it loads) is
+// corrupt: Open does not mix unauthenticated fields into what it decrypted. Before, a
+// clear field the sealed body lacked (a frontier, redacted names) came through.
+func TestOpenRejectsAClearBesideTheSealedBody(t *testing.T) {
+	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	for name, add := range map[string]func(s *session.Snapshot){
+		"vars":     func(s *session.Snapshot) { s.Vars = map[string]any{"admin": true} },
+		"frontier": func(s *session.Snapshot) { s.Frontier = storetest.NewSnapshot("x").Frontier },
+		"errors":   func(s *session.Snapshot) { s.Errors = []session.ErrorRecord{{Code: "x", Message: "y"}} },
+		"redacted": func(s *session.Snapshot) { s.Redacted = []string{"approved"} },
+		"reason":   func(s *session.Snapshot) { s.Reason = "planted" },
+	} {
+		snap := storetest.NewSnapshot("open-1")
+		snap.Frontier, snap.Errors, snap.Vars, snap.Reason = nil, nil, map[string]any{"a": int64(1)}, ""
+		sealed, err := c.Seal(snap)
+		require.NoError(t, err, name)
+		add(sealed)
+		opened, err := c.Open(sealed)
+		require.ErrorIs(t, err, session.ErrCorrupt, name)
+		assert.Nil(t, opened, name)
 	}
 }

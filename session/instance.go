@@ -251,7 +251,10 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 			}
 		}
 		err = in.store(ctx, out, expected, owned && out == clear)
-		if u := dropped(err); u != nil && r.drop && attempt == 0 && !slices.Contains(u.Names, "frontier") {
+		// Retry once without the variables named: a name that is no variable
+		// ("frontier", "trace") is a part dropping cannot mend, and a variable may
+		// have that name too, so the names alone cannot tell.
+		if u := dropped(err); u != nil && r.drop && attempt == 0 && namesVar(u.Names, clear.Vars) {
 			vars := make(map[string]any, len(clear.Vars))
 			for k, v := range clear.Vars {
 				if !slices.Contains(u.Names, k) {
@@ -278,6 +281,16 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 		in.version = out.Version
 		return nil
 	}
+}
+
+// namesVar reports whether one of names is a variable of vars.
+func namesVar(names []string, vars map[string]any) bool {
+	for _, n := range names {
+		if _, ok := vars[n]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // dropped returns the *UnserializableError in err, if any.

@@ -43,11 +43,21 @@ func redact(vars map[string]any, keys []string, mask string) (map[string]any, []
 // else (variables, frontier, FlowTrace, reason, errors, dropped and redacted names,
 // run id) in Sealed:
 //
-//	Sealed = 0x01 || nonce (12 bytes, random) || AES-GCM(key, nonce, body JSON, aad)
-//	aad    = "flowteam-session\x00" || format || "\x00" || instance || "\x00" || graph || "\x00" || hash
+//	Sealed = 0x02 || nonce (12 bytes, random) || AES-GCM(key, nonce, body JSON, aad)
+//	aad    = "flowteam-session\x00" || format || "\x00" || instance || "\x00" || graph || "\x00" || hash || "\x00" || status
 //
-// The additional data binds the body to its instance and definition: a body copied
-// into another instance's snapshot, or under another definition hash, does not open.
+// The additional data binds the body to its instance, definition and status: a body
+// copied into another instance's snapshot, or under another definition hash, does not
+// open, nor does one whose status was changed in the clear header (a running
+// instance marked suspended so that a resume takes it over). Snapshots sealed by
+// earlier builds (first byte 0x01, additional data without the status) still open
+// with whatever status their header says, also when one is put back later.
+//
+// The version and the timestamps are not bound: a store stamps them after the body
+// is sealed. So someone who can write to the store can put back an older sealed body
+// of the same instance, definition and status under the current version; the seal
+// keeps bodies secret and whole, the store's access control keeps them current.
+//
 // A fresh random nonce is drawn for every seal; with one key, stay well below 2^32
 // seals (NIST SP 800-38D). Rotating keys means opening with the old Cipher and sealing
 // with the new one.
@@ -55,8 +65,9 @@ type Cipher struct {
 	aead cipher.AEAD
 }
 
-// sealVersion is the first byte of Sealed.
-const sealVersion = 1
+// sealVersion is the first byte of Sealed. Version 2 binds the status; version 1
+// (earlier builds) did not, and is still opened.
+const sealVersion = 2
 
 // ErrDecrypt is returned when a sealed snapshot does not open: wrong key, or the body
 // or its header was altered.
@@ -76,8 +87,13 @@ func NewCipher(key []byte) (*Cipher, error) {
 	return &Cipher{aead: aead}, nil
 }
 
-func aad(s *Snapshot) []byte {
-	return fmt.Appendf(nil, "flowteam-session\x00%d\x00%s\x00%s\x00%s", FormatVersion, s.Instance, s.Graph, s.Hash)
+// aad is the additional data of a body sealed with seal version v.
+func aad(v byte, s *Snapshot) []byte {
+	b := fmt.Appendf(nil, "flowteam-session\x00%d\x00%s\x00%s\x00%s", FormatVersion, s.Instance, s.Graph, s.Hash)
+	if v >= 2 {
+		b = fmt.Appendf(b, "\x00%s", s.Status)
+	}
+	return b
 }
 
 // Seal returns a copy of s whose body is encrypted into Sealed. A variable that
@@ -105,21 +121,29 @@ func (c *Cipher) Seal(s *Snapshot) (*Snapshot, error) {
 	if _, err := rand.Read(sealed[1 : 1+ns]); err != nil {
 		return nil, fmt.Errorf("session: seal: %w", err)
 	}
-	out.Sealed = c.aead.Seal(sealed, sealed[1:1+ns], plain, aad(s))
+	out.Sealed = c.aead.Seal(sealed, sealed[1:1+ns], plain, aad(sealVersion, s))
 	return out, nil
 }
 
 // Open returns a copy of the sealed snapshot s with its body decrypted and decoded as
-// strictly as Decode does. A snapshot that is not sealed is returned as is.
+// strictly as Decode does. A snapshot that is not sealed is returned as is; a sealed
+// one with body fields in clear as well is an error wrapping ErrCorrupt.
 func (c *Cipher) Open(s *Snapshot) (*Snapshot, error) {
 	if s.Sealed == nil {
 		return s, nil
 	}
+	if s.hasClearBody() {
+		// Decode refuses this too; a Store that does not use it must not get
+		// unauthenticated fields mixed into the ones the seal vouches for.
+		return nil, fmt.Errorf("%w: instance %q: sealed snapshot with a clear body", ErrCorrupt, s.Instance)
+	}
 	ns := c.aead.NonceSize()
-	if len(s.Sealed) < 1+ns+c.aead.Overhead() || s.Sealed[0] != sealVersion {
+	if len(s.Sealed) < 1+ns+c.aead.Overhead() || s.Sealed[0] < 1 || s.Sealed[0] > sealVersion {
 		return nil, fmt.Errorf("%w: instance %q: malformed sealed body", ErrDecrypt, s.Instance)
 	}
-	plain, err := c.aead.Open(nil, s.Sealed[1:1+ns], s.Sealed[1+ns:], aad(s))
+	// The version byte is not authenticated itself, but it selects the additional
+	// data: a version 2 body relabelled 1 is opened without its status and fails.
+	plain, err := c.aead.Open(nil, s.Sealed[1:1+ns], s.Sealed[1+ns:], aad(s.Sealed[0], s))
 	if err != nil {
 		return nil, fmt.Errorf("%w: instance %q: wrong key, or the snapshot was altered", ErrDecrypt, s.Instance)
 	}

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -303,4 +304,31 @@ func TestMigrationMustNotMoveTheInstance(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, session.StatusSuspended, a.Status, name)
 	}
+}
+
+// TestExpectVersionZeroIsAVersion: ExpectVersion(v) fails the resume unless the
+// stored version is v, also for v 0 (a caller that saw no snapshot, or a zero value
+// it never filled) and for a negative v: no stored snapshot has either version, so
+// the resume is an ErrConflict and runs nothing. Before, 0 meant "no check" and the
+// resume ran whatever was stored.
+func TestExpectVersionZeroIsAVersion(t *testing.T) {
+	ctx := t.Context()
+	eng, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng, cnt, "Manager")
+	store := session.NewMemoryStore()
+	r := session.NewRunner(eng, store)
+	res, err := r.Run(ctx, "leave", flow.NewContext("ev-1"))
+	require.NoError(t, err)
+	for _, v := range []int64{0, -1} {
+		_, err = r.Resume(ctx, "ev-1", map[string]any{"approved": true}, session.ExpectVersion(v))
+		require.ErrorIs(t, err, session.ErrConflict, "expect version %d", v)
+		assert.ErrorContains(t, err, fmt.Sprintf("expected version %d", v))
+		assert.Equal(t, 1, cnt.get("manager"), "expect version %d: nothing ran", v)
+	}
+	snap, err := store.Load(ctx, "ev-1")
+	require.NoError(t, err)
+	assert.Equal(t, res.Version, snap.Version, "nothing was saved")
+	res, err = r.Resume(ctx, "ev-1", map[string]any{"approved": true}, session.ExpectVersion(res.Version))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
 }

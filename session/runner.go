@@ -164,6 +164,7 @@ type ResumeOption func(*resumeConfig)
 
 type resumeConfig struct {
 	recover  bool
+	expect   bool // ExpectVersion was given: 0 is a version no snapshot has, not "no check"
 	expected int64
 	evalOpts []flow.EvalOption
 }
@@ -175,8 +176,13 @@ type resumeConfig struct {
 func Recover() ResumeOption { return func(c *resumeConfig) { c.recover = true } }
 
 // ExpectVersion makes Resume fail with ErrConflict unless the stored snapshot is at
-// version v, for callers that resume what they have seen and nothing newer.
-func ExpectVersion(v int64) ResumeOption { return func(c *resumeConfig) { c.expected = v } }
+// version v, for callers that resume what they have seen and nothing newer. A stored
+// snapshot is at version 1 or more, so v 0 (or below) always fails: it is not "any
+// version". To create an instance only if it does not exist, use Run (or
+// Store.Save expecting version 0).
+func ExpectVersion(v int64) ResumeOption {
+	return func(c *resumeConfig) { c.expect, c.expected = true, v }
+}
 
 // WithEvalOptions passes options to the engine's Resume (step limit, interceptors).
 func WithEvalOptions(opts ...flow.EvalOption) ResumeOption {
@@ -264,7 +270,7 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 		return nil, fmt.Errorf("session: resume: %w", err)
 	}
 	switch {
-	case cfg.expected != 0 && snap.Version != cfg.expected:
+	case cfg.expect && snap.Version != cfg.expected:
 		return nil, fmt.Errorf("session: resume: %w", conflict(id, cfg.expected, snap.Version))
 	case snap.Status == StatusCompleted:
 		return nil, fmt.Errorf("session: resume %q: %w: %w (version %d)", id, ErrConflict, ErrCompleted, snap.Version)

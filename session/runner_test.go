@@ -452,3 +452,33 @@ func TestContinueSplitFailuresSurviveTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestDropVariablesNamedLikeSnapshotParts: a variable that cannot be serialized is
+// dropped (WithDropUnserializable, DropUnserializable) whatever its name, also
+// "frontier" or "trace", the names an UnserializableError gives those parts. Before,
+// such a variable was taken for a broken frontier or trace and failed the save.
+func TestDropVariablesNamedLikeSnapshotParts(t *testing.T) {
+	ctx := t.Context()
+	for _, name := range []string{"frontier", "trace"} {
+		s := saved("drop-" + name)
+		s.Vars[name] = func() {}
+		data, err := session.Encode(s, session.DropUnserializable())
+		require.NoError(t, err, name)
+		got, err := session.Decode(data)
+		require.NoError(t, err, name)
+		assert.Equal(t, []string{name}, got.Dropped, name)
+		assert.NotContains(t, got.Vars, name)
+
+		for storeName, store := range allStores() {
+			t.Run(name+"/"+storeName, func(t *testing.T) {
+				eng, cnt := flow.NewEngine(), newCounter()
+				approvalGraph(t, eng, cnt, "Manager")
+				r := session.NewRunner(eng, store(t), session.WithDropUnserializable())
+				res, err := r.Run(ctx, "leave", flow.NewContextWith("run-"+name, map[string]any{name: make(chan int), "ok": 1}))
+				require.NoError(t, err)
+				assert.Equal(t, flow.StatusSuspended, res.Status)
+				assert.Equal(t, []string{name}, res.Dropped)
+			})
+		}
+	}
+}

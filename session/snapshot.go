@@ -272,13 +272,18 @@ func (s *Snapshot) checkAfterID(known *Snapshot) error {
 		return bad("missing created or updated time")
 	}
 	if s.Sealed != nil {
-		if s.Vars != nil || s.Frontier != nil || s.Trace.Last != nil || s.Reason != "" || s.Errors != nil ||
-			s.Dropped != nil || s.Redacted != nil || s.RunID != "" {
+		if s.hasClearBody() {
 			return bad("sealed snapshot with a clear body")
 		}
 		return nil
 	}
 	return s.checkBody()
+}
+
+// hasClearBody reports whether any body field is set.
+func (s *Snapshot) hasClearBody() bool {
+	return s.Vars != nil || s.Frontier != nil || s.Trace.Last != nil || s.Reason != "" || s.Errors != nil ||
+		s.Dropped != nil || s.Redacted != nil || s.RunID != ""
 }
 
 func (s *Snapshot) checkBody() error {

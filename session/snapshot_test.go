@@ -283,3 +283,21 @@ func TestEncodeRefusesWhatDecodeRejects(t *testing.T) {
 	_, err := session.Decode(encode(t, saved("order-11")))
 	require.NoError(t, err)
 }
+
+// TestDecodeNullSealedIsNotSealed: "sealed": null (as a tool that writes every field
+// of its own model writes an absent one) means not sealed, as null means absent for
+// every other optional field. Before, it made a sealed snapshot of nothing: one with a
+// body was rejected as corrupt, one without asked for a key.
+func TestDecodeNullSealedIsNotSealed(t *testing.T) {
+	for name, s := range map[string]*session.Snapshot{"with a body": saved("null-1"), "without": {
+		Format: session.FormatVersion, Instance: "null-2", Graph: "leave", Hash: storetest.Hash, Status: session.StatusCompleted,
+		Version: 2, Created: time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC), Updated: time.Date(2026, 11, 2, 8, 0, 0, 0, time.UTC),
+	}} {
+		data := encode(t, s)
+		data = append([]byte(`{"sealed":null,`), data[1:]...)
+		got, err := session.Decode(data)
+		require.NoError(t, err, name)
+		assert.Nil(t, got.Sealed, name)
+		assert.Equal(t, s, got, name)
+	}
+}

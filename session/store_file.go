@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,8 +25,14 @@ import (
 // sees either the previous complete snapshot or the new one, never a mix. The lock
 // is a mutex within the process plus an advisory lock (flock) on the file ".lock" in
 // the directory across processes, so two processes sharing the directory cannot both
-// win a version. A process killed between writing and renaming leaves a ".tmp-*" file
-// behind; it is ignored and may be removed.
+// win a version.
+//
+// A process killed between writing and renaming leaves a ".tmp-*" file behind. Load,
+// List, Save and Delete ignore such files and remove only their own: temporary files
+// are written outside the lock, so the store cannot tell one that a dead process left
+// from one that another process is writing at that moment. Removing leftovers is an
+// operator's decision: when no process uses the directory, or for files older than
+// any save can take.
 //
 // The files are plain JSON: one rewritten by another tool (indented, its fields in
 // another order) is loaded, listed and saved over like the store's own, and one
@@ -224,11 +231,12 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// List implements Store. Expired snapshots are not listed. A file whose header cannot
-// be read is listed whatever the status asked for, as the Redis store lists an id its
-// index holds whatever its payload: Load then reports the damage (ErrCorrupt, naming
-// the file), where failing the whole list would hide every other instance and leaving
-// it out would report "not there" for an instance the store could not read.
+// List implements Store. Expired snapshots are not listed, and their files are
+// removed. A file whose header cannot be read is listed whatever the status asked
+// for, as the Redis store lists an id its index holds whatever its payload: Load then
+// reports the damage (ErrCorrupt, naming the file), where failing the whole list
+// would hide every other instance and leaving it out would report "not there" for an
+// instance the store could not read.
 func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -239,6 +247,7 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 	}
 	now := f.now()
 	ids := []string{}
+	var expired []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || !e.Type().IsRegular() || ValidateID(id) != nil {
@@ -249,6 +258,9 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 			ids = append(ids, id)
 			continue
 		}
+		if h.expired(now) {
+			expired = append(expired, id)
+		}
 		if h.Version == 0 || h.expired(now) {
 			continue // deleted meanwhile, or expired
 		}
@@ -256,8 +268,33 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 			ids = append(ids, id)
 		}
 	}
+	f.removeExpired(expired, now)
 	slices.Sort(ids)
 	return ids, nil
+}
+
+// removeExpired removes the files of the ids whose snapshots had expired at now, as
+// far as it can: the list is right without it. Each file's header is read again
+// under the lock, so a snapshot saved again since List read it is kept.
+func (f *FileStore) removeExpired(ids []string, now time.Time) {
+	if len(ids) == 0 {
+		return
+	}
+	unlock, err := f.lock()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	removed := false
+	for _, id := range ids {
+		path := f.path(id)
+		if h, err := readHeader(path); err == nil && h.Version > 0 && h.expired(now) && os.Remove(path) == nil {
+			removed = true
+		}
+	}
+	if removed {
+		syncDir(f.dir) // best effort too: a file that comes back is still expired
+	}
 }
 
 // header is the part of a stored snapshot a store needs to check a save.
@@ -273,7 +310,8 @@ func (h header) expired(now time.Time) bool { return !h.Expires.IsZero() && !now
 var headerOrder = [...]string{"format", "instance", "graph", "hash", "status", "version", "created", "updated", "expires"}
 
 // readHeader reads the status, version and expiry of the snapshot in path. A file in
-// the order Encode writes is read only up to its body; one whose fields are in another
+// the order Encode writes is parsed only up to its body (the rest is only searched
+// for an expiry written after it, see laterExpiry); one whose fields are in another
 // order (rewritten by another JSON tool: encoding/json and jq -S sort them) is decoded
 // whole, as Load would. A missing file is the zero header.
 func readHeader(path string) (header, error) {
@@ -306,7 +344,10 @@ func readHeader(path string) (header, error) {
 		key, _ := t.(string)
 		i := slices.Index(headerOrder[:], key)
 		if i < 0 && next >= complete && h.Version >= 1 { // the body starts: the header is complete
-			return h, nil
+			if next > complete { // the expiry was read
+				return h, nil
+			}
+			return laterExpiry(h, path, io.MultiReader(dec.Buffered(), fl))
 		}
 		if i < next { // a body field before the header's end, a header field out of order, a bad version
 			return readWholeHeader(path)
@@ -328,6 +369,22 @@ func readHeader(path string) (header, error) {
 	}
 	if next < complete || h.Version < 1 {
 		return readWholeHeader(path) // Decode says what is wrong
+	}
+	return h, nil
+}
+
+// laterExpiry returns h, read from the file at path up to its body, once the rest of
+// the file, rest, is known to hold no expiry. The encoder writes the expiry before the
+// body; a tool that keeps the order of the fields it read and adds one appends it
+// after. The word "expires" cannot be missing from the rest then, but for an
+// escaped key (\u), so the file is decoded whole only if either is in it.
+func laterExpiry(h header, path string, rest io.Reader) (header, error) {
+	data, err := io.ReadAll(rest)
+	if err != nil {
+		return header{}, err
+	}
+	if bytes.Contains(data, []byte("expires")) || bytes.Contains(data, []byte(`\u`)) {
+		return readWholeHeader(path)
 	}
 	return h, nil
 }

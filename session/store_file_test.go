@@ -221,3 +221,65 @@ func TestFileStoreReadsFilesRewrittenByOtherTools(t *testing.T) {
 	assert.Equal(t, []string{"edited-1"}, ids)
 	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("edited-2"), 0), "an expired instance can be created again")
 }
+
+// TestFileStoreListRemovesExpiredFiles: as its documentation says, an expired
+// snapshot file stays on disk only until it is saved over, deleted or listed: List
+// removes it (an expired snapshot may hold personal data its expiry was meant to
+// forget). Before, List only left it out, and the file stayed for good.
+func TestFileStoreListRemovesExpiredFiles(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	fs, err := session.NewFileStore(dir, session.WithClock(clk.Now))
+	require.NoError(t, err)
+	require.NoError(t, fs.SaveTTL(ctx, storetest.NewSnapshot("gone"), 0, time.Hour))
+	require.NoError(t, fs.SaveTTL(ctx, storetest.NewSnapshot("kept"), 0, 3*time.Hour))
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("forever"), 0))
+	clk.FastForward(2 * time.Hour)
+
+	ids, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"forever", "kept"}, ids)
+	_, err = os.Stat(filepath.Join(dir, "gone.json"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the expired file is removed")
+	for _, id := range []string{"kept", "forever"} {
+		_, err = os.Stat(filepath.Join(dir, id+".json"))
+		assert.NoError(t, err, id)
+	}
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("gone"), 0), "the id can be used again")
+}
+
+// TestFileStoreExpiryAddedAfterTheBody: a tool that keeps the order of the fields it
+// read and adds an expiry appends it after the body. The store reads that expiry as
+// Load does: the expired instance is neither listed nor in the way of a new one with
+// its id. Before, the store read the header only up to the body and missed it: List
+// listed an instance Load could not find, and a save expecting none conflicted.
+func TestFileStoreExpiryAddedAfterTheBody(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	fs, err := session.NewFileStore(dir, session.WithClock(clk.Now))
+	require.NoError(t, err)
+	for _, key := range []string{`"expires"`, `"\u0065xpires"`} {
+		require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("late"), 0))
+		path := filepath.Join(dir, "late.json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		expires := clk.Now().Add(time.Hour).Format(time.RFC3339Nano)
+		data = append(data[:len(data)-1], `,`+key+`:"`+expires+`"}`...)
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		ids, err := fs.List(ctx, "")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"late"}, ids, "%s: not expired yet", key)
+
+		clk.FastForward(2 * time.Hour)
+		_, err = fs.Load(ctx, "late")
+		require.ErrorIs(t, err, session.ErrNotFound, key)
+		ids, err = fs.List(ctx, "")
+		require.NoError(t, err)
+		assert.Empty(t, ids, "%s: an expired instance is not listed", key)
+		require.NoError(t, os.WriteFile(path, data, 0o600)) // List removed it: put it back
+		require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("late"), 0), "%s: an expired id can be created again", key)
+		require.NoError(t, fs.Delete(ctx, "late"))
+	}
+}
