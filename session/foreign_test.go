@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -163,6 +164,25 @@ func TestSealVersion1StillOpens(t *testing.T) {
 	stored, err := mem.Load(ctx, "sealed-v1")
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, stored.Sealed[0], "sealed again with the current seal version")
+}
+
+// TestEmptyClearFieldsBesideASealedBody: empty lists and maps beside a sealed body
+// (written by a tool that does not omit them) hold nothing: the snapshot decodes,
+// opens and encodes again as before.
+func TestEmptyClearFieldsBesideASealedBody(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "sealed-v1.json"))
+	require.NoError(t, err)
+	padded := bytes.Replace(data, []byte(`{"format":1,`), []byte(`{"format":1,"vars":{},"errors":[],"dropped":[],"redacted":[],`), 1)
+	require.NotEqual(t, data, padded)
+	s, err := session.Decode(padded)
+	require.NoError(t, err)
+	c, err := session.NewCipher([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	opened, err := c.Open(s)
+	require.NoError(t, err)
+	assert.Equal(t, "confidential-4242", opened.Vars["salary"])
+	_, err = session.Encode(s)
+	require.NoError(t, err)
 }
 
 // TestOpenRejectsAClearBesideTheSealedBody: a sealed snapshot that also carries body

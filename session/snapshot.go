@@ -280,10 +280,12 @@ func (s *Snapshot) checkAfterID(known *Snapshot) error {
 	return s.checkBody()
 }
 
-// hasClearBody reports whether any body field is set.
+// hasClearBody reports whether any body field holds something. Empty lists and maps
+// hold nothing (Encode writes none), so a tool that writes "errors": [] beside a
+// sealed body does not damage it.
 func (s *Snapshot) hasClearBody() bool {
-	return s.Vars != nil || s.Frontier != nil || s.Trace.Last != nil || s.Reason != "" || s.Errors != nil ||
-		s.Dropped != nil || s.Redacted != nil || s.RunID != ""
+	return len(s.Vars) > 0 || s.Frontier != nil || len(s.Trace.Last) > 0 || s.Reason != "" || len(s.Errors) > 0 ||
+		len(s.Dropped) > 0 || len(s.Redacted) > 0 || s.RunID != ""
 }
 
 func (s *Snapshot) checkBody() error {
