@@ -399,3 +399,32 @@ func TestAdvReActModelPanics(t *testing.T) {
 	require.Error(t, te.Err)
 	assert.Contains(t, te.Err.Error(), "reason.go", "the cause holds the stack")
 }
+
+// nilModel breaks the ChatModel contract: no response and no error.
+type nilModel struct{}
+
+func (nilModel) Chat(context.Context, *team.ChatRequest) (*team.ChatResponse, error) { return nil, nil }
+
+// A model that returns neither a response nor an error fails the run with
+// bad_response (a ReAct agent, a simple agent and a supervisor alike) instead of
+// panicking on the missing response.
+func TestAdvModelNilResponse(t *testing.T) {
+	react, err := team.NewReActAgent("bot", nilModel{})
+	require.NoError(t, err)
+	simple, err := team.NewSimpleAgent("simple", nilModel{})
+	require.NoError(t, err)
+	for _, a := range []team.Agent{react, simple} {
+		sess := team.NewSession("nil-" + a.Name())
+		evs, err := team.Events(context.Background(), a, "go", sess)
+		require.ErrorIs(t, err, &team.Error{Type: team.TypeBadResponse}, a.Name())
+		require.NotEmpty(t, evs, a.Name())
+		last := evs[len(evs)-1]
+		assert.Equal(t, team.EventRunEnd, last.Kind, a.Name())
+		assert.Equal(t, team.RunFailed, last.Status, a.Name())
+	}
+	tm, err := team.NewTeam("sup", team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(nilModel{}),
+		team.WithMembers(simple))
+	require.NoError(t, err)
+	_, err = tm.Call(context.Background(), "go", team.NewSession("nil-sup"))
+	require.ErrorIs(t, err, &team.Error{Type: team.TypeBadResponse})
+}
