@@ -184,8 +184,8 @@ func withParent(ctx context.Context, runID string) context.Context {
 
 // Stream runs agent.Call and yields its events as they happen. The last event is the
 // RunEnd of the call (its Answer field holds the answer); if the call failed, a final
-// element carries the error. Breaking the loop cancels the call and waits for it to
-// return, so no goroutine is left behind.
+// element carries the error. Breaking the loop (or a panic in its body) cancels the
+// call and waits for it to return, so no goroutine is left behind.
 func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -221,15 +221,25 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 				send(item{err: err})
 			}
 		}()
+		drained := false
+		defer func() {
+			if drained {
+				return
+			}
+			// The loop broke, or its body panicked: either way nobody reads ch any more,
+			// so the call is cancelled and awaited here, or its next event would block
+			// its goroutine for ever.
+			close(stopped)
+			cancel()
+			for range ch { // wait for the call to return
+			}
+		}()
 		for it := range ch {
 			if !yield(it.ev, it.err) {
-				close(stopped)
-				cancel()
-				for range ch { // wait for the call to return
-				}
 				return
 			}
 		}
+		drained = true
 	}
 }
 

@@ -106,6 +106,33 @@ func TestStreamBreakCancels(t *testing.T) {
 	}
 }
 
+// A panic in the loop's body ends the stream like a break: the call is cancelled and
+// awaited before the panic goes on up, so its goroutine does not block for ever on its
+// next event and the session records the cancelled run.
+func TestStreamBodyPanicCancels(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	block := make(chan struct{}) // never closed
+	model := testkit.NewScriptedModel(testkit.Turn{Wait: block, Content: "never"})
+	agent, err := team.NewReActAgent("a", model)
+	require.NoError(t, err)
+	sess := team.NewSession("s")
+	p := func() (p any) {
+		defer func() { p = recover() }()
+		for ev, err := range agent.Stream(context.Background(), "hi", sess) {
+			require.NoError(t, err)
+			if ev.Kind == team.EventReasonStart {
+				panic("consumer bug")
+			}
+		}
+		return nil
+	}()
+	assert.Equal(t, "consumer bug", p, "the body's panic reaches the caller")
+	tr := sess.ReActTrace("a")
+	require.NotNil(t, tr, "the call returned before the panic left the loop")
+	require.NotNil(t, tr.Error)
+	assert.Equal(t, team.TypeCancelled, tr.Error.Type)
+}
+
 // A failed call yields its RunEnd and then the error.
 func TestStreamError(t *testing.T) {
 	agent := testkit.FailingWith("f", team.TypeNotFound, "no such index")
