@@ -215,6 +215,31 @@ func TestOpenAIStream(t *testing.T) {
 	assert.Equal(t, team.Usage{PromptTokens: 50, CompletionTokens: 30, ReasoningTokens: 12, CachedTokens: 10, TotalTokens: 80}, resp.Usage)
 }
 
+// Providers that number every streamed tool call 0, or send no index at all, still
+// give one call per call id: the calls are not merged into one call (names and
+// arguments run together) that no tool answers to.
+func TestOpenAIStreamToolCallsWithoutDistinctIndex(t *testing.T) {
+	for name, index := range map[string]string{"all index 0": `"index":0,`, "no index": ""} {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+				sse(w,
+					`data: {"choices":[{"index":0,"delta":{"tool_calls":[{`+index+`"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":"}}]}}]}`+"\n\n",
+					`data: {"choices":[{"index":0,"delta":{"tool_calls":[{`+index+`"function":{"arguments":"\"Oslo\"}"}}]}}]}`+"\n\n",
+					`data: {"choices":[{"index":0,"delta":{"tool_calls":[{`+index+`"id":"call_2","type":"function","function":{"name":"search","arguments":"{}"}}]}}]}`+"\n\n",
+					`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\n",
+					"data: [DONE]\n\n")
+			})
+			c, _ := client(t, srv.URL, nil)
+			resp, err := team.Collect(c.ChatStream(context.Background(), &team.ChatRequest{Messages: []team.Message{team.UserMessage("hi")}}))
+			require.NoError(t, err)
+			assert.Equal(t, []team.ToolCall{
+				{ID: "call_1", Name: "weather", Args: json.RawMessage(`{"city":"Oslo"}`)},
+				{ID: "call_2", Name: "search", Args: json.RawMessage(`{}`)},
+			}, resp.Message.ToolCalls)
+		})
+	}
+}
+
 func TestOpenAIStreamFailures(t *testing.T) {
 	t.Run("error event", func(t *testing.T) {
 		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
