@@ -413,6 +413,7 @@ func (m *oaRespMessage) reasoning() string {
 type oaResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
+		Index        int           `json:"index"`
 		Message      oaRespMessage `json:"message"`
 		Delta        oaRespMessage `json:"delta"`
 		FinishReason *string       `json:"finish_reason"`

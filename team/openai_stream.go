@@ -106,6 +106,11 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 			d.Usage = &u
 		}
 		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				// Another candidate answer (a request with n > 1): Chat answers with the
+				// first choice, and the stream must not splice the others into it.
+				continue
+			}
 			d.Content += ch.Delta.Content
 			d.Reasoning += ch.Delta.reasoning()
 			if ch.FinishReason != nil {

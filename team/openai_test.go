@@ -240,6 +240,28 @@ func TestOpenAIStreamToolCallsWithoutDistinctIndex(t *testing.T) {
 	}
 }
 
+// A request for several candidate answers (n > 1 through Extra): the stream answers
+// with the first choice, as Chat does, instead of splicing the candidates' text and
+// tool calls together.
+func TestOpenAIStreamFirstChoiceOnly(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		sse(w,
+			`data: {"choices":[{"index":0,"delta":{"content":"Hel"}},{"index":1,"delta":{"content":"Bon"}}]}`+"\n\n",
+			`data: {"choices":[{"index":1,"delta":{"content":"jour"}}]}`+"\n\n",
+			`data: {"choices":[{"index":0,"delta":{"content":"lo"}}]}`+"\n\n",
+			`data: {"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"c9","function":{"name":"search","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`+"\n\n",
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n",
+			"data: [DONE]\n\n")
+	})
+	c, _ := client(t, srv.URL, nil)
+	req := &team.ChatRequest{Messages: []team.Message{team.UserMessage("hi")}, Options: team.ChatOptions{Extra: map[string]any{"n": 2}}}
+	resp, err := team.Collect(c.ChatStream(context.Background(), req))
+	require.NoError(t, err)
+	assert.Equal(t, "Hello", resp.Message.Content)
+	assert.Empty(t, resp.Message.ToolCalls)
+	assert.Equal(t, "stop", resp.FinishReason)
+}
+
 func TestOpenAIStreamFailures(t *testing.T) {
 	t.Run("error event", func(t *testing.T) {
 		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
