@@ -428,3 +428,50 @@ func TestAdvModelNilResponse(t *testing.T) {
 	_, err = tm.Call(context.Background(), "go", team.NewSession("nil-sup"))
 	require.ErrorIs(t, err, &team.Error{Type: team.TypeBadResponse})
 }
+
+// Once the run's context has ended no tool of the batch runs any more: not the calls
+// after the one the cancellation interrupted, and not the approved batch of a resume
+// whose context ended before it started. The run fails as cancelled either way, so a
+// tool run then would act for nobody (and one that ignores ctx would still act).
+func TestAdvReActNoToolRunsAfterCancel(t *testing.T) {
+	t.Run("rest of the batch", func(t *testing.T) {
+		box := &toolbox{}
+		slow := team.NewTool("slow", "waits", nil, func(ctx context.Context, _ struct{}) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		model := testkit.NewScriptedModel(testkit.CallTools(
+			testkit.ToolCall("s1", "slow", `{}`),
+			testkit.ToolCall("w1", "weather", `{"city":"Oslo"}`),
+		), testkit.Reply("never"))
+		a, err := team.NewReActAgent("bot", model, team.WithTools(slow, box.weather()))
+		require.NoError(t, err)
+		sess := team.NewSession("cancel-batch")
+		for ev, err := range a.Stream(context.Background(), "go", sess) {
+			require.NoError(t, err)
+			if ev.Kind == team.EventToolStart {
+				break
+			}
+		}
+		assert.Empty(t, box.Calls(), "the call after the cancelled one did not run")
+		tr := sess.ReActTrace("bot")
+		require.NotNil(t, tr)
+		assert.Equal(t, team.TypeCancelled, tr.Error.Type)
+	})
+	t.Run("cancelled resume", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`)),
+			testkit.Reply("done"))
+		a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		sess := team.NewSession("cancel-resume")
+		_, err = a.Call(context.Background(), "clean up", sess)
+		require.NoError(t, err)
+		require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = a.Resume(ctx, sess)
+		require.ErrorIs(t, err, team.ErrCancelled)
+		assert.Empty(t, box.Calls(), "the approved call did not run for a caller that had gone")
+	})
+}
