@@ -424,11 +424,25 @@ func (t *TeamAgent) answer(c *flow.Context, res *flow.Result) (*Answer, error) {
 	return nil, fmt.Errorf("team %q: run %s", t.name, res.Status)
 }
 
-// pending says who the suspended team waits for: the first member with a pending tool
-// batch, else the team itself (an approval node; Node names it).
+// pending says who the suspended team waits for: the first member (of the team or of
+// a nested team) whose pending tool batch still has calls without a decision, else the
+// first member with a pending batch, else the team itself (an approval node; Node
+// names it). The session may hold waiting runs of agents outside the team, and of
+// members whose calls are all decided (a parallel member the suspension stopped
+// before it resumed): reporting those would hide the calls a human must decide.
 func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, res *flow.Result) *Pending {
-	if ps := SessionOf(c).PendingAll(); len(ps) > 0 {
-		return ps[0]
+	var decided *Pending
+	for _, p := range SessionOf(c).PendingAll() {
+		switch {
+		case !t.hasMember(p.Agent):
+		case len(p.Calls) > 0:
+			return p
+		case decided == nil:
+			decided = p
+		}
+	}
+	if decided != nil {
+		return decided
 	}
 	p := &Pending{Agent: t.name, RunID: tr.RunID, Instance: c.InstanceID(), Calls: []PendingCall{}, Batch: []ToolCall{}}
 	if res.Frontier != nil {
@@ -437,6 +451,19 @@ func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, res *flow.Result) *P
 		}
 	}
 	return p
+}
+
+// hasMember reports whether name is a member of the team or of a nested team.
+func (t *TeamAgent) hasMember(name string) bool {
+	if t.byName[name] != nil {
+		return true
+	}
+	for _, sub := range t.nested {
+		if sub.hasMember(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // callInNode runs the team for an agent node of another graph: on a copy of the

@@ -326,6 +326,57 @@ func TestTeamPendingAnswer(t *testing.T) {
 	assert.True(t, errors.Is(err, flow.ErrNotResumable), "nothing to resume: %v", err)
 }
 
+// A suspended team answers with its own member's waiting calls: not those of an agent
+// outside the team that waits in the same session (first in name order), and not a
+// member whose calls are all decided while another member's still need a decision.
+func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
+	ctx := context.Background()
+	outsider := func(sess *team.AgentSession) {
+		a := hitlAgent(t, &toolbox{}, testkit.NewScriptedModel(batchTurn()))
+		ans, err := a.Call(ctx, "elsewhere", sess)
+		require.NoError(t, err)
+		require.NotNil(t, ans.Pending)
+		require.Less(t, ans.Pending.Agent, "payer", "the outsider comes first in name order")
+	}
+	var paid []string
+	tm := ttPayTeam(t, testkit.NewScriptedModel(ttSupScript()[:1]...), testkit.NewScriptedModel(ttPayerScript()[:1]...), true, &paid)
+	sess := team.NewSession("pw-1")
+	outsider(sess)
+	ans, err := tm.Call(ctx, "Pay", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "payer", ans.Pending.Agent)
+	assert.Equal(t, []string{"p1"}, ans.Pending.IDs())
+
+	sess = team.NewSession("pw-2")
+	outsider(sess)
+	ans, err = ttApprovalTeam(t).Call(ctx, "Release", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "release", ans.Pending.Agent, "an approval node: the team itself waits")
+
+	// Two parallel members wait; only the first is decided. Whether it runs before the
+	// other's suspension stops the resumed run or not, the answer names the other one.
+	member := func(name string) team.Agent {
+		m := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall(name+"1", "remove", `{"path":"/`+name+`"}`))).
+			When(testkit.LastIsToolResult("remove"), testkit.Reply(name+" done"))
+		a, err := team.NewReActAgent(name, m, team.WithTools((&toolbox{}).remove()))
+		require.NoError(t, err)
+		return a
+	}
+	par, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithMembers(member("a"), member("b")))
+	sess = team.NewSession("pw-3")
+	_, err = par.Call(ctx, "clean", sess)
+	require.NoError(t, err)
+	require.NoError(t, sess.Decide("a", team.Approve("a1")))
+	ans, err = par.Call(ctx, "", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "b", ans.Pending.Agent)
+	assert.Equal(t, []string{"b1"}, ans.Pending.IDs())
+}
+
 // ttFlaky fails its first call, then answers.
 type ttFlaky struct {
 	calls int
