@@ -355,8 +355,10 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, "release", ans.Pending.Agent, "an approval node: the team itself waits")
 
-	// Two parallel members wait; only the first is decided. Whether it runs before the
-	// other's suspension stops the resumed run or not, the answer names the other one.
+	// Two parallel members ask for decisions; the first suspension stops the run, so
+	// the other may not have asked yet. The one that waits is decided; resumed, the
+	// other one asks, and whether the decided one ran before that suspension stopped
+	// the run or not, the answer names the member that needs a decision.
 	member := func(name string) team.Agent {
 		m := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall(name+"1", "remove", `{"path":"/`+name+`"}`))).
 			When(testkit.LastIsToolResult("remove"), testkit.Reply(name+" done"))
@@ -367,14 +369,19 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	par, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
 		team.WithMembers(member("a"), member("b")))
 	sess = team.NewSession("pw-3")
-	_, err = par.Call(ctx, "clean", sess)
+	ans, err = par.Call(ctx, "clean", sess)
 	require.NoError(t, err)
-	require.NoError(t, sess.Decide("a", team.Approve("a1")))
+	require.NotNil(t, ans.Pending)
+	first, other := ans.Pending.Agent, "b"
+	if first == "b" {
+		other = "a"
+	}
+	require.NoError(t, sess.Decide(first, team.Approve(first+"1")))
 	ans, err = par.Call(ctx, "", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
-	assert.Equal(t, "b", ans.Pending.Agent)
-	assert.Equal(t, []string{"b1"}, ans.Pending.IDs())
+	assert.Equal(t, other, ans.Pending.Agent)
+	assert.Equal(t, []string{other + "1"}, ans.Pending.IDs())
 }
 
 // ttFlaky fails its first call, then answers.
