@@ -279,6 +279,21 @@ func TestOpenAIStreamFailures(t *testing.T) {
 		require.ErrorIs(t, err, team.ErrSourceUnavailable)
 		assert.ErrorContains(t, err, "before the answer was complete")
 	})
+	t.Run("no choices", func(t *testing.T) {
+		// Chat fails a response without choices; a stream that ends without one is not
+		// an empty answer either.
+		for name, lines := range map[string][]string{
+			"done only":  {"data: [DONE]\n\n"},
+			"usage only": {`data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0}}` + "\n\n", "data: [DONE]\n\n"},
+		} {
+			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { sse(w, lines...) })
+			c, _ := client(t, srv.URL, nil)
+			_, err := team.Collect(c.ChatStream(context.Background(), &team.ChatRequest{}))
+			var te *team.Error
+			require.ErrorAs(t, err, &te, name)
+			assert.Equal(t, team.TypeBadResponse, te.Type, name)
+		}
+	})
 	t.Run("bad event", func(t *testing.T) {
 		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { sse(w, "data: {nope\n\n") })
 		c, _ := client(t, srv.URL, nil)
