@@ -196,8 +196,12 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 		}
 		ch := make(chan item)
 		// stopped, not ctx: when the caller's own context ends, the run's last events
-		// and its error must still reach the loop.
+		// and its error must still reach the loop. Once stopped is closed, events are
+		// dropped.
 		stopped := make(chan struct{})
+		// done, not closing ch: a goroutine the call started may emit after the call
+		// returned, and a send on a closed channel would panic.
+		done := make(chan struct{})
 		send := func(it item) {
 			select {
 			case ch <- it:
@@ -206,7 +210,7 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 		}
 		ctx2 := WithSink(ctx, func(e Event) { send(item{ev: e}) })
 		go func() {
-			defer close(ch)
+			defer close(done)
 			var err error
 			func() {
 				// A panicking agent fails the call, as a panicking task fails its node.
@@ -221,25 +225,30 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 				send(item{err: err})
 			}
 		}()
-		drained := false
+		returned := false
 		defer func() {
-			if drained {
-				return
-			}
-			// The loop broke, or its body panicked: either way nobody reads ch any more,
-			// so the call is cancelled and awaited here, or its next event would block
-			// its goroutine for ever.
+			// Nobody reads ch any more. If the loop broke or its body panicked, the call
+			// is cancelled and awaited here, or its next event would block its goroutine
+			// for ever.
 			close(stopped)
-			cancel()
-			for range ch { // wait for the call to return
+			if !returned {
+				cancel()
+				<-done
 			}
 		}()
-		for it := range ch {
-			if !yield(it.ev, it.err) {
+		for {
+			// The call's own sends are synchronous, so once done is closed every event
+			// of the call has been yielded.
+			select {
+			case it := <-ch:
+				if !yield(it.ev, it.err) {
+					return
+				}
+			case <-done:
+				returned = true
 				return
 			}
 		}
-		drained = true
 	}
 }
 

@@ -133,6 +133,32 @@ func TestStreamBodyPanicCancels(t *testing.T) {
 	assert.Equal(t, team.TypeCancelled, tr.Error.Type)
 }
 
+// lateEmitter's call starts a goroutine that reports an event after the call
+// returned (as a fire-and-forget helper of a tool might).
+type lateEmitter struct{ late, emitted chan struct{} }
+
+func (lateEmitter) Name() string { return "late" }
+func (lateEmitter) Role() string { return "" }
+func (l lateEmitter) Call(ctx context.Context, _ string, _ *team.AgentSession) (*team.Answer, error) {
+	go func() {
+		defer close(l.emitted)
+		<-l.late
+		team.Emit(ctx, team.Event{Kind: team.EventToolEnd, Agent: "late"})
+	}()
+	return &team.Answer{Agent: "late", Content: "ok"}, nil
+}
+
+// An event emitted after the streamed call returned, once the stream is over, is
+// dropped: it must not panic (a send on the stream's closed channel) nor block.
+func TestStreamEventAfterCallReturned(t *testing.T) {
+	l := lateEmitter{late: make(chan struct{}), emitted: make(chan struct{})}
+	for _, err := range team.Stream(context.Background(), l, "x", nil) {
+		require.NoError(t, err)
+	}
+	close(l.late)
+	<-l.emitted
+}
+
 // A failed call yields its RunEnd and then the error.
 func TestStreamError(t *testing.T) {
 	agent := testkit.FailingWith("f", team.TypeNotFound, "no such index")
