@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -255,6 +256,11 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {
 		if secs <= 0 {
 			return 0
+		}
+		if secs >= float64(math.MaxInt64/time.Second) {
+			// The conversion would overflow to a negative wait, read as none: the
+			// retry would be made at once instead of refused as too far away.
+			return time.Duration(math.MaxInt64)
 		}
 		return time.Duration(secs * float64(time.Second))
 	}

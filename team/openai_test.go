@@ -530,6 +530,25 @@ func TestOpenAIRetry(t *testing.T) {
 	}
 }
 
+// A Retry-After too large for a time.Duration is a wait longer than allowed: the
+// rate limit is returned at once, not retried at once as if no wait had been asked.
+func TestOpenAIRetryAfterHuge(t *testing.T) {
+	for _, v := range []string{"1e10", "99999999999999999999"} {
+		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+			w.Header().Set("Retry-After", v)
+			writeJSON(w, 429, `{"error":{"message":"slow down"}}`)
+		})
+		c, sl := client(t, srv.URL, nil)
+		_, err := c.Chat(context.Background(), &team.ChatRequest{})
+		var te *team.Error
+		require.ErrorAs(t, err, &te, v)
+		assert.Equal(t, team.TypeRateLimited, te.Type, v)
+		assert.Equal(t, 1, te.Attempts, v)
+		assert.Greater(t, te.RetryAfter, time.Hour, v)
+		assert.Empty(t, sl.Waits(), v)
+	}
+}
+
 // A ReAct agent over the OpenAI-compatible client: the tool call's id and result go
 // back to the provider in its own format.
 func TestReActOverOpenAI(t *testing.T) {
