@@ -425,16 +425,17 @@ func (t *TeamAgent) answer(c *flow.Context, res *flow.Result) (*Answer, error) {
 }
 
 // pending says who the suspended team waits for: the first member (of the team or of
-// a nested team) whose pending tool batch still has calls without a decision, else the
-// first member with a pending batch, else the team itself (an approval node; Node
-// names it). The session may hold waiting runs of agents outside the team, and of
-// members whose calls are all decided (a parallel member the suspension stopped
-// before it resumed): reporting those would hide the calls a human must decide.
+// a nested team, or an agent a member called at its node) whose pending tool batch
+// still has calls without a decision, else the first such with a pending batch, else
+// the team itself (an approval node; Node names it). The session may hold waiting
+// runs of agents outside the team, and of members whose calls are all decided (a
+// parallel member the suspension stopped before it resumed): reporting those would
+// hide the calls a human must decide.
 func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, res *flow.Result) *Pending {
 	var decided *Pending
 	for _, p := range SessionOf(c).PendingAll() {
 		switch {
-		case !t.hasMember(p.Agent):
+		case !t.hasMember(p.Agent) && !t.hasMember(p.Node):
 		case len(p.Calls) > 0:
 			return p
 		case decided == nil:

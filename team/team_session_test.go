@@ -348,6 +348,24 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	assert.Equal(t, "payer", ans.Pending.Agent)
 	assert.Equal(t, []string{"p1"}, ans.Pending.IDs())
 
+	// A member that delegates to an agent of another name: that agent waits at the
+	// member's node.
+	clerk := hitlAgent(t, &toolbox{}, testkit.NewScriptedModel(batchTurn()))
+	desk, err := team.NewTeam("desk", team.WithMembers(delegate{name: "desk-member", to: clerk}))
+	require.NoError(t, err)
+	sess = team.NewSession("pw-4")
+	box := &toolbox{}
+	outsider2, err := team.NewReActAgent("aaa", testkit.NewScriptedModel(batchTurn()),
+		team.WithTools(box.weather(), box.transfer(), box.remove()))
+	require.NoError(t, err)
+	_, err = outsider2.Call(ctx, "elsewhere", sess)
+	require.NoError(t, err)
+	ans, err = desk.Call(ctx, "file it", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "assistant", ans.Pending.Agent)
+	assert.Equal(t, "desk-member", ans.Pending.Node)
+
 	sess = team.NewSession("pw-2")
 	outsider(sess)
 	ans, err = ttApprovalTeam(t).Call(ctx, "Release", sess)
@@ -382,6 +400,18 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, other, ans.Pending.Agent)
 	assert.Equal(t, []string{other + "1"}, ans.Pending.IDs())
+}
+
+// delegate is a member that hands its prompt to another agent in its session.
+type delegate struct {
+	name string
+	to   team.Agent
+}
+
+func (d delegate) Name() string { return d.name }
+func (d delegate) Role() string { return "delegates" }
+func (d delegate) Call(ctx context.Context, prompt string, sess *team.AgentSession) (*team.Answer, error) {
+	return d.to.Call(ctx, prompt, sess)
 }
 
 // ttFlaky fails its first call, then answers.
