@@ -418,7 +418,13 @@ func (t *TeamAgent) answer(c *flow.Context, res *flow.Result) (*Answer, error) {
 		return ans, nil
 	case flow.StatusSuspended, flow.StatusStopped:
 		ans.Content = ""
-		ans.Pending = t.pending(c, tr, res)
+		node := ""
+		if res.Frontier != nil {
+			if ids := res.Frontier.Pending(); len(ids) > 0 {
+				node = ids[0]
+			}
+		}
+		ans.Pending = t.pending(c, tr, node)
 		return ans, nil
 	}
 	return nil, fmt.Errorf("team %q: run %s", t.name, res.Status)
@@ -427,11 +433,11 @@ func (t *TeamAgent) answer(c *flow.Context, res *flow.Result) (*Answer, error) {
 // pending says who the suspended team waits for: the first member (of the team or of
 // a nested team, or an agent a member called at its node) whose pending tool batch
 // still has calls without a decision, else the first such with a pending batch, else
-// the team itself (an approval node; Node names it). The session may hold waiting
+// the team itself (an approval node: node, "callpath:node", names it). The session may hold waiting
 // runs of agents outside the team, and of members whose calls are all decided (a
 // parallel member the suspension stopped before it resumed): reporting those would
 // hide the calls a human must decide.
-func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, res *flow.Result) *Pending {
+func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, node string) *Pending {
 	var decided *Pending
 	for _, p := range SessionOf(c).PendingAll() {
 		switch {
@@ -445,13 +451,7 @@ func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, res *flow.Result) *P
 	if decided != nil {
 		return decided
 	}
-	p := &Pending{Agent: t.name, RunID: tr.RunID, Instance: c.InstanceID(), Calls: []PendingCall{}, Batch: []ToolCall{}}
-	if res.Frontier != nil {
-		if ids := res.Frontier.Pending(); len(ids) > 0 {
-			p.Node = ids[0]
-		}
-	}
-	return p
+	return &Pending{Agent: t.name, RunID: tr.RunID, Instance: c.InstanceID(), Node: node, Calls: []PendingCall{}, Batch: []ToolCall{}}
 }
 
 // hasMember reports whether name is a member of the team or of a nested team.

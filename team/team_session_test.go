@@ -402,6 +402,38 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	assert.Equal(t, []string{other + "1"}, ans.Pending.IDs())
 }
 
+// The last event of a suspended team's stream, its TeamEnd, carries the answer Call
+// gives: who waits, with the calls to decide (or the approval node), and no content.
+func TestTeamStreamSuspendedAnswer(t *testing.T) {
+	ctx := context.Background()
+	var paid []string
+	sup, payer := ttSupScript()[:1], ttPayerScript()[:1]
+	called, err := ttPayTeam(t, testkit.NewScriptedModel(sup...), testkit.NewScriptedModel(payer...), true, &paid).
+		Call(ctx, "Pay", team.NewSession("sa-1"))
+	require.NoError(t, err)
+	evs, err := team.Events(ctx, ttPayTeam(t, testkit.NewScriptedModel(sup...), testkit.NewScriptedModel(payer...), true, &paid),
+		"Pay", team.NewSession("sa-2"))
+	require.NoError(t, err)
+	last := evs[len(evs)-1]
+	require.Equal(t, team.EventTeamEnd, last.Kind)
+	assert.Equal(t, team.TeamSuspended, last.Status)
+	require.NotNil(t, last.Answer)
+	require.NotNil(t, last.Answer.Pending)
+	assert.Empty(t, last.Answer.Content)
+	assert.Equal(t, called.Pending.Agent, last.Answer.Pending.Agent)
+	assert.Equal(t, called.Pending.IDs(), last.Answer.Pending.IDs())
+
+	called, err = ttApprovalTeam(t).Call(ctx, "Release", team.NewSession("sa-3"))
+	require.NoError(t, err)
+	evs, err = team.Events(ctx, ttApprovalTeam(t), "Release", team.NewSession("sa-4"))
+	require.NoError(t, err)
+	last = evs[len(evs)-1]
+	require.Equal(t, team.EventTeamEnd, last.Kind)
+	require.NotNil(t, last.Answer.Pending)
+	assert.Equal(t, called.Pending.Agent, last.Answer.Pending.Agent)
+	assert.Equal(t, called.Pending.Node, last.Answer.Pending.Node)
+}
+
 // delegate is a member that hands its prompt to another agent in its session.
 type delegate struct {
 	name string
