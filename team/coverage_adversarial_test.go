@@ -169,3 +169,70 @@ func TestParallelMergeWithCoverage(t *testing.T) {
 	assert.Equal(t, team.CoverageGap, got.Notes[0].Class)
 	assert.Contains(t, ans.Content, "gap")
 }
+
+// jsonThenFail is a model-driven sub-agent: its first call answers in the seeds' JSON
+// format with two results, every later call fails.
+type jsonThenFail struct{ calls int }
+
+func (j *jsonThenFail) Name() string { return "patents" }
+func (j *jsonThenFail) Role() string { return "searches patents" }
+func (j *jsonThenFail) Call(context.Context, string, *team.AgentSession) (*team.Answer, error) {
+	j.calls++
+	if j.calls == 1 {
+		return &team.Answer{Agent: "patents", Content: `{"status":"success","results":[{"id":"EP1"},{"id":"EP2"}]}`}, nil
+	}
+	return nil, team.NewError(team.TypeRateLimited, "quota of 10/min used")
+}
+
+// skipOn skips a member when the team's prompt is the given one.
+type skipOn struct {
+	team.NopTeamInterceptor
+	member, prompt string
+}
+
+func (s skipOn) ShouldAgentContinue(_ context.Context, tr *team.TeamTrace, m team.Agent) bool {
+	return m.Name() != s.member || tr.Prompt != s.prompt
+}
+
+// A parallel team asked twice in one session: the second time one sub-agent fails and
+// one is skipped. Their reports of the first run are still in the context, but the
+// coordinator's coverage notes are about this run: both are gaps, neither is "well
+// supported" by the earlier run's results.
+func TestAdvParallelMergeCoverageIsThisRuns(t *testing.T) {
+	clock := newSubClock()
+	regulation := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return nil, nil }}
+	market := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return []any{"report"}, nil }}
+	var notes team.Coverage
+	tm, _ := ttTeam(t, "research", team.WithMembers(regulation, &jsonThenFail{}, market),
+		team.WithTeamInterceptor(skipOn{member: "market", prompt: "q2"}, 0),
+		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
+			team.ParallelMergeWithCoverage(func(_ context.Context, _ *team.TeamTrace, cov team.Coverage) (string, error) {
+				notes = cov
+				return cov.Markdown(), nil
+			}))))
+	sess := team.NewSession("research-twice")
+	_, err := tm.Call(context.Background(), "q1", sess)
+	require.NoError(t, err)
+	require.True(t, notes.Complete(), "first run: %s", notes.Markdown())
+
+	ans, err := tm.Call(context.Background(), "q2", sess)
+	require.NoError(t, err)
+	t.Logf("second run:\n%s", ans.Content)
+	assert.NotContains(t, ans.Content, "well supported")
+	pt, ok := notes.Note("patents")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageGap, pt.Class)
+	assert.Equal(t, team.GapAgentFailure, pt.Gap)
+	assert.Equal(t, team.TypeRateLimited, pt.ErrorType)
+	mk, ok := notes.Note("market")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageGap, mk.Class)
+	assert.Equal(t, team.GapNoReport, mk.Gap)
+	assertNoAbsenceClaim(t, pt.Text, "patents")
+	assertNoAbsenceClaim(t, mk.Text, "market")
+	reg, ok := notes.Note("regulation")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageValidEmpty, reg.Class, "the sub-agent that ran is unaffected")
+}

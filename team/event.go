@@ -184,8 +184,8 @@ func withParent(ctx context.Context, runID string) context.Context {
 
 // Stream runs agent.Call and yields its events as they happen. The last event is the
 // RunEnd of the call (its Answer field holds the answer); if the call failed, a final
-// element carries the error. Breaking the loop cancels the call and waits for it to
-// return, so no goroutine is left behind.
+// element carries the error. Breaking the loop (or a panic in its body) cancels the
+// call and waits for it to return, so no goroutine is left behind.
 func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
@@ -196,8 +196,12 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 		}
 		ch := make(chan item)
 		// stopped, not ctx: when the caller's own context ends, the run's last events
-		// and its error must still reach the loop.
+		// and its error must still reach the loop. Once stopped is closed, events are
+		// dropped.
 		stopped := make(chan struct{})
+		// done, not closing ch: a goroutine the call started may emit after the call
+		// returned, and a send on a closed channel would panic.
+		done := make(chan struct{})
 		send := func(it item) {
 			select {
 			case ch <- it:
@@ -206,7 +210,7 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 		}
 		ctx2 := WithSink(ctx, func(e Event) { send(item{ev: e}) })
 		go func() {
-			defer close(ch)
+			defer close(done)
 			var err error
 			func() {
 				// A panicking agent fails the call, as a panicking task fails its node.
@@ -221,12 +225,27 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 				send(item{err: err})
 			}
 		}()
-		for it := range ch {
-			if !yield(it.ev, it.err) {
-				close(stopped)
+		returned := false
+		defer func() {
+			// Nobody reads ch any more. If the loop broke or its body panicked, the call
+			// is cancelled and awaited here, or its next event would block its goroutine
+			// for ever.
+			close(stopped)
+			if !returned {
 				cancel()
-				for range ch { // wait for the call to return
+				<-done
+			}
+		}()
+		for {
+			// The call's own sends are synchronous, so once done is closed every event
+			// of the call has been yielded.
+			select {
+			case it := <-ch:
+				if !yield(it.ev, it.err) {
+					return
 				}
+			case <-done:
+				returned = true
 				return
 			}
 		}

@@ -106,6 +106,59 @@ func TestStreamBreakCancels(t *testing.T) {
 	}
 }
 
+// A panic in the loop's body ends the stream like a break: the call is cancelled and
+// awaited before the panic goes on up, so its goroutine does not block for ever on its
+// next event and the session records the cancelled run.
+func TestStreamBodyPanicCancels(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	block := make(chan struct{}) // never closed
+	model := testkit.NewScriptedModel(testkit.Turn{Wait: block, Content: "never"})
+	agent, err := team.NewReActAgent("a", model)
+	require.NoError(t, err)
+	sess := team.NewSession("s")
+	p := func() (p any) {
+		defer func() { p = recover() }()
+		for ev, err := range agent.Stream(context.Background(), "hi", sess) {
+			require.NoError(t, err)
+			if ev.Kind == team.EventReasonStart {
+				panic("consumer bug")
+			}
+		}
+		return nil
+	}()
+	assert.Equal(t, "consumer bug", p, "the body's panic reaches the caller")
+	tr := sess.ReActTrace("a")
+	require.NotNil(t, tr, "the call returned before the panic left the loop")
+	require.NotNil(t, tr.Error)
+	assert.Equal(t, team.TypeCancelled, tr.Error.Type)
+}
+
+// lateEmitter's call starts a goroutine that reports an event after the call
+// returned (as a fire-and-forget helper of a tool might).
+type lateEmitter struct{ late, emitted chan struct{} }
+
+func (lateEmitter) Name() string { return "late" }
+func (lateEmitter) Role() string { return "" }
+func (l lateEmitter) Call(ctx context.Context, _ string, _ *team.AgentSession) (*team.Answer, error) {
+	go func() {
+		defer close(l.emitted)
+		<-l.late
+		team.Emit(ctx, team.Event{Kind: team.EventToolEnd, Agent: "late"})
+	}()
+	return &team.Answer{Agent: "late", Content: "ok"}, nil
+}
+
+// An event emitted after the streamed call returned, once the stream is over, is
+// dropped: it must not panic (a send on the stream's closed channel) nor block.
+func TestStreamEventAfterCallReturned(t *testing.T) {
+	l := lateEmitter{late: make(chan struct{}), emitted: make(chan struct{})}
+	for _, err := range team.Stream(context.Background(), l, "x", nil) {
+		require.NoError(t, err)
+	}
+	close(l.late)
+	<-l.emitted
+}
+
 // A failed call yields its RunEnd and then the error.
 func TestStreamError(t *testing.T) {
 	agent := testkit.FailingWith("f", team.TypeNotFound, "no such index")

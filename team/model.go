@@ -152,7 +152,8 @@ type StreamingModel interface {
 }
 
 // Delta is one piece of a streamed answer. Tool calls arrive in fragments: the first
-// fragment of a call has its Index, ID and Name, later ones add to its arguments.
+// fragment of a call has its Index, ID and Name, later ones add to its arguments. A
+// fragment with an ID other than that of the call at its Index starts a new call.
 // Usage and FinishReason come with the last deltas.
 type Delta struct {
 	Content      string          `json:"content,omitempty"`
@@ -189,6 +190,12 @@ func (a *Accumulator) Add(d Delta) {
 			a.index = make(map[int]int)
 		}
 		i, ok := a.index[tc.Index]
+		if ok && tc.ID != "" && a.calls[i].ID != "" && tc.ID != a.calls[i].ID {
+			// Another call's first fragment at an index already taken: providers that
+			// number every call 0 (or send no index) would otherwise merge the calls'
+			// names and arguments into one call no tool answers to.
+			ok = false
+		}
 		if !ok {
 			i = len(a.calls)
 			a.index[tc.Index] = i

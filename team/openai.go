@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -256,6 +257,11 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if secs <= 0 {
 			return 0
 		}
+		if secs >= float64(math.MaxInt64/time.Second) {
+			// The conversion would overflow to a negative wait, read as none: the
+			// retry would be made at once instead of refused as too far away.
+			return time.Duration(math.MaxInt64)
+		}
 		return time.Duration(secs * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil {
@@ -413,6 +419,7 @@ func (m *oaRespMessage) reasoning() string {
 type oaResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
+		Index        int           `json:"index"`
 		Message      oaRespMessage `json:"message"`
 		Delta        oaRespMessage `json:"delta"`
 		FinishReason *string       `json:"finish_reason"`

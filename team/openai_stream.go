@@ -80,6 +80,7 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 	var (
 		data     bytes.Buffer
 		finished bool
+		answered bool // a chunk carried the first choice
 	)
 	// flush handles one complete event; it reports whether to go on.
 	flush := func() (goOn, done bool) {
@@ -89,6 +90,11 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 		payload := bytes.TrimSpace(data.Bytes())
 		defer data.Reset()
 		if string(payload) == "[DONE]" {
+			if !answered {
+				// Chat fails a response without choices; a stream of none is no
+				// empty answer either.
+				yield(Delta{}, &Error{Type: TypeBadResponse, Message: "stream ended without an answer (no choices)"})
+			}
 			return false, true
 		}
 		var chunk oaResponse
@@ -106,6 +112,12 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 			d.Usage = &u
 		}
 		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				// Another candidate answer (a request with n > 1): Chat answers with the
+				// first choice, and the stream must not splice the others into it.
+				continue
+			}
+			answered = true
 			d.Content += ch.Delta.Content
 			d.Reasoning += ch.Delta.reasoning()
 			if ch.FinishReason != nil {

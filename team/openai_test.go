@@ -215,6 +215,53 @@ func TestOpenAIStream(t *testing.T) {
 	assert.Equal(t, team.Usage{PromptTokens: 50, CompletionTokens: 30, ReasoningTokens: 12, CachedTokens: 10, TotalTokens: 80}, resp.Usage)
 }
 
+// Providers that number every streamed tool call 0, or send no index at all, still
+// give one call per call id: the calls are not merged into one call (names and
+// arguments run together) that no tool answers to.
+func TestOpenAIStreamToolCallsWithoutDistinctIndex(t *testing.T) {
+	for name, index := range map[string]string{"all index 0": `"index":0,`, "no index": ""} {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+				sse(w,
+					`data: {"choices":[{"index":0,"delta":{"tool_calls":[{`+index+`"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":"}}]}}]}`+"\n\n",
+					`data: {"choices":[{"index":0,"delta":{"tool_calls":[{`+index+`"function":{"arguments":"\"Oslo\"}"}}]}}]}`+"\n\n",
+					`data: {"choices":[{"index":0,"delta":{"tool_calls":[{`+index+`"id":"call_2","type":"function","function":{"name":"search","arguments":"{}"}}]}}]}`+"\n\n",
+					`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\n",
+					"data: [DONE]\n\n")
+			})
+			c, _ := client(t, srv.URL, nil)
+			resp, err := team.Collect(c.ChatStream(context.Background(), &team.ChatRequest{Messages: []team.Message{team.UserMessage("hi")}}))
+			require.NoError(t, err)
+			assert.Equal(t, []team.ToolCall{
+				{ID: "call_1", Name: "weather", Args: json.RawMessage(`{"city":"Oslo"}`)},
+				{ID: "call_2", Name: "search", Args: json.RawMessage(`{}`)},
+			}, resp.Message.ToolCalls)
+		})
+	}
+}
+
+// A request for several candidate answers (n > 1 through Extra): the stream answers
+// with the first choice, as Chat does, instead of splicing the candidates' text and
+// tool calls together.
+func TestOpenAIStreamFirstChoiceOnly(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		sse(w,
+			`data: {"choices":[{"index":0,"delta":{"content":"Hel"}},{"index":1,"delta":{"content":"Bon"}}]}`+"\n\n",
+			`data: {"choices":[{"index":1,"delta":{"content":"jour"}}]}`+"\n\n",
+			`data: {"choices":[{"index":0,"delta":{"content":"lo"}}]}`+"\n\n",
+			`data: {"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"c9","function":{"name":"search","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`+"\n\n",
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n",
+			"data: [DONE]\n\n")
+	})
+	c, _ := client(t, srv.URL, nil)
+	req := &team.ChatRequest{Messages: []team.Message{team.UserMessage("hi")}, Options: team.ChatOptions{Extra: map[string]any{"n": 2}}}
+	resp, err := team.Collect(c.ChatStream(context.Background(), req))
+	require.NoError(t, err)
+	assert.Equal(t, "Hello", resp.Message.Content)
+	assert.Empty(t, resp.Message.ToolCalls)
+	assert.Equal(t, "stop", resp.FinishReason)
+}
+
 func TestOpenAIStreamFailures(t *testing.T) {
 	t.Run("error event", func(t *testing.T) {
 		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
@@ -231,6 +278,21 @@ func TestOpenAIStreamFailures(t *testing.T) {
 		_, err := team.Collect(c.ChatStream(context.Background(), &team.ChatRequest{}))
 		require.ErrorIs(t, err, team.ErrSourceUnavailable)
 		assert.ErrorContains(t, err, "before the answer was complete")
+	})
+	t.Run("no choices", func(t *testing.T) {
+		// Chat fails a response without choices; a stream that ends without one is not
+		// an empty answer either.
+		for name, lines := range map[string][]string{
+			"done only":  {"data: [DONE]\n\n"},
+			"usage only": {`data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":0}}` + "\n\n", "data: [DONE]\n\n"},
+		} {
+			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { sse(w, lines...) })
+			c, _ := client(t, srv.URL, nil)
+			_, err := team.Collect(c.ChatStream(context.Background(), &team.ChatRequest{}))
+			var te *team.Error
+			require.ErrorAs(t, err, &te, name)
+			assert.Equal(t, team.TypeBadResponse, te.Type, name)
+		}
 	})
 	t.Run("bad event", func(t *testing.T) {
 		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { sse(w, "data: {nope\n\n") })
@@ -465,6 +527,25 @@ func TestOpenAIRetry(t *testing.T) {
 			require.ErrorAs(t, err, &te)
 			assert.Equal(t, c.err, te)
 		})
+	}
+}
+
+// A Retry-After too large for a time.Duration is a wait longer than allowed: the
+// rate limit is returned at once, not retried at once as if no wait had been asked.
+func TestOpenAIRetryAfterHuge(t *testing.T) {
+	for _, v := range []string{"1e10", "99999999999999999999"} {
+		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+			w.Header().Set("Retry-After", v)
+			writeJSON(w, 429, `{"error":{"message":"slow down"}}`)
+		})
+		c, sl := client(t, srv.URL, nil)
+		_, err := c.Chat(context.Background(), &team.ChatRequest{})
+		var te *team.Error
+		require.ErrorAs(t, err, &te, v)
+		assert.Equal(t, team.TypeRateLimited, te.Type, v)
+		assert.Equal(t, 1, te.Attempts, v)
+		assert.Greater(t, te.RetryAfter, time.Hour, v)
+		assert.Empty(t, sl.Waits(), v)
 	}
 }
 

@@ -332,6 +332,11 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 		o = dec.observation()
 	} else if t, perr := x.precheck(ctx, c); perr != nil {
 		o = Failure(perr)
+	} else if ctx.Err() != nil {
+		// The caller gave up (a resume that was cancelled, a call after one the
+		// cancellation stopped): the run fails before the model sees anything, so a
+		// tool run now would act for nobody; one that ignores ctx would still act.
+		o = Failure(ctxError(ctx))
 	} else {
 		x.run.Trace.Metrics.ToolCalls++
 		o = invoke(ctx, t, c.Args)

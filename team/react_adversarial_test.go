@@ -399,3 +399,79 @@ func TestAdvReActModelPanics(t *testing.T) {
 	require.Error(t, te.Err)
 	assert.Contains(t, te.Err.Error(), "reason.go", "the cause holds the stack")
 }
+
+// nilModel breaks the ChatModel contract: no response and no error.
+type nilModel struct{}
+
+func (nilModel) Chat(context.Context, *team.ChatRequest) (*team.ChatResponse, error) { return nil, nil }
+
+// A model that returns neither a response nor an error fails the run with
+// bad_response (a ReAct agent, a simple agent and a supervisor alike) instead of
+// panicking on the missing response.
+func TestAdvModelNilResponse(t *testing.T) {
+	react, err := team.NewReActAgent("bot", nilModel{})
+	require.NoError(t, err)
+	simple, err := team.NewSimpleAgent("simple", nilModel{})
+	require.NoError(t, err)
+	for _, a := range []team.Agent{react, simple} {
+		sess := team.NewSession("nil-" + a.Name())
+		evs, err := team.Events(context.Background(), a, "go", sess)
+		require.ErrorIs(t, err, &team.Error{Type: team.TypeBadResponse}, a.Name())
+		require.NotEmpty(t, evs, a.Name())
+		last := evs[len(evs)-1]
+		assert.Equal(t, team.EventRunEnd, last.Kind, a.Name())
+		assert.Equal(t, team.RunFailed, last.Status, a.Name())
+	}
+	tm, err := team.NewTeam("sup", team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(nilModel{}),
+		team.WithMembers(simple))
+	require.NoError(t, err)
+	_, err = tm.Call(context.Background(), "go", team.NewSession("nil-sup"))
+	require.ErrorIs(t, err, &team.Error{Type: team.TypeBadResponse})
+}
+
+// Once the run's context has ended no tool of the batch runs any more: not the calls
+// after the one the cancellation interrupted, and not the approved batch of a resume
+// whose context ended before it started. The run fails as cancelled either way, so a
+// tool run then would act for nobody (and one that ignores ctx would still act).
+func TestAdvReActNoToolRunsAfterCancel(t *testing.T) {
+	t.Run("rest of the batch", func(t *testing.T) {
+		box := &toolbox{}
+		slow := team.NewTool("slow", "waits", nil, func(ctx context.Context, _ struct{}) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		model := testkit.NewScriptedModel(testkit.CallTools(
+			testkit.ToolCall("s1", "slow", `{}`),
+			testkit.ToolCall("w1", "weather", `{"city":"Oslo"}`),
+		), testkit.Reply("never"))
+		a, err := team.NewReActAgent("bot", model, team.WithTools(slow, box.weather()))
+		require.NoError(t, err)
+		sess := team.NewSession("cancel-batch")
+		for ev, err := range a.Stream(context.Background(), "go", sess) {
+			require.NoError(t, err)
+			if ev.Kind == team.EventToolStart {
+				break
+			}
+		}
+		assert.Empty(t, box.Calls(), "the call after the cancelled one did not run")
+		tr := sess.ReActTrace("bot")
+		require.NotNil(t, tr)
+		assert.Equal(t, team.TypeCancelled, tr.Error.Type)
+	})
+	t.Run("cancelled resume", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`)),
+			testkit.Reply("done"))
+		a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		sess := team.NewSession("cancel-resume")
+		_, err = a.Call(context.Background(), "clean up", sess)
+		require.NoError(t, err)
+		require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err = a.Resume(ctx, sess)
+		require.ErrorIs(t, err, team.ErrCancelled)
+		assert.Empty(t, box.Calls(), "the approved call did not run for a caller that had gone")
+	})
+}

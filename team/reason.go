@@ -103,5 +103,10 @@ func (r *runner) chat(ctx context.Context, step int, req *ChatRequest) (resp *Ch
 	} else {
 		resp, err = r.model.Chat(ctx, req)
 	}
+	if resp == nil && err == nil {
+		// Every caller reads the response; a model that breaks the contract fails the
+		// call instead of taking the run down with a nil dereference.
+		err = &Error{Type: TypeBadResponse, Message: fmt.Sprintf("model of %q returned neither a response nor an error", r.info.Agent)}
+	}
 	return resp, err
 }

@@ -317,3 +317,57 @@ func TestAdvMemberNamedLikeFinishMarker(t *testing.T) {
 		assert.Contains(t, err.Error(), "finish", tc.member)
 	}
 }
+
+// A swarm member hands over with the transfer tool, then asks for a sensitive call
+// and waits for a human. Resumed (in a session restored from JSON, as another process
+// would), the member answers: the team goes to the member it handed over to, as it
+// would have without the pause, instead of finishing with no_handoff. A transfer the
+// human skipped hands over to nobody.
+func TestAdvSwarmHandoffSurvivesHITLPause(t *testing.T) {
+	swarm := func(t *testing.T, transfer team.Tool, am team.ChatModel) *team.TeamAgent {
+		a, err := team.NewReActAgent("a", am, team.WithTools(transfer, (&toolbox{}).remove()))
+		require.NoError(t, err)
+		b, err := team.NewReActAgent("b", testkit.NewScriptedModel(testkit.Reply("b answers")))
+		require.NoError(t, err)
+		tm, _ := ttTeam(t, "sw", team.WithProtocol(team.Swarm()), team.WithMembers(a, b))
+		return tm
+	}
+	t.Run("transferred before the pause", func(t *testing.T) {
+		tm := swarm(t, team.TransferTool(), testkit.NewScriptedModel(
+			testkit.CallTools(testkit.ToolCall("t1", team.TransferToolName, `{"to":"b","reason":"b knows"}`)),
+			testkit.CallTools(testkit.ToolCall("r1", "remove", `{"path":"/tmp/x"}`)),
+			testkit.Reply("over to b")))
+		sess := team.NewSession("sw-1")
+		ans, err := tm.Call(context.Background(), "go", sess)
+		require.NoError(t, err)
+		require.NotNil(t, ans.Pending)
+		data, err := team.MarshalSession(sess)
+		require.NoError(t, err)
+		sess, err = team.UnmarshalSession(data)
+		require.NoError(t, err)
+		require.NoError(t, sess.Decide("a", team.Approve("r1")))
+		ans, err = tm.Call(context.Background(), "", sess)
+		require.NoError(t, err)
+		tr := ans.Trace.(*team.TeamTrace)
+		assert.Equal(t, "b answers", ans.Content)
+		assert.Equal(t, []string{"a", "b"}, tr.Route)
+		assert.Equal(t, []string{"route:a/protocol", "route:b/tool", "finish:/protocol/no_handoff"}, ttDecisions(tr))
+		assert.Equal(t, "b knows", tr.Decisions[1].Task)
+	})
+	t.Run("transfer skipped", func(t *testing.T) {
+		sensitive := team.TransferTool()
+		sensitive.Sensitive = team.Always("handing over needs approval")
+		tm := swarm(t, sensitive, testkit.NewScriptedModel(
+			testkit.CallTools(testkit.ToolCall("t1", team.TransferToolName, `{"to":"b"}`)),
+			testkit.Reply("I keep it")))
+		sess := team.NewSession("sw-2")
+		ans, err := tm.Call(context.Background(), "go", sess)
+		require.NoError(t, err)
+		require.NotNil(t, ans.Pending)
+		require.NoError(t, sess.Decide("a", team.Skip("t1", map[string]any{"transferred_to": "b"})))
+		ans, err = tm.Call(context.Background(), "", sess)
+		require.NoError(t, err)
+		assert.Equal(t, "I keep it", ans.Content)
+		assert.Equal(t, []string{"a"}, ans.Trace.(*team.TeamTrace).Route)
+	})
+}

@@ -418,25 +418,53 @@ func (t *TeamAgent) answer(c *flow.Context, res *flow.Result) (*Answer, error) {
 		return ans, nil
 	case flow.StatusSuspended, flow.StatusStopped:
 		ans.Content = ""
-		ans.Pending = t.pending(c, tr, res)
+		node := ""
+		if res.Frontier != nil {
+			if ids := res.Frontier.Pending(); len(ids) > 0 {
+				node = ids[0]
+			}
+		}
+		ans.Pending = t.pending(c, tr, node)
 		return ans, nil
 	}
 	return nil, fmt.Errorf("team %q: run %s", t.name, res.Status)
 }
 
-// pending says who the suspended team waits for: the first member with a pending tool
-// batch, else the team itself (an approval node; Node names it).
-func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, res *flow.Result) *Pending {
-	if ps := SessionOf(c).PendingAll(); len(ps) > 0 {
-		return ps[0]
-	}
-	p := &Pending{Agent: t.name, RunID: tr.RunID, Instance: c.InstanceID(), Calls: []PendingCall{}, Batch: []ToolCall{}}
-	if res.Frontier != nil {
-		if ids := res.Frontier.Pending(); len(ids) > 0 {
-			p.Node = ids[0]
+// pending says who the suspended team waits for: the first member (of the team or of
+// a nested team, or an agent a member called at its node) whose pending tool batch
+// still has calls without a decision, else the first such with a pending batch, else
+// the team itself (an approval node: node, "callpath:node", names it). The session may hold waiting
+// runs of agents outside the team, and of members whose calls are all decided (a
+// parallel member the suspension stopped before it resumed): reporting those would
+// hide the calls a human must decide.
+func (t *TeamAgent) pending(c *flow.Context, tr *TeamTrace, node string) *Pending {
+	var decided *Pending
+	for _, p := range SessionOf(c).PendingAll() {
+		switch {
+		case !t.hasMember(p.Agent) && !t.hasMember(p.Node):
+		case len(p.Calls) > 0:
+			return p
+		case decided == nil:
+			decided = p
 		}
 	}
-	return p
+	if decided != nil {
+		return decided
+	}
+	return &Pending{Agent: t.name, RunID: tr.RunID, Instance: c.InstanceID(), Node: node, Calls: []PendingCall{}, Batch: []ToolCall{}}
+}
+
+// hasMember reports whether name is a member of the team or of a nested team.
+func (t *TeamAgent) hasMember(name string) bool {
+	if t.byName[name] != nil {
+		return true
+	}
+	for _, sub := range t.nested {
+		if sub.hasMember(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // callInNode runs the team for an agent node of another graph: on a copy of the

@@ -148,21 +148,25 @@ func (s *teamEndTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) er
 	if st := invStateOf(ctx, t); st != nil {
 		st.ended.Store(true)
 	}
-	t.emitEnd(ctx, tr, nil)
+	t.emitEnd(ctx, tr, nil, nil)
 	if nest := t.nestingOf(c); nest.parent != nil {
 		nest.parent.nestedEnd(ctx, c, nest, t, tr)
 	}
 	return nil
 }
 
-// emitEnd reports the end of a team run (completed, failed, suspended, stopped).
-func (t *TeamAgent) emitEnd(ctx context.Context, tr *TeamTrace, err error) {
+// emitEnd reports the end of a team run (completed, failed, suspended, stopped). The
+// event's Answer is the one Call gives: a suspended run's says who waits (pending).
+func (t *TeamAgent) emitEnd(ctx context.Context, tr *TeamTrace, err error, pending *Pending) {
 	ev := teamEvent(EventTeamEnd, tr)
 	ev.Status, ev.Content, ev.Duration = tr.Status, tr.FinalAnswer, tr.Metrics.Duration
 	u := tr.Metrics.Usage()
 	ev.Usage = &u
 	ev.Error = tr.Error
 	ev.Answer = &Answer{Agent: t.name, RunID: tr.RunID, Content: tr.FinalAnswer, Metrics: tr.Metrics, Trace: tr}
+	if pending != nil {
+		ev.Answer.Content, ev.Answer.Pending = "", pending
+	}
 	Emit(ctx, ev)
 	t.icpts.teamEnd(ctx, tr, err)
 }

@@ -114,6 +114,9 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}
 	d := time.Since(began)
 	ans, ho := slot.result()
+	if ho == nil && ans != nil && ans.Pending == nil {
+		ho = handoffIn(ans.Trace)
+	}
 	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
 	end.Duration = d
 	switch {
@@ -215,6 +218,32 @@ func TransferTool() Tool {
 			s.mu.Unlock()
 			return map[string]any{"transferred_to": to}, nil
 		})
+}
+
+// handoffIn finds the last handoff a ReAct run made with the transfer tool. The slot
+// sees only the calls since the run last resumed, so a member that handed over and
+// then waited for a human decision would otherwise lose its handoff; the run's trace
+// is kept across the pause. A transfer a human skipped did not run, so it is no
+// handoff.
+func handoffIn(t Trace) *handoff {
+	tr, ok := t.(*ReActTrace)
+	if !ok || tr == nil {
+		return nil
+	}
+	for i := len(tr.Steps) - 1; i > 0; i-- {
+		obs, act := tr.Steps[i], tr.Steps[i-1]
+		if obs.Kind != StepObservation || act.Kind != StepAction || act.Call == nil || act.Call.Name != TransferToolName ||
+			obs.Observation == nil || !obs.Observation.OK() ||
+			act.Decision != nil && act.Decision.Kind != DecisionApprove {
+			continue
+		}
+		var a transferArgs
+		if json.Unmarshal(act.Call.Args, &a) != nil || strings.TrimSpace(a.To) == "" {
+			continue
+		}
+		return &handoff{To: strings.TrimSpace(a.To), Reason: a.Reason}
+	}
+	return nil
 }
 
 // parseTransfer reads a handoff written in text: a line "transfer_to: <name>" (or

@@ -69,6 +69,7 @@ type invState struct {
 	suspended atomic.Bool
 	mu        sync.Mutex
 	failed    error
+	waitsAt   string // "callpath:node" of the first node that suspended
 }
 
 type invKey struct{}
@@ -139,7 +140,14 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 		}
 		tr.closeSegment(time.Now())
 	})
-	t.emitEnd(ctx, tr, failure)
+	var pending *Pending
+	if status == TeamSuspended {
+		st.mu.Lock()
+		node := st.waitsAt
+		st.mu.Unlock()
+		pending = t.pending(c, tr, node)
+	}
+	t.emitEnd(ctx, tr, failure, pending)
 	return err
 }
 
@@ -159,6 +167,11 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		switch {
 		case end.Status == trace.Suspended:
 			st.suspended.Store(true)
+			st.mu.Lock()
+			if st.waitsAt == "" {
+				st.waitsAt = c.CallPath() + ":" + n.ID
+			}
+			st.mu.Unlock()
 		case end.Status == trace.Failed && !end.Retrying && !end.Recovered:
 			st.mu.Lock()
 			if st.failed == nil {

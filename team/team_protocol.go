@@ -188,7 +188,7 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	t := mt.t
 	tr := t.trace(c)
 	latest := latestByMember(tr)
-	cov, notes := memberCoverage(c, t.names)
+	cov, notes := memberCoverage(c, t.names, latest)
 	began := time.Now()
 	var (
 		answer string
@@ -261,12 +261,29 @@ func latestByMember(tr *TeamTrace) map[string]TeamRecord {
 // memberCoverage writes the coverage notes of the members that reported a structured
 // sub-agent result (SubResult) or whose tool calls failed without a successful retry:
 // the evidence a merge must not hide. Other members (plain answers) get no note.
-func memberCoverage(c *flow.Context, members []string) (Coverage, map[string]CoverageNote) {
+//
+// The context keeps what members reported in earlier runs of the session, so the
+// evidence is checked against this run's records (latest): a member that did not run
+// now reported nothing now, and one whose turn failed wrote no success now.
+func memberCoverage(c *flow.Context, members []string, latest map[string]TeamRecord) (Coverage, map[string]CoverageNote) {
 	var tasks []SubTask
 	for _, st := range GatherSubTasks(c, members...) {
-		if st.Result != nil || len(unresolvedFailures(st.Calls)) > 0 {
-			tasks = append(tasks, st)
+		if st.Result == nil && len(unresolvedFailures(st.Calls)) == 0 {
+			continue
 		}
+		switch r := latest[st.Name]; r.Status {
+		case RunCompleted:
+		case RunFailed:
+			if st.Result != nil && st.Result.OK() {
+				st.Result, st.Answer = nil, ""
+			}
+			if r.Error != nil {
+				st.Failure = r.Error
+			}
+		default:
+			st = SubTask{Name: st.Name, Title: st.Title}
+		}
+		tasks = append(tasks, st)
 	}
 	cov := NewCoverage(tasks...)
 	notes := make(map[string]CoverageNote, len(cov.Notes))

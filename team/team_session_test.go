@@ -326,6 +326,126 @@ func TestTeamPendingAnswer(t *testing.T) {
 	assert.True(t, errors.Is(err, flow.ErrNotResumable), "nothing to resume: %v", err)
 }
 
+// A suspended team answers with its own member's waiting calls: not those of an agent
+// outside the team that waits in the same session (first in name order), and not a
+// member whose calls are all decided while another member's still need a decision.
+func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
+	ctx := context.Background()
+	outsider := func(sess *team.AgentSession) {
+		a := hitlAgent(t, &toolbox{}, testkit.NewScriptedModel(batchTurn()))
+		ans, err := a.Call(ctx, "elsewhere", sess)
+		require.NoError(t, err)
+		require.NotNil(t, ans.Pending)
+		require.Less(t, ans.Pending.Agent, "payer", "the outsider comes first in name order")
+	}
+	var paid []string
+	tm := ttPayTeam(t, testkit.NewScriptedModel(ttSupScript()[:1]...), testkit.NewScriptedModel(ttPayerScript()[:1]...), true, &paid)
+	sess := team.NewSession("pw-1")
+	outsider(sess)
+	ans, err := tm.Call(ctx, "Pay", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "payer", ans.Pending.Agent)
+	assert.Equal(t, []string{"p1"}, ans.Pending.IDs())
+
+	// A member that delegates to an agent of another name: that agent waits at the
+	// member's node.
+	clerk := hitlAgent(t, &toolbox{}, testkit.NewScriptedModel(batchTurn()))
+	desk, err := team.NewTeam("desk", team.WithMembers(delegate{name: "desk-member", to: clerk}))
+	require.NoError(t, err)
+	sess = team.NewSession("pw-4")
+	box := &toolbox{}
+	outsider2, err := team.NewReActAgent("aaa", testkit.NewScriptedModel(batchTurn()),
+		team.WithTools(box.weather(), box.transfer(), box.remove()))
+	require.NoError(t, err)
+	_, err = outsider2.Call(ctx, "elsewhere", sess)
+	require.NoError(t, err)
+	ans, err = desk.Call(ctx, "file it", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "assistant", ans.Pending.Agent)
+	assert.Equal(t, "desk-member", ans.Pending.Node)
+
+	sess = team.NewSession("pw-2")
+	outsider(sess)
+	ans, err = ttApprovalTeam(t).Call(ctx, "Release", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "release", ans.Pending.Agent, "an approval node: the team itself waits")
+
+	// Two parallel members ask for decisions; the first suspension stops the run, so
+	// the other may not have asked yet. The one that waits is decided; resumed, the
+	// other one asks, and whether the decided one ran before that suspension stopped
+	// the run or not, the answer names the member that needs a decision.
+	member := func(name string) team.Agent {
+		m := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall(name+"1", "remove", `{"path":"/`+name+`"}`))).
+			When(testkit.LastIsToolResult("remove"), testkit.Reply(name+" done"))
+		a, err := team.NewReActAgent(name, m, team.WithTools((&toolbox{}).remove()))
+		require.NoError(t, err)
+		return a
+	}
+	par, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithMembers(member("a"), member("b")))
+	sess = team.NewSession("pw-3")
+	ans, err = par.Call(ctx, "clean", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	first, other := ans.Pending.Agent, "b"
+	if first == "b" {
+		other = "a"
+	}
+	require.NoError(t, sess.Decide(first, team.Approve(first+"1")))
+	ans, err = par.Call(ctx, "", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, other, ans.Pending.Agent)
+	assert.Equal(t, []string{other + "1"}, ans.Pending.IDs())
+}
+
+// The last event of a suspended team's stream, its TeamEnd, carries the answer Call
+// gives: who waits, with the calls to decide (or the approval node), and no content.
+func TestTeamStreamSuspendedAnswer(t *testing.T) {
+	ctx := context.Background()
+	var paid []string
+	sup, payer := ttSupScript()[:1], ttPayerScript()[:1]
+	called, err := ttPayTeam(t, testkit.NewScriptedModel(sup...), testkit.NewScriptedModel(payer...), true, &paid).
+		Call(ctx, "Pay", team.NewSession("sa-1"))
+	require.NoError(t, err)
+	evs, err := team.Events(ctx, ttPayTeam(t, testkit.NewScriptedModel(sup...), testkit.NewScriptedModel(payer...), true, &paid),
+		"Pay", team.NewSession("sa-2"))
+	require.NoError(t, err)
+	last := evs[len(evs)-1]
+	require.Equal(t, team.EventTeamEnd, last.Kind)
+	assert.Equal(t, team.TeamSuspended, last.Status)
+	require.NotNil(t, last.Answer)
+	require.NotNil(t, last.Answer.Pending)
+	assert.Empty(t, last.Answer.Content)
+	assert.Equal(t, called.Pending.Agent, last.Answer.Pending.Agent)
+	assert.Equal(t, called.Pending.IDs(), last.Answer.Pending.IDs())
+
+	called, err = ttApprovalTeam(t).Call(ctx, "Release", team.NewSession("sa-3"))
+	require.NoError(t, err)
+	evs, err = team.Events(ctx, ttApprovalTeam(t), "Release", team.NewSession("sa-4"))
+	require.NoError(t, err)
+	last = evs[len(evs)-1]
+	require.Equal(t, team.EventTeamEnd, last.Kind)
+	require.NotNil(t, last.Answer.Pending)
+	assert.Equal(t, called.Pending.Agent, last.Answer.Pending.Agent)
+	assert.Equal(t, called.Pending.Node, last.Answer.Pending.Node)
+}
+
+// delegate is a member that hands its prompt to another agent in its session.
+type delegate struct {
+	name string
+	to   team.Agent
+}
+
+func (d delegate) Name() string { return d.name }
+func (d delegate) Role() string { return "delegates" }
+func (d delegate) Call(ctx context.Context, prompt string, sess *team.AgentSession) (*team.Answer, error) {
+	return d.to.Call(ctx, prompt, sess)
+}
+
 // ttFlaky fails its first call, then answers.
 type ttFlaky struct {
 	calls int
