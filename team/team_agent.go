@@ -357,7 +357,14 @@ func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, er
 	if pos := sess.position(); pos == nil || pos.graph != t.graph.ID {
 		return nil, fmt.Errorf("team %q in session %q: %w", t.name, sess.ID(), flow.ErrNotResumable)
 	}
-	return t.Call(ctx, "", sess)
+	// ResumeFlow claims the halted run atomically. Going through Call instead would
+	// check for it a second time, and a concurrent Resume claiming it in between would
+	// make this one start a new run with an empty prompt instead of failing.
+	res, err := sess.ResumeFlow(ctx, t.eng, t.graph)
+	if err != nil {
+		return nil, fmt.Errorf("team %q: %w", t.name, err)
+	}
+	return t.answer(sess.Context(), res)
 }
 
 // Call runs the team on prompt in sess, on the team's engine, over the session's
