@@ -340,6 +340,7 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 		depth       int  // flow collection nesting
 		quote       byte // the open quote, or 0
 		expectValue bool // the next non-blank byte starts a token
+		closed      bool // the last non-blank byte closed a quoted scalar
 		blockIndent = -1 // inside a block scalar: its lines are indented deeper than this
 	)
 	for start := 0; start < len(data); {
@@ -368,6 +369,10 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 			if j+1 < len(line) {
 				next = line[j+1]
 			}
+			afterQuote := closed
+			if !blank(c) {
+				closed = false
+			}
 			switch {
 			case quote == '"':
 				if c == '\\' && j+1 < len(line) {
@@ -375,14 +380,14 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 					j++
 					c = next
 				} else if c == '"' {
-					quote = 0
+					quote, closed = 0, true
 				}
 			case quote == '\'':
 				if c == '\'' && next == '\'' {
 					out = append(out, c)
 					j++
 				} else if c == '\'' {
-					quote = 0
+					quote, closed = 0, true
 				}
 			case blank(c):
 			case c == '#' && (j == 0 || blank(line[j-1])):
@@ -406,7 +411,8 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 						expectValue = true
 						continue
 					}
-					expectValue = blank(next) || next == ',' || next == ']' || next == '}'
+					// After a quoted key ("a":"b") the value may follow the ':' at once.
+					expectValue = afterQuote || blank(next) || next == ',' || next == ']' || next == '}'
 				default:
 					expectValue = false
 				}
