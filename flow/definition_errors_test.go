@@ -26,7 +26,12 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"bad indentation", "", "id: g\nlayout:\n  - id: a\n    link: b\n   bad: c\n", 5, "invalid YAML: did not find expected '-' indicator"},
 		{"list under a key", "", "id: g\nlayout:\n  - id: a\n    - b\n", 4, "invalid YAML: did not find expected key"},
 		{"unterminated quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n", 4, "invalid YAML: found unexpected end of stream"},
-		{"tab indentation", "", "id: g\nlayout:\n  - id: a\n\ttask: b\n", 3, "invalid YAML: found a tab character"},
+		{"tab indentation", "", "id: g\nlayout:\n  - id: a\n\ttask: b\n", 4, "invalid YAML: found a tab character"},
+		// yaml.v3 puts these at the start of the scalar being scanned, lines above.
+		{"tab below a scalar", "", "id: g\nlayout:\n  - id: a\n    title: x\n\ttask: b\n", 5, "invalid YAML: found a tab character that violates indentation"},
+		{"tab in a block scalar", "", "id: g\nlayout:\n  - id: a\n    task: |\n      x\n\t  y\n", 6, "invalid YAML: found a tab character where an indentation space is expected"},
+		{"bad escape in a quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n      y \\q\"\n", 5, "invalid YAML: found unknown escape character"},
+		{"document marker in a quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n\n---\n", 6, "invalid YAML: found unexpected document indicator"},
 		{"error on the first line", "", "a: b: c\nid: g\n", 1, "invalid YAML: mapping values are not allowed"},
 		{"unknown anchor", "", "id: g\nlayout:\n  - id: a\n  - id: b\n    link: *nope\n", 5, "unknown anchor 'nope'"},
 		{"control character", "", "id: g\nlayout:\n  - id: a\n    title: \"\x01\"\n", 4, "control characters"},

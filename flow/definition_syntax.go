@@ -127,10 +127,16 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
-		// yaml.v3 prints parser errors (not scanner errors) with the 0-based line of the
-		// collection being parsed, which may start far above the problem.
-		if isYAMLParserError(msg) {
+		switch {
+		case isYAMLParserError(msg):
+			// yaml.v3 prints parser errors (not scanner errors) with the 0-based line of
+			// the collection being parsed, which may start far above the problem.
 			line = problemLine(data, line+1, msg)
+		case isYAMLScalarError(msg):
+			// These scanner errors carry the line the scalar being scanned starts on;
+			// a quoted or block scalar, or the indentation after a plain one, may
+			// reach lines further down.
+			line = problemLine(data, line, msg)
 		}
 		return line, msg
 	}
@@ -194,6 +200,21 @@ func isYAMLParserError(msg string) bool {
 		"did not find expected ',' or ", "did not find expected '-' indicator",
 		"did not find expected <", "did not find expected key", "did not find expected node content",
 		"found duplicate %", "found incompatible YAML document", "found undefined tag handle",
+	} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isYAMLScalarError reports whether msg is one of yaml.v3's scanner problems found
+// inside a scalar (or the indentation after it) that may lie below the scalar's first line.
+func isYAMLScalarError(msg string) bool {
+	for _, p := range [...]string{
+		"found unknown escape character", "did not find expected hexdecimal number",
+		"found invalid Unicode character escape code", "found unexpected document indicator",
+		"found a tab character",
 	} {
 		if strings.HasPrefix(msg, p) {
 			return true
