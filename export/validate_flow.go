@@ -33,6 +33,12 @@ func isSplit(n *vnode) bool {
 	return false
 }
 
+// conditional reports whether the engine checks the link's condition before it takes
+// the link: a parallel gateway takes every link, whatever its condition.
+func (l *vlink) conditional() bool {
+	return l.from.spec.Type != flow.Parallel && strings.TrimSpace(l.spec.When) != ""
+}
+
 // branchEnds is what one branch of a split reaches: the joins at its own nesting level,
 // and the nodes where it ends without a join.
 type branchEnds struct {
@@ -174,7 +180,8 @@ func atNodes(ns []*vnode) string {
 
 // checkCycles reports every cycle that passes through no condition and no loop node:
 // nothing in it decides to leave, so a run goes round until the step limit. A cycle is
-// guarded by an exclusive or inclusive gateway, a loop node, or a link with a condition.
+// guarded by an exclusive or inclusive gateway, a loop node, or a link with a condition
+// (but not one of a parallel gateway, which ignores it).
 // An end node ends its branch, so no cycle passes through one.
 func (v *validator) checkCycles(vg *vgraph) {
 	open := func(n *vnode) bool {
@@ -190,7 +197,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 			return nil
 		}
 		for _, l := range n.out {
-			if strings.TrimSpace(l.spec.When) == "" && open(l.to) {
+			if !l.conditional() && open(l.to) {
 				out = append(out, l.to)
 			}
 		}

@@ -241,6 +241,22 @@ layout:
 			msg:  `cycle "a" -> "b" -> "c" -> "a" passes through no condition and no loop node`,
 		},
 		{
+			// A parallel gateway takes every link whatever its condition, so a condition
+			// there guards nothing.
+			name: "a condition on a parallel gateway's link does not guard a cycle",
+			doc: `
+id: parcyc
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: p}
+  - {id: p, type: parallel, link: {nextId: b, when: "n < 3"}}
+  - {id: b, link: [a, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a"},
+			msg:  `cycle "a" -> "p" -> "b" -> "a" passes through no condition and no loop node`,
+		},
+		{
 			name: "guarded cycles",
 			doc: `
 id: guarded
@@ -339,6 +355,19 @@ layout:
 `,
 			want: []string{"subgraph.recursive@call"},
 			msg:  `sub-graph calls recurse without a bound: "self" (node "call") -> "self"`,
+		},
+		{
+			name: "a condition on a parallel gateway's link does not bound recursion",
+			doc: `
+id: parrec
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: {nextId: call, when: "depth < 3"}}
+  - {id: call, task: "#parrec", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound: "parrec" (node "call") -> "parrec"`,
 		},
 		{
 			name: "guarded recursion is a warning, a missing sub-graph an error",
