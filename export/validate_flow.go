@@ -180,13 +180,18 @@ func atNodes(ns []*vnode) string {
 
 // checkCycles reports every cycle that passes through no condition and no loop node:
 // nothing in it decides to leave, so a run goes round until the step limit. A cycle is
-// guarded by an exclusive or inclusive gateway, a loop node, or a link with a condition
-// (but not one of a parallel gateway, which ignores it).
-// An end node ends its branch, so no cycle passes through one.
+// guarded by a loop node, an exclusive gateway with a condition on any of its links (its
+// default is taken only when none holds), or a link with a condition (but not one of a
+// parallel gateway, which ignores it). An inclusive gateway takes every link whose
+// condition holds, as an activity does, and an exclusive one without conditions always
+// takes its default: neither guards anything by itself. An end node ends its branch, so
+// no cycle passes through one.
 func (v *validator) checkCycles(vg *vgraph) {
 	open := func(n *vnode) bool {
 		switch n.spec.Type {
-		case flow.Exclusive, flow.Inclusive, flow.Loop, flow.End:
+		case flow.Exclusive:
+			return !slices.ContainsFunc(n.out, (*vlink).conditional)
+		case flow.Loop, flow.End:
 			return false
 		}
 		return true

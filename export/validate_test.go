@@ -257,6 +257,23 @@ layout:
 			msg:  `cycle "a" -> "p" -> "b" -> "a" passes through no condition and no loop node`,
 		},
 		{
+			// An exclusive gateway without a condition always takes its default link, and
+			// an inclusive one takes every unconditioned link: neither decides anything.
+			name: "gateways without a choice do not guard a cycle",
+			doc: `
+id: nochoice
+layout:
+  - {id: s, type: start, link: [a, {nextId: b, when: "other"}]}
+  - {id: a, link: [x, {nextId: e, when: "done"}]}
+  - {id: x, type: exclusive, link: a}
+  - {id: b, link: i}
+  - {id: i, type: inclusive, link: [{nextId: b, priority: 1}, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a", "cycle.unguarded@b", "split.no-join@i"},
+			msg:  `cycle "b" -> "i" -> "b" passes through no condition and no loop node`,
+		},
+		{
 			name: "guarded cycles",
 			doc: `
 id: guarded
@@ -299,7 +316,7 @@ layout:
   - {id: c, link: [{nextId: c2, when: "a"}, {nextId: c2, when: "b"}]}
   - {id: c2, link: c}
   - {id: r, meta: {onError: e}, link: r2}
-  - {id: r2, type: exclusive, link: r}
+  - {id: r2, type: exclusive, link: [{nextId: r, when: "a"}, r]}
   - {id: e, type: end}
 `,
 		},
