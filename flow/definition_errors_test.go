@@ -34,6 +34,8 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"document marker in a quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n\n---\n", 6, "invalid YAML: found unexpected document indicator"},
 		{"error on the first line", "", "a: b: c\nid: g\n", 1, "invalid YAML: mapping values are not allowed"},
 		{"unknown anchor", "", "id: g\nlayout:\n  - id: a\n  - id: b\n    link: *nope\n", 5, "unknown anchor 'nope'"},
+		{"unknown anchor after the same text in a script", "", "id: g\nlayout:\n  - {id: a, task: \"n = m *rate\"}\n  - {id: b, title: *rate}\n", 4, "unknown anchor 'rate'"},
+		{"unknown anchor after a longer alias", "", "id: g\nmeta: {x: &ab 1, y: *ab}\nlayout:\n  - {id: a, title: *a}\n", 4, "unknown anchor 'a'"},
 		{"control character", "", "id: g\nlayout:\n  - id: a\n    title: \"\x01\"\n", 4, "control characters"},
 		{"two documents", "", "id: g\nlayout: [{id: a}]\n---\nid: h\n", 3, "more than one YAML document"},
 		{"real error after Solon's key:[", "", "id: g\nlayout:\n  - {id: a, link:[b]}\n  - {id: b, link: [c}\n", 4, "did not find expected ',' or ']'"},

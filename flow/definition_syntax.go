@@ -143,10 +143,9 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	switch {
 	case strings.HasPrefix(msg, "unknown anchor '"):
-		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown anchor '"), "'")
-		if i := bytes.Index(data, []byte("*"+name)); i >= 0 {
-			return lineAt(data, i), msg
-		}
+		// The text "*name" may also stand in a string, a comment or a longer alias
+		// above the alias itself: find the first line the parser stops at.
+		return problemLine(data, 1, msg), msg
 	case strings.Contains(msg, "UTF-8"), strings.Contains(msg, "control characters"):
 		return lineAt(data, badByte(data)), msg
 	}
