@@ -37,6 +37,8 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"unknown anchor after the same text in a script", "", "id: g\nlayout:\n  - {id: a, task: \"n = m *rate\"}\n  - {id: b, title: *rate}\n", 4, "unknown anchor 'rate'"},
 		{"unknown anchor after a longer alias", "", "id: g\nmeta: {x: &ab 1, y: *ab}\nlayout:\n  - {id: a, title: *a}\n", 4, "unknown anchor 'a'"},
 		{"control character", "", "id: g\nlayout:\n  - id: a\n    title: \"\x01\"\n", 4, "control characters"},
+		{"C1 control character", "", "id: g\nlayout:\n  - id: a\n    title: \"x\u0080\"\n", 4, "control characters"},
+		{"non-character", "", "id: g\nlayout:\n  - id: a\n    title: \"x\uffff\"\n", 4, "control characters"},
 		{"two documents", "", "id: g\nlayout: [{id: a}]\n---\nid: h\n", 3, "more than one YAML document"},
 		{"real error after Solon's key:[", "", "id: g\nlayout:\n  - {id: a, link:[b]}\n  - {id: b, link: [c}\n", 4, "did not find expected ',' or ']'"},
 		{"JSON syntax", "test.json", "{\n  \"id\": \"g\",\n  \"layout\": [\n    {\"id\": \"a\"} {}\n  ]\n}\n", 4, "invalid JSON"},

@@ -222,11 +222,17 @@ func isYAMLScalarError(msg string) bool {
 	return false
 }
 
-// badByte returns the offset of the first invalid UTF-8 sequence or control character.
+// badByte returns the offset of the first invalid UTF-8 sequence or character yaml.v3
+// refuses: the C0 and C1 controls but tab, line feed, carriage return and NEL, DEL, and
+// U+FFFE and U+FFFF.
 func badByte(data []byte) int {
 	for i := 0; i < len(data); {
 		c, size := utf8.DecodeRune(data[i:])
-		if c == utf8.RuneError && size <= 1 || c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+		switch {
+		case c == utf8.RuneError && size <= 1:
+			return i
+		case c == '\t', c == '\n', c == '\r', c == 0x85:
+		case c < 0x20, c >= 0x7f && c < 0xa0, c == 0xfffe, c == 0xffff:
 			return i
 		}
 		i += size
