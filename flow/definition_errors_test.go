@@ -67,6 +67,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"priority is a quoted number", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: \"2\"}}\n", 3, `priority must be an integer, not "2"`},
 		{"priority is a list", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: [1]}}\n", 3, "priority must be an integer, not a list"},
 		{"priority overflows", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: 99999999999999999999}}\n", 3, "priority must be an integer"},
+		{"priority beyond int64", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: 18446744073709551615}}\n", 3, `link to "b": priority 18446744073709551615 is out of range`},
 		{"when and condition", "", "id: g\nlayout:\n  - id: a\n    link:\n      - nextId: b\n        when: x\n        condition: y\n", 7, `both "when" and its deprecated alias "condition"`},
 		{"duplicate key", "", "id: g\nlayout:\n  - id: a\n    task: x\n    task: y\n", 5, `duplicate key "task" (first at line 4)`},
 		{"duplicate JSON key", "test.json", "{\"id\": \"g\",\n \"id\": \"h\", \"layout\": []}", 2, `duplicate key "id" (first at line 1)`},
