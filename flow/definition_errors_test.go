@@ -206,3 +206,17 @@ func definitionErrors(t *testing.T, err error) []*flow.DefinitionError {
 	}
 	return []*flow.DefinitionError{de}
 }
+
+// A JSON document yaml.v3 refuses for its depth is read by encoding/json, which has no
+// depth limit of its own: the reader stops at a bound, so that no document, however
+// deep, takes minutes or exhausts the stack.
+func TestParseDefinitionDeepJSON(t *testing.T) {
+	const depth = 100_000
+	doc := "{\"id\": \"g\",\n\"layout\": [{\"id\": \"a\", \"meta\": {\"x\":\n" +
+		strings.Repeat("[", depth) + strings.Repeat("]", depth) + "}}]}\n"
+	_, err := flow.ParseDefinition("deep.json", []byte(doc))
+	var de *flow.DefinitionError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, flow.Pos{File: "deep.json", Line: 3}, de.Pos, err.Error())
+	assert.Contains(t, de.Msg, "nested more than")
+}

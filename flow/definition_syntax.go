@@ -103,12 +103,15 @@ var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): `)
 func (r *defReader) syntaxError(data []byte, err error) error {
 	var extra *extraDocError
 	var jerr *json.SyntaxError
+	var deep *jsonDepthError
 	line, msg := 0, err.Error()
 	switch {
 	case errors.As(err, &extra):
 		line = extra.line
 	case errors.As(err, &jerr):
 		line, msg = lineAt(data, int(jerr.Offset)-1), "invalid JSON: "+msg
+	case errors.As(err, &deep):
+		line, msg = lineAt(data, int(deep.offset)-1), "invalid JSON: "+msg
 	default:
 		line, msg = yamlErrorLine(data, msg)
 		msg = "invalid YAML: " + msg
@@ -304,11 +307,14 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 		n, _ := slices.BinarySearch(newlines, int(dec.InputOffset())-1)
 		return n + 1
 	}
-	var build func(tok json.Token) (*yaml.Node, error)
-	build = func(tok json.Token) (*yaml.Node, error) {
+	var build func(tok json.Token, depth int) (*yaml.Node, error)
+	build = func(tok json.Token, depth int) (*yaml.Node, error) {
 		n := &yaml.Node{Kind: yaml.ScalarNode, Line: line()}
 		switch t := tok.(type) {
 		case json.Delim:
+			if depth > maxJSONDepth {
+				return nil, &jsonDepthError{offset: dec.InputOffset()}
+			}
 			end := json.Delim(']')
 			n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
 			if t == '{' {
@@ -322,7 +328,7 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 				if tok == end {
 					return n, nil
 				}
-				child, err := build(tok)
+				child, err := build(tok, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -346,7 +352,7 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := build(tok)
+	root, err := build(tok, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +360,20 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 		return nil, &json.SyntaxError{Offset: dec.InputOffset()}
 	}
 	return root, nil
+}
+
+// maxJSONDepth bounds the nesting decodeJSON follows, as yaml.v3 bounds its own at 10000
+// flow levels, so that no document exhausts the stack. It allows five levels more: the
+// ones a JSON document needs above a link's meta (document, layout, node, link list,
+// link) that YAML may write in block style, so the JSON form of any graph the YAML
+// reader loads reads back.
+const maxJSONDepth = 10000 + 5
+
+// jsonDepthError reports a JSON document nested deeper than maxJSONDepth.
+type jsonDepthError struct{ offset int64 }
+
+func (e *jsonDepthError) Error() string {
+	return fmt.Sprintf("nested more than %d levels deep", maxJSONDepth)
 }
 
 // relaxFlowColons inserts a space after each ':' that directly precedes '[' or '{' inside
