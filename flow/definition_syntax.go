@@ -388,6 +388,7 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 		expectValue bool // the next non-blank byte starts a token
 		closed      bool // the last non-blank byte closed a quoted scalar
 		blockIndent = -1 // inside a block scalar: its lines are indented deeper than this
+		plainIndent = -1 // a plain scalar in block context goes on in lines deeper than this
 	)
 	for start := 0; start < len(data); {
 		end := len(data)
@@ -405,8 +406,11 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 			blockIndent = -1
 		}
 		keyCol, dashCol := indent, -1
+		empty := len(bytes.TrimSpace(line)) == 0
+		// A deeper line after a plain scalar is more of its text, whatever it starts with.
+		continued := plainIndent >= 0 && indent > plainIndent && !empty
 		if depth == 0 && quote == 0 {
-			expectValue = true
+			expectValue = !continued
 		}
 	scan:
 		for j := 0; j < len(line); j++ {
@@ -493,6 +497,13 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 				}
 			}
 			out = append(out, c)
+		}
+		switch {
+		case empty, continued:
+		case depth == 0 && quote == 0 && !expectValue && blockIndent < 0:
+			plainIndent = keyCol
+		default:
+			plainIndent = -1
 		}
 	}
 	return out, len(out) != len(data)

@@ -365,6 +365,21 @@ layout:
 	assert.Equal(t, map[string]any{"n": "x:[y]"}, spec.Nodes[1].Meta)
 }
 
+func TestParseDefinitionRelaxedFlowColonsKeepPlainContinuations(t *testing.T) {
+	// A plain scalar that goes on in a deeper line is text, even where that line starts
+	// like a flow collection.
+	spec := parse(t, `id: g
+layout:
+  - {id: s, type: start, link:[a]}
+  - id: a
+    task: f(1,
+      {k:[v]})
+    link: e
+  - {id: e, type: end, title: "e:[f]"}
+`)
+	assert.Equal(t, "f(1, {k:[v]})", spec.Nodes[1].Task)
+}
+
 func TestParseDefinitionPriorityOrder(t *testing.T) {
 	g, err := flow.LoadGraph("p.yml", []byte(`
 id: g
