@@ -39,6 +39,9 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"control character", "", "id: g\nlayout:\n  - id: a\n    title: \"\x01\"\n", 4, "control characters"},
 		{"C1 control character", "", "id: g\nlayout:\n  - id: a\n    title: \"x\u0080\"\n", 4, "control characters"},
 		{"non-character", "", "id: g\nlayout:\n  - id: a\n    title: \"x\uffff\"\n", 4, "control characters"},
+		// yaml.v3 reads a lone CR (classic Mac OS) as a line break; so does every message.
+		{"CR line breaks", "", "id: g\rlayout:\r  - {id: a, link: [b}\r", 3, "did not find expected ',' or ']'"},
+		{"CR line breaks in a scalar", "", "id: g\rlayout:\r  - id: a\r    task: \"x\r      y \\q\"\r", 5, "found unknown escape character"},
 		{"two documents", "", "id: g\nlayout: [{id: a}]\n---\nid: h\n", 3, "more than one YAML document"},
 		{"real error after Solon's key:[", "", "id: g\nlayout:\n  - {id: a, link:[b]}\n  - {id: b, link: [c}\n", 4, "did not find expected ',' or ']'"},
 		{"JSON syntax", "test.json", "{\n  \"id\": \"g\",\n  \"layout\": [\n    {\"id\": \"a\"} {}\n  ]\n}\n", 4, "invalid JSON"},

@@ -117,8 +117,9 @@ func (r *defReader) syntaxError(data []byte, err error) error {
 		msg = "invalid YAML: " + msg
 	}
 	// A problem found at the end of the input is on its last line, not the one after.
-	lines := bytes.Count(data, []byte{'\n'})
-	if !bytes.HasSuffix(data, []byte{'\n'}) {
+	ends := lineEnds(data)
+	lines := len(ends)
+	if lines == 0 || ends[lines-1] != len(data) {
 		lines++
 	}
 	return &DefinitionError{Pos: Pos{File: r.file, Line: max(min(line, lines), 1)}, Msg: msg}
@@ -161,15 +162,9 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 // tried one by one; further down it bisects, on the assumption that a cut above the
 // problem parses and a cut below it fails the same way. It falls back to start.
 func problemLine(data []byte, start int, problem string) int {
-	var ends []int // ends[k-1] is the offset just after line k
-	for off := 0; off < len(data); {
-		i := bytes.IndexByte(data[off:], '\n')
-		if i < 0 {
-			ends = append(ends, len(data))
-			break
-		}
-		off += i + 1
-		ends = append(ends, off)
+	ends := lineEnds(data) // ends[k-1] is the offset just after line k
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
 	}
 	fails := func(line int) bool {
 		_, err := decodeYAML(data[:ends[line-1]])
@@ -243,10 +238,26 @@ func badByte(data []byte) int {
 	return 0
 }
 
+// lineEnds returns the offset just after each line break of data, reading "\r\n", "\n"
+// and a lone "\r" as one break each, as yaml.v3 counts lines.
+func lineEnds(data []byte) []int {
+	var ends []int
+	for i := 0; i < len(data); i++ {
+		switch {
+		case data[i] == '\n':
+			ends = append(ends, i+1)
+		case data[i] == '\r' && (i+1 == len(data) || data[i+1] != '\n'):
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
+}
+
 // lineAt returns the 1-based line of byte offset off.
 func lineAt(data []byte, off int) int {
 	off = min(max(off, 0), len(data))
-	return bytes.Count(data[:off], []byte{'\n'}) + 1
+	n, _ := slices.BinarySearch(lineEnds(data), off+1) // the breaks before off
+	return n + 1
 }
 
 // deref follows aliases to the anchored node.
