@@ -301,6 +301,15 @@ func TestParseFormatAndWrite(t *testing.T) {
 		require.NoError(t, export.Write(&b, leaveGraph(t), f))
 		assert.NotEmpty(t, b.String())
 	}
+	// A Format written as a name ParseFormat accepts writes that format, never nothing.
+	for _, name := range []string{"YAML", "yml", "puml", "Mermaid", "gv"} {
+		f, err := export.ParseFormat(name)
+		require.NoError(t, err)
+		var want, got bytes.Buffer
+		require.NoError(t, export.Write(&want, leaveGraph(t), f))
+		require.NoError(t, export.Write(&got, leaveGraph(t), export.Format(name)), name)
+		assert.Equal(t, want.String(), got.String(), name)
+	}
 	_, err := export.ParseFormat("svg")
 	assert.ErrorContains(t, err, `unknown export format "svg"`)
 	assert.Error(t, export.Write(&bytes.Buffer{}, leaveGraph(t), export.Format("svg")))

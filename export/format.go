@@ -106,7 +106,7 @@ func (c *writeConfig) componentName(n *flow.Node) (string, bool) {
 	return "@" + name, true
 }
 
-// Write writes g to w in format f.
+// Write writes g to w in format f, which may also be any name ParseFormat accepts.
 func Write(w io.Writer, g *flow.Graph, f Format, opts ...WriteOption) error {
 	var (
 		data []byte
@@ -124,7 +124,12 @@ func Write(w io.Writer, g *flow.Graph, f Format, opts ...WriteOption) error {
 	case FormatDOT:
 		data, err = DOT(g, opts...)
 	default:
-		_, err = ParseFormat(string(f))
+		// A name ParseFormat accepts ("YAML", "puml") must write its format, not nothing.
+		canonical, perr := ParseFormat(string(f))
+		if perr != nil {
+			return perr
+		}
+		return Write(w, g, canonical, opts...)
 	}
 	if err != nil {
 		return err

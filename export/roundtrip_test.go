@@ -455,3 +455,18 @@ func TestRoundTripDeepMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundTripDeepJSONMeta checks that meta nested as deeply as the reader accepts in a
+// JSON document (which it reads with a few more levels than YAML allows) is written too.
+func TestRoundTripDeepJSONMeta(t *testing.T) {
+	var g *flow.Graph
+	for d := 10010; d > 9990 && g == nil; d-- {
+		doc := `{"id": "deep", "meta": {"a": ` + strings.Repeat("[", d) + strings.Repeat("]", d) +
+			`}, "layout": [{"id": "s", "type": "start"}]}`
+		g, _ = flow.LoadGraph("deep.json", []byte(doc))
+	}
+	require.NotNil(t, g, "the reader loads no JSON meta nested 9990 levels deep")
+	for _, w := range documentWriters {
+		t.Run(w.name, func(t *testing.T) { roundTrip(t, g, w) })
+	}
+}

@@ -33,6 +33,12 @@ func isSplit(n *vnode) bool {
 	return false
 }
 
+// conditional reports whether the engine checks the link's condition before it takes
+// the link: a parallel gateway takes every link, whatever its condition.
+func (l *vlink) conditional() bool {
+	return l.from.spec.Type != flow.Parallel && strings.TrimSpace(l.spec.When) != ""
+}
+
 // branchEnds is what one branch of a split reaches: the joins at its own nesting level,
 // and the nodes where it ends without a join.
 type branchEnds struct {
@@ -174,12 +180,18 @@ func atNodes(ns []*vnode) string {
 
 // checkCycles reports every cycle that passes through no condition and no loop node:
 // nothing in it decides to leave, so a run goes round until the step limit. A cycle is
-// guarded by an exclusive or inclusive gateway, a loop node, or a link with a condition.
-// An end node ends its branch, so no cycle passes through one.
+// guarded by a loop node, an exclusive gateway with a condition on any of its links (its
+// default is taken only when none holds), or a link with a condition (but not one of a
+// parallel gateway, which ignores it). An inclusive gateway takes every link whose
+// condition holds, as an activity does, and an exclusive one without conditions always
+// takes its default: neither guards anything by itself. An end node ends its branch, so
+// no cycle passes through one.
 func (v *validator) checkCycles(vg *vgraph) {
 	open := func(n *vnode) bool {
 		switch n.spec.Type {
-		case flow.Exclusive, flow.Inclusive, flow.Loop, flow.End:
+		case flow.Exclusive:
+			return !slices.ContainsFunc(n.out, (*vlink).conditional)
+		case flow.Loop, flow.End:
 			return false
 		}
 		return true
@@ -190,7 +202,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 			return nil
 		}
 		for _, l := range n.out {
-			if strings.TrimSpace(l.spec.When) == "" && open(l.to) {
+			if !l.conditional() && open(l.to) {
 				out = append(out, l.to)
 			}
 		}

@@ -131,7 +131,8 @@ func (v *validator) reportRecursion(cycle []*callGraph, at *callGraph) {
 
 // alwaysRuns returns the nodes whose task runs whenever the graph runs: those the start
 // reaches along links that are always followed (unconditioned links of nodes that take
-// every true link; the single unconditioned link of an exclusive gateway with one link).
+// every true link; every link of a parallel gateway, which ignores conditions; the single
+// unconditioned link of an exclusive gateway with one link).
 // Loop bodies may run zero times, so an opening loop node's links are not followed.
 func alwaysRuns(vg *vgraph) map[*vnode]bool {
 	out := map[*vnode]bool{}
@@ -156,7 +157,7 @@ func alwaysRuns(vg *vgraph) map[*vnode]bool {
 			}
 		}
 		for _, l := range n.out {
-			if strings.TrimSpace(l.spec.When) == "" && !out[l.to] {
+			if !l.conditional() && !out[l.to] {
 				out[l.to] = true
 				queue = append(queue, l.to)
 			}

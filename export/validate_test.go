@@ -241,6 +241,39 @@ layout:
 			msg:  `cycle "a" -> "b" -> "c" -> "a" passes through no condition and no loop node`,
 		},
 		{
+			// A parallel gateway takes every link whatever its condition, so a condition
+			// there guards nothing.
+			name: "a condition on a parallel gateway's link does not guard a cycle",
+			doc: `
+id: parcyc
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: p}
+  - {id: p, type: parallel, link: {nextId: b, when: "n < 3"}}
+  - {id: b, link: [a, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a"},
+			msg:  `cycle "a" -> "p" -> "b" -> "a" passes through no condition and no loop node`,
+		},
+		{
+			// An exclusive gateway without a condition always takes its default link, and
+			// an inclusive one takes every unconditioned link: neither decides anything.
+			name: "gateways without a choice do not guard a cycle",
+			doc: `
+id: nochoice
+layout:
+  - {id: s, type: start, link: [a, {nextId: b, when: "other"}]}
+  - {id: a, link: [x, {nextId: e, when: "done"}]}
+  - {id: x, type: exclusive, link: a}
+  - {id: b, link: i}
+  - {id: i, type: inclusive, link: [{nextId: b, priority: 1}, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a", "cycle.unguarded@b", "split.no-join@i"},
+			msg:  `cycle "b" -> "i" -> "b" passes through no condition and no loop node`,
+		},
+		{
 			name: "guarded cycles",
 			doc: `
 id: guarded
@@ -283,7 +316,7 @@ layout:
   - {id: c, link: [{nextId: c2, when: "a"}, {nextId: c2, when: "b"}]}
   - {id: c2, link: c}
   - {id: r, meta: {onError: e}, link: r2}
-  - {id: r2, type: exclusive, link: r}
+  - {id: r2, type: exclusive, link: [{nextId: r, when: "a"}, r]}
   - {id: e, type: end}
 `,
 		},
@@ -339,6 +372,19 @@ layout:
 `,
 			want: []string{"subgraph.recursive@call"},
 			msg:  `sub-graph calls recurse without a bound: "self" (node "call") -> "self"`,
+		},
+		{
+			name: "a condition on a parallel gateway's link does not bound recursion",
+			doc: `
+id: parrec
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: {nextId: call, when: "depth < 3"}}
+  - {id: call, task: "#parrec", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound: "parrec" (node "call") -> "parrec"`,
 		},
 		{
 			name: "guarded recursion is a warning, a missing sub-graph an error",

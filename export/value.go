@@ -12,9 +12,10 @@ import (
 )
 
 // maxMetaDepth bounds the nesting of meta values, so that a value set in code that
-// refers to itself is an error rather than endless. It is the YAML parser's own limit:
-// whatever the reader loads can be written.
-const maxMetaDepth = 10000
+// refers to itself is an error rather than endless. It is the reader's own limit (the
+// YAML parser's 10000 levels, and five more for JSON documents): whatever the reader
+// loads can be written.
+const maxMetaDepth = 10000 + 5
 
 // normalize converts a meta value to a document value: maps with string keys become an
 // omap sorted by key (so output is deterministic), slices and arrays become []any,

@@ -316,6 +316,8 @@ func (r *defReader) linkObject(ns *NodeSpec, v *yaml.Node) {
 		switch {
 		case p.ShortTag() == "!!null":
 		case p.Kind == yaml.ScalarNode && p.ShortTag() == "!!int" && p.Decode(&ls.Priority) == nil:
+		case p.Kind == yaml.ScalarNode && p.ShortTag() == "!!int":
+			r.fail(p.Line, ns.ID, "link to %q: priority %s is out of range", ls.NextID, p.Value)
 		default:
 			r.fail(p.Line, ns.ID, "link to %q: priority must be an integer, not %s", ls.NextID, describe(p))
 		}

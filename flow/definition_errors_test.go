@@ -26,10 +26,22 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"bad indentation", "", "id: g\nlayout:\n  - id: a\n    link: b\n   bad: c\n", 5, "invalid YAML: did not find expected '-' indicator"},
 		{"list under a key", "", "id: g\nlayout:\n  - id: a\n    - b\n", 4, "invalid YAML: did not find expected key"},
 		{"unterminated quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n", 4, "invalid YAML: found unexpected end of stream"},
-		{"tab indentation", "", "id: g\nlayout:\n  - id: a\n\ttask: b\n", 3, "invalid YAML: found a tab character"},
+		{"tab indentation", "", "id: g\nlayout:\n  - id: a\n\ttask: b\n", 4, "invalid YAML: found a tab character"},
+		// yaml.v3 puts these at the start of the scalar being scanned, lines above.
+		{"tab below a scalar", "", "id: g\nlayout:\n  - id: a\n    title: x\n\ttask: b\n", 5, "invalid YAML: found a tab character that violates indentation"},
+		{"tab in a block scalar", "", "id: g\nlayout:\n  - id: a\n    task: |\n      x\n\t  y\n", 6, "invalid YAML: found a tab character where an indentation space is expected"},
+		{"bad escape in a quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n      y \\q\"\n", 5, "invalid YAML: found unknown escape character"},
+		{"document marker in a quote", "", "id: g\nlayout:\n  - id: a\n    task: \"x\n\n---\n", 6, "invalid YAML: found unexpected document indicator"},
 		{"error on the first line", "", "a: b: c\nid: g\n", 1, "invalid YAML: mapping values are not allowed"},
 		{"unknown anchor", "", "id: g\nlayout:\n  - id: a\n  - id: b\n    link: *nope\n", 5, "unknown anchor 'nope'"},
+		{"unknown anchor after the same text in a script", "", "id: g\nlayout:\n  - {id: a, task: \"n = m *rate\"}\n  - {id: b, title: *rate}\n", 4, "unknown anchor 'rate'"},
+		{"unknown anchor after a longer alias", "", "id: g\nmeta: {x: &ab 1, y: *ab}\nlayout:\n  - {id: a, title: *a}\n", 4, "unknown anchor 'a'"},
 		{"control character", "", "id: g\nlayout:\n  - id: a\n    title: \"\x01\"\n", 4, "control characters"},
+		{"C1 control character", "", "id: g\nlayout:\n  - id: a\n    title: \"x\u0080\"\n", 4, "control characters"},
+		{"non-character", "", "id: g\nlayout:\n  - id: a\n    title: \"x\uffff\"\n", 4, "control characters"},
+		// yaml.v3 reads a lone CR (classic Mac OS) as a line break; so does every message.
+		{"CR line breaks", "", "id: g\rlayout:\r  - {id: a, link: [b}\r", 3, "did not find expected ',' or ']'"},
+		{"CR line breaks in a scalar", "", "id: g\rlayout:\r  - id: a\r    task: \"x\r      y \\q\"\r", 5, "found unknown escape character"},
 		{"two documents", "", "id: g\nlayout: [{id: a}]\n---\nid: h\n", 3, "more than one YAML document"},
 		{"real error after Solon's key:[", "", "id: g\nlayout:\n  - {id: a, link:[b]}\n  - {id: b, link: [c}\n", 4, "did not find expected ',' or ']'"},
 		{"JSON syntax", "test.json", "{\n  \"id\": \"g\",\n  \"layout\": [\n    {\"id\": \"a\"} {}\n  ]\n}\n", 4, "invalid JSON"},
@@ -58,6 +70,7 @@ func TestParseDefinitionErrors(t *testing.T) {
 		{"priority is a quoted number", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: \"2\"}}\n", 3, `priority must be an integer, not "2"`},
 		{"priority is a list", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: [1]}}\n", 3, "priority must be an integer, not a list"},
 		{"priority overflows", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: 99999999999999999999}}\n", 3, "priority must be an integer"},
+		{"priority beyond int64", "", "id: g\nlayout:\n  - {id: a, link: {nextId: b, priority: 18446744073709551615}}\n", 3, `link to "b": priority 18446744073709551615 is out of range`},
 		{"when and condition", "", "id: g\nlayout:\n  - id: a\n    link:\n      - nextId: b\n        when: x\n        condition: y\n", 7, `both "when" and its deprecated alias "condition"`},
 		{"duplicate key", "", "id: g\nlayout:\n  - id: a\n    task: x\n    task: y\n", 5, `duplicate key "task" (first at line 4)`},
 		{"duplicate JSON key", "test.json", "{\"id\": \"g\",\n \"id\": \"h\", \"layout\": []}", 2, `duplicate key "id" (first at line 1)`},
@@ -195,4 +208,18 @@ func definitionErrors(t *testing.T, err error) []*flow.DefinitionError {
 		t.Fatalf("not a *DefinitionError: %T %v", err, err)
 	}
 	return []*flow.DefinitionError{de}
+}
+
+// A JSON document yaml.v3 refuses for its depth is read by encoding/json, which has no
+// depth limit of its own: the reader stops at a bound, so that no document, however
+// deep, takes minutes or exhausts the stack.
+func TestParseDefinitionDeepJSON(t *testing.T) {
+	const depth = 100_000
+	doc := "{\"id\": \"g\",\n\"layout\": [{\"id\": \"a\", \"meta\": {\"x\":\n" +
+		strings.Repeat("[", depth) + strings.Repeat("]", depth) + "}}]}\n"
+	_, err := flow.ParseDefinition("deep.json", []byte(doc))
+	var de *flow.DefinitionError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, flow.Pos{File: "deep.json", Line: 3}, de.Pos, err.Error())
+	assert.Contains(t, de.Msg, "nested more than")
 }

@@ -103,19 +103,23 @@ var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): `)
 func (r *defReader) syntaxError(data []byte, err error) error {
 	var extra *extraDocError
 	var jerr *json.SyntaxError
+	var deep *jsonDepthError
 	line, msg := 0, err.Error()
 	switch {
 	case errors.As(err, &extra):
 		line = extra.line
 	case errors.As(err, &jerr):
 		line, msg = lineAt(data, int(jerr.Offset)-1), "invalid JSON: "+msg
+	case errors.As(err, &deep):
+		line, msg = lineAt(data, int(deep.offset)-1), "invalid JSON: "+msg
 	default:
 		line, msg = yamlErrorLine(data, msg)
 		msg = "invalid YAML: " + msg
 	}
 	// A problem found at the end of the input is on its last line, not the one after.
-	lines := bytes.Count(data, []byte{'\n'})
-	if !bytes.HasSuffix(data, []byte{'\n'}) {
+	ends := lineEnds(data)
+	lines := len(ends)
+	if lines == 0 || ends[lines-1] != len(data) {
 		lines++
 	}
 	return &DefinitionError{Pos: Pos{File: r.file, Line: max(min(line, lines), 1)}, Msg: msg}
@@ -127,20 +131,25 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
-		// yaml.v3 prints parser errors (not scanner errors) with the 0-based line of the
-		// collection being parsed, which may start far above the problem.
-		if isYAMLParserError(msg) {
+		switch {
+		case isYAMLParserError(msg):
+			// yaml.v3 prints parser errors (not scanner errors) with the 0-based line of
+			// the collection being parsed, which may start far above the problem.
 			line = problemLine(data, line+1, msg)
+		case isYAMLScalarError(msg):
+			// These scanner errors carry the line the scalar being scanned starts on;
+			// a quoted or block scalar, or the indentation after a plain one, may
+			// reach lines further down.
+			line = problemLine(data, line, msg)
 		}
 		return line, msg
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	switch {
 	case strings.HasPrefix(msg, "unknown anchor '"):
-		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown anchor '"), "'")
-		if i := bytes.Index(data, []byte("*"+name)); i >= 0 {
-			return lineAt(data, i), msg
-		}
+		// The text "*name" may also stand in a string, a comment or a longer alias
+		// above the alias itself: find the first line the parser stops at.
+		return problemLine(data, 1, msg), msg
 	case strings.Contains(msg, "UTF-8"), strings.Contains(msg, "control characters"):
 		return lineAt(data, badByte(data)), msg
 	}
@@ -153,15 +162,9 @@ func yamlErrorLine(data []byte, msg string) (int, string) {
 // tried one by one; further down it bisects, on the assumption that a cut above the
 // problem parses and a cut below it fails the same way. It falls back to start.
 func problemLine(data []byte, start int, problem string) int {
-	var ends []int // ends[k-1] is the offset just after line k
-	for off := 0; off < len(data); {
-		i := bytes.IndexByte(data[off:], '\n')
-		if i < 0 {
-			ends = append(ends, len(data))
-			break
-		}
-		off += i + 1
-		ends = append(ends, off)
+	ends := lineEnds(data) // ends[k-1] is the offset just after line k
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
 	}
 	fails := func(line int) bool {
 		_, err := decodeYAML(data[:ends[line-1]])
@@ -202,11 +205,32 @@ func isYAMLParserError(msg string) bool {
 	return false
 }
 
-// badByte returns the offset of the first invalid UTF-8 sequence or control character.
+// isYAMLScalarError reports whether msg is one of yaml.v3's scanner problems found
+// inside a scalar (or the indentation after it) that may lie below the scalar's first line.
+func isYAMLScalarError(msg string) bool {
+	for _, p := range [...]string{
+		"found unknown escape character", "did not find expected hexdecimal number",
+		"found invalid Unicode character escape code", "found unexpected document indicator",
+		"found a tab character",
+	} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// badByte returns the offset of the first invalid UTF-8 sequence or character yaml.v3
+// refuses: the C0 and C1 controls but tab, line feed, carriage return and NEL, DEL, and
+// U+FFFE and U+FFFF.
 func badByte(data []byte) int {
 	for i := 0; i < len(data); {
 		c, size := utf8.DecodeRune(data[i:])
-		if c == utf8.RuneError && size <= 1 || c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+		switch {
+		case c == utf8.RuneError && size <= 1:
+			return i
+		case c == '\t', c == '\n', c == '\r', c == 0x85:
+		case c < 0x20, c >= 0x7f && c < 0xa0, c == 0xfffe, c == 0xffff:
 			return i
 		}
 		i += size
@@ -214,10 +238,26 @@ func badByte(data []byte) int {
 	return 0
 }
 
+// lineEnds returns the offset just after each line break of data, reading "\r\n", "\n"
+// and a lone "\r" as one break each, as yaml.v3 counts lines.
+func lineEnds(data []byte) []int {
+	var ends []int
+	for i := 0; i < len(data); i++ {
+		switch {
+		case data[i] == '\n':
+			ends = append(ends, i+1)
+		case data[i] == '\r' && (i+1 == len(data) || data[i+1] != '\n'):
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
+}
+
 // lineAt returns the 1-based line of byte offset off.
 func lineAt(data []byte, off int) int {
 	off = min(max(off, 0), len(data))
-	return bytes.Count(data[:off], []byte{'\n'}) + 1
+	n, _ := slices.BinarySearch(lineEnds(data), off+1) // the breaks before off
+	return n + 1
 }
 
 // deref follows aliases to the anchored node.
@@ -278,11 +318,14 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 		n, _ := slices.BinarySearch(newlines, int(dec.InputOffset())-1)
 		return n + 1
 	}
-	var build func(tok json.Token) (*yaml.Node, error)
-	build = func(tok json.Token) (*yaml.Node, error) {
+	var build func(tok json.Token, depth int) (*yaml.Node, error)
+	build = func(tok json.Token, depth int) (*yaml.Node, error) {
 		n := &yaml.Node{Kind: yaml.ScalarNode, Line: line()}
 		switch t := tok.(type) {
 		case json.Delim:
+			if depth > maxJSONDepth {
+				return nil, &jsonDepthError{offset: dec.InputOffset()}
+			}
 			end := json.Delim(']')
 			n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
 			if t == '{' {
@@ -296,7 +339,7 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 				if tok == end {
 					return n, nil
 				}
-				child, err := build(tok)
+				child, err := build(tok, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -320,7 +363,7 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	root, err := build(tok)
+	root, err := build(tok, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -328,6 +371,20 @@ func decodeJSON(data []byte) (*yaml.Node, error) {
 		return nil, &json.SyntaxError{Offset: dec.InputOffset()}
 	}
 	return root, nil
+}
+
+// maxJSONDepth bounds the nesting decodeJSON follows, as yaml.v3 bounds its own at 10000
+// flow levels, so that no document exhausts the stack. It allows five levels more: the
+// ones a JSON document needs above a link's meta (document, layout, node, link list,
+// link) that YAML may write in block style, so the JSON form of any graph the YAML
+// reader loads reads back.
+const maxJSONDepth = 10000 + 5
+
+// jsonDepthError reports a JSON document nested deeper than maxJSONDepth.
+type jsonDepthError struct{ offset int64 }
+
+func (e *jsonDepthError) Error() string {
+	return fmt.Sprintf("nested more than %d levels deep", maxJSONDepth)
 }
 
 // relaxFlowColons inserts a space after each ':' that directly precedes '[' or '{' inside
@@ -340,7 +397,9 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 		depth       int  // flow collection nesting
 		quote       byte // the open quote, or 0
 		expectValue bool // the next non-blank byte starts a token
+		closed      bool // the last non-blank byte closed a quoted scalar
 		blockIndent = -1 // inside a block scalar: its lines are indented deeper than this
+		plainIndent = -1 // a plain scalar in block context goes on in lines deeper than this
 	)
 	for start := 0; start < len(data); {
 		end := len(data)
@@ -358,8 +417,11 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 			blockIndent = -1
 		}
 		keyCol, dashCol := indent, -1
+		empty := len(bytes.TrimSpace(line)) == 0
+		// A deeper line after a plain scalar is more of its text, whatever it starts with.
+		continued := plainIndent >= 0 && indent > plainIndent && !empty
 		if depth == 0 && quote == 0 {
-			expectValue = true
+			expectValue = !continued
 		}
 	scan:
 		for j := 0; j < len(line); j++ {
@@ -368,6 +430,10 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 			if j+1 < len(line) {
 				next = line[j+1]
 			}
+			afterQuote := closed
+			if !blank(c) {
+				closed = false
+			}
 			switch {
 			case quote == '"':
 				if c == '\\' && j+1 < len(line) {
@@ -375,14 +441,14 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 					j++
 					c = next
 				} else if c == '"' {
-					quote = 0
+					quote, closed = 0, true
 				}
 			case quote == '\'':
 				if c == '\'' && next == '\'' {
 					out = append(out, c)
 					j++
 				} else if c == '\'' {
-					quote = 0
+					quote, closed = 0, true
 				}
 			case blank(c):
 			case c == '#' && (j == 0 || blank(line[j-1])):
@@ -406,7 +472,8 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 						expectValue = true
 						continue
 					}
-					expectValue = blank(next) || next == ',' || next == ']' || next == '}'
+					// After a quoted key ("a":"b") the value may follow the ':' at once.
+					expectValue = afterQuote || blank(next) || next == ',' || next == ']' || next == '}'
 				default:
 					expectValue = false
 				}
@@ -441,6 +508,13 @@ func relaxFlowColons(data []byte) ([]byte, bool) {
 				}
 			}
 			out = append(out, c)
+		}
+		switch {
+		case empty, continued:
+		case depth == 0 && quote == 0 && !expectValue && blockIndent < 0:
+			plainIndent = keyCol
+		default:
+			plainIndent = -1
 		}
 	}
 	return out, len(out) != len(data)

@@ -351,6 +351,35 @@ layout:
 	assert.Equal(t, map[string]any{"note": "x:{y}", "q": map[string]any{"r": 1}}, spec.Nodes[2].Meta)
 }
 
+func TestParseDefinitionRelaxedFlowColonsKeepQuotedValuesAfterQuotedKeys(t *testing.T) {
+	// A quoted (JSON-like) key may be followed by its value right after the ':'; that
+	// value is quoted text the relaxation must not touch.
+	spec := parse(t, `id: g
+layout:
+  - {"id":"s","type":"start","task":"print('k:[v]')", link:[e]}
+  - {'id':'e','type':'end','title':'m:{v}',"meta":{"n":"x:[y]"}}
+`)
+	assert.Equal(t, []string{"s start -> e", "e end"}, topology(spec))
+	assert.Equal(t, "print('k:[v]')", spec.Nodes[0].Task)
+	assert.Equal(t, "m:{v}", spec.Nodes[1].Title)
+	assert.Equal(t, map[string]any{"n": "x:[y]"}, spec.Nodes[1].Meta)
+}
+
+func TestParseDefinitionRelaxedFlowColonsKeepPlainContinuations(t *testing.T) {
+	// A plain scalar that goes on in a deeper line is text, even where that line starts
+	// like a flow collection.
+	spec := parse(t, `id: g
+layout:
+  - {id: s, type: start, link:[a]}
+  - id: a
+    task: f(1,
+      {k:[v]})
+    link: e
+  - {id: e, type: end, title: "e:[f]"}
+`)
+	assert.Equal(t, "f(1, {k:[v]})", spec.Nodes[1].Task)
+}
+
 func TestParseDefinitionPriorityOrder(t *testing.T) {
 	g, err := flow.LoadGraph("p.yml", []byte(`
 id: g
