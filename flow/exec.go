@@ -136,6 +136,12 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		if retry {
 			r.retries.Add(1)
 			if r.waitRetry(ctx, cn.retry, attempt) {
+				if tok.mode == modeResumeCall {
+					// The resumed call failed and its frame is aborted: re-entering it
+					// would fail again without running anything, so the retry makes a
+					// fresh call, as it does for a call that was not resumed.
+					tok.mode, tok.resume = modeExec, nil
+				}
 				continue
 			}
 			// Cancelled while waiting: the last failure stands.

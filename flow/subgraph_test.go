@@ -256,3 +256,42 @@ func TestRecursiveCallHitsTheDepthLimit(t *testing.T) {
 	assert.Equal(t, `node "call" in graph "rec": subgraph_depth: sub-graph "rec": node "call" in graph "rec" `+
 		`(call path rec/call/rec/call/rec/call/rec): subgraph_depth: sub-graph call depth exceeded (3) calling "rec"`, err.Error())
 }
+
+// A calling node with a retry policy retries a failed sub-graph call by calling the
+// sub-graph again, also when the failed call was one a resume re-entered (the retry
+// used to re-enter the aborted call, which failed again without running anything).
+func TestRetryOfAResumedCallCallsTheSubGraphAgain(t *testing.T) {
+	calls := 0
+	e := flow.NewEngine(flow.WithClock(&fakeClock{}))
+	child := flow.NewSpec("child")
+	child.Start("cs").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("approved") != true {
+			c.Suspend("waiting for approval")
+			return nil
+		}
+		calls++
+		if calls == 1 {
+			return &flow.Error{Code: "BUSY", Message: "busy", Retry: true}
+		}
+		return nil
+	}).LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("parent")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").SetRetry(flow.RetryPolicy{Max: 3}).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	fc.Set("approved", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, calls, "the retry ran the child again")
+	assert.Equal(t, 1, res.Retries)
+	assert.Equal(t, "e", res.LastNode("parent"))
+}
