@@ -47,3 +47,46 @@ layout:
 	assert.Equal(t, "main", kept.BranchID())
 	assert.Error(t, keptCtx.Err(), "the run is over")
 }
+
+// A node whose task called Interrupt ended its branch, even when a sibling branch
+// halted the run while it ran: it is not parked to run again on resume, and the join
+// does not wait for its branch (it was parked, ran twice and reached the join).
+func TestInterruptedNodeStaysEndedWhenASiblingHaltedTheRun(t *testing.T) {
+	started, suspended := make(chan struct{}), make(chan struct{})
+	interrupts := 0
+	s := flow.NewSpec("halted")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("c")
+	s.Activity("a").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("decided") != true {
+			<-started
+			c.Suspend("waiting")
+			close(suspended)
+		}
+		return nil
+	}).LinkTo("j")
+	s.Activity("c").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if interrupts++; interrupts == 1 {
+			close(started)
+			<-suspended // the run is halted while this node runs
+		}
+		c.Interrupt()
+		return nil
+	}).LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	res := evalRec(t, e, g, fc, rec)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Equal(t, []string{"halted:a"}, res.Frontier.Pending(), "the interrupted branch ended")
+
+	fc.Set("decided", true)
+	res = resumeRec(t, e, res.Frontier, fc, rec)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, interrupts, "the interrupted node ran once")
+	assert.Equal(t, []int{1}, rec.arrivals["j"], "the join waited for the branch that was not interrupted")
+}

@@ -158,7 +158,9 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			tok.arrivals = 0
 			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
 		case nodeInterrupted:
-			if r.halted() {
+			// A node cancelled because the run halted runs again on resume; one whose
+			// task called Interrupt has ended its branch, whatever the siblings did.
+			if r.halted() && !tok.interrupted {
 				tok.mode = modeExec
 				r.park(tok)
 				return nil
