@@ -2,12 +2,14 @@ package flow_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // An error policy is handed the run's context.Context and a view of its Context. A
@@ -89,4 +91,48 @@ func TestInterruptedNodeStaysEndedWhenASiblingHaltedTheRun(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, 1, interrupts, "the interrupted node ran once")
 	assert.Equal(t, []int{1}, rec.arrivals["j"], "the join waited for the branch that was not interrupted")
+}
+
+// reasonRec records the suspend reason of each node's end.
+type reasonRec struct {
+	flow.NopInterceptor
+	mu      sync.Mutex
+	reasons map[string]string
+}
+
+func (r *reasonRec) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if end.Status == trace.Suspended {
+		r.mu.Lock()
+		r.reasons[n.ID] = end.Reason
+		r.mu.Unlock()
+	}
+}
+
+// When parallel branches suspend together, the run keeps the first reason, but each
+// node's end (and so its audit record) gives the reason that node suspended with,
+// not the other branch's.
+func TestBranchesSuspendingTogetherKeepTheirOwnReasons(t *testing.T) {
+	started, suspended := make(chan struct{}), make(chan struct{})
+	s := flow.NewSpec("both")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		<-started
+		c.Suspend("manager approval")
+		close(suspended)
+		return nil
+	}).LinkTo("j")
+	s.Activity("b").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		close(started)
+		<-suspended
+		c.Suspend("budget check")
+		return nil
+	}).LinkTo("j")
+	s.Parallel("j")
+	rec := &reasonRec{reasons: map[string]string{}}
+	res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), flow.NewContext("i"), flow.WithEvalInterceptor(rec, 0))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Equal(t, "manager approval", res.Reason, "the run's reason is the first")
+	assert.Equal(t, map[string]string{"a": "manager approval", "b": "budget check"}, rec.reasons)
 }

@@ -127,7 +127,10 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				end.Goto = dec.Goto
 			}
 			if status == nodeSuspended {
-				end.Reason = r.suspendReason()
+				end.Reason = tok.reason
+				if !tok.suspended { // a sub-graph suspended inside the call
+					end.Reason = r.suspendReason()
+				}
 			}
 			for i := len(r.icpts) - 1; i >= 0; i-- {
 				r.icpts[i].i.OnNodeEnd(ctx, &tok.view, n, end)
@@ -168,7 +171,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			tok.arrivals = 0
 			return r.endToken(tok)
 		default: // nodeSuspended
-			tok.suspended = false
+			tok.suspended, tok.reason = false, ""
 			tok.mode = modeExec
 			r.park(tok)
 			return nil
