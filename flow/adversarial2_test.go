@@ -2,11 +2,14 @@ package flow_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/trace"
@@ -135,4 +138,68 @@ func TestBranchesSuspendingTogetherKeepTheirOwnReasons(t *testing.T) {
 	require.Equal(t, flow.StatusSuspended, res.Status)
 	assert.Equal(t, "manager approval", res.Reason, "the run's reason is the first")
 	assert.Equal(t, map[string]string{"a": "manager approval", "b": "budget check"}, rec.reasons)
+}
+
+// The branches of a parallel split that a resume continues run concurrently again, a
+// sub-graph call re-entered on resume included: they ran one after the other on the
+// resuming goroutine, so a branch that waits for its sibling waited for ever.
+func TestResumedParallelBranchesRunConcurrently(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	childSuspended, aStarted, wStarted := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	meet := func(mine, other chan struct{}, before func()) flow.TaskFunc {
+		return func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+			if c.Value("decided") != true {
+				before()
+				c.Suspend("waiting at " + n.ID)
+				return nil
+			}
+			close(mine)
+			select {
+			case <-other:
+				return nil
+			case <-ctx.Done(): // only if the sibling never runs
+				return fmt.Errorf("%s: the sibling branch did not run meanwhile", n.ID)
+			}
+		}
+	}
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("w").DoFunc(meet(wStarted, aStarted, func() {})).LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("meet")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").DoFunc(meet(aStarted, wStarted, func() { <-childSuspended })).LinkTo("j")
+	s.Activity("b").SetTask("#child").LinkTo("j")
+	s.Parallel("j")
+	g := build(t, s)
+	// The child suspends first, then a: both branches are inside their tasks.
+	watch := flow.WithEvalInterceptor(suspendWatch{"w": childSuspended}, 0)
+
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc, watch)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	assert.ElementsMatch(t, []string{"meet:a", "meet/b/child:w"}, res.Frontier.Pending())
+
+	fc.Set("decided", true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err = e.Resume(ctx, res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+}
+
+// suspendWatch closes a node's channel once that node has ended suspended.
+type suspendWatch map[string]chan struct{}
+
+func (suspendWatch) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	return inv.Invoke(ctx)
+}
+func (suspendWatch) OnNodeStart(context.Context, *flow.Context, *flow.Node) {}
+func (w suspendWatch) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if ch := w[n.ID]; ch != nil && end.Status == trace.Suspended {
+		close(ch)
+	}
 }

@@ -156,10 +156,36 @@ func mergeState(dst, src map[string]any) map[string]any {
 // driveCall runs the seeds of a call frame and waits for every goroutine the call
 // started. Seeds inside deeper sub-graph calls (on resume) re-enter those calls.
 func (r *run) driveCall(ctx context.Context, cf *frame, seeds []*token) {
-	for _, s := range groupSeeds(r, cf, seeds) {
-		r.drive(ctx, s)
+	seeds = groupSeeds(r, cf, seeds)
+	if len(seeds) == 1 {
+		r.drive(ctx, seeds[0])
+		cf.wg.Wait()
+		return
+	}
+	// A resumed run's parked parallel branches run concurrently again, as they did
+	// before it halted: run one after the other, a branch waiting for a sibling would
+	// wait for ever. The others run in order on this goroutine, as fanOut runs them.
+	spawned := make([]bool, len(seeds))
+	for i := 1; i < len(seeds); i++ {
+		spawned[i] = inParallelBranch(seeds[i]) && r.spawn(seeds[i])
+	}
+	for i, s := range seeds {
+		if !spawned[i] {
+			r.drive(ctx, s)
+		}
 	}
 	cf.wg.Wait()
+}
+
+// inParallelBranch reports whether the innermost split the token is in (within its
+// call) is a parallel one.
+func inParallelBranch(tok *token) bool {
+	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
+		if f.kind == frameSplit {
+			return f.split.n.Type == Parallel
+		}
+	}
+	return false
 }
 
 // groupSeeds returns the tokens to drive directly in cf: the parked tokens of cf
