@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -84,6 +85,7 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 	inv := &Invocation{Graph: cf.graph.g, Context: r.fc, RunID: r.id, Path: cf.path, Node: tok.node.n,
 		Resumed: tok.mode == modeResumeCall, icpts: r.icpts, run: r, frame: cf, seeds: seeds}
 	if err := inv.Invoke(ctx); err != nil {
+		r.dropCall(cf)
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
 	}
 	out := CallOutcome{Path: cf.path, Graph: cf.graph.g.ID, Status: StatusCompleted}
@@ -92,6 +94,7 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		out.Status = StatusFailed
 		se := ToStructured(ne)
 		out.Error = &se
+		r.dropCall(cf)
 		r.mu.Lock()
 		for _, rec := range r.records {
 			if rec.Path == cf.path && rec.Fallback != nil {
@@ -115,6 +118,31 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		return errCallHalted
 	}
 	return nil
+}
+
+// dropCall forgets the tokens a halt parked inside a call whose calling node fails
+// for it. Resuming that node runs the call again from its start; kept in the
+// frontier, those tokens would also run the rest of the failed call, and everything
+// after the calling node twice.
+func (r *run) dropCall(cf *frame) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.frontier = slices.DeleteFunc(r.frontier, func(t *token) bool { return t.call.within(cf) })
+	for t := range r.live {
+		if t.call.within(cf) {
+			delete(r.live, t)
+		}
+	}
+}
+
+// within reports whether call frame c is cf or a call made (at any depth) inside it.
+func (c *frame) within(cf *frame) bool {
+	for ; c != nil; c = c.caller {
+		if c == cf {
+			return true
+		}
+	}
+	return false
 }
 
 // CallOutcome is how a sub-graph call ended, so the caller can tell a normal

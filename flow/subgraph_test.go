@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // childEngine registers child: cs -> c1 -> c2 -> c3 -> ce, c1 running c1Task.
@@ -294,4 +296,88 @@ func TestRetryOfAResumedCallCallsTheSubGraphAgain(t *testing.T) {
 	assert.Equal(t, 2, calls, "the retry ran the child again")
 	assert.Equal(t, 1, res.Retries)
 	assert.Equal(t, "e", res.LastNode("parent"))
+}
+
+// callWatch counts node starts and closes interrupted once the node of that name has
+// ended interrupted.
+type callWatch struct {
+	flow.NopInterceptor
+	node        string
+	interrupted chan struct{}
+	mu          sync.Mutex
+	starts      map[string]int
+}
+
+func (w *callWatch) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	w.mu.Lock()
+	w.starts[n.ID]++
+	w.mu.Unlock()
+}
+
+func (w *callWatch) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if n.ID == w.node && end.Status == trace.Interrupted {
+		close(w.interrupted)
+	}
+}
+
+// When a sub-graph call fails while the run is halted by a failure elsewhere, the
+// tokens the halt parked inside the call do not stay in the frontier: the calling node
+// is resumed and runs the call again, so with them the rest of the failed call, and
+// everything after the calling node, ran twice on resume.
+func TestFailedCallLeavesNoTokensInTheFrontier(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c1Started, c2Started := make(chan struct{}), make(chan struct{})
+	watch := &callWatch{node: "c2", interrupted: make(chan struct{}), starts: map[string]int{}}
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("cp")
+	child.Parallel("cp").LinkTo("c1").LinkTo("c2")
+	child.Activity("c1").DoFunc(func(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("fixed") == true {
+			return nil
+		}
+		close(c1Started)
+		<-ctx.Done()        // the run failed at a
+		<-watch.interrupted // and c2 was parked
+		return errors.New("c1 broke")
+	}).LinkTo("cj")
+	child.Activity("c2").DoFunc(func(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("fixed") == true {
+			return nil
+		}
+		close(c2Started)
+		<-ctx.Done()
+		return ctx.Err()
+	}).LinkTo("cj")
+	child.Parallel("cj").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("fixed") == true {
+			return nil
+		}
+		<-c1Started
+		<-c2Started
+		return errors.New("a broke")
+	}).LinkTo("j")
+	s.Activity("b").SetTask("#child").LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(watch, 0))
+	require.Error(t, err)
+	require.Equal(t, flow.StatusFailed, res.Status)
+	assert.ElementsMatch(t, []string{"root:a", "root:b"}, res.Frontier.Pending(), "both failed nodes, nothing inside the failed call")
+
+	fc.Set("fixed", true)
+	watch.starts = map[string]int{}
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(watch, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"a": 1, "b": 1, "cs": 1, "cp": 1, "c1": 1, "c2": 1, "cj": 1, "ce": 1, "j": 1, "e": 1}, watch.starts)
 }
