@@ -381,3 +381,60 @@ func TestFailedCallLeavesNoTokensInTheFrontier(t *testing.T) {
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, map[string]int{"a": 1, "b": 1, "cs": 1, "cp": 1, "c1": 1, "c2": 1, "cj": 1, "ce": 1, "j": 1, "e": 1}, watch.starts)
 }
+
+// failingCallInterceptor runs a sub-graph call, then fails it, until told otherwise.
+type failingCallInterceptor struct {
+	flow.NopInterceptor
+	fail   bool
+	mu     sync.Mutex
+	starts map[string]int
+}
+
+func (f *failingCallInterceptor) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	err := inv.Invoke(ctx)
+	if inv.Node != nil && f.fail {
+		return errors.New("span export failed")
+	}
+	return err
+}
+
+func (f *failingCallInterceptor) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	f.mu.Lock()
+	f.starts[n.ID]++
+	f.mu.Unlock()
+}
+
+// A sub-graph call that its interceptor fails after the run stopped inside it leaves
+// no token of the call in the frontier either: the failed calling node runs the call
+// again on resume.
+func TestCallFailedByItsInterceptorLeavesNoTokensInTheFrontier(t *testing.T) {
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("resumed") != true {
+			c.Stop()
+		}
+		return nil
+	}).LinkTo("c1")
+	child.Activity("c1").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	icpt := &failingCallInterceptor{fail: true, starts: map[string]int{}}
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(icpt, 0))
+	require.Error(t, err)
+	assert.Equal(t, []string{"root:call"}, res.Frontier.Pending())
+
+	icpt.fail, icpt.starts = false, map[string]int{}
+	fc.Set("resumed", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(icpt, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"call": 1, "cs": 1, "c1": 1, "ce": 1, "e": 1}, icpt.starts)
+}
