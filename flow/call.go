@@ -278,5 +278,6 @@ func (r *run) endCallOnPanic(cf *frame) {
 		cf.cancel()
 	}
 	cf.wg.Wait()
+	r.dropCall(cf) // the calling node fails for it, as in runCall
 	panic(p)
 }

@@ -438,3 +438,64 @@ func TestCallFailedByItsInterceptorLeavesNoTokensInTheFrontier(t *testing.T) {
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, map[string]int{"call": 1, "cs": 1, "c1": 1, "ce": 1, "e": 1}, icpt.starts)
 }
+
+// stopThenPanicHook panics when c1 starts, once c2 has stopped the run.
+type stopThenPanicHook struct {
+	flow.NopInterceptor
+	started, stopped chan struct{}
+	armed            bool
+}
+
+func (h *stopThenPanicHook) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	if n.ID == "c1" && h.armed {
+		close(h.started)
+		<-h.stopped
+		panic("hook start")
+	}
+}
+
+func (h *stopThenPanicHook) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, _ flow.NodeEnd) {
+	if n.ID == "c2" && h.armed {
+		close(h.stopped)
+	}
+}
+
+// A sub-graph call that fails because a hook panicked inside it, after a branch of it
+// stopped the run, leaves no token of the call in the frontier either.
+func TestCallFailedByAHookPanicLeavesNoTokensInTheFrontier(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	hook := &stopThenPanicHook{started: make(chan struct{}), stopped: make(chan struct{}), armed: true}
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("cp")
+	child.Parallel("cp").LinkTo("c1").LinkTo("c2")
+	child.Activity("c1").LinkTo("cj")
+	child.Activity("c2").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("resumed") != true {
+			<-hook.started // c1 runs when the run stops
+			c.Stop()
+		}
+		return nil
+	}).LinkTo("cj")
+	child.Parallel("cj").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(hook, 0))
+	require.ErrorIs(t, err, flow.ErrTaskPanic)
+	assert.Equal(t, []string{"root:call"}, res.Frontier.Pending())
+
+	hook.armed = false
+	fc.Set("resumed", true)
+	starts := &callWatch{starts: map[string]int{}}
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(starts, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"call": 1, "cs": 1, "cp": 1, "c1": 1, "c2": 1, "cj": 1, "ce": 1, "e": 1}, starts.starts)
+}
