@@ -203,3 +203,50 @@ func (w suspendWatch) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node
 		close(ch)
 	}
 }
+
+// skipInvoke is an interceptor that returns without invoking the graph, the root
+// graph's or a sub-graph call's.
+type skipInvoke struct {
+	flow.NopInterceptor
+	calls bool
+}
+
+func (s skipInvoke) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if (inv.Node != nil) == s.calls {
+		return nil
+	}
+	return inv.Invoke(ctx)
+}
+
+// An InterceptFlow that returns without invoking the graph fails the run (or the
+// calling node) instead of passing for a completed graph: a skipped sub-graph call
+// ended its caller's branch and the run reported completed without the nodes after
+// the call, and a skipped root graph completed without running anything.
+func TestInterceptorThatDoesNotInvokeFails(t *testing.T) {
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	for _, tc := range []struct {
+		calls   bool
+		pending string
+	}{{calls: true, pending: "root:call"}, {calls: false, pending: "root:s"}} {
+		fc := flow.NewContext("i")
+		res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(skipInvoke{calls: tc.calls}, 0))
+		require.Error(t, err, "calls %v", tc.calls)
+		assert.Contains(t, err.Error(), "without invoking")
+		assert.Equal(t, flow.StatusFailed, res.Status)
+		assert.Equal(t, []string{tc.pending}, res.Frontier.Pending())
+
+		res, err = e.Resume(context.Background(), res.Frontier, fc)
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "e", res.LastNode("root"))
+	}
+}

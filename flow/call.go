@@ -88,6 +88,9 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		r.dropCall(cf)
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
 	}
+	if !inv.invoked {
+		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, errNotInvoked))
+	}
 	out := CallOutcome{Path: cf.path, Graph: cf.graph.g.ID, Status: StatusCompleted}
 	defer func() { r.recordCall(out) }()
 	if ne := cf.abort.Load(); ne != nil {
