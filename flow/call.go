@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -84,7 +85,11 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 	inv := &Invocation{Graph: cf.graph.g, Context: r.fc, RunID: r.id, Path: cf.path, Node: tok.node.n,
 		Resumed: tok.mode == modeResumeCall, icpts: r.icpts, run: r, frame: cf, seeds: seeds}
 	if err := inv.Invoke(ctx); err != nil {
+		r.dropCall(cf)
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
+	}
+	if !inv.invoked {
+		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, errNotInvoked))
 	}
 	out := CallOutcome{Path: cf.path, Graph: cf.graph.g.ID, Status: StatusCompleted}
 	defer func() { r.recordCall(out) }()
@@ -92,6 +97,7 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		out.Status = StatusFailed
 		se := ToStructured(ne)
 		out.Error = &se
+		r.dropCall(cf)
 		r.mu.Lock()
 		for _, rec := range r.records {
 			if rec.Path == cf.path && rec.Fallback != nil {
@@ -115,6 +121,31 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		return errCallHalted
 	}
 	return nil
+}
+
+// dropCall forgets the tokens a halt parked inside a call whose calling node fails
+// for it. Resuming that node runs the call again from its start; kept in the
+// frontier, those tokens would also run the rest of the failed call, and everything
+// after the calling node twice.
+func (r *run) dropCall(cf *frame) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.frontier = slices.DeleteFunc(r.frontier, func(t *token) bool { return t.call.within(cf) })
+	for t := range r.live {
+		if t.call.within(cf) {
+			delete(r.live, t)
+		}
+	}
+}
+
+// within reports whether call frame c is cf or a call made (at any depth) inside it.
+func (c *frame) within(cf *frame) bool {
+	for ; c != nil; c = c.caller {
+		if c == cf {
+			return true
+		}
+	}
+	return false
 }
 
 // CallOutcome is how a sub-graph call ended, so the caller can tell a normal
@@ -156,10 +187,36 @@ func mergeState(dst, src map[string]any) map[string]any {
 // driveCall runs the seeds of a call frame and waits for every goroutine the call
 // started. Seeds inside deeper sub-graph calls (on resume) re-enter those calls.
 func (r *run) driveCall(ctx context.Context, cf *frame, seeds []*token) {
-	for _, s := range groupSeeds(r, cf, seeds) {
-		r.drive(ctx, s)
+	seeds = groupSeeds(r, cf, seeds)
+	if len(seeds) == 1 {
+		r.drive(ctx, seeds[0])
+		cf.wg.Wait()
+		return
+	}
+	// A resumed run's parked parallel branches run concurrently again, as they did
+	// before it halted: run one after the other, a branch waiting for a sibling would
+	// wait for ever. The others run in order on this goroutine, as fanOut runs them.
+	spawned := make([]bool, len(seeds))
+	for i := 1; i < len(seeds); i++ {
+		spawned[i] = inParallelBranch(seeds[i]) && r.spawn(seeds[i])
+	}
+	for i, s := range seeds {
+		if !spawned[i] {
+			r.drive(ctx, s)
+		}
 	}
 	cf.wg.Wait()
+}
+
+// inParallelBranch reports whether the innermost split the token is in (within its
+// call) is a parallel one.
+func inParallelBranch(tok *token) bool {
+	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
+		if f.kind == frameSplit {
+			return f.split.n.Type == Parallel
+		}
+	}
+	return false
 }
 
 // groupSeeds returns the tokens to drive directly in cf: the parked tokens of cf
@@ -224,5 +281,6 @@ func (r *run) endCallOnPanic(cf *frame) {
 		cf.cancel()
 	}
 	cf.wg.Wait()
+	r.dropCall(cf) // the calling node fails for it, as in runCall
 	panic(p)
 }

@@ -340,3 +340,41 @@ func TestContextErrorKey(t *testing.T) {
 	assert.Equal(t, "my.errors", fc.ErrorKey())
 	require.Len(t, flow.ExecutionErrors(fc, fc.ErrorKey()), 1)
 }
+
+// Two instances forked from one copy of the variables (NewContextWith(id, c.Vars()))
+// share the slices of the execution error records and branch failures they hold;
+// recording a failure in one must not write over the other's (appending in place
+// did, once the slice had spare capacity).
+func TestForkedContextsKeepTheirOwnRecords(t *testing.T) {
+	e := flow.NewEngine()
+	s := flow.NewSpec("forked")
+	s.Start("s").SetTask(`raise("SOFT", who, true)`).LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("bad").LinkTo("ok")
+	s.Activity("bad").SetTask(`raise("HARD", who)`).LinkTo("j")
+	s.Activity("ok").LinkTo("j")
+	s.Parallel("j")
+	g := build(t, s)
+	a := flow.NewContextWith("a", map[string]any{"who": "a"})
+	for range 3 {
+		_, err := e.EvalGraph(context.Background(), g, a)
+		require.NoError(t, err)
+	}
+	b := flow.NewContextWith("b", a.Vars())
+	b.Set("who", "b")
+	for _, fc := range []*flow.Context{a, b} {
+		_, err := e.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+	}
+	for _, fc := range []*flow.Context{a, b} {
+		who := fc.Value("who")
+		recs := flow.ExecutionErrors(fc, fc.ErrorKey())
+		require.Len(t, recs, 8)
+		for _, rec := range recs[6:] {
+			assert.Equal(t, who, rec.Error.Message, "instance %s", fc.InstanceID())
+		}
+		failures := flow.BranchFailuresOf(fc.Value(flow.KeyBranchFailures))
+		require.Len(t, failures, 4)
+		require.NotNil(t, failures[3].Err)
+		assert.Equal(t, who, flow.ToStructured(failures[3].Err).Message, "instance %s", fc.InstanceID())
+	}
+}

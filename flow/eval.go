@@ -327,8 +327,16 @@ func (r *run) invoke(ctx context.Context, seeds []*token, resumed bool) error {
 		r.st.mu.Unlock()
 		panic(p)
 	}()
-	return (&Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
-		icpts: r.icpts, run: r, frame: r.root, seeds: seeds}).Invoke(ctx)
+	inv := &Invocation{Graph: r.root.graph.g, Context: r.fc, RunID: r.id, Path: r.root.path, Resumed: resumed,
+		icpts: r.icpts, run: r, frame: r.root, seeds: seeds}
+	err := inv.Invoke(ctx)
+	if err == nil && !inv.invoked {
+		for _, s := range seeds { // nothing ran: the run stands where it started
+			r.park(s)
+		}
+		err = errNotInvoked
+	}
+	return err
 }
 
 // lastRecord returns the FlowTrace record of a call's last node. Its Time is when the

@@ -127,7 +127,10 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				end.Goto = dec.Goto
 			}
 			if status == nodeSuspended {
-				end.Reason = r.suspendReason()
+				end.Reason = tok.reason
+				if !tok.suspended { // a sub-graph suspended inside the call
+					end.Reason = r.suspendReason()
+				}
 			}
 			for i := len(r.icpts) - 1; i >= 0; i-- {
 				r.icpts[i].i.OnNodeEnd(ctx, &tok.view, n, end)
@@ -136,6 +139,12 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		if retry {
 			r.retries.Add(1)
 			if r.waitRetry(ctx, cn.retry, attempt) {
+				if tok.mode == modeResumeCall {
+					// The resumed call failed and its frame is aborted: re-entering it
+					// would fail again without running anything, so the retry makes a
+					// fresh call, as it does for a call that was not resumed.
+					tok.mode, tok.resume = modeExec, nil
+				}
 				continue
 			}
 			// Cancelled while waiting: the last failure stands.
@@ -152,7 +161,9 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			tok.arrivals = 0
 			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
 		case nodeInterrupted:
-			if r.halted() {
+			// A node cancelled because the run halted runs again on resume; one whose
+			// task called Interrupt has ended its branch, whatever the siblings did.
+			if r.halted() && !tok.interrupted {
 				tok.mode = modeExec
 				r.park(tok)
 				return nil
@@ -160,7 +171,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			tok.arrivals = 0
 			return r.endToken(tok)
 		default: // nodeSuspended
-			tok.suspended = false
+			tok.suspended, tok.reason = false, ""
 			tok.mode = modeExec
 			r.park(tok)
 			return nil

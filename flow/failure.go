@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -147,8 +148,11 @@ func (r *run) recordError(tok *token, ne *NodeError, dec ErrorDecision, attempts
 		rec.Fallback = dec.Fallback
 	}
 	r.st.mu.Lock()
+	// Clipped: another context made from a copy of these variables (NewContextWith,
+	// a checkpoint's Vars) holds the same slice, and appending in place would write
+	// its next record over ours.
 	list := ExecutionErrorsOf(r.st.vars[r.e.errKey])
-	r.st.vars[r.e.errKey] = append(list, rec)
+	r.st.vars[r.e.errKey] = append(slices.Clip(list), rec)
 	r.st.mu.Unlock()
 	r.mu.Lock()
 	r.records = append(r.records, rec)

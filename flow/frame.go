@@ -74,6 +74,7 @@ type token struct {
 	view        Context
 	interrupted bool
 	suspended   bool
+	reason      string     // the reason this token's task suspended with, for its NodeEnd
 	arrivals    int        // how many branches the join this token fires waited for
 	resume      []*token   // modeResumeCall: the parked tokens inside the call
 	cp          position   // last committed position, kept only when checkpointing

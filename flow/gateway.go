@@ -87,8 +87,8 @@ func (r *run) recordFailure(tok *token, ne *NodeError, f *frame) {
 	f.failed = append(f.failed, ne)
 	r.mu.Unlock()
 	r.st.mu.Lock()
-	list := BranchFailuresOf(r.st.vars[KeyBranchFailures]) // a restored context holds them as plain JSON values
-	r.st.vars[KeyBranchFailures] = append(list, bf)
+	list := BranchFailuresOf(r.st.vars[KeyBranchFailures])       // a restored context holds them as plain JSON values
+	r.st.vars[KeyBranchFailures] = append(slices.Clip(list), bf) // clipped as in recordError
 	r.st.mu.Unlock()
 }
 

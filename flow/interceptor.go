@@ -3,6 +3,7 @@ package flow
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 // Interceptor observes and wraps runs. InterceptFlow is an around-hook for every
 // evaluation of a graph, the root graph and each sub-graph call (on resume too): it
 // must call inv.Invoke to run the graph, and may pass a derived context (a span, a
-// deadline) to it. OnNodeStart and OnNodeEnd observe every node execution; every
+// deadline) to it; returning nil without invoking it fails the run (for a sub-graph
+// call, the calling node), since nothing ran. OnNodeStart and OnNodeEnd observe every node execution; every
 // OnNodeStart is followed by exactly one OnNodeEnd for the same node and view,
 // whatever happens (stop, interrupt, suspend, panic, cancellation, step limit), and
 // NodeEnd says how the node ended. Hooks of parallel branches run concurrently.
@@ -94,12 +96,17 @@ type Invocation struct {
 	// Resumed is true when the evaluation continues a stopped run.
 	Resumed bool
 
-	icpts []indexedInterceptor
-	next  int
-	run   *run
-	frame *frame
-	seeds []*token
+	icpts   []indexedInterceptor
+	next    int
+	run     *run
+	frame   *frame
+	seeds   []*token
+	invoked bool // the chain reached the graph
 }
+
+// errNotInvoked is the error of an InterceptFlow that returned nil without invoking
+// the graph: nothing ran, and going on as if the graph had completed would lose it.
+var errNotInvoked = errors.New("returned without invoking the graph (InterceptFlow must call inv.Invoke)")
 
 // Outcome reports how the evaluation ended; it is meaningful once Invoke has returned.
 // For the root graph it is the run's status (the suspend reason, and the error of a
@@ -160,6 +167,7 @@ func (inv *Invocation) Invoke(ctx context.Context) error {
 		defer inv.run.endCallOnPanic(cf)
 	}
 	cf.ctx = ctx
+	inv.invoked = true
 	inv.run.driveCall(ctx, cf, inv.seeds)
 	return nil
 }

@@ -89,8 +89,10 @@ func (r *run) halt(s runState, reason string, tok *token, err error) {
 	if err != nil && r.err == nil {
 		r.err = err
 	}
-	if s == stateSuspended && tok != nil {
-		tok.suspended = true
+	if s == stateSuspended && tok != nil && !tok.suspended {
+		// The node's own reason: when branches suspend together, the run keeps the
+		// first one, but each node's end (and audit record) says why it suspended.
+		tok.suspended, tok.reason = true, reason
 	}
 	r.mu.Unlock()
 	if s == stateFailed {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // childEngine registers child: cs -> c1 -> c2 -> c3 -> ce, c1 running c1Task.
@@ -255,4 +257,245 @@ func TestRecursiveCallHitsTheDepthLimit(t *testing.T) {
 	// every call between), not each level's error in turn.
 	assert.Equal(t, `node "call" in graph "rec": subgraph_depth: sub-graph "rec": node "call" in graph "rec" `+
 		`(call path rec/call/rec/call/rec/call/rec): subgraph_depth: sub-graph call depth exceeded (3) calling "rec"`, err.Error())
+}
+
+// A calling node with a retry policy retries a failed sub-graph call by calling the
+// sub-graph again, also when the failed call was one a resume re-entered (the retry
+// used to re-enter the aborted call, which failed again without running anything).
+func TestRetryOfAResumedCallCallsTheSubGraphAgain(t *testing.T) {
+	calls := 0
+	e := flow.NewEngine(flow.WithClock(&fakeClock{}))
+	child := flow.NewSpec("child")
+	child.Start("cs").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("approved") != true {
+			c.Suspend("waiting for approval")
+			return nil
+		}
+		calls++
+		if calls == 1 {
+			return &flow.Error{Code: "BUSY", Message: "busy", Retry: true}
+		}
+		return nil
+	}).LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("parent")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").SetRetry(flow.RetryPolicy{Max: 3}).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	fc.Set("approved", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, calls, "the retry ran the child again")
+	assert.Equal(t, 1, res.Retries)
+	assert.Equal(t, "e", res.LastNode("parent"))
+}
+
+// callWatch counts node starts and closes interrupted once the node of that name has
+// ended interrupted.
+type callWatch struct {
+	flow.NopInterceptor
+	node        string
+	interrupted chan struct{}
+	mu          sync.Mutex
+	starts      map[string]int
+}
+
+func (w *callWatch) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	w.mu.Lock()
+	w.starts[n.ID]++
+	w.mu.Unlock()
+}
+
+func (w *callWatch) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if n.ID == w.node && end.Status == trace.Interrupted {
+		close(w.interrupted)
+	}
+}
+
+// When a sub-graph call fails while the run is halted by a failure elsewhere, the
+// tokens the halt parked inside the call do not stay in the frontier: the calling node
+// is resumed and runs the call again, so with them the rest of the failed call, and
+// everything after the calling node, ran twice on resume.
+func TestFailedCallLeavesNoTokensInTheFrontier(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c1Started, c2Started := make(chan struct{}), make(chan struct{})
+	watch := &callWatch{node: "c2", interrupted: make(chan struct{}), starts: map[string]int{}}
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("cp")
+	child.Parallel("cp").LinkTo("c1").LinkTo("c2")
+	child.Activity("c1").DoFunc(func(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("fixed") == true {
+			return nil
+		}
+		close(c1Started)
+		<-ctx.Done()        // the run failed at a
+		<-watch.interrupted // and c2 was parked
+		return errors.New("c1 broke")
+	}).LinkTo("cj")
+	child.Activity("c2").DoFunc(func(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("fixed") == true {
+			return nil
+		}
+		close(c2Started)
+		<-ctx.Done()
+		return ctx.Err()
+	}).LinkTo("cj")
+	child.Parallel("cj").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("fixed") == true {
+			return nil
+		}
+		<-c1Started
+		<-c2Started
+		return errors.New("a broke")
+	}).LinkTo("j")
+	s.Activity("b").SetTask("#child").LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(watch, 0))
+	require.Error(t, err)
+	require.Equal(t, flow.StatusFailed, res.Status)
+	assert.ElementsMatch(t, []string{"root:a", "root:b"}, res.Frontier.Pending(), "both failed nodes, nothing inside the failed call")
+
+	fc.Set("fixed", true)
+	watch.starts = map[string]int{}
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(watch, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"a": 1, "b": 1, "cs": 1, "cp": 1, "c1": 1, "c2": 1, "cj": 1, "ce": 1, "j": 1, "e": 1}, watch.starts)
+}
+
+// failingCallInterceptor runs a sub-graph call, then fails it, until told otherwise.
+type failingCallInterceptor struct {
+	flow.NopInterceptor
+	fail   bool
+	mu     sync.Mutex
+	starts map[string]int
+}
+
+func (f *failingCallInterceptor) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	err := inv.Invoke(ctx)
+	if inv.Node != nil && f.fail {
+		return errors.New("span export failed")
+	}
+	return err
+}
+
+func (f *failingCallInterceptor) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	f.mu.Lock()
+	f.starts[n.ID]++
+	f.mu.Unlock()
+}
+
+// A sub-graph call that its interceptor fails after the run stopped inside it leaves
+// no token of the call in the frontier either: the failed calling node runs the call
+// again on resume.
+func TestCallFailedByItsInterceptorLeavesNoTokensInTheFrontier(t *testing.T) {
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("resumed") != true {
+			c.Stop()
+		}
+		return nil
+	}).LinkTo("c1")
+	child.Activity("c1").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	icpt := &failingCallInterceptor{fail: true, starts: map[string]int{}}
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(icpt, 0))
+	require.Error(t, err)
+	assert.Equal(t, []string{"root:call"}, res.Frontier.Pending())
+
+	icpt.fail, icpt.starts = false, map[string]int{}
+	fc.Set("resumed", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(icpt, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"call": 1, "cs": 1, "c1": 1, "ce": 1, "e": 1}, icpt.starts)
+}
+
+// stopThenPanicHook panics when c1 starts, once c2 has stopped the run.
+type stopThenPanicHook struct {
+	flow.NopInterceptor
+	started, stopped chan struct{}
+	armed            bool
+}
+
+func (h *stopThenPanicHook) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	if n.ID == "c1" && h.armed {
+		close(h.started)
+		<-h.stopped
+		panic("hook start")
+	}
+}
+
+func (h *stopThenPanicHook) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, _ flow.NodeEnd) {
+	if n.ID == "c2" && h.armed {
+		close(h.stopped)
+	}
+}
+
+// A sub-graph call that fails because a hook panicked inside it, after a branch of it
+// stopped the run, leaves no token of the call in the frontier either.
+func TestCallFailedByAHookPanicLeavesNoTokensInTheFrontier(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	hook := &stopThenPanicHook{started: make(chan struct{}), stopped: make(chan struct{}), armed: true}
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("cp")
+	child.Parallel("cp").LinkTo("c1").LinkTo("c2")
+	child.Activity("c1").LinkTo("cj")
+	child.Activity("c2").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if c.Value("resumed") != true {
+			<-hook.started // c1 runs when the run stops
+			c.Stop()
+		}
+		return nil
+	}).LinkTo("cj")
+	child.Parallel("cj").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(hook, 0))
+	require.ErrorIs(t, err, flow.ErrTaskPanic)
+	assert.Equal(t, []string{"root:call"}, res.Frontier.Pending())
+
+	hook.armed = false
+	fc.Set("resumed", true)
+	starts := &callWatch{starts: map[string]int{}}
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(starts, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"call": 1, "cs": 1, "cp": 1, "c1": 1, "c2": 1, "cj": 1, "ce": 1, "e": 1}, starts.starts)
 }
