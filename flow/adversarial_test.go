@@ -619,3 +619,61 @@ func (h *waitingPanicHook) OnNodeStart(_ context.Context, _ *flow.Context, n *fl
 		panic("hook start")
 	}
 }
+
+// outerWatch is an interceptor wrapping the whole run that notes, when a panic passes
+// through it, whether the branch on another goroutine had already ended.
+type outerWatch struct {
+	flow.NopInterceptor
+	ended   *atomic.Bool
+	release chan struct{}
+	seen    atomic.Bool // ended.Load() when the panic passed
+}
+
+func (w *outerWatch) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	defer func() {
+		if p := recover(); p != nil {
+			w.seen.Store(w.ended.Load())
+			close(w.release) // lets the branch end if nothing else did
+			panic(p)
+		}
+	}()
+	return inv.Invoke(ctx)
+}
+
+// A hook panicking on the main branch fails the run and waits for its other branches
+// before the panic passes back through the interceptors around the run, so an audit
+// or a tracer sees every node end before the run does.
+func TestHookPanicOnTheMainBranchWaitsBeforeTheInterceptors(t *testing.T) {
+	var ended atomic.Bool
+	started := make(chan struct{})
+	watch := &outerWatch{ended: &ended, release: make(chan struct{})}
+	wait := flow.TaskFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		defer ended.Store(true)
+		close(started)
+		select {
+		case <-watch.release:
+		case <-ctx.Done():
+		}
+		return ctx.Err()
+	})
+	e := flow.NewEngine(flow.WithMaxConcurrency(4), flow.WithTask("wait", wait))
+	g, err := flow.LoadGraph("g.yml", []byte(`
+id: g
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [boom, w]}
+  - {id: boom, link: j}
+  - {id: w, task: "@wait", link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		_, _ = e.EvalGraph(context.Background(), g, flow.NewContext("i"),
+			flow.WithEvalInterceptor(watch, 0), flow.WithEvalInterceptor(&waitingPanicHook{node: "boom", before: started}, 1))
+	}()
+	require.Equal(t, "hook start", got)
+	assert.True(t, watch.seen.Load(), "the other branch ended before the panic left the engine")
+}

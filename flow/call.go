@@ -284,3 +284,18 @@ func (r *run) endCallOnPanic(cf *frame) {
 	r.dropCall(cf) // the calling node fails for it, as in runCall
 	panic(p)
 }
+
+// endRootOnPanic, deferred by the root's Invoke when interceptors wrap the run, fails
+// the run on a panic of the main branch (a hook's) and waits for the root's other
+// branches before the panic passes back through the interceptors: an audit or a
+// tracer around the run then sees every node execution end before the run does.
+// (run.invoke does the same for a run without interceptors, and frees the Context.)
+func (r *run) endRootOnPanic() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	r.halt(stateFailed, "", nil, fmt.Errorf("panic: %v", p))
+	r.root.wg.Wait()
+	panic(p)
+}

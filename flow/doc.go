@@ -63,7 +63,8 @@
 // deadlines fail the run (errors.Is tells which); a panicking task becomes an error
 // naming the node. A panicking interceptor hook fails the run and is raised again in
 // the caller's goroutine (as a *BranchPanic when it happened in a branch's goroutine,
-// which would otherwise end the process), once the root's branches have ended; the
+// which would otherwise end the process), once the root's branches have ended (before
+// the panic passes back through the interceptors around the run); the
 // Context is then free for another run. Inside a sub-graph call, a hook panicking on
 // the calling goroutine is the calling node's error (the call is that node's task),
 // raised once the call's other branches have ended. A parallel node takes every outgoing link and ignores their

@@ -165,6 +165,8 @@ func (inv *Invocation) Invoke(ctx context.Context) error {
 		defer cancel()
 		cf.cancel = cancel
 		defer inv.run.endCallOnPanic(cf)
+	} else if len(inv.icpts) > 0 {
+		defer inv.run.endRootOnPanic()
 	}
 	cf.ctx = ctx
 	inv.invoked = true
