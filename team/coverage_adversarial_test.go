@@ -236,3 +236,37 @@ func TestAdvParallelMergeCoverageIsThisRuns(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, team.CoverageValidEmpty, reg.Class, "the sub-agent that ran is unaffected")
 }
+
+// A sub-agent member skipped in the team's first run has no report of any run: it is
+// still a gap ("no report"), so the coverage is not complete, as it would be if only
+// members with evidence got notes.
+func TestAdvSkippedSubAgentWithoutAnyReportIsAGap(t *testing.T) {
+	clock := newSubClock()
+	regulation := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return []any{"rule"}, nil }}
+	market := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return []any{"report"}, nil }}
+	recorded := team.RecordToolCalls(&team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
+		Search: func(context.Context, string) ([]any, error) { return []any{"patent"}, nil }})
+	for _, skipped := range []string{"market", "patents"} {
+		var notes team.Coverage
+		tm, _ := ttTeam(t, "research", team.WithMembers(regulation, market, recorded),
+			team.WithTeamInterceptor(skipOn{member: skipped, prompt: "q1"}, 0),
+			team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
+				team.ParallelMergeWithCoverage(func(_ context.Context, _ *team.TeamTrace, cov team.Coverage) (string, error) {
+					notes = cov
+					return cov.Markdown(), nil
+				}))))
+		_, err := tm.Call(context.Background(), "q1", team.NewSession("research-"+skipped))
+		require.NoError(t, err)
+		require.False(t, notes.Complete(), "%s skipped: %s", skipped, notes.Markdown())
+		n, ok := notes.Note(skipped)
+		require.True(t, ok, "%s skipped: %s", skipped, notes.Markdown())
+		assert.Equal(t, team.CoverageGap, n.Class)
+		assert.Equal(t, team.GapNoReport, n.Gap)
+		assertNoAbsenceClaim(t, n.Text, skipped)
+		reg, ok := notes.Note("regulation")
+		require.True(t, ok)
+		assert.Equal(t, team.CoverageWellSupported, reg.Class)
+	}
+}

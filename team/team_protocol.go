@@ -106,9 +106,10 @@ type parallel struct {
 // the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
 // merge the answers, else it concatenates them as "[member] answer" sections, failed
 // and skipped members included (ParallelMerge or ParallelMergeWithCoverage replaces
-// it). When members are sub-agents (they report a SubResult, or RecordToolCalls kept
-// failed tool calls of theirs), the coverage notes of those members (NewCoverage over
-// GatherSubTasks) end the concatenated answer, or are given to the model with the
+// it). When members are sub-agents (a SubAgent or an agent wrapped by
+// RecordToolCalls, which get a note even when they did not run, or a member that
+// reports a SubResult, or whose failed tool calls RecordToolCalls kept), the coverage
+// notes of those members (NewCoverage over GatherSubTasks) end the concatenated answer, or are given to the model with the
 // instruction to end with them; the answer of a member whose empty success its failed
 // searches contradict carries its gap note, so a source that could not be searched is
 // never reported as holding nothing. A custom merge gets the notes only through
@@ -188,7 +189,7 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	t := mt.t
 	tr := t.trace(c)
 	latest := latestByMember(tr)
-	cov, notes := memberCoverage(c, t.names, latest)
+	cov, notes := memberCoverage(c, t.names, latest, t.isSubAgent)
 	began := time.Now()
 	var (
 		answer string
@@ -258,17 +259,20 @@ func latestByMember(tr *TeamTrace) map[string]TeamRecord {
 	return out
 }
 
-// memberCoverage writes the coverage notes of the members that reported a structured
-// sub-agent result (SubResult) or whose tool calls failed without a successful retry:
-// the evidence a merge must not hide. Other members (plain answers) get no note.
+// memberCoverage writes the coverage notes of the sub-agent members (sub reports
+// them: a SubAgent, or an agent wrapped by RecordToolCalls) and of the members that
+// reported a structured sub-agent result (SubResult) or whose tool calls failed without
+// a successful retry: the evidence a merge must not hide. A sub-agent member that did
+// not run and never reported is a gap too (no report), not left out. Other members
+// (plain answers) get no note.
 //
 // The context keeps what members reported in earlier runs of the session, so the
 // evidence is checked against this run's records (latest): a member that did not run
 // now reported nothing now, and one whose turn failed wrote no success now.
-func memberCoverage(c *flow.Context, members []string, latest map[string]TeamRecord) (Coverage, map[string]CoverageNote) {
+func memberCoverage(c *flow.Context, members []string, latest map[string]TeamRecord, sub func(string) bool) (Coverage, map[string]CoverageNote) {
 	var tasks []SubTask
 	for _, st := range GatherSubTasks(c, members...) {
-		if st.Result == nil && len(unresolvedFailures(st.Calls)) == 0 {
+		if st.Result == nil && len(unresolvedFailures(st.Calls)) == 0 && !sub(st.Name) {
 			continue
 		}
 		switch r := latest[st.Name]; r.Status {
@@ -333,4 +337,14 @@ func (t *TeamAgent) modelCall(ctx context.Context, c *flow.Context, n *flow.Node
 	resp, d, err := r.reason(ctx, tr.Supervisor.ModelCalls+1, req)
 	t.icpts.modelEnd(ctx, tr, resp, err, d)
 	return resp, err
+}
+
+// isSubAgent reports whether the member is a sub-agent by its type: a SubAgent, or an
+// agent whose tool calls RecordToolCalls keeps for its coverage note.
+func (t *TeamAgent) isSubAgent(name string) bool {
+	switch t.byName[name].(type) {
+	case *SubAgent, *recordingAgent:
+		return true
+	}
+	return false
 }
