@@ -331,7 +331,8 @@ func (e *Engine) prepare(g *Graph) (*compiled, error) {
 
 // Eval runs the registered graph with the given id over fc. The error is the run's
 // error when it failed (also in Result.Err); a stopped or suspended run is not an
-// error. The result is nil only when the run could not start (unknown graph).
+// error. The result is nil only when the run could not start: an unknown graph, a
+// graph that does not compile, or a Context another run is using (ErrContextBusy).
 func (e *Engine) Eval(ctx context.Context, graphID string, fc *Context, opts ...EvalOption) (*Result, error) {
 	cg, err := e.lookup(graphID)
 	if err != nil {
@@ -342,7 +343,8 @@ func (e *Engine) Eval(ctx context.Context, graphID string, fc *Context, opts ...
 
 // EvalGraph runs g, which need not be registered; it is compiled on first use and
 // the compiled form is kept for the engine's lifetime (Forget drops it), so build a
-// graph once and evaluate it many times rather than building one per run.
+// graph once and evaluate it many times rather than building one per run. Its result
+// and error are as Eval's.
 func (e *Engine) EvalGraph(ctx context.Context, g *Graph, fc *Context, opts ...EvalOption) (*Result, error) {
 	cg, err := e.prepare(g)
 	if err != nil {
