@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -177,13 +178,27 @@ func checkValue(v any, json bool) error {
 
 // pathError locates a problem inside a meta value.
 type pathError struct {
-	path []string
-	msg  string
+	rev []string // the keys from the problem up to the top: prefix appends as the error goes up
+	msg string
 }
 
+// Paths longer than this show their first and last keys only: a value nested
+// thousands of levels deep would otherwise make a message of kilobytes.
+const (
+	pathHead = 8
+	pathTail = 4
+)
+
 func (e *pathError) Error() string {
-	if len(e.path) == 0 {
+	if len(e.rev) == 0 {
 		return e.msg
 	}
-	return fmt.Sprintf("%q: %s", strings.Join(e.path, "."), e.msg)
+	path := make([]string, len(e.rev))
+	for i, k := range e.rev {
+		path[len(path)-1-i] = k
+	}
+	if n := len(path); n > pathHead+pathTail {
+		path = slices.Concat(path[:pathHead], []string{fmt.Sprintf("…(%d more)…", n-pathHead-pathTail)}, path[n-pathTail:])
+	}
+	return fmt.Sprintf("%q: %s", strings.Join(path, "."), e.msg)
 }

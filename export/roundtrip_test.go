@@ -470,3 +470,27 @@ func TestRoundTripDeepJSONMeta(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) { roundTrip(t, g, w) })
 	}
 }
+
+// TestWriteTooDeepMetaNamesAShortPath checks that meta nested beyond what a document
+// can hold is refused with an error whose path is shortened: the full path of 20000
+// levels took tens of kilobytes, and building it level by level memory quadratic in
+// the depth.
+func TestWriteTooDeepMetaNamesAShortPath(t *testing.T) {
+	var v any = "leaf"
+	for range 20000 {
+		v = map[string]any{"k": v}
+	}
+	spec := flow.NewSpec("deep")
+	spec.Meta = map[string]any{"a": v}
+	spec.Start("s")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	for _, w := range documentWriters {
+		_, err := w.write(g)
+		require.Error(t, err, w.name)
+		msg := err.Error()
+		assert.Contains(t, msg, "nested too deeply", w.name)
+		assert.Contains(t, msg, `"a.k.k`, w.name)
+		assert.Less(t, len(msg), 400, "%s: %.300s", w.name, msg)
+	}
+}

@@ -136,9 +136,11 @@ func normalizeReflect(rv reflect.Value, depth int) (any, error) {
 	return nil, &pathError{msg: fmt.Sprintf("%s has no textual form", rv.Type())}
 }
 
+// prefix adds key, the key of the value err is about, to err's path. It extends the
+// error in place: each pathError is made for one problem and travels up alone.
 func prefix(err error, key string) error {
 	if pe, ok := err.(*pathError); ok {
-		return &pathError{path: append([]string{key}, pe.path...), msg: pe.msg}
+		pe.rev = append(pe.rev, key)
 	}
 	return err
 }
