@@ -131,3 +131,19 @@ func TestRejectionCounted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[trace.Counter]int{trace.CountRejection: 1}, c.n)
 }
+
+// An odd history limit never keeps an answer without the prompt it answered: the
+// history starts at a prompt, so it holds at most the limit's messages.
+func TestOddHistoryLimitKeepsWholeExchanges(t *testing.T) {
+	model := testkit.NewScriptedModel(testkit.Reply("one"), testkit.Reply("two"), testkit.Reply("three"))
+	agent, err := team.NewSimpleAgent("s", model, team.WithHistoryLimit(3))
+	require.NoError(t, err)
+	sess := team.NewSession("h")
+	for _, p := range []string{"p1", "p2", "p3"} {
+		_, err := agent.Call(context.Background(), p, sess)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []team.Message{team.UserMessage("p3"), team.AssistantMessage("three")}, sess.History("s"))
+	assert.Equal(t, []team.Message{team.UserMessage("p2"), team.AssistantMessage("two"), team.UserMessage("p3")},
+		model.Requests()[2].Messages)
+}

@@ -52,7 +52,8 @@ func WithInterceptor(i ReActInterceptor) Option {
 func WithChatOptions(o ChatOptions) Option { return func(c *config) { c.options = o } }
 
 // WithHistoryLimit keeps only the last n messages of the conversation history in the
-// session (0, the default, keeps everything).
+// session (0, the default, keeps everything), starting at a prompt: with an odd n, an
+// answer whose prompt fell out goes too.
 func WithHistoryLimit(n int) Option { return func(c *config) { c.historyLimit = n } }
 
 // WithoutStreaming makes the agent call Chat even when the model can stream and
@@ -80,9 +81,14 @@ func buildConfig(name string, model ChatModel, opts []Option) (*config, *templat
 	return c, tmpl, nil
 }
 
+// trimHistory keeps the last historyLimit messages, from a prompt on: an odd limit
+// would otherwise keep an answer without the prompt it answered.
 func (c *config) trimHistory(h []Message) []Message {
 	if c.historyLimit > 0 && len(h) > c.historyLimit {
-		return h[len(h)-c.historyLimit:]
+		h = h[len(h)-c.historyLimit:]
+		for len(h) > 0 && h[0].Role != RoleUser {
+			h = h[1:]
+		}
 	}
 	return h
 }
