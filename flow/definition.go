@@ -40,6 +40,11 @@ import (
 // node that is not a mapping, a link object without nextId, a priority that is not an
 // integer), duplicate keys, and a document without layout. Whether links point at existing
 // nodes, ids are unique and a start node exists is checked by Build.
+//
+// Scalars follow YAML 1.2 (gopkg.in/yaml.v3), not the YAML 1.1 of Solon's SnakeYAML:
+// yes, no, on and off are strings, not booleans, and 017 is the integer 17, not octal
+// 15 (write 0o17). This matters only for meta values a task reads; write true, false and
+// plain decimal numbers where both should agree.
 func ParseDefinition(file string, data []byte) (*GraphSpec, error) {
 	r := &defReader{file: file, budget: 10_000 + 4*len(data)}
 	root, err := r.document(data)
