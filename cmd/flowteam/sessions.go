@@ -20,6 +20,8 @@ const sessionsUsage = `Usage:
   flowteam sessions show ID --store DSN
   flowteam sessions delete ID --store DSN
 
+Flags may come before or after the command and the id.
+
 list prints the stored instances (with --status only those with that status:
 running, suspended, stopped, failed or completed), sorted by id; an instance that
 cannot be read is named on stderr, and list then exits 2. show prints one
@@ -44,27 +46,21 @@ type sessionEntry struct {
 
 // cmdSessions implements "flowteam sessions".
 func cmdSessions(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, sessionsUsage)
-		return exitUsage
-	}
-	sub := args[0]
-	if sub == "-h" || sub == "-help" || sub == "--help" || sub == "help" {
-		fmt.Fprint(stdout, sessionsUsage)
-		return exitOK
-	}
-	fs := flag.NewFlagSet("flowteam sessions "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	// One flag set for every subcommand, so that flags may come before the
+	// subcommand as well as after it: the subcommand is the first positional argument.
+	fs := flag.NewFlagSet("flowteam sessions", flag.ContinueOnError)
 	var dsn, status, output string
 	fs.StringVar(&dsn, "store", "", "")
-	if sub == "list" {
-		fs.StringVar(&status, "status", "", "")
-		fs.StringVar(&output, "output", "text", "")
-	}
-	pos, help, err := parseCommandLine(fs, args[1:])
-	if help {
+	fs.StringVar(&status, "status", "", "")
+	fs.StringVar(&output, "output", "text", "")
+	pos, help, err := parseCommandLine(fs, args)
+	if help || (err == nil && len(pos) > 0 && pos[0] == "help") {
 		fmt.Fprint(stdout, sessionsUsage)
 		return exitOK
+	}
+	sub := ""
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
 	}
 	usageErr := func(err error) int {
 		fmt.Fprintf(stderr, "flowteam sessions %s: %v\n\n%s", sub, err, sessionsUsage)
@@ -74,12 +70,24 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	if sub == "list" {
 		want = 0
 	}
+	var listOnly string // a flag of list given to another subcommand
+	fs.Visit(func(f *flag.Flag) {
+		if sub != "list" && listOnly == "" && (f.Name == "status" || f.Name == "output") {
+			listOnly = f.Name
+		}
+	})
 	switch {
+	case err != nil: // no positional arguments then, so no subcommand to name
+		fmt.Fprintf(stderr, "flowteam sessions: %v\n\n%s", err, sessionsUsage)
+		return exitUsage
+	case sub == "":
+		fmt.Fprintf(stderr, "flowteam sessions: no command given: want list, show or delete\n\n%s", sessionsUsage)
+		return exitUsage
 	case sub != "list" && sub != "show" && sub != "delete":
 		fmt.Fprintf(stderr, "flowteam sessions: unknown command %q\n\n%s", sub, sessionsUsage)
 		return exitUsage
-	case err != nil:
-		return usageErr(err)
+	case listOnly != "":
+		return usageErr(fmt.Errorf("--%s applies to list only", listOnly))
 	case dsn == "":
 		return usageErr(errors.New("--store is required"))
 	case len(pos) != want:

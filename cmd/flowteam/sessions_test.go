@@ -1,0 +1,44 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The subcommand of "sessions" is its first positional argument: flags may come
+// before it, as they may come before the files of run or the id of resume.
+func TestSessionsFlagsBeforeSubcommand(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "a-1")
+	require.Equal(t, exitOK, code, stderr)
+
+	code, stdout, stderr := call(t, cmdSessions, "--store", dsn, "list")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "a-1")
+	code, stdout, stderr = call(t, cmdSessions, "--store="+dsn, "--status", "suspended", "list", "--output", "json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"instance": "a-1"`)
+	code, stdout, stderr = call(t, cmdSessions, "--store", dsn, "show", "a-1")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"instance": "a-1"`)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", dsn}, "no command"},
+		{[]string{"--store", dsn, "frob"}, `unknown command "frob"`},
+		{[]string{"--store", dsn, "--status", "suspended", "show", "a-1"}, "--status"},
+		{[]string{"show", "a-1", "--store", dsn, "--output", "json"}, "--output"},
+	} {
+		code, _, stderr := call(t, cmdSessions, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
+	code, stdout, _ = call(t, cmdSessions, "--store", dsn, "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "flowteam sessions list")
+}
