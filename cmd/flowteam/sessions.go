@@ -23,8 +23,8 @@ const sessionsUsage = `Usage:
 Flags may come before or after the command and the id.
 
 list prints the stored instances (with --status only those with that status:
-running, suspended, stopped, failed or completed), sorted by id; an instance that
-cannot be read is named on stderr, and list then exits 2. show prints one
+running, suspended, stopped, failed or completed, in any case), sorted by id; an
+instance that cannot be read is named on stderr, and list then exits 2. show prints one
 instance's snapshot as JSON: its definition hash and files, status, version, variables
 (redacted ones masked), frontier, FlowTrace and errors; an encrypted snapshot is opened
 with $` + keyEnv + `, or shown sealed without it. delete removes an instance.
@@ -92,7 +92,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		return usageErr(errors.New("--store is required"))
 	case len(pos) != want:
 		return usageErr(fmt.Errorf("want %d instance id argument(s), got %d", want, len(pos)))
-	case status != "" && !session.Status(status).Valid():
+	case status != "" && !session.Status(strings.ToLower(status)).Valid():
 		return usageErr(fmt.Errorf("--status %q: want running, suspended, stopped, failed or completed", status))
 	case output != "" && output != "text" && output != "json":
 		return usageErr(fmt.Errorf("--output must be text or json, not %q", output))
@@ -109,7 +109,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	}
 	switch sub {
 	case "list":
-		ids, err := store.List(ctx, session.Status(status))
+		ids, err := store.List(ctx, session.Status(strings.ToLower(status)))
 		if err != nil {
 			return fail(err)
 		}

@@ -42,3 +42,22 @@ func TestSessionsFlagsBeforeSubcommand(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "flowteam sessions list")
 }
+
+// "sessions list --status" reads the status in any case, as "audit --status" does.
+func TestSessionsStatusAnyCase(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "a-1")
+	require.Equal(t, exitOK, code, stderr)
+	for _, status := range []string{"suspended", "Suspended", "SUSPENDED"} {
+		code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn, "--status", status)
+		require.Equal(t, exitOK, code, "%s: %s", status, stderr)
+		assert.Contains(t, stdout, "a-1", status)
+	}
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn, "--status", "Running")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "no instances\n", stdout)
+	code, _, stderr = call(t, cmdSessions, "list", "--store", dsn, "--status", "Paused")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--status "Paused"`)
+}
