@@ -75,3 +75,19 @@ func TestAuditCheckLeavesNothing(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, "out.jsonl", entries[0].Name())
 }
+
+// An audit file saved by an editor that wrote a UTF-8 byte order mark keeps its first
+// record (the run's STARTED): the mark is no part of the line.
+func TestAuditByteOrderMark(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	marked := filepath.Join(t.TempDir(), "marked.jsonl")
+	require.NoError(t, os.WriteFile(marked, append([]byte("\xef\xbb\xbf"), data...), 0o600))
+	code, want, _ := auditCmd(t, path)
+	require.Equal(t, exitOK, code)
+	code, got, stderr := auditCmd(t, marked)
+	require.Equal(t, exitOK, code)
+	assert.Empty(t, stderr)
+	assert.Equal(t, want, got)
+}
