@@ -81,7 +81,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	summary := fs.Bool("summary", false, "")
 	files, help, err := parseCommandLine(fs, args)
 	if err == nil {
-		err = checkNotEmpty(fs, "instance", "run", "node")
+		err = checkNotEmpty(fs, "instance", "run", "node", "status")
 	}
 	switch {
 	case help:

@@ -76,6 +76,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 			listOnly = f.Name
 		}
 	})
+	// An empty flag (an unset shell variable: "--status $S") taken for one not given
+	// would list every instance.
+	emptyErr := checkNotEmpty(fs, "store", "status", "output")
 	switch {
 	case err != nil: // no positional arguments then, so no subcommand to name
 		fmt.Fprintf(stderr, "flowteam sessions: %v\n\n%s", err, sessionsUsage)
@@ -88,6 +91,8 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case listOnly != "":
 		return usageErr(fmt.Errorf("--%s applies to list only", listOnly))
+	case emptyErr != nil:
+		return usageErr(emptyErr)
 	case dsn == "":
 		return usageErr(errors.New("--store is required"))
 	case len(pos) != want:

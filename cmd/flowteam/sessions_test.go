@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +61,29 @@ func TestSessionsStatusAnyCase(t *testing.T) {
 	code, _, stderr = call(t, cmdSessions, "list", "--store", dsn, "--status", "Paused")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `--status "Paused"`)
+}
+
+// An empty filter (an unset shell variable: "--status $S") is refused, as run refuses
+// an empty --store: taken for no filter, it would list every instance or record.
+func TestEmptyFilterFlags(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "a-1")
+	require.Equal(t, exitOK, code, stderr)
+	auditFile, _ := writeAuditFile(t)
+	for _, tc := range []struct {
+		cmd  func([]string, io.Writer, io.Writer) int
+		args []string
+		want string
+	}{
+		{cmdSessions, []string{"list", "--store", dsn, "--status", ""}, "--status must not be empty"},
+		{cmdSessions, []string{"list", "--store", dsn, "--status", " "}, "--status must not be empty"},
+		{cmdSessions, []string{"list", "--store", dsn, "--output="}, "--output must not be empty"},
+		{cmdSessions, []string{"list", "--store="}, "--store must not be empty"},
+		{cmdAudit, []string{auditFile, "--status", ""}, "--status must not be empty"},
+	} {
+		code, stdout, stderr := call(t, tc.cmd, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stdout)
+		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
 }
