@@ -138,12 +138,13 @@ func writeOutput(path string, data []byte) (err error) {
 	}
 	f, err := createTemp(path)
 	if err != nil {
-		return err
+		return withoutTempName(err)
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
+			err = withoutTempName(err)
 		}
 	}()
 	if statErr == nil { // keep the mode of the file replaced
@@ -161,6 +162,20 @@ func writeOutput(path string, data []byte) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// withoutTempName drops the file names from err: they name the temporary file, which
+// the user never asked for and which is gone by the time the error is shown.
+func withoutTempName(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	}
+	return err
 }
 
 // createTemp creates a new hidden file in the directory of path. Unlike os.CreateTemp

@@ -35,7 +35,8 @@ func TestExportFailedWriteKeepsOldOutput(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "%s", stderr)
 	require.Equal(t, exitFail, ee.ExitCode(), "%s", stderr)
-	assert.Contains(t, string(stderr), "file too large")
+	assert.Contains(t, string(stderr), "-o "+out+": write: file too large")
+	assert.NotContains(t, string(stderr), ".tmp", "the message names the temporary file, gone by now")
 
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
