@@ -52,7 +52,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	var dsn, status, output string
 	fs.StringVar(&dsn, "store", "", "")
 	fs.StringVar(&status, "status", "", "")
-	fs.StringVar(&output, "output", "text", "")
+	outputFlag(fs, &output)
 	pos, help, err := parseCommandLine(fs, args)
 	if help || (err == nil && len(pos) > 0 && pos[0] == "help") {
 		fmt.Fprint(stdout, sessionsUsage)
