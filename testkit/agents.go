@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -155,13 +156,17 @@ var _ team.Agent = (*SlowAgent)(nil)
 
 // NewSlowAgent returns an agent that answers answer once released.
 func NewSlowAgent(name, answer string) *SlowAgent {
-	return &SlowAgent{name: name, answer: answer, started: make(chan struct{}, 64), release: make(chan struct{})}
+	// A buffer of empty structs takes no memory whatever its capacity, so the channel
+	// holds every start signal: a call never blocks on a test that does not read them,
+	// and a test that does never misses one.
+	return &SlowAgent{name: name, answer: answer, started: make(chan struct{}, math.MaxInt), release: make(chan struct{})}
 }
 
 // WithDelay makes the agent also answer on its own after d.
 func (a *SlowAgent) WithDelay(d time.Duration) *SlowAgent { a.delay = d; return a }
 
-// Started receives a value each time a call starts waiting.
+// Started receives a value each time a call starts waiting. The signals are buffered
+// without bound: a test may read them late, or not at all.
 func (a *SlowAgent) Started() <-chan struct{} { return a.started }
 
 // Release lets every waiting and future call answer.
@@ -180,10 +185,7 @@ func (a *SlowAgent) Call(ctx context.Context, prompt string, sess *team.AgentSes
 	ev := ri.Event(team.EventRunStart)
 	ev.Prompt = prompt
 	team.Emit(ctx, ev)
-	select {
-	case a.started <- struct{}{}:
-	default:
-	}
+	a.started <- struct{}{}
 	var timer <-chan time.Time
 	if a.delay > 0 {
 		t := time.NewTimer(a.delay)

@@ -90,3 +90,17 @@ func TestFixedAgentWritesFreshValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"score": 1, "tags": []any{"x"}}, second.Context().Value("result"))
 }
+
+// Started signals every call, however many started before anyone read the channel:
+// a test that waits for its hundredth call must not hang on a signal dropped for
+// want of room, and a test that never reads it must not block the calls.
+func TestSlowAgentSignalsEveryStart(t *testing.T) {
+	const calls = 200
+	a := testkit.NewSlowAgent("slow", "done")
+	a.Release()
+	for range calls {
+		_, err := a.Call(context.Background(), "x", nil)
+		require.NoError(t, err)
+	}
+	assert.Len(t, a.Started(), calls)
+}

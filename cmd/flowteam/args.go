@@ -47,6 +47,25 @@ func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, hel
 	return positional, false, nil
 }
 
+// lowerFlag is a string flag read in any case: "--output JSON" is "--output json", as
+// "--format YAML" and "--status Failed" are.
+type lowerFlag string
+
+func (f *lowerFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return string(*f)
+}
+
+func (f *lowerFlag) Set(s string) error { *f = lowerFlag(strings.ToLower(s)); return nil }
+
+// outputFlag registers --output (text or json, in any case) on fs.
+func outputFlag(fs *flag.FlagSet, p *string) {
+	*p = "text"
+	fs.Var((*lowerFlag)(p), "output", "")
+}
+
 // checkNotEmpty rejects the named flags when they were given with an empty (or blank)
 // value, as an unset shell variable gives them ("--store $DSN"): left to mean the flag
 // was not given, a run meant to be saved, audited or named would silently not be.

@@ -81,7 +81,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 	summary := fs.Bool("summary", false, "")
 	files, help, err := parseCommandLine(fs, args)
 	if err == nil {
-		err = checkNotEmpty(fs, "instance", "run", "node")
+		err = checkNotEmpty(fs, "instance", "run", "node", "status")
 	}
 	switch {
 	case help:
@@ -437,10 +437,12 @@ type auditFile struct {
 	f    *os.File
 }
 
-// openAuditFile checks, creating nothing, that path can take the audit: an existing
-// file is opened for appending now, a new one needs an existing directory. (Whether
-// that directory lets the file be created shows at the first write, which then fails
-// the run.)
+// openAuditFile checks, leaving nothing behind, that path can take the audit: an
+// existing file is opened for appending now; for a new one, a probe file is created in
+// its directory and removed at once, so that a directory that refuses new files is bad
+// input before the run starts rather than a run that fails at its first record. (The
+// probe has a name of its own: creating and removing path itself could remove the file
+// another "flowteam run --audit path" had just opened.)
 func openAuditFile(path string) (*auditFile, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err == nil {
@@ -456,6 +458,18 @@ func openAuditFile(path string) (*auditFile, error) {
 		return nil, err
 	case !fi.IsDir():
 		return nil, fmt.Errorf("%s: %s is not a directory", path, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".flowteam-audit-probe-*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's name would only confuse
+		}
+		return nil, fmt.Errorf("%s: cannot create a file in %s: %w", path, dir, err)
+	}
+	probe.Close()
+	if err := os.Remove(probe.Name()); err != nil {
+		return nil, err
 	}
 	return &auditFile{path: path}, nil
 }

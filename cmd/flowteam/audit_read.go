@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,9 @@ func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 		if tooLong {
 			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: longer than %d MiB\n", name, line, maxAuditLine>>20)
 			continue
+		}
+		if line == 1 { // a mark an editor wrote would hide the run's STARTED record
+			data = bytes.TrimPrefix(data, []byte(utf8BOM))
 		}
 		text := strings.TrimSpace(string(data))
 		if text == "" {

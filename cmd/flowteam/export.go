@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/flowteam/flowteam/export"
 	"github.com/flowteam/flowteam/flow"
@@ -29,7 +32,8 @@ Formats:
 Flags:
   --format FORMAT   required: yaml, json, plantuml, mermaid or dot
   --graph ID        the graph to write when the files hold several
-  -o OUT            write to the file OUT instead of stdout
+  -o OUT            write to the file OUT instead of stdout; OUT is replaced whole
+                    once written, so a failed write leaves it as it was
 
 Exit codes: 0 written; 1 the graph cannot be written in that format, or OUT cannot be
 written; 2 bad usage, or an unreadable or invalid definition.
@@ -113,9 +117,77 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
-		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
+	if err := writeOutput(*out, buf.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "flowteam export: -o %s: %v\n", *out, err)
 		return exitFail
 	}
 	return exitOK
+}
+
+// writeOutput writes data to the file path through a temporary file beside it, renamed
+// over path once complete: a write that fails half way (a full disk) leaves the
+// previous path as it was, where writing in place would have truncated it.
+func writeOutput(path string, data []byte) (err error) {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target // replace the file a link names, not the link, as writing in place would
+	}
+	fi, statErr := os.Stat(path)
+	if statErr == nil && !fi.Mode().IsRegular() {
+		// A device or a pipe (-o /dev/stdout) cannot be replaced, and keeps nothing to lose.
+		return os.WriteFile(path, data, 0o644)
+	}
+	f, err := createTemp(path)
+	if err != nil {
+		return withoutTempName(err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = withoutTempName(err)
+		}
+	}()
+	if statErr == nil { // keep the mode of the file replaced
+		if err := f.Chmod(fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// withoutTempName drops the file names from err: they name the temporary file, which
+// the user never asked for and which is gone by the time the error is shown.
+func withoutTempName(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	}
+	return err
+}
+
+// createTemp creates a new hidden file in the directory of path. Unlike os.CreateTemp
+// (always 0600) it creates the file 0644 less the umask, as os.WriteFile would create
+// path itself.
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for {
+		name := filepath.Join(dir, "."+base+"."+rand.Text()+".tmp")
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) { // 130 random bits: a name taken is a fluke
+			return f, err
+		}
+	}
 }

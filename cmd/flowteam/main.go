@@ -10,6 +10,9 @@
 //	flowteam audit FILE... [flags]               print an audit file
 //	flowteam help [COMMAND]                      print the help
 //
+// help takes at most one command ("flowteam -h run" is "flowteam help run"); more
+// arguments are a usage error.
+//
 // Run "flowteam COMMAND -h" for the flags of a command. Exit codes: 0 the command
 // succeeded (for run and resume: the run completed, was suspended or was stopped), 1
 // the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
@@ -60,7 +63,13 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	// Also list the new command in usage below.
 
 	case "help", "-h", "-help", "--help":
-		if len(args) == 2 && args[0] == "help" && args[1] != "help" {
+		switch {
+		case len(args) > 2:
+			// Printing some help and exiting 0 would let a script's mistake pass.
+			fmt.Fprintf(stderr, "flowteam help: help takes one command, got %d arguments\n\n", len(args)-1)
+			usage(stderr)
+			return exitUsage
+		case len(args) == 2 && !isHelp(args[1]):
 			return dispatch([]string{args[1], "--help"}, stdout, stderr) // "help run" is "run --help"
 		}
 		usage(stdout)
@@ -70,6 +79,14 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return exitUsage
 	}
+}
+
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
 }
 
 func usage(w io.Writer) {

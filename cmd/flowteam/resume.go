@@ -191,7 +191,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.BoolVar(&cfg.recover, "recover", false, "")
 	fs.Int64Var(&cfg.expect, "expect-version", 0, "")
 	fs.StringVar(&cfg.audit, "audit", "", "")
-	fs.StringVar(&cfg.output, "output", "text", "")
+	outputFlag(fs, &cfg.output)
 	cfg.store.register(fs)
 	pos, help, err := parseCommandLine(fs, args)
 	if help || err != nil {

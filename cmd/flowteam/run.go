@@ -160,7 +160,7 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	fs.StringVar(&cfg.varsFile, "vars", "", "")
 	fs.IntVar(&cfg.steps, "steps", 0, "")
 	fs.StringVar(&cfg.instance, "instance", "", "")
-	fs.StringVar(&cfg.output, "output", "text", "")
+	outputFlag(fs, &cfg.output)
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	cfg.store.register(fs)
 

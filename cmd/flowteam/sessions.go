@@ -20,9 +20,11 @@ const sessionsUsage = `Usage:
   flowteam sessions show ID --store DSN
   flowteam sessions delete ID --store DSN
 
+Flags may come before or after the command and the id.
+
 list prints the stored instances (with --status only those with that status:
-running, suspended, stopped, failed or completed), sorted by id; an instance that
-cannot be read is named on stderr, and list then exits 2. show prints one
+running, suspended, stopped, failed or completed, in any case), sorted by id; an
+instance that cannot be read is named on stderr, and list then exits 2. show prints one
 instance's snapshot as JSON: its definition hash and files, status, version, variables
 (redacted ones masked), frontier, FlowTrace and errors; an encrypted snapshot is opened
 with $` + keyEnv + `, or shown sealed without it. delete removes an instance.
@@ -44,27 +46,21 @@ type sessionEntry struct {
 
 // cmdSessions implements "flowteam sessions".
 func cmdSessions(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, sessionsUsage)
-		return exitUsage
-	}
-	sub := args[0]
-	if sub == "-h" || sub == "-help" || sub == "--help" || sub == "help" {
-		fmt.Fprint(stdout, sessionsUsage)
-		return exitOK
-	}
-	fs := flag.NewFlagSet("flowteam sessions "+sub, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	// One flag set for every subcommand, so that flags may come before the
+	// subcommand as well as after it: the subcommand is the first positional argument.
+	fs := flag.NewFlagSet("flowteam sessions", flag.ContinueOnError)
 	var dsn, status, output string
 	fs.StringVar(&dsn, "store", "", "")
-	if sub == "list" {
-		fs.StringVar(&status, "status", "", "")
-		fs.StringVar(&output, "output", "text", "")
-	}
-	pos, help, err := parseCommandLine(fs, args[1:])
-	if help {
+	fs.StringVar(&status, "status", "", "")
+	outputFlag(fs, &output)
+	pos, help, err := parseCommandLine(fs, args)
+	if help || (err == nil && len(pos) > 0 && pos[0] == "help") {
 		fmt.Fprint(stdout, sessionsUsage)
 		return exitOK
+	}
+	sub := ""
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
 	}
 	usageErr := func(err error) int {
 		fmt.Fprintf(stderr, "flowteam sessions %s: %v\n\n%s", sub, err, sessionsUsage)
@@ -74,17 +70,34 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	if sub == "list" {
 		want = 0
 	}
+	var listOnly string // a flag of list given to another subcommand
+	fs.Visit(func(f *flag.Flag) {
+		if sub != "list" && listOnly == "" && (f.Name == "status" || f.Name == "output") {
+			listOnly = f.Name
+		}
+	})
+	// An empty flag (an unset shell variable: "--status $S") taken for one not given
+	// would list every instance.
+	emptyErr := checkNotEmpty(fs, "store", "status", "output")
 	switch {
+	case err != nil: // no positional arguments then, so no subcommand to name
+		fmt.Fprintf(stderr, "flowteam sessions: %v\n\n%s", err, sessionsUsage)
+		return exitUsage
+	case sub == "":
+		fmt.Fprintf(stderr, "flowteam sessions: no command given: want list, show or delete\n\n%s", sessionsUsage)
+		return exitUsage
 	case sub != "list" && sub != "show" && sub != "delete":
 		fmt.Fprintf(stderr, "flowteam sessions: unknown command %q\n\n%s", sub, sessionsUsage)
 		return exitUsage
-	case err != nil:
-		return usageErr(err)
+	case listOnly != "":
+		return usageErr(fmt.Errorf("--%s applies to list only", listOnly))
+	case emptyErr != nil:
+		return usageErr(emptyErr)
 	case dsn == "":
 		return usageErr(errors.New("--store is required"))
 	case len(pos) != want:
 		return usageErr(fmt.Errorf("want %d instance id argument(s), got %d", want, len(pos)))
-	case status != "" && !session.Status(status).Valid():
+	case status != "" && !session.Status(strings.ToLower(status)).Valid():
 		return usageErr(fmt.Errorf("--status %q: want running, suspended, stopped, failed or completed", status))
 	case output != "" && output != "text" && output != "json":
 		return usageErr(fmt.Errorf("--output must be text or json, not %q", output))
@@ -101,7 +114,7 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	}
 	switch sub {
 	case "list":
-		ids, err := store.List(ctx, session.Status(status))
+		ids, err := store.List(ctx, session.Status(strings.ToLower(status)))
 		if err != nil {
 			return fail(err)
 		}

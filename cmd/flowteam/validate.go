@@ -35,7 +35,8 @@ Exit codes: 0 no error (warnings only, or nothing found); 1 at least one error;
 // cmdValidate implements "flowteam validate". It returns the process exit code.
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowteam validate", flag.ContinueOnError)
-	output := fs.String("output", "text", "")
+	output := new(string)
+	outputFlag(fs, output)
 	paths, help, err := parseCommandLine(fs, args)
 	switch {
 	case help:

@@ -32,8 +32,15 @@ func parseValue(s string) (any, error) {
 	return v, nil
 }
 
-// decodeVars reads a JSON object of variables. Errors name the file and line.
+// utf8BOM is the byte order mark some editors (Windows ones) write at the start of a
+// UTF-8 file.
+const utf8BOM = "\xef\xbb\xbf"
+
+// decodeVars reads a JSON object of variables, after a leading UTF-8 byte order mark
+// if there is one (Windows editors write it; encoding/json rejects it). Errors name the
+// file and line.
 func decodeVars(file string, data []byte) (map[string]any, error) {
+	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var m map[string]any

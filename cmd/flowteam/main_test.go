@@ -1,0 +1,53 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// help takes at most one command: anything more is a usage error, not a request for
+// the general help that exits 0 as if the words after it meant nothing.
+func TestHelpExtraArguments(t *testing.T) {
+	for _, args := range [][]string{{"help", "run", "extra"}, {"help", "run", "--graph"}, {"--help", "run", "validate"}} {
+		code, stdout, stderr := call(t, dispatch, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Empty(t, stdout, "%v", args)
+		assert.Contains(t, stderr, "help takes one command", "%v", args)
+		assert.Contains(t, stderr, "Commands:", "%v: the general usage follows", args)
+	}
+	// The other spellings of help name a command as help does.
+	for _, h := range []string{"help", "-h", "-help", "--help"} {
+		code, stdout, _ := call(t, dispatch, h, "validate")
+		assert.Equal(t, exitOK, code, h)
+		assert.Contains(t, stdout, "flowteam validate", h)
+		assert.NotContains(t, stdout, "Commands:", h)
+	}
+}
+
+// --output takes its value in any case, as --format and --status do.
+func TestOutputFlagAnyCase(t *testing.T) {
+	noLeaks(t)
+	code, stdout, stderr := call(t, cmdRun, leaveYML, "--set", "day=1", "--output", "JSON")
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, json.Valid([]byte(stdout)), stdout)
+	code, stdout, stderr = call(t, cmdValidate, leaveYML, "--output=Json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, json.Valid([]byte(stdout)), stdout)
+
+	dsn := fileDSN(t)
+	code, _, stderr = call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "a-1")
+	require.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr = call(t, cmdSessions, "list", "--store", dsn, "--output", "JSON")
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, json.Valid([]byte(stdout)), stdout)
+	code, stdout, stderr = call(t, cmdResume, "a-1", "--store", dsn, "--set", "approved=true", "--output", "Json")
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, json.Valid([]byte(stdout)), stdout)
+
+	code, _, stderr = call(t, cmdRun, leaveYML, "--output", "XML")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--output must be text or json")
+}
