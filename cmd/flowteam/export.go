@@ -136,6 +136,15 @@ func writeOutput(path string, data []byte) (err error) {
 		// A device or a pipe (-o /dev/stdout) cannot be replaced, and keeps nothing to lose.
 		return os.WriteFile(path, data, 0o644)
 	}
+	if statErr == nil {
+		// A file we may not write stays as it is, as writing in place would leave it:
+		// renaming over it needs only the directory's permission.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
 	f, err := createTemp(path)
 	if err != nil {
 		return withoutTempName(err)

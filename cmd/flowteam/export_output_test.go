@@ -74,3 +74,19 @@ func TestExportReplacesOutputLikeInPlace(t *testing.T) {
 	code, _, stderr = exportCmd(t, leaveYML, "--format", "yaml", "-o", os.DevNull)
 	assert.Equal(t, exitOK, code, stderr)
 }
+
+// A read-only OUT is refused, as writing in place refused it, rather than replaced by
+// a rename that needs only the directory's permission.
+func TestExportKeepsAReadOnlyOutput(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write any file")
+	}
+	out := filepath.Join(t.TempDir(), "ro.yml")
+	require.NoError(t, os.WriteFile(out, []byte("old\n"), 0o444))
+	code, _, stderr := exportCmd(t, leaveYML, "--format", "yaml", "-o", out)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "permission denied")
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, "old\n", string(data))
+}
