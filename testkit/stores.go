@@ -29,7 +29,8 @@ func MiniredisStore(t testing.TB, opts ...session.RedisOption) (*session.RedisSt
 }
 
 // RealRedisStore returns a session store on the redis-server at $REDIS_ADDR under a
-// fresh random key prefix whose keys are deleted when the test ends. It skips the test
+// fresh random key prefix (or the one a WithPrefix in opts gives) whose keys are
+// deleted when the test ends. It skips the test
 // when REDIS_ADDR is not set, and fails it when the server does not answer.
 func RealRedisStore(t testing.TB, opts ...session.RedisOption) *session.RedisStore {
 	t.Helper()
@@ -46,7 +47,10 @@ func RealRedisStore(t testing.TB, opts ...session.RedisOption) *session.RedisSto
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	prefix := "flowteam-test:" + hex.EncodeToString(b[:]) + ":"
+	store := session.NewRedisStore(rdb, append([]session.RedisOption{session.WithPrefix("flowteam-test:" + hex.EncodeToString(b[:]) + ":")}, opts...)...)
+	// The store's own prefix: a WithPrefix among opts replaces the random one, and its
+	// keys must go too.
+	prefix := store.Prefix()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -55,7 +59,7 @@ func RealRedisStore(t testing.TB, opts ...session.RedisOption) *session.RedisSto
 		}
 		rdb.Close()
 	})
-	return session.NewRedisStore(rdb, append([]session.RedisOption{session.WithPrefix(prefix)}, opts...)...)
+	return store
 }
 
 // RedisStore returns the real Redis store when REDIS_ADDR is set, else a miniredis

@@ -1,10 +1,12 @@
 package testkit_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,4 +32,26 @@ func TestRedisStoreHelpers(t *testing.T) {
 			assert.Equal(t, int64(1), got.Version)
 		})
 	}
+}
+
+// RealRedisStore deletes the keys of the store it returns when the test ends, also
+// when a WithPrefix among its options replaced the random prefix.
+func TestRealRedisStoreCleansItsOwnPrefix(t *testing.T) {
+	var prefix string
+	t.Run("store", func(t *testing.T) {
+		prefix = "flowteam-test-own:" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "") + ":"
+		s := testkit.RealRedisStore(t, session.WithPrefix(prefix))
+		require.Equal(t, prefix, s.Prefix())
+		snap := &session.Snapshot{Instance: "tk-own", Graph: "g", Hash: strings.Repeat("ab", 32), Status: session.StatusSuspended,
+			Created: time.Now()}
+		require.NoError(t, s.Save(t.Context(), snap, 0))
+	})
+	if prefix == "" {
+		t.Skip("no real Redis")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(testkit.RedisAddrEnv)})
+	defer rdb.Close()
+	keys, err := rdb.Keys(t.Context(), prefix+"*").Result()
+	require.NoError(t, err)
+	assert.Empty(t, keys, "keys left on the server")
 }
