@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -25,7 +24,9 @@ import (
 // sees either the previous complete snapshot or the new one, never a mix. The lock
 // is a mutex within the process plus an advisory lock (flock) on the file ".lock" in
 // the directory across processes, so two processes sharing the directory cannot both
-// win a version.
+// win a version. Save, Delete and List wait for the lock only as long as their
+// context lasts: a process that holds it for ever makes them fail with the
+// context's error, not hang.
 //
 // A process killed between writing and renaming leaves a ".tmp-*" file behind. Load,
 // List, Save and Delete ignore such files and remove only their own: temporary files
@@ -42,7 +43,8 @@ import (
 // directory. On case-insensitive file systems ids that differ only in case collide.
 type FileStore struct {
 	dir string
-	mu  sync.Mutex
+	// sem is the process mutex: a channel, so that waiting for it ends with ctx.
+	sem chan struct{}
 	now func() time.Time
 	ttl time.Duration
 }
@@ -56,7 +58,7 @@ func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	c := newStoreConfig(opts)
-	return &FileStore{dir: dir, now: c.now, ttl: c.ttl}, nil
+	return &FileStore{dir: dir, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}, nil
 }
 
 // Dir returns the store's directory.
@@ -119,7 +121,7 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 			os.Remove(tmp)
 		}
 	}()
-	unlock, err := f.lock()
+	unlock, err := f.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,22 +168,31 @@ func (f *FileStore) writeTemp(data []byte) (string, error) {
 	return t.Name(), nil
 }
 
-// lock takes the process mutex and the directory's file lock.
-func (f *FileStore) lock() (func(), error) {
-	f.mu.Lock()
+// lock takes the process mutex and the directory's file lock, waiting for them until
+// ctx ends.
+func (f *FileStore) lock(ctx context.Context) (func(), error) {
+	select {
+	case f.sem <- struct{}{}:
+	default: // taken: wait, but not past ctx
+		select {
+		case f.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("session: file store: lock: %w", ctx.Err())
+		}
+	}
 	lf, err := os.OpenFile(filepath.Join(f.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		f.mu.Unlock()
+		<-f.sem
 		return nil, fmt.Errorf("session: file store: lock: %w", err)
 	}
-	if err := lockFile(lf); err != nil {
+	if err := lockFile(ctx, lf); err != nil {
 		lf.Close()
-		f.mu.Unlock()
+		<-f.sem
 		return nil, fmt.Errorf("session: file store: lock: %w", err)
 	}
 	return func() {
 		lf.Close() // closing releases the lock
-		f.mu.Unlock()
+		<-f.sem
 	}, nil
 }
 
@@ -205,7 +216,7 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	unlock, err := f.lock()
+	unlock, err := f.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -268,19 +279,20 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 			ids = append(ids, id)
 		}
 	}
-	f.removeExpired(expired, now)
+	f.removeExpired(ctx, expired, now)
 	slices.Sort(ids)
 	return ids, nil
 }
 
 // removeExpired removes the files of the ids whose snapshots had expired at now, as
 // far as it can: the list is right without it. Each file's header is read again
-// under the lock, so a snapshot saved again since List read it is kept.
-func (f *FileStore) removeExpired(ids []string, now time.Time) {
+// under the lock, so a snapshot saved again since List read it is kept. If the lock
+// cannot be had before ctx ends, the files stay for a later List.
+func (f *FileStore) removeExpired(ctx context.Context, ids []string, now time.Time) {
 	if len(ids) == 0 {
 		return
 	}
-	unlock, err := f.lock()
+	unlock, err := f.lock(ctx)
 	if err != nil {
 		return
 	}
