@@ -41,6 +41,14 @@ import (
 //
 // Instance ids are checked by ValidateID, so an id cannot name a file outside the
 // directory. On case-insensitive file systems ids that differ only in case collide.
+//
+// Symbolic links are not followed: an "<id>.json" that is not a regular file (a
+// symbolic link, a directory, a named pipe) is damage as a file cut short is. Load
+// and Save report it as ErrCorrupt naming the file, List lists it whatever the
+// status (so that Load reports it), and Delete removes the entry itself, never what a
+// link points to. Following links would let whoever can write in the directory point
+// the store at files outside it, and a save could not honour one anyway: its rename
+// replaces the link, it does not write through it.
 type FileStore struct {
 	dir string
 	// sem is the process mutex: a channel, so that waiting for it ends with ctx.
@@ -74,14 +82,17 @@ func (f *FileStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(f.path(id))
+	data, err := readRegular(f.path(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notFound(id)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrCorrupt) { // an os error names the file
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
-	s, err := Decode(data)
+	var s *Snapshot
+	if err == nil {
+		s, err = Decode(data)
+	}
 	if err == nil {
 		err = belongsTo(s, id)
 	}
@@ -261,7 +272,8 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 	var expired []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || ValidateID(id) != nil {
+		// Not only regular files: readHeader reports any other as damage, listed.
+		if !ok || ValidateID(id) != nil {
 			continue
 		}
 		h, err := readHeader(filepath.Join(f.dir, e.Name()))
@@ -328,7 +340,7 @@ var headerOrder = [...]string{"format", "instance", "graph", "hash", "status", "
 // whole, as Load would. A missing file is the zero header.
 func readHeader(path string) (header, error) {
 	var h header
-	fl, err := os.Open(path)
+	fl, err := openRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return h, nil
 	}
@@ -404,7 +416,7 @@ func laterExpiry(h header, path string, rest io.Reader) (header, error) {
 // readWholeHeader is readHeader for a file not in the encoder's order: it is decoded
 // whole, as strictly as Load decodes it.
 func readWholeHeader(path string) (header, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return header{}, err
 	}
@@ -413,4 +425,57 @@ func readWholeHeader(path string) (header, error) {
 		return header{}, err
 	}
 	return header{Status: s.Status, Version: s.Version, Expires: s.Expires}, nil
+}
+
+// openRegular opens the file at path for reading if it is a regular file, not
+// following a symbolic link (see FileStore); any other file is ErrCorrupt. Looking
+// before opening also keeps a named pipe from blocking the open.
+func openRegular(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(fi); err != nil {
+		return nil, err
+	}
+	fl, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// The entry may have been replaced since: by a save's rename (a regular file,
+	// fine) or by something else.
+	if fi, err = fl.Stat(); err == nil {
+		err = regular(fi)
+	}
+	if err != nil {
+		fl.Close()
+		return nil, err
+	}
+	return fl, nil
+}
+
+// readRegular is os.ReadFile through openRegular.
+func readRegular(path string) ([]byte, error) {
+	fl, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Close()
+	return io.ReadAll(fl)
+}
+
+// regular returns nil if fi is a regular file, else ErrCorrupt.
+func regular(fi fs.FileInfo) error {
+	var what string
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	case m.IsDir():
+		what = "a directory"
+	default:
+		what = "a special file (" + m.Type().String() + ")"
+	}
+	return fmt.Errorf("%w: %s, not a regular file", ErrCorrupt, what)
 }

@@ -131,3 +131,22 @@ func TestFileStoreProcessLockHonoursContext(t *testing.T) {
 	require.NoError(t, <-firstDone)
 	require.NoError(t, fs.Save(t.Context(), storetest.NewSnapshot("m-2"), 0))
 }
+
+// TestFileStoreNamedPipe: a named pipe at "<id>.json" is reported as ErrCorrupt by
+// Load and Save, and listed. Before, opening it to read blocked until some writer
+// opened the pipe: for ever.
+func TestFileStoreNamedPipe(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe-1.json"), 0o600))
+	_, err = fs.Load(ctx, "pipe-1")
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	assert.ErrorContains(t, err, "special file")
+	require.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("pipe-1"), 0), session.ErrCorrupt)
+	ids, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pipe-1"}, ids)
+	require.NoError(t, fs.Delete(ctx, "pipe-1"))
+}
