@@ -43,6 +43,14 @@
 // TTLStore for expiry. ValidateID is the common rule for instance ids; every store
 // applies it. The conformance suite in session/storetest checks any Store.
 //
+// A save that took effect but whose durability the store cannot assure (FileStore:
+// the directory sync after the rename failed) returns an error wrapping
+// ErrNotDurable, with the snapshot stamped as stored: it is not a failed save, and a
+// retry expecting the previous version would conflict with it. A Runner fails the run
+// as for any failed save (a claim or checkpoint_failed) but saves the outcome over the
+// version that was stored. FileStore waits for its lock only as long as the caller's
+// context lasts, and follows no symbolic link (see FileStore).
+//
 // # Running and resuming
 //
 // A Runner runs registered graphs with a store. Run claims the instance id (a snapshot

@@ -28,6 +28,12 @@ import (
 // context lasts: a process that holds it for ever makes them fail with the
 // context's error, not hang.
 //
+// If the directory sync fails after the rename, the new snapshot is already what
+// Load returns: Save then stamps the snapshot as on success and returns an error
+// wrapping ErrNotDurable (not a failed save: a crash may still bring back the previous
+// version, but a retry would conflict). Delete does the same after the file is
+// removed.
+//
 // A process killed between writing and renaming leaves a ".tmp-*" file behind. Load,
 // List, Save and Delete ignore such files and remove only their own: temporary files
 // are written outside the lock, so the store cannot tell one that a dead process left
@@ -51,6 +57,8 @@ import (
 // replaces the link, it does not write through it.
 type FileStore struct {
 	dir string
+	// syncDir syncs the directory (a field so that a test can make it fail).
+	syncDir func(dir string) error
 	// sem is the process mutex: a channel, so that waiting for it ends with ctx.
 	sem chan struct{}
 	now func() time.Time
@@ -66,7 +74,7 @@ func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	c := newStoreConfig(opts)
-	return &FileStore{dir: dir, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}, nil
+	return &FileStore{dir: dir, syncDir: syncDir, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}, nil
 }
 
 // Dir returns the store's directory.
@@ -153,10 +161,10 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 		return fmt.Errorf("session: file store: %w", err)
 	}
 	renamed = true
-	if err := syncDir(f.dir); err != nil {
-		return err
+	p.done(snap) // the new version is visible, durable or not
+	if err := f.syncDir(f.dir); err != nil {
+		return fmt.Errorf("%w: instance %q, version %d: %w", ErrNotDurable, snap.Instance, snap.Version, err)
 	}
-	p.done(snap)
 	return nil
 }
 
@@ -244,11 +252,12 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("session: file store: %w", err)
 	}
-	if err := syncDir(f.dir); err != nil {
-		return err
-	}
+	serr := f.syncDir(f.dir)
 	if herr == nil && h.expired(f.now()) {
 		return notFound(id) // it was already gone as far as Load could tell
+	}
+	if serr != nil {
+		return fmt.Errorf("%w: delete of instance %q: %w", ErrNotDurable, id, serr)
 	}
 	return nil
 }
@@ -317,7 +326,7 @@ func (f *FileStore) removeExpired(ctx context.Context, ids []string, now time.Ti
 		}
 	}
 	if removed {
-		syncDir(f.dir) // best effort too: a file that comes back is still expired
+		f.syncDir(f.dir) // best effort too: a file that comes back is still expired
 	}
 }
 
