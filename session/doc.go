@@ -47,8 +47,9 @@
 // the directory sync after the rename failed) returns an error wrapping
 // ErrNotDurable, with the snapshot stamped as stored: it is not a failed save, and a
 // retry expecting the previous version would conflict with it. A Runner fails the run
-// as for any failed save (a claim or checkpoint_failed) but saves the outcome over the
-// version that was stored. FileStore waits for its lock only as long as the caller's
+// as for any failed save but saves over the version that was stored: after a
+// checkpoint, the outcome (checkpoint_failed); after a claim, before any node ran,
+// status failed with the frontier, so a Resume needs no Recover. FileStore waits for its lock only as long as the caller's
 // context lasts, and follows no symbolic link (see FileStore).
 //
 // # Running and resuming

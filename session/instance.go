@@ -187,6 +187,17 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	return out, errors.Join(runErr, err)
 }
 
+// claimNotDurable handles err, the error of a claim: one that was stored but not
+// durably (ErrNotDurable) leaves the instance claimed by a run that will not start,
+// so it is recorded as failed, with its frontier, as a run that could not start is:
+// a later Resume then needs no Recover. Other errors are returned as they are.
+func (in *instance) claimNotDurable(ctx context.Context, err error) error {
+	if !errors.Is(err, ErrNotDurable) {
+		return err
+	}
+	return errors.Join(err, in.markFailed(ctx, err))
+}
+
 // markFailed records a run that could not start as failed, keeping its frontier.
 func (in *instance) markFailed(ctx context.Context, cause error) error {
 	in.mu.Lock()

@@ -106,3 +106,56 @@ func TestRunnerCheckpointNotDurable(t *testing.T) {
 	assert.Equal(t, flow.CodeCheckpoint, ne.Code)
 	assert.Equal(t, "a", ne.Node, "the run fails at the node whose checkpoint was not durable")
 }
+
+// TestRunnerClaimNotDurable: a claim that is stored but not durable ends Run and
+// Resume with ErrNotDurable before any node runs, and records the instance as
+// failed with its frontier, so a later Resume continues it without Recover. Before,
+// the instance stayed claimed (status running) by a run that never started.
+func TestRunnerClaimNotDurable(t *testing.T) {
+	ctx := t.Context()
+	fs, err := NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	var fail bool
+	failingSync(fs, &fail)
+	eng := flow.NewEngine()
+	ran := 0
+	s := flow.NewSpec("claim")
+	s.Start("s").LinkTo("a")
+	s.Activity("a").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		ran++
+		if _, ok := c.Get("go"); !ok {
+			c.Suspend("waiting")
+		}
+		return nil
+	}).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	r := NewRunner(eng, fs)
+
+	fail = true
+	_, err = r.Run(ctx, "claim", flow.NewContext("c-1"))
+	require.ErrorIs(t, err, ErrNotDurable)
+	assert.Zero(t, ran, "nothing runs after a claim that is not durable")
+	fail = false
+	got, err := fs.Load(ctx, "c-1")
+	require.NoError(t, err)
+	assert.Equal(t, StatusFailed, got.Status)
+	res, err := r.Resume(ctx, "c-1", nil)
+	require.NoError(t, err, "no Recover needed")
+	assert.Equal(t, flow.StatusSuspended, res.Status)
+
+	fail = true
+	_, err = r.Resume(ctx, "c-1", map[string]any{"go": true})
+	require.ErrorIs(t, err, ErrNotDurable)
+	assert.Equal(t, 1, ran)
+	fail = false
+	got, err = fs.Load(ctx, "c-1")
+	require.NoError(t, err)
+	assert.Equal(t, StatusFailed, got.Status)
+	res, err = r.Resume(ctx, "c-1", map[string]any{"go": true})
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, ran)
+}
