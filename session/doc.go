@@ -43,6 +43,15 @@
 // TTLStore for expiry. ValidateID is the common rule for instance ids; every store
 // applies it. The conformance suite in session/storetest checks any Store.
 //
+// A save that took effect but whose durability the store cannot assure (FileStore:
+// the directory sync after the rename failed) returns an error wrapping
+// ErrNotDurable, with the snapshot stamped as stored: it is not a failed save, and a
+// retry expecting the previous version would conflict with it. A Runner fails the run
+// as for any failed save but saves over the version that was stored: after a
+// checkpoint, the outcome (checkpoint_failed); after a claim, before any node ran,
+// status failed with the frontier, so a Resume needs no Recover. FileStore waits for its lock only as long as the caller's
+// context lasts, and follows no symbolic link (see FileStore).
+//
 // # Running and resuming
 //
 // A Runner runs registered graphs with a store. Run claims the instance id (a snapshot

@@ -187,6 +187,17 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	return out, errors.Join(runErr, err)
 }
 
+// claimNotDurable handles err, the error of a claim: one that was stored but not
+// durably (ErrNotDurable) leaves the instance claimed by a run that will not start,
+// so it is recorded as failed, with its frontier, as a run that could not start is:
+// a later Resume then needs no Recover. Other errors are returned as they are.
+func (in *instance) claimNotDurable(ctx context.Context, err error) error {
+	if !errors.Is(err, ErrNotDurable) {
+		return err
+	}
+	return errors.Join(err, in.markFailed(ctx, err))
+}
+
 // markFailed records a run that could not start as failed, keeping its frontier.
 func (in *instance) markFailed(ctx context.Context, cause error) error {
 	in.mu.Lock()
@@ -227,12 +238,14 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 	if r.cipher == nil && len(r.redactKeys) == 0 && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
 		// Nothing to redact, seal or drop: the copy below would equal s. The stores
 		// of this package write the stamped header into s only when the save
-		// succeeds, and keep no reference to it, so s itself is saved.
-		if err := in.store(ctx, s, expected, owned); err != nil {
-			return err
+		// took effect, and keep no reference to it, so s itself is saved.
+		err := in.store(ctx, s, expected, owned)
+		if err == nil || errors.Is(err, ErrNotDurable) {
+			// A save that is stored but not durable still fails the run, but the
+			// next save (its outcome) must expect the version it stored.
+			in.version = s.Version
 		}
-		in.version = s.Version
-		return nil
+		return err
 	}
 	if in.clear == nil {
 		in.clear = new(Snapshot)
@@ -267,10 +280,11 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 			clear.Dropped = slices.Compact(clear.Dropped)
 			continue
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrNotDurable) {
 			return err
 		}
-		// The store stamped out; keep the header and the clear body.
+		// The store stamped out (durably or not: see above); keep the header and
+		// the clear body.
 		s.Format, s.Version, s.Created, s.Updated, s.Expires = out.Format, out.Version, out.Created, out.Updated, out.Expires
 		s.Dropped = clear.Dropped
 		for _, n := range clear.Dropped {
@@ -279,7 +293,7 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 			}
 		}
 		in.version = out.Version
-		return nil
+		return err
 	}
 }
 

@@ -2,8 +2,11 @@
 
 package session
 
-import "os"
+import (
+	"context"
+	"os"
+)
 
 // lockFile does nothing where flock is not available: a FileStore is then safe for
 // concurrent use within one process only (its mutex), not across processes.
-func lockFile(*os.File) error { return nil }
+func lockFile(context.Context, *os.File) error { return nil }

@@ -2,11 +2,13 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -184,3 +186,41 @@ func TestRedisClosedMidRun(t *testing.T) {
 }
 
 func realRedisAddr() string { return os.Getenv("REDIS_ADDR") }
+
+// TestRedisIndexSetsStayBounded: instances that expire leave their ids in the index
+// sets; without any List, the saves that follow remove them. Before, only List did,
+// and a store whose instances expired and that nobody listed grew its sets by one
+// member per instance for ever. Miniredis only: its clock is the test's.
+func TestRedisIndexSetsStayBounded(t *testing.T) {
+	ctx := t.Context()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	store := session.NewRedisStore(rdb, session.WithTTL(time.Minute))
+	all := store.Prefix() + "all"
+	suspended := store.Prefix() + "status:" + string(session.StatusSuspended)
+	for i := range 100 {
+		require.NoError(t, store.Save(ctx, storetest.NewSnapshot(fmt.Sprintf("short-%d", i)), 0))
+		mr.FastForward(2 * time.Minute)
+	}
+	require.NoError(t, store.Save(ctx, storetest.NewSnapshot("live"), 0))
+	for _, set := range []string{all, suspended} {
+		members, err := rdb.SMembers(ctx, set).Result()
+		require.NoError(t, err)
+		assert.Equal(t, []string{"live"}, members, "%s holds only the live instance", set)
+	}
+
+	// An id that expired and came back with another status leaves its old status set
+	// on the next save to that status.
+	mr.FastForward(2 * time.Minute)
+	back := storetest.NewSnapshot("live")
+	back.Status = session.StatusCompleted
+	require.NoError(t, store.Save(ctx, back, 0))
+	require.NoError(t, store.Save(ctx, storetest.NewSnapshot("next"), 0))
+	members, err := rdb.SMembers(ctx, suspended).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"next"}, members)
+	ids, err := store.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"live", "next"}, ids)
+}

@@ -221,6 +221,7 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 		RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
 	// The variables and the frontier were made for this save: a MemoryStore keeps them.
 	if err := in.saveNew(ctx, &in.snap, 0); err != nil {
+		err = in.claimNotDurable(ctx, err)
 		if errors.Is(err, ErrConflict) {
 			return nil, fmt.Errorf("session: run: instance %q already exists: %w", id, err)
 		}
@@ -319,6 +320,7 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	in.snap.Status, in.snap.Reason, in.snap.RunID, in.snap.Vars = StatusRunning, "", flow.NewRunID(), fc.Vars()
 	in.snap.Redacted, in.snap.Dropped = nil, nil
 	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
+		err = in.claimNotDurable(ctx, err)
 		return nil, fmt.Errorf("session: resume %q: claim: %w", id, err)
 	}
 	evalOpts := append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, cfg.evalOpts...)

@@ -46,6 +46,12 @@ var (
 	ErrConflict = errors.New("version conflict")
 	// ErrInvalidID: the instance id is not allowed (see ValidateID).
 	ErrInvalidID = errors.New("invalid instance id")
+	// ErrNotDurable: a Save or Delete took effect (Load sees it; a save stamped the
+	// snapshot as on success, so its Version is the stored one) but the store could not
+	// make sure it survives a crash, as when FileStore's directory sync fails. It is
+	// not ErrConflict and must not be retried as a failed save: a retry expecting the
+	// previous version would conflict with the save that happened.
+	ErrNotDurable = errors.New("saved, but durability not assured")
 )
 
 // MaxIDLen is the longest instance id in bytes (a file name is at most 255 bytes).

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -25,7 +24,15 @@ import (
 // sees either the previous complete snapshot or the new one, never a mix. The lock
 // is a mutex within the process plus an advisory lock (flock) on the file ".lock" in
 // the directory across processes, so two processes sharing the directory cannot both
-// win a version.
+// win a version. Save, Delete and List wait for the lock only as long as their
+// context lasts: a process that holds it for ever makes them fail with the
+// context's error, not hang.
+//
+// If the directory sync fails after the rename, the new snapshot is already what
+// Load returns: Save then stamps the snapshot as on success and returns an error
+// wrapping ErrNotDurable (not a failed save: a crash may still bring back the previous
+// version, but a retry would conflict). Delete does the same after the file is
+// removed.
 //
 // A process killed between writing and renaming leaves a ".tmp-*" file behind. Load,
 // List, Save and Delete ignore such files and remove only their own: temporary files
@@ -40,9 +47,20 @@ import (
 //
 // Instance ids are checked by ValidateID, so an id cannot name a file outside the
 // directory. On case-insensitive file systems ids that differ only in case collide.
+//
+// Symbolic links are not followed: an "<id>.json" that is not a regular file (a
+// symbolic link, a directory, a named pipe) is damage as a file cut short is. Load
+// and Save report it as ErrCorrupt naming the file, List lists it whatever the
+// status (so that Load reports it), and Delete removes the entry itself, never what a
+// link points to. Following links would let whoever can write in the directory point
+// the store at files outside it, and a save could not honour one anyway: its rename
+// replaces the link, it does not write through it.
 type FileStore struct {
 	dir string
-	mu  sync.Mutex
+	// syncDir syncs the directory (a field so that a test can make it fail).
+	syncDir func(dir string) error
+	// sem is the process mutex: a channel, so that waiting for it ends with ctx.
+	sem chan struct{}
 	now func() time.Time
 	ttl time.Duration
 }
@@ -56,7 +74,7 @@ func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	c := newStoreConfig(opts)
-	return &FileStore{dir: dir, now: c.now, ttl: c.ttl}, nil
+	return &FileStore{dir: dir, syncDir: syncDir, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}, nil
 }
 
 // Dir returns the store's directory.
@@ -72,14 +90,17 @@ func (f *FileStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(f.path(id))
+	data, err := readRegular(f.path(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notFound(id)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrCorrupt) { // an os error names the file
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
-	s, err := Decode(data)
+	var s *Snapshot
+	if err == nil {
+		s, err = Decode(data)
+	}
 	if err == nil {
 		err = belongsTo(s, id)
 	}
@@ -119,7 +140,7 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 			os.Remove(tmp)
 		}
 	}()
-	unlock, err := f.lock()
+	unlock, err := f.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,10 +161,10 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 		return fmt.Errorf("session: file store: %w", err)
 	}
 	renamed = true
-	if err := syncDir(f.dir); err != nil {
-		return err
+	p.done(snap) // the new version is visible, durable or not
+	if err := f.syncDir(f.dir); err != nil {
+		return fmt.Errorf("%w: instance %q, version %d: %w", ErrNotDurable, snap.Instance, snap.Version, err)
 	}
-	p.done(snap)
 	return nil
 }
 
@@ -166,22 +187,31 @@ func (f *FileStore) writeTemp(data []byte) (string, error) {
 	return t.Name(), nil
 }
 
-// lock takes the process mutex and the directory's file lock.
-func (f *FileStore) lock() (func(), error) {
-	f.mu.Lock()
+// lock takes the process mutex and the directory's file lock, waiting for them until
+// ctx ends.
+func (f *FileStore) lock(ctx context.Context) (func(), error) {
+	select {
+	case f.sem <- struct{}{}:
+	default: // taken: wait, but not past ctx
+		select {
+		case f.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("session: file store: lock: %w", ctx.Err())
+		}
+	}
 	lf, err := os.OpenFile(filepath.Join(f.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		f.mu.Unlock()
+		<-f.sem
 		return nil, fmt.Errorf("session: file store: lock: %w", err)
 	}
-	if err := lockFile(lf); err != nil {
+	if err := lockFile(ctx, lf); err != nil {
 		lf.Close()
-		f.mu.Unlock()
+		<-f.sem
 		return nil, fmt.Errorf("session: file store: lock: %w", err)
 	}
 	return func() {
 		lf.Close() // closing releases the lock
-		f.mu.Unlock()
+		<-f.sem
 	}, nil
 }
 
@@ -205,7 +235,7 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	unlock, err := f.lock()
+	unlock, err := f.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -222,11 +252,12 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("session: file store: %w", err)
 	}
-	if err := syncDir(f.dir); err != nil {
-		return err
-	}
+	serr := f.syncDir(f.dir)
 	if herr == nil && h.expired(f.now()) {
 		return notFound(id) // it was already gone as far as Load could tell
+	}
+	if serr != nil {
+		return fmt.Errorf("%w: delete of instance %q: %w", ErrNotDurable, id, serr)
 	}
 	return nil
 }
@@ -250,7 +281,8 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 	var expired []string
 	for _, e := range ents {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || ValidateID(id) != nil {
+		// Not only regular files: readHeader reports any other as damage, listed.
+		if !ok || ValidateID(id) != nil {
 			continue
 		}
 		h, err := readHeader(filepath.Join(f.dir, e.Name()))
@@ -268,19 +300,20 @@ func (f *FileStore) List(ctx context.Context, status Status) ([]string, error) {
 			ids = append(ids, id)
 		}
 	}
-	f.removeExpired(expired, now)
+	f.removeExpired(ctx, expired, now)
 	slices.Sort(ids)
 	return ids, nil
 }
 
 // removeExpired removes the files of the ids whose snapshots had expired at now, as
 // far as it can: the list is right without it. Each file's header is read again
-// under the lock, so a snapshot saved again since List read it is kept.
-func (f *FileStore) removeExpired(ids []string, now time.Time) {
+// under the lock, so a snapshot saved again since List read it is kept. If the lock
+// cannot be had before ctx ends, the files stay for a later List.
+func (f *FileStore) removeExpired(ctx context.Context, ids []string, now time.Time) {
 	if len(ids) == 0 {
 		return
 	}
-	unlock, err := f.lock()
+	unlock, err := f.lock(ctx)
 	if err != nil {
 		return
 	}
@@ -293,7 +326,7 @@ func (f *FileStore) removeExpired(ids []string, now time.Time) {
 		}
 	}
 	if removed {
-		syncDir(f.dir) // best effort too: a file that comes back is still expired
+		f.syncDir(f.dir) // best effort too: a file that comes back is still expired
 	}
 }
 
@@ -316,7 +349,7 @@ var headerOrder = [...]string{"format", "instance", "graph", "hash", "status", "
 // whole, as Load would. A missing file is the zero header.
 func readHeader(path string) (header, error) {
 	var h header
-	fl, err := os.Open(path)
+	fl, err := openRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return h, nil
 	}
@@ -392,7 +425,7 @@ func laterExpiry(h header, path string, rest io.Reader) (header, error) {
 // readWholeHeader is readHeader for a file not in the encoder's order: it is decoded
 // whole, as strictly as Load decodes it.
 func readWholeHeader(path string) (header, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return header{}, err
 	}
@@ -401,4 +434,57 @@ func readWholeHeader(path string) (header, error) {
 		return header{}, err
 	}
 	return header{Status: s.Status, Version: s.Version, Expires: s.Expires}, nil
+}
+
+// openRegular opens the file at path for reading if it is a regular file, not
+// following a symbolic link (see FileStore); any other file is ErrCorrupt. Looking
+// before opening also keeps a named pipe from blocking the open.
+func openRegular(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(fi); err != nil {
+		return nil, err
+	}
+	fl, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// The entry may have been replaced since: by a save's rename (a regular file,
+	// fine) or by something else.
+	if fi, err = fl.Stat(); err == nil {
+		err = regular(fi)
+	}
+	if err != nil {
+		fl.Close()
+		return nil, err
+	}
+	return fl, nil
+}
+
+// readRegular is os.ReadFile through openRegular.
+func readRegular(path string) ([]byte, error) {
+	fl, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Close()
+	return io.ReadAll(fl)
+}
+
+// regular returns nil if fi is a regular file, else ErrCorrupt.
+func regular(fi fs.FileInfo) error {
+	var what string
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return nil
+	case m&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	case m.IsDir():
+		what = "a directory"
+	default:
+		what = "a special file (" + m.Type().String() + ")"
+	}
+	return fmt.Errorf("%w: %s, not a regular file", ErrCorrupt, what)
 }

@@ -283,3 +283,55 @@ func TestFileStoreExpiryAddedAfterTheBody(t *testing.T) {
 		require.NoError(t, fs.Delete(ctx, "late"))
 	}
 }
+
+// TestFileStoreRefusesSymlinks: an "<id>.json" that is a symbolic link (or a
+// directory) is not followed by any method: Load and Save report it as ErrCorrupt
+// naming the file, List lists it like any file it cannot read, and Delete removes the
+// link, not its target. Before, List left the id out but Load followed the link and
+// loaded the snapshot outside the directory, and a save replaced the link.
+func TestFileStoreRefusesSymlinks(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	other, err := session.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, other.Save(ctx, storetest.NewSnapshot("link-1"), 0))
+	target := filepath.Join(other.Dir(), "link-1.json")
+	targetData, err := os.ReadFile(target)
+	require.NoError(t, err)
+	link := filepath.Join(dir, "link-1.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "dir-1.json"), 0o700))
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("plain-1"), 0))
+
+	ids, err := fs.List(ctx, session.StatusSuspended)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dir-1", "link-1", "plain-1"}, ids, "listed, so that Load reports them")
+	for id, what := range map[string]string{"link-1": "symbolic link", "dir-1": "directory"} {
+		path := filepath.Join(dir, id+".json")
+		_, err = fs.Load(ctx, id)
+		require.ErrorIs(t, err, session.ErrCorrupt, id)
+		assert.ErrorContains(t, err, path, id)
+		assert.ErrorContains(t, err, what, id)
+		for _, expected := range []int64{0, 1} {
+			err := fs.Save(ctx, storetest.NewSnapshot(id), expected)
+			require.ErrorIs(t, err, session.ErrCorrupt, "%s, expecting %d", id, expected)
+			assert.ErrorContains(t, err, what, id)
+		}
+	}
+	fi, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode()&os.ModeSymlink, "the link is still there")
+
+	require.NoError(t, fs.Delete(ctx, "link-1"))
+	_, err = os.Lstat(link)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	left, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, targetData, left, "the target is not touched")
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("link-1"), 0), "the id can be used again")
+	require.NoError(t, fs.Delete(ctx, "dir-1"))
+}

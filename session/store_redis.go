@@ -14,7 +14,9 @@ import (
 //
 // Each instance is a hash at "<prefix>s:<id>" holding the version ("v"), the status
 // ("st") and the encoded snapshot ("d"). The sets "<prefix>status:<status>" and
-// "<prefix>all" index the instances for List. Save is one Lua script, sent with EVAL,
+// "<prefix>all" index the instances for List; an instance that expires leaves its id
+// there until List or a later save (which checks a few random members) removes it, so
+// the sets stay close to the number of live instances. Save is one Lua script, sent with EVAL,
 // so the version check, the write, the expiry and the index updates are atomic and
 // cost exactly one round trip; Load is one HGET. List and Delete are one script each.
 //
@@ -63,8 +65,16 @@ func (s *RedisStore) Prefix() string { return s.prefix }
 func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 
 // saveScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV expected
-// version, new version, status, data, ttl in ms (0: none), status set prefix, id.
-// It returns {1, new version} or {0, stored version}.
+// version, new version, status, data, ttl in ms (0: none), status set prefix, id,
+// instance key prefix. It returns {1, new version} or {0, stored version}.
+//
+// An instance that expires stays a member of its index sets, and only List removed
+// such members. So each save also checks up to pruneSample random members of the two
+// sets it adds to and removes those whose instance expired (or, in the status set,
+// changed status), as List does: a set grows only by saves, and once its stale
+// members are more than a fraction of about 1/pruneSample, a save removes more of them
+// on average than it adds, so without any List the sets stay within a small factor
+// of the live instances. A set of at most pruneSample members is pruned whole.
 const saveScript = `
 local cur = redis.call('HGET', KEYS[1], 'v')
 local v = 0
@@ -77,8 +87,20 @@ local ttl = tonumber(ARGV[5])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 redis.call('SADD', ARGV[6] .. ARGV[3], ARGV[7])
 redis.call('SADD', KEYS[2], ARGV[7])
+local function prune(set, status)
+  for _, id in ipairs(redis.call('SRANDMEMBER', set, ` + pruneSample + `)) do
+    local st = redis.call('HGET', ARGV[8] .. id, 'st')
+    if (not st) or (status and st ~= status) then redis.call('SREM', set, id) end
+  end
+end
+prune(ARGV[6] .. ARGV[3], ARGV[3])
+prune(KEYS[2], false)
 return {1, tonumber(ARGV[2])}
 `
+
+// pruneSample is the number of members of each index set a save checks (see
+// saveScript).
+const pruneSample = "8"
 
 // deleteScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV status
 // set prefix, id. It returns 1, or 0 when the instance is not stored.
@@ -146,7 +168,7 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 	}
 	id := snap.Instance
 	res, err := s.rdb.Eval(ctx, saveScript, []string{s.key(id), s.prefix + "all"},
-		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id).Int64Slice()
+		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id, s.prefix+"s:").Int64Slice()
 	if err != nil {
 		return fmt.Errorf("session: redis: save %q: %w", id, err)
 	}

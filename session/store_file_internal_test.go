@@ -1,0 +1,161 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// errDisk is the error of a failing directory sync.
+var errDisk = errors.New("input/output error")
+
+// failingSync makes fs's directory syncs fail while *fail is true.
+func failingSync(fs *FileStore, fail *bool) {
+	fs.syncDir = func(dir string) error {
+		if *fail {
+			return fmt.Errorf("session: file store: sync directory: %w", errDisk)
+		}
+		return syncDir(dir)
+	}
+}
+
+func testSnapshot(id string) *Snapshot {
+	return &Snapshot{Instance: id, Graph: "g", Hash: strings.Repeat("a", 64), Status: StatusSuspended,
+		Vars: map[string]any{"n": int64(1)}}
+}
+
+// TestFileStoreNotDurable: when the directory sync fails after the rename, the new
+// version is already stored. Save says so (ErrNotDurable, not a failed save nor a
+// conflict), stamps the snapshot as on success, and the next save expecting that
+// version succeeds. Before, Save returned a plain error and left the caller's
+// snapshot at the previous version, so its retry conflicted with its own save. Delete
+// likewise reports a removal that is not durable.
+func TestFileStoreNotDurable(t *testing.T) {
+	ctx := t.Context()
+	fs, err := NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	var fail bool
+	failingSync(fs, &fail)
+	snap := testSnapshot("nd-1")
+	require.NoError(t, fs.Save(ctx, snap, 0))
+
+	fail = true
+	err = fs.Save(ctx, snap, 1)
+	require.ErrorIs(t, err, ErrNotDurable)
+	require.ErrorIs(t, err, errDisk, "the cause is kept")
+	assert.NotErrorIs(t, err, ErrConflict)
+	assert.EqualValues(t, 2, snap.Version, "stamped as the stored version")
+	got, err := fs.Load(ctx, "nd-1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, got.Version, "the save is visible")
+
+	fail = false
+	require.NoError(t, fs.Save(ctx, snap, snap.Version))
+	fail = true
+	require.ErrorIs(t, fs.Delete(ctx, "nd-1"), ErrNotDurable)
+	_, err = fs.Load(ctx, "nd-1")
+	require.ErrorIs(t, err, ErrNotFound, "the delete is visible")
+}
+
+// TestRunnerCheckpointNotDurable: a per-node checkpoint that is stored but not durable
+// fails the run at that node (checkpoint_failed), and the run's outcome is saved over
+// it: the Runner expects the version the checkpoint stored. Before, the outcome save
+// expected the version before the checkpoint and conflicted, leaving the instance
+// claimed (status running) for good.
+func TestRunnerCheckpointNotDurable(t *testing.T) {
+	ctx := t.Context()
+	fs, err := NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	var fail bool
+	failingSync(fs, &fail)
+	eng := flow.NewEngine()
+	s := flow.NewSpec("nd")
+	s.Start("s").LinkTo("a")
+	s.Activity("a").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		fail = true // the checkpoint after this node is not durable
+		return nil
+	}).LinkTo("b")
+	s.Activity("b").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		fail = false
+		return nil
+	}).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+
+	r := NewRunner(eng, fs, WithDurability(PerNode))
+	res, runErr := r.Run(ctx, "nd", flow.NewContext("nd-run"))
+	require.ErrorIs(t, runErr, ErrNotDurable)
+	assert.NotErrorIs(t, runErr, ErrConflict, "the outcome is saved over the checkpoint")
+	require.NotNil(t, res)
+	fail = false
+	got, err := fs.Load(ctx, "nd-run")
+	require.NoError(t, err)
+	assert.Equal(t, StatusFailed, got.Status)
+	assert.Equal(t, res.Version, got.Version)
+	var ne *flow.NodeError
+	require.ErrorAs(t, runErr, &ne)
+	assert.Equal(t, flow.CodeCheckpoint, ne.Code)
+	assert.Equal(t, "a", ne.Node, "the run fails at the node whose checkpoint was not durable")
+}
+
+// TestRunnerClaimNotDurable: a claim that is stored but not durable ends Run and
+// Resume with ErrNotDurable before any node runs, and records the instance as
+// failed with its frontier, so a later Resume continues it without Recover. Before,
+// the instance stayed claimed (status running) by a run that never started.
+func TestRunnerClaimNotDurable(t *testing.T) {
+	ctx := t.Context()
+	fs, err := NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	var fail bool
+	failingSync(fs, &fail)
+	eng := flow.NewEngine()
+	ran := 0
+	s := flow.NewSpec("claim")
+	s.Start("s").LinkTo("a")
+	s.Activity("a").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		ran++
+		if _, ok := c.Get("go"); !ok {
+			c.Suspend("waiting")
+		}
+		return nil
+	}).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	r := NewRunner(eng, fs)
+
+	fail = true
+	_, err = r.Run(ctx, "claim", flow.NewContext("c-1"))
+	require.ErrorIs(t, err, ErrNotDurable)
+	assert.Zero(t, ran, "nothing runs after a claim that is not durable")
+	fail = false
+	got, err := fs.Load(ctx, "c-1")
+	require.NoError(t, err)
+	assert.Equal(t, StatusFailed, got.Status)
+	res, err := r.Resume(ctx, "c-1", nil)
+	require.NoError(t, err, "no Recover needed")
+	assert.Equal(t, flow.StatusSuspended, res.Status)
+
+	fail = true
+	_, err = r.Resume(ctx, "c-1", map[string]any{"go": true})
+	require.ErrorIs(t, err, ErrNotDurable)
+	assert.Equal(t, 1, ran)
+	fail = false
+	got, err = fs.Load(ctx, "c-1")
+	require.NoError(t, err)
+	assert.Equal(t, StatusFailed, got.Status)
+	res, err = r.Resume(ctx, "c-1", map[string]any{"go": true})
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, ran)
+}

@@ -1,0 +1,152 @@
+//go:build unix
+
+package session_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/session/storetest"
+)
+
+// waitingContext is a context that tells when someone first waits on it (calls
+// Done): a FileStore does so only while it waits for its lock, so a test knows the
+// call is blocked there without sleeping.
+type waitingContext struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func newWaitingContext(parent context.Context) (*waitingContext, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	return &waitingContext{Context: ctx, waiting: make(chan struct{})}, cancel
+}
+
+func (c *waitingContext) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
+}
+
+// holdDirLock takes the directory's file lock as another process would and returns
+// the function that releases it.
+func holdDirLock(t *testing.T, dir string) func() {
+	t.Helper()
+	lf, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Flock(int(lf.Fd()), syscall.LOCK_EX))
+	var once sync.Once
+	release := func() { once.Do(func() { lf.Close() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// TestFileStoreLockHonoursContext: while another process holds the directory's lock,
+// Save, Delete and List wait for it only as long as their context lasts, and then
+// fail with the context's error (List still lists: only its removal of expired
+// files needs the lock). Before, they waited in flock for ever.
+func TestFileStoreLockHonoursContext(t *testing.T) {
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	fs, err := session.NewFileStore(dir, session.WithClock(clk.Now))
+	require.NoError(t, err)
+	require.NoError(t, fs.Save(t.Context(), storetest.NewSnapshot("held-1"), 0))
+	require.NoError(t, fs.SaveTTL(t.Context(), storetest.NewSnapshot("expired-1"), 0, time.Hour))
+	clk.FastForward(2 * time.Hour)
+	release := holdDirLock(t, dir)
+
+	// blocked runs call with a context that is cancelled once call waits on it.
+	blocked := func(call func(ctx context.Context) error) error {
+		ctx, cancel := newWaitingContext(t.Context())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- call(ctx) }()
+		<-ctx.waiting
+		cancel()
+		return <-done
+	}
+	err = blocked(func(ctx context.Context) error { return fs.Save(ctx, storetest.NewSnapshot("held-2"), 0) })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "lock")
+	assert.Empty(t, tempFiles(t, dir), "the abandoned save removed its temporary file")
+	err = blocked(func(ctx context.Context) error { return fs.Delete(ctx, "held-1") })
+	require.ErrorIs(t, err, context.Canceled)
+	err = blocked(func(ctx context.Context) error {
+		ids, err := fs.List(ctx, "")
+		assert.Equal(t, []string{"held-1"}, ids)
+		return err
+	})
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "expired-1.json"))
+	require.NoError(t, err, "left for a List that gets the lock")
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("held-2"), 0), context.DeadlineExceeded)
+
+	release()
+	require.NoError(t, fs.Save(t.Context(), storetest.NewSnapshot("held-2"), 0), "nothing of the abandoned waits holds the lock")
+	require.NoError(t, fs.Delete(t.Context(), "held-1"))
+	ids, err := fs.List(t.Context(), "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"held-2"}, ids)
+	_, err = os.Stat(filepath.Join(dir, "expired-1.json"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestFileStoreProcessLockHonoursContext: a save waiting for the directory's lock
+// holds the store's process mutex; another save on the same store waits for the mutex
+// only as long as its context lasts. The first save completes once the lock is free.
+func TestFileStoreProcessLockHonoursContext(t *testing.T) {
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	release := holdDirLock(t, dir)
+
+	first, cancelFirst := newWaitingContext(t.Context())
+	defer cancelFirst()
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- fs.Save(first, storetest.NewSnapshot("m-1"), 0) }()
+	<-first.waiting // it holds the mutex and waits for the file lock
+
+	second, cancelSecond := newWaitingContext(t.Context())
+	secondDone := make(chan error, 1)
+	go func() { secondDone <- fs.Save(second, storetest.NewSnapshot("m-2"), 0) }()
+	<-second.waiting
+	cancelSecond()
+	err = <-secondDone
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "lock")
+
+	release()
+	require.NoError(t, <-firstDone)
+	require.NoError(t, fs.Save(t.Context(), storetest.NewSnapshot("m-2"), 0))
+}
+
+// TestFileStoreNamedPipe: a named pipe at "<id>.json" is reported as ErrCorrupt by
+// Load and Save, and listed. Before, opening it to read blocked until some writer
+// opened the pipe: for ever.
+func TestFileStoreNamedPipe(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe-1.json"), 0o600))
+	_, err = fs.Load(ctx, "pipe-1")
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	assert.ErrorContains(t, err, "special file")
+	require.ErrorIs(t, fs.Save(ctx, storetest.NewSnapshot("pipe-1"), 0), session.ErrCorrupt)
+	ids, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pipe-1"}, ids)
+	require.NoError(t, fs.Delete(ctx, "pipe-1"))
+}
