@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,9 +32,9 @@ func (d Durability) String() string {
 	return "on-exit"
 }
 
-// ParseDurability reads "on-exit" or "per-node".
+// ParseDurability reads "on-exit" or "per-node", in any case ("" is on-exit).
 func ParseDurability(s string) (Durability, error) {
-	switch s {
+	switch strings.ToLower(s) {
 	case "on-exit", "":
 		return OnExit, nil
 	case "per-node":
