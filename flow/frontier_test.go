@@ -1,0 +1,155 @@
+package flow_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// suspendOnce suspends at its node the first time it runs in an instance.
+func suspendOnce(_ context.Context, c *flow.Context, n *flow.Node) error {
+	first := false
+	c.Update("suspended."+n.ID, func(_ any, ok bool) any { first = !ok; return true })
+	if first {
+		c.Suspend("wait at " + n.ID)
+	}
+	return nil
+}
+
+// pendingGraph parks a frontier with a frame of every kind: a parallel split whose
+// branch a already arrived at the join while branch b is inside a loop, whose body
+// suspended inside a sub-graph call.
+func pendingGraph(t *testing.T) (*flow.Engine, *flow.Graph, flow.FrontierState) {
+	e := flow.NewEngine(flow.WithTaskFunc("wait", suspendOnce), flow.WithMaxConcurrency(1))
+	c := flow.NewSpec("child")
+	c.Start("cs").LinkTo("cw")
+	c.Activity("cw").SetTask("@wait").LinkTo("ce")
+	c.End("ce")
+	require.NoError(t, e.Register(build(t, c)))
+	s := flow.NewSpec("pending")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("l")
+	s.Activity("a").LinkTo("j")
+	s.Loop("l", "i", "0:2").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("lc")
+	s.Loop("lc", "", nil).LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("p"))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	kinds := map[string]int{}
+	for _, fs := range st.Frames {
+		kinds[fs.Kind]++
+	}
+	require.Equal(t, map[string]int{"call": 2, "split": 1, "loop": 1}, kinds, "%+v", st)
+	return e, g, st
+}
+
+// frameOf returns the index of the first frame of st that matches.
+func frameOf(t *testing.T, st *flow.FrontierState, match func(flow.FrameState) bool) int {
+	for i, fs := range st.Frames {
+		if match(fs) {
+			return i
+		}
+	}
+	t.Fatalf("no such frame in %+v", st)
+	return -1
+}
+
+func isKind(kind string) func(flow.FrameState) bool {
+	return func(fs flow.FrameState) bool { return fs.Kind == kind }
+}
+
+func isSubCall(fs flow.FrameState) bool { return fs.Kind == "call" && fs.Caller >= 0 }
+
+func isRoot(fs flow.FrameState) bool { return fs.Kind == "call" && fs.Caller < 0 }
+
+// A frame's pending count is what makes its join fire (or its loop go on, or its call
+// return): a state whose count does not match the tokens and frames inside the frame
+// would fire a join early or never, so it is rejected, naming the frame.
+func TestRestoreFrontierChecksPendingCounts(t *testing.T) {
+	e, g, base := pendingGraph(t)
+	_, err := e.RestoreFrontier(g, base)
+	require.NoError(t, err)
+
+	cases := []struct {
+		name   string
+		mutate func(st *flow.FrontierState)
+		want   string
+	}{
+		{"split waits for a branch that does not exist", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("split"))].Pending++
+		}, `split "p"`},
+		{"split fires before its last branch arrives", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("split"))].Pending--
+		}, `split "p"`},
+		{"loop counts two iterations at once", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("loop"))].Pending++
+		}, `loop "l"`},
+		{"loop with nothing running", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("loop"))].Pending = 0
+		}, `loop "l"`},
+		{"sub-graph call that never returns", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isSubCall)].Pending++
+		}, `call of "child"`},
+		{"root call", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isRoot)].Pending = 3
+		}, `call of "pending"`},
+		{"arrivals without a join", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("split"))].Join = ""
+		}, `split "p"`},
+		{"a join without arrivals", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("split"))].Arrived = 0
+		}, `split "p"`},
+		{"a frame nothing is in", func(st *flow.FrontierState) {
+			fs := st.Frames[frameOf(t, st, isKind("split"))]
+			fs.Pending, fs.Arrived, fs.Join = 0, 0, ""
+			st.Frames = append(st.Frames, fs)
+			st.Frames[fs.Parent].Pending++ // it counts in its parent
+		}, `split "p"`},
+		{"a second token in a loop iteration", func(st *flow.FrontierState) {
+			li := frameOf(t, st, isKind("loop"))
+			st.Frames[li].Pending++
+			st.Tokens = append(st.Tokens, flow.TokenState{Node: "lc", Mode: "arrive", Frame: li, Branch: "x"})
+		}, `loop "l"`},
+		{"a loop body token outside its loop", func(st *flow.FrontierState) {
+			root := st.Frames[frameOf(t, st, isRoot)]
+			root.Pending = 1
+			st.Frames = []flow.FrameState{root}
+			st.Tokens = []flow.TokenState{{Node: "l", Mode: "body", Frame: 0, Branch: "main"}}
+		}, `token 0`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := json.Marshal(base)
+			require.NoError(t, err)
+			var st flow.FrontierState
+			require.NoError(t, json.Unmarshal(data, &st))
+			tc.mutate(&st)
+			fr, err := e.RestoreFrontier(g, st)
+			require.ErrorIs(t, err, flow.ErrBadFrontier, "restored %v", fr)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// Without the check, a split whose count says one branch more than it has never
+// joins: the run "completes" without running the join.
+func TestRestoreFrontierRejectsJoinThatNeverFires(t *testing.T) {
+	e, g, st := pendingGraph(t)
+	st.Frames[frameOf(t, &st, isKind("split"))].Pending++
+	fr, err := e.RestoreFrontier(g, st)
+	if err == nil {
+		res, rerr := e.Resume(context.Background(), fr, flow.NewContext("p"))
+		t.Fatalf("corrupt frontier restored; resumed: %v %v", res.Status, rerr)
+	}
+	assert.ErrorIs(t, err, flow.ErrBadFrontier)
+}
