@@ -3,6 +3,7 @@ package flow_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -152,4 +153,87 @@ func TestRestoreFrontierRejectsJoinThatNeverFires(t *testing.T) {
 		t.Fatalf("corrupt frontier restored; resumed: %v %v", res.Status, rerr)
 	}
 	assert.ErrorIs(t, err, flow.ErrBadFrontier)
+}
+
+// A sub-graph call whose interceptor returns without invoking it fails its calling
+// node before anything in the call ran. With a recovering error policy the run goes
+// on, and the checkpoints after it must not still list the call's start token: the
+// call stood for its caller, which went on, so such a checkpoint would run the call
+// (and everything after the caller) a second time on resume, and its counts do not
+// fit (RestoreFrontier rejects it).
+func TestCheckpointAfterSkippedCallHoldsNoTokenOfTheCall(t *testing.T) {
+	e := flow.NewEngine(flow.WithTaskFunc("count", countTask))
+	child := flow.NewSpec("child")
+	child.Start("cs").SetTask("@count").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").SetMeta(flow.MetaOnError, map[string]any{"recover": true}).LinkTo("after")
+	s.Activity("after").SetTask("@count").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	var cps []flow.Checkpoint
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"), flow.WithEvalInterceptor(skipInvoke{calls: true}, 0),
+		flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+			cps = append(cps, cp)
+			return nil
+		}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	require.NotEmpty(t, cps)
+	for _, cp := range cps {
+		for _, tk := range cp.Frontier.Tokens {
+			assert.NotEqual(t, "cs", tk.Node, "checkpoint after %s: %s", cp.Node, describeFrontier(cp.Frontier))
+		}
+		if len(cp.Frontier.Tokens) > 0 {
+			_, err := e.RestoreFrontier(g, cp.Frontier)
+			assert.NoError(t, err, "checkpoint after %s", cp.Node)
+		}
+	}
+}
+
+// While a sub-graph call runs, the call's tokens stand for the calling node in
+// checkpoints. When the call fails, the calling node is live again: here it fails the
+// run, and the checkpoint a parallel sibling takes as it finishes afterwards must list
+// it to run again (exec) on resume: it listed it as completed (follow), so resuming
+// went on past the failed call as if it had succeeded.
+func TestCheckpointAfterFailedCallKeepsTheCallingNode(t *testing.T) {
+	started := make(chan struct{})
+	e := flow.NewEngine(flow.WithMaxConcurrency(2),
+		flow.WithTaskFunc("boom", func(context.Context, *flow.Context, *flow.Node) error {
+			<-started // b is running on its goroutine
+			return errors.New("boom")
+		}),
+		flow.WithTaskFunc("slow", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+			close(started)
+			<-ctx.Done() // the run failed: finish after the calling node failed it
+			return nil
+		}))
+	child := flow.NewSpec("child")
+	child.Start("cs").SetTask("@boom").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("call").LinkTo("b")
+	s.Activity("call").SetTask("#child").LinkTo("j")
+	s.Activity("b").SetTask("@slow").LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	var cps []flow.Checkpoint
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"), flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+		cps = append(cps, cp)
+		return nil
+	}))
+	require.Error(t, err)
+	require.Equal(t, flow.StatusFailed, res.Status)
+	last := cps[len(cps)-1]
+	require.Equal(t, "b", last.Node)
+	assert.Contains(t, describeFrontier(last.Frontier), "call exec main/p:call < split p p2 a0 i0 < call root p1 a0 i0")
+	_, err = e.RestoreFrontier(g, last.Frontier)
+	assert.NoError(t, err)
 }
