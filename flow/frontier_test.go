@@ -22,11 +22,11 @@ func suspendOnce(_ context.Context, c *flow.Context, n *flow.Node) error {
 	return nil
 }
 
-// pendingGraph parks a frontier with a frame of every kind: a parallel split whose
+// pendingGraph parks a frontier with a frame of every kind: an inclusive split whose
 // branch a already arrived at the join while branch b is inside a loop, whose body
 // suspended inside a sub-graph call.
 func pendingGraph(t *testing.T) (*flow.Engine, *flow.Graph, flow.FrontierState) {
-	e := flow.NewEngine(flow.WithTaskFunc("wait", suspendOnce), flow.WithMaxConcurrency(1))
+	e := flow.NewEngine(flow.WithTaskFunc("wait", suspendOnce))
 	c := flow.NewSpec("child")
 	c.Start("cs").LinkTo("cw")
 	c.Activity("cw").SetTask("@wait").LinkTo("ce")
@@ -34,12 +34,12 @@ func pendingGraph(t *testing.T) (*flow.Engine, *flow.Graph, flow.FrontierState) 
 	require.NoError(t, e.Register(build(t, c)))
 	s := flow.NewSpec("pending")
 	s.Start("s").LinkTo("p")
-	s.Parallel("p").LinkTo("a").LinkTo("l")
+	s.Inclusive("p").LinkTo("a").LinkTo("l") // its branches run in order: a arrives first
 	s.Activity("a").LinkTo("j")
 	s.Loop("l", "i", "0:2").LinkTo("call")
 	s.Activity("call").SetTask("#child").LinkTo("lc")
 	s.Loop("lc", "", nil).LinkTo("j")
-	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.Inclusive("j").SetTask(`context.put("joined", true)`).LinkTo("e")
 	s.End("e")
 	g := build(t, s)
 	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("p"))

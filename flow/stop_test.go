@@ -50,9 +50,9 @@ func TestStopWithNothingLeftCompletes(t *testing.T) {
 			s.Activity("a").SetTask(`context.stop()`).LinkTo("e", flow.LinkWhen("false"))
 			s.End("e")
 		}, flow.StatusCompleted, nil},
-		{"in the end node of the last parallel branch", func(s *flow.GraphSpec) {
+		{"in the end node of the last branch", func(s *flow.GraphSpec) {
 			s.Start("s").LinkTo("p")
-			s.Parallel("p").LinkTo("a").LinkTo("b")
+			s.Inclusive("p").LinkTo("a").LinkTo("b") // its branches run in order
 			s.Activity("a").LinkTo("e1")
 			s.End("e1")
 			s.Activity("b").LinkTo("e2")
