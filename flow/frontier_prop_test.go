@@ -87,6 +87,10 @@ func (g *propGen) activity() string {
 	}
 	if r := g.rng.IntN(100); r < 12 && len(g.subs) > 0 {
 		ns.SetTask("#" + g.subs[g.rng.IntN(len(g.subs))])
+		if g.rng.IntN(3) == 0 { // a failed call runs again
+			ns.SetRetry(flow.RetryPolicy{Max: 2, Backoff: time.Millisecond})
+			ns.SetMeta(flow.MetaIdempotent, true)
+		}
 		return id
 	} else if r < 17 {
 		ns.SetTask(`context.put("s", 1)`)

@@ -121,6 +121,21 @@ func TestRestoreFrontierChecksPendingCounts(t *testing.T) {
 			st.Frames[li].Pending++
 			st.Tokens = append(st.Tokens, flow.TokenState{Node: "lc", Mode: "arrive", Frame: li, Branch: "x"})
 		}, `loop "l"`},
+		{"a split at a node that cannot split", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("split"))].Split = "a"
+		}, `"a" is not a split node`},
+		{"more branches than the split has links", func(st *flow.FrontierState) {
+			si := frameOf(t, st, isKind("split"))
+			st.Frames[si].Pending += 2
+			st.Tokens = append(st.Tokens, flow.TokenState{Node: "a", Mode: "arrive", Frame: si, Branch: "x"},
+				flow.TokenState{Node: "a", Mode: "arrive", Frame: si, Branch: "y"})
+		}, `split "p"`},
+		{"a join at a node that does not join", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("split"))].Join = "a"
+		}, `"a" is not a join node`},
+		{"a loop closing at a node that does not close a loop", func(st *flow.FrontierState) {
+			st.Frames[frameOf(t, st, isKind("loop"))].Closing = "e"
+		}, `"e" is not a closing loop node`},
 		{"a loop body token outside its loop", func(st *flow.FrontierState) {
 			root := st.Frames[frameOf(t, st, isRoot)]
 			root.Pending = 1

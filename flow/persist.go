@@ -263,12 +263,16 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 			g := call.graph
 			if fs.Kind == "split" {
 				f.kind = frameSplit
-				if f.split = g.node(fs.Split); f.split == nil {
-					return bad("frame %d: no split node %q in graph %q", i, fs.Split, g.g.ID)
+				if f.split = g.node(fs.Split); f.split == nil || len(f.split.links) < 2 {
+					return bad("frame %d: %q is not a split node of graph %q", i, fs.Split, g.g.ID)
+				}
+				if fs.Pending > len(f.split.links) {
+					// A split starts one branch per true link at most, and only ends them.
+					return bad("frame %d (split %q): %d branches pending, but the node has %d links", i, fs.Split, fs.Pending, len(f.split.links))
 				}
 				if fs.Join != "" {
-					if f.join = g.node(fs.Join); f.join == nil {
-						return bad("frame %d: no join node %q", i, fs.Join)
+					if f.join = g.node(fs.Join); f.join == nil || !f.join.join {
+						return bad("frame %d: %q is not a join node of graph %q", i, fs.Join, g.g.ID)
 					}
 				}
 				if fs.Arrived < 0 || (fs.Arrived > 0) != (f.join != nil) {
@@ -298,8 +302,8 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 				}
 				f.items, f.index = slices.Clone(fs.Items), fs.Index
 				if fs.Closing != "" {
-					if f.closing = g.node(fs.Closing); f.closing == nil {
-						return bad("frame %d: no closing loop node %q", i, fs.Closing)
+					if f.closing = g.node(fs.Closing); f.closing == nil || !f.closing.isClose {
+						return bad("frame %d: %q is not a closing loop node of graph %q", i, fs.Closing, g.g.ID)
 					}
 				}
 			}
