@@ -89,6 +89,9 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
 	}
 	if !inv.invoked {
+		// The call's start token never ran, but a checkpoint counts it live in place
+		// of the calling node, which now fails (and may recover and go on).
+		r.dropCall(cf)
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, errNotInvoked))
 	}
 	out := CallOutcome{Path: cf.path, Graph: cf.graph.g.ID, Status: StatusCompleted}
@@ -135,6 +138,12 @@ func (r *run) dropCall(cf *frame) {
 		if t.call.within(cf) {
 			delete(r.live, t)
 		}
+	}
+	if r.live != nil && cf.callerTok != nil {
+		// The call's tokens stood for the calling node in checkpoints: the node is live
+		// again, to run again on resume (its failure ends it, or moves it on).
+		cf.callerTok.cp = position{node: cf.node, mode: modeExec, frame: cf.parent, branch: cf.branch}
+		r.live[cf.callerTok] = struct{}{}
 	}
 }
 

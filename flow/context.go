@@ -165,7 +165,9 @@ func GetAs[T any](c *Context, key string) (T, bool) {
 }
 
 // Stop ends the whole run, parent graphs and sub-graphs included, once the current
-// node finishes. The nodes that would have run next stay in the run's frontier.
+// node finishes. The nodes that would have run next stay in the run's frontier. When
+// nothing would have run next (Stop in the end node, or in the last node of the last
+// branch), the run completed: there is nothing to stop or resume.
 func (c *Context) Stop() {
 	c.st.mu.Lock()
 	(*lockedView)(c).Stop()

@@ -50,10 +50,18 @@
 // Eval and Resume return a Result: completed, suspended, stopped or failed, with the
 // step count, the last node per call path (the FlowTrace), every execution error and,
 // unless the run completed, the Frontier to resume from. Frontier.State and
-// Engine.RestoreFrontier convert it to and from plain data for storage.
+// Engine.RestoreFrontier convert it to and from plain data for storage. Restoring
+// checks every reference and every frame's pending count (the branches a split still
+// waits for, a loop's one running iteration, a call's running units) against the
+// tokens and frames inside that frame, so a corrupt or hand-edited state is rejected
+// with ErrBadFrontier naming the frame, instead of making a join fire early or never.
 //
 // Context.Stop ends the whole run once the current node finishes (parents and
-// sub-graphs alike); the nodes that would have run next stay in the frontier.
+// sub-graphs alike); the nodes that would have run next stay in the frontier. A Stop
+// that leaves nothing to run next (called in the end node, or in the last node of the
+// last branch) makes the run complete, with no frontier, rather than report a stopped
+// run that cannot be resumed: Solon, evaluating the stopped context again, finishes
+// at once, which is the same outcome without a second call.
 // Context.Interrupt ends only the current branch: in a loop body, the current
 // iteration (the loop goes on with its next item, like continue); in a sub-graph, the
 // child's branch (a child with no branch left has completed, and its caller goes on).

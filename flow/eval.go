@@ -17,7 +17,7 @@ type Status string
 const (
 	StatusCompleted Status = "completed" // every branch reached its end
 	StatusSuspended Status = "suspended" // a task called Suspend; resumable
-	StatusStopped   Status = "stopped"   // a task called Stop; resumable
+	StatusStopped   Status = "stopped"   // a task called Stop with something left to run; resumable
 	StatusFailed    Status = "failed"    // a node failed, the step limit was hit or ctx ended
 )
 
@@ -292,6 +292,9 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		res.Status = StatusCompleted
 	case stateStopped:
 		res.Status = StatusStopped
+		if len(r.frontier) == 0 {
+			res.Status = StatusCompleted // the Stop left nothing to run (Context.Stop)
+		}
 	case stateSuspended:
 		res.Status = StatusSuspended
 	case stateFailed:

@@ -122,6 +122,9 @@ func (inv *Invocation) Outcome() (Status, string, error) {
 		defer r.mu.Unlock()
 		switch runState(r.state.Load()) {
 		case stateStopped:
+			if len(r.frontier) == 0 {
+				return StatusCompleted, "", nil // as the Result says
+			}
 			return StatusStopped, "", nil
 		case stateSuspended:
 			return StatusSuspended, r.reason, nil

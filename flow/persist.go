@@ -188,8 +188,9 @@ var ErrBadFrontier = errors.New("invalid frontier")
 
 // RestoreFrontier rebuilds a Frontier for root (the graph the run started from) from its
 // serialized state. Sub-graph frames are resolved through the calling node, as at run
-// time. Every reference is checked; on any mismatch nothing is returned and the error
-// (wrapping ErrBadFrontier) says what did not fit.
+// time. Every reference is checked, and so is each frame's pending count against the
+// tokens and frames inside it (see checkPending); on any mismatch nothing is returned
+// and the error (wrapping ErrBadFrontier) says what did not fit.
 func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, error) {
 	bad := func(format string, args ...any) (*Frontier, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBadFrontier, fmt.Sprintf(format, args...))
@@ -262,13 +263,22 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 			g := call.graph
 			if fs.Kind == "split" {
 				f.kind = frameSplit
-				if f.split = g.node(fs.Split); f.split == nil {
-					return bad("frame %d: no split node %q in graph %q", i, fs.Split, g.g.ID)
+				if f.split = g.node(fs.Split); f.split == nil || len(f.split.links) < 2 {
+					return bad("frame %d: %q is not a split node of graph %q", i, fs.Split, g.g.ID)
+				}
+				if fs.Pending > len(f.split.links) {
+					// A split starts one branch per true link at most, and only ends them.
+					return bad("frame %d (split %q): %d branches pending, but the node has %d links", i, fs.Split, fs.Pending, len(f.split.links))
 				}
 				if fs.Join != "" {
-					if f.join = g.node(fs.Join); f.join == nil {
-						return bad("frame %d: no join node %q", i, fs.Join)
+					if f.join = g.node(fs.Join); f.join == nil || !f.join.join {
+						return bad("frame %d: %q is not a join node of graph %q", i, fs.Join, g.g.ID)
 					}
+				}
+				if fs.Arrived < 0 || (fs.Arrived > 0) != (f.join != nil) {
+					// A join is set by the first arrival: arrivals without one would fire
+					// a join at no node, a join without arrivals would never fire.
+					return bad("frame %d (split %q): %d arrivals at join %q", i, fs.Split, fs.Arrived, fs.Join)
 				}
 				f.arrived = fs.Arrived
 				if f.policy, err = ParseBranchPolicy(fs.Policy); err != nil {
@@ -292,8 +302,8 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 				}
 				f.items, f.index = slices.Clone(fs.Items), fs.Index
 				if fs.Closing != "" {
-					if f.closing = g.node(fs.Closing); f.closing == nil {
-						return bad("frame %d: no closing loop node %q", i, fs.Closing)
+					if f.closing = g.node(fs.Closing); f.closing == nil || !f.closing.isClose {
+						return bad("frame %d: %q is not a closing loop node of graph %q", i, fs.Closing, g.g.ID)
 					}
 				}
 			}
@@ -333,9 +343,60 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 			t.failure = &NodeError{Graph: n.n.graph.ID, Path: f.call.path, Node: n.n.ID, NodeType: n.n.Type, Title: n.n.Title,
 				Branch: ts.Branch, Code: ts.Error.Code, Err: errors.New(ts.Error.Message)}
 		}
+		if t.mode == modeBody && (f.kind != frameLoop || f.loop != n) {
+			return bad("token %d: a loop body token at %q outside the loop frame of that node", i, ts.Node)
+		}
 		fr.tokens = append(fr.tokens, t)
 	}
+	if err := checkPending(st, frames); err != nil {
+		return nil, err
+	}
 	return fr, nil
+}
+
+// checkPending checks each frame's pending count against what the state holds inside
+// the frame. The count is what makes a join fire, a loop go on and a call return: too
+// high and they never do, too low and they do early (the count then goes negative and
+// they never do again). The engine counts one unit per token whose innermost frame it
+// is and one per frame nested directly in it: a split or loop frame stands for the
+// branch or iteration that opened it, a sub-graph call frame for its calling token,
+// which waits outside the frontier. Branches that arrived at the join, ended or failed
+// are no longer counted. Every frame of a frontier has something in it, and a loop
+// runs one iteration at a time.
+func checkPending(st FrontierState, frames []*frame) error {
+	units := make([]int, len(frames))
+	for _, fs := range st.Frames {
+		if fs.Parent >= 0 {
+			units[fs.Parent]++
+		}
+	}
+	for _, ts := range st.Tokens {
+		units[ts.Frame]++
+	}
+	for i, f := range frames {
+		switch {
+		case units[i] == 0:
+			return fmt.Errorf("%w: frame %d (%s): nothing is inside it", ErrBadFrontier, i, f.describe())
+		case f.pending != units[i]:
+			return fmt.Errorf("%w: frame %d (%s): pending %d, but %d tokens or frames are inside it",
+				ErrBadFrontier, i, f.describe(), f.pending, units[i])
+		case f.kind == frameLoop && f.pending != 1:
+			return fmt.Errorf("%w: frame %d (%s): %d units inside, but a loop runs one iteration at a time",
+				ErrBadFrontier, i, f.describe(), f.pending)
+		}
+	}
+	return nil
+}
+
+// describe names a frame for messages.
+func (f *frame) describe() string {
+	switch f.kind {
+	case frameSplit:
+		return fmt.Sprintf("split %q in %s", f.split.n.ID, f.call.path)
+	case frameLoop:
+		return fmt.Sprintf("loop %q in %s", f.loop.n.ID, f.call.path)
+	}
+	return fmt.Sprintf("call of %q at %s", f.graph.g.ID, f.path)
 }
 
 func (c *compiled) node(id string) *cnode {

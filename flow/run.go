@@ -325,8 +325,13 @@ func (r *run) unitDone(f *frame) *token {
 		case frameCall:
 			if r.live != nil && f.callerTok != nil {
 				// The caller's goroutine goes on once the call returns; until then the
-				// checkpoint must show the caller ready to leave the calling node.
-				f.callerTok.cp = position{node: f.node, mode: modeFollow, frame: f.parent, branch: f.branch}
+				// checkpoint must show the caller ready to leave the calling node, or,
+				// when the call failed, about to run it again (as dropCall leaves it).
+				mode := modeFollow
+				if f.abort.Load() != nil {
+					mode = modeExec
+				}
+				f.callerTok.cp = position{node: f.node, mode: mode, frame: f.parent, branch: f.branch}
 				r.live[f.callerTok] = struct{}{}
 			}
 			return nil // the caller continues after the call returns
