@@ -63,7 +63,9 @@
 // writes a batch with one call under its mutex: concurrent runs sharing a sink never
 // interleave lines, and files opened with OpenJSONL are in O_APPEND mode, so other
 // writers (processes, or other sinks on the same path) append whole batches too.
-// WithFsync syncs after every batch. Rotation is the operator's.
+// WithFsync syncs after every batch; a sink on a pipe (stdout piped to another
+// program), a terminal or a device has nothing to sync and is not synced, rather than
+// failing every batch. Rotation is the operator's.
 //
 // Each line of a JSONL sink is one record, a self-contained JSON object with the
 // fields of trace.Record. To keep lines short, fields with empty values are left out,
