@@ -3,7 +3,6 @@ package interceptor
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -149,43 +148,45 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 // audit stays complete even then.
 func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr error) error {
 	a := ar.a
-	ar.mu.Lock()
-	open := slices.Clone(ar.open)
-	ar.mu.Unlock()
-	for _, o := range open {
-		msg := "the engine did not report how the node ended"
-		if invokeErr != nil {
-			msg += ": " + invokeErr.Error()
-		}
-		rec := trace.Record{Status: trace.Failed, Path: o.c.CallPath(), NodeID: o.n.ID, NodeType: o.n.Type.String(),
-			Title: o.n.Title, BranchID: o.c.BranchID(), Agent: a.cfg.agentOf(o.c, o.n),
-			Error: &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: a.cfg.redact.String(msg)}}
-		if g := o.n.Graph(); g != nil {
-			rec.GraphID = g.ID
-		}
-		ar.mu.Lock()
-		if _, open := ar.close(o.c, o.n); open && !ar.closed {
-			// unless it ended meanwhile: one terminal record
-			ar.seq++
-			rec.Seq = ar.seq
-			ar.add(&rec, ar.elapsed(), false)
-		}
-		ar.mu.Unlock()
-		a.cfg.logger.Warn("flow audit: a node execution had no end; recorded it as FAILED",
-			"run", ar.runID, "node", rec.Qualified(), "branch", rec.BranchID)
-	}
 	st, reason, info := runOutcome(inv, invokeErr, a.cfg.redact)
-	rec := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
+	run := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
 		Error: info, Reason: reason}
+	// The executions still open are recorded, and the run closed, under one lock: an
+	// execution that ends before gets its own terminal record instead (and no
+	// warning), one that ends after is an orphan. Their agent names are the STARTED
+	// records', so no application code runs under the lock.
+	var missing []trace.Record
 	ar.mu.Lock()
 	if !ar.closed {
+		if len(ar.open) > 0 {
+			msg := "the engine did not report how the node ended"
+			if invokeErr != nil {
+				msg += ": " + invokeErr.Error()
+			}
+			msg = a.cfg.redact.String(msg)
+			for _, o := range ar.open {
+				rec := trace.Record{Status: trace.Failed,
+					Error: &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: msg}}
+				fillNode(&rec, o.c, o.n, o.agent)
+				ar.seq++
+				rec.Seq = ar.seq
+				ar.add(&rec, ar.elapsed(), false)
+				missing = append(missing, rec)
+			}
+			clear(ar.open)
+			ar.open = ar.open[:0]
+		}
 		d := ar.elapsed()
 		ar.seq++
-		rec.Seq, rec.Duration = ar.seq, d
-		ar.add(&rec, d, false)
+		run.Seq, run.Duration = ar.seq, d
+		ar.add(&run, d, false)
 		ar.closed = true
 	}
 	ar.mu.Unlock()
+	for i := range missing {
+		a.cfg.logger.Warn("flow audit: a node execution had no end; recorded it as FAILED",
+			"run", ar.runID, "node", missing[i].Qualified(), "branch", missing[i].BranchID)
+	}
 	ar.flush(ctx)
 	ar.flushMu.Lock()
 	defer ar.flushMu.Unlock()
