@@ -86,8 +86,11 @@
 // (and before a span is exported), the Redactor masks the values of sensitive keys:
 // the defaults (password, secret, token, api_key, authorization, ...) plus
 // configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
-// with them, in nested maps and in key=value, key: value and JSON "key": "value"
-// text, including the text of errors and Stringers kept as attributes.
+// with them, in nested maps and in key=value, key: value, key<TAB>value and JSON
+// "key": "value" text (tabs count as spaces around a separator, and a value may
+// start on the next line, as in YAML), including the text of errors and Stringers
+// kept as attributes. A space alone does not separate a key from a value: in prose
+// ("wrong password for bob") the next word is not a secret.
 //
 // # Metrics
 //

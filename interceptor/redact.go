@@ -242,22 +242,29 @@ func (r *Redactor) Record(rec *trace.Record) {
 }
 
 // String masks the values of sensitive keys in free text: key=value, key: value,
-// "key": "value" (and single-quoted, braced or bracketed values), and an authorization
-// scheme followed by its credentials ("Bearer abc").
+// "key": "value" (and single-quoted, braced or bracketed values), key<TAB>value (tab
+// separated output, where a tab is a separator; a space is not, as prose has
+// "password for bob"), and an authorization scheme followed by its credentials
+// ("Bearer abc"). Tabs count as spaces around a separator, and a value may start on
+// the next line ("password:\n  x", as in YAML).
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.keys) == 0 || (strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0) {
+	if r == nil || len(r.keys) == 0 ||
+		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
 	changed := false
 	for i := 0; i < len(s); i++ {
-		if s[i] != '=' && s[i] != ':' {
+		if s[i] != '=' && s[i] != ':' && s[i] != '\t' {
 			continue
 		}
 		key := keyBefore(s, i)
 		if key == "" || !r.Sensitive(key) {
 			continue
+		}
+		if s[i] == '\t' && sepAfterBlanks(s, i) {
+			continue // "key\t= value": the '=' is the separator
 		}
 		vs, ve, quote := valueAfter(s, i+1)
 		if vs == ve {
@@ -297,15 +304,26 @@ func (r *Redactor) labels(s string, vs, ve int) bool {
 	return end > start && end > ve
 }
 
+// sepAfterBlanks reports whether the first character after the blanks at s[i:] is
+// '=' or ':'.
+func sepAfterBlanks(s string, i int) bool {
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	return i < len(s) && (s[i] == '=' || s[i] == ':')
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
 func isKeyChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
-// keyBefore returns the key that ends before the separator at s[sep]: optional spaces,
+// keyBefore returns the key that ends before the separator at s[sep]: optional blanks,
 // an optional closing quote (possibly escaped), then key characters.
 func keyBefore(s string, sep int) string {
 	j := sep
-	for j > 0 && s[j-1] == ' ' {
+	for j > 0 && isBlank(s[j-1]) {
 		j--
 	}
 	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
@@ -328,11 +346,21 @@ var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "a
 // s[from-1]: a quoted string (with its quote, which the mask keeps; an escaped quote
 // \" counts, for JSON inside a quoted message), a {...} or [...] group, or a run of
 // characters up to white space or one of , ; & ) } ] ". An authorization scheme word
-// extends the value to the credentials after it.
+// extends the value to the credentials after it. The value may start on the next line
+// (one line break, then blanks); an empty line ends it.
 func valueAfter(s string, from int) (start, end int, quote string) {
 	i := from
-	for i < len(s) && s[i] == ' ' {
+	for i < len(s) && isBlank(s[i]) {
 		i++
+	}
+	if strings.HasPrefix(s[i:], "\r\n") {
+		i++
+	}
+	if i < len(s) && s[i] == '\n' {
+		i++
+		for i < len(s) && isBlank(s[i]) {
+			i++
+		}
 	}
 	if i >= len(s) {
 		return i, i, ""
@@ -378,9 +406,9 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 	end = plainEnd(s, i)
 	word := s[start:end]
 	for _, scheme := range authSchemes {
-		if strings.EqualFold(word, scheme) && end < len(s) && s[end] == ' ' {
+		if strings.EqualFold(word, scheme) && end < len(s) && isBlank(s[end]) {
 			j := end
-			for j < len(s) && s[j] == ' ' {
+			for j < len(s) && isBlank(s[j]) {
 				j++
 			}
 			if j < len(s) {
