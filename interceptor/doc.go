@@ -90,7 +90,13 @@
 // "key": "value" text (tabs count as spaces around a separator, and a value may
 // start on the next line, as in YAML), including the text of errors and Stringers
 // kept as attributes. A space alone does not separate a key from a value: in prose
-// ("wrong password for bob") the next word is not a secret.
+// ("wrong password for bob") the next word is not a secret. An attribute is masked in
+// every form a sink may write it: a []byte as text; a struct, pointer or other map as
+// its JSON encoding and as fmt prints it (a slog text handler), which also covers
+// values with no JSON encoding (a map[any]any, a struct with a func field) and
+// unexported fields. Redaction looks 32 maps, slices and pointers deep and stops
+// where a value contains itself, masking what lies beyond: a cyclic value neither
+// hangs the audit nor reaches a sink whole.
 //
 // # Metrics
 //

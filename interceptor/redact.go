@@ -104,96 +104,299 @@ func (r *Redactor) Sensitive(key string) bool {
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
 // (map[string]any, map[string]string, []any), and string values redacted as text.
-// Maps and slices are copied, never modified. An error, a fmt.Stringer or a value of
-// a named string type whose text has something to mask is replaced by its masked
-// text (a string). A value of another composite type (a struct, a pointer,
+// Maps and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a
+// value of a named string type whose text has something to mask is replaced by its
+// masked text (a string). A value of another composite type (a struct, a pointer,
 // []map[string]any, map[string]int...) with something to mask is replaced by its
-// masked JSON encoding, decoded into maps and slices.
+// masked JSON encoding, decoded into maps and slices; if its JSON encoding has
+// nothing to mask, or it has none (a map[any]any, a struct with a func field), it is
+// looked at as fmt prints it (map keys as text, struct fields by Go name, unexported
+// ones included) and, if that has something to mask, replaced by that form with
+// values masked. Other values are returned as they are.
+//
+// Value looks at most maxDepth maps, slices and pointers deep, and never into one it
+// is already inside of: what lies deeper, or where a value contains itself, is masked
+// whole (Mask), as Value cannot tell what it holds, and a sink printing it would
+// recurse forever.
 func (r *Redactor) Value(v any) any {
 	if r == nil {
 		return v
 	}
+	var path [8]ref
+	w := walk{path: path[:0]}
+	return r.value(v, &w)
+}
+
+// maxDepth bounds how many maps, slices and pointers deep Value looks.
+const maxDepth = 32
+
+// walk is the state of one Value call: the maps, slices and pointers it is inside
+// of, and how many values it has masked so far (which tells whether a part changed).
+type walk struct {
+	path   []ref
+	masked int
+}
+
+// ref identifies a map, slice or pointer on a walk's path.
+type ref struct {
+	typ reflect.Type
+	ptr uintptr
+	n   int // a slice's length: a slice and its prefix share a pointer
+}
+
+// enter pushes v (a map, slice or pointer) on the path, unless the path is too deep
+// or already holds v (a cycle): then it counts a masked value and reports false.
+func (w *walk) enter(v reflect.Value) bool {
+	k := ref{typ: v.Type(), ptr: v.Pointer()}
+	if v.Kind() == reflect.Slice {
+		k.n = v.Len()
+	}
+	if len(w.path) >= maxDepth || slices.Contains(w.path, k) {
+		w.masked++
+		return false
+	}
+	w.path = append(w.path, k)
+	return true
+}
+
+func (w *walk) leave() { w.path = w.path[:len(w.path)-1] }
+
+// text returns s redacted, counting it if it changed.
+func (r *Redactor) text(s string, w *walk) string {
+	m := r.String(s)
+	if m != s {
+		w.masked++
+	}
+	return m
+}
+
+func (r *Redactor) value(v any, w *walk) any {
 	switch t := v.(type) {
 	case map[string]any:
+		if !w.enter(reflect.ValueOf(t)) {
+			return Mask
+		}
 		out := make(map[string]any, len(t))
 		for k, x := range t {
 			if r.Sensitive(k) {
 				out[k] = Mask
+				w.masked++
 			} else {
-				out[k] = r.Value(x)
+				out[k] = r.value(x, w)
 			}
 		}
+		w.leave()
 		return out
 	case map[string]string:
 		out := make(map[string]string, len(t))
 		for k, x := range t {
 			if r.Sensitive(k) {
 				out[k] = Mask
+				w.masked++
 			} else {
-				out[k] = r.String(x)
+				out[k] = r.text(x, w)
 			}
 		}
 		return out
 	case []any:
+		if !w.enter(reflect.ValueOf(t)) {
+			return Mask
+		}
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = r.Value(x)
+			out[i] = r.value(x, w)
 		}
+		w.leave()
 		return out
 	case []string:
 		out := make([]string, len(t))
 		for i, x := range t {
-			out[i] = r.String(x)
+			out[i] = r.text(x, w)
 		}
 		return out
 	case string:
-		return r.String(t)
+		return r.text(t, w)
 	case nil, bool, int, int64, float64, json.Number:
 		return v
 	}
-	return r.other(v)
+	return r.other(v, w)
 }
 
-// other redacts a value of a type Value does not list: a struct, a pointer, a map or
-// slice of another type. What a sink writes of it is its JSON encoding, so that is
-// what is redacted: if the encoding has anything to mask, the value is replaced by
-// the masked encoding decoded into maps and slices (numbers as json.Number); if not,
-// or if it has no JSON encoding (a sink cannot write it either), v is kept.
-func (r *Redactor) other(v any) any {
-	// A text sink (a slog text handler, anything printing with %v) writes an error or
-	// a Stringer as its text, which its JSON encoding does not show (an error's is
-	// mostly {}): a node's error kept as an attribute must not bring back the secret
-	// its record's error message had masked.
-	if text, ok := textOf(v); ok {
-		if m := r.String(text); m != text {
+// other redacts a value of a type value does not list: a struct, a pointer, a map or
+// slice of another type. What a JSON sink writes of it is its JSON encoding, and what
+// a text sink writes (a slog text handler, anything printing with %v) is what fmt
+// prints: both are redacted (see Value).
+func (r *Redactor) other(v any, w *walk) any {
+	// A text sink writes an error or a Stringer as its text, which its JSON encoding
+	// does not show (an error's is mostly {}): a node's error kept as an attribute
+	// must not bring back the secret its record's error message had masked.
+	text, isText := textOf(v)
+	if isText {
+		if m := r.text(text, w); m != text {
 			return m
 		}
 	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
 	case reflect.String:
 		// A string of a named type is text as much as a string is.
 		if s := rv.String(); r.String(s) != s {
-			return r.String(s)
+			return r.text(s, w)
 		}
 		return v
 	default:
 		return v // a number, a bool: nothing under a key
 	}
+	if _, ok := v.(json.Marshaler); !ok && rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
+		// Bytes are text (a body): JSON writes them in base64, fmt as numbers or text.
+		if s := string(rv.Bytes()); r.String(s) != s {
+			return r.text(s, w)
+		}
+		return v
+	}
+	before := w.masked
+	if m, ok := r.viaJSON(v, w); ok && w.masked > before {
+		return m
+	}
+	if isText {
+		return v // fmt prints its text, which has nothing to mask
+	}
+	if m := r.plain(rv, w); w.masked > before {
+		return m
+	}
+	return v
+}
+
+// viaJSON returns v's JSON encoding, decoded into maps and slices (numbers as
+// json.Number) and redacted; false if v has no JSON encoding.
+func (r *Redactor) viaJSON(v any, w *walk) (any, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return v
+		return nil, false
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var g any
 	if d.Decode(&g) != nil {
-		return v
+		return nil, false
 	}
-	if m := r.Value(g); !reflect.DeepEqual(m, g) {
-		return m
+	return r.value(g, w), true
+}
+
+// plain returns v as fmt prints it, as plain data with values masked: maps with
+// their keys as text, structs as maps of every field by Go name (fmt prints
+// unexported fields too), errors and Stringers as their text, bytes as text, a func
+// or channel as its type. It follows pointers, which fmt prints only at the top, as
+// a sink may print any part of the value.
+func (r *Redactor) plain(v reflect.Value, w *walk) any {
+	if !v.IsValid() {
+		return nil
 	}
-	return v
+	if v.CanInterface() && v.Type().NumMethod() > 0 {
+		if text, ok := textOf(v.Interface()); ok {
+			return r.text(text, w)
+		}
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return r.plain(v.Elem(), w)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		if !w.enter(v) {
+			return Mask
+		}
+		defer w.leave()
+		return r.plain(v.Elem(), w)
+	case reflect.Map:
+		if v.IsNil() {
+			return nil
+		}
+		if !w.enter(v) {
+			return Mask
+		}
+		defer w.leave()
+		out := make(map[string]any, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := r.keyText(it.Key(), w)
+			if r.Sensitive(k) {
+				out[k] = Mask
+				w.masked++
+			} else {
+				out[k] = r.plain(it.Value(), w)
+			}
+		}
+		return out
+	case reflect.Struct:
+		t := v.Type()
+		out := make(map[string]any, t.NumField())
+		for i := range t.NumField() {
+			if name := t.Field(i).Name; r.Sensitive(name) {
+				out[name] = Mask
+				w.masked++
+			} else {
+				out[name] = r.plain(v.Field(i), w)
+			}
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return r.text(string(v.Bytes()), w)
+		}
+		if !w.enter(v) {
+			return Mask
+		}
+		defer w.leave()
+		return r.plainList(v, w)
+	case reflect.Array:
+		return r.plainList(v, w)
+	case reflect.String:
+		return r.text(v.String(), w)
+	case reflect.Bool:
+		return v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint()
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return fmt.Sprint(v.Complex()) // JSON has no complex numbers
+	}
+	return v.Type().String() // a func, a channel, an unsafe pointer: nothing to print
+}
+
+func (r *Redactor) plainList(v reflect.Value, w *walk) []any {
+	out := make([]any, v.Len())
+	for i := range out {
+		out[i] = r.plain(v.Index(i), w)
+	}
+	return out
+}
+
+// keyText returns a map key as fmt prints it with %+v (a slog text handler's verb),
+// redacted (a struct key may hold a
+// secret too). Keys are comparable, so they hold no map or slice, and fmt prints
+// pointers below the top as addresses: printing one ends.
+func (r *Redactor) keyText(k reflect.Value, w *walk) string {
+	var s string
+	switch {
+	case k.Kind() == reflect.String:
+		s = k.String()
+	case k.CanInterface():
+		s = fmt.Sprintf("%+v", k.Interface())
+	default:
+		s = fmt.Sprintf("%+v", r.plain(k, w))
+	}
+	return r.text(s, w)
 }
 
 // textOf returns the text fmt prints for an error or a fmt.Stringer. A method that
