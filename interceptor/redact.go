@@ -256,10 +256,14 @@ func (r *Redactor) other(v any, w *walk) any {
 		return v
 	}
 	before := w.masked
-	if m, ok := r.viaJSON(v, w); ok && w.masked > before {
-		return m
-	}
-	if isText {
+	if m, ok := r.viaJSON(v, w); w.masked > before {
+		if ok {
+			return m
+		}
+		if isText {
+			return text // what fmt prints, in place of an encoding error that needs masking
+		}
+	} else if isText {
 		return v // fmt prints its text, which has nothing to mask
 	}
 	if m := r.plain(rv, w); w.masked > before {
@@ -269,10 +273,14 @@ func (r *Redactor) other(v any, w *walk) any {
 }
 
 // viaJSON returns v's JSON encoding, decoded into maps and slices (numbers as
-// json.Number) and redacted; false if v has no JSON encoding.
+// json.Number) and redacted; false if v has no JSON encoding. Where the encoding
+// fails, a JSON sink writes the error instead (the JSONL sink's "!error", slog's
+// "!ERROR:"), and a MarshalJSON method's error may quote what it failed on: if that
+// text has something to mask, it counts as masked, so that v is replaced.
 func (r *Redactor) viaJSON(v any, w *walk) (any, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
+		r.text(err.Error(), w)
 		return nil, false
 	}
 	d := json.NewDecoder(bytes.NewReader(b))

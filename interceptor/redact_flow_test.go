@@ -297,3 +297,21 @@ func TestRedactorNoJSON(t *testing.T) {
 		assert.NotContains(t, s, "S3CR3T", name)
 	}
 }
+
+// badJSON fails to encode, quoting a secret in its error, as a careless MarshalJSON
+// may.
+type badJSON struct{ Key string }
+
+func (b badJSON) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode token=" + b.Key)
+}
+
+// A value whose JSON encoding fails with an error that quotes a secret is replaced:
+// JSON sinks write the encoding error in its place.
+func TestRedactorJSONErrorText(t *testing.T) {
+	assert.Equal(t, map[string]any{"Key": "S3CR3T1"}, interceptor.NewRedactor().Value(badJSON{"S3CR3T1"}))
+	out := sinkOutputs(t, map[string]any{"v": badJSON{"S3CR3T1"}})
+	for _, name := range []string{"jsonl", "slog json"} {
+		assert.NotContains(t, out[name], "token=S3CR3T1", name)
+	}
+}
