@@ -94,7 +94,7 @@
 // every form a sink may write it: a []byte as text; a struct, pointer or other map as
 // its JSON encoding and as fmt prints it (a slog text handler), which also covers
 // values with no JSON encoding (a map[any]any, a struct with a func field) and
-// unexported fields. Redaction looks 32 maps, slices and pointers deep and stops
+// unexported fields. Redaction looks 32 maps and slices deep and stops
 // where a value contains itself, masking what lies beyond: a cyclic value neither
 // hangs the audit nor reaches a sink whole.
 //

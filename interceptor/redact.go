@@ -111,10 +111,11 @@ func (r *Redactor) Sensitive(key string) bool {
 // masked JSON encoding, decoded into maps and slices; if its JSON encoding has
 // nothing to mask, or it has none (a map[any]any, a struct with a func field), it is
 // looked at as fmt prints it (map keys as text, struct fields by Go name, unexported
-// ones included) and, if that has something to mask, replaced by that form with
+// ones included, the struct a pointer at the top points to but not what pointers
+// below it point to) and, if that has something to mask, replaced by that form with
 // values masked. Other values are returned as they are.
 //
-// Value looks at most maxDepth maps, slices and pointers deep, and never into one it
+// Value looks at most maxDepth maps and slices deep, and never into one it
 // is already inside of: what lies deeper, or where a value contains itself, is masked
 // whole (Mask), as Value cannot tell what it holds, and a sink printing it would
 // recurse forever.
@@ -127,24 +128,24 @@ func (r *Redactor) Value(v any) any {
 	return r.value(v, &w)
 }
 
-// maxDepth bounds how many maps, slices and pointers deep Value looks.
+// maxDepth bounds how many maps and slices deep Value looks.
 const maxDepth = 32
 
-// walk is the state of one Value call: the maps, slices and pointers it is inside
+// walk is the state of one Value call: the maps and slices it is inside
 // of, and how many values it has masked so far (which tells whether a part changed).
 type walk struct {
 	path   []ref
 	masked int
 }
 
-// ref identifies a map, slice or pointer on a walk's path.
+// ref identifies a map or slice on a walk's path.
 type ref struct {
 	typ reflect.Type
 	ptr uintptr
 	n   int // a slice's length: a slice and its prefix share a pointer
 }
 
-// enter pushes v (a map, slice or pointer) on the path, unless the path is too deep
+// enter pushes v (a map or slice) on the path, unless the path is too deep
 // or already holds v (a cycle): then it counts a masked value and reports false.
 func (w *walk) enter(v reflect.Value) bool {
 	k := ref{typ: v.Type(), ptr: v.Pointer()}
@@ -266,7 +267,13 @@ func (r *Redactor) other(v any, w *walk) any {
 	} else if isText {
 		return v // fmt prints its text, which has nothing to mask
 	}
-	if m := r.plain(rv, w); w.masked > before {
+	// fmt prints the struct a pointer points to at the top (&{...}), and pointers
+	// below it as addresses.
+	pv := rv
+	if pv.Kind() == reflect.Pointer && !pv.IsNil() {
+		pv = pv.Elem()
+	}
+	if m := r.plain(pv, w); w.masked > before {
 		return m
 	}
 	return v
@@ -294,9 +301,10 @@ func (r *Redactor) viaJSON(v any, w *walk) (any, bool) {
 
 // plain returns v as fmt prints it, as plain data with values masked: maps with
 // their keys as text, structs as maps of every field by Go name (fmt prints
-// unexported fields too), errors and Stringers as their text, bytes as text, a func
-// or channel as its type. It follows pointers, which fmt prints only at the top, as
-// a sink may print any part of the value.
+// unexported fields too), errors and Stringers as their text, bytes as text, and a
+// pointer (which fmt prints as an address below the top), a func or a channel as its
+// type. Not following pointers also keeps it out of the internals of live objects
+// (a client, a context) that other goroutines change.
 func (r *Redactor) plain(v reflect.Value, w *walk) any {
 	if !v.IsValid() {
 		return nil
@@ -316,11 +324,7 @@ func (r *Redactor) plain(v reflect.Value, w *walk) any {
 		if v.IsNil() {
 			return nil
 		}
-		if !w.enter(v) {
-			return Mask
-		}
-		defer w.leave()
-		return r.plain(v.Elem(), w)
+		return v.Type().String()
 	case reflect.Map:
 		if v.IsNil() {
 			return nil
@@ -379,7 +383,7 @@ func (r *Redactor) plain(v reflect.Value, w *walk) any {
 	case reflect.Complex64, reflect.Complex128:
 		return fmt.Sprint(v.Complex()) // JSON has no complex numbers
 	}
-	return v.Type().String() // a func, a channel, an unsafe pointer: nothing to print
+	return v.Type().String() // a func, a channel, an unsafe pointer: nothing to show
 }
 
 func (r *Redactor) plainList(v reflect.Value, w *walk) []any {
