@@ -459,8 +459,9 @@ func (r *Redactor) Record(rec *trace.Record) {
 // String masks the values of sensitive keys in free text: key=value, key: value,
 // "key": "value" (and single-quoted, braced or bracketed values), key<TAB>value (tab
 // separated output, where a tab is a separator; a space is not, as prose has
-// "password for bob"), and an authorization scheme followed by its credentials
-// ("Bearer abc"). Tabs count as spaces around a separator, and a value may start on
+// "password for bob"), an authorization scheme followed by its credentials
+// ("Bearer abc"), and, as the value of "password", the password of a URL
+// ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs count as spaces around a separator, and a value may start on
 // the next line ("password:\n  x", as in YAML).
 func (r *Redactor) String(s string) string {
 	if r == nil || len(r.keys) == 0 ||
@@ -474,19 +475,28 @@ func (r *Redactor) String(s string) string {
 		if s[i] != '=' && s[i] != ':' && s[i] != '\t' {
 			continue
 		}
-		key := keyBefore(s, i)
-		if key == "" || !r.Sensitive(key) {
-			continue
-		}
-		if s[i] == '\t' && sepAfterBlanks(s, i) {
-			continue // "key\t= value": the '=' is the separator
-		}
-		vs, ve, quote := valueAfter(s, i+1)
-		if vs == ve {
-			continue
-		}
-		if quote == "" && r.labels(s, vs, ve) {
-			continue
+		var vs, ve int
+		var quote string
+		if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
+			// A URL: its userinfo's password is the value of a key "password".
+			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
+				continue
+			}
+		} else {
+			key := keyBefore(s, i)
+			if key == "" || !r.Sensitive(key) {
+				continue
+			}
+			if s[i] == '\t' && sepAfterBlanks(s, i) {
+				continue // "key\t= value": the '=' is the separator
+			}
+			vs, ve, quote = valueAfter(s, i+1)
+			if vs == ve {
+				continue
+			}
+			if quote == "" && r.labels(s, vs, ve) {
+				continue
+			}
 		}
 		if !changed {
 			b.Grow(len(s))
@@ -504,6 +514,26 @@ func (r *Redactor) String(s string) string {
 	}
 	b.WriteString(s[done:])
 	return b.String()
+}
+
+// urlPassword returns the bounds of the password in the userinfo of the URL whose
+// authority starts at s[from] (after "scheme://"): "postgres://app:pw@db/x" gives
+// "pw". The authority ends at a '/', '?', '#', white space or a quote; the userinfo
+// at its last '@', the user name at the first ':' of the userinfo.
+func urlPassword(s string, from int) (start, end int) {
+	auth := len(s)
+	if j := strings.IndexAny(s[from:], "/?#\"'<> \t\r\n"); j >= 0 {
+		auth = from + j
+	}
+	at := strings.LastIndexByte(s[from:auth], '@')
+	if at < 0 {
+		return from, from
+	}
+	colon := strings.IndexByte(s[from:from+at], ':')
+	if colon < 0 {
+		return from, from
+	}
+	return from + colon + 1, from + at
 }
 
 // labels reports whether the plain value s[vs:ve] of a sensitive key starts a

@@ -130,3 +130,19 @@ func TestRedactorStringWhitespace(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// The password of a URL (a DSN quoted by a database driver's error) is masked as the
+// value of "password"; the rest of the URL stays, and so does a URL with no password.
+func TestRedactorStringURLPassword(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{"dial postgres://app:hunter2@db:5432/orders?sslmode=disable: refused", "dial postgres://app:***@db:5432/orders?sslmode=disable: refused"},
+		{`dsn="mysql://root:p@ss:w0rd@tcp(db)/x"`, `dsn="mysql://root:***@tcp(db)/x"`},
+		{"redis://:hunter2@cache:6379/0", "redis://:***@cache:6379/0"},
+		{"see https://example.com:8443/path?a=b and http://user@host/", "see https://example.com:8443/path?a=b and http://user@host/"},
+		{"mailto://a/b@c", "mailto://a/b@c"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), c.in)
+	}
+	assert.Equal(t, "redis://:hunter2@cache", interceptor.NewRedactorKeys("pin").String("redis://:hunter2@cache"), "only as the value of a configured key")
+}
