@@ -3,7 +3,6 @@ package interceptor
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,8 +78,9 @@ type auditRun struct {
 	closed bool
 	// dup is set when this Audit wraps the run twice (registered on the engine and
 	// for the evaluation): its hooks are then called twice per event, and the second
-	// call must add nothing.
-	dup bool
+	// call must add nothing. It is read without mu by the hooks, to skip the second
+	// call before it asks the application's functions (WithAttrs, WithAgentName).
+	dup atomic.Bool
 	// Where node records are built when no sink takes records (see slot): a STARTED
 	// and a terminal one, each always setting the fields it uses, so neither needs
 	// zeroing first.
@@ -112,9 +112,7 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 		return inv.Invoke(ctx)
 	}
 	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.inv == inv {
-		ar.mu.Lock()
-		ar.dup = true
-		ar.mu.Unlock()
+		ar.dup.Store(true)
 		return inv.Invoke(ctx)
 	}
 	ar := &auditRun{a: a, instance: inv.Context.InstanceID(), runID: inv.RunID, path: inv.Path, inv: inv}
@@ -150,43 +148,45 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 // audit stays complete even then.
 func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr error) error {
 	a := ar.a
-	ar.mu.Lock()
-	open := slices.Clone(ar.open)
-	ar.mu.Unlock()
-	for _, o := range open {
-		msg := "the engine did not report how the node ended"
-		if invokeErr != nil {
-			msg += ": " + invokeErr.Error()
-		}
-		rec := trace.Record{Status: trace.Failed, Path: o.c.CallPath(), NodeID: o.n.ID, NodeType: o.n.Type.String(),
-			Title: o.n.Title, BranchID: o.c.BranchID(), Agent: a.cfg.agentOf(o.c, o.n),
-			Error: &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: a.cfg.redact.String(msg)}}
-		if g := o.n.Graph(); g != nil {
-			rec.GraphID = g.ID
-		}
-		ar.mu.Lock()
-		if _, open := ar.close(o.c, o.n); open && !ar.closed {
-			// unless it ended meanwhile: one terminal record
-			ar.seq++
-			rec.Seq = ar.seq
-			ar.add(&rec, ar.elapsed(), false)
-		}
-		ar.mu.Unlock()
-		a.cfg.logger.Warn("flow audit: a node execution had no end; recorded it as FAILED",
-			"run", ar.runID, "node", rec.Qualified(), "branch", rec.BranchID)
-	}
 	st, reason, info := runOutcome(inv, invokeErr, a.cfg.redact)
-	rec := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
+	run := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
 		Error: info, Reason: reason}
+	// The executions still open are recorded, and the run closed, under one lock: an
+	// execution that ends before gets its own terminal record instead (and no
+	// warning), one that ends after is an orphan. Their agent names are the STARTED
+	// records', so no application code runs under the lock.
+	var missing []trace.Record
 	ar.mu.Lock()
 	if !ar.closed {
+		if len(ar.open) > 0 {
+			msg := "the engine did not report how the node ended"
+			if invokeErr != nil {
+				msg += ": " + invokeErr.Error()
+			}
+			msg = a.cfg.redact.String(msg)
+			for _, o := range ar.open {
+				rec := trace.Record{Status: trace.Failed,
+					Error: &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: msg}}
+				fillNode(&rec, o.c, o.n, o.agent)
+				ar.seq++
+				rec.Seq = ar.seq
+				ar.add(&rec, ar.elapsed(), false)
+				missing = append(missing, rec)
+			}
+			clear(ar.open)
+			ar.open = ar.open[:0]
+		}
 		d := ar.elapsed()
 		ar.seq++
-		rec.Seq, rec.Duration = ar.seq, d
-		ar.add(&rec, d, false)
+		run.Seq, run.Duration = ar.seq, d
+		ar.add(&run, d, false)
 		ar.closed = true
 	}
 	ar.mu.Unlock()
+	for i := range missing {
+		a.cfg.logger.Warn("flow audit: a node execution had no end; recorded it as FAILED",
+			"run", ar.runID, "node", missing[i].Qualified(), "branch", missing[i].BranchID)
+	}
 	ar.flush(ctx)
 	ar.flushMu.Lock()
 	defer ar.flushMu.Unlock()
@@ -199,12 +199,16 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 
 // OnNodeStart records a STARTED record.
 func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	ar, _ := ctx.Value(auditKey{a}).(*auditRun)
+	if ar != nil && ar.repeat(c, n, true) {
+		return
+	}
 	agent := a.cfg.agentOf(c, n)
 	var attrs map[string]any
 	if a.cfg.attrs != nil {
 		attrs = a.attrsOf(c, n, nil)
 	}
-	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addStart(ctx, c, n, agent, attrs) {
+	if ar != nil && ar.addStart(ctx, c, n, agent, attrs) {
 		return
 	}
 	rec := trace.Record{Status: trace.Started}
@@ -237,6 +241,10 @@ func fillNode(r *trace.Record, c *flow.Context, n *flow.Node, agent string) {
 
 // OnNodeEnd records the terminal record of the node execution.
 func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	ar, _ := ctx.Value(auditKey{a}).(*auditRun)
+	if ar != nil && ar.repeat(c, n, false) {
+		return
+	}
 	var x endExtra
 	if a.cfg.agent != nil {
 		// Asked anew, outside the run's lock; the default name is the STARTED record's.
@@ -252,7 +260,7 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 		e := end
 		x.attrs = a.attrsOf(c, n, &e)
 	}
-	if ar, ok := ctx.Value(auditKey{a}).(*auditRun); ok && ar.addEnd(ctx, c, n, &end, &x) {
+	if ar != nil && ar.addEnd(ctx, c, n, &end, &x) {
 		return
 	}
 	if a.cfg.agent == nil {
@@ -377,7 +385,7 @@ func (ar *auditRun) unslot() {
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
 	ar.mu.Lock()
-	if (ar.closed || ar.dup) && (ar.closed || ar.isOpen(c, n)) {
+	if (ar.closed || ar.dup.Load()) && (ar.closed || ar.isOpen(c, n)) {
 		// Over, or the second registration's call for an execution already open.
 		closed := ar.closed
 		ar.mu.Unlock()
@@ -415,7 +423,7 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 	}
 	rec := ar.slot(1)
 	o, found := ar.close(c, n)
-	if !found && ar.dup { // the second registration's call: the first one ended it
+	if !found && ar.dup.Load() { // the second registration's call: the first one ended it
 		ar.unslot()
 		ar.mu.Unlock()
 		return true
@@ -463,6 +471,19 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 		ar.flush(ctx)
 	}
 	return true
+}
+
+// repeat reports whether a hook call is the second registration's for an event the
+// first one has recorded (see dup): the execution is already open for a start, no
+// longer open for an end. Such a call adds nothing, and must not call the
+// application's functions a second time either.
+func (ar *auditRun) repeat(c *flow.Context, n *flow.Node, start bool) bool {
+	if !ar.dup.Load() {
+		return false
+	}
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	return !ar.closed && ar.isOpen(c, n) == start
 }
 
 // isOpen reports whether the execution (c, n) is in progress. The caller holds mu.

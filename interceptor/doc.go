@@ -63,7 +63,9 @@
 // writes a batch with one call under its mutex: concurrent runs sharing a sink never
 // interleave lines, and files opened with OpenJSONL are in O_APPEND mode, so other
 // writers (processes, or other sinks on the same path) append whole batches too.
-// WithFsync syncs after every batch. Rotation is the operator's.
+// WithFsync syncs after every batch; a sink on a pipe (stdout piped to another
+// program), a terminal or a device has nothing to sync and is not synced, rather than
+// failing every batch. Rotation is the operator's.
 //
 // Each line of a JSONL sink is one record, a self-contained JSON object with the
 // fields of trace.Record. To keep lines short, fields with empty values are left out,
@@ -84,8 +86,17 @@
 // (and before a span is exported), the Redactor masks the values of sensitive keys:
 // the defaults (password, secret, token, api_key, authorization, ...) plus
 // configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
-// with them, in nested maps and in key=value, key: value and JSON "key": "value"
-// text, including the text of errors and Stringers kept as attributes.
+// with them, in nested maps and in key=value, key: value, key<TAB>value and JSON
+// "key": "value" text (tabs count as spaces around a separator, and a value may
+// start on the next line, as in YAML), including the text of errors and Stringers
+// kept as attributes. A space alone does not separate a key from a value: in prose
+// ("wrong password for bob") the next word is not a secret. An attribute is masked in
+// every form a sink may write it: a []byte as text; a struct, pointer or other map as
+// its JSON encoding and as fmt prints it (a slog text handler), which also covers
+// values with no JSON encoding (a map[any]any, a struct with a func field) and
+// unexported fields. Redaction looks 32 maps and slices deep and stops
+// where a value contains itself, masking what lies beyond: a cyclic value neither
+// hangs the audit nor reaches a sink whole.
 //
 // # Metrics
 //

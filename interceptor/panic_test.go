@@ -1,8 +1,12 @@
 package interceptor_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,4 +150,74 @@ func TestTracingBranchHookPanic(t *testing.T) {
 	assert.Equal(t, "FAILED", attrs(sp)[interceptor.AttrStatus].AsString())
 	assert.Equal(t, "node_end_missing", attrs(sp)[interceptor.AttrErrorCode].AsString())
 	assert.Equal(t, codes.Error, sp.Status.Code)
+}
+
+// asyncPanic is an interceptor that runs the graph on another goroutine and panics
+// once node "x" has started, leaving that run going: the audit's panic path then
+// finds "x" open, and the node can end while the audit finishes the run.
+type asyncPanic struct {
+	flow.NopInterceptor
+	started   chan struct{} // closed by x's task
+	done      chan struct{} // closed when the run on the other goroutine returns
+	panicking atomic.Bool
+}
+
+func (p *asyncPanic) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if inv.Node != nil {
+		return inv.Invoke(ctx)
+	}
+	go func() {
+		defer close(p.done)
+		_ = inv.Invoke(ctx)
+	}()
+	<-p.started
+	p.panicking.Store(true)
+	panic("interceptor gave up")
+}
+
+// The audit's panic path warns "a node execution had no end" only for the executions
+// it records as FAILED (node_end_missing), not for one that ended meanwhile, whose own
+// terminal record the audit kept.
+func TestPanicPathWarnsOnlyForRecorded(t *testing.T) {
+	p := &asyncPanic{started: make(chan struct{}), done: make(chan struct{})}
+	release := make(chan struct{})
+	var released atomic.Bool
+	releaseX := func() {
+		if released.CompareAndSwap(false, true) {
+			close(release)
+		}
+	}
+	var logs bytes.Buffer
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		interceptor.WithAgentName(func(_ *flow.Context, n *flow.Node) string {
+			if n.ID == "x" && p.panicking.Load() && !released.Load() {
+				// Asked while the audit finishes the run: let x end now, and wait until
+				// the run on the other goroutine is over.
+				releaseX()
+				<-p.done
+			}
+			return ""
+		}))
+	s := flow.NewSpec("g")
+	s.Start("s").LinkTo("x")
+	s.Activity("x").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		close(p.started)
+		<-release
+		return nil
+	}).LinkTo("e")
+	s.End("e")
+	e := flow.NewEngine(flow.WithInterceptor(a, 0), flow.WithInterceptor(p, 1))
+	assert.Panics(t, func() { _, _ = e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i")) })
+	releaseX()
+	<-p.done
+
+	var missing []string
+	for _, r := range mem.Records() {
+		if r.Error != nil && r.Error.Code == "node_end_missing" {
+			missing = append(missing, r.NodeID)
+		}
+	}
+	warned := strings.Count(logs.String(), "had no end")
+	assert.Equal(t, len(missing), warned, "one warning per node_end_missing record %v:\n%s", missing, logs.String())
 }

@@ -104,96 +104,311 @@ func (r *Redactor) Sensitive(key string) bool {
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
 // (map[string]any, map[string]string, []any), and string values redacted as text.
-// Maps and slices are copied, never modified. An error, a fmt.Stringer or a value of
-// a named string type whose text has something to mask is replaced by its masked
-// text (a string). A value of another composite type (a struct, a pointer,
+// Maps and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a
+// value of a named string type whose text has something to mask is replaced by its
+// masked text (a string). A value of another composite type (a struct, a pointer,
 // []map[string]any, map[string]int...) with something to mask is replaced by its
-// masked JSON encoding, decoded into maps and slices.
+// masked JSON encoding, decoded into maps and slices; if its JSON encoding has
+// nothing to mask, or it has none (a map[any]any, a struct with a func field), it is
+// looked at as fmt prints it (map keys as text, struct fields by Go name, unexported
+// ones included, the struct a pointer at the top points to but not what pointers
+// below it point to) and, if that has something to mask, replaced by that form with
+// values masked. Other values are returned as they are.
+//
+// Value looks at most maxDepth maps and slices deep, and never into one it
+// is already inside of: what lies deeper, or where a value contains itself, is masked
+// whole (Mask), as Value cannot tell what it holds, and a sink printing it would
+// recurse forever.
 func (r *Redactor) Value(v any) any {
 	if r == nil {
 		return v
 	}
+	var path [8]ref
+	w := walk{path: path[:0]}
+	return r.value(v, &w)
+}
+
+// maxDepth bounds how many maps and slices deep Value looks.
+const maxDepth = 32
+
+// walk is the state of one Value call: the maps and slices it is inside
+// of, and how many values it has masked so far (which tells whether a part changed).
+type walk struct {
+	path   []ref
+	masked int
+}
+
+// ref identifies a map or slice on a walk's path.
+type ref struct {
+	typ reflect.Type
+	ptr uintptr
+	n   int // a slice's length: a slice and its prefix share a pointer
+}
+
+// enter pushes v (a map or slice) on the path, unless the path is too deep
+// or already holds v (a cycle): then it counts a masked value and reports false.
+func (w *walk) enter(v reflect.Value) bool {
+	k := ref{typ: v.Type(), ptr: v.Pointer()}
+	if v.Kind() == reflect.Slice {
+		k.n = v.Len()
+	}
+	if len(w.path) >= maxDepth || slices.Contains(w.path, k) {
+		w.masked++
+		return false
+	}
+	w.path = append(w.path, k)
+	return true
+}
+
+func (w *walk) leave() { w.path = w.path[:len(w.path)-1] }
+
+// text returns s redacted, counting it if it changed.
+func (r *Redactor) text(s string, w *walk) string {
+	m := r.String(s)
+	if m != s {
+		w.masked++
+	}
+	return m
+}
+
+func (r *Redactor) value(v any, w *walk) any {
 	switch t := v.(type) {
 	case map[string]any:
+		if !w.enter(reflect.ValueOf(t)) {
+			return Mask
+		}
 		out := make(map[string]any, len(t))
 		for k, x := range t {
 			if r.Sensitive(k) {
 				out[k] = Mask
+				w.masked++
 			} else {
-				out[k] = r.Value(x)
+				out[k] = r.value(x, w)
 			}
 		}
+		w.leave()
 		return out
 	case map[string]string:
 		out := make(map[string]string, len(t))
 		for k, x := range t {
 			if r.Sensitive(k) {
 				out[k] = Mask
+				w.masked++
 			} else {
-				out[k] = r.String(x)
+				out[k] = r.text(x, w)
 			}
 		}
 		return out
 	case []any:
+		if !w.enter(reflect.ValueOf(t)) {
+			return Mask
+		}
 		out := make([]any, len(t))
 		for i, x := range t {
-			out[i] = r.Value(x)
+			out[i] = r.value(x, w)
 		}
+		w.leave()
 		return out
 	case []string:
 		out := make([]string, len(t))
 		for i, x := range t {
-			out[i] = r.String(x)
+			out[i] = r.text(x, w)
 		}
 		return out
 	case string:
-		return r.String(t)
+		return r.text(t, w)
 	case nil, bool, int, int64, float64, json.Number:
 		return v
 	}
-	return r.other(v)
+	return r.other(v, w)
 }
 
-// other redacts a value of a type Value does not list: a struct, a pointer, a map or
-// slice of another type. What a sink writes of it is its JSON encoding, so that is
-// what is redacted: if the encoding has anything to mask, the value is replaced by
-// the masked encoding decoded into maps and slices (numbers as json.Number); if not,
-// or if it has no JSON encoding (a sink cannot write it either), v is kept.
-func (r *Redactor) other(v any) any {
-	// A text sink (a slog text handler, anything printing with %v) writes an error or
-	// a Stringer as its text, which its JSON encoding does not show (an error's is
-	// mostly {}): a node's error kept as an attribute must not bring back the secret
-	// its record's error message had masked.
-	if text, ok := textOf(v); ok {
-		if m := r.String(text); m != text {
+// other redacts a value of a type value does not list: a struct, a pointer, a map or
+// slice of another type. What a JSON sink writes of it is its JSON encoding, and what
+// a text sink writes (a slog text handler, anything printing with %v) is what fmt
+// prints: both are redacted (see Value).
+func (r *Redactor) other(v any, w *walk) any {
+	// A text sink writes an error or a Stringer as its text, which its JSON encoding
+	// does not show (an error's is mostly {}): a node's error kept as an attribute
+	// must not bring back the secret its record's error message had masked.
+	text, isText := textOf(v)
+	if isText {
+		if m := r.text(text, w); m != text {
 			return m
 		}
 	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
 	case reflect.String:
 		// A string of a named type is text as much as a string is.
 		if s := rv.String(); r.String(s) != s {
-			return r.String(s)
+			return r.text(s, w)
 		}
 		return v
 	default:
 		return v // a number, a bool: nothing under a key
 	}
+	if _, ok := v.(json.Marshaler); !ok && rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
+		// Bytes are text (a body): JSON writes them in base64, fmt as numbers or text.
+		if s := string(rv.Bytes()); r.String(s) != s {
+			return r.text(s, w)
+		}
+		return v
+	}
+	before := w.masked
+	if m, ok := r.viaJSON(v, w); w.masked > before {
+		if ok {
+			return m
+		}
+		if isText {
+			return text // what fmt prints, in place of an encoding error that needs masking
+		}
+	} else if isText {
+		return v // fmt prints its text, which has nothing to mask
+	}
+	// fmt prints the struct a pointer points to at the top (&{...}), and pointers
+	// below it as addresses.
+	pv := rv
+	if pv.Kind() == reflect.Pointer && !pv.IsNil() {
+		pv = pv.Elem()
+	}
+	if m := r.plain(pv, w); w.masked > before {
+		return m
+	}
+	return v
+}
+
+// viaJSON returns v's JSON encoding, decoded into maps and slices (numbers as
+// json.Number) and redacted; false if v has no JSON encoding. Where the encoding
+// fails, a JSON sink writes the error instead (the JSONL sink's "!error", slog's
+// "!ERROR:"), and a MarshalJSON method's error may quote what it failed on: if that
+// text has something to mask, it counts as masked, so that v is replaced.
+func (r *Redactor) viaJSON(v any, w *walk) (any, bool) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return v
+		r.text(err.Error(), w)
+		return nil, false
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var g any
 	if d.Decode(&g) != nil {
-		return v
+		return nil, false
 	}
-	if m := r.Value(g); !reflect.DeepEqual(m, g) {
-		return m
+	return r.value(g, w), true
+}
+
+// plain returns v as fmt prints it, as plain data with values masked: maps with
+// their keys as text, structs as maps of every field by Go name (fmt prints
+// unexported fields too), errors and Stringers as their text, bytes as text, and a
+// pointer (which fmt prints as an address below the top), a func or a channel as its
+// type. Not following pointers also keeps it out of the internals of live objects
+// (a client, a context) that other goroutines change.
+func (r *Redactor) plain(v reflect.Value, w *walk) any {
+	if !v.IsValid() {
+		return nil
 	}
-	return v
+	if v.CanInterface() && v.Type().NumMethod() > 0 {
+		if text, ok := textOf(v.Interface()); ok {
+			return r.text(text, w)
+		}
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return r.plain(v.Elem(), w)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return v.Type().String()
+	case reflect.Map:
+		if v.IsNil() {
+			return nil
+		}
+		if !w.enter(v) {
+			return Mask
+		}
+		defer w.leave()
+		out := make(map[string]any, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			k := r.keyText(it.Key(), w)
+			if r.Sensitive(k) {
+				out[k] = Mask
+				w.masked++
+			} else {
+				out[k] = r.plain(it.Value(), w)
+			}
+		}
+		return out
+	case reflect.Struct:
+		t := v.Type()
+		out := make(map[string]any, t.NumField())
+		for i := range t.NumField() {
+			if name := t.Field(i).Name; r.Sensitive(name) {
+				out[name] = Mask
+				w.masked++
+			} else {
+				out[name] = r.plain(v.Field(i), w)
+			}
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return r.text(string(v.Bytes()), w)
+		}
+		if !w.enter(v) {
+			return Mask
+		}
+		defer w.leave()
+		return r.plainList(v, w)
+	case reflect.Array:
+		return r.plainList(v, w)
+	case reflect.String:
+		return r.text(v.String(), w)
+	case reflect.Bool:
+		return v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint()
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	case reflect.Complex64, reflect.Complex128:
+		return fmt.Sprint(v.Complex()) // JSON has no complex numbers
+	}
+	return v.Type().String() // a func, a channel, an unsafe pointer: nothing to show
+}
+
+func (r *Redactor) plainList(v reflect.Value, w *walk) []any {
+	out := make([]any, v.Len())
+	for i := range out {
+		out[i] = r.plain(v.Index(i), w)
+	}
+	return out
+}
+
+// keyText returns a map key as fmt prints it with %+v (a slog text handler's verb),
+// redacted (a struct key may hold a
+// secret too). Keys are comparable, so they hold no map or slice, and fmt prints
+// pointers below the top as addresses: printing one ends.
+func (r *Redactor) keyText(k reflect.Value, w *walk) string {
+	var s string
+	switch {
+	case k.Kind() == reflect.String:
+		s = k.String()
+	case k.CanInterface():
+		s = fmt.Sprintf("%+v", k.Interface())
+	default:
+		s = fmt.Sprintf("%+v", r.plain(k, w))
+	}
+	return r.text(s, w)
 }
 
 // textOf returns the text fmt prints for an error or a fmt.Stringer. A method that
@@ -242,29 +457,46 @@ func (r *Redactor) Record(rec *trace.Record) {
 }
 
 // String masks the values of sensitive keys in free text: key=value, key: value,
-// "key": "value" (and single-quoted, braced or bracketed values), and an authorization
-// scheme followed by its credentials ("Bearer abc").
+// "key": "value" (and single-quoted, braced or bracketed values), key<TAB>value (tab
+// separated output, where a tab is a separator; a space is not, as prose has
+// "password for bob"), an authorization scheme followed by its credentials
+// ("Bearer abc"), and, as the value of "password", the password of a URL
+// ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs count as spaces around a separator, and a value may start on
+// the next line ("password:\n  x", as in YAML).
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.keys) == 0 || (strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0) {
+	if r == nil || len(r.keys) == 0 ||
+		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
 	changed := false
 	for i := 0; i < len(s); i++ {
-		if s[i] != '=' && s[i] != ':' {
+		if s[i] != '=' && s[i] != ':' && s[i] != '\t' {
 			continue
 		}
-		key := keyBefore(s, i)
-		if key == "" || !r.Sensitive(key) {
-			continue
-		}
-		vs, ve, quote := valueAfter(s, i+1)
-		if vs == ve {
-			continue
-		}
-		if quote == "" && r.labels(s, vs, ve) {
-			continue
+		var vs, ve int
+		var quote string
+		if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
+			// A URL: its userinfo's password is the value of a key "password".
+			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
+				continue
+			}
+		} else {
+			key := keyBefore(s, i)
+			if key == "" || !r.Sensitive(key) {
+				continue
+			}
+			if s[i] == '\t' && sepAfterBlanks(s, i) {
+				continue // "key\t= value": the '=' is the separator
+			}
+			vs, ve, quote = valueAfter(s, i+1)
+			if vs == ve {
+				continue
+			}
+			if quote == "" && r.labels(s, vs, ve) {
+				continue
+			}
 		}
 		if !changed {
 			b.Grow(len(s))
@@ -284,6 +516,26 @@ func (r *Redactor) String(s string) string {
 	return b.String()
 }
 
+// urlPassword returns the bounds of the password in the userinfo of the URL whose
+// authority starts at s[from] (after "scheme://"): "postgres://app:pw@db/x" gives
+// "pw". The authority ends at a '/', '?', '#', white space or a quote; the userinfo
+// at its last '@', the user name at the first ':' of the userinfo.
+func urlPassword(s string, from int) (start, end int) {
+	auth := len(s)
+	if j := strings.IndexAny(s[from:], "/?#\"'<> \t\r\n"); j >= 0 {
+		auth = from + j
+	}
+	at := strings.LastIndexByte(s[from:auth], '@')
+	if at < 0 {
+		return from, from
+	}
+	colon := strings.IndexByte(s[from:from+at], ':')
+	if colon < 0 {
+		return from, from
+	}
+	return from + colon + 1, from + at
+}
+
 // labels reports whether the plain value s[vs:ve] of a sensitive key starts a
 // sensitive pair whose value goes on past it: in `auth: password="x"` the value of
 // "auth" ends at the quote, so masking it would leave the password; the key is a
@@ -297,15 +549,26 @@ func (r *Redactor) labels(s string, vs, ve int) bool {
 	return end > start && end > ve
 }
 
+// sepAfterBlanks reports whether the first character after the blanks at s[i:] is
+// '=' or ':'.
+func sepAfterBlanks(s string, i int) bool {
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	return i < len(s) && (s[i] == '=' || s[i] == ':')
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
 func isKeyChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
-// keyBefore returns the key that ends before the separator at s[sep]: optional spaces,
+// keyBefore returns the key that ends before the separator at s[sep]: optional blanks,
 // an optional closing quote (possibly escaped), then key characters.
 func keyBefore(s string, sep int) string {
 	j := sep
-	for j > 0 && s[j-1] == ' ' {
+	for j > 0 && isBlank(s[j-1]) {
 		j--
 	}
 	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
@@ -328,11 +591,21 @@ var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "a
 // s[from-1]: a quoted string (with its quote, which the mask keeps; an escaped quote
 // \" counts, for JSON inside a quoted message), a {...} or [...] group, or a run of
 // characters up to white space or one of , ; & ) } ] ". An authorization scheme word
-// extends the value to the credentials after it.
+// extends the value to the credentials after it. The value may start on the next line
+// (one line break, then blanks); an empty line ends it.
 func valueAfter(s string, from int) (start, end int, quote string) {
 	i := from
-	for i < len(s) && s[i] == ' ' {
+	for i < len(s) && isBlank(s[i]) {
 		i++
+	}
+	if strings.HasPrefix(s[i:], "\r\n") {
+		i++
+	}
+	if i < len(s) && s[i] == '\n' {
+		i++
+		for i < len(s) && isBlank(s[i]) {
+			i++
+		}
 	}
 	if i >= len(s) {
 		return i, i, ""
@@ -378,9 +651,9 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 	end = plainEnd(s, i)
 	word := s[start:end]
 	for _, scheme := range authSchemes {
-		if strings.EqualFold(word, scheme) && end < len(s) && s[end] == ' ' {
+		if strings.EqualFold(word, scheme) && end < len(s) && isBlank(s[end]) {
 			j := end
-			for j < len(s) && s[j] == ' ' {
+			for j < len(s) && isBlank(s[j]) {
 				j++
 			}
 			if j < len(s) {

@@ -3,6 +3,7 @@ package interceptor_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,4 +187,135 @@ func TestRedactorNamedString(t *testing.T) {
 	assert.Equal(t, "retry with token=***", r.Value(note("retry with token=abc")))
 	assert.Equal(t, map[string]any{"why": "password: ***"}, r.Value(map[string]any{"why": note("password: hunter2")}))
 	assert.Equal(t, note("nothing to hide"), r.Value(note("nothing to hide")), "the value keeps its type")
+}
+
+// A []byte attribute is text as much as a string is (a request or response body):
+// masked as text, whatever form a sink writes it in (base64 in JSON, the bytes as
+// text or numbers with fmt).
+func TestRedactorBytes(t *testing.T) {
+	r := interceptor.NewRedactor()
+	assert.Equal(t, "login password=***", r.Value([]byte("login password=hunter2")))
+	assert.Equal(t, map[string]any{"body": `{"token":"***"}`}, r.Value(map[string]any{"body": []byte(`{"token":"abc"}`)}))
+	assert.Equal(t, []byte("nothing to hide"), r.Value([]byte("nothing to hide")), "the value keeps its type")
+	assert.Equal(t, map[string]any{"token": interceptor.Mask}, r.Value(json.RawMessage(`{"token":"abc"}`)), "JSON is masked as JSON")
+
+	out := sinkOutputs(t, map[string]any{"body": []byte("login password=S3CR3T1"), "raw": json.RawMessage(`{"secret":"S3CR3T2"}`)})
+	for name, s := range out {
+		assert.NotContains(t, s, "S3CR3T", name)
+		assert.NotContains(t, s, base64.StdEncoding.EncodeToString([]byte("login password=S3CR3T1")), name)
+		assert.NotContains(t, s, fmt.Sprint([]byte("S3CR3T")[1:5]), name)
+	}
+}
+
+// sinkOutputs runs a one-node graph whose records carry attrs and returns what the
+// memory (as %+v), JSONL, slog JSON and slog text sinks wrote.
+func sinkOutputs(t *testing.T, attrs map[string]any) map[string]string {
+	t.Helper()
+	var lines, logsJSON, logsText bytes.Buffer
+	mem := interceptor.NewMemory()
+	a := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithSink(interceptor.NewJSONL(&lines)),
+		interceptor.WithSink(interceptor.NewSlog(slog.New(slog.NewJSONHandler(&logsJSON, nil)))),
+		interceptor.WithSink(interceptor.NewSlog(slog.New(slog.NewTextHandler(&logsText, nil)))), quiet(),
+		interceptor.WithAttrs(func(*flow.Context, *flow.Node, *flow.NodeEnd) map[string]any { return attrs }))
+	s := flow.NewSpec("k")
+	s.Start("s").LinkTo("e")
+	s.End("e")
+	_, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+	require.NoError(t, err)
+	return map[string]string{"memory": fmt.Sprintf("%+v", mem.Records()), "jsonl": lines.String(),
+		"slog json": logsJSON.String(), "slog text": logsText.String()}
+}
+
+type withFunc struct {
+	User     string
+	Password string
+	Hook     func()
+}
+
+type hidden struct {
+	User     string
+	password string
+}
+
+type cyclic struct {
+	Name   string
+	Token  string
+	Next   *cyclic
+	Notify func()
+}
+
+// Values with no JSON encoding (a map with non-string keys, a struct with a func
+// field), and fields JSON leaves out but fmt prints (unexported ones), are masked:
+// a slog text handler, or anything printing with %v, shows them. Values that contain
+// themselves are cut where they do, instead of recursing forever; values with nothing
+// to mask are kept as they are.
+func TestRedactorNoJSON(t *testing.T) {
+	r := interceptor.NewRedactor()
+	secretFree := func(v any) {
+		t.Helper()
+		assert.NotContains(t, fmt.Sprintf("%+v", v), "hunter2")
+	}
+	v := r.Value(map[any]any{"password": "hunter2", 1: "one", "note": "token=hunter2"})
+	secretFree(v)
+	assert.Equal(t, map[string]any{"password": interceptor.Mask, "1": "one", "note": "token=***"}, v)
+	v = r.Value(withFunc{User: "ann", Password: "hunter2"})
+	secretFree(v)
+	assert.Equal(t, map[string]any{"User": "ann", "Password": interceptor.Mask, "Hook": "func()"}, v)
+	v = r.Value(map[string]any{"h": hidden{User: "ann", password: "hunter2"}})
+	secretFree(v)
+	assert.Equal(t, map[string]any{"h": map[string]any{"User": "ann", "password": interceptor.Mask}}, v)
+	secretFree(r.Value(map[struct{ Password string }]int{{"hunter2"}: 1}))
+
+	c := &cyclic{Name: "a", Token: "hunter2"}
+	c.Next = c
+	secretFree(r.Value(c))
+	m := map[string]any{"name": "m"}
+	m["self"] = m
+	m["list"] = []any{m, m}
+	got := r.Value(m)
+	assert.Equal(t, map[string]any{"name": "m", "self": interceptor.Mask, "list": []any{interceptor.Mask, interceptor.Mask}}, got,
+		"cut where it contains itself")
+	l := []any{"x", nil}
+	l[1] = l
+	assert.NotPanics(t, func() { _ = fmt.Sprint(r.Value(l)) })
+	mm := map[any]any{"token": "hunter2"}
+	mm["self"] = mm
+	secretFree(r.Value(mm))
+
+	type plainFields struct {
+		Name string
+		note string
+		Hook func()
+	}
+	type outer struct{ Inner *hidden }
+	// outer's password is unexported (not in JSON) behind a pointer below the top,
+	// which fmt prints as an address: no sink shows it.
+	for _, keep := range []any{map[any]any{1: "one"}, plainFields{Name: "ann", note: "n"}, &plainFields{Name: "ann"}, map[int]string{1: "a"},
+		outer{Inner: &hidden{User: "ann", password: "hunter2"}}} {
+		assert.Equal(t, keep, r.Value(keep), "%T", keep)
+	}
+
+	out := sinkOutputs(t, map[string]any{"m": map[any]any{"password": "S3CR3T1"}, "f": withFunc{Password: "S3CR3T2"},
+		"h": hidden{password: "S3CR3T3"}, "c": c})
+	for name, s := range out {
+		assert.NotContains(t, s, "S3CR3T", name)
+	}
+}
+
+// badJSON fails to encode, quoting a secret in its error, as a careless MarshalJSON
+// may.
+type badJSON struct{ Key string }
+
+func (b badJSON) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("cannot encode token=" + b.Key)
+}
+
+// A value whose JSON encoding fails with an error that quotes a secret is replaced:
+// JSON sinks write the encoding error in its place.
+func TestRedactorJSONErrorText(t *testing.T) {
+	assert.Equal(t, map[string]any{"Key": "S3CR3T1"}, interceptor.NewRedactor().Value(badJSON{"S3CR3T1"}))
+	out := sinkOutputs(t, map[string]any{"v": badJSON{"S3CR3T1"}})
+	for _, name := range []string{"jsonl", "slog json"} {
+		assert.NotContains(t, out[name], "token=S3CR3T1", name)
+	}
 }

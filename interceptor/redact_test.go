@@ -107,3 +107,42 @@ func BenchmarkRedactString(b *testing.B) {
 		_ = r.String(msg)
 	}
 }
+
+// A tab separates a key from its value as '=' and ':' do (tab-separated output), a tab
+// may stand where a space may, and a value may start on the next line (YAML): the
+// value is masked all the same.
+func TestRedactorStringWhitespace(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{"password\thunter2", "password\t***"},
+		{"user\tbob\tpassword\thunter2\tnext", "user\tbob\tpassword\t***\tnext"},
+		{"password:\thunter2", "password:\t***"},
+		{"password\t=\thunter2 x", "password\t=\t*** x"},
+		{"password \t: hunter2", "password \t: ***"},
+		{"password:\n  hunter2", "password:\n  ***"},
+		{"password=\r\nhunter2 rest", "password=\r\n*** rest"},
+		{"db:\n  password:\n    hunter2\n  user: bob", "db:\n  password:\n    ***\n  user: bob"},
+		{`{"token":` + "\n\t\"abc\"}", `{"token":` + "\n\t\"***\"}"},
+		{"tokens\t5\tuser\tbob", "tokens\t5\tuser\tbob"},
+		{"password:\n\nnext paragraph", "password:\n\nnext paragraph"},
+		{"Authorization:\tBearer\tabc.def next", "Authorization:\t*** next"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
+
+// The password of a URL (a DSN quoted by a database driver's error) is masked as the
+// value of "password"; the rest of the URL stays, and so does a URL with no password.
+func TestRedactorStringURLPassword(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{"dial postgres://app:hunter2@db:5432/orders?sslmode=disable: refused", "dial postgres://app:***@db:5432/orders?sslmode=disable: refused"},
+		{`dsn="mysql://root:p@ss:w0rd@tcp(db)/x"`, `dsn="mysql://root:***@tcp(db)/x"`},
+		{"redis://:hunter2@cache:6379/0", "redis://:***@cache:6379/0"},
+		{"see https://example.com:8443/path?a=b and http://user@host/", "see https://example.com:8443/path?a=b and http://user@host/"},
+		{"mailto://a/b@c", "mailto://a/b@c"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), c.in)
+	}
+	assert.Equal(t, "redis://:hunter2@cache", interceptor.NewRedactorKeys("pin").String("redis://:hunter2@cache"), "only as the value of a configured key")
+}

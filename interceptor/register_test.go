@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,4 +101,36 @@ func TestAuditRegisteredTwiceFailing(t *testing.T) {
 	recs := mem.ByRun(res.RunID)
 	require.NoError(t, recs.Verify())
 	assert.Equal(t, []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "x:STARTED", "x:FAILED", "<run>:FAILED"}, statuses(recs))
+}
+
+// An Audit registered on the engine and for the evaluation asks its WithAttrs and
+// WithAgentName functions once per event, as when registered once: they are the
+// application's code, and may be costly or count what they see.
+func TestAuditRegisteredTwiceCallbacksOnce(t *testing.T) {
+	calls := func(twice bool) (attrs, agents int64) {
+		var na, ng atomic.Int64
+		a := interceptor.NewAudit(interceptor.WithSink(interceptor.NewMemory()), quiet(),
+			interceptor.WithAttrs(func(*flow.Context, *flow.Node, *flow.NodeEnd) map[string]any {
+				na.Add(1)
+				return map[string]any{"k": "v"}
+			}),
+			interceptor.WithAgentName(func(*flow.Context, *flow.Node) string {
+				ng.Add(1)
+				return "agent"
+			}))
+		e := flow.NewEngine(flow.WithInterceptor(a, 0))
+		var opts []flow.EvalOption
+		if twice {
+			opts = append(opts, flow.WithEvalInterceptor(a, 1))
+		}
+		res, err := e.EvalGraph(context.Background(), twiceGraph(t, e), flow.NewContext("i"), opts...)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		return na.Load(), ng.Load()
+	}
+	attrs, agents := calls(false)
+	assert.Equal(t, int64(2*9), attrs, "one call per record of the 9 node executions")
+	attrs2, agents2 := calls(true)
+	assert.Equal(t, attrs, attrs2, "WithAttrs")
+	assert.Equal(t, agents, agents2, "WithAgentName")
 }

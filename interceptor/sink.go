@@ -53,11 +53,15 @@ type jsonlBuf struct {
 type JSONLOption func(*JSONL)
 
 // WithFsync makes the sink call Sync on its file after every batch, so an audit
-// survives a machine crash at the cost of a disk flush per run.
+// survives a machine crash at the cost of a disk flush per run. Only files that
+// reach a disk are synced: a pipe (stdout piped to another program), a terminal, a
+// character device or a socket has nothing to flush, and syncing one fails, so for
+// those the option does nothing (decided once, when the sink is made).
 func WithFsync() JSONLOption { return func(s *JSONL) { s.fsync = true } }
 
-// NewJSONL returns a sink that writes to w. If w is an *os.File, WithFsync syncs it.
-// The caller keeps ownership of w.
+// NewJSONL returns a sink that writes to w. If w is an *os.File, WithFsync syncs it
+// (unless it is a pipe, terminal, device or socket: see WithFsync). The caller keeps
+// ownership of w.
 func NewJSONL(w io.Writer, opts ...JSONLOption) *JSONL {
 	s := &JSONL{w: w}
 	if f, ok := w.(*os.File); ok {
@@ -66,7 +70,19 @@ func NewJSONL(w io.Writer, opts ...JSONLOption) *JSONL {
 	for _, o := range opts {
 		o(s)
 	}
+	if s.fsync && s.f != nil && !syncable(s.f) {
+		s.fsync = false
+	}
 	return s
+}
+
+// syncable reports whether Sync can flush f to a disk. fsync of a pipe, a socket or
+// a character device fails with EINVAL (Linux) or ENOTSUP: there is nothing to
+// flush, and failing every batch for it would only hide real failures. A file that
+// cannot be inspected is tried anyway, so a real problem is still reported.
+func syncable(f *os.File) bool {
+	fi, err := f.Stat()
+	return err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket|os.ModeCharDevice) == 0
 }
 
 // OpenJSONL opens (creating it with mode 0600 if needed) the file at path for
