@@ -226,12 +226,7 @@ func TestInterceptorThatDoesNotInvokeFails(t *testing.T) {
 	e := flow.NewEngine()
 	child := flow.NewSpec("child")
 	child.Start("cs")
-	require.NoError(t, e.Register(build(t, child)))
-	s := flow.NewSpec("root")
-	s.Start("s").LinkTo("call")
-	s.Activity("call").SetTask("#child").LinkTo("e")
-	s.End("e")
-	g := build(t, s)
+	g := registerAndCall(t, e, child)
 
 	for _, tc := range []struct {
 		calls   bool

@@ -418,12 +418,7 @@ func TestCallFailedByItsInterceptorLeavesNoTokensInTheFrontier(t *testing.T) {
 	}).LinkTo("c1")
 	child.Activity("c1").LinkTo("ce")
 	child.End("ce")
-	require.NoError(t, e.Register(build(t, child)))
-	s := flow.NewSpec("root")
-	s.Start("s").LinkTo("call")
-	s.Activity("call").SetTask("#child").LinkTo("e")
-	s.End("e")
-	g := build(t, s)
+	g := registerAndCall(t, e, child)
 
 	icpt := &failingCallInterceptor{fail: true, starts: map[string]int{}}
 	fc := flow.NewContext("i")
@@ -479,12 +474,7 @@ func TestCallFailedByAHookPanicLeavesNoTokensInTheFrontier(t *testing.T) {
 	}).LinkTo("cj")
 	child.Parallel("cj").LinkTo("ce")
 	child.End("ce")
-	require.NoError(t, e.Register(build(t, child)))
-	s := flow.NewSpec("root")
-	s.Start("s").LinkTo("call")
-	s.Activity("call").SetTask("#child").LinkTo("e")
-	s.End("e")
-	g := build(t, s)
+	g := registerAndCall(t, e, child)
 
 	fc := flow.NewContext("i")
 	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(hook, 0))
@@ -498,4 +488,16 @@ func TestCallFailedByAHookPanicLeavesNoTokensInTheFrontier(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, map[string]int{"call": 1, "cs": 1, "cp": 1, "c1": 1, "c2": 1, "cj": 1, "ce": 1, "e": 1}, starts.starts)
+}
+
+// registerAndCall registers child on e and returns the graph "root": s -> call (a
+// task "#child") -> e.
+func registerAndCall(t *testing.T, e *flow.Engine, child *flow.GraphSpec) *flow.Graph {
+	t.Helper()
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	return build(t, s)
 }
