@@ -16,14 +16,19 @@ import (
 // errDisk is the error of a failing directory sync.
 var errDisk = errors.New("input/output error")
 
-// failingSync makes fs's directory syncs fail while *fail is true.
-func failingSync(fs *FileStore, fail *bool) {
+// failingSyncStore returns a FileStore in a new directory whose directory syncs fail
+// while *fail is true.
+func failingSyncStore(t *testing.T) (fs *FileStore, fail *bool) {
+	fs, err := NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	fail = new(bool)
 	fs.syncDir = func(dir string) error {
 		if *fail {
 			return fmt.Errorf("session: file store: sync directory: %w", errDisk)
 		}
 		return syncDir(dir)
 	}
+	return fs, fail
 }
 
 func testSnapshot(id string) *Snapshot {
@@ -39,15 +44,12 @@ func testSnapshot(id string) *Snapshot {
 // likewise reports a removal that is not durable.
 func TestFileStoreNotDurable(t *testing.T) {
 	ctx := t.Context()
-	fs, err := NewFileStore(t.TempDir())
-	require.NoError(t, err)
-	var fail bool
-	failingSync(fs, &fail)
+	fs, fail := failingSyncStore(t)
 	snap := testSnapshot("nd-1")
 	require.NoError(t, fs.Save(ctx, snap, 0))
 
-	fail = true
-	err = fs.Save(ctx, snap, 1)
+	*fail = true
+	err := fs.Save(ctx, snap, 1)
 	require.ErrorIs(t, err, ErrNotDurable)
 	require.ErrorIs(t, err, errDisk, "the cause is kept")
 	assert.NotErrorIs(t, err, ErrConflict)
@@ -56,9 +58,9 @@ func TestFileStoreNotDurable(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, got.Version, "the save is visible")
 
-	fail = false
+	*fail = false
 	require.NoError(t, fs.Save(ctx, snap, snap.Version))
-	fail = true
+	*fail = true
 	require.ErrorIs(t, fs.Delete(ctx, "nd-1"), ErrNotDurable)
 	_, err = fs.Load(ctx, "nd-1")
 	require.ErrorIs(t, err, ErrNotFound, "the delete is visible")
@@ -71,19 +73,16 @@ func TestFileStoreNotDurable(t *testing.T) {
 // claimed (status running) for good.
 func TestRunnerCheckpointNotDurable(t *testing.T) {
 	ctx := t.Context()
-	fs, err := NewFileStore(t.TempDir())
-	require.NoError(t, err)
-	var fail bool
-	failingSync(fs, &fail)
+	fs, fail := failingSyncStore(t)
 	eng := flow.NewEngine()
 	s := flow.NewSpec("nd")
 	s.Start("s").LinkTo("a")
 	s.Activity("a").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
-		fail = true // the checkpoint after this node is not durable
+		*fail = true // the checkpoint after this node is not durable
 		return nil
 	}).LinkTo("b")
 	s.Activity("b").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
-		fail = false
+		*fail = false
 		return nil
 	}).LinkTo("e")
 	s.End("e")
@@ -96,7 +95,7 @@ func TestRunnerCheckpointNotDurable(t *testing.T) {
 	require.ErrorIs(t, runErr, ErrNotDurable)
 	assert.NotErrorIs(t, runErr, ErrConflict, "the outcome is saved over the checkpoint")
 	require.NotNil(t, res)
-	fail = false
+	*fail = false
 	got, err := fs.Load(ctx, "nd-run")
 	require.NoError(t, err)
 	assert.Equal(t, StatusFailed, got.Status)
@@ -113,10 +112,7 @@ func TestRunnerCheckpointNotDurable(t *testing.T) {
 // the instance stayed claimed (status running) by a run that never started.
 func TestRunnerClaimNotDurable(t *testing.T) {
 	ctx := t.Context()
-	fs, err := NewFileStore(t.TempDir())
-	require.NoError(t, err)
-	var fail bool
-	failingSync(fs, &fail)
+	fs, fail := failingSyncStore(t)
 	eng := flow.NewEngine()
 	ran := 0
 	s := flow.NewSpec("claim")
@@ -134,11 +130,11 @@ func TestRunnerClaimNotDurable(t *testing.T) {
 	require.NoError(t, eng.Register(g))
 	r := NewRunner(eng, fs)
 
-	fail = true
+	*fail = true
 	_, err = r.Run(ctx, "claim", flow.NewContext("c-1"))
 	require.ErrorIs(t, err, ErrNotDurable)
 	assert.Zero(t, ran, "nothing runs after a claim that is not durable")
-	fail = false
+	*fail = false
 	got, err := fs.Load(ctx, "c-1")
 	require.NoError(t, err)
 	assert.Equal(t, StatusFailed, got.Status)
@@ -146,11 +142,11 @@ func TestRunnerClaimNotDurable(t *testing.T) {
 	require.NoError(t, err, "no Recover needed")
 	assert.Equal(t, flow.StatusSuspended, res.Status)
 
-	fail = true
+	*fail = true
 	_, err = r.Resume(ctx, "c-1", map[string]any{"go": true})
 	require.ErrorIs(t, err, ErrNotDurable)
 	assert.Equal(t, 1, ran)
-	fail = false
+	*fail = false
 	got, err = fs.Load(ctx, "c-1")
 	require.NoError(t, err)
 	assert.Equal(t, StatusFailed, got.Status)
