@@ -84,15 +84,13 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 	}()
 	inv := &Invocation{Graph: cf.graph.g, Context: r.fc, RunID: r.id, Path: cf.path, Node: tok.node.n,
 		Resumed: tok.mode == modeResumeCall, icpts: r.icpts, run: r, frame: cf, seeds: seeds}
-	if err := inv.Invoke(ctx); err != nil {
-		r.dropCall(cf)
-		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
+	err := inv.Invoke(ctx)
+	if err == nil && !inv.invoked {
+		err = errNotInvoked // the call's start token never ran, though a checkpoint counts it live
 	}
-	if !inv.invoked {
-		// The call's start token never ran, but a checkpoint counts it live in place
-		// of the calling node, which now fails (and may recover and go on).
-		r.dropCall(cf)
-		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, errNotInvoked))
+	if err != nil {
+		r.dropCall(cf) // the calling node fails (and may recover and go on)
+		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))
 	}
 	out := CallOutcome{Path: cf.path, Graph: cf.graph.g.ID, Status: StatusCompleted}
 	defer func() { r.recordCall(out) }()

@@ -291,10 +291,7 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	case stateRunning:
 		res.Status = StatusCompleted
 	case stateStopped:
-		res.Status = StatusStopped
-		if len(r.frontier) == 0 {
-			res.Status = StatusCompleted // the Stop left nothing to run (Context.Stop)
-		}
+		res.Status = r.stoppedStatus()
 	case stateSuspended:
 		res.Status = StatusSuspended
 	case stateFailed:

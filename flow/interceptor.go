@@ -14,8 +14,9 @@ import (
 // evaluation of a graph, the root graph and each sub-graph call (on resume too): it
 // must call inv.Invoke to run the graph, and may pass a derived context (a span, a
 // deadline) to it; returning nil without invoking it fails the run (for a sub-graph
-// call, the calling node), since nothing ran. OnNodeStart and OnNodeEnd observe every node execution; every
-// OnNodeStart is followed by exactly one OnNodeEnd for the same node and view,
+// call, the calling node), since nothing ran. OnNodeStart and OnNodeEnd observe every
+// node execution; every OnNodeStart is followed by exactly one OnNodeEnd for the same
+// node and view,
 // whatever happens (stop, interrupt, suspend, panic, cancellation, step limit), and
 // NodeEnd says how the node ended. Hooks of parallel branches run concurrently.
 //
@@ -122,10 +123,7 @@ func (inv *Invocation) Outcome() (Status, string, error) {
 		defer r.mu.Unlock()
 		switch runState(r.state.Load()) {
 		case stateStopped:
-			if len(r.frontier) == 0 {
-				return StatusCompleted, "", nil // as the Result says
-			}
-			return StatusStopped, "", nil
+			return r.stoppedStatus(), "", nil
 		case stateSuspended:
 			return StatusSuspended, r.reason, nil
 		case stateFailed:

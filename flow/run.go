@@ -361,3 +361,13 @@ func (r *run) afterStep(ctx context.Context, cur, next *token) {
 		r.halt(stateFailed, "", nil, r.nodeError(at, CodeCheckpoint, err))
 	}
 }
+
+// stoppedStatus is the status of a run that Context.Stop halted: stopped when
+// something is left to resume, else completed (a Stop in the end node stops nothing).
+// The caller holds mu or the run is over.
+func (r *run) stoppedStatus() Status {
+	if len(r.frontier) == 0 {
+		return StatusCompleted
+	}
+	return StatusStopped
+}
