@@ -115,10 +115,10 @@ func (r *Redactor) Sensitive(key string) bool {
 // below it point to) and, if that has something to mask, replaced by that form with
 // values masked. Other values are returned as they are.
 //
-// Value looks at most maxDepth maps and slices deep, and never into one it
-// is already inside of: what lies deeper, or where a value contains itself, is masked
-// whole (Mask), as Value cannot tell what it holds, and a sink printing it would
-// recurse forever.
+// Value looks at most maxDepth maps and slices deep, and never into one it is already
+// inside of: what lies deeper, or where a value contains itself, is masked whole
+// (Mask), as Value cannot tell what it holds, and a sink printing it would recurse
+// forever.
 func (r *Redactor) Value(v any) any {
 	if r == nil {
 		return v
@@ -395,9 +395,8 @@ func (r *Redactor) plainList(v reflect.Value, w *walk) []any {
 }
 
 // keyText returns a map key as fmt prints it with %+v (a slog text handler's verb),
-// redacted (a struct key may hold a
-// secret too). Keys are comparable, so they hold no map or slice, and fmt prints
-// pointers below the top as addresses: printing one ends.
+// redacted (a struct key may hold a secret too). Keys are comparable, so they hold no
+// map or slice, and fmt prints pointers below the top as addresses: printing one ends.
 func (r *Redactor) keyText(k reflect.Value, w *walk) string {
 	var s string
 	switch {
@@ -461,8 +460,9 @@ func (r *Redactor) Record(rec *trace.Record) {
 // separated output, where a tab is a separator; a space is not, as prose has
 // "password for bob"), an authorization scheme followed by its credentials
 // ("Bearer abc"), and, as the value of "password", the password of a URL
-// ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs count as spaces around a separator, and a value may start on
-// the next line ("password:\n  x", as in YAML).
+// ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs
+// count as spaces around a separator, and a value may start on the next line
+// ("password:\n  x", as in YAML).
 func (r *Redactor) String(s string) string {
 	if r == nil || len(r.keys) == 0 ||
 		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
