@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -56,8 +57,12 @@ type Tracing struct {
 	tracer oteltrace.Tracer
 	cfg    config
 
-	mu    sync.Mutex
-	spans map[spanKey]oteltrace.Span
+	openSpans atomic.Int64 // node spans open, in every run (for tests)
+
+	// stray holds the node spans of hooks that come without a run this Tracing
+	// intercepted (an engine that calls node hooks outside InterceptFlow); a run's
+	// own spans are in its runSpans, so concurrent runs share no lock.
+	stray runSpans
 }
 
 var _ flow.Interceptor = (*Tracing)(nil)
@@ -75,23 +80,45 @@ func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
 	return &Tracing{
 		tracer: tp.Tracer("github.com/flowteam/flowteam/interceptor"),
 		cfg:    newConfig(opts),
-		spans:  make(map[spanKey]oteltrace.Span),
 	}
 }
 
 // tracingRun marks, in the context of an evaluation, the invocation this Tracing
 // opened a span for: registered twice (on the engine and for the evaluation), it
-// sees the invocation twice and opens one span.
+// sees the invocation twice and opens one span. Its spans are the run's node spans,
+// shared by the root evaluation and its sub-graph calls.
 type tracingRun struct {
-	inv *flow.Invocation
+	inv   *flow.Invocation
+	spans *runSpans
+}
+
+// runSpans are the node spans open in one run.
+type runSpans struct {
+	mu sync.Mutex
+	m  map[spanKey]oteltrace.Span
 }
 
 type tracingKey struct{ t *Tracing }
 
+// spansOf returns the node spans of the run ctx belongs to.
+func (t *Tracing) spansOf(ctx context.Context) *runSpans {
+	if r, ok := ctx.Value(tracingKey{t}).(*tracingRun); ok {
+		return r.spans
+	}
+	return &t.stray
+}
+
 // InterceptFlow opens the evaluation span and runs the graph under it.
 func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
-	if r, ok := ctx.Value(tracingKey{t}).(*tracingRun); ok && r.inv == inv {
+	outer, _ := ctx.Value(tracingKey{t}).(*tracingRun)
+	if outer != nil && outer.inv == inv {
 		return inv.Invoke(ctx)
+	}
+	run := &tracingRun{inv: inv}
+	if inv.Node != nil && outer != nil {
+		run.spans = outer.spans // a sub-graph call: the calling run's spans
+	} else {
+		run.spans = &runSpans{m: make(map[spanKey]oteltrace.Span)}
 	}
 	attrs := []attribute.KeyValue{
 		AttrGraphID.String(inv.Graph.ID), AttrRunID.String(inv.RunID),
@@ -104,17 +131,17 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
 	}
 	if inv.Node != nil {
-		if caller := t.callerSpan(inv); caller != nil {
+		if caller := t.callerSpan(run.spans, inv); caller != nil {
 			ctx = oteltrace.ContextWithSpan(ctx, caller)
 		}
 	}
 	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
 	defer span.End()
-	ctx = context.WithValue(ctx, tracingKey{t}, &tracingRun{inv: inv})
+	ctx = context.WithValue(ctx, tracingKey{t}, run)
 	if inv.Node == nil {
 		defer func() {
 			if p := recover(); p != nil {
-				t.panicked(span, inv, p)
+				t.panicked(span, run.spans, p)
 				panic(p)
 			}
 		}()
@@ -129,7 +156,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		if info != nil {
 			msg += ": " + info.Message
 		}
-		t.endOpen(inv.RunID, msg)
+		t.endOpen(run.spans, msg)
 	}
 	if inv.Node != nil && st == trace.Failed && err == nil && haltedFromOutside(inv) {
 		// The run failed elsewhere and cancelled this call: like its nodes, the call
@@ -149,16 +176,16 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 // callerSpan returns the span of the node execution that makes the sub-graph call inv,
 // or nil if it is unknown or ambiguous (the same node of the same call path running
 // in two branches at once). The engine gives InterceptFlow the calling node but not
-// its branch view, so the span is found by run, node and call path.
-func (t *Tracing) callerSpan(inv *flow.Invocation) oteltrace.Span {
+// its branch view, so the span is found by node and call path among the run's spans.
+func (t *Tracing) callerSpan(rs *runSpans, inv *flow.Invocation) oteltrace.Span {
 	path, ok := strings.CutSuffix(inv.Path, "/"+inv.Node.ID+"/"+inv.Graph.ID)
 	if !ok {
 		return nil
 	}
 	var found oteltrace.Span
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for k, s := range t.spans {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for k, s := range rs.m {
 		if k.n == inv.Node && k.c.RunID() == inv.RunID && k.c.CallPath() == path {
 			if found != nil {
 				return nil
@@ -182,28 +209,26 @@ func haltedFromOutside(inv *flow.Invocation) bool {
 
 // panicked ends the node spans a panic escaping the run left open (the engine never
 // ended those executions), as FAILED, and records the panic on the run's span.
-func (t *Tracing) panicked(span oteltrace.Span, inv *flow.Invocation, p any) {
-	t.endOpen(inv.RunID, fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))
+func (t *Tracing) panicked(span oteltrace.Span, rs *runSpans, p any) {
+	t.endOpen(rs, fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))
 	span.SetAttributes(AttrStatus.String(string(trace.Failed)))
 	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: t.cfg.redact.String(fmt.Sprintf("panic: %v", p))})
 }
 
 // endOpen ends the node spans of the run that the engine never ended, as FAILED with
-// the (redacted) message msg. A run's views name it until the run returns to its
-// caller, which is when this is called.
-func (t *Tracing) endOpen(runID, msg string) {
-	var open []oteltrace.Span
-	t.mu.Lock()
-	for k, s := range t.spans {
-		if k.c.RunID() == runID {
-			open = append(open, s)
-			delete(t.spans, k)
-		}
+// the (redacted) message msg. It is called when the run returns to its caller.
+func (t *Tracing) endOpen(rs *runSpans, msg string) {
+	rs.mu.Lock()
+	open := make([]oteltrace.Span, 0, len(rs.m))
+	for _, s := range rs.m {
+		open = append(open, s)
 	}
-	t.mu.Unlock()
+	clear(rs.m)
+	rs.mu.Unlock()
 	if len(open) == 0 {
 		return
 	}
+	t.openSpans.Add(-int64(len(open)))
 	info := &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: t.cfg.redact.String(msg)}
 	for _, s := range open {
 		s.SetAttributes(AttrStatus.String(string(trace.Failed)))
@@ -221,16 +246,39 @@ func (t *Tracing) fail(span oteltrace.Span, info *trace.ErrorInfo) {
 	span.SetStatus(codes.Error, info.Message)
 }
 
-// OnNodeStart opens the node's span.
+// OnNodeStart opens the node's span. The attributes are built only when the span
+// records: with a no-op provider, or below an evaluation span that is not sampled, a
+// node costs little more than the span's start. (A sampler that decides on
+// attributes sees them when the evaluation span records; below one that does not, it
+// decides without them.)
 func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
-	t.mu.Lock()
-	_, open := t.spans[spanKey{c, n}]
-	t.mu.Unlock()
+	rs := t.spansOf(ctx)
+	k := spanKey{c, n}
+	rs.mu.Lock()
+	_, open := rs.m[k]
+	rs.mu.Unlock()
 	if open {
 		// Registered twice: this execution has its span (replacing it would leave
 		// that span never ended).
 		return
 	}
+	var span oteltrace.Span
+	if oteltrace.SpanFromContext(ctx).IsRecording() {
+		_, span = t.tracer.Start(ctx, "node "+n.ID, oteltrace.WithAttributes(t.nodeAttrs(c, n)...))
+	} else if _, span = t.tracer.Start(ctx, "node "+n.ID); span.IsRecording() {
+		span.SetAttributes(t.nodeAttrs(c, n)...)
+	}
+	rs.mu.Lock()
+	if rs.m == nil {
+		rs.m = make(map[spanKey]oteltrace.Span)
+	}
+	rs.m[k] = span
+	rs.mu.Unlock()
+	t.openSpans.Add(1)
+}
+
+// nodeAttrs returns the attributes a node span starts with.
+func (t *Tracing) nodeAttrs(c *flow.Context, n *flow.Node) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 9)
 	if g := n.Graph(); g != nil {
 		attrs = append(attrs, AttrGraphID.String(g.ID))
@@ -244,23 +292,25 @@ func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node
 	if a := t.cfg.agentOf(c, n); a != "" {
 		attrs = append(attrs, AttrAgent.String(a))
 	}
-	_, span := t.tracer.Start(ctx, "node "+n.ID, oteltrace.WithAttributes(attrs...))
-	t.mu.Lock()
-	t.spans[spanKey{c, n}] = span
-	t.mu.Unlock()
+	return attrs
 }
 
 // OnNodeEnd ends the node's span with its status.
 func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	rs := t.spansOf(ctx)
 	k := spanKey{c, n}
-	t.mu.Lock()
-	span, ok := t.spans[k]
-	delete(t.spans, k)
-	t.mu.Unlock()
+	rs.mu.Lock()
+	span, ok := rs.m[k]
+	delete(rs.m, k)
+	rs.mu.Unlock()
 	if !ok {
 		return
 	}
+	t.openSpans.Add(-1)
 	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
 	attrs := []attribute.KeyValue{AttrStatus.String(string(end.Status)), AttrStep.Int(end.Step)}
 	if end.Attempt > 1 {
 		attrs = append(attrs, AttrAttempt.Int(end.Attempt))
@@ -286,8 +336,4 @@ func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 }
 
 // open returns how many node spans are open (for tests).
-func (t *Tracing) open() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.spans)
-}
+func (t *Tracing) open() int { return int(t.openSpans.Load()) }
