@@ -50,7 +50,7 @@ var _ flow.Interceptor = (*Metrics)(nil)
 type instruments struct {
 	runs, nodes, retries, recovered, fallbacks, rejections metric.Int64Counter
 	runDur, nodeDur                                        metric.Float64Histogram
-	sets                                                   sync.Map // attrKey -> metric.MeasurementOption
+	sets                                                   sync.Map // attrKey -> *attrOpts
 }
 
 type attrKey struct {
@@ -94,10 +94,19 @@ func newInstruments(mt metric.Meter) (*instruments, error) {
 	return &in, nil
 }
 
-// attrs returns the measurement option for a combination of attributes, built once.
-func (in *instruments) attrs(k attrKey) metric.MeasurementOption {
+// attrOpts are the options that give a measurement a combination of attributes, as
+// the slices Add and Record take: passing them with ... allocates nothing, where a
+// single option would be put in a new slice at every call (the instruments are
+// interfaces, so the compiler cannot keep it on the stack).
+type attrOpts struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+// attrs returns the options for a combination of attributes, built once.
+func (in *instruments) attrs(k attrKey) *attrOpts {
 	if o, ok := in.sets.Load(k); ok {
-		return o.(metric.MeasurementOption)
+		return o.(*attrOpts)
 	}
 	kv := []attribute.KeyValue{attribute.String("flow.graph.id", k.graph)}
 	if k.typ != "" {
@@ -106,8 +115,9 @@ func (in *instruments) attrs(k attrKey) metric.MeasurementOption {
 	if k.status != "" {
 		kv = append(kv, attribute.String("flow.status", string(k.status)))
 	}
-	o, _ := in.sets.LoadOrStore(k, metric.WithAttributeSet(attribute.NewSet(kv...)))
-	return o.(metric.MeasurementOption)
+	set := metric.WithAttributeSet(attribute.NewSet(kv...))
+	o, _ := in.sets.LoadOrStore(k, &attrOpts{add: []metric.AddOption{set}, rec: []metric.RecordOption{set}})
+	return o.(*attrOpts)
 }
 
 // metricsRun is a run in progress.
@@ -202,14 +212,14 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 	if in := m.inst; in != nil {
 		ctx := context.WithoutCancel(ctx)
 		k := attrKey{graph: res.GraphID}
-		in.runs.Add(ctx, 1, in.attrs(attrKey{graph: res.GraphID, status: st}))
-		in.runDur.Record(ctx, res.Duration.Seconds(), in.attrs(attrKey{graph: res.GraphID, status: st}))
+		in.runs.Add(ctx, 1, in.attrs(attrKey{graph: res.GraphID, status: st}).add...)
+		in.runDur.Record(ctx, res.Duration.Seconds(), in.attrs(attrKey{graph: res.GraphID, status: st}).rec...)
 		for _, c := range []struct {
 			s trace.Status
 			n int
 		}{{trace.Completed, res.Completed}, {trace.Failed, res.Failed}, {trace.Interrupted, res.Interrupted}, {trace.Suspended, res.Suspended}} {
 			if c.n > 0 {
-				in.nodes.Add(ctx, int64(c.n), in.attrs(attrKey{graph: res.GraphID, status: c.s}))
+				in.nodes.Add(ctx, int64(c.n), in.attrs(attrKey{graph: res.GraphID, status: c.s}).add...)
 			}
 		}
 		for _, c := range []struct {
@@ -217,7 +227,7 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 			n   int
 		}{{in.retries, res.Retries}, {in.recovered, res.Recovered}, {in.fallbacks, res.Fallbacks}, {in.rejections, res.Rejections}} {
 			if c.n > 0 {
-				c.ctr.Add(ctx, int64(c.n), in.attrs(k))
+				c.ctr.Add(ctx, int64(c.n), in.attrs(k).add...)
 			}
 		}
 	}
@@ -282,7 +292,7 @@ func (m *Metrics) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 		if g := n.Graph(); g != nil {
 			k.graph = g.ID
 		}
-		in.nodeDur.Record(ctx, end.Duration.Seconds(), in.attrs(k))
+		in.nodeDur.Record(ctx, end.Duration.Seconds(), in.attrs(k).rec...)
 	}
 }
 
