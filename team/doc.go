@@ -56,7 +56,12 @@
 // once: the call that resumes it takes it out of the session atomically, so a second
 // resume at the same time (or after it) gets ErrNoPending and an approved call never
 // runs twice; Decide while it runs gets ErrNoPending too. The last decision given for
-// a call before the resume is the one applied. Across processes the session store's
+// a call before the resume is the one applied. A resume whose context ends
+// (cancelled, deadline) before the model has answered the decided batch does not fail
+// the run or drop the decisions: the call returns the cancelled or timeout error (its
+// RunEnd has status pending) and the run waits again, the calls that ran with their
+// observations, the others with their decisions, so the next resume goes on from
+// there without asking anyone again and without running a call twice. Across processes the session store's
 // version check plays the same part (session.Runner.Resume: one winner, the others
 // get session.ErrConflict). Sessions copied from one snapshot are independent: each
 // holds its own waiting run, so decide in one of them only.

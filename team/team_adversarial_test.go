@@ -371,3 +371,29 @@ func TestAdvSwarmHandoffSurvivesHITLPause(t *testing.T) {
 		assert.Equal(t, []string{"a"}, ans.Trace.(*team.TeamTrace).Route)
 	})
 }
+
+// A team resumed with a member's decisions, whose context has ended before the member
+// could act on them, keeps the decisions: the next Resume pays once, without asking.
+func TestAdvTeamCancelledResumeKeepsDecisions(t *testing.T) {
+	var paid []string
+	tm := ttPayTeam(t, testkit.NewScriptedModel(ttSupScript()...), testkit.NewScriptedModel(ttPayerScript()...), true, &paid)
+	sess := team.NewSession("team-cancel-resume")
+	ans, err := tm.Call(context.Background(), "pay invoice 7", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = tm.Resume(ctx, sess)
+	require.Error(t, err)
+	assert.Empty(t, paid)
+	if p := sess.Pending("payer"); assert.NotNil(t, p, "the payer still waits") {
+		assert.Empty(t, p.Calls, "with its decision")
+	}
+
+	ans, err = tm.Resume(context.Background(), sess)
+	require.NoError(t, err)
+	assert.Nil(t, ans.Pending)
+	assert.Equal(t, []string{"5000"}, paid)
+}
