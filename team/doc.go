@@ -24,9 +24,17 @@
 // streaming and structured errors: 401/403 auth_denied, 404 not_found, 400 and other
 // 4xx invalid_query, 429 rate_limited (retryable, honouring Retry-After; an exhausted
 // quota is not retryable), 5xx source_unavailable (retryable), 408/504 and attempt
-// timeouts timeout (retryable). Retries are bounded by a RetryPolicy with exponential
-// backoff; the sleeper and the clock are injectable so tests never sleep. A stream is
-// retried only before its first byte.
+// timeouts timeout (retryable). An error object without an error status (in a 200
+// response, or an error event in a stream) is classified by its code and type
+// (rate_limit, insufficient_quota, auth, invalid_request) and is otherwise
+// source_unavailable (retryable), like a 5xx. Retries are bounded by a RetryPolicy
+// with exponential backoff; the sleeper and the clock are injectable so tests never
+// sleep. A stream is retried like a request as long as the caller has seen nothing of
+// the answer (an error event, a lost connection or a stream that ends early before
+// the first token); after that, a failure ends the stream with the type of its cause
+// and retryable false, whatever the cause, since a retry would hand the caller a
+// second, different beginning of the answer (its message says "after part of the
+// answer").
 //
 // # Tools, permissions and observations
 //
