@@ -141,8 +141,10 @@
 //     "finish" decision saying max_turns. Under Parallel it admits the first members in
 //     member order, so which members run never depends on timing.
 //   - The supervisor routes from a tool call (route or transfer_to, or a tool named
-//     transfer_to_<member>) or from its text (a member's name, a "route: <name>" line,
-//     the only member it names, or the finish marker). A decision it cannot resolve is
+//     transfer_to_<member>) or from its text, in this order: a member's name, a
+//     "route: <name>" line, the finish marker anywhere in it, the only member it
+//     names (so "not finished yet" in prose does not override an explicit route
+//     line). A decision it cannot resolve is
 //     never guessed: it is recorded (RouteDecision.Unresolved, with the raw text) and
 //     replaced by a defined fallback: finish with the last answer, or, with
 //     WithDefaultMember, route to that member. WithLoopDetection finishes a supervisor

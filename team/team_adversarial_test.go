@@ -397,3 +397,27 @@ func TestAdvTeamCancelledResumeKeepsDecisions(t *testing.T) {
 	assert.Nil(t, ans.Pending)
 	assert.Equal(t, []string{"5000"}, paid)
 }
+
+// A supervisor's explicit "route: <member>" line decides, even when its prose also
+// holds the finish marker as a word ("not finished yet", "finish the draft"):
+// finishing there would end the team's work with a member's task undone.
+func TestAdvSupervisorRouteLineBeatsFinishWord(t *testing.T) {
+	for name, text := range map[string]string{
+		"finished in prose": "The research is not finished yet.\nroute: researcher",
+		"finish in a task":  "next: researcher\nAsk them to finish the market numbers.",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sup := testkit.NewScriptedModel(testkit.Reply(text), testkit.Reply("FINISH"))
+			researcher := testkit.NewFixedAgent("researcher", "3bn").WithRole("finds facts")
+			writer := testkit.NewFixedAgent("writer", "report").WithRole("writes")
+			tm, _ := ttTeam(t, "desk", team.WithMembers(researcher, writer), team.WithProtocol(team.Supervisor()),
+				team.WithSupervisorModel(sup))
+			sess := team.NewSession("route-line")
+			_, err := tm.Call(context.Background(), "Size the market", sess)
+			require.NoError(t, err)
+			tr := tm.Trace(sess.Context())
+			assert.Equal(t, []string{"researcher"}, tr.Route)
+			assert.Equal(t, []string{"route:researcher/text", "finish:/text/finish_marker"}, ttDecisions(tr))
+		})
+	}
+}
