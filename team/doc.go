@@ -181,7 +181,9 @@
 // process (Call or Resume on a restored AgentSession; session.Runner.Resume on the
 // team's Engine) and ends with the trace it would have had without the pause: the
 // same run id, records, decisions and metrics; only times differ. After a failure,
-// calling again with the same prompt retries from the failed node.
+// calling again with the same prompt retries from the failed node; a new run (another
+// prompt) starts its members afresh, discarding member runs the failed run left
+// waiting for decisions.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

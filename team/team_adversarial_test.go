@@ -3,6 +3,7 @@ package team_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -420,4 +421,46 @@ func TestAdvSupervisorRouteLineBeatsFinishWord(t *testing.T) {
 			assert.Equal(t, []string{"route:researcher/text", "finish:/text/finish_marker"}, ttDecisions(tr))
 		})
 	}
+}
+
+// A new team run (another prompt after a failed run) starts its members afresh: a
+// member run left waiting by the abandoned run (here: its resume was cancelled) is
+// not resumed inside the new one, where its approved call would act for a task
+// nobody asked for now.
+func TestAdvTeamNewRunDropsStaleMemberRun(t *testing.T) {
+	var paid []string
+	type payArgs struct {
+		Amount int `json:"amount"`
+	}
+	pay := team.NewTool("pay", "Pay an invoice", team.Object(map[string]*team.Schema{"amount": team.Integer("EUR")}),
+		func(_ context.Context, a payArgs) (string, error) {
+			paid = append(paid, fmt.Sprint(a.Amount))
+			return "ok", nil
+		})
+	pay.Sensitive = team.Always("payments need approval")
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "pay", `{"amount":5000}`)),
+		testkit.Reply("invoice 8 is already paid"),
+	)
+	payer, err := team.NewReActAgent("payer", model, team.WithTools(pay))
+	require.NoError(t, err)
+	tm, _ := ttTeam(t, "payments", team.WithMembers(payer))
+	sess := team.NewSession("stale-member")
+	ans, err := tm.Call(context.Background(), "pay invoice 7", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = tm.Resume(ctx, sess)
+	require.Error(t, err)
+	require.Equal(t, team.TeamFailed, tm.Trace(sess.Context()).Status)
+
+	ans, err = tm.Call(context.Background(), "pay invoice 8", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "invoice 8 is already paid", ans.Content)
+	assert.Empty(t, paid, "invoice 7's approved payment did not run in the run for invoice 8")
+	reqs := model.Requests()
+	assert.Contains(t, reqs[len(reqs)-1].LastUserMessage(), "pay invoice 8")
+	assert.Nil(t, sess.State("payer").Run)
 }
