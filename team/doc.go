@@ -286,7 +286,8 @@
 //     tool call that a later identical call did not resolve;
 //   - gap: an access failure (with what was tried, the attempts, the error type,
 //     partial results and alternatives), a reported empty success contradicted by
-//     failed tool calls (the note says so and never claims absence), a sub-agent that
+//     failed tool calls or by its own attempts (a query whose every recorded attempt
+//     failed; the note says so and never claims absence), a sub-agent that
 //     failed without a report, an inconsistent report, or no report at all.
 //
 // Coverage.Markdown renders the "## Coverage notes" section a coordinator appends to
