@@ -464,3 +464,24 @@ func TestAdvTeamNewRunDropsStaleMemberRun(t *testing.T) {
 	assert.Contains(t, reqs[len(reqs)-1].LastUserMessage(), "pay invoice 8")
 	assert.Nil(t, sess.State("payer").Run)
 }
+
+// A swarm member's answer that merely starts a line with a word like "Handoffs" or
+// "Transferring" hands over to nobody: it finishes with no_handoff, and with a default
+// member it is not routed there as if it had named a stranger.
+func TestAdvSwarmHandoffWordIsNotAHandoff(t *testing.T) {
+	for _, text := range []string{"Handoffs are not needed: your refund is issued.", "Transfer tomorrow is fine: refund issued."} {
+		t.Run(text, func(t *testing.T) {
+			refunds := testkit.NewFixedAgent("refunds", text)
+			billing := testkit.NewFixedAgent("billing", "billing here")
+			tm, _ := ttTeam(t, "support", team.WithMembers(refunds, billing), team.WithProtocol(team.Swarm()),
+				team.WithDefaultMember("billing"))
+			sess := team.NewSession("sw-word")
+			ans, err := tm.Call(context.Background(), "refund", sess)
+			require.NoError(t, err)
+			assert.Equal(t, text, ans.Content)
+			tr := tm.Trace(sess.Context())
+			assert.Equal(t, []string{"refunds"}, tr.Route)
+			assert.Equal(t, []string{"route:refunds/protocol", "finish:/protocol/no_handoff"}, ttDecisions(tr))
+		})
+	}
+}
