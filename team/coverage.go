@@ -32,7 +32,8 @@ const (
 	// rate_limited, auth_denied, ...) it could not resolve.
 	GapAccessFailure GapReason = "access_failure"
 	// GapSilentFailure: the sub-agent reported an empty success, but tool calls of its
-	// run failed and no identical call succeeded afterwards: it could not look.
+	// run failed and no identical call succeeded afterwards, or its own report shows
+	// every attempt at a query failing: it could not look.
 	GapSilentFailure GapReason = "silent_failure"
 	// GapAgentFailure: the sub-agent failed without a structured report.
 	GapAgentFailure GapReason = "agent_failure"
@@ -249,6 +250,23 @@ func classify(t SubTask) CoverageNote {
 			n.Text += fmt.Sprintf("; caveat: %s failed (%s), so coverage may be incomplete",
 				plural(len(n.FailedCalls), "tool call"), failureSummary(n.FailedCalls))
 		}
+	case r.OK() && len(unansweredQueries(r.Attempted)) > 0:
+		// The report contradicts itself: no attempt at a query got an answer, so
+		// its source was not searched, whatever the status says.
+		qs := unansweredQueries(r.Attempted)
+		last := qs[len(qs)-1].Outcomes
+		n.Class, n.Gap, n.Attempted = CoverageGap, GapSilentFailure, r.Attempted
+		n.ErrorType, n.Attempts = last[len(last)-1].ErrorType, r.Attempts()
+		var parts []string
+		for _, q := range qs {
+			p := strconv.Quote(q.Query)
+			if q.Source != "" {
+				p = q.Source + ": " + p
+			}
+			parts = append(parts, p+" ("+string(q.Outcomes[len(q.Outcomes)-1].ErrorType)+")")
+		}
+		n.Text = "gap — reported an empty success, but every attempt failed for " + strings.Join(parts, "; ") +
+			": it could not look, so absence is not established"
 	case r.OK() && (len(n.FailedCalls) > 0 || t.Failure != nil):
 		// The anti-pattern the seeds warn about: an error swallowed into an empty
 		// success. The note says what failed and never claims absence.
@@ -356,6 +374,18 @@ func failureSummary(calls []ToolCallRecord) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// unansweredQueries returns the attempted queries whose recorded outcomes are all
+// failures (a query without outcomes says nothing either way).
+func unansweredQueries(as []QueryAttempt) []QueryAttempt {
+	var out []QueryAttempt
+	for _, a := range as {
+		if len(a.Outcomes) > 0 && !slices.ContainsFunc(a.Outcomes, func(o AttemptOutcome) bool { return o.Status == StatusSuccess }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // unresolvedFailures returns the failed calls that no later call of the same tool with

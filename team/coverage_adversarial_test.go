@@ -270,3 +270,36 @@ func TestAdvSkippedSubAgentWithoutAnyReportIsAGap(t *testing.T) {
 		assert.Equal(t, team.CoverageWellSupported, reg.Class)
 	}
 }
+
+// An empty success whose own report says every attempt at a query failed is not a
+// finding: the source never answered that query, so the note is a gap that never
+// claims absence (a report written by a model, checked against itself when no tool
+// calls were recorded).
+func TestAdvCoverageEmptySuccessWithOnlyFailedAttempts(t *testing.T) {
+	failed := team.QueryAttempt{Query: "solid-state patents", Source: "patent_db", Attempts: 2, Outcomes: []team.AttemptOutcome{
+		{Attempt: 1, Status: team.StatusError, ErrorType: team.TypeTimeout},
+		{Attempt: 2, Status: team.StatusError, ErrorType: team.TypeTimeout},
+	}}
+	answered := team.QueryAttempt{Query: "solid-state regulation", Source: "regulation_db", Attempts: 2, Outcomes: []team.AttemptOutcome{
+		{Attempt: 1, Status: team.StatusError, ErrorType: team.TypeTimeout},
+		{Attempt: 2, Status: team.StatusSuccess},
+	}}
+	cov := team.NewCoverage(
+		team.SubTask{Name: "patents", Result: &team.SubResult{Status: team.ResultSuccess, Results: []any{},
+			Attempted: []team.QueryAttempt{answered, failed}}},
+		team.SubTask{Name: "regulation", Result: &team.SubResult{Status: team.ResultSuccess, Results: []any{},
+			Attempted: []team.QueryAttempt{answered}}},
+	)
+	n, ok := cov.Note("patents")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageGap, n.Class)
+	assert.Equal(t, team.GapSilentFailure, n.Gap)
+	assert.Equal(t, team.TypeTimeout, n.ErrorType)
+	assert.Contains(t, n.Text, "patent_db")
+	assertNoAbsenceClaim(t, n.Text, "patents")
+	assert.False(t, cov.Complete())
+
+	reg, ok := cov.Note("regulation")
+	require.True(t, ok)
+	assert.Equal(t, team.CoverageValidEmpty, reg.Class, "a retry that answered resolves the failure")
+}

@@ -24,9 +24,17 @@
 // streaming and structured errors: 401/403 auth_denied, 404 not_found, 400 and other
 // 4xx invalid_query, 429 rate_limited (retryable, honouring Retry-After; an exhausted
 // quota is not retryable), 5xx source_unavailable (retryable), 408/504 and attempt
-// timeouts timeout (retryable). Retries are bounded by a RetryPolicy with exponential
-// backoff; the sleeper and the clock are injectable so tests never sleep. A stream is
-// retried only before its first byte.
+// timeouts timeout (retryable). An error object without an error status (in a 200
+// response, or an error event in a stream) is classified by its code and type
+// (rate_limit, insufficient_quota, auth, invalid_request) and is otherwise
+// source_unavailable (retryable), like a 5xx. Retries are bounded by a RetryPolicy
+// with exponential backoff; the sleeper and the clock are injectable so tests never
+// sleep. A stream is retried like a request as long as the caller has seen nothing of
+// the answer (an error event, a lost connection or a stream that ends early before
+// the first token); after that, a failure ends the stream with the type of its cause
+// and retryable false, whatever the cause, since a retry would hand the caller a
+// second, different beginning of the answer (its message says "after part of the
+// answer").
 //
 // # Tools, permissions and observations
 //
@@ -56,7 +64,12 @@
 // once: the call that resumes it takes it out of the session atomically, so a second
 // resume at the same time (or after it) gets ErrNoPending and an approved call never
 // runs twice; Decide while it runs gets ErrNoPending too. The last decision given for
-// a call before the resume is the one applied. Across processes the session store's
+// a call before the resume is the one applied. A resume whose context ends
+// (cancelled, deadline) before the model has answered the decided batch does not fail
+// the run or drop the decisions: the call returns the cancelled or timeout error (its
+// RunEnd has status pending) and the run waits again, the calls that ran with their
+// observations, the others with their decisions, so the next resume goes on from
+// there without asking anyone again and without running a call twice. Across processes the session store's
 // version check plays the same part (session.Runner.Resume: one winner, the others
 // get session.ErrConflict). Sessions copied from one snapshot are independent: each
 // holds its own waiting run, so decide in one of them only.
@@ -128,8 +141,10 @@
 //     "finish" decision saying max_turns. Under Parallel it admits the first members in
 //     member order, so which members run never depends on timing.
 //   - The supervisor routes from a tool call (route or transfer_to, or a tool named
-//     transfer_to_<member>) or from its text (a member's name, a "route: <name>" line,
-//     the only member it names, or the finish marker). A decision it cannot resolve is
+//     transfer_to_<member>) or from its text, in this order: a member's name, a
+//     "route: <name>" line, the finish marker anywhere in it, the only member it
+//     names (so "not finished yet" in prose does not override an explicit route
+//     line). A decision it cannot resolve is
 //     never guessed: it is recorded (RouteDecision.Unresolved, with the raw text) and
 //     replaced by a defined fallback: finish with the last answer, or, with
 //     WithDefaultMember, route to that member. WithLoopDetection finishes a supervisor
@@ -166,7 +181,9 @@
 // process (Call or Resume on a restored AgentSession; session.Runner.Resume on the
 // team's Engine) and ends with the trace it would have had without the pause: the
 // same run id, records, decisions and metrics; only times differ. After a failure,
-// calling again with the same prompt retries from the failed node.
+// calling again with the same prompt retries from the failed node; a new run (another
+// prompt) starts its members afresh, discarding member runs the failed run left
+// waiting for decisions.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the
@@ -269,7 +286,8 @@
 //     tool call that a later identical call did not resolve;
 //   - gap: an access failure (with what was tried, the attempts, the error type,
 //     partial results and alternatives), a reported empty success contradicted by
-//     failed tool calls (the note says so and never claims absence), a sub-agent that
+//     failed tool calls or by its own attempts (a query whose every recorded attempt
+//     failed; the note says so and never claims absence), a sub-agent that
 //     failed without a report, an inconsistent report, or no report at all.
 //
 // Coverage.Markdown renders the "## Coverage notes" section a coordinator appends to

@@ -193,11 +193,51 @@ func redactURL(err error) string {
 }
 
 type apiError struct {
-	Error *struct {
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	} `json:"error"`
+	Error *oaError `json:"error"`
+}
+
+// oaError is the error object of a response body or a stream event.
+type oaError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+}
+
+// code returns the provider's error code, else its error type.
+func (o *oaError) code() string {
+	var code string
+	if json.Unmarshal(o.Code, &code) != nil {
+		code = strings.Trim(string(o.Code), `"`)
+	}
+	if code == "null" {
+		code = ""
+	}
+	if code == "" {
+		code = o.Type
+	}
+	return code
+}
+
+// error classifies an error object that came without an HTTP status saying what
+// went wrong: in a 200 response or in a stream event. The provider failed the
+// request, as with a 5xx (source_unavailable, retryable), unless its code or type
+// says the request itself, the credentials or a rate limit is the cause.
+func (o *oaError) error() *Error {
+	e := &Error{Type: TypeSourceUnavailable, Retry: true, Message: o.Message, Code: o.code()}
+	if e.Message == "" {
+		e.Message = "the provider reported an error"
+	}
+	switch kind := strings.ToLower(e.Code + " " + o.Type); {
+	case strings.Contains(kind, "insufficient_quota"):
+		e.Type, e.Retry = TypeRateLimited, false
+	case strings.Contains(kind, "rate_limit"):
+		e.Type = TypeRateLimited
+	case strings.Contains(kind, "auth"), strings.Contains(kind, "permission"):
+		e.Type, e.Retry = TypeAuthDenied, false
+	case strings.Contains(kind, "invalid_request"), strings.Contains(kind, "context_length"):
+		e.Type, e.Retry = TypeInvalidQuery, false
+	}
+	return e
 }
 
 // statusError classifies a non-200 response.
@@ -206,17 +246,7 @@ func (c *OpenAI) statusError(resp *http.Response, body []byte) *Error {
 	var ae apiError
 	if json.Unmarshal(body, &ae) == nil && ae.Error != nil {
 		e.Message = ae.Error.Message
-		var code string
-		if json.Unmarshal(ae.Error.Code, &code) != nil {
-			code = strings.Trim(string(ae.Error.Code), `"`)
-		}
-		if code == "null" {
-			code = ""
-		}
-		e.Code = code
-		if e.Code == "" {
-			e.Code = ae.Error.Type
-		}
+		e.Code = ae.Error.code()
 	} else {
 		e.Message = strings.TrimSpace(string(body))
 		if len(e.Message) > 200 {
@@ -434,7 +464,7 @@ func parseResponse(data []byte) (*ChatResponse, *Error) {
 		return nil, &Error{Type: TypeBadResponse, Message: "response is not JSON: " + err.Error(), Err: err}
 	}
 	if r.Error != nil {
-		return nil, &Error{Type: TypeSourceUnavailable, Message: r.Error.Message}
+		return nil, r.Error.error()
 	}
 	if len(r.Choices) == 0 {
 		return nil, &Error{Type: TypeBadResponse, Message: "response has no choices"}

@@ -7,16 +7,17 @@ import (
 	"encoding/json"
 	"io"
 	"iter"
-	"net/http"
 	"strings"
 )
 
 // ChatStream sends a streaming chat-completion request (server-sent events) and
 // yields the deltas as they arrive; usage comes with the last one (the request asks
-// for it with stream_options.include_usage). Failures before the first byte of the
-// answer are retried like Chat's; a failure in the middle of the stream is yielded
-// as the last element and not retried (the caller has seen part of the answer).
-// Breaking the loop closes the connection.
+// for it with stream_options.include_usage). A failure before the caller has seen any
+// of the answer (an error status, an error event, a lost connection, a stream that
+// ends early) is retried like Chat's. A failure after it is yielded as the last
+// element, with the type of its cause but not retryable, and not retried: a retry
+// would give the caller a second, different beginning of the answer. Breaking the
+// loop closes the connection.
 func (c *OpenAI) ChatStream(ctx context.Context, req *ChatRequest) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
 		body, err := c.body(req, true)
@@ -24,43 +25,51 @@ func (c *OpenAI) ChatStream(ctx context.Context, req *ChatRequest) iter.Seq2[Del
 			yield(Delta{}, err)
 			return
 		}
-		var (
-			resp   *http.Response
-			actx   context.Context
-			cancel = context.CancelFunc(func() {})
-		)
-		// The attempt that succeeds keeps its context: its timeout bounds reading the
-		// stream too.
+		var seen, stopped bool // the caller has seen part of the answer; it broke the loop
+		send := func(d Delta) bool {
+			seen = seen || d.Content != "" || d.Reasoning != "" || len(d.ToolCalls) > 0
+			stopped = !yield(d, nil)
+			return !stopped
+		}
 		err = c.retry(ctx, func() *Error {
-			cancel()
-			actx, cancel = c.attemptContext(ctx)
-			var e *Error
-			resp, e = c.send(ctx, actx, body)
+			// Each attempt's context bounds reading its stream too.
+			actx, cancel := c.attemptContext(ctx)
+			defer cancel()
+			e := c.streamAttempt(ctx, actx, body, send)
+			if e != nil && seen {
+				e.Retry, e.RetryAfter = false, 0
+				e.Message = "stream failed after part of the answer: " + e.Message
+			}
 			return e
 		})
-		defer func() { cancel() }()
-		if err != nil {
+		if err != nil && !stopped {
 			yield(Delta{}, err)
-			return
 		}
-		defer resp.Body.Close()
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-			// A gateway that ignores "stream": the whole answer as one delta.
-			data, err := io.ReadAll(resp.Body)
-			if err != nil {
-				yield(Delta{}, c.transportError(ctx, actx, err))
-				return
-			}
-			full, e := parseResponse(data)
-			if e != nil {
-				yield(Delta{}, e)
-				return
-			}
-			yield(responseDelta(full), nil)
-			return
-		}
-		c.readStream(ctx, actx, resp.Body, yield)
 	}
+}
+
+// streamAttempt makes one streaming request and passes its deltas to send; it stops
+// when send returns false.
+func (c *OpenAI) streamAttempt(ctx, actx context.Context, body []byte, send func(Delta) bool) *Error {
+	resp, e := c.send(ctx, actx, body)
+	if e != nil {
+		return e
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// A gateway that ignores "stream": the whole answer as one delta.
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return c.transportError(ctx, actx, err)
+		}
+		full, e := parseResponse(data)
+		if e != nil {
+			return e
+		}
+		send(responseDelta(full))
+		return nil
+	}
+	return c.readStream(ctx, actx, resp.Body, send)
 }
 
 // responseDelta expresses a complete response as a single delta.
@@ -73,8 +82,9 @@ func responseDelta(r *ChatResponse) Delta {
 	return d
 }
 
-// readStream parses the server-sent events of a chat-completion stream.
-func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(Delta, error) bool) {
+// readStream parses the server-sent events of a chat-completion stream, passes the
+// deltas to send and returns how the stream failed, if it did.
+func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, send func(Delta) bool) *Error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	var (
@@ -82,10 +92,10 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 		finished bool
 		answered bool // a chunk carried the first choice
 	)
-	// flush handles one complete event; it reports whether to go on.
-	flush := func() (goOn, done bool) {
+	// flush handles one complete event; it reports whether the stream ends there.
+	flush := func() (stop bool, e *Error) {
 		if data.Len() == 0 {
-			return true, false
+			return false, nil
 		}
 		payload := bytes.TrimSpace(data.Bytes())
 		defer data.Reset()
@@ -93,18 +103,16 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 			if !answered {
 				// Chat fails a response without choices; a stream of none is no
 				// empty answer either.
-				yield(Delta{}, &Error{Type: TypeBadResponse, Message: "stream ended without an answer (no choices)"})
+				return true, &Error{Type: TypeBadResponse, Message: "stream ended without an answer (no choices)"}
 			}
-			return false, true
+			return true, nil
 		}
 		var chunk oaResponse
 		if err := json.Unmarshal(payload, &chunk); err != nil {
-			yield(Delta{}, &Error{Type: TypeBadResponse, Message: "stream event is not JSON: " + err.Error(), Err: err})
-			return false, false
+			return true, &Error{Type: TypeBadResponse, Message: "stream event is not JSON: " + err.Error(), Err: err}
 		}
 		if chunk.Error != nil {
-			yield(Delta{}, &Error{Type: TypeSourceUnavailable, Message: chunk.Error.Message})
-			return false, false
+			return true, chunk.Error.error()
 		}
 		d := Delta{Model: chunk.Model}
 		if chunk.Usage != nil {
@@ -132,14 +140,14 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 				d.ToolCalls = append(d.ToolCalls, ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments})
 			}
 		}
-		return yield(d, nil), false
+		return !send(d), nil
 	}
 	for sc.Scan() {
 		line := sc.Bytes()
 		switch {
 		case len(line) == 0:
-			if goOn, done := flush(); !goOn || done {
-				return
+			if stop, e := flush(); stop {
+				return e
 			}
 		case line[0] == ':': // comment, keep-alive
 		default:
@@ -153,18 +161,18 @@ func (c *OpenAI) readStream(ctx, actx context.Context, r io.Reader, yield func(D
 			data.Write(bytes.TrimPrefix(value, []byte(" ")))
 		}
 	}
-	if goOn, done := flush(); !goOn || done {
-		return
+	if stop, e := flush(); stop {
+		return e
 	}
 	if err := sc.Err(); err != nil {
-		yield(Delta{}, c.transportError(ctx, actx, err))
-		return
+		return c.transportError(ctx, actx, err)
 	}
 	if !finished {
 		if actx.Err() != nil {
-			yield(Delta{}, c.transportError(ctx, actx, actx.Err()))
-			return
+			return c.transportError(ctx, actx, actx.Err())
 		}
-		yield(Delta{}, &Error{Type: TypeSourceUnavailable, Message: "stream ended before the answer was complete"})
+		// The provider dropped the answer, as with a 5xx.
+		return &Error{Type: TypeSourceUnavailable, Retry: true, Message: "stream ended before the answer was complete"}
 	}
+	return nil
 }

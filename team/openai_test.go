@@ -577,3 +577,105 @@ func TestReActOverOpenAI(t *testing.T) {
 	assert.JSONEq(t, `{"status":"success","result":{"city":"Oslo","tempC":21}}`, last["content"].(string))
 	assert.True(t, strings.HasPrefix(srv.auth[1], "Bearer "))
 }
+
+// A stream that fails before the caller has seen any of the answer (an error event, a
+// connection lost, a stream that ends early) is retried like a failed request; once
+// the caller has seen part of it, the failure ends the stream, with the type of its
+// cause and not retryable: a retry would repeat what the caller already has.
+func TestOpenAIStreamFailureRetryBeforeFirstToken(t *testing.T) {
+	role := `data: {"model":"gpt-s","choices":[{"index":0,"delta":{"role":"assistant"}}]}` + "\n\n"
+	abort := func(w http.ResponseWriter, lines ...string) {
+		sse(w, lines...)
+		panic(http.ErrAbortHandler) // the connection drops mid-stream
+	}
+	before := map[string]func(http.ResponseWriter){
+		"error event": func(w http.ResponseWriter) {
+			sse(w, role, `data: {"error":{"message":"overloaded","type":"server_error"}}`+"\n\n")
+		},
+		"rate limited event": func(w http.ResponseWriter) {
+			sse(w, `data: {"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`+"\n\n")
+		},
+		"connection lost": func(w http.ResponseWriter) { abort(w, role) },
+		"ended early":     func(w http.ResponseWriter) { sse(w, role) },
+	}
+	for name, fail := range before {
+		t.Run("before: "+name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+				if n == 1 {
+					fail(w)
+					return
+				}
+				sse(w, streamLines...)
+			})
+			c, sl := client(t, srv.URL, nil)
+			resp, err := team.Collect(c.ChatStream(context.Background(), &team.ChatRequest{}))
+			require.NoError(t, err)
+			assert.Equal(t, "Hello", resp.Message.Content)
+			assert.Len(t, srv.Bodies(), 2)
+			assert.Equal(t, []time.Duration{time.Second}, sl.Waits())
+		})
+	}
+	after := map[string]struct {
+		fail func(http.ResponseWriter)
+		typ  team.ErrorType
+	}{
+		"error event": {func(w http.ResponseWriter) {
+			sse(w, streamLines[1], `data: {"error":{"message":"model overloaded","type":"server_error"}}`+"\n\n")
+		}, team.TypeSourceUnavailable},
+		"rate limited event": {func(w http.ResponseWriter) {
+			sse(w, streamLines[3], `data: {"error":{"message":"slow down","code":"rate_limit_exceeded"}}`+"\n\n")
+		}, team.TypeRateLimited},
+		"connection lost": {func(w http.ResponseWriter) { abort(w, streamLines[1], streamLines[3]) }, team.TypeSourceUnavailable},
+		"ended early":     {func(w http.ResponseWriter) { sse(w, streamLines[:4]...) }, team.TypeSourceUnavailable},
+	}
+	for name, c := range after {
+		t.Run("after: "+name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { c.fail(w) })
+			cl, sl := client(t, srv.URL, nil)
+			seen := 0
+			var err error
+			for d, e := range cl.ChatStream(context.Background(), &team.ChatRequest{}) {
+				if e != nil {
+					err = e
+					break
+				}
+				seen += len(d.Content) + len(d.Reasoning)
+			}
+			assert.Positive(t, seen, "the caller saw part of the answer")
+			var te *team.Error
+			require.ErrorAs(t, err, &te)
+			assert.Equal(t, c.typ, te.Type)
+			assert.False(t, te.Retryable(), "a retry would repeat what the caller has seen")
+			assert.Contains(t, te.Message, "after part of the answer")
+			assert.Len(t, srv.Bodies(), 1)
+			assert.Empty(t, sl.Waits())
+		})
+	}
+}
+
+// An error object in a 200 response is the provider failing the request, like a 5xx
+// without the status: retried, and classified by its code where it has one.
+func TestOpenAIErrorInOKResponse(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+		if n == 1 {
+			writeJSON(w, 200, `{"error":{"message":"internal","type":"server_error"}}`)
+			return
+		}
+		writeJSON(w, 200, toolCallResponse)
+	})
+	c, sl := client(t, srv.URL, nil)
+	_, err := c.Chat(context.Background(), &team.ChatRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{time.Second}, sl.Waits())
+
+	bad := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		writeJSON(w, 200, `{"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}}`)
+	})
+	c, sl = client(t, bad.URL, nil)
+	_, err = c.Chat(context.Background(), &team.ChatRequest{})
+	var te *team.Error
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, team.TypeInvalidQuery, te.Type)
+	assert.Equal(t, "context_length_exceeded", te.Code)
+	assert.Empty(t, sl.Waits(), "a request the provider calls invalid is not retried")
+}

@@ -73,7 +73,9 @@ func (a *ReActAgent) Stream(ctx context.Context, prompt string, sess *AgentSessi
 // Resume continues the agent's run waiting in sess with the decisions given with
 // Decide; it is Call with the run's own prompt. It fails with ErrNoPending when no run
 // of the agent waits in sess, including when another call resumed it first: a waiting
-// run is resumed once, so an approved call never runs twice.
+// run is resumed once, so an approved call never runs twice. When ctx ends before the
+// model has answered the decided batch, the run waits again with its decisions (the
+// error is cancelled or timeout) and a later Resume goes on from there.
 func (a *ReActAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
 	if sess == nil {
 		return nil, fmt.Errorf("agent %q: %w", a.name, ErrNoPending)
@@ -109,6 +111,7 @@ func (a *ReActAgent) call(ctx context.Context, prompt string, sess *AgentSession
 	fresh := NewRunInfo(ctx, a.name, sess)
 	run := st.Run
 	st.Run = nil // claimed: finish puts it back if it waits again
+	resumed := run != nil
 	if run != nil {
 		// The same run goes on, perhaps at another node, branch or flow run.
 		fresh.RunID = run.Info.RunID
@@ -117,7 +120,7 @@ func (a *ReActAgent) call(ctx context.Context, prompt string, sess *AgentSession
 		run = &PendingRun{Info: fresh, Prompt: prompt,
 			Trace: &ReActTrace{RunID: fresh.RunID, Agent: a.name, Prompt: prompt, Started: time.Now()}}
 	}
-	x := &reactRun{a: a, sess: sess, st: &st, run: run,
+	x := &reactRun{a: a, sess: sess, st: &st, run: run, resumed: resumed,
 		runner: runner{cfg: a.cfg, model: a.model, info: run.Info}, began: time.Now()}
 	ctx = withParent(ctx, run.Info.RunID)
 	x.start(ctx, run.Prompt)
@@ -133,6 +136,10 @@ type reactRun struct {
 	st    *AgentState
 	run   *PendingRun
 	began time.Time
+	// resumed holds while the call continues a run held for decisions and the model
+	// has not answered since: the end of ctx then keeps the run waiting instead of
+	// failing it, so the human's decisions (and the calls they let run) survive.
+	resumed bool
 }
 
 func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
@@ -154,6 +161,9 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 			return x.hold(ctx, undecided), nil
 		}
 		x.act(ctx, len(tr.StepsOf(StepReason)), run.Batch, run.Decisions)
+		if run.Batch != nil {
+			return nil, ctxError(ctx) // the context ended part-way: the rest waits
+		}
 	}
 	for {
 		step := len(tr.StepsOf(StepReason)) + 1
@@ -168,6 +178,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
+		x.resumed = false // the model has seen the decided batch: the run has moved on
 		msg := resp.Message
 		msg.Role = RoleAssistant
 		msg.ToolCalls = slices.Clone(msg.ToolCalls)
@@ -214,6 +225,15 @@ func (x *reactRun) finish(ctx context.Context, ans *Answer, err error) (*Answer,
 	d := time.Since(x.began)
 	tr.Metrics.Duration += d // active time only: a human's think time is not the agent's
 	switch {
+	case err != nil && x.resumed && ctx.Err() != nil:
+		// A resume whose caller went away before the model saw the decided batch:
+		// the run waits again, with the decisions not yet applied and the
+		// observations of the calls that ran, so the next resume goes on from there
+		// without asking anyone again and without running any call twice.
+		tr.Status = RunPending
+		x.st.Run = run
+		ans = &Answer{Agent: x.a.name, RunID: run.Info.RunID, Pending: run.view(run.undecided())}
+		err = fmt.Errorf("agent %q: %w", x.a.name, err)
 	case err != nil:
 		tr.Status, tr.Error = RunFailed, AsError(err, TypeAgentFailed)
 		x.st.Run, x.st.ReAct = nil, tr
@@ -230,7 +250,10 @@ func (x *reactRun) finish(ctx context.Context, ans *Answer, err error) (*Answer,
 	}
 	x.sess.setState(x.a.name, *x.st)
 	x.end(ctx, ans, err, d)
-	return ans, err
+	if err != nil {
+		return nil, err
+	}
+	return ans, nil
 }
 
 // needsDecision returns the calls of a batch that must wait for a human: sensitive,
@@ -285,7 +308,17 @@ func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decision
 	}
 	began := time.Now()
 	obs := make([]Observation, 0, len(batch))
-	for _, c := range batch {
+	for n, c := range batch {
+		if x.resumed && ctx.Err() != nil {
+			// A decided batch stops where the caller went away; the calls not yet
+			// made keep their decisions for the next resume (see finish).
+			run.Batch = batch[n:]
+			run.Pending = slices.DeleteFunc(slices.Clone(run.Pending), func(p PendingCall) bool {
+				return !slices.ContainsFunc(run.Batch, func(c ToolCall) bool { return c.ID == p.ID })
+			})
+			x.endAction(ctx, step, obs, began)
+			return
+		}
 		var dec *Decision
 		if d, ok := decisions[c.ID]; ok {
 			dec = &d
@@ -309,6 +342,10 @@ func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decision
 		run.Messages = append(run.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.JSON()})
 	}
 	run.Batch, run.Pending, run.Decisions = nil, nil, nil
+	x.endAction(ctx, step, obs, began)
+}
+
+func (x *reactRun) endAction(ctx context.Context, step int, obs []Observation, began time.Time) {
 	d := time.Since(began)
 	x.emit(ctx, Event{Kind: EventActionEnd, Step: step, Duration: d})
 	for _, i := range x.cfg.icpts {

@@ -475,3 +475,103 @@ func TestAdvReActNoToolRunsAfterCancel(t *testing.T) {
 		assert.Empty(t, box.Calls(), "the approved call did not run for a caller that had gone")
 	})
 }
+
+// A resume whose context ends before the model has seen the decided batch keeps the
+// run waiting with the human's decisions: the error is cancelled, nothing is asked
+// again, and the next resume runs exactly the calls that had not run (none twice).
+func TestAdvReActCancelledResumeKeepsDecisions(t *testing.T) {
+	held := func(t *testing.T, model *testkit.ScriptedModel, tools ...team.Tool) (*team.ReActAgent, *team.AgentSession) {
+		t.Helper()
+		a, err := team.NewReActAgent("bot", model, team.WithTools(tools...))
+		require.NoError(t, err)
+		sess := team.NewSession("cancel-keeps")
+		ans, err := a.Call(context.Background(), "clean up", sess)
+		require.NoError(t, err)
+		require.NotNil(t, ans.Pending)
+		for _, id := range ans.Pending.IDs() {
+			require.NoError(t, sess.Decide("bot", team.Approve(id)))
+		}
+		return a, sess
+	}
+	t.Run("before the batch", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`)),
+			testkit.Reply("done"))
+		a, sess := held(t, model, box.remove())
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		evs, err := team.Events(ctx, resumer{a}, "", sess)
+		require.ErrorIs(t, err, team.ErrCancelled)
+		last := evs[len(evs)-1]
+		assert.Equal(t, team.EventRunEnd, last.Kind)
+		assert.Equal(t, team.RunPending, last.Status, "the run waits again; it did not fail")
+		p := sess.Pending("bot")
+		require.NotNil(t, p, "the run still waits")
+		assert.Empty(t, p.Calls, "and its decisions are kept: nothing to decide again")
+		assert.Equal(t, team.RunPending, sess.ReActTrace("bot").Status)
+
+		ans, err := a.Resume(context.Background(), sess)
+		require.NoError(t, err)
+		assert.Equal(t, "done", ans.Content)
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+		assert.Equal(t, 2, model.Calls(), "no model call before the decided batch")
+	})
+	t.Run("part-way through the batch", func(t *testing.T) {
+		box := &toolbox{}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		first := team.NewTool("first", "the caller goes away while it runs", nil,
+			func(context.Context, struct{}) (string, error) {
+				box.record("first", nil)
+				cancel()
+				return "ok", nil
+			})
+		first.Sensitive = team.Always("needs approval")
+		model := testkit.NewScriptedModel(testkit.CallTools(
+			testkit.ToolCall("f1", "first", `{}`),
+			testkit.ToolCall("d1", "remove", `{"path":"/a"}`),
+		), testkit.Reply("done"))
+		a, sess := held(t, model, first, box.remove())
+		_, err := a.Resume(ctx, sess)
+		require.ErrorIs(t, err, team.ErrCancelled)
+		assert.Equal(t, []string{"first:null"}, box.Calls(), "the call after the cancellation did not run")
+
+		ans, err := a.Resume(context.Background(), sess)
+		require.NoError(t, err)
+		assert.Equal(t, "done", ans.Content)
+		assert.Equal(t, []string{"first:null", `remove:{"path":"/a"}`}, box.Calls(), "each approved call ran once")
+		reqs := model.Requests()
+		obs := toolMessages(reqs[len(reqs)-1])
+		assert.Equal(t, team.StatusSuccess, observation(t, obs["f1"]).Status)
+		assert.Equal(t, team.StatusSuccess, observation(t, obs["d1"]).Status)
+	})
+	t.Run("after the batch, before the model", func(t *testing.T) {
+		box := &toolbox{}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		last := team.NewTool("last", "the caller goes away while it runs", nil,
+			func(context.Context, struct{}) (string, error) {
+				box.record("last", nil)
+				cancel()
+				return "ok", nil
+			})
+		last.Sensitive = team.Always("needs approval")
+		model := testkit.NewScriptedModel(testkit.CallTools(testkit.ToolCall("l1", "last", `{}`)), testkit.Reply("done"))
+		a, sess := held(t, model, last)
+		_, err := a.Resume(ctx, sess)
+		require.ErrorIs(t, err, team.ErrCancelled)
+
+		ans, err := a.Resume(context.Background(), sess)
+		require.NoError(t, err)
+		assert.Equal(t, "done", ans.Content)
+		assert.Equal(t, []string{"last:null"}, box.Calls(), "the approved call ran once")
+		assert.Equal(t, 2, model.Calls())
+	})
+}
+
+// resumer is an Agent whose Call resumes, so Events can watch a resume.
+type resumer struct{ *team.ReActAgent }
+
+func (r resumer) Call(ctx context.Context, _ string, sess *team.AgentSession) (*team.Answer, error) {
+	return r.Resume(ctx, sess)
+}

@@ -66,7 +66,10 @@ func (r *runner) end(ctx context.Context, ans *Answer, err error, d time.Duratio
 		}
 	}
 	if err != nil {
-		ev.Status, ev.Error = RunFailed, AsError(err, TypeAgentFailed)
+		ev.Error = AsError(err, TypeAgentFailed)
+		if ans == nil || ans.Pending == nil { // a run that waits again is not failed
+			ev.Status = RunFailed
+		}
 	}
 	r.emit(ctx, ev)
 	for _, i := range r.cfg.icpts {

@@ -3,6 +3,7 @@ package team_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -370,4 +371,117 @@ func TestAdvSwarmHandoffSurvivesHITLPause(t *testing.T) {
 		assert.Equal(t, "I keep it", ans.Content)
 		assert.Equal(t, []string{"a"}, ans.Trace.(*team.TeamTrace).Route)
 	})
+}
+
+// A team resumed with a member's decisions, whose context has ended before the member
+// could act on them, keeps the decisions: the next Resume pays once, without asking.
+func TestAdvTeamCancelledResumeKeepsDecisions(t *testing.T) {
+	var paid []string
+	tm := ttPayTeam(t, testkit.NewScriptedModel(ttSupScript()...), testkit.NewScriptedModel(ttPayerScript()...), true, &paid)
+	sess := team.NewSession("team-cancel-resume")
+	ans, err := tm.Call(context.Background(), "pay invoice 7", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = tm.Resume(ctx, sess)
+	require.Error(t, err)
+	assert.Empty(t, paid)
+	if p := sess.Pending("payer"); assert.NotNil(t, p, "the payer still waits") {
+		assert.Empty(t, p.Calls, "with its decision")
+	}
+
+	ans, err = tm.Resume(context.Background(), sess)
+	require.NoError(t, err)
+	assert.Nil(t, ans.Pending)
+	assert.Equal(t, []string{"5000"}, paid)
+}
+
+// A supervisor's explicit "route: <member>" line decides, even when its prose also
+// holds the finish marker as a word ("not finished yet", "finish the draft"):
+// finishing there would end the team's work with a member's task undone.
+func TestAdvSupervisorRouteLineBeatsFinishWord(t *testing.T) {
+	for name, text := range map[string]string{
+		"finished in prose": "The research is not finished yet.\nroute: researcher",
+		"finish in a task":  "next: researcher\nAsk them to finish the market numbers.",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sup := testkit.NewScriptedModel(testkit.Reply(text), testkit.Reply("FINISH"))
+			researcher := testkit.NewFixedAgent("researcher", "3bn").WithRole("finds facts")
+			writer := testkit.NewFixedAgent("writer", "report").WithRole("writes")
+			tm, _ := ttTeam(t, "desk", team.WithMembers(researcher, writer), team.WithProtocol(team.Supervisor()),
+				team.WithSupervisorModel(sup))
+			sess := team.NewSession("route-line")
+			_, err := tm.Call(context.Background(), "Size the market", sess)
+			require.NoError(t, err)
+			tr := tm.Trace(sess.Context())
+			assert.Equal(t, []string{"researcher"}, tr.Route)
+			assert.Equal(t, []string{"route:researcher/text", "finish:/text/finish_marker"}, ttDecisions(tr))
+		})
+	}
+}
+
+// A new team run (another prompt after a failed run) starts its members afresh: a
+// member run left waiting by the abandoned run (here: its resume was cancelled) is
+// not resumed inside the new one, where its approved call would act for a task
+// nobody asked for now.
+func TestAdvTeamNewRunDropsStaleMemberRun(t *testing.T) {
+	var paid []string
+	type payArgs struct {
+		Amount int `json:"amount"`
+	}
+	pay := team.NewTool("pay", "Pay an invoice", team.Object(map[string]*team.Schema{"amount": team.Integer("EUR")}),
+		func(_ context.Context, a payArgs) (string, error) {
+			paid = append(paid, fmt.Sprint(a.Amount))
+			return "ok", nil
+		})
+	pay.Sensitive = team.Always("payments need approval")
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "pay", `{"amount":5000}`)),
+		testkit.Reply("invoice 8 is already paid"),
+	)
+	payer, err := team.NewReActAgent("payer", model, team.WithTools(pay))
+	require.NoError(t, err)
+	tm, _ := ttTeam(t, "payments", team.WithMembers(payer))
+	sess := team.NewSession("stale-member")
+	ans, err := tm.Call(context.Background(), "pay invoice 7", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = tm.Resume(ctx, sess)
+	require.Error(t, err)
+	require.Equal(t, team.TeamFailed, tm.Trace(sess.Context()).Status)
+
+	ans, err = tm.Call(context.Background(), "pay invoice 8", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "invoice 8 is already paid", ans.Content)
+	assert.Empty(t, paid, "invoice 7's approved payment did not run in the run for invoice 8")
+	reqs := model.Requests()
+	assert.Contains(t, reqs[len(reqs)-1].LastUserMessage(), "pay invoice 8")
+	assert.Nil(t, sess.State("payer").Run)
+}
+
+// A swarm member's answer that merely starts a line with a word like "Handoffs" or
+// "Transferring" hands over to nobody: it finishes with no_handoff, and with a default
+// member it is not routed there as if it had named a stranger.
+func TestAdvSwarmHandoffWordIsNotAHandoff(t *testing.T) {
+	for _, text := range []string{"Handoffs are not needed: your refund is issued.", "Transfer tomorrow is fine: refund issued."} {
+		t.Run(text, func(t *testing.T) {
+			refunds := testkit.NewFixedAgent("refunds", text)
+			billing := testkit.NewFixedAgent("billing", "billing here")
+			tm, _ := ttTeam(t, "support", team.WithMembers(refunds, billing), team.WithProtocol(team.Swarm()),
+				team.WithDefaultMember("billing"))
+			sess := team.NewSession("sw-word")
+			ans, err := tm.Call(context.Background(), "refund", sess)
+			require.NoError(t, err)
+			assert.Equal(t, text, ans.Content)
+			tr := tm.Trace(sess.Context())
+			assert.Equal(t, []string{"refunds"}, tr.Route)
+			assert.Equal(t, []string{"route:refunds/protocol", "finish:/protocol/no_handoff"}, ttDecisions(tr))
+		})
+	}
 }

@@ -374,7 +374,8 @@ func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, er
 // returns an Answer whose Pending says who waits (the member's pending tool calls, or
 // the team itself with no calls for an approval node). After a failed run, Call with
 // an empty prompt or the same prompt retries it from where it failed (the members
-// that completed do not run again); another prompt starts a new run. One session holds
+// that completed do not run again); another prompt starts a new run, in which no
+// member resumes a run the failed one left waiting. One session holds
 // one halted team run at a time.
 //
 // Called as the task of a node of another graph (AsTask), the team runs on a copy of

@@ -118,6 +118,15 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		}
 		tr.Prompt, _ = v.(string)
 	}
+	// A new run starts its members afresh. A member run still waiting for decisions
+	// belongs to a run that was abandoned (it failed, or a new prompt replaced it):
+	// resumed here, its approved calls would act for a task nobody asks for now.
+	sess := SessionOf(c)
+	for _, name := range t.names {
+		if sess.State(name).Run != nil {
+			sess.Discard(name)
+		}
+	}
 	t.cfg.proto.start(t, tr)
 	c.Set(TraceKey(t.name), *tr)
 	t.setNext(c, tr)

@@ -254,8 +254,8 @@ func parseTransfer(text string) (string, bool) {
 		l := strings.TrimSpace(line)
 		low := strings.ToLower(l)
 		for _, p := range []string{"transfer_to", "transfer to", "handoff", "hand off to", "hand over to"} {
-			if !strings.HasPrefix(low, p) {
-				continue
+			if !strings.HasPrefix(low, p) || len(l) > len(p) && isNameByte(l[len(p)]) {
+				continue // "Handoffs are…", "Transfer tomorrow…": a word, not the directive
 			}
 			rest := strings.TrimSpace(l[len(p):])
 			rest = strings.TrimSpace(strings.TrimPrefix(rest, ":"))
@@ -266,6 +266,11 @@ func parseTransfer(text string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// isNameByte reports whether b can continue a word of a directive or a name.
+func isNameByte(b byte) bool {
+	return b == '_' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // toolArgs decodes a tool call's arguments into a map ("" values dropped).

@@ -253,6 +253,12 @@ func (t *TeamAgent) resolve(m Message) RouteDecision {
 	if text == "" && len(m.ToolCalls) > 0 {
 		return t.fallback(summarize(m))
 	}
+	// An explicit choice (the text is a member's name, or a "route:" line) beats the
+	// finish marker found anywhere in the prose ("not finished yet"); the marker
+	// beats a member merely named in it.
+	if name, ok := t.memberNamed(text); ok {
+		return RouteDecision{Action: ActionRoute, To: name, Source: SourceText}
+	}
 	if containsFold(text, t.finish) {
 		return RouteDecision{Action: ActionFinish, Source: SourceText, Reason: ReasonFinishMarker}
 	}
@@ -287,9 +293,9 @@ func (t *TeamAgent) member(s string) (string, bool) {
 	return "", false
 }
 
-// memberInText finds the member a text names: the whole text (quotes and punctuation
-// aside), a "route:"/"next:" line, or the only member named in it.
-func (t *TeamAgent) memberInText(text string) (string, bool) {
+// memberNamed finds the member a text chooses explicitly: the whole text (quotes and
+// punctuation aside) or a "route:"/"next:" line.
+func (t *TeamAgent) memberNamed(text string) (string, bool) {
 	trim := func(s string) string {
 		return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) && r != '-' && r != '_' })
 	}
@@ -306,6 +312,11 @@ func (t *TeamAgent) memberInText(text string) (string, bool) {
 			}
 		}
 	}
+	return "", false
+}
+
+// memberInText finds the only member a text names, if it names exactly one.
+func (t *TeamAgent) memberInText(text string) (string, bool) {
 	var found []string
 	words := strings.FieldsFunc(text, func(r rune) bool {
 		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.')
