@@ -170,7 +170,10 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	}
 	cfg.files = files
 	cfg.sets = sets
-	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability"); err != nil {
+	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability", "redact"); err != nil {
+		return cfg, false, err
+	}
+	if _, err := redactKeys(cfg.store.redact); err != nil {
 		return cfg, false, err
 	}
 	switch {
