@@ -511,3 +511,21 @@ func TestRedactNamesAVariable(t *testing.T) {
 	// Refused before the store was touched: run did not even create its directory.
 	assert.NoDirExists(t, strings.TrimPrefix(dsn, "file:"))
 }
+
+// The flags that say how an instance is saved need --store: ignored without it, they
+// would let a user believe values were masked or saved per node when nothing was saved.
+func TestStoreFlagsNeedStore(t *testing.T) {
+	for _, args := range [][]string{
+		{leaveYML, "--set", "day=1", "--redact", "token"},
+		{leaveYML, "--set", "day=1", "--durability", "per-node"},
+		{leaveYML, "--set", "day=1", "--ttl", "1h"},
+	} {
+		code, stdout, stderr := runCmd(t, args...)
+		assert.Equal(t, exitUsage, code, "%q", args)
+		assert.Empty(t, stdout, "%q", args)
+		assert.Contains(t, stderr, "applies with --store only", "%q", args)
+	}
+	code, _, stderr := runCmd(t, leaveYML, "--set", "day=1", "--store", "memory:", "--instance", "i",
+		"--redact", "token", "--durability", "per-node", "--ttl", "1h")
+	assert.Equal(t, exitOK, code, stderr)
+}
