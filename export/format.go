@@ -7,6 +7,8 @@
 //
 // ValidateSpecs runs the production checklist over a set of specifications, including
 // ones that do not build, and reports findings with stable codes and file positions.
+// Validate runs it on one built graph, and ValidateFiles on definition files read as
+// one set (what "flowteam validate" prints).
 //
 // The reader lives in package flow (an engine must load files, and flow cannot import
 // export).

@@ -2,6 +2,7 @@ package flow_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/flowteam/flowteam/flow"
@@ -113,4 +114,65 @@ func ExampleEngine_Resume() {
 	// Output:
 	// suspended at manager: waiting for the manager
 	// completed at e after 2 more steps (manager again, then e)
+}
+
+// A graph built in Go: a Go task, an exclusive gateway whose link without a condition
+// is the default, and a Solon-style script task. Build checks the graph once; Register
+// compiles its conditions and scripts once; every Eval then shares it.
+func ExampleNewSpec() {
+	spec := flow.NewSpec("leave")
+	spec.Start("s").LinkTo("review")
+	spec.Activity("review").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		c.Set("reviewed", true)
+		return nil
+	}).LinkTo("g")
+	spec.Exclusive("g").
+		LinkTo("director", flow.LinkWhen("day >= 3")).
+		LinkTo("e")
+	spec.Activity("director").SetTask(`context.put("director", true);`).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	eng := flow.NewEngine()
+	if err := eng.Register(g); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, day := range []int{5, 1} {
+		fc := flow.NewContextWith("req", map[string]any{"day": day})
+		res, err := eng.Eval(context.Background(), "leave", fc)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(day, res.Status, res.Steps, fc.Value("reviewed"), fc.Value("director"))
+	}
+
+	// An exclusive gateway with no true link and no default fails the run with a
+	// stable code, where Solon would silently end the branch.
+	strict := flow.NewSpec("strict")
+	strict.Start("s").LinkTo("g")
+	strict.Exclusive("g").LinkTo("e", flow.LinkWhen("day >= 3"))
+	strict.End("e")
+	g2, err := strict.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := eng.Register(g2); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := eng.Eval(context.Background(), "strict", flow.NewContextWith("req", map[string]any{"day": 1}))
+	var ne *flow.NodeError
+	if errors.As(err, &ne) {
+		fmt.Println(res.Status, ne.Node, ne.Code, errors.Is(err, flow.ErrNoRoute))
+	}
+	// Output:
+	// 5 completed 5 true true
+	// 1 completed 4 true <nil>
+	// failed g exclusive_no_match true
 }

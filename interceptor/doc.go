@@ -10,7 +10,7 @@
 //
 // # What the audit records
 //
-// A FlowTrace keeps only the last node per graph, for recovery; it cannot say which
+// A FlowTrace keeps only the last node per call path, for recovery; it cannot say which
 // path a run took, how often a node ran or what ran in parallel. The audit can: for
 // every run it writes (see trace.Record)
 //

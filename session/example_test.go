@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/flowteam/flowteam/flow"
@@ -45,4 +46,42 @@ func ExampleRunner() {
 	// suspended waiting for the manager
 	// completed approved
 	// session: resume "leave-42": version conflict: instance already completed (version 7)
+}
+
+// Every store checks versions: a save names the version it expects to replace (0: a
+// new instance), so of two processes that loaded the same version only the first save
+// succeeds and the other gets ErrConflict, having stored nothing. A Runner relies on
+// this to claim an instance before it runs a node.
+func ExampleStore() {
+	ctx := context.Background()
+	var store session.Store = session.NewMemoryStore() // or NewFileStore(dir), NewRedisStore(client)
+	snap := &session.Snapshot{
+		Format:   session.FormatVersion,
+		Instance: "leave-42",
+		Graph:    "leave",
+		Hash:     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		Status:   session.StatusSuspended,
+		Vars:     map[string]any{"days": 5},
+	}
+	if err := store.Save(ctx, snap, 0); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("saved version", snap.Version)
+
+	a, _ := store.Load(ctx, "leave-42") // two processes load version 1
+	b, _ := store.Load(ctx, "leave-42")
+	a.Status = session.StatusRunning
+	fmt.Println("first:", store.Save(ctx, a, 1), a.Version)
+	b.Status = session.StatusRunning
+	err := store.Save(ctx, b, 1)
+	fmt.Println("second conflicts:", errors.Is(err, session.ErrConflict))
+
+	ids, _ := store.List(ctx, session.StatusRunning)
+	fmt.Println("running:", ids)
+	// Output:
+	// saved version 1
+	// first: <nil> 2
+	// second conflicts: true
+	// running: [leave-42]
 }

@@ -1,7 +1,7 @@
 // Package trace holds the plain data that flowteam records about runs: the last node
-// per call path (FlowTrace), node outcome statuses, audit records and run metrics. It has no behaviour
-// beyond small helpers and imports only the standard library, so every other package
-// can share these types without import cycles.
+// per call path (FlowTrace), node outcome statuses, audit records and run metrics. It
+// has no behaviour beyond small helpers and imports only the standard library, so
+// every other package can share these types without import cycles.
 package trace
 
 import "time"

@@ -10,7 +10,10 @@ import (
 
 // parseCommandLine parses flags that may come before, between or after the positional
 // arguments (the flag package alone stops at the first positional one); "--" ends the
-// flags. help is true when -h or --help was given.
+// flags. help is true when -h or --help was given. Arguments before -h are ignored (a
+// command line with -h appended asks for help), but any after it is an error: "run -h
+// extra" would otherwise print the help and exit 0, letting a script's mistake pass, as
+// "help run extra" does not.
 func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, help bool, err error) {
 	fs.SetOutput(io.Discard) // errors are reported by the caller, with the usage
 	var flags []string
@@ -26,6 +29,9 @@ func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, hel
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if name == "h" || name == "help" {
+			if rest := args[i+1:]; len(rest) > 0 {
+				return nil, false, fmt.Errorf("%s takes no arguments after it, got %q", a, rest)
+			}
 			return nil, true, nil
 		}
 		flags = append(flags, a)

@@ -11,7 +11,8 @@
 //	flowteam help [COMMAND]                      print the help
 //
 // help takes at most one command ("flowteam -h run" is "flowteam help run"); more
-// arguments are a usage error.
+// arguments are a usage error, as are arguments after a command's -h ("flowteam run -h
+// extra").
 //
 // Run "flowteam COMMAND -h" for the flags of a command. Exit codes: 0 the command
 // succeeded (for run and resume: the run completed, was suspended or was stopped), 1

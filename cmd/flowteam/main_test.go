@@ -51,3 +51,38 @@ func TestOutputFlagAnyCase(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--output must be text or json")
 }
+
+// A subcommand's -h takes nothing after it: "run -h extra" printing the help and
+// exiting 0 would let a script's mistake pass, as "help run extra" does not. Arguments
+// before -h still ask for help ("run leave.yml -h", a command line with -h appended).
+func TestSubcommandHelpExtraArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "-h", "extra"},
+		{"run", "--help", "--graph", "x"},
+		{"validate", "-h", "x"},
+		{"export", "-h", "x"},
+		{"audit", "-h", "x"},
+		{"sessions", "-h", "x"},
+		{"sessions", "help", "x"},
+		{"resume", "-h", "x"},
+		{"resume", "-help", "-h"},
+	} {
+		code, stdout, stderr := call(t, dispatch, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Empty(t, stdout, "%v", args)
+		assert.Contains(t, stderr, "takes no arguments", "%v", args)
+		assert.Contains(t, stderr, "Usage:", "%v: the command's usage follows", args)
+	}
+	for _, args := range [][]string{
+		{"run", leaveYML, "-h"},
+		{"run", "--graph", "-h", "-h"}, // the first -h is --graph's value
+		{"sessions", "help"},
+		{"sessions", "list", "-h"},
+		{"resume", "a-1", "--help"},
+	} {
+		code, stdout, stderr := call(t, dispatch, args...)
+		assert.Equal(t, exitOK, code, "%v", args)
+		assert.Contains(t, stdout, "Usage:", "%v", args)
+		assert.Empty(t, stderr, "%v", args)
+	}
+}

@@ -198,7 +198,10 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, help, err
 	}
 	cfg.sets, cfg.files = sets, files
-	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability"); err != nil {
+	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact"); err != nil {
+		return cfg, false, err
+	}
+	if _, err := redactKeys(cfg.store.redact); err != nil {
 		return cfg, false, err
 	}
 	switch {

@@ -41,7 +41,7 @@ Flags:
                     redis://HOST:PORT/DB; "flowteam resume -h" tells more) under
                     --instance, which must not exist yet (else exit 3)
   --durability M, --ttl DURATION, --redact KEYS
-                    how the instance is saved, as for resume
+                    how the instance is saved, as for resume (with --store only)
 
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
@@ -170,8 +170,20 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	}
 	cfg.files = files
 	cfg.sets = sets
-	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability"); err != nil {
+	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability", "redact"); err != nil {
 		return cfg, false, err
+	}
+	if _, err := redactKeys(cfg.store.redact); err != nil {
+		return cfg, false, err
+	}
+	if cfg.store.dsn == "" {
+		// Without a store they would be ignored: a user who asked for values to be
+		// masked, or for a save per node, would think they were.
+		for _, name := range []string{"durability", "ttl", "redact"} {
+			if flagGiven(fs, name) {
+				return cfg, false, fmt.Errorf("--%s applies with --store only", name)
+			}
+		}
 	}
 	switch {
 	case len(cfg.files) == 0:

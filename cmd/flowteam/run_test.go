@@ -485,3 +485,47 @@ func TestEmptyFlagValues(t *testing.T) {
 		assert.Contains(t, stderr.String(), "an empty file name", "%q", args)
 	}
 }
+
+// --redact given but naming no variable ("--redact $KEYS" with KEYS unset, or a stray
+// comma) is bad input: taken for no redaction, it would store in clear the values the
+// user meant to mask, and the run would report nothing wrong.
+func TestRedactNamesAVariable(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	for _, tc := range []struct {
+		cmd  func(args []string, stdout, stderr io.Writer) int
+		args []string
+		want string
+	}{
+		{cmdRun, []string{approvalYML, "--store", dsn, "--instance", "r-1", "--redact", ""}, "--redact must not be empty"},
+		{cmdRun, []string{approvalYML, "--store", dsn, "--instance", "r-1", "--redact", " "}, "--redact must not be empty"},
+		{cmdRun, []string{approvalYML, "--store", dsn, "--instance", "r-1", "--redact", ","}, `--redact "," names no variable`},
+		{cmdResume, []string{"r-1", "--store", dsn, "--redact="}, "--redact must not be empty"},
+		{cmdResume, []string{"r-1", "--store", dsn, "--redact", " , "}, `--redact " , " names no variable`},
+	} {
+		code, stdout, stderr := call(t, tc.cmd, tc.args...)
+		assert.Equal(t, exitUsage, code, "%q", tc.args)
+		assert.Empty(t, stdout, "%q", tc.args)
+		assert.Contains(t, stderr, tc.want, "%q", tc.args)
+	}
+	// Refused before the store was touched: run did not even create its directory.
+	assert.NoDirExists(t, strings.TrimPrefix(dsn, "file:"))
+}
+
+// The flags that say how an instance is saved need --store: ignored without it, they
+// would let a user believe values were masked or saved per node when nothing was saved.
+func TestStoreFlagsNeedStore(t *testing.T) {
+	for _, args := range [][]string{
+		{leaveYML, "--set", "day=1", "--redact", "token"},
+		{leaveYML, "--set", "day=1", "--durability", "per-node"},
+		{leaveYML, "--set", "day=1", "--ttl", "1h"},
+	} {
+		code, stdout, stderr := runCmd(t, args...)
+		assert.Equal(t, exitUsage, code, "%q", args)
+		assert.Empty(t, stdout, "%q", args)
+		assert.Contains(t, stderr, "applies with --store only", "%q", args)
+	}
+	code, _, stderr := runCmd(t, leaveYML, "--set", "day=1", "--store", "memory:", "--instance", "i",
+		"--redact", "token", "--durability", "per-node", "--ttl", "1h")
+	assert.Equal(t, exitOK, code, stderr)
+}

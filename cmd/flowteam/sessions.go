@@ -54,6 +54,9 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&status, "status", "", "")
 	outputFlag(fs, &output)
 	pos, help, err := parseCommandLine(fs, args)
+	if err == nil && len(pos) > 1 && pos[0] == "help" {
+		err = fmt.Errorf("help takes no arguments, got %q", pos[1:])
+	}
 	if help || (err == nil && len(pos) > 0 && pos[0] == "help") {
 		fmt.Fprint(stdout, sessionsUsage)
 		return exitOK

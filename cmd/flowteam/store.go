@@ -155,6 +155,22 @@ func cipherFromEnv() (*session.Cipher, error) {
 	return c, nil
 }
 
+// redactKeys returns the variables named by --redact's comma-separated list. A list
+// given but naming none (" , ") is an error: taken for no redaction, it would store in
+// clear the values the user meant to mask.
+func redactKeys(list string) ([]string, error) {
+	var keys []string
+	for _, k := range strings.Split(list, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if list != "" && len(keys) == 0 {
+		return nil, fmt.Errorf("--redact %q names no variable", list)
+	}
+	return keys, nil
+}
+
 // runner builds the session Runner these flags describe. sources are the definition
 // files, recorded in the snapshot so that resume can load them again.
 func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string) (*session.Runner, error) {
@@ -169,10 +185,12 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []str
 	if s.ttl > 0 {
 		opts = append(opts, session.WithExpiry(s.ttl))
 	}
-	for _, k := range strings.Split(s.redact, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			opts = append(opts, session.WithRedaction(k))
-		}
+	keys, err := redactKeys(s.redact)
+	if err != nil {
+		return nil, err
+	}
+	if len(keys) > 0 {
+		opts = append(opts, session.WithRedaction(keys...))
 	}
 	c, err := cipherFromEnv()
 	if err != nil {
