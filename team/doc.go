@@ -273,7 +273,9 @@
 // are kept, per agent, in the FlowContext under ToolCallsKey(name); the ReActTrace a
 // ReActAgent keeps in the session is a second source (ToolCallsOfTrace). Both are
 // plain data in the context, so they survive a session snapshot and a restore in
-// another process, which events alone would not.
+// another process, which events alone would not. A call a human skipped (Skip) is
+// recorded as failed with type skipped, although the model saw the substitute as a
+// success: the tool did not run, so an empty substitute is not "none exist".
 //
 // After the join, GatherSubTasks collects for each sub-task its report (the value at
 // ResultKey, else the agent's answer parsed as a SubResult), its tool calls and its

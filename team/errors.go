@@ -29,6 +29,7 @@ const (
 	TypeUnknownTool      ErrorType = "unknown_tool"      // the model called a tool the agent does not have
 	TypePermissionDenied ErrorType = "permission_denied" // the agent's permission code refused the call
 	TypeRejected         ErrorType = "rejected"          // a human rejected the call
+	TypeSkipped          ErrorType = "skipped"           // a human skipped the call: it did not run (in call records, not shown to the model)
 	TypeAgentFailed      ErrorType = "agent_error"       // an agent failed without a type
 )
 

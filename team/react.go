@@ -379,7 +379,7 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 		o = invoke(ctx, t, c.Args)
 	}
 	d := time.Since(began)
-	x.emit(ctx, Event{Kind: EventToolEnd, Step: step, Call: &call, Observation: &o, Duration: d})
+	x.emit(ctx, Event{Kind: EventToolEnd, Step: step, Call: &call, Observation: &o, Duration: d, Decision: dec})
 	for _, i := range x.cfg.icpts {
 		i.OnToolEnd(ctx, x.info, c, o, d)
 	}

@@ -345,15 +345,7 @@ func (r *recordingAgent) Call(ctx context.Context, prompt string, sess *AgentSes
 		case e.Kind == EventRunStart && e.Agent == name && runID == "":
 			runID = e.RunID
 		case e.Kind == EventToolEnd && e.Call != nil:
-			rec := ToolCallRecord{Agent: e.Agent, RunID: e.RunID, CallID: e.Call.ID, Tool: e.Call.Name,
-				Args: e.Call.Args, Status: StatusSuccess}
-			if e.Observation != nil && !e.Observation.OK() {
-				rec.Status, rec.Error = StatusError, e.Observation.Error
-				if rec.Error == nil {
-					rec.Error = &Error{Type: TypeToolFailed}
-				}
-			}
-			calls = append(calls, rec)
+			calls = append(calls, callRecord(e.Agent, e.RunID, e.Call, e.Observation, e.Decision))
 		}
 	})
 	ans, err := r.Agent.Call(ctx, prompt, sess)
@@ -436,28 +428,46 @@ func toolCallsOf(v any) []ToolCallRecord {
 }
 
 // ToolCallsOfTrace returns the tool calls a ReAct run made, from its trace (which the
-// session keeps: AgentSession.ReActTrace). Calls a human rejected or skipped count as
-// made, with the observation the model saw.
+// session keeps: AgentSession.ReActTrace). A call a human rejected counts as made, with
+// the observation the model saw; one a human skipped did not run, whatever substitute
+// the model saw, so it is a failed call of type TypeSkipped (see callRecord).
 func ToolCallsOfTrace(tr *ReActTrace) []ToolCallRecord {
 	if tr == nil {
 		return nil
 	}
 	var out []ToolCallRecord
-	for _, st := range tr.StepsOf(StepObservation) {
-		if st.Call == nil || st.Observation == nil {
-			continue
-		}
-		rec := ToolCallRecord{Agent: tr.Agent, RunID: tr.RunID, CallID: st.Call.ID, Tool: st.Call.Name,
-			Args: st.Call.Args, Status: StatusSuccess}
-		if !st.Observation.OK() {
-			rec.Status, rec.Error = StatusError, st.Observation.Error
-			if rec.Error == nil {
-				rec.Error = &Error{Type: TypeToolFailed}
+	var dec *Decision // of the action step the observation follows
+	for _, st := range tr.Steps {
+		switch {
+		case st.Kind == StepAction:
+			dec = st.Decision
+		case st.Kind == StepObservation && st.Call != nil && st.Observation != nil:
+			if dec != nil && dec.CallID != st.Call.ID {
+				dec = nil
 			}
+			out = append(out, callRecord(tr.Agent, tr.RunID, st.Call, st.Observation, dec))
+			dec = nil
 		}
-		out = append(out, rec)
 	}
 	return out
+}
+
+// callRecord is the record of a tool call that ended with observation o after the
+// human decision dec (nil without one). A call a human skipped is a failure of type
+// TypeSkipped although the model saw the substitute as a success: the source was not
+// searched, so an empty substitute must not read as "none exist" in a coverage note.
+func callRecord(agent, runID string, c *ToolCall, o *Observation, dec *Decision) ToolCallRecord {
+	rec := ToolCallRecord{Agent: agent, RunID: runID, CallID: c.ID, Tool: c.Name, Args: c.Args, Status: StatusSuccess}
+	switch {
+	case dec != nil && dec.Kind == DecisionSkip:
+		rec.Status, rec.Error = StatusError, &Error{Type: TypeSkipped, Message: "a reviewer skipped the call: the tool did not run"}
+	case o != nil && !o.OK():
+		rec.Status, rec.Error = StatusError, o.Error
+		if rec.Error == nil {
+			rec.Error = &Error{Type: TypeToolFailed}
+		}
+	}
+	return rec
 }
 
 // sameArgs compares two calls' arguments as JSON values (key order and spacing do not
