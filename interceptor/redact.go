@@ -106,7 +106,9 @@ func (r *Redactor) Sensitive(key string) bool {
 // (map[string]any, map[string]string, []any), and string values redacted as text.
 // Maps and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a
 // value of a named string type whose text has something to mask is replaced by its
-// masked text (a string). A value of another composite type (a struct, a pointer,
+// masked text (a string); so is a fmt.Formatter, by what it prints with %+v, if that
+// or what it prints with %v or %s, or its Error or String text, has something to
+// mask (a text sink prints what Format writes, not the String text). A value of another composite type (a struct, a pointer,
 // []map[string]any, map[string]int...) with something to mask is replaced by its
 // masked JSON encoding, decoded into maps and slices; if its JSON encoding has
 // nothing to mask, or it has none (a map[any]any, a struct with a func field), it is
@@ -228,14 +230,13 @@ func (r *Redactor) value(v any, w *walk) any {
 // a text sink writes (a slog text handler, anything printing with %v) is what fmt
 // prints: both are redacted (see Value).
 func (r *Redactor) other(v any, w *walk) any {
-	// A text sink writes an error or a Stringer as its text, which its JSON encoding
-	// does not show (an error's is mostly {}): a node's error kept as an attribute
-	// must not bring back the secret its record's error message had masked.
-	text, isText := textOf(v)
-	if isText {
-		if m := r.text(text, w); m != text {
-			return m
-		}
+	// A text sink writes an error, a Stringer or a Formatter as its text, which its
+	// JSON encoding does not show (an error's is mostly {}): a node's error kept as an
+	// attribute must not bring back the secret its record's error message had masked.
+	text, masked, isText := r.printed(v)
+	if masked {
+		w.masked++
+		return text
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
@@ -301,7 +302,7 @@ func (r *Redactor) viaJSON(v any, w *walk) (any, bool) {
 
 // plain returns v as fmt prints it, as plain data with values masked: maps with
 // their keys as text, structs as maps of every field by Go name (fmt prints
-// unexported fields too), errors and Stringers as their text, bytes as text, and a
+// unexported fields too), errors, Stringers and Formatters as their text, bytes as text, and a
 // pointer (which fmt prints as an address below the top), a func or a channel as its
 // type. Not following pointers also keeps it out of the internals of live objects
 // (a client, a context) that other goroutines change.
@@ -310,8 +311,11 @@ func (r *Redactor) plain(v reflect.Value, w *walk) any {
 		return nil
 	}
 	if v.CanInterface() && v.Type().NumMethod() > 0 {
-		if text, ok := textOf(v.Interface()); ok {
-			return r.text(text, w)
+		if text, masked, ok := r.printed(v.Interface()); ok {
+			if masked {
+				w.masked++
+			}
+			return text
 		}
 	}
 	switch v.Kind() {
@@ -410,8 +414,45 @@ func (r *Redactor) keyText(k reflect.Value, w *walk) string {
 	return r.text(s, w)
 }
 
-// textOf returns the text fmt prints for an error or a fmt.Stringer. A method that
-// panics (a nil receiver) gives no text: fmt prints the panic, not the value.
+// printed returns, masked, the text fmt prints for v with %+v (a slog text handler's
+// verb) if v prints as text: what a fmt.Formatter's Format method writes, else an
+// error's Error or a fmt.Stringer's String text. A Formatter may write something else
+// for another verb, and something else again than its Error or String text, which
+// other writers print: if any of those has something to mask, masked is true and the
+// masked %+v text, a plain string, stands for them all. ok is false for a value that
+// prints otherwise.
+func (r *Redactor) printed(v any) (text string, masked, ok bool) {
+	texts := textsOf(v)
+	if len(texts) == 0 {
+		return "", false, false
+	}
+	text = r.String(texts[0])
+	masked = text != texts[0]
+	for _, t := range texts[1:] {
+		if masked {
+			break
+		}
+		masked = r.String(t) != t
+	}
+	return text, masked, true
+}
+
+// textsOf returns the texts of v that writers print, the one fmt prints with %+v
+// first (see printed).
+func textsOf(v any) []string {
+	var texts []string
+	if f, ok := v.(fmt.Formatter); ok {
+		// fmt recovers a panicking Format itself, and prints the panic.
+		texts = []string{fmt.Sprintf("%+v", f), fmt.Sprintf("%v", f), fmt.Sprintf("%s", f)}
+	}
+	if t, ok := textOf(v); ok {
+		texts = append(texts, t)
+	}
+	return texts
+}
+
+// textOf returns the text of an error or a fmt.Stringer. A method that panics (a nil
+// receiver) gives no text: fmt prints the panic, not the value.
 func textOf(v any) (text string, ok bool) {
 	defer func() {
 		if recover() != nil {
