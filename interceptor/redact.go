@@ -524,7 +524,9 @@ func (r *Redactor) String(s string) string {
 				continue
 			}
 		} else {
-			key := keyBefore(s, i)
+			// A key starts after the value masked last: a secret ending in a key
+			// name ("password\tmytoken\tnext") is not the key of what follows it.
+			key := keyBefore(s[done:], i-done)
 			if key == "" || !r.Sensitive(key) {
 				continue
 			}

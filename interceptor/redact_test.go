@@ -126,6 +126,14 @@ func TestRedactorStringWhitespace(t *testing.T) {
 		{"tokens\t5\tuser\tbob", "tokens\t5\tuser\tbob"},
 		{"password:\n\nnext paragraph", "password:\n\nnext paragraph"},
 		{"Authorization:\tBearer\tabc.def next", "Authorization:\t*** next"},
+		// A secret that ends in a key name is a value, not a key: what follows its tab
+		// is not masked as that key's value.
+		{"password\tmytoken\tnext", "password\t***\tnext"},
+		{"password=abc_token\tnext", "password=***\tnext"},
+		{"password='my-secret'\tnext\tmore", "password='***'\tnext\tmore"},
+		{"password=abc_token\t\tnext", "password=***\t\tnext"},
+		{"password=abc_token\t= next", "password=***\t= next"},
+		{"password\tmytoken\ttoken\tt2", "password\t***\ttoken\t***"},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
