@@ -106,7 +106,11 @@
 // duration; Metrics.Run returns them by run id, the Memory sink computes the same
 // from records, and with WithMeterProvider they become OpenTelemetry instruments.
 // Fallbacks and rejections are not reported by the engine: code that knows calls
-// trace.Count(ctx, trace.CountFallback, 1) with the run's context.
+// trace.Count(ctx, trace.CountFallback, 1) with the run's context. A run started from
+// a task with the task's context is a run of its own, with its own metrics: what its
+// code counts is its, not also the starting run's (whose metrics do not count its
+// nodes either), so adding up both runs counts every event once; see
+// trace.WithRunCounterSink.
 //
 // # Spans
 //
