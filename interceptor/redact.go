@@ -44,15 +44,7 @@ func NewRedactor(extra ...string) *Redactor {
 }
 
 // NewRedactorKeys returns a Redactor for exactly the given keys (no defaults).
-func NewRedactorKeys(keys ...string) *Redactor {
-	r := &Redactor{}
-	for _, k := range keys {
-		if n := normalizeKey(k); n != "" {
-			r.keys = append(r.keys, n)
-		}
-	}
-	return r
-}
+func NewRedactorKeys(keys ...string) *Redactor { return (&Redactor{}).add(keys) }
 
 // With returns a Redactor for r's keys plus keys (for a nil r, the default keys plus
 // keys).
@@ -60,13 +52,17 @@ func (r *Redactor) With(keys ...string) *Redactor {
 	if r == nil {
 		return NewRedactor(keys...)
 	}
-	out := &Redactor{keys: slices.Clone(r.keys)}
+	return (&Redactor{keys: slices.Clone(r.keys)}).add(keys)
+}
+
+// add appends keys to those of r, a Redactor being built.
+func (r *Redactor) add(keys []string) *Redactor {
 	for _, k := range keys {
 		if n := normalizeKey(k); n != "" {
-			out.keys = append(out.keys, n)
+			r.keys = append(r.keys, n)
 		}
 	}
-	return out
+	return r
 }
 
 // normalizeKey lower-cases k and drops the separators that spellings of one key differ
@@ -173,6 +169,15 @@ func (r *Redactor) text(s string, w *walk) string {
 	return m
 }
 
+// textOr returns s, the text of v, redacted if that masks something, else v, which
+// keeps its type.
+func (r *Redactor) textOr(v any, s string, w *walk) any {
+	if m := r.text(s, w); m != s {
+		return m
+	}
+	return v
+}
+
 func (r *Redactor) value(v any, w *walk) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -243,19 +248,13 @@ func (r *Redactor) other(v any, w *walk) any {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
 	case reflect.String:
 		// A string of a named type is text as much as a string is.
-		if s := rv.String(); r.String(s) != s {
-			return r.text(s, w)
-		}
-		return v
+		return r.textOr(v, rv.String(), w)
 	default:
 		return v // a number, a bool: nothing under a key
 	}
 	if _, ok := v.(json.Marshaler); !ok && rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
 		// Bytes are text (a body): JSON writes them in base64, fmt as numbers or text.
-		if s := string(rv.Bytes()); r.String(s) != s {
-			return r.text(s, w)
-		}
-		return v
+		return r.textOr(v, string(rv.Bytes()), w)
 	}
 	before := w.masked
 	if m, ok := r.viaJSON(v, w); w.masked > before {
