@@ -84,20 +84,20 @@
 // Records never carry variables unless WithAttrs adds some, but error messages and
 // suspend reasons are free text that may quote them. Before a record reaches a sink
 // (and before a span is exported), the Redactor masks the values of sensitive keys:
-// the defaults (password, secret, token, api_key, authorization, ...) plus
-// configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
-// with them, in nested maps and in key=value, key: value, key<TAB>value and JSON
-// "key": "value" text (tabs count as spaces around a separator, and a value may
-// start on the next line, as in YAML), including the text of errors, Stringers and
-// fmt.Formatters kept as attributes (a Formatter is looked at as it prints with %+v,
-// %v and %s, since a text sink calls Format, not String). A space alone does not separate a key from a value: in prose
-// ("wrong password for bob") the next word is not a secret. An attribute is masked in
-// every form a sink may write it: a []byte as text; a struct, pointer or other map as
-// its JSON encoding and as fmt prints it (a slog text handler), which also covers
-// values with no JSON encoding (a map[any]any, a struct with a func field) and
-// unexported fields. Redaction looks 32 maps and slices deep and stops
-// where a value contains itself, masking what lies beyond: a cyclic value neither
-// hangs the audit nor reaches a sink whole.
+// the defaults (password, secret, token, api_key, authorization, ...) plus configured
+// ones, case-insensitive and ignoring '_', '-', '.', matching keys that end with them,
+// in nested maps and in key=value, key: value, key<TAB>value and JSON "key": "value"
+// text (tabs count as spaces around a separator, a value may start on the next line,
+// as in YAML, and a Cookie header's value is all its cookies), including the text of
+// errors, Stringers and fmt.Formatters kept as attributes (a Formatter is looked at as
+// it prints with %+v, %v and %s, since a text sink calls Format, not String). A space
+// alone does not separate a key from a value: in prose ("wrong password for bob") the
+// next word is not a secret. An attribute is masked in every form a sink may write it:
+// a []byte as text; a struct, pointer or other map as its JSON encoding and as fmt
+// prints it (a slog text handler), which also covers values with no JSON encoding (a
+// map[any]any, a struct with a func field) and unexported fields. Redaction looks 32
+// maps and slices deep and stops where a value contains itself, masking what lies
+// beyond: a cyclic value neither hangs the audit nor reaches a sink whole.
 //
 // # Metrics
 //

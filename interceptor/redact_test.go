@@ -108,6 +108,22 @@ func BenchmarkRedactString(b *testing.B) {
 	}
 }
 
+// A Cookie header holds one or more name=value pairs, all of them secrets (session
+// ids): its value runs over every pair, where a Set-Cookie header holds one cookie
+// and then its attributes.
+func TestRedactorStringCookies(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{"Cookie: theme=dark; sid=abc123", "Cookie: ***"},
+		{"Cookie: sid=abc123;lang=en\nUser-Agent: x", "Cookie: ***\nUser-Agent: x"},
+		{"request cookie=a=1; b=2; then retried", "request cookie=***; then retried"},
+		{`headers: {"Cookie": "a=1; b=2"}`, `headers: {"Cookie": "***"}`},
+		{"Set-Cookie: sid=abc123; Path=/; HttpOnly", "Set-Cookie: ***; Path=/; HttpOnly"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), c.in)
+	}
+}
+
 // A tab separates a key from its value as '=' and ':' do (tab-separated output), a tab
 // may stand where a space may, and a value may start on the next line (YAML): the
 // value is masked all the same.

@@ -6,7 +6,8 @@ import "strings"
 // "key": "value" (and single-quoted, braced or bracketed values), key<TAB>value (tab
 // separated output, where a tab is a separator; a space is not, as prose has
 // "password for bob"), an authorization scheme followed by its credentials
-// ("Bearer abc"), and, as the value of "password", the password of a URL
+// ("Bearer abc"), every cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as
+// the value of "password", the password of a URL
 // ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs
 // count as spaces around a separator, and a value may start on the next line
 // ("password:\n  x", as in YAML).
@@ -46,6 +47,9 @@ func (r *Redactor) String(s string) string {
 			if quote == "" && r.labels(s, vs, ve) {
 				continue
 			}
+			if quote == "" && isCookieHeader(key) {
+				ve = cookiesEnd(s, ve)
+			}
 		}
 		if !changed {
 			b.Grow(len(s))
@@ -63,6 +67,32 @@ func (r *Redactor) String(s string) string {
 	}
 	b.WriteString(s[done:])
 	return b.String()
+}
+
+// isCookieHeader reports whether key names a Cookie header, whose value is a list of
+// cookies, and not a Set-Cookie header, whose value is one cookie and its attributes
+// (Path, Expires), which are not secret.
+func isCookieHeader(key string) bool {
+	n := normalizeKey(key)
+	return strings.HasSuffix(n, "cookie") && !strings.HasSuffix(n, "setcookie")
+}
+
+// cookiesEnd returns where the cookies of a Cookie header end, given the end of the
+// first one: every "; name=value" after it is a cookie too (a session id as likely
+// as the first).
+func cookiesEnd(s string, end int) int {
+	for end < len(s) && s[end] == ';' {
+		j := end + 1
+		for j < len(s) && isBlank(s[j]) {
+			j++
+		}
+		e := plainEnd(s, j)
+		if strings.IndexByte(s[j:e], '=') <= 0 {
+			break
+		}
+		end = e
+	}
+	return end
 }
 
 // urlPassword returns the bounds of the password in the userinfo of the URL whose
