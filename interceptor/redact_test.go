@@ -142,6 +142,13 @@ func TestRedactorStringWhitespace(t *testing.T) {
 		{"tokens\t5\tuser\tbob", "tokens\t5\tuser\tbob"},
 		{"password:\n\nnext paragraph", "password:\n\nnext paragraph"},
 		{"Authorization:\tBearer\tabc.def next", "Authorization:\t*** next"},
+		// A YAML block scalar: the value is every line indented deeper than the key.
+		{"secret: >\n  multi\n  line\nnext: x", "secret: ***\nnext: x"},
+		{"db:\n  private_key: |-\n    -----BEGIN KEY-----\n    MIIE\n\n    abc\n  user: bob", "db:\n  private_key: ***\n  user: bob"},
+		{"bad config: token: |\r\n  abc\r\nuser: bob", "bad config: token: ***\r\nuser: bob"},
+		{"password: |x\n  next", "password: ***\n  next"},
+		{"password: |", "password: ***"},
+		{"password:\n  |\n  x", "password:\n  ***\n  x"},
 		// A secret that ends in a key name is a value, not a key: what follows its tab
 		// is not masked as that key's value.
 		{"password\tmytoken\tnext", "password\t***\tnext"},

@@ -9,8 +9,9 @@ import "strings"
 // ("Bearer abc"), every cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as
 // the value of "password", the password of a URL
 // ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs
-// count as spaces around a separator, and a value may start on the next line
-// ("password:\n  x", as in YAML).
+// count as spaces around a separator, a value may start on the next line
+// ("password:\n  x", as in YAML), and a YAML block scalar ("private_key: |") is
+// every line below its key indented deeper than the key.
 func (r *Redactor) String(s string) string {
 	if r == nil || len(r.keys) == 0 ||
 		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
@@ -47,7 +48,11 @@ func (r *Redactor) String(s string) string {
 			if quote == "" && r.labels(s, vs, ve) {
 				continue
 			}
-			if quote == "" && isCookieHeader(key) {
+			switch {
+			case quote != "":
+			case isBlockIndicator(s[vs:ve]) && strings.IndexByte(s[i:vs], '\n') < 0:
+				ve = blockEnd(s, i, ve)
+			case isCookieHeader(key):
 				ve = cookiesEnd(s, ve)
 			}
 		}
@@ -67,6 +72,54 @@ func (r *Redactor) String(s string) string {
 	}
 	b.WriteString(s[done:])
 	return b.String()
+}
+
+// isBlockIndicator reports whether v starts a YAML block scalar: '|' or '>', then
+// optional chomping and indentation indicators ("|-", ">+", "|2").
+func isBlockIndicator(v string) bool {
+	return v != "" && (v[0] == '|' || v[0] == '>') && strings.Trim(v[1:], "+-0123456789") == ""
+}
+
+// blockEnd returns the end of the YAML block scalar whose indicator, on the line of
+// the separator at s[sep], ends at s[end]: the lines after it that are indented
+// deeper than that line (blank lines among them included), such as the lines of a
+// private key. Without such lines, the block ends at end.
+func blockEnd(s string, sep, end int) int {
+	lineStart := strings.LastIndexByte(s[:sep], '\n') + 1
+	indent := 0
+	for lineStart+indent < len(s) && isBlank(s[lineStart+indent]) {
+		indent++
+	}
+	blockEnd := end
+	for j := end; j < len(s); {
+		if strings.HasPrefix(s[j:], "\r\n") {
+			j++
+		}
+		if s[j] != '\n' {
+			break
+		}
+		j++ // the next line
+		k := j
+		for k < len(s) && isBlank(s[k]) {
+			k++
+		}
+		lineEnd := len(s)
+		if n := strings.IndexByte(s[k:], '\n'); n >= 0 {
+			lineEnd = k + n
+		}
+		if k < lineEnd && s[lineEnd-1] == '\r' {
+			lineEnd--
+		}
+		if k == lineEnd { // a blank line
+			j = lineEnd
+			continue
+		}
+		if k-j <= indent {
+			break
+		}
+		blockEnd, j = lineEnd, lineEnd
+	}
+	return blockEnd
 }
 
 // isCookieHeader reports whether key names a Cookie header, whose value is a list of
