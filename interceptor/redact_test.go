@@ -56,6 +56,15 @@ func TestRedactorString(t *testing.T) {
 		{`login failed: auth: password="hunter2" rejected`, `login failed: auth: password="***" rejected`},
 		{`token= api_key="k1", user=bob`, `token= api_key="***", user=bob`},
 		{`credential:client.secret=Basic c2VjcmV0`, `credential:client.secret=***`},
+		// Two-character separators: a Ruby or PHP hash, a Go declaration, and a
+		// comparison (a condition quoted by an expression error).
+		{`{"password"=>"hunter2", "user"=>"bob"}`, `{"password"=>"***", "user"=>"bob"}`},
+		{`password => hunter2`, `password => ***`},
+		{`password := "hunter2"`, `password := "***"`},
+		{`condition failed: token == "abc123" && user == "bob"`, `condition failed: token == "***" && user == "bob"`},
+		{`token === 'x' || ok`, `token === '***' || ok`},
+		{`token==`, `token==`},
+		{`token=abc==`, `token=***`},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), c.in)
 	}

@@ -3,7 +3,8 @@ package interceptor
 import "strings"
 
 // String masks the values of sensitive keys in free text: key=value, key: value,
-// "key": "value" (and single-quoted, braced or bracketed values), key<TAB>value (tab
+// "key": "value" (and single-quoted, braced or bracketed values), key => value,
+// key := value, key == value (a condition quoted in an error), key<TAB>value (tab
 // separated output, where a tab is a separator; a space is not, as prose has
 // "password for bob"), an authorization scheme followed by its credentials
 // ("Bearer abc"), every cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as
@@ -41,7 +42,7 @@ func (r *Redactor) String(s string) string {
 			if s[i] == '\t' && sepAfterBlanks(s, i) {
 				continue // "key\t= value": the '=' is the separator
 			}
-			vs, ve, quote = valueAfter(s, i+1)
+			vs, ve, quote = valueAfter(s, opEnd(s, i))
 			if vs == ve {
 				continue
 			}
@@ -72,6 +73,24 @@ func (r *Redactor) String(s string) string {
 	}
 	b.WriteString(s[done:])
 	return b.String()
+}
+
+// opEnd returns where the separator at s[sep] ends: a separator of two or three
+// characters ("=>" in a Ruby or PHP hash, ":=", "==" and "===" in code and in a
+// condition an expression error quotes) is one separator, whose value comes after
+// it, not a value of its own.
+func opEnd(s string, sep int) int {
+	i := sep + 1
+	if s[sep] == '\t' {
+		return i
+	}
+	if s[sep] == '=' && i < len(s) && s[i] == '>' {
+		return i + 1
+	}
+	for i < len(s) && s[i] == '=' && i-sep < 3 {
+		i++
+	}
+	return i
 }
 
 // isBlockIndicator reports whether v starts a YAML block scalar: '|' or '>', then
