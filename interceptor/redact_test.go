@@ -64,6 +64,7 @@ func TestRedactorString(t *testing.T) {
 		{`condition failed: token == "abc123" && user == "bob"`, `condition failed: token == "***" && user == "bob"`},
 		{`token === 'x' || ok`, `token === '***' || ok`},
 		{`token==`, `token==`},
+		{`auth: password=>"hunter2" rejected`, `auth: password=>"***" rejected`},
 		{`token=abc==`, `token=***`},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), c.in)

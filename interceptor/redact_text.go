@@ -196,7 +196,7 @@ func (r *Redactor) labels(s string, vs, ve int) bool {
 	if k <= 0 || !r.Sensitive(keyBefore(s, vs+k)) {
 		return false
 	}
-	start, end, _ := valueAfter(s, vs+k+1)
+	start, end, _ := valueAfter(s, opEnd(s, vs+k))
 	return end > start && end > ve
 }
 
