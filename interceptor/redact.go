@@ -98,19 +98,19 @@ func (r *Redactor) Sensitive(key string) bool {
 }
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
-// (map[string]any, map[string]string, []any), and string values redacted as text.
-// Maps and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a
-// value of a named string type whose text has something to mask is replaced by its
-// masked text (a string); so is a fmt.Formatter, by what it prints with %+v, if that
-// or what it prints with %v or %s, or its Error or String text, has something to
-// mask (a text sink prints what Format writes, not the String text). A value of another composite type (a struct, a pointer,
-// []map[string]any, map[string]int...) with something to mask is replaced by its
-// masked JSON encoding, decoded into maps and slices; if its JSON encoding has
-// nothing to mask, or it has none (a map[any]any, a struct with a func field), it is
-// looked at as fmt prints it (map keys as text, struct fields by Go name, unexported
-// ones included, the struct a pointer at the top points to but not what pointers
-// below it point to) and, if that has something to mask, replaced by that form with
-// values masked. Other values are returned as they are.
+// (map[string]any, map[string]string, []any), and string values redacted as text. Maps
+// and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a value
+// of a named string type whose text has something to mask is replaced by its masked
+// text (a string); so is a fmt.Formatter, by what it prints with %+v, if that or what
+// it prints with %v or %s, or its Error or String text, has something to mask (a text
+// sink prints what Format writes, not the String text). A value of another composite
+// type (a struct, a pointer, []map[string]any, map[string]int...) with something to
+// mask is replaced by its masked JSON encoding, decoded into maps and slices; if its
+// JSON encoding has nothing to mask, or it has none (a map[any]any, a struct with a
+// func field), it is looked at as fmt prints it (map keys as text, struct fields by Go
+// name, unexported ones included, the struct a pointer at the top points to but not
+// what pointers below it point to) and, if that has something to mask, replaced by
+// that form with values masked. Other values are returned as they are.
 //
 // Value looks at most maxDepth maps and slices deep, and never into one it is already
 // inside of: what lies deeper, or where a value contains itself, is masked whole
@@ -298,12 +298,12 @@ func (r *Redactor) viaJSON(v any, w *walk) (any, bool) {
 	return r.value(g, w), true
 }
 
-// plain returns v as fmt prints it, as plain data with values masked: maps with
-// their keys as text, structs as maps of every field by Go name (fmt prints
-// unexported fields too), errors, Stringers and Formatters as their text, bytes as text, and a
+// plain returns v as fmt prints it, as plain data with values masked: maps with their
+// keys as text, structs as maps of every field by Go name (fmt prints unexported
+// fields too), errors, Stringers and Formatters as their text, bytes as text, and a
 // pointer (which fmt prints as an address below the top), a func or a channel as its
-// type. Not following pointers also keeps it out of the internals of live objects
-// (a client, a context) that other goroutines change.
+// type. Not following pointers also keeps it out of the internals of live objects (a
+// client, a context) that other goroutines change.
 func (r *Redactor) plain(v reflect.Value, w *walk) any {
 	if !v.IsValid() {
 		return nil

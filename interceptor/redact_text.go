@@ -3,16 +3,15 @@ package interceptor
 import "strings"
 
 // String masks the values of sensitive keys in free text: key=value, key: value,
-// "key": "value" (and single-quoted, braced or bracketed values), key => value,
-// key := value, key == value (a condition quoted in an error), key<TAB>value (tab
-// separated output, where a tab is a separator; a space is not, as prose has
-// "password for bob"), an authorization scheme followed by its credentials
-// ("Bearer abc"), every cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as
-// the value of "password", the password of a URL
-// ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs
-// count as spaces around a separator, a value may start on the next line
-// ("password:\n  x", as in YAML), and a YAML block scalar ("private_key: |") is
-// every line below its key indented deeper than the key.
+// "key": "value" (and single-quoted, braced or bracketed values), key => value, key :=
+// value, key == value (a condition quoted in an error), key<TAB>value (tab separated
+// output, where a tab is a separator; a space is not, as prose has "password for
+// bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
+// cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
+// the password of a URL ("postgres://app:***@db/x", as a database driver's error may
+// quote its DSN). Tabs count as spaces around a separator, a value may start on the
+// next line ("password:\n  x", as in YAML), and a YAML block scalar ("private_key: |")
+// is every line below its key indented deeper than the key.
 func (r *Redactor) String(s string) string {
 	if r == nil || len(r.keys) == 0 ||
 		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
