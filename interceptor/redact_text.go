@@ -1,6 +1,9 @@
 package interceptor
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // String masks the values of sensitive keys in free text: key=value, key: value,
 // "key": "value" (and single-quoted, braced or bracketed values), key => value, key :=
@@ -144,8 +147,9 @@ func blockEnd(s string, sep, end int) int {
 // cookies, and not a Set-Cookie header, whose value is one cookie and its attributes
 // (Path, Expires), which are not secret.
 func isCookieHeader(key string) bool {
-	n := normalizeKey(key)
-	return strings.HasSuffix(n, "cookie") && !strings.HasSuffix(n, "setcookie")
+	var buf [64]byte
+	n := appendNormalized(buf[:0], key)
+	return bytes.HasSuffix(n, []byte("cookie")) && !bytes.HasSuffix(n, []byte("setcookie"))
 }
 
 // cookiesEnd returns where the cookies of a Cookie header end, given the end of the
