@@ -22,7 +22,9 @@ import (
 // every failure is counted (Failures).
 //
 // Register it engine-wide with flow.WithInterceptor(a, index) or per evaluation with
-// flow.WithEvalInterceptor(a, index). It is safe for concurrent runs.
+// flow.WithEvalInterceptor(a, index); registered twice, it records each event once,
+// including an event that arrives after its run was closed. It is safe for
+// concurrent runs.
 type Audit struct {
 	cfg      config
 	failures atomic.Int64
@@ -77,10 +79,13 @@ type auditRun struct {
 	open   []openExec // node executions started and not ended
 	closed bool
 	// dup is set when this Audit wraps the run twice (registered on the engine and
-	// for the evaluation): its hooks are then called twice per event, and the second
-	// call must add nothing. It is read without mu by the hooks, to skip the second
-	// call before it asks the application's functions (WithAttrs, WithAgentName).
+	// for the evaluation, or twice on either): its hooks are then called twice per
+	// event, and the second call must add nothing. It is read without mu by the
+	// hooks, so that a run audited once pays nothing for it.
 	dup atomic.Bool
+	// calls holds, while dup, the events whose first hook call was handled (see
+	// repeat).
+	calls map[hookEvent]struct{}
 	// Where node records are built when no sink takes records (see slot): a STARTED
 	// and a terminal one, each always setting the fields it uses, so neither needs
 	// zeroing first.
@@ -373,23 +378,13 @@ func (ar *auditRun) slot(i int) *trace.Record {
 	return &b.recs[len(b.recs)-1]
 }
 
-// unslot takes back the record slot(1) returned, unused. The caller holds mu.
-func (ar *auditRun) unslot() {
-	if b := ar.cur; ar.a.records {
-		b.recs[len(b.recs)-1] = trace.Record{}
-		b.recs = b.recs[:len(b.recs)-1]
-	}
-}
-
 // addStart adds a STARTED record and opens the execution. It reports false when the
 // run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
 	ar.mu.Lock()
-	if (ar.closed || ar.dup.Load()) && (ar.closed || ar.isOpen(c, n)) {
-		// Over, or the second registration's call for an execution already open.
-		closed := ar.closed
+	if ar.closed {
 		ar.mu.Unlock()
-		return !closed
+		return false
 	}
 	rec := ar.slot(0)
 	rec.Status, rec.Attrs = trace.Started, attrs
@@ -423,11 +418,6 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 	}
 	rec := ar.slot(1)
 	o, found := ar.close(c, n)
-	if !found && ar.dup.Load() { // the second registration's call: the first one ended it
-		ar.unslot()
-		ar.mu.Unlock()
-		return true
-	}
 	if ar.a.cfg.agent == nil {
 		if found {
 			x.agent = o.agent
@@ -473,26 +463,35 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 	return true
 }
 
-// repeat reports whether a hook call is the second registration's for an event the
-// first one has recorded (see dup): the execution is already open for a start, no
-// longer open for an end. Such a call adds nothing, and must not call the
-// application's functions a second time either.
+// hookEvent is a node execution's start or end, as the hooks see it.
+type hookEvent struct {
+	c     *flow.Context
+	n     *flow.Node
+	start bool
+}
+
+// repeat reports whether a hook call is the second registration's for an event (see
+// dup): the engine makes both calls for one event one after the other, and a view
+// runs one node at a time, so the first call of an event marks it and the next call
+// for it is the second one. Such a call adds nothing, and must not call the
+// application's functions a second time either. Keeping the marks after the run
+// closes makes an event that arrives later write one orphan record, not two, and
+// none when its first call came in time to record it in the run.
 func (ar *auditRun) repeat(c *flow.Context, n *flow.Node, start bool) bool {
 	if !ar.dup.Load() {
 		return false
 	}
+	k := hookEvent{c, n, start}
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
-	return !ar.closed && ar.isOpen(c, n) == start
-}
-
-// isOpen reports whether the execution (c, n) is in progress. The caller holds mu.
-func (ar *auditRun) isOpen(c *flow.Context, n *flow.Node) bool {
-	for i := range ar.open {
-		if o := &ar.open[i]; o.c == c && o.n == n {
-			return true
-		}
+	if _, ok := ar.calls[k]; ok {
+		delete(ar.calls, k)
+		return true
 	}
+	if ar.calls == nil {
+		ar.calls = make(map[hookEvent]struct{})
+	}
+	ar.calls[k] = struct{}{}
 	return false
 }
 

@@ -84,19 +84,21 @@
 // Records never carry variables unless WithAttrs adds some, but error messages and
 // suspend reasons are free text that may quote them. Before a record reaches a sink
 // (and before a span is exported), the Redactor masks the values of sensitive keys:
-// the defaults (password, secret, token, api_key, authorization, ...) plus
-// configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
-// with them, in nested maps and in key=value, key: value, key<TAB>value and JSON
-// "key": "value" text (tabs count as spaces around a separator, and a value may
-// start on the next line, as in YAML), including the text of errors and Stringers
-// kept as attributes. A space alone does not separate a key from a value: in prose
-// ("wrong password for bob") the next word is not a secret. An attribute is masked in
-// every form a sink may write it: a []byte as text; a struct, pointer or other map as
-// its JSON encoding and as fmt prints it (a slog text handler), which also covers
-// values with no JSON encoding (a map[any]any, a struct with a func field) and
-// unexported fields. Redaction looks 32 maps and slices deep and stops
-// where a value contains itself, masking what lies beyond: a cyclic value neither
-// hangs the audit nor reaches a sink whole.
+// the defaults (password, secret, token, api_key, authorization, ...) plus configured
+// ones, case-insensitive and ignoring '_', '-', '.', matching keys that end with them,
+// in nested maps and in key=value, key: value, key<TAB>value and JSON "key": "value"
+// text (tabs count as spaces around a separator, a value may start on the next line,
+// as in YAML, a YAML block scalar (|, >) is all its lines, and a Cookie header's value
+// is all its cookies), including the text of errors, Stringers and fmt.Formatters kept
+// as attributes (a Formatter is looked at as it prints with %+v, %v and %s, since a
+// text sink calls Format, not String). A space alone does not separate a key from a
+// value: in prose ("wrong password for bob") the next word is not a secret. An
+// attribute is masked in every form a sink may write it: a []byte as text; a struct,
+// pointer or other map as its JSON encoding and as fmt prints it (a slog text
+// handler), which also covers values with no JSON encoding (a map[any]any, a struct
+// with a func field) and unexported fields. Redaction looks 32 maps and slices deep
+// and stops where a value contains itself, masking what lies beyond: a cyclic value
+// neither hangs the audit nor reaches a sink whole.
 //
 // # Metrics
 //
@@ -105,7 +107,11 @@
 // duration; Metrics.Run returns them by run id, the Memory sink computes the same
 // from records, and with WithMeterProvider they become OpenTelemetry instruments.
 // Fallbacks and rejections are not reported by the engine: code that knows calls
-// trace.Count(ctx, trace.CountFallback, 1) with the run's context.
+// trace.Count(ctx, trace.CountFallback, 1) with the run's context. A run started from
+// a task with the task's context is a run of its own, with its own metrics: what its
+// code counts is its, not also the starting run's (whose metrics do not count its
+// nodes either), so adding up both runs counts every event once; see
+// trace.WithRunCounterSink.
 //
 // # Spans
 //

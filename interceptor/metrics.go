@@ -34,7 +34,9 @@ import (
 // carry the node's own graph. Fallbacks count the recoveries an error policy sent to
 // a fallback node (flow.NodeEnd.Goto) and the fallbacks code reports with trace.Count;
 // rejections are events the engine does not see: the code that records a human
-// rejection calls trace.Count with the run's context.
+// rejection calls trace.Count with the run's context. A run started from a task's
+// context counts what is reported in it for itself only, not for the run that
+// started it too (trace.WithRunCounterSink).
 type Metrics struct {
 	cfg  config
 	inst *instruments
@@ -177,7 +179,7 @@ func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	m.mu.Lock()
 	m.live[r.runID] = r
 	m.mu.Unlock()
-	ctx = trace.WithCounterSink(context.WithValue(ctx, metricsKey{m}, r), r)
+	ctx = trace.WithRunCounterSink(context.WithValue(ctx, metricsKey{m}, r), r.runID, r)
 	defer func() {
 		if p := recover(); p != nil {
 			// A panic out of the engine or another interceptor: the run still ends (and

@@ -2,6 +2,7 @@ package interceptor_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +67,72 @@ func TestAuditAttrsPanic(t *testing.T) {
 	for _, r := range b1 {
 		assert.Equal(t, map[string]any{"!error": "attrs panicked: bad attrs password=***"}, r.Attrs)
 	}
+}
+
+// countSink counts what trace.Count reports to it.
+type countSink struct {
+	mu sync.Mutex
+	n  map[trace.Counter]int
+}
+
+func (c *countSink) Count(k trace.Counter, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[trace.Counter]int{}
+	}
+	c.n[k] += n
+}
+
+// A run started from a task, in the task's context, is a run of its own: what its
+// code reports with trace.Count counts for it, as its nodes do, and not for the run
+// that started it as well (which would count it twice where both runs' metrics are
+// added up, as the OpenTelemetry counters are). Two Metrics on one run both count,
+// and a sink put in the context by the application sees every event.
+func TestNestedRunCountsOnce(t *testing.T) {
+	m1, err := interceptor.NewMetrics()
+	require.NoError(t, err)
+	m2, err := interceptor.NewMetrics()
+	require.NoError(t, err)
+	e := flow.NewEngine(flow.WithInterceptor(m1, 0), flow.WithInterceptor(m2, 1))
+	is := flow.NewSpec("inner")
+	is.Start("s").LinkTo("x")
+	is.Activity("x").DoFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		trace.Count(ctx, trace.CountFallback, 1)
+		trace.Count(ctx, trace.CountRejection, 1)
+		return nil
+	}).LinkTo("e")
+	is.End("e")
+	inner := build(t, is)
+	// A run on an engine without metrics: what it reports counts for the run around it.
+	bare := flow.NewEngine()
+	var innerID string
+	s := flow.NewSpec("outer")
+	s.Start("s").LinkTo("x")
+	s.Activity("x").DoFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		trace.Count(ctx, trace.CountRejection, 1)
+		res, err := e.EvalGraph(ctx, inner, flow.NewContext("inner"))
+		if err != nil {
+			return err
+		}
+		innerID = res.RunID
+		_, err = bare.EvalGraph(ctx, inner, flow.NewContext("bare"))
+		return err
+	}).LinkTo("e")
+	s.End("e")
+	app := &countSink{}
+	res, err := e.EvalGraph(trace.WithCounterSink(context.Background(), app), build(t, s), flow.NewContext("outer"))
+	require.NoError(t, err)
+	require.NotEmpty(t, innerID)
+	for _, m := range []*interceptor.Metrics{m1, m2} {
+		outer, ok := m.Run(res.RunID)
+		require.True(t, ok)
+		assert.Equal(t, 2, outer.Rejections, "its own, and the bare run's")
+		assert.Equal(t, 1, outer.Fallbacks, "the bare run's")
+		in, ok := m.Run(innerID)
+		require.True(t, ok)
+		assert.Equal(t, 1, in.Rejections)
+		assert.Equal(t, 1, in.Fallbacks)
+	}
+	assert.Equal(t, map[trace.Counter]int{trace.CountRejection: 3, trace.CountFallback: 2}, app.n)
 }

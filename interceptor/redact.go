@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/flowteam/flowteam/trace"
 )
@@ -44,15 +43,7 @@ func NewRedactor(extra ...string) *Redactor {
 }
 
 // NewRedactorKeys returns a Redactor for exactly the given keys (no defaults).
-func NewRedactorKeys(keys ...string) *Redactor {
-	r := &Redactor{}
-	for _, k := range keys {
-		if n := normalizeKey(k); n != "" {
-			r.keys = append(r.keys, n)
-		}
-	}
-	return r
-}
+func NewRedactorKeys(keys ...string) *Redactor { return (&Redactor{}).add(keys) }
 
 // With returns a Redactor for r's keys plus keys (for a nil r, the default keys plus
 // keys).
@@ -60,13 +51,17 @@ func (r *Redactor) With(keys ...string) *Redactor {
 	if r == nil {
 		return NewRedactor(keys...)
 	}
-	out := &Redactor{keys: slices.Clone(r.keys)}
+	return (&Redactor{keys: slices.Clone(r.keys)}).add(keys)
+}
+
+// add appends keys to those of r, a Redactor being built.
+func (r *Redactor) add(keys []string) *Redactor {
 	for _, k := range keys {
 		if n := normalizeKey(k); n != "" {
-			out.keys = append(out.keys, n)
+			r.keys = append(r.keys, n)
 		}
 	}
-	return out
+	return r
 }
 
 // normalizeKey lower-cases k and drops the separators that spellings of one key differ
@@ -103,17 +98,19 @@ func (r *Redactor) Sensitive(key string) bool {
 }
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
-// (map[string]any, map[string]string, []any), and string values redacted as text.
-// Maps and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a
-// value of a named string type whose text has something to mask is replaced by its
-// masked text (a string). A value of another composite type (a struct, a pointer,
-// []map[string]any, map[string]int...) with something to mask is replaced by its
-// masked JSON encoding, decoded into maps and slices; if its JSON encoding has
-// nothing to mask, or it has none (a map[any]any, a struct with a func field), it is
-// looked at as fmt prints it (map keys as text, struct fields by Go name, unexported
-// ones included, the struct a pointer at the top points to but not what pointers
-// below it point to) and, if that has something to mask, replaced by that form with
-// values masked. Other values are returned as they are.
+// (map[string]any, map[string]string, []any), and string values redacted as text. Maps
+// and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a value
+// of a named string type whose text has something to mask is replaced by its masked
+// text (a string); so is a fmt.Formatter, by what it prints with %+v, if that or what
+// it prints with %v or %s, or its Error or String text, has something to mask (a text
+// sink prints what Format writes, not the String text). A value of another composite
+// type (a struct, a pointer, []map[string]any, map[string]int...) with something to
+// mask is replaced by its masked JSON encoding, decoded into maps and slices; if its
+// JSON encoding has nothing to mask, or it has none (a map[any]any, a struct with a
+// func field), it is looked at as fmt prints it (map keys as text, struct fields by Go
+// name, unexported ones included, the struct a pointer at the top points to but not
+// what pointers below it point to) and, if that has something to mask, replaced by
+// that form with values masked. Other values are returned as they are.
 //
 // Value looks at most maxDepth maps and slices deep, and never into one it is already
 // inside of: what lies deeper, or where a value contains itself, is masked whole
@@ -169,6 +166,15 @@ func (r *Redactor) text(s string, w *walk) string {
 		w.masked++
 	}
 	return m
+}
+
+// textOr returns s, the text of v, redacted if that masks something, else v, which
+// keeps its type.
+func (r *Redactor) textOr(v any, s string, w *walk) any {
+	if m := r.text(s, w); m != s {
+		return m
+	}
+	return v
 }
 
 func (r *Redactor) value(v any, w *walk) any {
@@ -228,33 +234,26 @@ func (r *Redactor) value(v any, w *walk) any {
 // a text sink writes (a slog text handler, anything printing with %v) is what fmt
 // prints: both are redacted (see Value).
 func (r *Redactor) other(v any, w *walk) any {
-	// A text sink writes an error or a Stringer as its text, which its JSON encoding
-	// does not show (an error's is mostly {}): a node's error kept as an attribute
-	// must not bring back the secret its record's error message had masked.
-	text, isText := textOf(v)
-	if isText {
-		if m := r.text(text, w); m != text {
-			return m
-		}
+	// A text sink writes an error, a Stringer or a Formatter as its text, which its
+	// JSON encoding does not show (an error's is mostly {}): a node's error kept as an
+	// attribute must not bring back the secret its record's error message had masked.
+	text, masked, isText := r.printed(v)
+	if masked {
+		w.masked++
+		return text
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
 	case reflect.String:
 		// A string of a named type is text as much as a string is.
-		if s := rv.String(); r.String(s) != s {
-			return r.text(s, w)
-		}
-		return v
+		return r.textOr(v, rv.String(), w)
 	default:
 		return v // a number, a bool: nothing under a key
 	}
 	if _, ok := v.(json.Marshaler); !ok && rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
 		// Bytes are text (a body): JSON writes them in base64, fmt as numbers or text.
-		if s := string(rv.Bytes()); r.String(s) != s {
-			return r.text(s, w)
-		}
-		return v
+		return r.textOr(v, string(rv.Bytes()), w)
 	}
 	before := w.masked
 	if m, ok := r.viaJSON(v, w); w.masked > before {
@@ -299,19 +298,22 @@ func (r *Redactor) viaJSON(v any, w *walk) (any, bool) {
 	return r.value(g, w), true
 }
 
-// plain returns v as fmt prints it, as plain data with values masked: maps with
-// their keys as text, structs as maps of every field by Go name (fmt prints
-// unexported fields too), errors and Stringers as their text, bytes as text, and a
+// plain returns v as fmt prints it, as plain data with values masked: maps with their
+// keys as text, structs as maps of every field by Go name (fmt prints unexported
+// fields too), errors, Stringers and Formatters as their text, bytes as text, and a
 // pointer (which fmt prints as an address below the top), a func or a channel as its
-// type. Not following pointers also keeps it out of the internals of live objects
-// (a client, a context) that other goroutines change.
+// type. Not following pointers also keeps it out of the internals of live objects (a
+// client, a context) that other goroutines change.
 func (r *Redactor) plain(v reflect.Value, w *walk) any {
 	if !v.IsValid() {
 		return nil
 	}
 	if v.CanInterface() && v.Type().NumMethod() > 0 {
-		if text, ok := textOf(v.Interface()); ok {
-			return r.text(text, w)
+		if text, masked, ok := r.printed(v.Interface()); ok {
+			if masked {
+				w.masked++
+			}
+			return text
 		}
 	}
 	switch v.Kind() {
@@ -410,8 +412,45 @@ func (r *Redactor) keyText(k reflect.Value, w *walk) string {
 	return r.text(s, w)
 }
 
-// textOf returns the text fmt prints for an error or a fmt.Stringer. A method that
-// panics (a nil receiver) gives no text: fmt prints the panic, not the value.
+// printed returns, masked, the text fmt prints for v with %+v (a slog text handler's
+// verb) if v prints as text: what a fmt.Formatter's Format method writes, else an
+// error's Error or a fmt.Stringer's String text. A Formatter may write something else
+// for another verb, and something else again than its Error or String text, which
+// other writers print: if any of those has something to mask, masked is true and the
+// masked %+v text, a plain string, stands for them all. ok is false for a value that
+// prints otherwise.
+func (r *Redactor) printed(v any) (text string, masked, ok bool) {
+	texts := textsOf(v)
+	if len(texts) == 0 {
+		return "", false, false
+	}
+	text = r.String(texts[0])
+	masked = text != texts[0]
+	for _, t := range texts[1:] {
+		if masked {
+			break
+		}
+		masked = r.String(t) != t
+	}
+	return text, masked, true
+}
+
+// textsOf returns the texts of v that writers print, the one fmt prints with %+v
+// first (see printed).
+func textsOf(v any) []string {
+	var texts []string
+	if f, ok := v.(fmt.Formatter); ok {
+		// fmt recovers a panicking Format itself, and prints the panic.
+		texts = []string{fmt.Sprintf("%+v", f), fmt.Sprintf("%v", f), fmt.Sprintf("%s", f)}
+	}
+	if t, ok := textOf(v); ok {
+		texts = append(texts, t)
+	}
+	return texts
+}
+
+// textOf returns the text of an error or a fmt.Stringer. A method that panics (a nil
+// receiver) gives no text: fmt prints the panic, not the value.
 func textOf(v any) (text string, ok bool) {
 	defer func() {
 		if recover() != nil {
@@ -453,224 +492,4 @@ func (r *Redactor) Record(rec *trace.Record) {
 	if rec.Attrs != nil {
 		rec.Attrs = r.Map(rec.Attrs)
 	}
-}
-
-// String masks the values of sensitive keys in free text: key=value, key: value,
-// "key": "value" (and single-quoted, braced or bracketed values), key<TAB>value (tab
-// separated output, where a tab is a separator; a space is not, as prose has
-// "password for bob"), an authorization scheme followed by its credentials
-// ("Bearer abc"), and, as the value of "password", the password of a URL
-// ("postgres://app:***@db/x", as a database driver's error may quote its DSN). Tabs
-// count as spaces around a separator, and a value may start on the next line
-// ("password:\n  x", as in YAML).
-func (r *Redactor) String(s string) string {
-	if r == nil || len(r.keys) == 0 ||
-		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
-		return s
-	}
-	var b strings.Builder
-	done := 0 // s[:done] is written to b (or needs no change)
-	changed := false
-	for i := 0; i < len(s); i++ {
-		if s[i] != '=' && s[i] != ':' && s[i] != '\t' {
-			continue
-		}
-		var vs, ve int
-		var quote string
-		if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
-			// A URL: its userinfo's password is the value of a key "password".
-			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
-				continue
-			}
-		} else {
-			key := keyBefore(s, i)
-			if key == "" || !r.Sensitive(key) {
-				continue
-			}
-			if s[i] == '\t' && sepAfterBlanks(s, i) {
-				continue // "key\t= value": the '=' is the separator
-			}
-			vs, ve, quote = valueAfter(s, i+1)
-			if vs == ve {
-				continue
-			}
-			if quote == "" && r.labels(s, vs, ve) {
-				continue
-			}
-		}
-		if !changed {
-			b.Grow(len(s))
-			changed = true
-		}
-		b.WriteString(s[done:vs])
-		b.WriteString(quote)
-		b.WriteString(Mask)
-		b.WriteString(quote)
-		done = ve
-		i = ve - 1
-	}
-	if !changed {
-		return s
-	}
-	b.WriteString(s[done:])
-	return b.String()
-}
-
-// urlPassword returns the bounds of the password in the userinfo of the URL whose
-// authority starts at s[from] (after "scheme://"): "postgres://app:pw@db/x" gives
-// "pw". The authority ends at a '/', '?', '#', white space or a quote; the userinfo
-// at its last '@', the user name at the first ':' of the userinfo.
-func urlPassword(s string, from int) (start, end int) {
-	auth := len(s)
-	if j := strings.IndexAny(s[from:], "/?#\"'<> \t\r\n"); j >= 0 {
-		auth = from + j
-	}
-	at := strings.LastIndexByte(s[from:auth], '@')
-	if at < 0 {
-		return from, from
-	}
-	colon := strings.IndexByte(s[from:from+at], ':')
-	if colon < 0 {
-		return from, from
-	}
-	return from + colon + 1, from + at
-}
-
-// labels reports whether the plain value s[vs:ve] of a sensitive key starts a
-// sensitive pair whose value goes on past it: in `auth: password="x"` the value of
-// "auth" ends at the quote, so masking it would leave the password; the key is a
-// label, and the pair masks its own value.
-func (r *Redactor) labels(s string, vs, ve int) bool {
-	k := strings.IndexAny(s[vs:ve], "=:")
-	if k <= 0 || !r.Sensitive(keyBefore(s, vs+k)) {
-		return false
-	}
-	start, end, _ := valueAfter(s, vs+k+1)
-	return end > start && end > ve
-}
-
-// sepAfterBlanks reports whether the first character after the blanks at s[i:] is
-// '=' or ':'.
-func sepAfterBlanks(s string, i int) bool {
-	for i < len(s) && isBlank(s[i]) {
-		i++
-	}
-	return i < len(s) && (s[i] == '=' || s[i] == ':')
-}
-
-func isBlank(c byte) bool { return c == ' ' || c == '\t' }
-
-func isKeyChar(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
-}
-
-// keyBefore returns the key that ends before the separator at s[sep]: optional blanks,
-// an optional closing quote (possibly escaped), then key characters.
-func keyBefore(s string, sep int) string {
-	j := sep
-	for j > 0 && isBlank(s[j-1]) {
-		j--
-	}
-	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
-		j--
-		if j > 0 && s[j-1] == '\\' { // an escaped quote: JSON inside a quoted message
-			j--
-		}
-	}
-	end := j
-	for j > 0 && isKeyChar(s[j-1]) {
-		j--
-	}
-	return s[j:end]
-}
-
-// authSchemes are the words that precede credentials in an authorization value.
-var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "apikey"}
-
-// valueAfter returns the bounds of the value that starts after the separator ending at
-// s[from-1]: a quoted string (with its quote, which the mask keeps; an escaped quote
-// \" counts, for JSON inside a quoted message), a {...} or [...] group, or a run of
-// characters up to white space or one of , ; & ) } ] ". An authorization scheme word
-// extends the value to the credentials after it. The value may start on the next line
-// (one line break, then blanks); an empty line ends it.
-func valueAfter(s string, from int) (start, end int, quote string) {
-	i := from
-	for i < len(s) && isBlank(s[i]) {
-		i++
-	}
-	if strings.HasPrefix(s[i:], "\r\n") {
-		i++
-	}
-	if i < len(s) && s[i] == '\n' {
-		i++
-		for i < len(s) && isBlank(s[i]) {
-			i++
-		}
-	}
-	if i >= len(s) {
-		return i, i, ""
-	}
-	start = i
-	if strings.HasPrefix(s[i:], `\"`) {
-		if j := strings.Index(s[i+2:], `\"`); j >= 0 {
-			return start, i + 2 + j + 2, `\"`
-		}
-		return start, len(s), `\"`
-	}
-	switch c := s[i]; c {
-	case '"', '\'':
-		for j := i + 1; j < len(s); j++ {
-			if s[j] == '\\' && c == '"' {
-				j++
-				continue
-			}
-			if s[j] == c {
-				return start, j + 1, string(c)
-			}
-		}
-		return start, len(s), string(c)
-	case '{', '[':
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
-		}
-		depth := 0
-		for j := i; j < len(s); j++ {
-			switch s[j] {
-			case c:
-				depth++
-			case closing:
-				depth--
-				if depth == 0 {
-					return start, j + 1, ""
-				}
-			}
-		}
-		return start, len(s), ""
-	}
-	end = plainEnd(s, i)
-	word := s[start:end]
-	for _, scheme := range authSchemes {
-		if strings.EqualFold(word, scheme) && end < len(s) && isBlank(s[end]) {
-			j := end
-			for j < len(s) && isBlank(s[j]) {
-				j++
-			}
-			if j < len(s) {
-				return start, plainEnd(s, j), ""
-			}
-		}
-	}
-	return start, end, ""
-}
-
-func plainEnd(s string, i int) int {
-	for i < len(s) {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r', ',', ';', '&', ')', '}', ']', '"':
-			return i
-		}
-		i++
-	}
-	return i
 }

@@ -56,6 +56,16 @@ func TestRedactorString(t *testing.T) {
 		{`login failed: auth: password="hunter2" rejected`, `login failed: auth: password="***" rejected`},
 		{`token= api_key="k1", user=bob`, `token= api_key="***", user=bob`},
 		{`credential:client.secret=Basic c2VjcmV0`, `credential:client.secret=***`},
+		// Two-character separators: a Ruby or PHP hash, a Go declaration, and a
+		// comparison (a condition quoted by an expression error).
+		{`{"password"=>"hunter2", "user"=>"bob"}`, `{"password"=>"***", "user"=>"bob"}`},
+		{`password => hunter2`, `password => ***`},
+		{`password := "hunter2"`, `password := "***"`},
+		{`condition failed: token == "abc123" && user == "bob"`, `condition failed: token == "***" && user == "bob"`},
+		{`token === 'x' || ok`, `token === '***' || ok`},
+		{`token==`, `token==`},
+		{`auth: password=>"hunter2" rejected`, `auth: password=>"***" rejected`},
+		{`token=abc==`, `token=***`},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), c.in)
 	}
@@ -108,6 +118,22 @@ func BenchmarkRedactString(b *testing.B) {
 	}
 }
 
+// A Cookie header holds one or more name=value pairs, all of them secrets (session
+// ids): its value runs over every pair, where a Set-Cookie header holds one cookie
+// and then its attributes.
+func TestRedactorStringCookies(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{"Cookie: theme=dark; sid=abc123", "Cookie: ***"},
+		{"Cookie: sid=abc123;lang=en\nUser-Agent: x", "Cookie: ***\nUser-Agent: x"},
+		{"request cookie=a=1; b=2; then retried", "request cookie=***; then retried"},
+		{`headers: {"Cookie": "a=1; b=2"}`, `headers: {"Cookie": "***"}`},
+		{"Set-Cookie: sid=abc123; Path=/; HttpOnly", "Set-Cookie: ***; Path=/; HttpOnly"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), c.in)
+	}
+}
+
 // A tab separates a key from its value as '=' and ':' do (tab-separated output), a tab
 // may stand where a space may, and a value may start on the next line (YAML): the
 // value is masked all the same.
@@ -126,6 +152,21 @@ func TestRedactorStringWhitespace(t *testing.T) {
 		{"tokens\t5\tuser\tbob", "tokens\t5\tuser\tbob"},
 		{"password:\n\nnext paragraph", "password:\n\nnext paragraph"},
 		{"Authorization:\tBearer\tabc.def next", "Authorization:\t*** next"},
+		// A YAML block scalar: the value is every line indented deeper than the key.
+		{"secret: >\n  multi\n  line\nnext: x", "secret: ***\nnext: x"},
+		{"db:\n  private_key: |-\n    -----BEGIN KEY-----\n    MIIE\n\n    abc\n  user: bob", "db:\n  private_key: ***\n  user: bob"},
+		{"bad config: token: |\r\n  abc\r\nuser: bob", "bad config: token: ***\r\nuser: bob"},
+		{"password: |x\n  next", "password: ***\n  next"},
+		{"password: |", "password: ***"},
+		{"password:\n  |\n  x", "password:\n  ***\n  x"},
+		// A secret that ends in a key name is a value, not a key: what follows its tab
+		// is not masked as that key's value.
+		{"password\tmytoken\tnext", "password\t***\tnext"},
+		{"password=abc_token\tnext", "password=***\tnext"},
+		{"password='my-secret'\tnext\tmore", "password='***'\tnext\tmore"},
+		{"password=abc_token\t\tnext", "password=***\t\tnext"},
+		{"password=abc_token\t= next", "password=***\t= next"},
+		{"password\tmytoken\ttoken\tt2", "password\t***\ttoken\t***"},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}

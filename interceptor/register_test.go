@@ -134,3 +134,73 @@ func TestAuditRegisteredTwiceCallbacksOnce(t *testing.T) {
 	assert.Equal(t, attrs, attrs2, "WithAttrs")
 	assert.Equal(t, agents, agents2, "WithAgentName")
 }
+
+// holdAt is an interceptor whose hook for node x (OnNodeStart or OnNodeEnd, by where)
+// lets the asyncPanic interceptor give up on the run, and waits until the audit has
+// closed it: registered between two registrations of one Audit, it makes the run
+// close between the two calls of one event.
+type holdAt struct {
+	flow.NopInterceptor
+	where  string
+	p      *asyncPanic
+	closed chan struct{}
+}
+
+func (h *holdAt) hold(n *flow.Node, where string) {
+	if h.where == where && n.ID == "x" {
+		close(h.p.started)
+		<-h.closed
+	}
+}
+
+func (h *holdAt) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) { h.hold(n, "start") }
+
+func (h *holdAt) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, _ flow.NodeEnd) {
+	h.hold(n, "end")
+}
+
+// Events that reach an Audit registered twice after its run closed (an interceptor
+// gave up on the run while its node x went on) are written once, as with one
+// registration, and not at all when the first call for the event came before the
+// run closed and recorded it there. (The engine runs nothing after x: the run is
+// over.)
+func TestAuditRegisteredTwiceLateEvents(t *testing.T) {
+	for _, c := range []struct {
+		where string // where the run closes: in x's task, between two calls of x's start or end
+		want  []string
+	}{
+		{"task", []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "x:STARTED", "x:FAILED", "<run>:FAILED", "x:COMPLETED"}},
+		{"start", []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "x:STARTED", "x:FAILED", "<run>:FAILED", "x:COMPLETED"}},
+		{"end", []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "x:STARTED", "x:COMPLETED", "<run>:FAILED"}},
+	} {
+		for _, twice := range []string{"engine and eval", "engine twice"} {
+			t.Run(c.where+"/"+twice, func(t *testing.T) {
+				p := &asyncPanic{started: make(chan struct{}), done: make(chan struct{})}
+				h := &holdAt{where: c.where, p: p, closed: make(chan struct{})}
+				mem := interceptor.NewMemory()
+				a := interceptor.NewAudit(interceptor.WithSink(mem), quiet())
+				opts := []flow.Option{flow.WithInterceptor(a, 0), flow.WithInterceptor(p, 1), flow.WithInterceptor(h, 2)}
+				var evalOpts []flow.EvalOption
+				if twice == "engine twice" {
+					opts = append(opts, flow.WithInterceptor(a, 3))
+				} else {
+					evalOpts = append(evalOpts, flow.WithEvalInterceptor(a, 3))
+				}
+				s := flow.NewSpec("g")
+				s.Start("s").LinkTo("x")
+				s.Activity("x").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+					h.hold(&flow.Node{ID: "x"}, "task")
+					return nil
+				}).LinkTo("e")
+				s.End("e")
+				g := build(t, s)
+				assert.Panics(t, func() {
+					_, _ = flow.NewEngine(opts...).EvalGraph(context.Background(), g, flow.NewContext("i"), evalOpts...)
+				})
+				close(h.closed)
+				<-p.done
+				assert.Equal(t, c.want, statuses(mem.Records()))
+			})
+		}
+	}
+}

@@ -103,29 +103,61 @@ const (
 )
 
 // CounterSink receives the events reported with Count; interceptors that keep run
-// metrics put one in the context of the run with WithCounterSink.
+// metrics put one in the context of the run with WithRunCounterSink, other code with
+// WithCounterSink.
 type CounterSink interface {
 	Count(c Counter, n int)
 }
 
 type counterSinks struct {
 	sink CounterSink
+	run  string // the run of a sink added with WithRunCounterSink, else ""
 	next *counterSinks
 }
 
 type counterKey struct{}
 
 // WithCounterSink returns a context whose Count calls also reach s (the sinks already
-// in ctx keep receiving them).
+// in ctx keep receiving them), in that context and in every run started from it.
 func WithCounterSink(ctx context.Context, s CounterSink) context.Context {
-	next, _ := ctx.Value(counterKey{}).(*counterSinks)
-	return context.WithValue(ctx, counterKey{}, &counterSinks{sink: s, next: next})
+	return withSink(ctx, s, "")
 }
 
-// Count reports n events of kind c to every CounterSink in ctx (the run's context, as
-// a task or handler receives it). Without a sink it does nothing.
+// WithRunCounterSink returns a context whose Count calls reach s as a sink of the run
+// runID, which counts the events of that run. A run started from inside another one
+// (a task running a graph with its context) is a run of its own, whose events count
+// for it and not also for the runs around it: Count reaches the run sinks of the
+// innermost run that has any, and the sinks of WithCounterSink. For example, with a
+// metrics interceptor on the engine, a task of run A that runs graph B on it:
+//
+//	trace.Count(ctx, trace.CountRejection, 1) // in A's task: counts for A
+//	trace.Count(ctx, trace.CountRejection, 1) // in B's task: counts for B, not for A
+//
+// and, if B runs on an engine without one, the second call counts for A, as nothing
+// else counts it. A sink the application added with WithCounterSink around A sees
+// both.
+func WithRunCounterSink(ctx context.Context, runID string, s CounterSink) context.Context {
+	return withSink(ctx, s, runID)
+}
+
+func withSink(ctx context.Context, s CounterSink, run string) context.Context {
+	next, _ := ctx.Value(counterKey{}).(*counterSinks)
+	return context.WithValue(ctx, counterKey{}, &counterSinks{sink: s, run: run, next: next})
+}
+
+// Count reports n events of kind c to the CounterSinks in ctx (the run's context, as
+// a task or handler receives it): those of WithCounterSink, and those of the
+// innermost run with sinks of WithRunCounterSink. Without a sink it does nothing.
 func Count(ctx context.Context, c Counter, n int) {
+	run := "" // the innermost run with a sink
 	for s, _ := ctx.Value(counterKey{}).(*counterSinks); s != nil; s = s.next {
+		if s.run != "" {
+			if run == "" {
+				run = s.run
+			} else if s.run != run {
+				continue // a run around the one the event belongs to
+			}
+		}
 		s.sink.Count(c, n)
 	}
 }

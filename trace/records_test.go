@@ -95,3 +95,22 @@ func TestCount(t *testing.T) {
 	assert.Equal(t, counter{CountRejection: 2, CountFallback: 1}, a)
 	assert.Equal(t, a, b)
 }
+
+// Count reaches the run sinks of the innermost run that has any (all of them, when
+// two interceptors keep metrics for it) and every sink of WithCounterSink, wherever
+// it was added.
+func TestCountRunSinks(t *testing.T) {
+	app, outer, inner1, inner2, mid := counter{}, counter{}, counter{}, counter{}, counter{}
+	ctx := WithCounterSink(context.Background(), app)
+	ctx = WithRunCounterSink(ctx, "a", outer)
+	Count(ctx, CountFallback, 1)
+	ctx = WithCounterSink(ctx, mid)
+	ctx = WithRunCounterSink(ctx, "b", inner1)
+	ctx = WithRunCounterSink(ctx, "b", inner2)
+	Count(ctx, CountRejection, 2)
+	assert.Equal(t, counter{CountFallback: 1}, outer, "not the nested run's events")
+	assert.Equal(t, counter{CountRejection: 2}, inner1)
+	assert.Equal(t, inner1, inner2)
+	assert.Equal(t, counter{CountRejection: 2}, mid)
+	assert.Equal(t, counter{CountFallback: 1, CountRejection: 2}, app)
+}

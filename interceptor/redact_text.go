@@ -1,0 +1,330 @@
+package interceptor
+
+import (
+	"bytes"
+	"strings"
+)
+
+// String masks the values of sensitive keys in free text: key=value, key: value,
+// "key": "value" (and single-quoted, braced or bracketed values), key => value, key :=
+// value, key == value (a condition quoted in an error), key<TAB>value (tab separated
+// output, where a tab is a separator; a space is not, as prose has "password for
+// bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
+// cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
+// the password of a URL ("postgres://app:***@db/x", as a database driver's error may
+// quote its DSN). Tabs count as spaces around a separator, a value may start on the
+// next line ("password:\n  x", as in YAML), and a YAML block scalar ("private_key: |")
+// is every line below its key indented deeper than the key.
+func (r *Redactor) String(s string) string {
+	if r == nil || len(r.keys) == 0 ||
+		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
+		return s
+	}
+	var b strings.Builder
+	done := 0 // s[:done] is written to b (or needs no change)
+	changed := false
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' && s[i] != ':' && s[i] != '\t' {
+			continue
+		}
+		var vs, ve int
+		var quote string
+		if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
+			// A URL: its userinfo's password is the value of a key "password".
+			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
+				continue
+			}
+		} else {
+			// A key starts after the value masked last: a secret ending in a key
+			// name ("password\tmytoken\tnext") is not the key of what follows it.
+			key := keyBefore(s[done:], i-done)
+			if key == "" || !r.Sensitive(key) {
+				continue
+			}
+			if s[i] == '\t' && sepAfterBlanks(s, i) {
+				continue // "key\t= value": the '=' is the separator
+			}
+			vs, ve, quote = valueAfter(s, opEnd(s, i))
+			if vs == ve {
+				continue
+			}
+			if quote == "" && r.labels(s, vs, ve) {
+				continue
+			}
+			switch {
+			case quote != "":
+			case isBlockIndicator(s[vs:ve]) && strings.IndexByte(s[i:vs], '\n') < 0:
+				ve = blockEnd(s, i, ve)
+			case isCookieHeader(key):
+				ve = cookiesEnd(s, ve)
+			}
+		}
+		if !changed {
+			b.Grow(len(s))
+			changed = true
+		}
+		b.WriteString(s[done:vs])
+		b.WriteString(quote)
+		b.WriteString(Mask)
+		b.WriteString(quote)
+		done = ve
+		i = ve - 1
+	}
+	if !changed {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// opEnd returns where the separator at s[sep] ends: a separator of two or three
+// characters ("=>" in a Ruby or PHP hash, ":=", "==" and "===" in code and in a
+// condition an expression error quotes) is one separator, whose value comes after
+// it, not a value of its own.
+func opEnd(s string, sep int) int {
+	i := sep + 1
+	if s[sep] == '\t' {
+		return i
+	}
+	if s[sep] == '=' && i < len(s) && s[i] == '>' {
+		return i + 1
+	}
+	for i < len(s) && s[i] == '=' && i-sep < 3 {
+		i++
+	}
+	return i
+}
+
+// isBlockIndicator reports whether v starts a YAML block scalar: '|' or '>', then
+// optional chomping and indentation indicators ("|-", ">+", "|2").
+func isBlockIndicator(v string) bool {
+	return v != "" && (v[0] == '|' || v[0] == '>') && strings.Trim(v[1:], "+-0123456789") == ""
+}
+
+// blockEnd returns the end of the YAML block scalar whose indicator, on the line of
+// the separator at s[sep], ends at s[end]: the lines after it that are indented
+// deeper than that line (blank lines among them included), such as the lines of a
+// private key. Without such lines, the block ends at end.
+func blockEnd(s string, sep, end int) int {
+	lineStart := strings.LastIndexByte(s[:sep], '\n') + 1
+	indent := 0
+	for lineStart+indent < len(s) && isBlank(s[lineStart+indent]) {
+		indent++
+	}
+	blockEnd := end
+	for j := end; j < len(s); {
+		if strings.HasPrefix(s[j:], "\r\n") {
+			j++
+		}
+		if s[j] != '\n' {
+			break
+		}
+		j++ // the next line
+		k := j
+		for k < len(s) && isBlank(s[k]) {
+			k++
+		}
+		lineEnd := len(s)
+		if n := strings.IndexByte(s[k:], '\n'); n >= 0 {
+			lineEnd = k + n
+		}
+		if k < lineEnd && s[lineEnd-1] == '\r' {
+			lineEnd--
+		}
+		if k == lineEnd { // a blank line
+			j = lineEnd
+			continue
+		}
+		if k-j <= indent {
+			break
+		}
+		blockEnd, j = lineEnd, lineEnd
+	}
+	return blockEnd
+}
+
+// isCookieHeader reports whether key names a Cookie header, whose value is a list of
+// cookies, and not a Set-Cookie header, whose value is one cookie and its attributes
+// (Path, Expires), which are not secret.
+func isCookieHeader(key string) bool {
+	var buf [64]byte
+	n := appendNormalized(buf[:0], key)
+	return bytes.HasSuffix(n, []byte("cookie")) && !bytes.HasSuffix(n, []byte("setcookie"))
+}
+
+// cookiesEnd returns where the cookies of a Cookie header end, given the end of the
+// first one: every "; name=value" after it is a cookie too (a session id as likely
+// as the first).
+func cookiesEnd(s string, end int) int {
+	for end < len(s) && s[end] == ';' {
+		j := end + 1
+		for j < len(s) && isBlank(s[j]) {
+			j++
+		}
+		e := plainEnd(s, j)
+		if strings.IndexByte(s[j:e], '=') <= 0 {
+			break
+		}
+		end = e
+	}
+	return end
+}
+
+// urlPassword returns the bounds of the password in the userinfo of the URL whose
+// authority starts at s[from] (after "scheme://"): "postgres://app:pw@db/x" gives
+// "pw". The authority ends at a '/', '?', '#', white space or a quote; the userinfo
+// at its last '@', the user name at the first ':' of the userinfo.
+func urlPassword(s string, from int) (start, end int) {
+	auth := len(s)
+	if j := strings.IndexAny(s[from:], "/?#\"'<> \t\r\n"); j >= 0 {
+		auth = from + j
+	}
+	at := strings.LastIndexByte(s[from:auth], '@')
+	if at < 0 {
+		return from, from
+	}
+	colon := strings.IndexByte(s[from:from+at], ':')
+	if colon < 0 {
+		return from, from
+	}
+	return from + colon + 1, from + at
+}
+
+// labels reports whether the plain value s[vs:ve] of a sensitive key starts a
+// sensitive pair whose value goes on past it: in `auth: password="x"` the value of
+// "auth" ends at the quote, so masking it would leave the password; the key is a
+// label, and the pair masks its own value.
+func (r *Redactor) labels(s string, vs, ve int) bool {
+	k := strings.IndexAny(s[vs:ve], "=:")
+	if k <= 0 || !r.Sensitive(keyBefore(s, vs+k)) {
+		return false
+	}
+	start, end, _ := valueAfter(s, opEnd(s, vs+k))
+	return end > start && end > ve
+}
+
+// sepAfterBlanks reports whether the first character after the blanks at s[i:] is
+// '=' or ':'.
+func sepAfterBlanks(s string, i int) bool {
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	return i < len(s) && (s[i] == '=' || s[i] == ':')
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+func isKeyChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// keyBefore returns the key that ends before the separator at s[sep]: optional blanks,
+// an optional closing quote (possibly escaped), then key characters.
+func keyBefore(s string, sep int) string {
+	j := sep
+	for j > 0 && isBlank(s[j-1]) {
+		j--
+	}
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+		if j > 0 && s[j-1] == '\\' { // an escaped quote: JSON inside a quoted message
+			j--
+		}
+	}
+	end := j
+	for j > 0 && isKeyChar(s[j-1]) {
+		j--
+	}
+	return s[j:end]
+}
+
+// authSchemes are the words that precede credentials in an authorization value.
+var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "apikey"}
+
+// valueAfter returns the bounds of the value that starts after the separator ending at
+// s[from-1]: a quoted string (with its quote, which the mask keeps; an escaped quote
+// \" counts, for JSON inside a quoted message), a {...} or [...] group, or a run of
+// characters up to white space or one of , ; & ) } ] ". An authorization scheme word
+// extends the value to the credentials after it. The value may start on the next line
+// (one line break, then blanks); an empty line ends it.
+func valueAfter(s string, from int) (start, end int, quote string) {
+	i := from
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	if strings.HasPrefix(s[i:], "\r\n") {
+		i++
+	}
+	if i < len(s) && s[i] == '\n' {
+		i++
+		for i < len(s) && isBlank(s[i]) {
+			i++
+		}
+	}
+	if i >= len(s) {
+		return i, i, ""
+	}
+	start = i
+	if strings.HasPrefix(s[i:], `\"`) {
+		if j := strings.Index(s[i+2:], `\"`); j >= 0 {
+			return start, i + 2 + j + 2, `\"`
+		}
+		return start, len(s), `\"`
+	}
+	switch c := s[i]; c {
+	case '"', '\'':
+		for j := i + 1; j < len(s); j++ {
+			if s[j] == '\\' && c == '"' {
+				j++
+				continue
+			}
+			if s[j] == c {
+				return start, j + 1, string(c)
+			}
+		}
+		return start, len(s), string(c)
+	case '{', '[':
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case c:
+				depth++
+			case closing:
+				depth--
+				if depth == 0 {
+					return start, j + 1, ""
+				}
+			}
+		}
+		return start, len(s), ""
+	}
+	end = plainEnd(s, i)
+	word := s[start:end]
+	for _, scheme := range authSchemes {
+		if strings.EqualFold(word, scheme) && end < len(s) && isBlank(s[end]) {
+			j := end
+			for j < len(s) && isBlank(s[j]) {
+				j++
+			}
+			if j < len(s) {
+				return start, plainEnd(s, j), ""
+			}
+		}
+	}
+	return start, end, ""
+}
+
+func plainEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r', ',', ';', '&', ')', '}', ']', '"':
+			return i
+		}
+		i++
+	}
+	return i
+}
