@@ -340,11 +340,16 @@ func Resume(ctx context.Context, eng *flow.Engine, store Store, id string, updat
 	return NewRunner(eng, store, opts...).Resume(ctx, id, updates)
 }
 
-// Load returns the stored snapshot of an instance, opened if it is sealed.
+// Load returns the stored snapshot of an instance, opened if it is sealed. A snapshot
+// the store returns for id that is of another instance is an error wrapping
+// ErrCorrupt, whatever the Store, as in Resume.
 func (r *Runner) Load(ctx context.Context, id string) (*Snapshot, error) {
 	snap, err := r.store.Load(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if err := belongsTo(snap, id); err != nil {
+		return nil, fmt.Errorf("session: load: %w", err)
 	}
 	return r.open(snap)
 }
