@@ -54,7 +54,12 @@ import (
 // status (so that Load reports it), and Delete removes the entry itself, never what a
 // link points to. Following links would let whoever can write in the directory point
 // the store at files outside it, and a save could not honour one anyway: its rename
-// replaces the link, it does not write through it.
+// replaces the link, it does not write through it. Where the system allows (O_NOFOLLOW,
+// O_NONBLOCK), the open itself refuses a link and does not wait on a pipe, and the
+// type is checked on the opened file: an entry swapped between a look and the open
+// cannot get past. The lock file ".lock" is opened the same way: if it is not a
+// regular file, Save and Delete fail with ErrCorrupt naming it, rather than create
+// or lock what a link points to.
 type FileStore struct {
 	dir string
 	// syncDir syncs the directory (a field so that a test can make it fail).
@@ -199,9 +204,14 @@ func (f *FileStore) lock(ctx context.Context) (func(), error) {
 			return nil, fmt.Errorf("session: file store: lock: %w", ctx.Err())
 		}
 	}
-	lf, err := os.OpenFile(filepath.Join(f.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	// Not following a link here either: the store would create or lock its target.
+	path := filepath.Join(f.dir, ".lock")
+	lf, err := openFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		<-f.sem
+		if errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 		return nil, fmt.Errorf("session: file store: lock: %w", err)
 	}
 	if err := lockFile(ctx, lf); err != nil {
@@ -437,30 +447,13 @@ func readWholeHeader(path string) (header, error) {
 }
 
 // openRegular opens the file at path for reading if it is a regular file, not
-// following a symbolic link (see FileStore); any other file is ErrCorrupt. Looking
-// before opening also keeps a named pipe from blocking the open.
+// following a symbolic link and not waiting on a named pipe (see FileStore and
+// openFile); any other file is ErrCorrupt.
 func openRegular(path string) (*os.File, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
+	if openHook != nil {
+		openHook(path)
 	}
-	if err := regular(fi); err != nil {
-		return nil, err
-	}
-	fl, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	// The entry may have been replaced since: by a save's rename (a regular file,
-	// fine) or by something else.
-	if fi, err = fl.Stat(); err == nil {
-		err = regular(fi)
-	}
-	if err != nil {
-		fl.Close()
-		return nil, err
-	}
-	return fl, nil
+	return openFile(path, os.O_RDONLY, 0)
 }
 
 // readRegular is os.ReadFile through openRegular.
@@ -488,3 +481,7 @@ func regular(fi fs.FileInfo) error {
 	}
 	return fmt.Errorf("%w: %s, not a regular file", ErrCorrupt, what)
 }
+
+// openHook, if not nil, runs just before openRegular opens path: a test puts
+// something else at the path there, as another process could.
+var openHook func(path string)
