@@ -43,7 +43,11 @@ import (
 //
 // The files are plain JSON: one rewritten by another tool (indented, its fields in
 // another order) is loaded, listed and saved over like the store's own, and one
-// stored under another instance's name is corrupt.
+// stored under another instance's name is corrupt. The store writes the expiry in
+// the header even when there is none ("expires":null), so that Save, Delete and List,
+// which need only the header, read no further than the start of the body; a file
+// without the field (from an earlier build or another tool) is searched to its end
+// for an expiry added after the body.
 //
 // Instance ids are checked by ValidateID, so an id cannot name a file outside the
 // directory. On case-insensitive file systems ids that differ only in case collide.
@@ -130,7 +134,9 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 		return err
 	}
 	now := f.now()
-	p, err := prepare(snap, expectedVersion, now, ttl)
+	// The expiry is written even when there is none, so that a header read stops at
+	// the body (see readHeader).
+	p, err := prepare(snap, expectedVersion, now, ttl, encodeConfig{nullExpiry: true})
 	if err != nil {
 		return err
 	}
@@ -418,18 +424,29 @@ func readHeader(path string) (header, error) {
 
 // laterExpiry returns h, read from the file at path up to its body, once the rest of
 // the file, rest, is known to hold no expiry. The encoder writes the expiry before the
-// body; a tool that keeps the order of the fields it read and adds one appends it
-// after. The word "expires" cannot be missing from the rest then, but for an
-// escaped key (\u), so the file is decoded whole only if either is in it.
+// body (FileStore even when there is none, see readHeader); a tool that keeps the
+// order of the fields it read and adds one to a file without it appends it after.
+// The word "expires" cannot be missing from the rest then, but for an escaped key
+// (\u), so the file is decoded whole only if either is in it. The rest is searched a
+// piece at a time: a large body is read, not held.
 func laterExpiry(h header, path string, rest io.Reader) (header, error) {
-	data, err := io.ReadAll(rest)
-	if err != nil {
-		return header{}, err
+	const word = "expires"
+	buf := make([]byte, 32<<10)
+	kept := 0 // the end of the previous piece: a word may straddle two
+	for {
+		n, err := rest.Read(buf[kept:])
+		piece := buf[:kept+n]
+		if bytes.Contains(piece, []byte(word)) || bytes.Contains(piece, []byte(`\u`)) {
+			return readWholeHeader(path)
+		}
+		if err == io.EOF {
+			return h, nil
+		}
+		if err != nil {
+			return header{}, err
+		}
+		kept = copy(buf, piece[len(piece)-min(len(piece), len(word)-1):])
 	}
-	if bytes.Contains(data, []byte("expires")) || bytes.Contains(data, []byte(`\u`)) {
-		return readWholeHeader(path)
-	}
-	return h, nil
 }
 
 // readWholeHeader is readHeader for a file not in the encoder's order: it is decoded

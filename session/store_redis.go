@@ -159,7 +159,7 @@ func (s *RedisStore) Save(ctx context.Context, snap *Snapshot, expectedVersion i
 
 // SaveTTL implements TTLStore.
 func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	p, err := prepare(snap, expectedVersion, s.now(), ttl)
+	p, err := prepare(snap, expectedVersion, s.now(), ttl, encodeConfig{})
 	if err != nil {
 		return err
 	}
