@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -159,6 +160,77 @@ func BenchmarkRedisSave(b *testing.B) {
 				v++
 			}
 			b.ReportMetric(float64(rt.n.Load()-before)/float64(b.N), "roundtrips/save")
+		})
+	}
+}
+
+// fileBenchSnapshot is a snapshot as a suspended run saves it: NewSnapshot's
+// frontier and trace with vars variables, each of about size bytes when size is not 0
+// (else of the usual kinds).
+func fileBenchSnapshot(id string, vars, size int) *session.Snapshot {
+	s := storetest.NewSnapshot(id)
+	for i := range vars {
+		var v any
+		switch {
+		case size > 0:
+			v = strings.Repeat(string(rune('a'+i%26)), size)
+		case i%4 == 0:
+			v = fmt.Sprintf("value number %d", i)
+		case i%4 == 1:
+			v = int64(i * 1000)
+		case i%4 == 2:
+			v = map[string]any{"id": int64(i), "name": "item", "tags": []any{"a", "b"}}
+		default:
+			v = float64(i) + 0.5
+		}
+		s.Vars[fmt.Sprintf("var%03d", i)] = v
+	}
+	return s
+}
+
+// BenchmarkFileStore saves, loads and lists one instance in a FileStore, with a
+// realistic snapshot (50 variables and a frontier) and with a large body (1 MB of
+// variables): a save and a List read only the stored file's header, so their cost
+// should not grow with the body as Load's does.
+func BenchmarkFileStore(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		vars, size int
+	}{{"50vars", 50, 0}, {"1MB", 64, 16 << 10}} {
+		setup := func(b *testing.B) (*session.FileStore, *session.Snapshot) {
+			fs, err := session.NewFileStore(b.TempDir())
+			require.NoError(b, err)
+			s := fileBenchSnapshot("bench-file", c.vars, c.size)
+			require.NoError(b, fs.Save(ctx, s, 0))
+			return fs, s
+		}
+		b.Run(c.name+"/save", func(b *testing.B) {
+			fs, s := setup(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := fs.Save(ctx, s, s.Version); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/load", func(b *testing.B) {
+			fs, s := setup(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := fs.Load(ctx, s.Instance); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/list", func(b *testing.B) {
+			fs, _ := setup(b)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := fs.List(ctx, session.StatusSuspended); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -54,9 +54,10 @@ func traceKeysCollide(last map[string]trace.NodeRecord) error {
 // encoder appends a snapshot's JSON to buf. bad collects the variables that cannot be
 // encoded; with drop they are left out, else encoding stops at the end with an error.
 type encoder struct {
-	buf  []byte
-	bad  *UnserializableError
-	drop bool
+	buf        []byte
+	bad        *UnserializableError
+	drop       bool
+	nullExpiry bool // see encodeConfig
 	// badPart: the frontier or the trace cannot be written, which dropping cannot
 	// mend. Kept apart from bad's names, which a variable may share.
 	badPart bool
@@ -157,6 +158,9 @@ func (e *encoder) snapshot(s *Snapshot) error {
 		if err := e.time("expires", s.Expires); err != nil {
 			return err
 		}
+	} else if e.nullExpiry {
+		e.key("expires")
+		e.buf = append(e.buf, "null"...)
 	}
 	e.strings("sources", s.Sources)
 	e.body(s)

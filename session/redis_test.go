@@ -224,3 +224,42 @@ func TestRedisIndexSetsStayBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"live", "next"}, ids)
 }
+
+// TestRedisVersionsBeyondFloat64: versions above 2^53, where float64 (a Lua number)
+// no longer holds every integer, are compared and reported exactly. Before, the save
+// script compared tonumber() of both versions: a save expecting 2^53 went through
+// over a stored 2^53+1, and a conflict reported the stored version rounded.
+func TestRedisVersionsBeyondFloat64(t *testing.T) {
+	const stored = int64(1<<53 + 1)
+	for name, s := range redisStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			snap := storetest.NewSnapshot("big-1")
+			snap.Format, snap.Version = session.FormatVersion, stored
+			snap.Created = time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+			snap.Updated = snap.Created
+			data, err := session.Encode(snap)
+			require.NoError(t, err)
+			key := s.store.Prefix() + "s:big-1"
+			require.NoError(t, s.store.Client().HSet(ctx, key, "v", stored, "st", string(snap.Status), "d", data).Err())
+			t.Cleanup(func() { s.store.Client().Del(context.WithoutCancel(ctx), key) })
+
+			err = s.store.Save(ctx, storetest.NewSnapshot("big-1"), stored-1)
+			require.ErrorIs(t, err, session.ErrConflict, "expecting 2^53, stored 2^53+1")
+			assert.ErrorContains(t, err, fmt.Sprintf("stored version is %d", stored))
+			got, err := s.store.Load(ctx, "big-1")
+			require.NoError(t, err)
+			assert.Equal(t, stored, got.Version, "the failed save stored nothing")
+
+			next := storetest.NewSnapshot("big-1")
+			require.NoError(t, s.store.Save(ctx, next, stored))
+			assert.Equal(t, stored+1, next.Version)
+			got, err = s.store.Load(ctx, "big-1")
+			require.NoError(t, err)
+			assert.Equal(t, stored+1, got.Version)
+			err = s.store.Save(ctx, storetest.NewSnapshot("big-1"), stored+2)
+			require.ErrorIs(t, err, session.ErrConflict)
+			assert.ErrorContains(t, err, fmt.Sprintf("stored version is %d", stored+1))
+		})
+	}
+}

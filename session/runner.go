@@ -82,16 +82,52 @@ type Runner struct {
 	drop       bool
 	sources    []string
 	migrate    MigrateFunc
-	hashes     sync.Map // *flow.Graph -> its Hash (graphs are immutable)
+	// hashes caches the definition hash of the last graph run under each graph id
+	// (graph id -> *graphHash); see hash.
+	hashes sync.Map
+	hashMu sync.Mutex // serializes cache misses
+	hashN  int        // entries in hashes
+	kept   int        // entries left by the last sweep
 }
 
-// hash returns g.Hash(), computed once per graph.
+// graphHash is a graph and its Hash (graphs are immutable).
+type graphHash struct {
+	g    *flow.Graph
+	hash string
+}
+
+// minHashSweep is the number of cached hashes below which hash never sweeps.
+const minHashSweep = 32
+
+// hash returns g.Hash(), computed once per graph. The cache is keyed by graph id, so
+// a new version of a graph replaces the old one's entry instead of keeping it (and
+// the whole old graph) for the life of the Runner; and once it has grown to twice
+// what the last sweep left, the entries of graphs the engine no longer has are
+// dropped, so that it stays within a small factor of the registered graphs at a
+// cost amortized over the misses.
 func (r *Runner) hash(g *flow.Graph) string {
-	if h, ok := r.hashes.Load(g); ok {
-		return h.(string)
+	if e, ok := r.hashes.Load(g.ID); ok && e.(*graphHash).g == g {
+		return e.(*graphHash).hash
+	}
+	r.hashMu.Lock()
+	defer r.hashMu.Unlock()
+	if e, ok := r.hashes.Load(g.ID); ok && e.(*graphHash).g == g {
+		return e.(*graphHash).hash
 	}
 	h := g.Hash()
-	r.hashes.Store(g, h)
+	if _, loaded := r.hashes.Swap(g.ID, &graphHash{g: g, hash: h}); !loaded {
+		r.hashN++
+	}
+	if r.hashN >= 2*max(r.kept, minHashSweep) {
+		r.hashes.Range(func(id, e any) bool {
+			if cur, ok := r.eng.Graph(id.(string)); !ok || cur != e.(*graphHash).g {
+				r.hashes.Delete(id)
+				r.hashN--
+			}
+			return true
+		})
+		r.kept = r.hashN
+	}
 	return h
 }
 
@@ -340,11 +376,16 @@ func Resume(ctx context.Context, eng *flow.Engine, store Store, id string, updat
 	return NewRunner(eng, store, opts...).Resume(ctx, id, updates)
 }
 
-// Load returns the stored snapshot of an instance, opened if it is sealed.
+// Load returns the stored snapshot of an instance, opened if it is sealed. A snapshot
+// the store returns for id that is of another instance is an error wrapping
+// ErrCorrupt, whatever the Store, as in Resume.
 func (r *Runner) Load(ctx context.Context, id string) (*Snapshot, error) {
 	snap, err := r.store.Load(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if err := belongsTo(snap, id); err != nil {
+		return nil, fmt.Errorf("session: load: %w", err)
 	}
 	return r.open(snap)
 }

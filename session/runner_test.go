@@ -482,3 +482,27 @@ func TestDropVariablesNamedLikeSnapshotParts(t *testing.T) {
 		}
 	}
 }
+
+// misfiled is a Store whose Load returns the snapshot of another instance than the
+// one asked for, as a third-party store with a bug in its keys would.
+type misfiled struct{ session.Store }
+
+func (m misfiled) Load(ctx context.Context, id string) (*session.Snapshot, error) {
+	return m.Store.Load(ctx, "other-1")
+}
+
+// TestRunnerLoadChecksTheInstance: Runner.Load, like Resume, rejects a snapshot of
+// another instance than the one asked for with ErrCorrupt naming both ids. Before, it
+// returned the other instance's snapshot as if it were the one asked for.
+func TestRunnerLoadChecksTheInstance(t *testing.T) {
+	ctx := t.Context()
+	mem := session.NewMemoryStore()
+	require.NoError(t, mem.Save(ctx, storetest.NewSnapshot("other-1"), 0))
+	r := session.NewRunner(flow.NewEngine(), misfiled{mem})
+	_, err := r.Load(ctx, "mine-1")
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	assert.ErrorContains(t, err, `"mine-1"`)
+	assert.ErrorContains(t, err, `"other-1"`)
+	_, err = r.Resume(ctx, "mine-1", nil)
+	require.ErrorIs(t, err, session.ErrCorrupt)
+}

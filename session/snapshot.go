@@ -158,7 +158,12 @@ func (e *UnserializableError) Unwrap() error { return ErrUnserializable }
 // EncodeOption configures Encode.
 type EncodeOption func(*encodeConfig)
 
-type encodeConfig struct{ drop bool }
+type encodeConfig struct {
+	drop bool
+	// nullExpiry writes "expires":null when there is no expiry, for FileStore (see
+	// readHeader).
+	nullExpiry bool
+}
 
 // DropUnserializable makes Encode leave out the variables that cannot be serialized
 // instead of failing; their names are listed in the encoded snapshot's Dropped field.
@@ -183,7 +188,7 @@ func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
 // encodeChecked is Encode for a snapshot that passed check (a store's save checks it
 // while stamping it).
 func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 1024), drop: cfg.drop}
+	e := encoder{buf: make([]byte, 0, 1024), drop: cfg.drop, nullExpiry: cfg.nullExpiry}
 	if err := e.snapshot(s); err != nil {
 		return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)
 	}

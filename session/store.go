@@ -96,13 +96,14 @@ type prepared struct {
 }
 
 // prepare checks the arguments of a save, stamps a copy of snap with what Save
-// promises and encodes it. Nothing of the caller's snapshot changes until done.
-func prepare(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration) (*prepared, error) {
+// promises and encodes it with cfg. Nothing of the caller's snapshot changes until
+// done.
+func prepare(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration, cfg encodeConfig) (*prepared, error) {
 	c, err := stamp(snap, expectedVersion, now, ttl)
 	if err != nil {
 		return nil, err
 	}
-	data, err := encodeChecked(c, encodeConfig{}) // stamp checked it
+	data, err := encodeChecked(c, cfg) // stamp checked it
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,11 @@ import (
 //
 // The files are plain JSON: one rewritten by another tool (indented, its fields in
 // another order) is loaded, listed and saved over like the store's own, and one
-// stored under another instance's name is corrupt.
+// stored under another instance's name is corrupt. The store writes the expiry in
+// the header even when there is none ("expires":null), so that Save, Delete and List,
+// which need only the header, read no further than the start of the body; a file
+// without the field (from an earlier build or another tool) is searched to its end
+// for an expiry added after the body.
 //
 // Instance ids are checked by ValidateID, so an id cannot name a file outside the
 // directory. On case-insensitive file systems ids that differ only in case collide.
@@ -54,7 +58,12 @@ import (
 // status (so that Load reports it), and Delete removes the entry itself, never what a
 // link points to. Following links would let whoever can write in the directory point
 // the store at files outside it, and a save could not honour one anyway: its rename
-// replaces the link, it does not write through it.
+// replaces the link, it does not write through it. Where the system allows (O_NOFOLLOW,
+// O_NONBLOCK), the open itself refuses a link and does not wait on a pipe, and the
+// type is checked on the opened file: an entry swapped between a look and the open
+// cannot get past. The lock file ".lock" is opened the same way: if it is not a
+// regular file, Save and Delete fail with ErrCorrupt naming it, rather than create
+// or lock what a link points to.
 type FileStore struct {
 	dir string
 	// syncDir syncs the directory (a field so that a test can make it fail).
@@ -125,7 +134,9 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 		return err
 	}
 	now := f.now()
-	p, err := prepare(snap, expectedVersion, now, ttl)
+	// The expiry is written even when there is none, so that a header read stops at
+	// the body (see readHeader).
+	p, err := prepare(snap, expectedVersion, now, ttl, encodeConfig{nullExpiry: true})
 	if err != nil {
 		return err
 	}
@@ -199,9 +210,14 @@ func (f *FileStore) lock(ctx context.Context) (func(), error) {
 			return nil, fmt.Errorf("session: file store: lock: %w", ctx.Err())
 		}
 	}
-	lf, err := os.OpenFile(filepath.Join(f.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	// Not following a link here either: the store would create or lock its target.
+	path := filepath.Join(f.dir, ".lock")
+	lf, err := openFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		<-f.sem
+		if errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 		return nil, fmt.Errorf("session: file store: lock: %w", err)
 	}
 	if err := lockFile(ctx, lf); err != nil {
@@ -408,18 +424,29 @@ func readHeader(path string) (header, error) {
 
 // laterExpiry returns h, read from the file at path up to its body, once the rest of
 // the file, rest, is known to hold no expiry. The encoder writes the expiry before the
-// body; a tool that keeps the order of the fields it read and adds one appends it
-// after. The word "expires" cannot be missing from the rest then, but for an
-// escaped key (\u), so the file is decoded whole only if either is in it.
+// body (FileStore even when there is none, see readHeader); a tool that keeps the
+// order of the fields it read and adds one to a file without it appends it after.
+// The word "expires" cannot be missing from the rest then, but for an escaped key
+// (\u), so the file is decoded whole only if either is in it. The rest is searched a
+// piece at a time: a large body is read, not held.
 func laterExpiry(h header, path string, rest io.Reader) (header, error) {
-	data, err := io.ReadAll(rest)
-	if err != nil {
-		return header{}, err
+	const word = "expires"
+	buf := make([]byte, 32<<10)
+	kept := 0 // the end of the previous piece: a word may straddle two
+	for {
+		n, err := rest.Read(buf[kept:])
+		piece := buf[:kept+n]
+		if bytes.Contains(piece, []byte(word)) || bytes.Contains(piece, []byte(`\u`)) {
+			return readWholeHeader(path)
+		}
+		if err == io.EOF {
+			return h, nil
+		}
+		if err != nil {
+			return header{}, err
+		}
+		kept = copy(buf, piece[len(piece)-min(len(piece), len(word)-1):])
 	}
-	if bytes.Contains(data, []byte("expires")) || bytes.Contains(data, []byte(`\u`)) {
-		return readWholeHeader(path)
-	}
-	return h, nil
 }
 
 // readWholeHeader is readHeader for a file not in the encoder's order: it is decoded
@@ -437,30 +464,13 @@ func readWholeHeader(path string) (header, error) {
 }
 
 // openRegular opens the file at path for reading if it is a regular file, not
-// following a symbolic link (see FileStore); any other file is ErrCorrupt. Looking
-// before opening also keeps a named pipe from blocking the open.
+// following a symbolic link and not waiting on a named pipe (see FileStore and
+// openFile); any other file is ErrCorrupt.
 func openRegular(path string) (*os.File, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
+	if openHook != nil {
+		openHook(path)
 	}
-	if err := regular(fi); err != nil {
-		return nil, err
-	}
-	fl, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	// The entry may have been replaced since: by a save's rename (a regular file,
-	// fine) or by something else.
-	if fi, err = fl.Stat(); err == nil {
-		err = regular(fi)
-	}
-	if err != nil {
-		fl.Close()
-		return nil, err
-	}
-	return fl, nil
+	return openFile(path, os.O_RDONLY, 0)
 }
 
 // readRegular is os.ReadFile through openRegular.
@@ -488,3 +498,7 @@ func regular(fi fs.FileInfo) error {
 	}
 	return fmt.Errorf("%w: %s, not a regular file", ErrCorrupt, what)
 }
+
+// openHook, if not nil, runs just before openRegular opens path: a test puts
+// something else at the path there, as another process could.
+var openHook func(path string)

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -154,4 +159,36 @@ func TestRunnerClaimNotDurable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, 2, ran)
+}
+
+// TestLaterExpiryFindsTheWordAcrossReads: laterExpiry searches the rest of a file a
+// piece at a time; a word cut between two reads is still found, and a rest without
+// one is read to its end without decoding the file.
+func TestLaterExpiryFindsTheWordAcrossReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.json")
+	s := testSnapshot("x")
+	s.Format, s.Version = FormatVersion, 1
+	s.Created = time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	s.Updated, s.Expires = s.Created, s.Created.Add(time.Hour)
+	data, err := Encode(s)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	h := header{Status: s.Status, Version: 1}
+	for _, word := range []string{`"expires"`, `\u0065`} {
+		for _, pad := range []int{0, 32<<10 - 3, 64 << 10} {
+			rest := strings.Repeat(" ", pad) + word + " tail"
+			for name, r := range map[string]io.Reader{
+				"one byte": iotest.OneByteReader(strings.NewReader(rest)),
+				"half":     iotest.HalfReader(strings.NewReader(rest)),
+				"whole":    strings.NewReader(rest),
+			} {
+				got, err := laterExpiry(h, path, r)
+				require.NoError(t, err)
+				assert.Equal(t, s.Expires, got.Expires, "%s after %d bytes, %s reads", word, pad, name)
+			}
+		}
+	}
+	got, err := laterExpiry(h, filepath.Join(t.TempDir(), "missing.json"), strings.NewReader(strings.Repeat("expire ", 20000)))
+	require.NoError(t, err, "not decoded")
+	assert.Equal(t, h, got)
 }

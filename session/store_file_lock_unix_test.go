@@ -150,3 +150,39 @@ func TestFileStoreNamedPipe(t *testing.T) {
 	assert.Equal(t, []string{"pipe-1"}, ids)
 	require.NoError(t, fs.Delete(ctx, "pipe-1"))
 }
+
+// TestFileStoreLockFileNotFollowed: a symbolic link or a named pipe at the directory's
+// lock file is not followed nor waited on: Save and Delete fail with ErrCorrupt
+// naming the lock file, and the link's target is neither created nor locked. Before,
+// the store opened the lock file following links: it created the target (a file
+// anywhere the process may write) and locked that instead.
+func TestFileStoreLockFileNotFollowed(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("l-1"), 0))
+	lock := filepath.Join(dir, ".lock")
+	require.NoError(t, os.Remove(lock))
+	target := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.Symlink(target, lock))
+
+	for _, what := range []string{"symbolic link", "special file"} {
+		err = fs.Save(ctx, storetest.NewSnapshot("l-2"), 0)
+		require.ErrorIs(t, err, session.ErrCorrupt, what)
+		assert.ErrorContains(t, err, lock)
+		assert.ErrorContains(t, err, what)
+		require.ErrorIs(t, fs.Delete(ctx, "l-1"), session.ErrCorrupt, what)
+		_, err = os.Lstat(target)
+		require.ErrorIs(t, err, os.ErrNotExist, "%s: the target is not created", what)
+		require.NoError(t, os.Remove(lock))
+		require.NoError(t, syscall.Mkfifo(lock, 0o600)) // next: a named pipe
+	}
+	ids, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"l-1"}, ids, "nothing was saved or deleted")
+
+	require.NoError(t, os.Remove(lock))
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("l-2"), 0), "a lock file the store creates itself works")
+	require.NoError(t, fs.Delete(ctx, "l-1"))
+}

@@ -68,6 +68,9 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 // version, new version, status, data, ttl in ms (0: none), status set prefix, id,
 // instance key prefix. It returns {1, new version} or {0, stored version}.
 //
+// Versions stay decimal strings, as the store writes them, and are compared as such:
+// a Lua number is a float64, which above 2^53 would make neighbouring versions equal.
+//
 // An instance that expires stays a member of its index sets, and only List removed
 // such members. So each save also checks up to pruneSample random members of the two
 // sets it adds to and removes those whose instance expired (or, in the status set,
@@ -76,10 +79,8 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 // on average than it adds, so without any List the sets stay within a small factor
 // of the live instances. A set of at most pruneSample members is pruned whole.
 const saveScript = `
-local cur = redis.call('HGET', KEYS[1], 'v')
-local v = 0
-if cur then v = tonumber(cur) end
-if v ~= tonumber(ARGV[1]) then return {0, v} end
+local v = redis.call('HGET', KEYS[1], 'v') or '0'
+if v ~= ARGV[1] then return {0, v} end
 local old = redis.call('HGET', KEYS[1], 'st')
 if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[7]) end
 redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4])
@@ -95,7 +96,7 @@ local function prune(set, status)
 end
 prune(ARGV[6] .. ARGV[3], ARGV[3])
 prune(KEYS[2], false)
-return {1, tonumber(ARGV[2])}
+return {1, ARGV[2]}
 `
 
 // pruneSample is the number of members of each index set a save checks (see
@@ -158,7 +159,7 @@ func (s *RedisStore) Save(ctx context.Context, snap *Snapshot, expectedVersion i
 
 // SaveTTL implements TTLStore.
 func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	p, err := prepare(snap, expectedVersion, s.now(), ttl)
+	p, err := prepare(snap, expectedVersion, s.now(), ttl, encodeConfig{})
 	if err != nil {
 		return err
 	}
