@@ -101,6 +101,13 @@
 // on, along the node's links or to the policy's goto node, after applying its update;
 // fatal errors apply the fallback state, then end the branch (ContinueOnError split),
 // the sub-graph call (whose calling node then fails, see Context.CallOutcome) or the run.
+// A goto inside a loop body stays in the iteration when it goes to a node of the body
+// (what the opening loop node's links reach before its closing node; a link never
+// leaves the body), and leaves the loop otherwise, as a break would: the loop takes no
+// further item and does not pass its closing node, and the flow goes on from the goto
+// node once, in the loop's enclosing branch, without the loop item. (Staying in the
+// iteration would run the flow after the goto node once per remaining item and once
+// more after the loop.) Other branches of a split inside the iteration still finish.
 // A node with a retry policy that is marked idempotent retries retryable errors with
 // exponential backoff and jitter, each attempt visible to interceptors.
 //
