@@ -50,7 +50,8 @@
 // Eval and Resume return a Result: completed, suspended, stopped or failed, with the
 // step count, the last node per call path (the FlowTrace), every execution error and,
 // unless the run completed, the Frontier to resume from. Frontier.State and
-// Engine.RestoreFrontier convert it to and from plain data for storage. Restoring
+// Engine.RestoreFrontier convert it to and from plain data for storage (through
+// encoding/json, integral loop items come back as int64, not float64). Restoring
 // checks every reference and every frame's pending count (the branches a split still
 // waits for, a loop's one running iteration, a call's running units) against the
 // tokens and frames inside that frame, so a corrupt or hand-edited state is rejected
