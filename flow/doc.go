@@ -109,6 +109,19 @@
 // node once, in the loop's enclosing branch, without the loop item. (Staying in the
 // iteration would run the flow after the goto node once per remaining item and once
 // more after the loop.) Other branches of a split inside the iteration still finish.
+// A fatal failure inside a sub-graph call ends the call and becomes the calling
+// node's failure, for the caller's policy to decide (recover, retry, withdraw a
+// ContinueOnError branch, or fail): the call is one task of the calling node, and the
+// call's other tokens are withdrawn as it ends, so its frames no longer describe a
+// place to continue from. The frontier of a run that fails this way therefore holds
+// the calling node, not the node that failed inside the call, and a resume calls the
+// sub-graph again from its start: the child's nodes that completed before the
+// failure run again, and so do its branches that were cancelled or had suspended. (A
+// failure in the root graph, a step limit, a cancellation, a stop or a suspension
+// inside a call keep the exact place instead; a retry of an idempotent calling node
+// also makes a fresh call.) A child node that must not run twice checks the state it
+// left, as a suspended node does, or the child recovers from the failure itself
+// (onError inside the child), so that the call does not end.
 // A node with a retry policy that is marked idempotent retries retryable errors with
 // exponential backoff and jitter, each attempt visible to interceptors.
 //
