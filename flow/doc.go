@@ -108,7 +108,8 @@
 // further item and does not pass its closing node, and the flow goes on from the goto
 // node once, in the loop's enclosing branch, without the loop item. (Staying in the
 // iteration would run the flow after the goto node once per remaining item and once
-// more after the loop.) Other branches of a split inside the iteration still finish.
+// more after the loop.) Other branches of a split inside the iteration still finish
+// it, and the closing node does not run for them either.
 // A fatal failure inside a sub-graph call ends the call and becomes the calling
 // node's failure, for the caller's policy to decide (recover, retry, withdraw a
 // ContinueOnError branch, or fail): the call is one task of the calling node, and the

@@ -101,7 +101,7 @@ func (r *run) leaveLoop(tok *token, out *frame, target *cnode, local *[]*token) 
 	r.mu.Lock()
 	for f := tok.frame; f != out.parent; f = f.parent {
 		if f.kind == frameLoop {
-			f.items, f.closing = f.items[:f.index+1:f.index+1], nil
+			f.items, f.closing, f.left = f.items[:f.index+1:f.index+1], nil, true
 		}
 	}
 	out.parent.pending++

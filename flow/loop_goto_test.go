@@ -82,3 +82,39 @@ func TestErrorGotoOutOfAnInnerLoop(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, "1m23mC", fc.Value("log"), "a goto inside the body skips to the closing node like continue")
 }
+
+// A goto out of the loop from one branch of a split inside the body: the other
+// branch finishes its iteration and reaches the closing node, which does not run, as
+// the flow left the loop; that holds across a suspension whose frontier goes through
+// JSON while the other branch is still inside the left loop.
+func TestErrorGotoOutOfALoopFromASplitBranch(t *testing.T) {
+	s := flow.NewSpec("ls")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("p")
+	s.Inclusive("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").SetTask(`context.put("log", log + "a" + string(it)); it != 2 || raise("BAD", "bad", true)`).
+		OnError("rescue", nil).LinkTo("j")
+	s.Activity("b").SetTask(`context.put("log", log + "b" + string(it)); it != 2 || ok == true || context.suspend("b")`).LinkTo("j")
+	s.Inclusive("j").LinkTo("close")
+	s.Loop("close", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("e")
+	s.Activity("rescue").SetTask(`context.put("log", log + "R")`).LinkTo("e2")
+	s.End("e")
+	s.End("e2")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	b, err := json.Marshal(res.Frontier.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(b, &st))
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err, "%s", b)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "a1b1a2Rb2b2", fc.Value("log"), "b2 runs again on resume; the closing node never runs")
+}

@@ -83,7 +83,7 @@ type FrameState struct {
 	Loop    string `json:"loop,omitempty"`    // id of the opening loop node
 	Items   []any  `json:"items,omitempty"`   // the items the loop iterates over (numbers decode as json.Number: UnmarshalJSON)
 	Index   int    `json:"index,omitempty"`   // position of the current item in Items
-	Closing string `json:"closing,omitempty"` // id of the closing loop node, once reached
+	Closing string `json:"closing,omitempty"` // id of the closing loop node, once reached; Loop's id once an error policy's goto left the loop (no closing node then)
 	// call
 	Graph  string `json:"graphId,omitempty"` // id of the called graph
 	Path   string `json:"path,omitempty"`    // the call path (as in FlowTrace)
@@ -247,7 +247,10 @@ func (st *FrontierState) addFrame(fr *frame, index map[*frame]int) int {
 		}
 	case frameLoop:
 		fs.Loop, fs.Items, fs.Index = fr.loop.n.ID, fr.items, fr.index
-		if fr.closing != nil {
+		switch {
+		case fr.left:
+			fs.Closing = fr.loop.n.ID // the flow left the loop: no closing node (FrameState.Closing)
+		case fr.closing != nil:
 			fs.Closing = fr.closing.n.ID
 		}
 	case frameCall:
@@ -384,7 +387,13 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 					return bad("frame %d: loop items: %v", i, err)
 				}
 				f.items = slices.Clone(items.([]any))
-				if fs.Closing != "" {
+				switch {
+				case fs.Closing == fs.Loop:
+					if fs.Index != len(fs.Items)-1 {
+						return bad("frame %d: loop %q was left, but has items after the current one", i, fs.Loop)
+					}
+					f.left = true
+				case fs.Closing != "":
 					if f.closing = g.node(fs.Closing); f.closing == nil || !f.closing.isClose {
 						return bad("frame %d: %q is not a closing loop node of graph %q", i, fs.Closing, g.g.ID)
 					}

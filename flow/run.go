@@ -190,7 +190,9 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 		} else if cn.isClose {
 			if f := nearestLoop(tok.frame); f != nil {
 				r.mu.Lock()
-				f.closing = cn
+				if !f.left {
+					f.closing = cn
+				}
 				r.mu.Unlock()
 				return r.endToken(tok)
 			}
