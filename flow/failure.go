@@ -101,7 +101,9 @@ func (r *run) leaveLoop(tok *token, out *frame, target *cnode, local *[]*token) 
 	r.mu.Lock()
 	for f := tok.frame; f != out.parent; f = f.parent {
 		if f.kind == frameLoop {
-			f.items, f.closing, f.left = f.items[:f.index+1:f.index+1], nil, true
+			// Only flags, under mu: the items stay, since the iteration's other branches,
+			// on other goroutines, read the current one without the lock.
+			f.closing, f.left = nil, true
 		}
 	}
 	out.parent.pending++

@@ -38,7 +38,7 @@ type frame struct {
 	items   []any
 	index   int
 	closing *cnode
-	left    bool // an error policy's goto left the loop (leaveLoop): it passes no closing node
+	left    bool // an error policy's goto left the loop (leaveLoop): no further item, no closing node
 
 	// call
 	graph     *compiled

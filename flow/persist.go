@@ -389,9 +389,6 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 				f.items = slices.Clone(items.([]any))
 				switch {
 				case fs.Closing == fs.Loop:
-					if fs.Index != len(fs.Items)-1 {
-						return bad("frame %d: loop %q was left, but has items after the current one", i, fs.Loop)
-					}
 					f.left = true
 				case fs.Closing != "":
 					if f.closing = g.node(fs.Closing); f.closing == nil || !f.closing.isClose {

@@ -317,7 +317,7 @@ func (r *run) unitDone(f *frame) *token {
 			}
 		case frameLoop:
 			f.index++
-			if f.index < len(f.items) {
+			if f.index < len(f.items) && !f.left {
 				f.pending = 1
 				return r.newToken(f.loop, modeBody, f, iterationBranch(f))
 			}
