@@ -102,14 +102,16 @@
 // on, along the node's links or to the policy's goto node, after applying its update;
 // fatal errors apply the fallback state, then end the branch (ContinueOnError split),
 // the sub-graph call (whose calling node then fails, see Context.CallOutcome) or the run.
+//
 // A goto inside a loop body stays in the iteration when it goes to a node of the body
-// (what the opening loop node's links reach before its closing node; a link never
-// leaves the body), and leaves the loop otherwise, as a break would: the loop takes no
+// (every node the opening loop node's links reach before its closing node, so a
+// link never leaves the body), and leaves the loop otherwise, as a break would: the loop takes no
 // further item and does not pass its closing node, and the flow goes on from the goto
 // node once, in the loop's enclosing branch, without the loop item. (Staying in the
 // iteration would run the flow after the goto node once per remaining item and once
 // more after the loop.) Other branches of a split inside the iteration still finish
 // it, and the closing node does not run for them either.
+//
 // A fatal failure inside a sub-graph call ends the call and becomes the calling
 // node's failure, for the caller's policy to decide (recover, retry, withdraw a
 // ContinueOnError branch, or fail): the call is one task of the calling node, and the
@@ -123,6 +125,7 @@
 // also makes a fresh call.) A child node that must not run twice checks the state it
 // left, as a suspended node does, or the child recovers from the failure itself
 // (onError inside the child), so that the call does not end.
+//
 // A node with a retry policy that is marked idempotent retries retryable errors with
 // exponential backoff and jitter, each attempt visible to interceptors.
 //
