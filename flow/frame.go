@@ -31,6 +31,7 @@ type frame struct {
 	join    *cnode // where the first branch arrived
 	arrived int
 	policy  BranchPolicy
+	left    bool         // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
 	failed  []*NodeError // branches a ContinueOnError split withdrew because they failed
 
 	// loop
@@ -38,7 +39,6 @@ type frame struct {
 	items   []any
 	index   int
 	closing *cnode
-	left    bool // an error policy's goto left the loop (leaveLoop): no further item, no closing node
 
 	// call
 	graph     *compiled
