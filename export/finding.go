@@ -44,7 +44,9 @@ const (
 	CodeEndUnreachable = "end.unreachable"
 
 	CodeExclusiveDefaults   = "exclusive.multiple-defaults"
+	CodeExclusiveNoDefault  = "exclusive.no-default" // no unconditioned link: no match fails the run with exclusive_no_match
 	CodeInclusiveNoDefault  = "inclusive.no-default"
+	CodeParallelCondition   = "parallel.condition-ignored" // a link of a parallel gateway has a when, which the engine ignores
 	CodeSplitJoinMismatch   = "split.join-mismatch"
 	CodeSplitBranchEscapes  = "split.branch-escapes"
 	CodeSplitNoJoin         = "split.no-join"

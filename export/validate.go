@@ -86,13 +86,15 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 //
 // Warnings: no node of type start (the builder picked one, as Solon does); no end node;
 // nodes not reachable from the start (links and onError goto); inclusive gateways
-// whose every link has a condition; split branches that end without reaching the join
-// the others reach; splits without a join; joins that belong to no split; cycles that
-// pass through no condition and no loop node, and cycles nothing leaves (no link out,
-// no node that can end the branch: the conditions only choose the way round), each
-// named; Java scripts that
-// happen to compile as expressions but fail when run; sub-graph recursion that is
-// conditional (bounded only by the conditions and the engine's call depth limit).
+// whose every link has a condition; exclusive gateways whose every link has a
+// condition (no default: when none holds the run fails with exclusive_no_match);
+// conditions on the links of a parallel gateway (ignored: it takes every link); split
+// branches that end without reaching the join the others reach; splits without a
+// join; joins that belong to no split; cycles that pass through no condition and no
+// loop node, and cycles nothing leaves (no link out, no node that can end the branch:
+// the conditions only choose the way round), each named; Java scripts that happen to
+// compile as expressions but fail when run; sub-graph recursion that is conditional
+// (bounded only by the conditions and the engine's call depth limit).
 //
 // The codes are the Code constants; a finding's position is the node's, the link's, or
 // the document's first line for findings about a whole graph.
@@ -351,9 +353,20 @@ func (v *validator) checkGateways(vg *vgraph) {
 					defaults = append(defaults, fmt.Sprintf("%q", l.to.id()))
 				}
 			}
-			if len(defaults) > 1 {
+			switch {
+			case len(defaults) > 1:
 				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
 					"exclusive gateway %q has %d default links (without when: to %s): only the first by priority is ever taken", n.id(), len(defaults), strings.Join(defaults, ", "))
+			case len(defaults) == 0 && len(n.out) > 0 && !slices.ContainsFunc(n.out, alwaysTrue):
+				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
+					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
+			}
+		case flow.Parallel:
+			for _, l := range n.out {
+				if when := strings.TrimSpace(l.spec.When); when != "" {
+					v.report(vg, SeverityWarning, CodeParallelCondition, n.id(), l.pos(),
+						"link from parallel gateway %q to %q has a condition (%s) that is ignored: a parallel gateway takes every link; use an inclusive gateway to choose", n.id(), l.to.id(), oneLine(when))
+				}
 			}
 		case flow.Inclusive:
 			if len(n.out) > 0 && !slices.ContainsFunc(n.out, func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" }) {
@@ -363,6 +376,10 @@ func (v *validator) checkGateways(vg *vgraph) {
 		}
 	}
 }
+
+// alwaysTrue reports whether the link's condition is the literal true: such a link is
+// a default in all but name.
+func alwaysTrue(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "true" }
 
 // checkReach reports nodes the start cannot reach, and graphs whose end nodes it cannot.
 func (v *validator) checkReach(vg *vgraph) {

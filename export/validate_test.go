@@ -253,7 +253,7 @@ layout:
   - {id: b, link: [a, {nextId: e, when: "done"}]}
   - {id: e, type: end}
 `,
-			want: []string{"cycle.unguarded@a"},
+			want: []string{"cycle.unguarded@a", "parallel.condition-ignored@p"},
 			msg:  `cycle "a" -> "p" -> "b" -> "a" passes through no condition and no loop node`,
 		},
 		{
@@ -319,6 +319,7 @@ layout:
   - {id: r2, type: exclusive, link: [{nextId: r, when: "a"}, r]}
   - {id: e, type: end}
 `,
+			want: []string{"exclusive.no-default@x"}, // not about the cycle: a run where n >= 5 fails there
 		},
 		{
 			name: "scripts and conditions compile, Java does not",
@@ -362,6 +363,37 @@ layout:
 			want: []string{"meta.on-error-goto@b", "node.unreachable@b"},
 		},
 		{
+			// The engine fails an exclusive gateway that finds no true link and has no
+			// default; a literal "true" condition is a default in all but name.
+			name: "an exclusive gateway without a default link",
+			doc: `
+id: nodef
+layout:
+  - {id: s, type: start, link: [x, y, z]}
+  - {id: x, type: exclusive, link: [{nextId: e, when: "a > 1"}, {nextId: e, when: "a < 0"}]}
+  - {id: y, type: exclusive, link: [{nextId: e, when: "a > 1"}, {nextId: e, when: " true "}]}
+  - {id: z, type: exclusive, link: [{nextId: e, when: "a > 1"}, e]}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.no-default@x"},
+			msg:  `every link of exclusive gateway "x" has a condition: when none holds, the run fails with exclusive_no_match`,
+		},
+		{
+			name: "a condition on a parallel gateway's link is ignored",
+			doc: `
+id: parwhen
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, {nextId: b, when: "go == true"}]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"parallel.condition-ignored@p"},
+			msg:  `link from parallel gateway "p" to "b" has a condition (go == true) that is ignored`,
+		},
+		{
 			name: "loop-free recursion through a sub-graph",
 			doc: `
 id: self
@@ -383,7 +415,7 @@ layout:
   - {id: call, task: "#parrec", link: e}
   - {id: e, type: end}
 `,
-			want: []string{"subgraph.recursive@call"},
+			want: []string{"parallel.condition-ignored@p", "subgraph.recursive@call"},
 			msg:  `sub-graph calls recurse without a bound: "parrec" (node "call") -> "parrec"`,
 		},
 		{

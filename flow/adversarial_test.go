@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -559,20 +558,20 @@ func TestHookPanicOnTheMainBranchFreesTheContext(t *testing.T) {
 
 // A hook that panics on the calling goroutine inside a sub-graph call fails the calling
 // node (the call is its task), and the call's parallel branches end before Eval
-// returns: none is left running against a run that is over.
+// returns: none is left running against a run that is over. The other branch, once
+// cancelled, stays in its clean-up until the test has seen that Eval has not
+// returned, so an engine that did not wait for it returns (or is about to) while
+// the branch provably runs.
 func TestHookPanicInASubGraphWaitsForItsBranches(t *testing.T) {
 	var ended atomic.Bool
-	started := make(chan struct{})
+	started, cleaning, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	slow := flow.TaskFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
 		defer ended.Store(true)
 		close(started)
-		select {
-		case <-ctx.Done():
-			time.Sleep(50 * time.Millisecond) // cleaning up takes a while
-			return ctx.Err()
-		case <-time.After(5 * time.Second):
-			return nil
-		}
+		<-ctx.Done() // the failing call cancels its branches
+		close(cleaning)
+		<-release
+		return ctx.Err()
 	})
 	e := flow.NewEngine(flow.WithMaxConcurrency(4), flow.WithTask("slow", slow))
 	for _, def := range []string{`
@@ -596,12 +595,29 @@ layout:
 		require.NoError(t, e.Register(g))
 	}
 	hook := &waitingPanicHook{node: "boom", before: started}
-	res, err := e.Eval(context.Background(), "main", flow.NewContext("i"), flow.WithEvalInterceptor(hook, 0))
-	require.Error(t, err)
-	assert.Equal(t, flow.StatusFailed, res.Status)
-	assert.True(t, ended.Load(), "the sub-graph's other branch ended before Eval returned")
+	type outcome struct {
+		res   *flow.Result
+		err   error
+		ended bool
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := e.Eval(context.Background(), "main", flow.NewContext("i"), flow.WithEvalInterceptor(hook, 0))
+		done <- outcome{res, err, ended.Load()}
+	}()
+	<-cleaning
+	select {
+	case <-done:
+		t.Fatal("Eval returned while the sub-graph's other branch was still running")
+	default:
+	}
+	close(release)
+	out := <-done
+	require.Error(t, out.err)
+	assert.Equal(t, flow.StatusFailed, out.res.Status)
+	assert.True(t, out.ended, "the sub-graph's other branch ended before Eval returned")
 	var ne *flow.NodeError
-	require.ErrorAs(t, err, &ne)
+	require.ErrorAs(t, out.err, &ne)
 	assert.Equal(t, "call", ne.Node)
 	assert.Equal(t, flow.CodePanic, ne.Code)
 }

@@ -49,7 +49,8 @@ type cnode struct {
 	// than one link, which may split); true marks one that also has an incoming link
 	// from a node the branches cannot reach, so it joins an enclosing split as well.
 	joins      map[*cnode]bool
-	isClose    bool // a loop node without $for
+	isClose    bool            // a loop node without $for
+	body       map[*cnode]bool // an opening loop node's body (matchClosingLoop)
 	policy     BranchPolicy
 	policySet  bool
 	onError    *onError
@@ -155,7 +156,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 	cg.start = &cg.nodes[g.start.index]
 	for i := range cg.nodes {
 		if cn := &cg.nodes[i]; cn.loopVar != "" {
-			cn.closing = matchClosingLoop(cn)
+			cn.closing, cn.body = matchClosingLoop(cn)
 		}
 	}
 	for i := range cg.nodes {
@@ -238,13 +239,17 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 // matchClosingLoop finds the loop node without $for that closes the loop opened at
 // open: the first one reachable along links with as many loops opened as closed in
 // between. It is used when a loop has no items, so the flow can still pass the closing
-// node once; a body that reaches a closing node at run time records it as well.
-func matchClosingLoop(open *cnode) *cnode {
+// node once; a body that reaches a closing node at run time records it as well. It
+// also returns the loop's body: every node the links reach from open without passing
+// a closing node of this loop (those closing nodes included, open itself excluded). A
+// link never leaves the body, so only an error policy's goto can (failedWith).
+func matchClosingLoop(open *cnode) (closing *cnode, body map[*cnode]bool) {
 	type item struct {
 		n     *cnode
 		depth int
 	}
 	seen := map[*cnode]bool{open: true}
+	body = map[*cnode]bool{}
 	queue := []item{}
 	for _, l := range open.links {
 		queue = append(queue, item{l.to, 0})
@@ -256,11 +261,15 @@ func matchClosingLoop(open *cnode) *cnode {
 			continue
 		}
 		seen[it.n] = true
+		body[it.n] = true
 		depth := it.depth
 		switch {
 		case it.n.n.Type == Loop && it.n.n.Meta[MetaFor] == nil:
 			if depth == 0 {
-				return it.n
+				if closing == nil {
+					closing = it.n
+				}
+				continue // past this node the flow has left the loop
 			}
 			depth--
 		case it.n.n.Type == Loop:
@@ -270,7 +279,7 @@ func matchClosingLoop(open *cnode) *cnode {
 			queue = append(queue, item{l.to, depth})
 		}
 	}
-	return nil
+	return closing, body
 }
 
 // reachableJoins returns the joins reachable from split, each marked true when it

@@ -50,7 +50,8 @@
 // Eval and Resume return a Result: completed, suspended, stopped or failed, with the
 // step count, the last node per call path (the FlowTrace), every execution error and,
 // unless the run completed, the Frontier to resume from. Frontier.State and
-// Engine.RestoreFrontier convert it to and from plain data for storage. Restoring
+// Engine.RestoreFrontier convert it to and from plain data for storage (through
+// encoding/json, integral loop items come back as int64, not float64). Restoring
 // checks every reference and every frame's pending count (the branches a split still
 // waits for, a loop's one running iteration, a call's running units) against the
 // tokens and frames inside that frame, so a corrupt or hand-edited state is rejected
@@ -101,6 +102,30 @@
 // on, along the node's links or to the policy's goto node, after applying its update;
 // fatal errors apply the fallback state, then end the branch (ContinueOnError split),
 // the sub-graph call (whose calling node then fails, see Context.CallOutcome) or the run.
+//
+// A goto inside a loop body stays in the iteration when it goes to a node of the body
+// (every node the opening loop node's links reach before its closing node, so a
+// link never leaves the body), and leaves the loop otherwise, as a break would: the loop takes no
+// further item and does not pass its closing node, and the flow goes on from the goto
+// node once, in the loop's enclosing branch, without the loop item. (Staying in the
+// iteration would run the flow after the goto node once per remaining item and once
+// more after the loop.) Other branches of a split inside the iteration still finish
+// it, and the closing node does not run for them either.
+//
+// A fatal failure inside a sub-graph call ends the call and becomes the calling
+// node's failure, for the caller's policy to decide (recover, retry, withdraw a
+// ContinueOnError branch, or fail): the call is one task of the calling node, and the
+// call's other tokens are withdrawn as it ends, so its frames no longer describe a
+// place to continue from. The frontier of a run that fails this way therefore holds
+// the calling node, not the node that failed inside the call, and a resume calls the
+// sub-graph again from its start: the child's nodes that completed before the
+// failure run again, and so do its branches that were cancelled or had suspended. (A
+// failure in the root graph, a step limit, a cancellation, a stop or a suspension
+// inside a call keep the exact place instead; a retry of an idempotent calling node
+// also makes a fresh call.) A child node that must not run twice checks the state it
+// left, as a suspended node does, or the child recovers from the failure itself
+// (onError inside the child), so that the call does not end.
+//
 // A node with a retry policy that is marked idempotent retries retryable errors with
 // exponential backoff and jitter, each attempt visible to interceptors.
 //

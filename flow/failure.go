@@ -62,6 +62,9 @@ func (r *run) failedWith(ctx context.Context, tok *token, ne *NodeError, dec Err
 				return r.fatal(tok, err)
 			}
 			r.fallbacks.Add(1)
+			if f := loopLeft(tok, target); f != nil {
+				return r.leaveLoop(tok, f, target, local)
+			}
 			return r.moveTo(tok, target)
 		}
 		if routing {
@@ -72,6 +75,47 @@ func (r *run) failedWith(ctx context.Context, tok *token, ne *NodeError, dec Err
 	}
 	r.applyState(dec.Fallback, true)
 	return r.fatal(tok, ne)
+}
+
+// loopLeft returns the outermost loop frame of the token's call whose body does not
+// hold target: the frame a goto to target leaves. It is nil when target is inside
+// every loop the token iterates in.
+func loopLeft(tok *token, target *cnode) *frame {
+	var out *frame
+	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
+		if f.kind == frameLoop && !f.loop.body[target] {
+			out = f
+		}
+	}
+	return out
+}
+
+// leaveLoop moves a token out of loop frame out (and every loop inside it) to target,
+// as a break would: the loops take no further item and do not pass their closing
+// node. Staying in the frame would run the rest of the flow from target once per
+// remaining item, with the item still bound, and then once more after the loop. The
+// token at target is a new unit of the loop's enclosing frame, opened by the loop's
+// branch; the failed token is withdrawn from the frames it was in, so a split inside
+// the loop body still joins its other branches.
+func (r *run) leaveLoop(tok *token, out *frame, target *cnode, local *[]*token) *token {
+	r.mu.Lock()
+	for f := tok.frame; f != out.parent; f = f.parent {
+		if f.kind == frameLoop {
+			// Only flags, under mu: the items stay, since the iteration's other branches,
+			// on other goroutines, read the current one without the lock.
+			f.closing, f.left = nil, true
+		}
+	}
+	out.parent.pending++
+	next := r.newToken(target, modeArrive, out.parent, out.branch)
+	if r.live != nil {
+		r.commitLocked(next)
+	}
+	r.mu.Unlock()
+	if t := r.endToken(tok); t != nil {
+		*local = append(*local, t)
+	}
+	return next
 }
 
 // fatal ends the branch, the sub-graph call or the run because of ne.

@@ -31,6 +31,7 @@ type frame struct {
 	join    *cnode // where the first branch arrived
 	arrived int
 	policy  BranchPolicy
+	left    bool         // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
 	failed  []*NodeError // branches a ContinueOnError split withdrew because they failed
 
 	// loop

@@ -2,6 +2,7 @@ package flow_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,55 @@ func TestInterruptInLoopBodyEndsTheIteration(t *testing.T) {
 	assert.Equal(t, 4, fc.Value("odd"), "1+3: the even iterations were interrupted")
 	assert.Equal(t, int64(1), fc.Value("closed"))
 	assert.Equal(t, "shared", fc.Value("itAfter"))
+}
+
+// A run suspended inside a loop over integers, whose frontier goes through plain
+// encoding/json (as a caller stores it), resumes with integer items: `it == 3` and
+// typed getters see the same item as before the restart, and an integer beyond
+// float64's precision comes back exactly.
+func TestLoopItemsKeepTheirTypeThroughJSON(t *testing.T) {
+	big := 9007199254740993 // 2^53 + 1: a float64 would round it
+	s := flow.NewSpec("lj")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{1, 3, big, 2.5, "x"}).LinkTo("body")
+	s.Activity("body").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		it := c.Value("it")
+		if it == 3 && c.Value("ok") != true {
+			c.Suspend("at 3")
+			return nil
+		}
+		c.Update("seen", func(old any, _ bool) any { return append(old.([]any), it) })
+		return nil
+	}).LinkTo("three")
+	s.Activity("three").SetTask(`it == 3 && context.put("three", true)`).LinkTo("close")
+	s.Loop("close", "", nil).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"seen": []any{}})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+
+	data, err := json.Marshal(res.Frontier.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(data, &st))
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []any{1, int64(3), int64(big), 2.5, "x"}, fc.Value("seen"))
+	assert.Equal(t, true, fc.Value("three"))
+
+	// A number beyond float64 is a bad frontier, as encoding/json would refuse it.
+	for i := range st.Frames {
+		if st.Frames[i].Kind == "loop" {
+			st.Frames[i].Items[4] = json.Number("1e400")
+		}
+	}
+	_, err = e.RestoreFrontier(g, st)
+	assert.ErrorIs(t, err, flow.ErrBadFrontier)
 }

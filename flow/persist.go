@@ -1,11 +1,13 @@
 package flow
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 )
@@ -79,14 +81,90 @@ type FrameState struct {
 	Failed []FailedBranch `json:"failed,omitempty"`
 	// loop
 	Loop    string `json:"loop,omitempty"`    // id of the opening loop node
-	Items   []any  `json:"items,omitempty"`   // the items the loop iterates over
+	Items   []any  `json:"items,omitempty"`   // the items the loop iterates over (numbers decode as json.Number: UnmarshalJSON)
 	Index   int    `json:"index,omitempty"`   // position of the current item in Items
-	Closing string `json:"closing,omitempty"` // id of the closing loop node, once reached
+	Closing string `json:"closing,omitempty"` // id of the closing loop node, once reached; Loop's id once an error policy's goto left the loop (no closing node then)
 	// call
 	Graph  string `json:"graphId,omitempty"` // id of the called graph
 	Path   string `json:"path,omitempty"`    // the call path (as in FlowTrace)
 	Node   string `json:"node,omitempty"`    // the calling node in the caller's graph; empty for the root call
 	Caller int    `json:"caller"`            // the caller's call frame; -1 for the root call
+}
+
+// UnmarshalJSON decodes a frame as encoding/json does, except that the numbers in
+// Items stay json.Number, exact, instead of becoming float64: RestoreFrontier turns
+// an integral one into an int64 and any other into a float64 (as a session snapshot
+// restores them), so a loop over integers resumes with integers (`it == 3` and typed
+// getters behave as before the restart, and an integer beyond float64's precision
+// keeps its value).
+func (fs *FrameState) UnmarshalJSON(data []byte) error {
+	type plain FrameState // the same fields, without this method
+	var aux struct {
+		*plain
+		Items json.RawMessage `json:"items,omitempty"` // shadows plain's
+	}
+	aux.plain = (*plain)(fs)
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	if aux.Items == nil {
+		return nil // no items: left as they were, as encoding/json leaves a missing field
+	}
+	dec := json.NewDecoder(bytes.NewReader(aux.Items))
+	dec.UseNumber()
+	return dec.Decode(&fs.Items)
+}
+
+// fromJSONNumbers returns v with its json.Numbers replaced: an integer that fits
+// becomes an int64, any other number a float64. changed says whether v held one; the
+// maps and lists holding one are copied, so the caller's state is left as it was.
+func fromJSONNumbers(v any) (_ any, changed bool, err error) {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i, true, nil
+		}
+		f, err := t.Float64()
+		if err != nil {
+			return nil, false, fmt.Errorf("number %s: %w", t, err)
+		}
+		return f, true, nil
+	case map[string]any:
+		var out map[string]any
+		for k, e := range t {
+			n, ch, err := fromJSONNumbers(e)
+			if err != nil {
+				return nil, false, err
+			}
+			if ch {
+				if out == nil {
+					out = maps.Clone(t)
+				}
+				out[k] = n
+			}
+		}
+		if out != nil {
+			return out, true, nil
+		}
+	case []any:
+		var out []any
+		for i, e := range t {
+			n, ch, err := fromJSONNumbers(e)
+			if err != nil {
+				return nil, false, err
+			}
+			if ch {
+				if out == nil {
+					out = slices.Clone(t)
+				}
+				out[i] = n
+			}
+		}
+		if out != nil {
+			return out, true, nil
+		}
+	}
+	return v, false, nil
 }
 
 // FailedBranch is one branch of a split frame that failed and was withdrawn (see
@@ -169,7 +247,10 @@ func (st *FrontierState) addFrame(fr *frame, index map[*frame]int) int {
 		}
 	case frameLoop:
 		fs.Loop, fs.Items, fs.Index = fr.loop.n.ID, fr.items, fr.index
-		if fr.closing != nil {
+		switch {
+		case fr.left:
+			fs.Closing = fr.loop.n.ID // the flow left the loop: no closing node (FrameState.Closing)
+		case fr.closing != nil:
 			fs.Closing = fr.closing.n.ID
 		}
 	case frameCall:
@@ -300,8 +381,16 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 				if fs.Index < 0 || fs.Index >= len(fs.Items) {
 					return bad("frame %d: loop index %d outside %d items", i, fs.Index, len(fs.Items))
 				}
-				f.items, f.index = slices.Clone(fs.Items), fs.Index
-				if fs.Closing != "" {
+				f.index = fs.Index
+				items, _, err := fromJSONNumbers(fs.Items) // decoded by FrameState.UnmarshalJSON
+				if err != nil {
+					return bad("frame %d: loop items: %v", i, err)
+				}
+				f.items = slices.Clone(items.([]any))
+				switch {
+				case fs.Closing == fs.Loop:
+					f.left = true
+				case fs.Closing != "":
 					if f.closing = g.node(fs.Closing); f.closing == nil || !f.closing.isClose {
 						return bad("frame %d: %q is not a closing loop node of graph %q", i, fs.Closing, g.g.ID)
 					}

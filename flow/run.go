@@ -190,7 +190,9 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 		} else if cn.isClose {
 			if f := nearestLoop(tok.frame); f != nil {
 				r.mu.Lock()
-				f.closing = cn
+				if !f.left {
+					f.closing = cn
+				}
 				r.mu.Unlock()
 				return r.endToken(tok)
 			}
@@ -315,7 +317,7 @@ func (r *run) unitDone(f *frame) *token {
 			}
 		case frameLoop:
 			f.index++
-			if f.index < len(f.items) {
+			if f.index < len(f.items) && !f.left {
 				f.pending = 1
 				return r.newToken(f.loop, modeBody, f, iterationBranch(f))
 			}

@@ -501,3 +501,43 @@ func registerAndCall(t *testing.T, e *flow.Engine, child *flow.GraphSpec) *flow.
 	s.End("e")
 	return build(t, s)
 }
+
+// A design limit, pinned: a fatal failure inside a sub-graph ends the call and fails
+// the calling node, so the frontier holds the calling node, and a resume calls the
+// sub-graph again from its start. The child's nodes that completed before the failure
+// run again (c1 twice); the same failure in the root graph resumes at the failed node.
+func TestResumeAfterAFailureInASubGraphRunsTheCallAgain(t *testing.T) {
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("c1")
+	child.Activity("c1").SetTask(`context.incr("c1")`).LinkTo("c2")
+	child.Activity("c2").SetTask(`fixed == true || raise("E_C2", "broken")`).LinkTo("ce")
+	child.End("ce")
+	e := flow.NewEngine()
+	g := registerAndCall(t, e, child)
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.Error(t, err)
+	require.Equal(t, flow.StatusFailed, res.Status)
+	assert.Equal(t, []string{"root:call"}, res.Frontier.Pending(), "the calling node, not c2")
+	fc.Set("fixed", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, int64(2), fc.Value("c1"), "the call ran again from its start")
+
+	root := flow.NewSpec("flat")
+	root.Start("s").LinkTo("c1")
+	root.Activity("c1").SetTask(`context.incr("c1")`).LinkTo("c2")
+	root.Activity("c2").SetTask(`fixed == true || raise("E_C2", "broken")`).LinkTo("e")
+	root.End("e")
+	g = build(t, root)
+	fc = flow.NewContext("i")
+	res, err = e.EvalGraph(context.Background(), g, fc)
+	require.Error(t, err)
+	assert.Equal(t, []string{"flat:c2"}, res.Frontier.Pending())
+	fc.Set("fixed", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, int64(1), fc.Value("c1"))
+}

@@ -1,0 +1,120 @@
+package flow_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// An error policy's goto to a node outside the loop body leaves the loop, as a break
+// would: the loop takes no further item and does not pass its closing node, the node
+// gone to runs once, outside the loop (the item is no longer bound), and a suspension
+// there is a frontier that restores and resumes.
+func TestErrorGotoOutOfALoopLeavesTheLoop(t *testing.T) {
+	s := flow.NewSpec("lg")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("log", log + string(it)); it != 2 || raise("BAD", "bad item", true)`).
+		OnError("rescue", nil).LinkTo("close")
+	s.Loop("close", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("e")
+	s.Activity("rescue").SetTask(`context.put("log", log + "R" + string(it)); ok == true || context.suspend("check")`).LinkTo("e2")
+	s.End("e")
+	s.End("e2")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Equal(t, "12R<nil>", fc.Value("log"), "item 3 does not run, and rescue runs outside the loop")
+
+	// The frontier goes through JSON, as a session stores it.
+	b, err := json.Marshal(res.Frontier.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(b, &st))
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "12R<nil>R<nil>", fc.Value("log"), "neither the rest of the loop nor its closing node runs")
+	assert.Equal(t, "e2", res.Last()["lg"])
+}
+
+// A goto from an inner loop's body to a node of the outer loop's body leaves the inner
+// loop only: the outer loop goes on with its next item. A goto to a node of the body
+// (here the closing node) stays in the loop.
+func TestErrorGotoOutOfAnInnerLoop(t *testing.T) {
+	s := flow.NewSpec("nl")
+	s.Start("s").LinkTo("o")
+	s.Loop("o", "a", []any{"x", "y"}).LinkTo("i")
+	s.Loop("i", "b", []any{1, 2, 3}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("log", log + a + string(b)); b != 2 || raise("BAD", "bad", true)`).
+		OnError("next", nil).LinkTo("ic")
+	s.Loop("ic", "", nil).SetTask(`context.put("log", log + "|")`).LinkTo("next")
+	s.Activity("next").SetTask(`context.put("log", log + "N" + a + " ")`).LinkTo("oc")
+	s.Loop("oc", "", nil).LinkTo("e")
+	s.End("e")
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "x1x2Nx y1y2Ny ", fc.Value("log"))
+
+	s = flow.NewSpec("in")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("log", log + string(it)); it != 2 || raise("BAD", "bad", true)`).
+		OnError("close", nil).LinkTo("more")
+	s.Activity("more").SetTask(`context.put("log", log + "m")`).LinkTo("close")
+	s.Loop("close", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("e")
+	s.End("e")
+	fc = flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err = flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "1m23mC", fc.Value("log"), "a goto inside the body skips to the closing node like continue")
+}
+
+// A goto out of the loop from one branch of a split inside the body: the other
+// branch finishes its iteration and reaches the closing node, which does not run, as
+// the flow left the loop; that holds across a suspension whose frontier goes through
+// JSON while the other branch is still inside the left loop.
+func TestErrorGotoOutOfALoopFromASplitBranch(t *testing.T) {
+	s := flow.NewSpec("ls")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("p")
+	s.Inclusive("p").LinkTo("a").LinkTo("b")
+	s.Activity("a").SetTask(`context.put("log", log + "a" + string(it)); it != 2 || raise("BAD", "bad", true)`).
+		OnError("rescue", nil).LinkTo("j")
+	s.Activity("b").SetTask(`context.put("log", log + "b" + string(it)); it != 2 || ok == true || context.suspend("b")`).LinkTo("j")
+	s.Inclusive("j").LinkTo("close")
+	s.Loop("close", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("e")
+	s.Activity("rescue").SetTask(`context.put("log", log + "R")`).LinkTo("e2")
+	s.End("e")
+	s.End("e2")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	b, err := json.Marshal(res.Frontier.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(b, &st))
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err, "%s", b)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "a1b1a2Rb2b2", fc.Value("log"), "b2 runs again on resume; the closing node never runs")
+}
