@@ -43,15 +43,21 @@ func BenchmarkReActToolCall(b *testing.B) {
 	}
 }
 
-// BenchmarkTeamSequential measures a sequential team of three fixed agents, one call
-// in a new session each: the team's cost per member on the flow engine (graph run,
-// agent state in the session, trace and coverage).
-func BenchmarkTeamSequential(b *testing.B) {
+// newTrio returns a sequential team of three fixed agents; its answer is "third".
+func newTrio(b *testing.B) *team.TeamAgent {
 	trio, err := team.NewTeam("trio", team.WithMembers(testkit.NewFixedAgent("a", "first"),
 		testkit.NewFixedAgent("b", "second"), testkit.NewFixedAgent("c", "third")))
 	if err != nil {
 		b.Fatal(err)
 	}
+	return trio
+}
+
+// BenchmarkTeamSequential measures a sequential team of three fixed agents, one call
+// in a new session each: the team's cost per member on the flow engine (graph run,
+// agent state in the session, trace and coverage).
+func BenchmarkTeamSequential(b *testing.B) {
+	trio := newTrio(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -66,11 +72,7 @@ func BenchmarkTeamSequential(b *testing.B) {
 // BenchmarkTeamStream is BenchmarkTeamSequential consumed as an event stream: the
 // cost of the events and of the goroutine that runs the call.
 func BenchmarkTeamStream(b *testing.B) {
-	trio, err := team.NewTeam("trio", team.WithMembers(testkit.NewFixedAgent("a", "first"),
-		testkit.NewFixedAgent("b", "second"), testkit.NewFixedAgent("c", "third")))
-	if err != nil {
-		b.Fatal(err)
-	}
+	trio := newTrio(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
