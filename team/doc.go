@@ -69,7 +69,12 @@
 // the run or drop the decisions: the call returns the cancelled or timeout error (its
 // RunEnd has status pending) and the run waits again, the calls that ran with their
 // observations, the others with their decisions, so the next resume goes on from
-// there without asking anyone again and without running a call twice. Across processes the session store's
+// there without asking anyone again and without running a call twice. A model call
+// that fails after the decided batch ran (a 5xx after the client's retries, a bad
+// response) is treated the same way: the call returns the model's error, the run
+// waits again with the observations of the calls that ran, and the next resume, a
+// Call with the run's prompt or a retry of the node asks the model again with them
+// (Discard gives the run up). Across processes the session store's
 // version check plays the same part (session.Runner.Resume: one winner, the others
 // get session.ErrConflict). Sessions copied from one snapshot are independent: each
 // holds its own waiting run, so decide in one of them only.

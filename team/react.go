@@ -75,7 +75,12 @@ func (a *ReActAgent) Stream(ctx context.Context, prompt string, sess *AgentSessi
 // of the agent waits in sess, including when another call resumed it first: a waiting
 // run is resumed once, so an approved call never runs twice. When ctx ends before the
 // model has answered the decided batch, the run waits again with its decisions (the
-// error is cancelled or timeout) and a later Resume goes on from there.
+// error is cancelled or timeout) and a later Resume goes on from there. So does a
+// model call that fails after the decided batch ran (a 5xx after the client's
+// retries, a bad response): the call returns the model's error, the calls that ran
+// keep their observations, and the next Resume (or Call with the run's prompt, or a
+// retry of the node) asks the model again with them, never running an approved call
+// twice. Call Discard to give such a run up.
 func (a *ReActAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
 	if sess == nil {
 		return nil, fmt.Errorf("agent %q: %w", a.name, ErrNoPending)
@@ -140,6 +145,10 @@ type reactRun struct {
 	// has not answered since: the end of ctx then keeps the run waiting instead of
 	// failing it, so the human's decisions (and the calls they let run) survive.
 	resumed bool
+	// modelFailed holds once a model call failed. While resumed holds too, the run
+	// waits again instead of failing: the decided batch ran, and a retry that started
+	// afresh would ask the human again and could run an approved call twice.
+	modelFailed bool
 }
 
 func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
@@ -176,6 +185,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 		began := time.Now()
 		resp, d, err := x.reason(ctx, step, &ChatRequest{Messages: cloneMessages(run.Messages), Tools: x.a.defs, Options: x.a.cfg.options})
 		if err != nil {
+			x.modelFailed = true
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
 		x.resumed = false // the model has seen the decided batch: the run has moved on
@@ -225,11 +235,12 @@ func (x *reactRun) finish(ctx context.Context, ans *Answer, err error) (*Answer,
 	d := time.Since(x.began)
 	tr.Metrics.Duration += d // active time only: a human's think time is not the agent's
 	switch {
-	case err != nil && x.resumed && ctx.Err() != nil:
-		// A resume whose caller went away before the model saw the decided batch:
-		// the run waits again, with the decisions not yet applied and the
-		// observations of the calls that ran, so the next resume goes on from there
-		// without asking anyone again and without running any call twice.
+	case err != nil && x.resumed && (ctx.Err() != nil || x.modelFailed):
+		// A resume whose caller went away, or whose model call failed, before the
+		// model saw the decided batch: the run waits again, with the decisions not
+		// yet applied and the observations of the calls that ran, so the next resume
+		// (or a retry of the node) goes on from there without asking anyone again
+		// and without running any call twice.
 		tr.Status = RunPending
 		x.st.Run = run
 		ans = &Answer{Agent: x.a.name, RunID: run.Info.RunID, Pending: run.view(run.undecided())}

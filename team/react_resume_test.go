@@ -1,0 +1,119 @@
+package team_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+// heldRemove returns an agent whose run waits in a session for a decision on
+// remove(/a), already approved, and the model that scripts it (the turns after the
+// first are given).
+func heldRemove(t *testing.T, box *toolbox, after ...testkit.Turn) (*team.ReActAgent, *team.AgentSession, *testkit.ScriptedModel) {
+	t.Helper()
+	model := testkit.NewScriptedModel(append([]testkit.Turn{
+		testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`))}, after...)...)
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sess := team.NewSession("model-fails")
+	ans, err := a.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+	return a, sess, model
+}
+
+// The model call that follows an approved batch fails (a 5xx after the client's
+// retries, a bad response): the run does not fail away with the batch's results. It
+// waits again with the observations of the calls that ran, so the next Resume, a
+// Call with the same prompt or a node retry asks the model again and never runs the
+// approved call a second time nor asks the human again.
+func TestReActModelFailureAfterResumedBatchKeepsResults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail testkit.Turn
+		want *team.Error
+	}{
+		{"source unavailable", testkit.FailWith(team.TypeSourceUnavailable), team.ErrSourceUnavailable},
+		{"bad response", testkit.FailWith(team.TypeBadResponse), &team.Error{Type: team.TypeBadResponse}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, again := range []string{"resume", "call"} {
+				t.Run(again, func(t *testing.T) {
+					box := &toolbox{}
+					a, sess, model := heldRemove(t, box, tc.fail, testkit.Reply("done"))
+					evs, err := team.Events(context.Background(), resumer{a}, "", sess)
+					require.ErrorIs(t, err, tc.want)
+					last := evs[len(evs)-1]
+					assert.Equal(t, team.EventRunEnd, last.Kind)
+					assert.Equal(t, team.RunPending, last.Status, "the run waits again; its batch ran")
+					p := sess.Pending("bot")
+					require.NotNil(t, p, "the run still waits")
+					assert.Empty(t, p.Calls, "nothing to decide again")
+					assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+
+					var ans *team.Answer
+					if again == "resume" {
+						ans, err = a.Resume(context.Background(), sess)
+					} else {
+						ans, err = a.Call(context.Background(), "clean up", sess)
+					}
+					require.NoError(t, err)
+					assert.Equal(t, "done", ans.Content)
+					assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+					assert.Equal(t, 3, model.Calls(), "the failed model turn is asked again, nothing before it")
+					reqs := model.Requests()
+					obs := toolMessages(reqs[len(reqs)-1])
+					assert.Equal(t, team.StatusSuccess, observation(t, obs["d1"]).Status, "the model sees the call's result")
+					assert.Nil(t, sess.Pending("bot"))
+					assert.Equal(t, team.RunCompleted, sess.ReActTrace("bot").Status)
+				})
+			}
+		})
+	}
+}
+
+// In a graph, the node's retry policy retries the failed model turn after the
+// resumed batch: the approved call runs once.
+func TestReActModelFailureAfterResumedBatchNodeRetry(t *testing.T) {
+	box := &toolbox{}
+	removeA := testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`))
+	// Asked afresh, the model would ask for the removal again.
+	after := testkit.Turn{Respond: func(req *team.ChatRequest) (*team.ChatResponse, error) {
+		if testkit.LastIsToolResult("remove")(req) {
+			return &team.ChatResponse{Message: team.AssistantMessage("done")}, nil
+		}
+		return &team.ChatResponse{Message: team.Message{Role: team.RoleAssistant, ToolCalls: removeA.ToolCalls}}, nil
+	}}
+	model := testkit.NewScriptedModel(removeA, testkit.FailWith(team.TypeSourceUnavailable), after)
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	g, err := flow.LoadGraph("clean.yml", []byte(`id: clean
+layout:
+  - {id: start, type: start, link: bot}
+  - {id: bot, task: "@bot", meta: {retry: {max: 2}, idempotent: true}, link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	sess := team.NewSession("clean-1")
+	sess.Context().Set("prompt", "clean up")
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, res.Retries)
+	assert.Equal(t, "done", sess.Context().Value("bot.answer"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls())
+}
