@@ -92,7 +92,10 @@ func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *A
 //
 // When the agent waits for human decisions the task suspends the run (the node runs
 // again on resume and the agent applies the decisions given with
-// SessionOf(fc).Decide). An agent failure fails the node with the agent's structured
+// SessionOf(fc).Decide). The node resumes any run of its agent waiting in the
+// context, with that run's prompt; AgentSession.RunFlow discards the runs an earlier
+// flow run left waiting, and code that evaluates a new run over a context with the
+// engine directly should Discard them. An agent failure fails the node with the agent's structured
 // error: its type is the node error's code, and a retryable one is retried by the
 // node's retry policy.
 func AsTask(a Agent, opts ...TaskOption) flow.Task {

@@ -117,3 +117,79 @@ layout:
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
 	assert.Equal(t, 3, model.Calls())
 }
+
+// payerGraph is start → @payer → end, the prompt in the variable "prompt".
+func payerGraph(t *testing.T) *flow.Graph {
+	t.Helper()
+	g, err := flow.LoadGraph("pay.yml", []byte(`id: pay
+layout:
+  - {id: start, type: start, link: payer}
+  - {id: payer, task: "@payer", link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	return g
+}
+
+// A flow run that left the agent waiting failed (here a resume whose context was
+// cancelled); a new run of the flow over the same session, with a new prompt, asks the
+// model afresh: it does not resume the abandoned run and run its approved call.
+func TestAgentNodeNewFlowRunDoesNotResumeStaleRun(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("old", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.CallTools(testkit.ToolCall("new", "transfer", `{"to":"cafe","amount":2000}`)))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	g := payerGraph(t)
+	sess := team.NewSession("pay-stale")
+	sess.Context().Set("prompt", "pay acme")
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide("payer", team.Approve("old")))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _ = sess.ResumeFlow(ctx, eng, g) // the caller went away: the run failed
+	require.Empty(t, box.Calls())
+
+	sess.Context().Set("prompt", "pay the cafe")
+	res, err = sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Empty(t, box.Calls(), "the abandoned run's approved call did not run")
+	assert.Equal(t, 2, model.Calls())
+	assert.Equal(t, "pay the cafe", model.Requests()[1].LastUserMessage())
+	p := sess.Pending("payer")
+	require.NotNil(t, p)
+	assert.Equal(t, []string{"new"}, p.IDs())
+}
+
+// The same abandoned run is still there for ResumeFlow, which continues it: the
+// approved call runs once, with the old question.
+func TestAgentNodeResumeFlowAfterCancelledResume(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("old", "transfer", `{"to":"acme","amount":5000}`)), testkit.Reply("paid"))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	g := payerGraph(t)
+	sess := team.NewSession("pay-resume")
+	sess.Context().Set("prompt", "pay acme")
+	_, err = sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.NoError(t, sess.Decide("payer", team.Approve("old")))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _ = sess.ResumeFlow(ctx, eng, g)
+
+	sess.Context().Set("prompt", "pay the cafe") // the resumed node keeps its question
+	res, err := sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "paid", sess.Context().Value("payer.answer"))
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, 2, model.Calls())
+}

@@ -212,6 +212,23 @@ func (s *AgentSession) Discard(agent string) {
 	s.setState(agent, st)
 }
 
+// discardNodeRuns drops every agent run waiting at a flow node in the session.
+func (s *AgentSession) discardNodeRuns() {
+	for k := range s.fc.Vars() {
+		if name, ok := strings.CutPrefix(k, StateKey("")); !ok || name == "" {
+			continue
+		}
+		s.fc.Update(k, func(old any, _ bool) any {
+			st := stateOf(old)
+			if st.Run == nil || st.Run.Info.Node == "" {
+				return old
+			}
+			st.Run = nil
+			return st
+		})
+	}
+}
+
 // ReActTrace returns the trace of the agent's last (or pending) ReAct run, or nil.
 func (s *AgentSession) ReActTrace(agent string) *ReActTrace {
 	st := s.State(agent)
@@ -253,7 +270,15 @@ var ErrGraphChanged = errors.New("graph definition changed since the session was
 
 // RunFlow evaluates g over the session's context with eng and records where it
 // stands (SetFlow).
+//
+// It starts a new run: the agent runs an earlier flow run left waiting at a node
+// (suspended for decisions, or halted by a failure or a cancelled resume) are
+// discarded first, so the agent nodes ask the question the variables hold now. An
+// agent node that found one would resume it with its old prompt and run the calls a
+// human approved for a run nobody continues. ResumeFlow is the way to continue such
+// a run; runs of agents called outside a graph are kept.
 func (s *AgentSession) RunFlow(ctx context.Context, eng *flow.Engine, g *flow.Graph, opts ...flow.EvalOption) (*flow.Result, error) {
+	s.discardNodeRuns()
 	res, err := eng.EvalGraph(ctx, g, s.fc, opts...)
 	if res != nil {
 		s.SetFlow(g, res)
