@@ -181,7 +181,12 @@
 //     notes.
 //   - The team's answer is the last member's answer, or the answer a supervisor gives
 //     when finishing with the route tool, or the coordinator's merge; WithAnswerFrom
-//     names the member whose last answer it is.
+//     names the member whose last answer it is. When that member's last turn failed
+//     and an error policy recovered the failure (so the team completes), the answer
+//     is the last answer given before, followed by a note "[member] failed: <error>"
+//     (the note alone when nobody answered): an earlier member's answer is never
+//     presented as the team's without saying that the member who should have
+//     answered failed.
 //
 // The TeamTrace (TraceIn, TraceOf) is plain data in the FlowContext under
 // TraceKey(name): records (kind, role, source member, content, status, duration,

@@ -195,7 +195,8 @@ func TestAdvSwarmMemberRecoverableFailure(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, tr.Route)
 	assert.Equal(t, []string{"route:a/protocol", "route:b/text", "finish:/rule/member_failed"}, ttDecisions(tr))
 	assert.Equal(t, team.TeamCompleted, tr.Status)
-	assert.Equal(t, "transfer_to: b", tr.FinalAnswer, "the last answer stands")
+	assert.Equal(t, "transfer_to: b\n\n[b] failed: agent_error: flaky backend", tr.FinalAnswer,
+		"the last answer stands, with a note that the member holding the conversation failed")
 	ttCheckSymmetry(t, evs)
 }
 

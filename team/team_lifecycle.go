@@ -216,14 +216,40 @@ func (t *TeamAgent) skip(c *flow.Context, node, branch string, m Agent, reason s
 }
 
 // lastAnswer is the team's answer when nobody gave one explicitly: the last answer
-// of the WithAnswerFrom member, else of any member.
+// of the WithAnswerFrom member, else of any member. When the member whose answer it
+// should be (the WithAnswerFrom member, else the one that took the last turn) failed
+// that turn, a failure an error policy recovered, the answer ends with a note saying
+// so ("[member] failed: …", as a parallel merge reports a gap): an earlier answer is
+// never passed off as the answer of a member that did not give one.
 func (t *TeamAgent) lastAnswer(tr *TeamTrace) string {
+	ans := ""
 	if t.cfg.answerFrom != "" {
-		if a := tr.LastAnswerOf(t.cfg.answerFrom); a != "" {
-			return a
+		ans = tr.LastAnswerOf(t.cfg.answerFrom)
+	}
+	if ans == "" {
+		ans = tr.LastAnswer()
+	}
+	r, ok := t.answeringTurn(tr)
+	if !ok || r.Status != RunFailed {
+		return ans
+	}
+	note := describeRecord(r.Source, r)
+	if ans == "" {
+		return note
+	}
+	return ans + "\n\n" + note
+}
+
+// answeringTurn returns the last turn taken (not skipped) by the member whose answer
+// is the team's: the WithAnswerFrom member, else any member.
+func (t *TeamAgent) answeringTurn(tr *TeamTrace) (TeamRecord, bool) {
+	for i := len(tr.Records) - 1; i >= 0; i-- {
+		r := tr.Records[i]
+		if r.Kind == RecordMember && r.Status != RecordSkipped && (t.cfg.answerFrom == "" || r.Source == t.cfg.answerFrom) {
+			return r, true
 		}
 	}
-	return tr.LastAnswer()
+	return TeamRecord{}, false
 }
 
 // promptFor builds a member's prompt.

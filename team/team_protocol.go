@@ -55,7 +55,8 @@ type sequential struct{}
 // given, with no model deciding anything: start → m1 → m2 → … → end. Each member sees
 // the answers before it. Max turns applies: the members after the limit are skipped
 // (one "finish" decision with reason max_turns records it). The team's answer is the
-// last member's answer.
+// last member's answer; if the last member failed and an error policy recovered the
+// failure, it is the answer before it followed by a "[member] failed: …" note.
 func Sequential() Protocol { return sequential{} }
 
 func (sequential) Name() string                 { return "sequential" }
