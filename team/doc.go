@@ -64,17 +64,16 @@
 // once: the call that resumes it takes it out of the session atomically, so a second
 // resume at the same time (or after it) gets ErrNoPending and an approved call never
 // runs twice; Decide while it runs gets ErrNoPending too. The last decision given for
-// a call before the resume is the one applied. A resume whose context ends
-// (cancelled, deadline) before the model has answered the decided batch does not fail
-// the run or drop the decisions: the call returns the cancelled or timeout error (its
-// RunEnd has status pending) and the run waits again, the calls that ran with their
-// observations, the others with their decisions, so the next resume goes on from
-// there without asking anyone again and without running a call twice. A model call
-// that fails after the decided batch ran (a 5xx after the client's retries, a bad
-// response) is treated the same way: the call returns the model's error, the run
-// waits again with the observations of the calls that ran, and the next resume, a
-// Call with the run's prompt or a retry of the node asks the model again with them
-// (Discard gives the run up). Across processes the session store's
+// a call before the resume is the one applied. A resume does not fail the run, or
+// drop the decisions and what they let run, when its context ends (cancelled,
+// deadline) or a model call fails (a 5xx after the client's retries, a bad response)
+// before the run's answer: the call returns that error (its RunEnd has status
+// pending) and the run waits again, the calls that ran with their observations, the
+// others with their decisions, so the next resume (or a Call with the run's prompt,
+// or a retry of the node) goes on from there, asking the model again if need be,
+// without asking anyone again and without running a call twice. Discard gives such a
+// run up. (A run that fails would be started afresh by a retry: the human asked
+// again, an approved, paid-once call run twice.) Across processes the session store's
 // version check plays the same part (session.Runner.Resume: one winner, the others
 // get session.ErrConflict). Sessions copied from one snapshot are independent: each
 // holds its own waiting run, so decide in one of them only.

@@ -73,14 +73,13 @@ func (a *ReActAgent) Stream(ctx context.Context, prompt string, sess *AgentSessi
 // Resume continues the agent's run waiting in sess with the decisions given with
 // Decide; it is Call with the run's own prompt. It fails with ErrNoPending when no run
 // of the agent waits in sess, including when another call resumed it first: a waiting
-// run is resumed once, so an approved call never runs twice. When ctx ends before the
-// model has answered the decided batch, the run waits again with its decisions (the
-// error is cancelled or timeout) and a later Resume goes on from there. So does a
-// model call that fails after the decided batch ran (a 5xx after the client's
-// retries, a bad response): the call returns the model's error, the calls that ran
-// keep their observations, and the next Resume (or Call with the run's prompt, or a
-// retry of the node) asks the model again with them, never running an approved call
-// twice. Call Discard to give such a run up.
+// run is resumed once, so an approved call never runs twice. When ctx ends, or a
+// model call fails (a 5xx after the client's retries, a bad response), before the
+// run has its answer, the run does not fail: it waits again with its decisions and
+// the observations of the calls that ran, and the call returns that error (cancelled,
+// timeout, the model's). The next Resume (or Call with the run's prompt, or a retry
+// of the node) goes on from there, asking the model again if need be, never asking
+// the human again nor running an approved call twice. Discard gives such a run up.
 func (a *ReActAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
 	if sess == nil {
 		return nil, fmt.Errorf("agent %q: %w", a.name, ErrNoPending)
@@ -141,13 +140,13 @@ type reactRun struct {
 	st    *AgentState
 	run   *PendingRun
 	began time.Time
-	// resumed holds while the call continues a run held for decisions and the model
-	// has not answered since: the end of ctx then keeps the run waiting instead of
-	// failing it, so the human's decisions (and the calls they let run) survive.
+	// resumed holds when the call continues a run held for decisions: the end of ctx
+	// or a failed model call then keeps the run waiting instead of failing it, so the
+	// human's decisions (and the calls they let run, and every call after them)
+	// survive. A run that failed would start afresh on a retry, ask the human again
+	// and could run an approved call twice.
 	resumed bool
-	// modelFailed holds once a model call failed. While resumed holds too, the run
-	// waits again instead of failing: the decided batch ran, and a retry that started
-	// afresh would ask the human again and could run an approved call twice.
+	// modelFailed holds once a model call of this call failed.
 	modelFailed bool
 }
 
@@ -188,7 +187,6 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 			x.modelFailed = true
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
-		x.resumed = false // the model has seen the decided batch: the run has moved on
 		msg := resp.Message
 		msg.Role = RoleAssistant
 		msg.ToolCalls = slices.Clone(msg.ToolCalls)
@@ -237,10 +235,10 @@ func (x *reactRun) finish(ctx context.Context, ans *Answer, err error) (*Answer,
 	switch {
 	case err != nil && x.resumed && (ctx.Err() != nil || x.modelFailed):
 		// A resume whose caller went away, or whose model call failed, before the
-		// model saw the decided batch: the run waits again, with the decisions not
-		// yet applied and the observations of the calls that ran, so the next resume
-		// (or a retry of the node) goes on from there without asking anyone again
-		// and without running any call twice.
+		// run's answer: the run waits again, with the decisions not yet applied and
+		// the observations of the calls that ran, so the next resume (or a retry of
+		// the node) goes on from there without asking anyone again and without
+		// running any call twice.
 		tr.Status = RunPending
 		x.st.Run = run
 		ans = &Answer{Agent: x.a.name, RunID: run.Info.RunID, Pending: run.view(run.undecided())}

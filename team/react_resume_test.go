@@ -19,7 +19,7 @@ func heldRemove(t *testing.T, box *toolbox, after ...testkit.Turn) (*team.ReActA
 	t.Helper()
 	model := testkit.NewScriptedModel(append([]testkit.Turn{
 		testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`))}, after...)...)
-	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove(), box.weather()))
 	require.NoError(t, err)
 	sess := team.NewSession("model-fails")
 	ans, err := a.Call(context.Background(), "clean up", sess)
@@ -192,4 +192,30 @@ func TestAgentNodeResumeFlowAfterCancelledResume(t *testing.T) {
 	assert.Equal(t, "paid", sess.Context().Value("payer.answer"))
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 	assert.Equal(t, 2, model.Calls())
+}
+
+// The rule holds for the whole resumed call: the decided batch ran, the model asked
+// for another (not sensitive) call, and the model call after it fails. The run waits
+// with every observation, and the next Resume neither runs the approved call again
+// nor asks the human again.
+func TestReActModelFailureLaterInResumedRunKeepsResults(t *testing.T) {
+	box := &toolbox{}
+	a, sess, model := heldRemove(t, box,
+		testkit.CallTools(testkit.ToolCall("w1", "weather", `{"city":"Oslo"}`)),
+		testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("done"))
+	_, err := a.Resume(context.Background(), sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	p := sess.Pending("bot")
+	require.NotNil(t, p, "the run still waits")
+	assert.Empty(t, p.Calls)
+
+	ans, err := a.Resume(context.Background(), sess)
+	require.NoError(t, err)
+	assert.Equal(t, "done", ans.Content)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`, `weather:{"city":"Oslo"}`}, box.Calls(), "each call ran once")
+	assert.Equal(t, 4, model.Calls())
+	reqs := model.Requests()
+	obs := toolMessages(reqs[len(reqs)-1])
+	assert.Equal(t, team.StatusSuccess, observation(t, obs["d1"]).Status)
+	assert.Equal(t, team.StatusSuccess, observation(t, obs["w1"]).Status)
 }
