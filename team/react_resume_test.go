@@ -47,7 +47,7 @@ func TestReActModelFailureAfterResumedBatchKeepsResults(t *testing.T) {
 			for _, again := range []string{"resume", "call"} {
 				t.Run(again, func(t *testing.T) {
 					box := &toolbox{}
-					a, sess, model := heldRemove(t, box, tc.fail, testkit.Reply("done"))
+					a, sess, model := heldRemove(t, box, tc.fail, afterRemove("done"))
 					evs, err := team.Events(context.Background(), resumer{a}, "", sess)
 					require.ErrorIs(t, err, tc.want)
 					last := evs[len(evs)-1]
@@ -79,19 +79,26 @@ func TestReActModelFailureAfterResumedBatchKeepsResults(t *testing.T) {
 	}
 }
 
+func removeA() testkit.Turn {
+	return testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`))
+}
+
+// afterRemove answers once the model sees the removal's result; asked afresh, the
+// model asks for the removal again.
+func afterRemove(answer string) testkit.Turn {
+	return testkit.Turn{Respond: func(req *team.ChatRequest) (*team.ChatResponse, error) {
+		if testkit.LastIsToolResult("remove")(req) {
+			return &team.ChatResponse{Message: team.AssistantMessage(answer)}, nil
+		}
+		return &team.ChatResponse{Message: team.Message{Role: team.RoleAssistant, ToolCalls: removeA().ToolCalls}}, nil
+	}}
+}
+
 // In a graph, the node's retry policy retries the failed model turn after the
 // resumed batch: the approved call runs once.
 func TestReActModelFailureAfterResumedBatchNodeRetry(t *testing.T) {
 	box := &toolbox{}
-	removeA := testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`))
-	// Asked afresh, the model would ask for the removal again.
-	after := testkit.Turn{Respond: func(req *team.ChatRequest) (*team.ChatResponse, error) {
-		if testkit.LastIsToolResult("remove")(req) {
-			return &team.ChatResponse{Message: team.AssistantMessage("done")}, nil
-		}
-		return &team.ChatResponse{Message: team.Message{Role: team.RoleAssistant, ToolCalls: removeA.ToolCalls}}, nil
-	}}
-	model := testkit.NewScriptedModel(removeA, testkit.FailWith(team.TypeSourceUnavailable), after)
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("done"))
 	a, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
 	require.NoError(t, err)
 	g, err := flow.LoadGraph("clean.yml", []byte(`id: clean
@@ -218,4 +225,28 @@ func TestReActModelFailureLaterInResumedRunKeepsResults(t *testing.T) {
 	obs := toolMessages(reqs[len(reqs)-1])
 	assert.Equal(t, team.StatusSuccess, observation(t, obs["d1"]).Status)
 	assert.Equal(t, team.StatusSuccess, observation(t, obs["w1"]).Status)
+}
+
+// In a team, the member's model failure after its resumed batch fails the team; the
+// team called again with its prompt retries from the failed member, which asks the
+// model again with the batch's results: the approved call runs once.
+func TestTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, _ := ttTeam(t, "crew", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), bot))
+	sess := team.NewSession("crew-1")
+	ans, err := tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	_, err = tm.Call(context.Background(), "clean up", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	ans, err = tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "cleaned", ans.Content)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls())
 }
