@@ -92,10 +92,11 @@ func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *A
 //
 // When the agent waits for human decisions the task suspends the run (the node runs
 // again on resume and the agent applies the decisions given with
-// SessionOf(fc).Decide). The node resumes any run of its agent waiting in the
-// context, with that run's prompt; AgentSession.RunFlow discards the runs an earlier
-// flow run left waiting, and code that evaluates a new run over a context with the
-// engine directly should Discard them. An agent failure fails the node with the agent's structured
+// SessionOf(fc).Decide). The node resumes the run of its agent waiting in the
+// context, with that run's prompt, unless another node left it there (the flow went
+// on past that node: the run is discarded); AgentSession.RunFlow discards the runs an
+// earlier flow run left waiting, and code that evaluates a new run over a context with
+// the engine directly should Discard them. An agent failure fails the node with the agent's structured
 // error: its type is the node error's code, and a retryable one is retried by the
 // node's retry policy.
 func AsTask(a Agent, opts ...TaskOption) flow.Task {
@@ -120,7 +121,15 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	name := t.a.Name()
 	sess := nodeSession(c, n)
 	var prompt string
-	if run := sess.State(name).Run; run != nil {
+	run := sess.State(name).Run
+	if run != nil && run.Info.Node != "" && run.Info.Node != n.ID {
+		// Another node's run: the flow went on past that node (an error policy
+		// recovered its failure), so nobody continues it; resumed here it would
+		// answer that node's question as this node's.
+		sess.Discard(name)
+		run = nil
+	}
+	if run != nil {
 		prompt = run.Prompt // resuming: the same question, whatever the variables say now
 	} else {
 		var err error

@@ -89,10 +89,11 @@
 // runner.Resume applies. For agents used without a graph, or to keep a flow's frontier
 // with the session, MarshalSession/UnmarshalSession give the whole session as JSON
 // (RunFlow and ResumeFlow record and continue the frontier). An agent run waiting at
-// a node belongs to the flow run that left it there: ResumeFlow (or a resume of the
-// instance with session.Runner, or a retry of the node) continues it, while RunFlow
-// starts a new flow run and discards it first, so a new question never resumes an
-// old run's approved calls. An evaluation started on the engine directly (EvalGraph)
+// a node belongs to that node and to the flow run that left it there: ResumeFlow (or
+// a resume of the instance with session.Runner, or a retry of the node) continues it,
+// while RunFlow starts a new flow run and discards it first, and another node of the
+// same agent (reached because an error policy recovered the node's failure) discards
+// it too, so a new question never resumes an old run's approved calls. An evaluation started on the engine directly (EvalGraph)
 // cannot tell a new run from a resume: the agent node resumes any run of its agent
 // that waits in the context (Discard it first). A run held for decisions
 // keeps its run id and its trace, so its trace after the pause is the trace it would

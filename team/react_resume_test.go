@@ -250,3 +250,40 @@ func TestTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
 	assert.Equal(t, 3, model.Calls())
 }
+
+// An agent node whose failure an error policy recovered leaves its agent's run
+// waiting (its model call failed after the approved batch); the flow goes on to
+// another node of the same agent, which asks its own question: it does not resume
+// the other node's run, with the other node's prompt and answer.
+func TestAgentNodeDoesNotResumeRunOfAnotherNode(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.FailWith(team.TypeSourceUnavailable),
+		testkit.Reply("the cafe is paid"))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	g, err := flow.LoadGraph("pay2.yml", []byte(`id: pay2
+layout:
+  - {id: start, type: start, link: first}
+  - {id: first, task: "@payer", meta: {prompt: "pay acme", answerKey: first.answer, onError: {recover: [source_unavailable]}}, link: second}
+  - {id: second, task: "@payer", meta: {prompt: "pay the cafe", answerKey: second.answer}, link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	sess := team.NewSession("pay-two")
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, "the cafe is paid", sess.Context().Value("second.answer"))
+	assert.Equal(t, 3, model.Calls())
+	assert.Equal(t, "pay the cafe", model.Requests()[2].LastUserMessage(), "the second node asks its own question")
+	assert.Nil(t, sess.Pending("payer"))
+}
