@@ -219,6 +219,9 @@ func (s *AgentSession) discardNodeRuns() {
 			continue
 		}
 		s.fc.Update(k, func(old any, _ bool) any {
+			if st, ok := old.(AgentState); ok && (st.Run == nil || st.Run.Info.Node == "") {
+				return old // the usual case, without stateOf's JSON round trip
+			}
 			st := stateOf(old)
 			if st.Run == nil || st.Run.Info.Node == "" {
 				return old
