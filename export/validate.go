@@ -86,8 +86,9 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 //
 // Warnings: no node of type start (the builder picked one, as Solon does); no end node;
 // nodes not reachable from the start (links and onError goto); inclusive gateways
-// whose every link has a condition; exclusive gateways whose every link has a
-// condition (no default: when none holds the run fails with exclusive_no_match);
+// whose every link has a condition (a literal "true" counts as none, for both
+// gateways); exclusive gateways whose every link has a condition (no default: when
+// none holds the run fails with exclusive_no_match);
 // conditions on the links of a parallel gateway (ignored: it takes every link); split
 // branches that end without reaching the join the others reach; splits without a
 // join; joins that belong to no split; cycles that pass through no condition and no
@@ -357,7 +358,7 @@ func (v *validator) checkGateways(vg *vgraph) {
 			case len(defaults) > 1:
 				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
 					"exclusive gateway %q has %d default links (without when: to %s): only the first by priority is ever taken", n.id(), len(defaults), strings.Join(defaults, ", "))
-			case len(defaults) == 0 && len(n.out) > 0 && !slices.ContainsFunc(n.out, alwaysTrue):
+			case len(defaults) == 0 && !hasDefault(n):
 				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
 			}
@@ -369,7 +370,7 @@ func (v *validator) checkGateways(vg *vgraph) {
 				}
 			}
 		case flow.Inclusive:
-			if len(n.out) > 0 && !slices.ContainsFunc(n.out, func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" }) {
+			if !hasDefault(n) {
 				v.report(vg, SeverityWarning, CodeInclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of inclusive gateway %q has a condition: when none holds, the branch ends here", n.id())
 			}
@@ -377,9 +378,16 @@ func (v *validator) checkGateways(vg *vgraph) {
 	}
 }
 
-// alwaysTrue reports whether the link's condition is the literal true: such a link is
-// a default in all but name.
-func alwaysTrue(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "true" }
+// hasDefault reports whether a gateway without links, or one of its links, always
+// holds: a link without when, or whose when is the literal true (a default in all but
+// name). Without one, an exclusive gateway can fail the run and an inclusive one can
+// end the branch.
+func hasDefault(n *vnode) bool {
+	return len(n.out) == 0 || slices.ContainsFunc(n.out, func(l *vlink) bool {
+		when := strings.TrimSpace(l.spec.When)
+		return when == "" || when == "true"
+	})
+}
 
 // checkReach reports nodes the start cannot reach, and graphs whose end nodes it cannot.
 func (v *validator) checkReach(vg *vgraph) {

@@ -161,6 +161,21 @@ layout:
 			want: []string{"inclusive.no-default@g"},
 		},
 		{
+			// As for an exclusive gateway, a literal "true" condition is a default: the
+			// branch never ends at the gateway.
+			name: "inclusive with a literal true link",
+			doc: `
+id: incltrue
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: inclusive, link: [{nextId: a, when: "x > 1"}, {nextId: b, when: " true "}]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: inclusive, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
 			name: "parallel paired",
 			doc: `
 id: par
