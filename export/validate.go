@@ -95,7 +95,9 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // loop node, and cycles nothing leaves (no link out, no node that can end the branch:
 // the conditions only choose the way round), each named; Java scripts that happen to
 // compile as expressions but fail when run; sub-graph recursion that is conditional
-// (bounded only by the conditions and the engine's call depth limit).
+// (bounded only by the conditions and the engine's call depth limit); onError gotos
+// into a loop's body from outside that loop (the body runs without the loop item, the
+// closing node as an ordinary node).
 //
 // The codes are the Code constants; a finding's position is the node's, the link's, or
 // the document's first line for findings about a whole graph.
@@ -307,6 +309,7 @@ func (v *validator) checkGraph(vg *vgraph) {
 	}
 	v.checkSplits(vg)
 	v.checkCycles(vg)
+	v.checkGotoLoops(vg)
 }
 
 // checkNodes reports what the reader noted about single nodes: an unknown type (the

@@ -388,3 +388,69 @@ func cycleIn[N comparable](scc []N, next func(N) []N) []N {
 	}
 	return nil
 }
+
+// checkGotoLoops reports onError gotos into a loop's body from outside that loop. The
+// engine keeps a goto inside the loops whose body holds the target and leaves the
+// others (a break), but entering a body opens no iteration: the body runs without the
+// loop item, and its closing node, reached outside the loop, runs as an ordinary node.
+func (v *validator) checkGotoLoops(vg *vgraph) {
+	for _, open := range vg.nodes {
+		if open.spec.Type != flow.Loop || open.spec.Meta[flow.MetaFor] == nil {
+			continue
+		}
+		closing, body := loopBody(open)
+		for _, n := range vg.nodes {
+			if n.onGoto == nil || !body[n.onGoto] || body[n] {
+				continue
+			}
+			closed := "no closing loop node"
+			if closing != nil {
+				closed = fmt.Sprintf("closed by %q", closing.id())
+			}
+			v.report(vg, SeverityWarning, CodeOnErrorGotoLoop, n.id(), n.spec.Pos,
+				"node %q: meta %s goes to %q, inside the body of loop %q (%s), from outside it: the body runs without the loop item %v, and the closing node runs as an ordinary node",
+				n.id(), flow.MetaOnError, n.onGoto.id(), open.id(), closed, open.spec.Meta[flow.MetaFor])
+		}
+	}
+}
+
+// loopBody returns the closing loop node of the loop opened at open and the loop's
+// body, as the engine computes them: every node the links reach from open without
+// passing a closing node of this loop (those closing nodes included, open excluded),
+// counting the loops opened and closed in between.
+func loopBody(open *vnode) (closing *vnode, body map[*vnode]bool) {
+	type item struct {
+		n     *vnode
+		depth int
+	}
+	seen := map[*vnode]bool{open: true}
+	body = map[*vnode]bool{}
+	var queue []item
+	for _, l := range open.out {
+		queue = append(queue, item{l.to, 0})
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if seen[it.n] {
+			continue
+		}
+		seen[it.n] = true
+		body[it.n] = true
+		depth := it.depth
+		if it.n.spec.Type == flow.Loop {
+			if it.n.spec.Meta[flow.MetaFor] != nil {
+				depth++
+			} else if depth--; depth < 0 {
+				if closing == nil {
+					closing = it.n
+				}
+				continue // past this node the flow has left the loop
+			}
+		}
+		for _, l := range it.n.out {
+			queue = append(queue, item{l.to, depth})
+		}
+	}
+	return closing, body
+}
