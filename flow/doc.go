@@ -81,8 +81,9 @@
 // goroutines bounded by WithMaxConcurrency (branches beyond it run inline); every
 // goroutine ends before Eval returns. A failing parallel branch follows the branch
 // policy (WithBranchPolicy, or meta branchPolicy on the node or the graph): FailFast
-// fails the run and cancels the siblings; ContinueOnError withdraws the branch and
-// records it in Result.BranchFailures and under KeyBranchFailures (read it with
+// fails the run and cancels the siblings; ContinueOnError withdraws the branch (a loop
+// inside it takes no further item and does not pass its closing node) and records it
+// in Result.BranchFailures and under KeyBranchFailures (read it with
 // BranchFailuresOf: a restored context holds it as plain JSON values); when no branch
 // reaches the join and at least one failed, the split fails with all_branches_failed
 // (ErrAllBranchesFailed). A frontier keeps such a split's failed branches

@@ -118,3 +118,34 @@ func TestErrorGotoOutOfALoopFromASplitBranch(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, "a1b1a2Rb2b2", fc.Value("log"), "b2 runs again on resume; the closing node never runs")
 }
+
+// A fatal error in a loop body inside a branch of a ContinueOnError parallel split
+// withdraws the whole branch, loop included: the loop takes no further item and does
+// not pass its closing node, so the failed branch never also arrives at the join; when
+// the other branch failed too, the split fails with all_branches_failed.
+func TestFatalErrorInALoopWithdrawsTheContinueBranch(t *testing.T) {
+	for _, aFails := range []bool{false, true} {
+		s := flow.NewSpec("cl")
+		s.Start("s").LinkTo("p")
+		s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
+		s.Activity("a").SetTask(`fail != true || raise("A", "a failed")`).LinkTo("j")
+		s.Loop("l", "it", []any{1, 2, 3}).LinkTo("body")
+		s.Activity("body").SetTask(`context.put("log", log + string(it)); it != 2 || raise("BAD", "bad item")`).LinkTo("lc")
+		s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
+		s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
+		s.End("e")
+		fc := flow.NewContextWith("i", map[string]any{"log": "", "fail": aFails})
+		res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+		if aFails {
+			require.ErrorIs(t, err, flow.ErrAllBranchesFailed)
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			assert.Equal(t, "12", fc.Value("log"), "neither item 3, the closing node nor the join runs")
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "12J", fc.Value("log"), "item 3 and the closing node do not run; the join runs for branch a")
+		require.Len(t, res.BranchFailures, 1)
+		assert.Equal(t, "body", res.BranchFailures[0].Node)
+	}
+}
