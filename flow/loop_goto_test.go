@@ -149,3 +149,28 @@ func TestFatalErrorInALoopWithdrawsTheContinueBranch(t *testing.T) {
 		assert.Equal(t, "body", res.BranchFailures[0].Node)
 	}
 }
+
+// A goto from an outer loop's body into an inner loop's body stays in the outer
+// iteration (the target is a node of its body) but opens no inner iteration: the inner
+// closing node is then an ordinary node of the outer body, never the outer loop's
+// closing node. (Recorded as the outer loop's closing, it made the flow go on from
+// there after the outer loop, without the item, and run the real closing node as an
+// ordinary node.) export.Validate warns about such a goto.
+func TestErrorGotoIntoAnInnerLoopBody(t *testing.T) {
+	s := flow.NewSpec("ng")
+	s.Start("s").LinkTo("o")
+	s.Loop("o", "a", []any{1, 2}).LinkTo("pre")
+	s.Activity("pre").SetTask(`context.put("log", log + "P" + string(a)); a != 2 || raise("BAD", "bad", true)`).
+		OnError("body", nil).LinkTo("i")
+	s.Loop("i", "b", []any{1, 2}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("log", log + "B" + string(a) + string(b))`).LinkTo("ic")
+	s.Loop("ic", "", nil).SetTask(`context.put("log", log + "I ")`).LinkTo("post")
+	s.Activity("post").SetTask(`context.put("log", log + "Q" + string(a) + " ")`).LinkTo("oc")
+	s.Loop("oc", "", nil).SetTask(`context.put("log", log + "O")`).LinkTo("e")
+	s.End("e")
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "P1B11B12I Q1 P2B2<nil>I Q2 O", fc.Value("log"))
+}
