@@ -96,8 +96,8 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // the conditions only choose the way round), each named; Java scripts that happen to
 // compile as expressions but fail when run; sub-graph recursion that is conditional
 // (bounded only by the conditions and the engine's call depth limit); onError gotos
-// into a loop's body from outside that loop (the body runs without the loop item, the
-// closing node as an ordinary node).
+// into a loop's body from outside that loop or from its closing node (the body runs
+// without the loop item, the closing node as an ordinary node).
 //
 // The codes are the Code constants; a finding's position is the node's, the link's, or
 // the document's first line for findings about a whole graph.

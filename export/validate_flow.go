@@ -389,36 +389,40 @@ func cycleIn[N comparable](scc []N, next func(N) []N) []N {
 	return nil
 }
 
-// checkGotoLoops reports onError gotos into a loop's body from outside that loop. The
-// engine keeps a goto inside the loops whose body holds the target and leaves the
-// others (a break), but entering a body opens no iteration: the body runs without the
-// loop item, and its closing node, reached outside the loop, runs as an ordinary node.
+// checkGotoLoops reports onError gotos into a loop's body from outside that loop,
+// its closing nodes included (they run after the loop). The engine keeps a goto inside
+// the loops whose body holds the target and leaves the others (a break), but entering
+// a body opens no iteration: the body runs without the loop item, and its closing
+// node, reached outside the loop, runs as an ordinary node.
 func (v *validator) checkGotoLoops(vg *vgraph) {
 	for _, open := range vg.nodes {
 		if open.spec.Type != flow.Loop || open.spec.Meta[flow.MetaFor] == nil {
 			continue
 		}
-		closing, body := loopBody(open)
+		closers, body := loopBody(open)
+		isCloser := func(n *vnode) bool { return slices.Contains(closers, n) }
 		for _, n := range vg.nodes {
-			if n.onGoto == nil || !body[n.onGoto] || body[n] {
+			to := n.onGoto
+			inIteration := body[n] && !isCloser(n) // a closing node runs after the loop
+			if to == nil || !body[to] || inIteration || isCloser(n) && isCloser(to) {
 				continue
 			}
 			closed := "no closing loop node"
-			if closing != nil {
-				closed = fmt.Sprintf("closed by %q", closing.id())
+			if len(closers) > 0 {
+				closed = fmt.Sprintf("closed by %q", closers[0].id())
 			}
 			v.report(vg, SeverityWarning, CodeOnErrorGotoLoop, n.id(), n.spec.Pos,
 				"node %q: meta %s goes to %q, inside the body of loop %q (%s), from outside it: the body runs without the loop item %v, and the closing node runs as an ordinary node",
-				n.id(), flow.MetaOnError, n.onGoto.id(), open.id(), closed, open.spec.Meta[flow.MetaFor])
+				n.id(), flow.MetaOnError, to.id(), open.id(), closed, open.spec.Meta[flow.MetaFor])
 		}
 	}
 }
 
-// loopBody returns the closing loop node of the loop opened at open and the loop's
-// body, as the engine computes them: every node the links reach from open without
-// passing a closing node of this loop (those closing nodes included, open excluded),
-// counting the loops opened and closed in between.
-func loopBody(open *vnode) (closing *vnode, body map[*vnode]bool) {
+// loopBody returns the closing loop nodes of the loop opened at open, the engine's
+// choice first, and the loop's body, as the engine computes them: every node the links
+// reach from open without passing a closing node of this loop (those closing nodes
+// included, open excluded), counting the loops opened and closed in between.
+func loopBody(open *vnode) (closers []*vnode, body map[*vnode]bool) {
 	type item struct {
 		n     *vnode
 		depth int
@@ -442,9 +446,7 @@ func loopBody(open *vnode) (closing *vnode, body map[*vnode]bool) {
 			if it.n.spec.Meta[flow.MetaFor] != nil {
 				depth++
 			} else if depth--; depth < 0 {
-				if closing == nil {
-					closing = it.n
-				}
+				closers = append(closers, it.n)
 				continue // past this node the flow has left the loop
 			}
 		}
@@ -452,5 +454,5 @@ func loopBody(open *vnode) (closing *vnode, body map[*vnode]bool) {
 			queue = append(queue, item{l.to, depth})
 		}
 	}
-	return closing, body
+	return closers, body
 }

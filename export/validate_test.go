@@ -436,9 +436,10 @@ layout:
 		{
 			// An onError goto into a loop body from outside the loop runs the body without
 			// the loop item, and the closing node as an ordinary node: from before the
-			// loop, from the opening loop node itself, from another loop's body, and from
-			// an outer loop's body into an inner loop's body. A goto within one body, or
-			// out of a body (a break), is fine.
+			// loop, from the opening loop node itself, from its closing node (which runs
+			// after the loop), from another loop's body, and from an outer loop's body
+			// into an inner loop's body. A goto within one body, or out of a body (a
+			// break), is fine.
 			name: "an onError goto into a loop body from outside the loop",
 			doc: `
 id: gotoloop
@@ -448,7 +449,7 @@ layout:
   - {id: l1, type: loop, meta: {$for: i, $in: "1:3", onError: b1}, link: b1}
   - {id: b1, meta: {onError: {goto: b2}}, link: b1b}
   - {id: b1b, meta: {onError: c1}, link: c1}
-  - {id: c1, type: loop, link: l2}
+  - {id: c1, type: loop, meta: {onError: b1b}, link: l2}
   - {id: l2, type: loop, meta: {$for: j, $in: "1:3"}, link: b2}
   - {id: b2, meta: {onError: {goto: l3}}, link: l3}
   - {id: l3, type: loop, meta: {$for: k, $in: "1:2"}, link: b3}
@@ -459,7 +460,7 @@ layout:
   - {id: e, type: end}
 `,
 			want: []string{"meta.on-error-goto-loop@pre", "meta.on-error-goto-loop@l1", "meta.on-error-goto-loop@b1",
-				"meta.on-error-goto-loop@after", "meta.on-error-goto-loop@after"},
+				"meta.on-error-goto-loop@c1", "meta.on-error-goto-loop@after", "meta.on-error-goto-loop@after"},
 			msg: `node "pre": meta onError goes to "b1", inside the body of loop "l1" (closed by "c1"), from outside it: the body runs without the loop item i, and the closing node runs as an ordinary node`,
 		},
 		{
