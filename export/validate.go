@@ -75,7 +75,8 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // Errors: graph ids missing or not unique in the set (or the registry, see
 // WithRegistered); no nodes; node ids missing or duplicated; links to missing nodes
 // (naming both nodes); no start node or more than one; end nodes none of which is
-// reachable; exclusive gateways with more than one default (unconditioned) link;
+// reachable; exclusive gateways with more than one link that always holds (no when,
+// or the literal true);
 // branches of one split that reach different joins; "#id" sub-graph calls that resolve
 // to no graph, or that call back into their own graph unconditionally; conditions and
 // scripts that do not compile (most scripts written in Java for Solon do not: flowteam
@@ -351,16 +352,28 @@ func (v *validator) checkGateways(vg *vgraph) {
 	for _, n := range vg.nodes {
 		switch n.spec.Type {
 		case flow.Exclusive:
-			var defaults []string
+			var defaults, always []string // without when; always holding (literal true included)
+			var taken *vlink              // the one of them the engine takes
 			for _, l := range n.out {
+				if !holds(l) {
+					continue
+				}
+				always = append(always, fmt.Sprintf("%q", l.to.id()))
 				if strings.TrimSpace(l.spec.When) == "" {
 					defaults = append(defaults, fmt.Sprintf("%q", l.to.id()))
+					continue
+				}
+				if taken == nil {
+					taken = l
 				}
 			}
 			switch {
-			case len(defaults) > 1:
+			case len(defaults) > 1 && taken == nil:
 				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
 					"exclusive gateway %q has %d default links (without when: to %s): only the first by priority is ever taken", n.id(), len(defaults), strings.Join(defaults, ", "))
+			case len(always) > 1:
+				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
+					"exclusive gateway %q has %d links that always hold (to %s): only the one to %q is ever taken (conditions, even true, are tried before the default link)", n.id(), len(always), strings.Join(always, ", "), taken.to.id())
 			case len(defaults) == 0 && !hasDefault(n):
 				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
@@ -385,11 +398,13 @@ func (v *validator) checkGateways(vg *vgraph) {
 // holds: a link without when, or whose when is the literal true (a default in all but
 // name). Without one, an exclusive gateway can fail the run and an inclusive one can
 // end the branch.
-func hasDefault(n *vnode) bool {
-	return len(n.out) == 0 || slices.ContainsFunc(n.out, func(l *vlink) bool {
-		when := strings.TrimSpace(l.spec.When)
-		return when == "" || when == "true"
-	})
+func hasDefault(n *vnode) bool { return len(n.out) == 0 || slices.ContainsFunc(n.out, holds) }
+
+// holds reports whether a link's condition always holds: it has none, or it is the
+// literal true.
+func holds(l *vlink) bool {
+	when := strings.TrimSpace(l.spec.When)
+	return when == "" || when == "true"
 }
 
 // checkReach reports nodes the start cannot reach, and graphs whose end nodes it cannot.

@@ -176,6 +176,24 @@ layout:
 `,
 		},
 		{
+			// A literal "true" condition always holds too: the engine tries it (conditions
+			// come before the default link), so the other link that always holds is dead.
+			name: "exclusive with a default and a literal true link",
+			doc: `
+id: extrue
+layout:
+  - {id: s, type: start, link: [x, y]}
+  - {id: x, type: exclusive, link: [a, {nextId: b, when: "n > 1"}, {nextId: c, when: "true"}]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: " true "}, {nextId: b, when: "n > 1"}, {nextId: c, when: "true"}]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.multiple-defaults@x", "exclusive.multiple-defaults@y"},
+			msg:  `exclusive gateway "x" has 2 links that always hold (to "a", "c"): only the one to "c" is ever taken (conditions, even true, are tried before the default link)`,
+		},
+		{
 			name: "parallel paired",
 			doc: `
 id: par
