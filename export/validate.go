@@ -76,14 +76,14 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // WithRegistered); no nodes; node ids missing or duplicated; links to missing nodes
 // (naming both nodes); no start node or more than one; end nodes none of which is
 // reachable; exclusive gateways with more than one link that always holds (no when,
-// or the literal true);
-// branches of one split that reach different joins; "#id" sub-graph calls that resolve
-// to no graph, or that call back into their own graph unconditionally; conditions and
-// scripts that do not compile (most scripts written in Java for Solon do not: flowteam
-// runs expressions); "$key" tasks whose script is not in the graph's meta; invalid loop,
-// branch-policy or onError meta; unregistered "@name" tasks and conditions when the
-// names are given (WithTaskNames, WithConditionNames); and whatever else the engine
-// refuses when it compiles a graph that passed every other check (graph.compile).
+// or the literal true); branches of one split that reach different joins; "#id"
+// sub-graph calls that resolve to no graph, or that call back into their own graph
+// unconditionally; conditions and scripts that do not compile (most scripts written
+// in Java for Solon do not: flowteam runs expressions); "$key" tasks whose script is
+// not in the graph's meta; invalid loop, branch-policy or onError meta; unregistered
+// "@name" tasks and conditions when the names are given (WithTaskNames,
+// WithConditionNames); and whatever else the engine refuses when it compiles a graph
+// that passed every other check (graph.compile).
 //
 // Warnings: no node of type start (the builder picked one, as Solon does); no end node;
 // nodes not reachable from the start (links and onError goto); inclusive gateways
