@@ -401,6 +401,9 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 					if f.closing = g.node(fs.Closing); f.closing == nil || !f.closing.isClose {
 						return bad("frame %d: %q is not a closing loop node of graph %q", i, fs.Closing, g.g.ID)
 					}
+					if !f.loop.closers[f.closing] { // another loop's: the flow would go on from there
+						return bad("frame %d: %q does not close loop %q", i, fs.Closing, fs.Loop)
+					}
 				}
 			}
 		default:
