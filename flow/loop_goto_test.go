@@ -174,3 +174,40 @@ func TestErrorGotoIntoAnInnerLoopBody(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, "P1B11B12I Q1 P2B2<nil>I Q2 O", fc.Value("log"))
 }
+
+// The withdrawn loop stays withdrawn across a suspension: when the failing iteration
+// has another branch still running (here suspended), the frontier keeps the loop as
+// left, and after the resume the loop neither takes its next item nor passes its
+// closing node.
+func TestFatalErrorInALoopWithdrawsTheContinueBranchAcrossResume(t *testing.T) {
+	s := flow.NewSpec("clr")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
+	s.Activity("a").SetTask(`context.incr("a")`).LinkTo("j")
+	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("q")
+	s.Inclusive("q").LinkTo("x").LinkTo("y")
+	s.Activity("x").SetTask(`context.put("log", log + "x" + string(it)); it != 2 || raise("BAD", "bad item")`).LinkTo("qj")
+	s.Activity("y").SetTask(`context.put("log", log + "y" + string(it)); it != 2 || ok == true || context.suspend("y")`).LinkTo("qj")
+	s.Inclusive("qj").LinkTo("lc")
+	s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	b, err := json.Marshal(res.Frontier.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(b, &st))
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err, "%s", b)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "x1y1x2y2y2J", fc.Value("log"), "y2 runs again on resume; neither item 3 nor the closing node runs")
+	assert.Equal(t, int64(1), fc.Value("a"))
+}
