@@ -400,10 +400,13 @@ func (v *validator) checkGateways(vg *vgraph) {
 // end the branch.
 func hasDefault(n *vnode) bool { return len(n.out) == 0 || slices.ContainsFunc(n.out, holds) }
 
-// holds reports whether a link's condition always holds: it has none, or it is the
-// literal true.
-func holds(l *vlink) bool {
-	when := strings.TrimSpace(l.spec.When)
+// holds reports whether a link's condition always holds (alwaysHolds).
+func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
+
+// alwaysHolds reports whether a condition (a link's or a node's when) always holds: it
+// is empty, or the literal true.
+func alwaysHolds(when string) bool {
+	when = strings.TrimSpace(when)
 	return when == "" || when == "true"
 }
 

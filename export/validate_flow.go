@@ -16,7 +16,7 @@ func isJoin(n *vnode) bool {
 
 // isSplit reports whether a node always opens a split frame the engine's joins count:
 // an inclusive or parallel node with several links, or a node that always follows at
-// least two links (an activity or start with two unconditioned links).
+// least two links (an activity or start with two links that always hold).
 func isSplit(n *vnode) bool {
 	switch n.spec.Type {
 	case flow.Parallel, flow.Inclusive:
@@ -24,7 +24,7 @@ func isSplit(n *vnode) bool {
 	case flow.Activity, flow.Start:
 		always := 0
 		for _, l := range n.out {
-			if strings.TrimSpace(l.spec.When) == "" {
+			if holds(l) {
 				always++
 			}
 		}
@@ -33,10 +33,11 @@ func isSplit(n *vnode) bool {
 	return false
 }
 
-// conditional reports whether the engine checks the link's condition before it takes
-// the link: a parallel gateway takes every link, whatever its condition.
+// conditional reports whether the link's condition can keep the engine from taking
+// it: a parallel gateway takes every link, whatever its condition, and a literal true
+// always holds (see holds).
 func (l *vlink) conditional() bool {
-	return l.from.spec.Type != flow.Parallel && strings.TrimSpace(l.spec.When) != ""
+	return l.from.spec.Type != flow.Parallel && !holds(l)
 }
 
 // branchEnds is what one branch of a split reaches: the joins at its own nesting level,
@@ -234,7 +235,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 		case flow.Parallel:
 			return false
 		}
-		return !slices.ContainsFunc(n.out, func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+		return !slices.ContainsFunc(n.out, holds)
 	}
 	all := func(n *vnode) []*vnode {
 		if n.spec.Type == flow.End {

@@ -194,6 +194,61 @@ layout:
 			msg:  `exclusive gateway "x" has 2 links that always hold (to "a", "c"): only the one to "c" is ever taken (conditions, even true, are tried before the default link)`,
 		},
 		{
+			// A literal "true" condition guards nothing: the cycle through it never stops
+			// (b takes the link back to a whatever else holds).
+			name: "a cycle through a literal true link",
+			doc: `
+id: truecycle
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: b}
+  - {id: b, link: [{nextId: a, when: "true"}, {nextId: e, when: "done == true"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a"},
+		},
+		{
+			// Nor does it bound sub-graph recursion.
+			name: "recursion through a literal true link",
+			doc: `
+id: truerec
+layout:
+  - {id: s, type: start, link: {nextId: call, when: " true "}}
+  - {id: call, task: "#truerec", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound`,
+		},
+		{
+			// An activity with a link without when and one with a literal true follows
+			// both: a split whose branches meet at j.
+			name: "an activity split by a literal true link",
+			doc: `
+id: truesplit
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: [b, {nextId: c, when: "true"}]}
+  - {id: b, link: j}
+  - {id: c, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
+			// A literal true guard on the calling node bounds nothing either.
+			name: "recursion through a node guarded by a literal true",
+			doc: `
+id: trueguard
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: "#trueguard", when: "true", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound`,
+		},
+		{
 			name: "parallel paired",
 			doc: `
 id: par
