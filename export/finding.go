@@ -56,6 +56,10 @@ const (
 	CodeLoopInvalid         = "loop.invalid"
 	CodeBranchPolicyInvalid = "meta.branch-policy"
 	CodeOnErrorGoto         = "meta.on-error-goto" // onError sends errors to a node that does not exist
+	// CodeOnErrorGotoLoop: onError sends errors into a loop's body from outside that
+	// loop (or from its closing node, which runs after the loop); the body then runs
+	// without the loop item, and the closing node as an ordinary node.
+	CodeOnErrorGotoLoop = "meta.on-error-goto-loop"
 
 	CodeSubgraphMissing   = "subgraph.missing"
 	CodeSubgraphRecursive = "subgraph.recursive"

@@ -75,26 +75,30 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // Errors: graph ids missing or not unique in the set (or the registry, see
 // WithRegistered); no nodes; node ids missing or duplicated; links to missing nodes
 // (naming both nodes); no start node or more than one; end nodes none of which is
-// reachable; exclusive gateways with more than one default (unconditioned) link;
-// branches of one split that reach different joins; "#id" sub-graph calls that resolve
-// to no graph, or that call back into their own graph unconditionally; conditions and
-// scripts that do not compile (most scripts written in Java for Solon do not: flowteam
-// runs expressions); "$key" tasks whose script is not in the graph's meta; invalid loop,
-// branch-policy or onError meta; unregistered "@name" tasks and conditions when the
-// names are given (WithTaskNames, WithConditionNames); and whatever else the engine
-// refuses when it compiles a graph that passed every other check (graph.compile).
+// reachable; exclusive gateways with more than one link that always holds (no when,
+// or the literal true); branches of one split that reach different joins; "#id"
+// sub-graph calls that resolve to no graph, or that call back into their own graph
+// unconditionally; conditions and scripts that do not compile (most scripts written
+// in Java for Solon do not: flowteam runs expressions); "$key" tasks whose script is
+// not in the graph's meta; invalid loop, branch-policy or onError meta; unregistered
+// "@name" tasks and conditions when the names are given (WithTaskNames,
+// WithConditionNames); and whatever else the engine refuses when it compiles a graph
+// that passed every other check (graph.compile).
 //
 // Warnings: no node of type start (the builder picked one, as Solon does); no end node;
 // nodes not reachable from the start (links and onError goto); inclusive gateways
-// whose every link has a condition; exclusive gateways whose every link has a
-// condition (no default: when none holds the run fails with exclusive_no_match);
+// whose every link has a condition (a literal "true" counts as none, for both
+// gateways); exclusive gateways whose every link has a condition (no default: when
+// none holds the run fails with exclusive_no_match);
 // conditions on the links of a parallel gateway (ignored: it takes every link); split
 // branches that end without reaching the join the others reach; splits without a
 // join; joins that belong to no split; cycles that pass through no condition and no
 // loop node, and cycles nothing leaves (no link out, no node that can end the branch:
 // the conditions only choose the way round), each named; Java scripts that happen to
 // compile as expressions but fail when run; sub-graph recursion that is conditional
-// (bounded only by the conditions and the engine's call depth limit).
+// (bounded only by the conditions and the engine's call depth limit); onError gotos
+// into a loop's body from outside that loop or from its closing node (the body runs
+// without the loop item, the closing node as an ordinary node).
 //
 // The codes are the Code constants; a finding's position is the node's, the link's, or
 // the document's first line for findings about a whole graph.
@@ -306,6 +310,7 @@ func (v *validator) checkGraph(vg *vgraph) {
 	}
 	v.checkSplits(vg)
 	v.checkCycles(vg)
+	v.checkGotoLoops(vg)
 }
 
 // checkNodes reports what the reader noted about single nodes: an unknown type (the
@@ -347,17 +352,29 @@ func (v *validator) checkGateways(vg *vgraph) {
 	for _, n := range vg.nodes {
 		switch n.spec.Type {
 		case flow.Exclusive:
-			var defaults []string
+			var defaults, always []string // without when; always holding (literal true included)
+			var taken *vlink              // the one of them the engine takes
 			for _, l := range n.out {
+				if !holds(l) {
+					continue
+				}
+				always = append(always, fmt.Sprintf("%q", l.to.id()))
 				if strings.TrimSpace(l.spec.When) == "" {
 					defaults = append(defaults, fmt.Sprintf("%q", l.to.id()))
+					continue
+				}
+				if taken == nil {
+					taken = l
 				}
 			}
 			switch {
-			case len(defaults) > 1:
+			case len(defaults) > 1 && taken == nil:
 				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
 					"exclusive gateway %q has %d default links (without when: to %s): only the first by priority is ever taken", n.id(), len(defaults), strings.Join(defaults, ", "))
-			case len(defaults) == 0 && len(n.out) > 0 && !slices.ContainsFunc(n.out, alwaysTrue):
+			case len(always) > 1:
+				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
+					"exclusive gateway %q has %d links that always hold (to %s): only the one to %q is ever taken (conditions, even true, are tried before the default link)", n.id(), len(always), strings.Join(always, ", "), taken.to.id())
+			case len(defaults) == 0 && !hasDefault(n):
 				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
 			}
@@ -369,7 +386,7 @@ func (v *validator) checkGateways(vg *vgraph) {
 				}
 			}
 		case flow.Inclusive:
-			if len(n.out) > 0 && !slices.ContainsFunc(n.out, func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" }) {
+			if !hasDefault(n) {
 				v.report(vg, SeverityWarning, CodeInclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of inclusive gateway %q has a condition: when none holds, the branch ends here", n.id())
 			}
@@ -377,9 +394,21 @@ func (v *validator) checkGateways(vg *vgraph) {
 	}
 }
 
-// alwaysTrue reports whether the link's condition is the literal true: such a link is
-// a default in all but name.
-func alwaysTrue(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "true" }
+// hasDefault reports whether a gateway without links, or one of its links, always
+// holds: a link without when, or whose when is the literal true (a default in all but
+// name). Without one, an exclusive gateway can fail the run and an inclusive one can
+// end the branch.
+func hasDefault(n *vnode) bool { return len(n.out) == 0 || slices.ContainsFunc(n.out, holds) }
+
+// holds reports whether a link's condition always holds (alwaysHolds).
+func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
+
+// alwaysHolds reports whether a condition (a link's or a node's when) always holds: it
+// is empty, or the literal true.
+func alwaysHolds(when string) bool {
+	when = strings.TrimSpace(when)
+	return when == "" || when == "true"
+}
 
 // checkReach reports nodes the start cannot reach, and graphs whose end nodes it cannot.
 func (v *validator) checkReach(vg *vgraph) {

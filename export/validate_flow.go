@@ -16,7 +16,7 @@ func isJoin(n *vnode) bool {
 
 // isSplit reports whether a node always opens a split frame the engine's joins count:
 // an inclusive or parallel node with several links, or a node that always follows at
-// least two links (an activity or start with two unconditioned links).
+// least two links (an activity or start with two links that always hold).
 func isSplit(n *vnode) bool {
 	switch n.spec.Type {
 	case flow.Parallel, flow.Inclusive:
@@ -24,7 +24,7 @@ func isSplit(n *vnode) bool {
 	case flow.Activity, flow.Start:
 		always := 0
 		for _, l := range n.out {
-			if strings.TrimSpace(l.spec.When) == "" {
+			if holds(l) {
 				always++
 			}
 		}
@@ -33,10 +33,11 @@ func isSplit(n *vnode) bool {
 	return false
 }
 
-// conditional reports whether the engine checks the link's condition before it takes
-// the link: a parallel gateway takes every link, whatever its condition.
+// conditional reports whether the link's condition can keep the engine from taking
+// it: a parallel gateway takes every link, whatever its condition, and a literal true
+// always holds (see holds).
 func (l *vlink) conditional() bool {
-	return l.from.spec.Type != flow.Parallel && strings.TrimSpace(l.spec.When) != ""
+	return l.from.spec.Type != flow.Parallel && !holds(l)
 }
 
 // branchEnds is what one branch of a split reaches: the joins at its own nesting level,
@@ -234,7 +235,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 		case flow.Parallel:
 			return false
 		}
-		return !slices.ContainsFunc(n.out, func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+		return !slices.ContainsFunc(n.out, holds)
 	}
 	all := func(n *vnode) []*vnode {
 		if n.spec.Type == flow.End {
@@ -387,4 +388,72 @@ func cycleIn[N comparable](scc []N, next func(N) []N) []N {
 		}
 	}
 	return nil
+}
+
+// checkGotoLoops reports onError gotos into a loop's body from outside that loop,
+// its closing nodes included (they run after the loop). The engine keeps a goto inside
+// the loops whose body holds the target and leaves the others (a break), but entering
+// a body opens no iteration: the body runs without the loop item, and its closing
+// node, reached outside the loop, runs as an ordinary node.
+func (v *validator) checkGotoLoops(vg *vgraph) {
+	for _, open := range vg.nodes {
+		if open.spec.Type != flow.Loop || open.spec.Meta[flow.MetaFor] == nil {
+			continue
+		}
+		closers, body := loopBody(open)
+		isCloser := func(n *vnode) bool { return slices.Contains(closers, n) }
+		for _, n := range vg.nodes {
+			to := n.onGoto
+			inIteration := body[n] && !isCloser(n) // a closing node runs after the loop
+			if to == nil || !body[to] || inIteration || isCloser(n) && isCloser(to) {
+				continue
+			}
+			closed := "no closing loop node"
+			if len(closers) > 0 {
+				closed = fmt.Sprintf("closed by %q", closers[0].id())
+			}
+			v.report(vg, SeverityWarning, CodeOnErrorGotoLoop, n.id(), n.spec.Pos,
+				"node %q: meta %s goes to %q, inside the body of loop %q (%s), from outside it: the body runs without the loop item %v, and the closing node runs as an ordinary node",
+				n.id(), flow.MetaOnError, to.id(), open.id(), closed, open.spec.Meta[flow.MetaFor])
+		}
+	}
+}
+
+// loopBody returns the closing loop nodes of the loop opened at open, the engine's
+// choice first, and the loop's body, as the engine computes them: every node the links
+// reach from open without passing a closing node of this loop (those closing nodes
+// included, open excluded), counting the loops opened and closed in between.
+func loopBody(open *vnode) (closers []*vnode, body map[*vnode]bool) {
+	type item struct {
+		n     *vnode
+		depth int
+	}
+	seen := map[*vnode]bool{open: true}
+	body = map[*vnode]bool{}
+	var queue []item
+	for _, l := range open.out {
+		queue = append(queue, item{l.to, 0})
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if seen[it.n] {
+			continue
+		}
+		seen[it.n] = true
+		body[it.n] = true
+		depth := it.depth
+		if it.n.spec.Type == flow.Loop {
+			if it.n.spec.Meta[flow.MetaFor] != nil {
+				depth++
+			} else if depth--; depth < 0 {
+				closers = append(closers, it.n)
+				continue // past this node the flow has left the loop
+			}
+		}
+		for _, l := range it.n.out {
+			queue = append(queue, item{l.to, depth})
+		}
+	}
+	return closers, body
 }

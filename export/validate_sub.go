@@ -67,7 +67,7 @@ func (v *validator) checkSubgraphs(graphs []*vgraph) {
 				}
 				continue
 			}
-			cg.calls = append(cg.calls, subCall{node: n, callee: id, always: always[n] && strings.TrimSpace(n.spec.When) == ""})
+			cg.calls = append(cg.calls, subCall{node: n, callee: id, always: always[n] && alwaysHolds(n.spec.When)})
 		}
 	}
 	next := func(cg *callGraph) []*callGraph {

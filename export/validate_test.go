@@ -161,6 +161,94 @@ layout:
 			want: []string{"inclusive.no-default@g"},
 		},
 		{
+			// As for an exclusive gateway, a literal "true" condition is a default: the
+			// branch never ends at the gateway.
+			name: "inclusive with a literal true link",
+			doc: `
+id: incltrue
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: inclusive, link: [{nextId: a, when: "x > 1"}, {nextId: b, when: " true "}]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: inclusive, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
+			// A literal "true" condition always holds too: the engine tries it (conditions
+			// come before the default link), so the other link that always holds is dead.
+			name: "exclusive with a default and a literal true link",
+			doc: `
+id: extrue
+layout:
+  - {id: s, type: start, link: [x, y]}
+  - {id: x, type: exclusive, link: [a, {nextId: b, when: "n > 1"}, {nextId: c, when: "true"}]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: " true "}, {nextId: b, when: "n > 1"}, {nextId: c, when: "true"}]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.multiple-defaults@x", "exclusive.multiple-defaults@y"},
+			msg:  `exclusive gateway "x" has 2 links that always hold (to "a", "c"): only the one to "c" is ever taken (conditions, even true, are tried before the default link)`,
+		},
+		{
+			// A literal "true" condition guards nothing: the cycle through it never stops
+			// (b takes the link back to a whatever else holds).
+			name: "a cycle through a literal true link",
+			doc: `
+id: truecycle
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: b}
+  - {id: b, link: [{nextId: a, when: "true"}, {nextId: e, when: "done == true"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a"},
+		},
+		{
+			// Nor does it bound sub-graph recursion.
+			name: "recursion through a literal true link",
+			doc: `
+id: truerec
+layout:
+  - {id: s, type: start, link: {nextId: call, when: " true "}}
+  - {id: call, task: "#truerec", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound`,
+		},
+		{
+			// An activity with a link without when and one with a literal true follows
+			// both: a split whose branches meet at j.
+			name: "an activity split by a literal true link",
+			doc: `
+id: truesplit
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: [b, {nextId: c, when: "true"}]}
+  - {id: b, link: j}
+  - {id: c, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
+			// A literal true guard on the calling node bounds nothing either.
+			name: "recursion through a node guarded by a literal true",
+			doc: `
+id: trueguard
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: "#trueguard", when: "true", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound`,
+		},
+		{
 			name: "parallel paired",
 			doc: `
 id: par
@@ -417,6 +505,36 @@ layout:
 `,
 			want: []string{"parallel.condition-ignored@p", "subgraph.recursive@call"},
 			msg:  `sub-graph calls recurse without a bound: "parrec" (node "call") -> "parrec"`,
+		},
+		{
+			// An onError goto into a loop body from outside the loop runs the body without
+			// the loop item, and the closing node as an ordinary node: from before the
+			// loop, from the opening loop node itself, from its closing node (which runs
+			// after the loop), from another loop's body, and from an outer loop's body
+			// into an inner loop's body. A goto within one body, or out of a body (a
+			// break), is fine.
+			name: "an onError goto into a loop body from outside the loop",
+			doc: `
+id: gotoloop
+layout:
+  - {id: s, type: start, link: pre}
+  - {id: pre, meta: {onError: {goto: b1}}, link: l1}
+  - {id: l1, type: loop, meta: {$for: i, $in: "1:3", onError: b1}, link: b1}
+  - {id: b1, meta: {onError: {goto: b2}}, link: b1b}
+  - {id: b1b, meta: {onError: c1}, link: c1}
+  - {id: c1, type: loop, meta: {onError: b1b}, link: l2}
+  - {id: l2, type: loop, meta: {$for: j, $in: "1:3"}, link: b2}
+  - {id: b2, meta: {onError: {goto: l3}}, link: l3}
+  - {id: l3, type: loop, meta: {$for: k, $in: "1:2"}, link: b3}
+  - {id: b3, meta: {onError: {goto: b2}}, link: c3}
+  - {id: c3, type: loop, meta: {onError: {goto: after}}, link: c2}
+  - {id: c2, type: loop, link: after}
+  - {id: after, meta: {onError: b3}, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"meta.on-error-goto-loop@pre", "meta.on-error-goto-loop@l1", "meta.on-error-goto-loop@b1",
+				"meta.on-error-goto-loop@c1", "meta.on-error-goto-loop@after", "meta.on-error-goto-loop@after"},
+			msg: `node "pre": meta onError goes to "b1", inside the body of loop "l1" (closed by "c1"), from outside it: the body runs without the loop item i, and the closing node runs as an ordinary node`,
 		},
 		{
 			name: "guarded recursion is a warning, a missing sub-graph an error",

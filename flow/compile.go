@@ -51,6 +51,7 @@ type cnode struct {
 	joins      map[*cnode]bool
 	isClose    bool            // a loop node without $for
 	body       map[*cnode]bool // an opening loop node's body (matchClosingLoop)
+	closers    map[*cnode]bool // an opening loop node's closing nodes (matchClosingLoop)
 	policy     BranchPolicy
 	policySet  bool
 	onError    *onError
@@ -156,7 +157,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 	cg.start = &cg.nodes[g.start.index]
 	for i := range cg.nodes {
 		if cn := &cg.nodes[i]; cn.loopVar != "" {
-			cn.closing, cn.body = matchClosingLoop(cn)
+			cn.closing, cn.body, cn.closers = matchClosingLoop(cn)
 		}
 	}
 	for i := range cg.nodes {
@@ -241,15 +242,17 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 // between. It is used when a loop has no items, so the flow can still pass the closing
 // node once; a body that reaches a closing node at run time records it as well. It
 // also returns the loop's body: every node the links reach from open without passing
-// a closing node of this loop (those closing nodes included, open itself excluded). A
-// link never leaves the body, so only an error policy's goto can (failedWith).
-func matchClosingLoop(open *cnode) (closing *cnode, body map[*cnode]bool) {
+// a closing node of this loop (those closing nodes included, open itself excluded), and
+// those closing nodes: a closing node of an inner loop is in the body too, but only
+// these close this loop. A link never leaves the body, so only an error policy's goto
+// can (failedWith).
+func matchClosingLoop(open *cnode) (closing *cnode, body, closers map[*cnode]bool) {
 	type item struct {
 		n     *cnode
 		depth int
 	}
 	seen := map[*cnode]bool{open: true}
-	body = map[*cnode]bool{}
+	body, closers = map[*cnode]bool{}, map[*cnode]bool{}
 	queue := []item{}
 	for _, l := range open.links {
 		queue = append(queue, item{l.to, 0})
@@ -269,6 +272,7 @@ func matchClosingLoop(open *cnode) (closing *cnode, body map[*cnode]bool) {
 				if closing == nil {
 					closing = it.n
 				}
+				closers[it.n] = true
 				continue // past this node the flow has left the loop
 			}
 			depth--
@@ -279,7 +283,7 @@ func matchClosingLoop(open *cnode) (closing *cnode, body map[*cnode]bool) {
 			queue = append(queue, item{l.to, depth})
 		}
 	}
-	return closing, body
+	return closing, body, closers
 }
 
 // reachableJoins returns the joins reachable from split, each marked true when it

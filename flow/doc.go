@@ -81,8 +81,9 @@
 // goroutines bounded by WithMaxConcurrency (branches beyond it run inline); every
 // goroutine ends before Eval returns. A failing parallel branch follows the branch
 // policy (WithBranchPolicy, or meta branchPolicy on the node or the graph): FailFast
-// fails the run and cancels the siblings; ContinueOnError withdraws the branch and
-// records it in Result.BranchFailures and under KeyBranchFailures (read it with
+// fails the run and cancels the siblings; ContinueOnError withdraws the branch (a loop
+// inside it takes no further item and does not pass its closing node) and records it
+// in Result.BranchFailures and under KeyBranchFailures (read it with
 // BranchFailuresOf: a restored context holds it as plain JSON values); when no branch
 // reaches the join and at least one failed, the split fails with all_branches_failed
 // (ErrAllBranchesFailed). A frontier keeps such a split's failed branches
@@ -110,7 +111,11 @@
 // node once, in the loop's enclosing branch, without the loop item. (Staying in the
 // iteration would run the flow after the goto node once per remaining item and once
 // more after the loop.) Other branches of a split inside the iteration still finish
-// it, and the closing node does not run for them either.
+// it, and the closing node does not run for them either. A goto from outside a loop
+// into its body opens no iteration: the body runs without the loop item, and the
+// loop's closing node runs as an ordinary node (for an inner loop, one of the outer
+// body, which goes on to the outer loop's own closing node); export.Validate warns
+// about such a goto.
 //
 // A fatal failure inside a sub-graph call ends the call and becomes the calling
 // node's failure, for the caller's policy to decide (recover, retry, withdraw a

@@ -1,7 +1,9 @@
 package flow_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -377,4 +379,35 @@ func TestForkedContextsKeepTheirOwnRecords(t *testing.T) {
 		require.NotNil(t, failures[3].Err)
 		assert.Equal(t, who, flow.ToStructured(failures[3].Err).Message, "instance %s", fc.InstanceID())
 	}
+}
+
+// A fallback's integers stay integers when the records are read back from a context
+// restored from JSON: as plain decoded values (float64 from encoding/json, int64 from
+// the session codec) or as json.Number, the way loop items come back from a frontier.
+func TestExecutionErrorsOfKeepsFallbackIntegers(t *testing.T) {
+	rec := flow.ExecutionError{Severity: flow.Fatal, NodeID: "n", Fallback: map[string]any{
+		"retries": 3, "big": int64(1) << 60, "ratio": 0.5, "nested": map[string]any{"ids": []any{1, 2}}, "s": "x",
+	}}
+	data, err := json.Marshal([]flow.ExecutionError{rec})
+	require.NoError(t, err)
+	var plain any
+	require.NoError(t, json.Unmarshal(data, &plain))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var numbers any
+	require.NoError(t, dec.Decode(&numbers))
+	sessionLike := []any{map[string]any{"severity": "fatal", "node": "n", "fallback": map[string]any{
+		"retries": int64(3), "big": int64(1) << 60, "ratio": 0.5, "nested": map[string]any{"ids": []any{int64(1), int64(2)}}, "s": "x",
+	}}}
+	want := map[string]any{"retries": int64(3), "big": int64(1) << 60, "ratio": 0.5, "nested": map[string]any{"ids": []any{int64(1), int64(2)}}, "s": "x"}
+	for name, v := range map[string]any{"numbers": numbers, "session": sessionLike} {
+		got := flow.ExecutionErrorsOf(v)
+		require.Len(t, got, 1, name)
+		assert.Equal(t, want, got[0].Fallback, name)
+	}
+	// float64 has already lost 1<<60's exact value, but small integers come back as int64.
+	got := flow.ExecutionErrorsOf(plain)
+	require.Len(t, got, 1)
+	assert.Equal(t, int64(3), got[0].Fallback["retries"])
+	assert.Equal(t, 0.5, got[0].Fallback["ratio"])
 }

@@ -99,13 +99,7 @@ func loopLeft(tok *token, target *cnode) *frame {
 // the loop body still joins its other branches.
 func (r *run) leaveLoop(tok *token, out *frame, target *cnode, local *[]*token) *token {
 	r.mu.Lock()
-	for f := tok.frame; f != out.parent; f = f.parent {
-		if f.kind == frameLoop {
-			// Only flags, under mu: the items stay, since the iteration's other branches,
-			// on other goroutines, read the current one without the lock.
-			f.closing, f.left = nil, true
-		}
-	}
+	leaveLoops(tok.frame, out.parent)
 	out.parent.pending++
 	next := r.newToken(target, modeArrive, out.parent, out.branch)
 	if r.live != nil {
@@ -116,6 +110,18 @@ func (r *run) leaveLoop(tok *token, out *frame, target *cnode, local *[]*token) 
 		*local = append(*local, t)
 	}
 	return next
+}
+
+// leaveLoops marks every loop frame from f up to stop (excluded) as left: it takes no
+// further item and does not pass its closing node. The caller holds r.mu. Only flags:
+// the items stay, since the iteration's other branches, on other goroutines, read the
+// current one without the lock.
+func leaveLoops(f, stop *frame) {
+	for ; f != stop; f = f.parent {
+		if f.kind == frameLoop {
+			f.closing, f.left = nil, true
+		}
+	}
 }
 
 // fatal ends the branch, the sub-graph call or the run because of ne.
@@ -129,6 +135,11 @@ func (r *run) fatal(tok *token, ne *NodeError) *token {
 		}
 		if f.policy == ContinueOnError {
 			r.recordFailure(tok, ne, f)
+			// The whole branch is withdrawn: a loop inside it must not go on with its
+			// next item and reach the join as well.
+			r.mu.Lock()
+			leaveLoops(tok.frame, f)
+			r.mu.Unlock()
 			return r.endToken(tok)
 		}
 		break

@@ -252,3 +252,32 @@ func TestCheckpointAfterFailedCallKeepsTheCallingNode(t *testing.T) {
 	_, err = e.RestoreFrontier(g, last.Frontier)
 	assert.NoError(t, err)
 }
+
+// A loop frame closes at one of its own closing nodes only: a state naming another
+// loop's closing node would make the flow go on from there after the loop.
+func TestRestoreFrontierRejectsAnotherLoopsClosingNode(t *testing.T) {
+	e := flow.NewEngine(flow.WithTaskFunc("wait", suspendOnce))
+	s := flow.NewSpec("twoloops")
+	s.Start("s").LinkTo("l1")
+	s.Loop("l1", "i", "0:2").LinkTo("w")
+	s.Activity("w").SetTask("@wait").LinkTo("c1")
+	s.Loop("c1", "", nil).LinkTo("l2")
+	s.Loop("l2", "j", "0:2").LinkTo("x")
+	s.Loop("c2", "", nil).LinkTo("e")
+	s.Activity("x").LinkTo("c2")
+	s.End("e")
+	g := build(t, s)
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("p"))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	li := frameOf(t, &st, isKind("loop"))
+	require.Equal(t, "c1", st.Frames[li].Closing)
+	_, err = e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+
+	st.Frames[li].Closing = "c2"
+	fr, err := e.RestoreFrontier(g, st)
+	require.ErrorIs(t, err, flow.ErrBadFrontier, "restored %v", fr)
+	assert.Contains(t, err.Error(), `"c2" does not close loop "l1"`)
+}

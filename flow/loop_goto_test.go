@@ -118,3 +118,96 @@ func TestErrorGotoOutOfALoopFromASplitBranch(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, "a1b1a2Rb2b2", fc.Value("log"), "b2 runs again on resume; the closing node never runs")
 }
+
+// A fatal error in a loop body inside a branch of a ContinueOnError parallel split
+// withdraws the whole branch, loop included: the loop takes no further item and does
+// not pass its closing node, so the failed branch never also arrives at the join; when
+// the other branch failed too, the split fails with all_branches_failed.
+func TestFatalErrorInALoopWithdrawsTheContinueBranch(t *testing.T) {
+	for _, aFails := range []bool{false, true} {
+		s := flow.NewSpec("cl")
+		s.Start("s").LinkTo("p")
+		s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
+		s.Activity("a").SetTask(`fail != true || raise("A", "a failed")`).LinkTo("j")
+		s.Loop("l", "it", []any{1, 2, 3}).LinkTo("body")
+		s.Activity("body").SetTask(`context.put("log", log + string(it)); it != 2 || raise("BAD", "bad item")`).LinkTo("lc")
+		s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
+		s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
+		s.End("e")
+		fc := flow.NewContextWith("i", map[string]any{"log": "", "fail": aFails})
+		res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+		if aFails {
+			require.ErrorIs(t, err, flow.ErrAllBranchesFailed)
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			assert.Equal(t, "12", fc.Value("log"), "neither item 3, the closing node nor the join runs")
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "12J", fc.Value("log"), "item 3 and the closing node do not run; the join runs for branch a")
+		require.Len(t, res.BranchFailures, 1)
+		assert.Equal(t, "body", res.BranchFailures[0].Node)
+	}
+}
+
+// A goto from an outer loop's body into an inner loop's body stays in the outer
+// iteration (the target is a node of its body) but opens no inner iteration: the inner
+// closing node is then an ordinary node of the outer body, never the outer loop's
+// closing node. (Recorded as the outer loop's closing, it made the flow go on from
+// there after the outer loop, without the item, and run the real closing node as an
+// ordinary node.) export.Validate warns about such a goto.
+func TestErrorGotoIntoAnInnerLoopBody(t *testing.T) {
+	s := flow.NewSpec("ng")
+	s.Start("s").LinkTo("o")
+	s.Loop("o", "a", []any{1, 2}).LinkTo("pre")
+	s.Activity("pre").SetTask(`context.put("log", log + "P" + string(a)); a != 2 || raise("BAD", "bad", true)`).
+		OnError("body", nil).LinkTo("i")
+	s.Loop("i", "b", []any{1, 2}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("log", log + "B" + string(a) + string(b))`).LinkTo("ic")
+	s.Loop("ic", "", nil).SetTask(`context.put("log", log + "I ")`).LinkTo("post")
+	s.Activity("post").SetTask(`context.put("log", log + "Q" + string(a) + " ")`).LinkTo("oc")
+	s.Loop("oc", "", nil).SetTask(`context.put("log", log + "O")`).LinkTo("e")
+	s.End("e")
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "P1B11B12I Q1 P2B2<nil>I Q2 O", fc.Value("log"))
+}
+
+// The withdrawn loop stays withdrawn across a suspension: when the failing iteration
+// has another branch still running (here suspended), the frontier keeps the loop as
+// left, and after the resume the loop neither takes its next item nor passes its
+// closing node.
+func TestFatalErrorInALoopWithdrawsTheContinueBranchAcrossResume(t *testing.T) {
+	s := flow.NewSpec("clr")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
+	s.Activity("a").SetTask(`context.incr("a")`).LinkTo("j")
+	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("q")
+	s.Inclusive("q").LinkTo("x").LinkTo("y")
+	s.Activity("x").SetTask(`context.put("log", log + "x" + string(it)); it != 2 || raise("BAD", "bad item")`).LinkTo("qj")
+	s.Activity("y").SetTask(`context.put("log", log + "y" + string(it)); it != 2 || ok == true || context.suspend("y")`).LinkTo("qj")
+	s.Inclusive("qj").LinkTo("lc")
+	s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	b, err := json.Marshal(res.Frontier.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(b, &st))
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err, "%s", b)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "x1y1x2y2y2J", fc.Value("log"), "y2 runs again on resume; neither item 3 nor the closing node runs")
+	assert.Equal(t, int64(1), fc.Value("a"))
+}

@@ -97,6 +97,13 @@ type FrameState struct {
 // restores them), so a loop over integers resumes with integers (`it == 3` and typed
 // getters behave as before the restart, and an integer beyond float64's precision
 // keeps its value).
+//
+// encoding/json passes no decoder options to an UnmarshalJSON method, so a caller's
+// Decoder.DisallowUnknownFields does not reach the fields of a frame: an unknown key
+// inside a frame is ignored, as a lenient decode would. No decoder in this module
+// relies on it (package session reads frontiers with its own strict codec, and
+// RestoreFrontier checks every frame it is given); a caller that must reject unknown
+// frame fields checks them itself.
 func (fs *FrameState) UnmarshalJSON(data []byte) error {
 	type plain FrameState // the same fields, without this method
 	var aux struct {
@@ -393,6 +400,9 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 				case fs.Closing != "":
 					if f.closing = g.node(fs.Closing); f.closing == nil || !f.closing.isClose {
 						return bad("frame %d: %q is not a closing loop node of graph %q", i, fs.Closing, g.g.ID)
+					}
+					if !f.loop.closers[f.closing] { // another loop's: the flow would go on from there
+						return bad("frame %d: %q does not close loop %q", i, fs.Closing, fs.Loop)
 					}
 				}
 			}

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -408,7 +409,9 @@ func ExecutionErrors(c *Context, key string) []ExecutionError {
 	return ExecutionErrorsOf(v)
 }
 
-// ExecutionErrorsOf converts a stored value into execution error records.
+// ExecutionErrorsOf converts a stored value into execution error records. The
+// numbers of a record's Fallback come back as a restored frontier's loop items do: an
+// integral one as an int64, any other as a float64.
 func ExecutionErrorsOf(v any) []ExecutionError {
 	switch l := v.(type) {
 	case nil:
@@ -421,8 +424,17 @@ func ExecutionErrorsOf(v any) []ExecutionError {
 		return nil
 	}
 	var out []ExecutionError
-	if json.Unmarshal(b, &out) != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // only Fallback holds untyped values
+	if dec.Decode(&out) != nil {
 		return nil
+	}
+	for i := range out {
+		fb, _, err := fromJSONNumbers(out[i].Fallback)
+		if err != nil {
+			return nil
+		}
+		out[i].Fallback, _ = fb.(map[string]any)
 	}
 	return out
 }

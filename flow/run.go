@@ -188,7 +188,9 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 				return nil
 			}
 		} else if cn.isClose {
-			if f := nearestLoop(tok.frame); f != nil {
+			// An inner loop's closing node reached without its loop (an error policy's
+			// goto into the inner body) is an ordinary node of the outer body.
+			if f := nearestLoop(tok.frame); f != nil && f.loop.closers[cn] {
 				r.mu.Lock()
 				if !f.left {
 					f.closing = cn
