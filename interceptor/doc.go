@@ -86,12 +86,14 @@
 // (and before a span is exported), the Redactor masks the values of sensitive keys:
 // the defaults (password, secret, token, api_key, authorization, ...) plus configured
 // ones, case-insensitive and ignoring '_', '-', '.', matching keys that end with them,
-// in nested maps and in key=value, key: value, key<TAB>value and JSON "key": "value"
-// text (tabs count as spaces around a separator, a value may start on the next line,
-// as in YAML, a YAML block scalar (|, >) is all its lines, and a Cookie header's value
-// is all its cookies), including the text of errors, Stringers and fmt.Formatters kept
-// as attributes (a Formatter is looked at as it prints with %+v, %v and %s, since a
-// text sink calls Format, not String). A space alone does not separate a key from a
+// in nested maps and in key=value, key: value, key<TAB>value, JSON "key": "value" and
+// XML <key>value</key> text (tabs count as spaces around a separator, a value may
+// start on the next line, as in YAML or a folded header, a YAML block scalar (|, >)
+// is all its lines, a single-quoted value runs over the doubled quotes that escape a
+// quote in it, and a Cookie header's value is all its cookies), including the text
+// of errors, Stringers and fmt.Formatters kept as attributes (a Formatter is looked
+// at as it prints with %+v, %v and %s, since a text sink calls Format, not String). A
+// space alone does not separate a key from a
 // value: in prose ("wrong password for bob") the next word is not a secret. An
 // attribute is masked in every form a sink may write it: a []byte as text; a struct,
 // pointer or other map as its JSON encoding and as fmt prints it (a slog text
