@@ -93,8 +93,8 @@
 // quote in it, and a Cookie header's value is all its cookies), including the text
 // of errors, Stringers and fmt.Formatters kept as attributes (a Formatter is looked
 // at as it prints with %+v, %v and %s, since a text sink calls Format, not String). A
-// space alone does not separate a key from a
-// value: in prose ("wrong password for bob") the next word is not a secret. An
+// space alone does not separate a key from a value: in prose ("wrong password for
+// bob") the next word is not a secret. An
 // attribute is masked in every form a sink may write it: a []byte as text; a struct,
 // pointer or other map as its JSON encoding and as fmt prints it (a slog text
 // handler), which also covers values with no JSON encoding (a map[any]any, a struct
