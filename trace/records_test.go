@@ -114,3 +114,25 @@ func TestCountRunSinks(t *testing.T) {
 	assert.Equal(t, counter{CountRejection: 2}, mid)
 	assert.Equal(t, counter{CountFallback: 1, CountRejection: 2}, app)
 }
+
+// Orphan records (Seq 0: a node event the audit got after its run was written, or
+// outside any run it saw) are outside every run's numbering: Verify accepts them, and
+// checks the runs around them as if they were not there. A run record without a
+// number is not an orphan.
+func TestVerifyOrphans(t *testing.T) {
+	orphan := rec(0, Completed, "x", "main")
+	withOrphans := append(goodRun(), orphan, rec(0, Started, "y", "main/p:a"))
+	require.NoError(t, withOrphans.Verify())
+
+	alone := Records{orphan}
+	alone[0].RunID = "unseen"
+	require.NoError(t, alone.Verify(), "a run the audit never saw has only orphans")
+
+	err := append(goodRun(), rec(0, Failed, "", "")).Verify()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "run record without a sequence number")
+
+	err = append(goodRun(), rec(0, "", "x", "main")).Verify()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown status ""`)
+}
