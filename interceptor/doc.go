@@ -35,6 +35,12 @@
 // test (invariant_test.go) builds thousands of graphs and injects every one of those
 // events to check them.
 //
+// A node event that reaches the audit after its run's records were written (an
+// interceptor gave up on the run, by a panic, while a node went on) or outside any
+// run the audit intercepted is written alone as an orphan record: Seq 0, with the run
+// and instance ids of its run when the audit knows them. An orphan is outside every
+// run's sequence, and Verify accepts it: a run that left one behind still verifies.
+//
 // Record times cost no clock read per node: a node's STARTED and terminal records
 // take the start and end the engine measured (flow.NodeEnd.Start and Duration, from
 // the run's start plus the monotonic clock), so the STARTED record gets its time when

@@ -200,8 +200,12 @@ func TestAuditRegisteredTwiceLateEvents(t *testing.T) {
 				close(h.closed)
 				<-p.done
 				assert.Equal(t, c.want, statuses(mem.Records()))
-				// The late record is an orphan (Seq 0), which Verify accepts.
+				// The late record is an orphan (Seq 0), which Verify accepts, of the run
+				// it came late for (the engine has let go of the run by then).
 				assert.NoError(t, mem.Verify())
+				recs := mem.Records()
+				assert.Equal(t, []string{recs[0].RunID}, recs.RunIDs())
+				assert.NotEmpty(t, recs[0].RunID)
 			})
 		}
 	}
