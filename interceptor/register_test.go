@@ -206,6 +206,10 @@ func TestAuditRegisteredTwiceLateEvents(t *testing.T) {
 				recs := mem.Records()
 				assert.Equal(t, []string{recs[0].RunID}, recs.RunIDs())
 				assert.NotEmpty(t, recs[0].RunID)
+				// The run's metrics count x once, as the run recorded it.
+				m := recs.Metrics(recs[0].RunID)
+				assert.Equal(t, 2, m.Started)
+				assert.Equal(t, m.Started, m.Ended())
 			})
 		}
 	}

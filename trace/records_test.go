@@ -136,3 +136,19 @@ func TestVerifyOrphans(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown status ""`)
 }
+
+// The metrics of a run do not count its orphan records, which repeat an execution the
+// run already ended (its node_end_missing record); a run the audit never saw, which
+// has orphans only, is counted from them.
+func TestMetricsOrphans(t *testing.T) {
+	rs := append(goodRun(), rec(0, Completed, "b", "main/p:b"))
+	m := rs.Metrics("r")
+	assert.Equal(t, 3, m.Started)
+	assert.Equal(t, m.Started, m.Ended())
+
+	alone := Records{rec(0, Started, "x", "main"), rec(0, Completed, "x", "main")}
+	m = alone.Metrics("r")
+	assert.Equal(t, 1, m.Started)
+	assert.Equal(t, 1, m.Completed)
+	assert.Equal(t, "i", m.InstanceID)
+}
