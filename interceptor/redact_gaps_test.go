@@ -41,3 +41,21 @@ func TestRedactorStringGaps(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// Digest credentials are a list of auth-params (the response is a hash of the
+// password, the nonce lets it be checked offline): the value of the header runs over
+// all of them. A quoted value followed by more of the value (`"ab"cd`) is masked
+// whole.
+func TestRedactorStringAuthParams(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`Authorization: Digest username="bob", realm="a b", nonce="n1", response="6629fae4"` + "\nHost: h", "Authorization: ***\nHost: h"},
+		{`authorization=Digest username=bob,response=abc end`, `authorization=*** end`},
+		{"Authorization: Basic dXNlcjpwYXNz==, next=1", "Authorization: ***, next=1"},
+		{`password="ab"cd rest`, `password=*** rest`},
+		{`<user password="x">bob</user>`, `<user password="***">bob</user>`},
+		{`{"password":"x","n":1}`, `{"password":"***","n":1}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

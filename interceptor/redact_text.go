@@ -328,6 +328,10 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 				continue
 			}
 			if s[j] == c {
+				if j+1 < len(s) && isAlnum(s[j+1]) {
+					// More of the value after its quote (`"ab"cd`): all of it is masked.
+					return start, plainEnd(s, j+1), ""
+				}
 				return start, j + 1, string(c)
 			}
 		}
@@ -356,7 +360,7 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 	for _, scheme := range authSchemes {
 		if strings.EqualFold(word, scheme) {
 			if j := credentials(s, end); j > end {
-				return start, plainEnd(s, j), ""
+				return start, authParamsEnd(s, j), ""
 			}
 		}
 	}
@@ -397,6 +401,58 @@ func credentials(s string, end int) int {
 		return end
 	}
 	return j
+}
+
+// authParamsEnd returns where the credentials starting at s[j] end: a token ("Bearer
+// abc"), or a list of auth-params (`Digest username="bob", response="..."`), all of
+// them, as the response and nonce together let the password be guessed offline.
+func authParamsEnd(s string, j int) int {
+	end := authParamEnd(s, j)
+	if end == j {
+		return plainEnd(s, j)
+	}
+	for end < len(s) && s[end] == ',' {
+		k := end + 1
+		for k < len(s) && isBlank(s[k]) {
+			k++
+		}
+		e := authParamEnd(s, k)
+		if e == k {
+			break
+		}
+		end = e
+	}
+	return end
+}
+
+// authParamEnd returns the end of the auth-param (name=value or name="quoted value")
+// at s[j], or j if there is none there. A base64 token's padding ("dXNl==") is not one.
+func authParamEnd(s string, j int) int {
+	k := j
+	for k < len(s) && isKeyChar(s[k]) {
+		k++
+	}
+	if k == j || k+1 >= len(s) || s[k] != '=' || s[k+1] == '=' {
+		return j
+	}
+	k++
+	if s[k] != '"' {
+		return plainEnd(s, k)
+	}
+	for k++; k < len(s); k++ {
+		if s[k] == '\\' {
+			k++
+			continue
+		}
+		if s[k] == '"' {
+			return k + 1
+		}
+	}
+	return len(s)
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // plainEnd returns where the unquoted value starting at s[i] ends: at white space or
