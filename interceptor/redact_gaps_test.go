@@ -23,6 +23,9 @@ func TestRedactorStringGaps(t *testing.T) {
 		{"<password/><user>bob</user>", "<password/><user>bob</user>"},
 		{"<tokens>5</tokens> a > b", "<tokens>5</tokens> a > b"},
 		{"<password>unclosed", "<password>***"},
+		{"<password>unclosed\n<user>bob</user>", "<password>***"}, // as an unclosed quote
+		{"<password>x</passwords></password>", "<password>***</password>"},
+		{"<a>b > c <password>x</password>", "<a>b > c <password>***</password>"},
 		// A quote inside a plain value is part of it; one that closes the message's
 		// quoted string ends it.
 		{`password=ab"cd`, `password=***`},

@@ -90,10 +90,12 @@ func (r *Redactor) String(s string) string {
 // elementText returns the bounds of the text of the XML element whose start tag ends
 // at s[gt] and starts at or after s[from] ("<password>x</password>" gives "x"), if
 // the element's local name is sensitive: everything up to the element's end tag, or
-// without one, up to the next tag or line break. It returns gt, gt otherwise.
+// without one, like an unclosed quote, the rest of s. It returns gt, gt otherwise.
+// The scans stop at the previous '>' and at the end tag found, which the caller
+// skips: redacting text with many tags stays linear in its length.
 func (r *Redactor) elementText(s string, from, gt int) (start, end int) {
-	lt := strings.LastIndexByte(s[from:gt], '<')
-	if lt < 0 {
+	lt := strings.LastIndexAny(s[from:gt], "<>")
+	if lt < 0 || s[from+lt] != '<' {
 		return gt, gt
 	}
 	lt += from
@@ -109,17 +111,20 @@ func (r *Redactor) elementText(s string, from, gt int) (start, end int) {
 			return gt, gt
 		}
 	}
-	local := name[strings.LastIndexByte(name, ':')+1:]
-	if !r.Sensitive(local) {
+	if !r.Sensitive(name[strings.LastIndexByte(name, ':')+1:]) {
 		return gt, gt
 	}
-	start, end = gt+1, len(s)
-	if k := strings.Index(s[start:], "</"+name); k >= 0 {
-		end = start + k
-	} else if k := strings.IndexAny(s[start:], "<\n"); k >= 0 {
-		end = start + k
+	start = gt + 1
+	for j := start; ; j += 2 {
+		k := strings.Index(s[j:], "</")
+		if k < 0 {
+			return start, len(s)
+		}
+		j += k
+		if e := j + 2 + len(name); strings.HasPrefix(s[j+2:], name) && (e == len(s) || !isKeyChar(s[e]) && s[e] != ':') {
+			return start, j
+		}
 	}
-	return start, end
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
