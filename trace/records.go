@@ -93,8 +93,7 @@ func (rs Records) NodeIDs() []string {
 }
 
 // Sorted returns a copy ordered by run (in order of first appearance) and, within a
-// run, by sequence number, the run's orphan records (Seq 0) last, as they came: they
-// were written after the run's own.
+// run, by sequence number.
 func (rs Records) Sorted() Records {
 	order := map[string]int{}
 	for i, id := range rs.RunIDs() {
@@ -105,7 +104,7 @@ func (rs Records) Sorted() Records {
 		if c := cmp.Compare(order[a.RunID], order[b.RunID]); c != 0 {
 			return c
 		}
-		return cmp.Compare(uint64(a.Seq-1), uint64(b.Seq-1)) // 0 wraps around to the end
+		return cmp.Compare(a.Seq, b.Seq)
 	})
 	return out
 }

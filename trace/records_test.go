@@ -152,15 +152,3 @@ func TestMetricsOrphans(t *testing.T) {
 	assert.Equal(t, 1, m.Completed)
 	assert.Equal(t, "i", m.InstanceID)
 }
-
-// Sorted puts a run's orphan records after its numbered ones, in the order they came:
-// they were written after the run's records (or outside any run).
-func TestSortedOrphansLast(t *testing.T) {
-	o1, o2 := rec(0, Started, "y", "main"), rec(0, Completed, "x", "main")
-	rs := append(Records{o1}, goodRun()...)
-	rs = append(rs, o2)
-	got := rs.Sorted()
-	require.Len(t, got, len(rs))
-	assert.Equal(t, int64(1), got[0].Seq)
-	assert.Equal(t, []Record{o1, o2}, []Record(got[len(got)-2:]))
-}
