@@ -93,7 +93,8 @@ func (rs Records) NodeIDs() []string {
 }
 
 // Sorted returns a copy ordered by run (in order of first appearance) and, within a
-// run, by sequence number.
+// run, by sequence number: a run's orphan records (Seq 0) come first, in the order
+// they came.
 func (rs Records) Sorted() Records {
 	order := map[string]int{}
 	for i, id := range rs.RunIDs() {

@@ -152,3 +152,15 @@ func TestMetricsOrphans(t *testing.T) {
 	assert.Equal(t, 1, m.Completed)
 	assert.Equal(t, "i", m.InstanceID)
 }
+
+// Sorted keeps a run's orphan records (Seq 0) first, in the order they came: the
+// order its doc gives, which "flowteam audit" relies on for a run's last record.
+func TestSortedOrphansFirst(t *testing.T) {
+	o1, o2 := rec(0, Started, "y", "main"), rec(0, Completed, "x", "main")
+	rs := append(Records{o1}, goodRun()...)
+	rs = append(rs, o2)
+	got := rs.Sorted()
+	require.Len(t, got, len(rs))
+	assert.Equal(t, []Record{o1, o2}, []Record(got[:2]))
+	assert.Equal(t, int64(8), got[len(got)-1].Seq)
+}
