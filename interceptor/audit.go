@@ -219,7 +219,7 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 	rec := trace.Record{Status: trace.Started}
 	fillNode(&rec, c, n, agent)
 	rec.Attrs = attrs
-	a.orphan(ctx, c, &rec)
+	a.orphan(ctx, ar, c, &rec)
 }
 
 // attrsOf returns the redacted WithAttrs attributes of a record. A panic in the
@@ -274,7 +274,7 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	var rec trace.Record
 	fillNode(&rec, c, n, x.agent)
 	fillEnd(&rec, &end, &x)
-	a.orphan(ctx, c, &rec)
+	a.orphan(ctx, ar, c, &rec)
 }
 
 // endExtra holds what a terminal record carries besides the engine's NodeEnd, worked
@@ -303,10 +303,15 @@ func fillEnd(r *trace.Record, end *flow.NodeEnd, x *endExtra) {
 	r.Error, r.Reason, r.Attrs = x.err, x.reason, x.attrs
 }
 
-// orphan writes a node record alone, when its run is unknown (an interceptor earlier
-// in the chain replaced the context) or already over.
-func (a *Audit) orphan(ctx context.Context, c *flow.Context, rec *trace.Record) {
+// orphan writes a node record alone (Seq 0), when its run is unknown (an interceptor
+// earlier in the chain replaced the context) or already over (ar, closed). The ids
+// of a run that is over are ar's: by then the engine may have let go of the run, and
+// the Context no longer knows it.
+func (a *Audit) orphan(ctx context.Context, ar *auditRun, c *flow.Context, rec *trace.Record) {
 	rec.Time, rec.InstanceID, rec.RunID = a.cfg.clock(), c.InstanceID(), c.RunID()
+	if ar != nil {
+		rec.InstanceID, rec.RunID = ar.instance, ar.runID
+	}
 	_ = a.write(ctx, []trace.Record{*rec})
 }
 

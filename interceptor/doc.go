@@ -35,6 +35,12 @@
 // test (invariant_test.go) builds thousands of graphs and injects every one of those
 // events to check them.
 //
+// A node event that reaches the audit after its run's records were written (an
+// interceptor gave up on the run, by a panic, while a node went on) or outside any
+// run the audit intercepted is written alone as an orphan record: Seq 0, with the run
+// and instance ids of its run when the audit knows them. An orphan is outside every
+// run's sequence, and Verify accepts it: a run that left one behind still verifies.
+//
 // Record times cost no clock read per node: a node's STARTED and terminal records
 // take the start and end the engine measured (flow.NodeEnd.Start and Duration, from
 // the run's start plus the monotonic clock), so the STARTED record gets its time when
@@ -86,13 +92,15 @@
 // (and before a span is exported), the Redactor masks the values of sensitive keys:
 // the defaults (password, secret, token, api_key, authorization, ...) plus configured
 // ones, case-insensitive and ignoring '_', '-', '.', matching keys that end with them,
-// in nested maps and in key=value, key: value, key<TAB>value and JSON "key": "value"
-// text (tabs count as spaces around a separator, a value may start on the next line,
-// as in YAML, a YAML block scalar (|, >) is all its lines, and a Cookie header's value
-// is all its cookies), including the text of errors, Stringers and fmt.Formatters kept
-// as attributes (a Formatter is looked at as it prints with %+v, %v and %s, since a
-// text sink calls Format, not String). A space alone does not separate a key from a
-// value: in prose ("wrong password for bob") the next word is not a secret. An
+// in nested maps and in key=value, key: value, key<TAB>value, JSON "key": "value" and
+// XML <key>value</key> text (tabs count as spaces around a separator, a value may
+// start on the next line, as in YAML or a folded header, a YAML block scalar (|, >)
+// is all its lines, a single-quoted value runs over the doubled quotes that escape a
+// quote in it, and a Cookie header's value is all its cookies), including the text
+// of errors, Stringers and fmt.Formatters kept as attributes (a Formatter is looked
+// at as it prints with %+v, %v and %s, since a text sink calls Format, not String). A
+// space alone does not separate a key from a value: in prose ("wrong password for
+// bob") the next word is not a secret. An
 // attribute is masked in every form a sink may write it: a []byte as text; a struct,
 // pointer or other map as its JSON encoding and as fmt prints it (a slog text
 // handler), which also covers values with no JSON encoding (a map[any]any, a struct

@@ -3,6 +3,7 @@ package interceptor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,9 +203,12 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 	res.Failed += max(res.Started-res.Ended(), 0)
 	m.mu.Lock()
 	delete(m.live, r.runID)
-	if _, ok := m.done[r.runID]; !ok {
-		m.order = append(m.order, r.runID)
+	if _, ok := m.done[r.runID]; ok {
+		// The id finished before (WithRunID reused): it is the newest now, and must not
+		// be forgotten first.
+		m.order = slices.DeleteFunc(m.order, func(id string) bool { return id == r.runID })
 	}
+	m.order = append(m.order, r.runID)
 	m.done[r.runID] = res
 	for len(m.order) > max(m.cfg.retention, 0) {
 		delete(m.done, m.order[0])

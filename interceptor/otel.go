@@ -51,8 +51,9 @@ const (
 // how the run or the sub-graph call ended (a call halted by a failure outside it is
 // INTERRUPTED, like its nodes). A failure is recorded as an "exception" event with the
 // redacted message and the span status Error. Should a panic escape the run (a
-// hook's, in any branch), the node spans the engine left open end as FAILED. Nothing
-// global is used: the tracer provider is passed in.
+// hook's, in any branch), the node spans the engine left open end as FAILED, and a
+// node that starts after that (going on after an interceptor gave up on the run) gets
+// no span. Nothing global is used: the tracer provider is passed in.
 type Tracing struct {
 	tracer oteltrace.Tracer
 	cfg    config
@@ -96,6 +97,12 @@ type tracingRun struct {
 type runSpans struct {
 	mu sync.Mutex
 	m  map[spanKey]oteltrace.Span
+	// closed is set when the run returned to its caller and its open spans were
+	// ended (endOpen): a node start that comes later (a node going on after an
+	// interceptor gave up on the run) opens no span. Above all, the second call of
+	// a Tracing registered twice, for a start whose first call's span endOpen ended,
+	// must not open a second span for the same execution.
+	closed bool
 }
 
 type tracingKey struct{ t *Tracing }
@@ -224,6 +231,7 @@ func (t *Tracing) endOpen(rs *runSpans, msg string) {
 		open = append(open, s)
 	}
 	clear(rs.m)
+	rs.closed = true
 	rs.mu.Unlock()
 	if len(open) == 0 {
 		return
@@ -256,10 +264,11 @@ func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node
 	k := spanKey{c, n}
 	rs.mu.Lock()
 	_, open := rs.m[k]
+	closed := rs.closed
 	rs.mu.Unlock()
-	if open {
+	if open || closed {
 		// Registered twice: this execution has its span (replacing it would leave
-		// that span never ended).
+		// that span never ended). Or the run is over: its spans were ended.
 		return
 	}
 	var span oteltrace.Span

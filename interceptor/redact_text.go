@@ -12,24 +12,34 @@ import (
 // bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
 // cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
-// quote its DSN). Tabs count as spaces around a separator, a value may start on the
-// next line ("password:\n  x", as in YAML), and a YAML block scalar ("private_key: |")
-// is every line below its key indented deeper than the key.
+// quote its DSN), and the text of an XML element ("<password>***</password>"). Tabs
+// count as spaces around a separator, a value may start on the next line
+// ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
+// Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
+// indented deeper than the key, a single-quoted value runs over doubled quotes
+// (as YAML and SQL escape a quote in it), and an unquoted value over a '"' inside it
+// (`password=ab"cd`).
 func (r *Redactor) String(s string) string {
 	if r == nil || len(r.keys) == 0 ||
-		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0) {
+		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
+			strings.IndexByte(s, '>') < 0) {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
 	changed := false
 	for i := 0; i < len(s); i++ {
-		if s[i] != '=' && s[i] != ':' && s[i] != '\t' {
+		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' {
 			continue
 		}
 		var vs, ve int
 		var quote string
-		if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
+		if s[i] == '>' {
+			// An XML element's start tag: its text is the value.
+			if vs, ve = r.elementText(s, done, i); vs == ve {
+				continue
+			}
+		} else if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
 			// A URL: its userinfo's password is the value of a key "password".
 			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
 				continue
@@ -75,6 +85,46 @@ func (r *Redactor) String(s string) string {
 	}
 	b.WriteString(s[done:])
 	return b.String()
+}
+
+// elementText returns the bounds of the text of the XML element whose start tag ends
+// at s[gt] and starts at or after s[from] ("<password>x</password>" gives "x"), if
+// the element's local name is sensitive: everything up to the element's end tag, or
+// without one, like an unclosed quote, the rest of s. It returns gt, gt otherwise.
+// The scans stop at the previous '>' and at the end tag found, which the caller
+// skips: redacting text with many tags stays linear in its length.
+func (r *Redactor) elementText(s string, from, gt int) (start, end int) {
+	lt := strings.LastIndexAny(s[from:gt], "<>")
+	if lt < 0 || s[from+lt] != '<' {
+		return gt, gt
+	}
+	lt += from
+	name := s[lt+1 : gt]
+	if n := strings.IndexAny(name, " \t\r\n"); n >= 0 {
+		name = name[:n] // attributes follow
+	}
+	if name == "" || s[gt-1] == '/' { // "<>", an end tag or an empty element
+		return gt, gt
+	}
+	for i := 0; i < len(name); i++ {
+		if !isKeyChar(name[i]) && name[i] != ':' {
+			return gt, gt
+		}
+	}
+	if !r.Sensitive(name[strings.LastIndexByte(name, ':')+1:]) {
+		return gt, gt
+	}
+	start = gt + 1
+	for j := start; ; j += 2 {
+		k := strings.Index(s[j:], "</")
+		if k < 0 {
+			return start, len(s)
+		}
+		j += k
+		if e := j + 2 + len(name); strings.HasPrefix(s[j+2:], name) && (e == len(s) || !isKeyChar(s[e]) && s[e] != ':') {
+			return start, j
+		}
+	}
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
@@ -278,7 +328,15 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 				j++
 				continue
 			}
+			if c == '\'' && j > i+1 && strings.HasPrefix(s[j:], "''") {
+				j++ // a quote escaped YAML's way, "'it''s'", inside the value
+				continue
+			}
 			if s[j] == c {
+				if j+1 < len(s) && isAlnum(s[j+1]) {
+					// More of the value after its quote (`"ab"cd`): all of it is masked.
+					return start, plainEnd(s, j+1), ""
+				}
 				return start, j + 1, string(c)
 			}
 		}
@@ -305,24 +363,116 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 	end = plainEnd(s, i)
 	word := s[start:end]
 	for _, scheme := range authSchemes {
-		if strings.EqualFold(word, scheme) && end < len(s) && isBlank(s[end]) {
-			j := end
-			for j < len(s) && isBlank(s[j]) {
-				j++
-			}
-			if j < len(s) {
-				return start, plainEnd(s, j), ""
+		if strings.EqualFold(word, scheme) {
+			if j := credentials(s, end); j > end {
+				return start, authParamsEnd(s, j), ""
 			}
 		}
 	}
 	return start, end, ""
 }
 
+// credentials returns where the credentials after an authorization scheme ending at
+// s[end] start: after blanks on the same line, or on the next line of a folded
+// header (indented), or on the next line as a word that is not itself a key ("Host:
+// h"); it returns end if there are none.
+func credentials(s string, end int) int {
+	j := end
+	for j < len(s) && isBlank(s[j]) {
+		j++
+	}
+	if j == end && j < len(s) && s[j] != '\n' && s[j] != '\r' {
+		return end
+	}
+	if strings.HasPrefix(s[j:], "\r\n") {
+		j++
+	}
+	if j < len(s) && s[j] == '\n' {
+		j++
+		k := j
+		for k < len(s) && isBlank(s[k]) {
+			k++
+		}
+		if k == j {
+			// Not folded: a credential still, unless a key (base64 may end in '=').
+			word := strings.TrimRight(s[k:plainEnd(s, k)], "=")
+			if strings.ContainsAny(word, ":=") {
+				return end
+			}
+		}
+		j = k
+	}
+	if j >= len(s) || plainEnd(s, j) == j {
+		return end
+	}
+	return j
+}
+
+// authParamsEnd returns where the credentials starting at s[j] end: a token ("Bearer
+// abc"), or a list of auth-params (`Digest username="bob", response="..."`), all of
+// them, as the response and nonce together let the password be guessed offline.
+func authParamsEnd(s string, j int) int {
+	end := authParamEnd(s, j)
+	if end == j {
+		return plainEnd(s, j)
+	}
+	for end < len(s) && s[end] == ',' {
+		k := end + 1
+		for k < len(s) && isBlank(s[k]) {
+			k++
+		}
+		e := authParamEnd(s, k)
+		if e == k {
+			break
+		}
+		end = e
+	}
+	return end
+}
+
+// authParamEnd returns the end of the auth-param (name=value or name="quoted value")
+// at s[j], or j if there is none there. A base64 token's padding ("dXNl==") is not one.
+func authParamEnd(s string, j int) int {
+	k := j
+	for k < len(s) && isKeyChar(s[k]) {
+		k++
+	}
+	if k == j || k+1 >= len(s) || s[k] != '=' || s[k+1] == '=' {
+		return j
+	}
+	k++
+	if s[k] != '"' {
+		return plainEnd(s, k)
+	}
+	for k++; k < len(s); k++ {
+		if s[k] == '\\' {
+			k++
+			continue
+		}
+		if s[k] == '"' {
+			return k + 1
+		}
+	}
+	return len(s)
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// plainEnd returns where the unquoted value starting at s[i] ends: at white space or
+// one of , ; & ) } ], or at a '"' that ends a quoted message the value is in
+// (`msg="password=x"`), one followed by such a character or by the end of s. A '"'
+// inside the value (`password=ab"cd`) is part of it.
 func plainEnd(s string, i int) int {
 	for i < len(s) {
 		switch s[i] {
-		case ' ', '\t', '\n', '\r', ',', ';', '&', ')', '}', ']', '"':
+		case ' ', '\t', '\n', '\r', ',', ';', '&', ')', '}', ']':
 			return i
+		case '"':
+			if i+1 == len(s) || plainEnd(s[i+1:i+2], 0) == 0 {
+				return i
+			}
 		}
 		i++
 	}

@@ -200,6 +200,16 @@ func TestAuditRegisteredTwiceLateEvents(t *testing.T) {
 				close(h.closed)
 				<-p.done
 				assert.Equal(t, c.want, statuses(mem.Records()))
+				// The late record is an orphan (Seq 0), which Verify accepts, of the run
+				// it came late for (the engine has let go of the run by then).
+				assert.NoError(t, mem.Verify())
+				recs := mem.Records()
+				assert.Equal(t, []string{recs[0].RunID}, recs.RunIDs())
+				assert.NotEmpty(t, recs[0].RunID)
+				// The run's metrics count x once, as the run recorded it.
+				m := recs.Metrics(recs[0].RunID)
+				assert.Equal(t, 2, m.Started)
+				assert.Equal(t, m.Started, m.Ended())
 			})
 		}
 	}

@@ -25,6 +25,10 @@ import (
 // out (UnmarshalJSON puts it back).
 type Record struct {
 	// Seq numbers the records of one run from 1, in the order they were produced.
+	// It is 0 on an orphan record: a node record written alone because it came
+	// outside any run the audit saw or after its run's records were written (an
+	// interceptor gave up on the run while a node went on). An orphan belongs to no
+	// run's sequence, and Records.Verify does not count it in one.
 	Seq int64 `json:"seq"`
 	// Time is when the record was produced (for a terminal record: when the node
 	// ended).

@@ -76,15 +76,29 @@ func (m *Metrics) Add(r *Record) {
 // Metrics computes the metrics of one run from its records. Fallbacks counts only
 // those records show (recoveries with Goto), Rejections stays 0: what was reported
 // with Count is not in records.
+//
+// Orphan records (Seq 0, see Record.Seq) are not counted for a run that has records
+// of its own: they come after the run recorded how their executions ended. A run
+// with orphans only (one the audit did not see) is counted from them.
 func (rs Records) Metrics(runID string) Metrics {
-	m := Metrics{RunID: runID}
+	m, orphans := Metrics{RunID: runID}, Metrics{RunID: runID}
+	own := false
 	for i := range rs {
 		if r := &rs[i]; r.RunID == runID {
-			if m.InstanceID == "" && m.GraphID == "" {
-				m.InstanceID, m.GraphID = r.InstanceID, r.GraphID
+			to := &m
+			if r.Seq == 0 {
+				to = &orphans
+			} else {
+				own = true
 			}
-			m.Add(r)
+			if to.InstanceID == "" && to.GraphID == "" {
+				to.InstanceID, to.GraphID = r.InstanceID, r.GraphID
+			}
+			to.Add(r)
 		}
+	}
+	if !own {
+		return orphans
 	}
 	return m
 }

@@ -93,7 +93,8 @@ func (rs Records) NodeIDs() []string {
 }
 
 // Sorted returns a copy ordered by run (in order of first appearance) and, within a
-// run, by sequence number.
+// run, by sequence number: a run's orphan records (Seq 0) come first, in the order
+// they came.
 func (rs Records) Sorted() Records {
 	order := map[string]int{}
 	for i, id := range rs.RunIDs() {
@@ -119,14 +120,29 @@ func (rs Records) Sorted() Records {
 //     one node at a time), and nothing is left open when the run ends.
 //
 // The records may come in any order; they are grouped by run and sorted by Seq.
+// Orphan records (see Record.Seq) are outside the numbering of any run and are not
+// checked against one: Verify only requires them to be node records with a known
+// status, so an audit that wrote one, as documented, still verifies.
 func (rs Records) Verify() error {
 	var errs []error
 	byRun := map[string]Records{}
 	for _, r := range rs {
+		if r.Seq == 0 {
+			switch {
+			case r.IsRun():
+				errs = append(errs, fmt.Errorf("run %s: %s run record without a sequence number", r.RunID, r.Status))
+			case r.Status != Started && !r.Status.Terminal():
+				errs = append(errs, fmt.Errorf("run %s: orphan %s: unknown status %q", r.RunID, r.Qualified(), r.Status))
+			}
+			continue
+		}
 		byRun[r.RunID] = append(byRun[r.RunID], r)
 	}
 	for _, id := range rs.RunIDs() {
-		run := byRun[id]
+		run, ok := byRun[id]
+		if !ok {
+			continue // only orphans: a run the audit did not see
+		}
 		slices.SortStableFunc(run, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
 		errs = append(errs, verifyRun(id, run)...)
 	}

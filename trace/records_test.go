@@ -114,3 +114,53 @@ func TestCountRunSinks(t *testing.T) {
 	assert.Equal(t, counter{CountRejection: 2}, mid)
 	assert.Equal(t, counter{CountFallback: 1, CountRejection: 2}, app)
 }
+
+// Orphan records (Seq 0: a node event the audit got after its run was written, or
+// outside any run it saw) are outside every run's numbering: Verify accepts them, and
+// checks the runs around them as if they were not there. A run record without a
+// number is not an orphan.
+func TestVerifyOrphans(t *testing.T) {
+	orphan := rec(0, Completed, "x", "main")
+	withOrphans := append(goodRun(), orphan, rec(0, Started, "y", "main/p:a"))
+	require.NoError(t, withOrphans.Verify())
+
+	alone := Records{orphan}
+	alone[0].RunID = "unseen"
+	require.NoError(t, alone.Verify(), "a run the audit never saw has only orphans")
+
+	err := append(goodRun(), rec(0, Failed, "", "")).Verify()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "run record without a sequence number")
+
+	err = append(goodRun(), rec(0, "", "x", "main")).Verify()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown status ""`)
+}
+
+// The metrics of a run do not count its orphan records, which repeat an execution the
+// run already ended (its node_end_missing record); a run the audit never saw, which
+// has orphans only, is counted from them.
+func TestMetricsOrphans(t *testing.T) {
+	rs := append(goodRun(), rec(0, Completed, "b", "main/p:b"))
+	m := rs.Metrics("r")
+	assert.Equal(t, 3, m.Started)
+	assert.Equal(t, m.Started, m.Ended())
+
+	alone := Records{rec(0, Started, "x", "main"), rec(0, Completed, "x", "main")}
+	m = alone.Metrics("r")
+	assert.Equal(t, 1, m.Started)
+	assert.Equal(t, 1, m.Completed)
+	assert.Equal(t, "i", m.InstanceID)
+}
+
+// Sorted keeps a run's orphan records (Seq 0) first, in the order they came: the
+// order its doc gives, which "flowteam audit" relies on for a run's last record.
+func TestSortedOrphansFirst(t *testing.T) {
+	o1, o2 := rec(0, Started, "y", "main"), rec(0, Completed, "x", "main")
+	rs := append(Records{o1}, goodRun()...)
+	rs = append(rs, o2)
+	got := rs.Sorted()
+	require.Len(t, got, len(rs))
+	assert.Equal(t, []Record{o1, o2}, []Record(got[:2]))
+	assert.Equal(t, int64(8), got[len(got)-1].Seq)
+}
