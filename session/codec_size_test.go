@@ -21,6 +21,13 @@ func TestEncodeAllocatesAboutItsSize(t *testing.T) {
 			}
 			return m
 		}()},
+		{"nested", func() map[string]any {
+			list := make([]any, 20000)
+			for i := range list {
+				list[i] = map[string]any{"id": int64(i), "name": "item", "ok": true, "rate": 0.25}
+			}
+			return map[string]any{"items": list}
+		}()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := saved("big")
