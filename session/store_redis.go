@@ -2,9 +2,9 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,7 +18,10 @@ import (
 // there until List or a later save (which checks a few random members) removes it, so
 // the sets stay close to the number of live instances. Save is one Lua script, sent with EVAL,
 // so the version check, the write, the expiry and the index updates are atomic and
-// cost exactly one round trip; Load is one HGET. List and Delete are one script each.
+// cost exactly one round trip; Load is one HMGET. List and Delete are one script each.
+// The hash's "v" and "st" are the truth for saves and List: Load checks them against
+// the snapshot in "d" and reports a hash where they disagree, or one missing a field,
+// as ErrCorrupt naming what it found (see Load); Delete removes such a hash.
 //
 // The scripts build the index keys from the prefix, so in Redis Cluster the prefix
 // must hold a hash tag ("{flowteam}:") to keep an installation's keys in one slot.
@@ -104,12 +107,14 @@ return {1, ARGV[2]}
 const pruneSample = "8"
 
 // deleteScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV status
-// set prefix, id. It returns 1, or 0 when the instance is not stored.
+// set prefix, id. It returns 1, or 0 when the instance is not stored. A hash that lost
+// its status (damage Load reports) is deleted too; its id leaves the status set it is
+// in when List or a save checks that set.
 const deleteScript = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local st = redis.call('HGET', KEYS[1], 'st')
-if not st then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('SREM', ARGV[1] .. st, ARGV[2])
+if st then redis.call('SREM', ARGV[1] .. st, ARGV[2]) end
 redis.call('SREM', KEYS[2], ARGV[2])
 return 1
 `
@@ -130,24 +135,53 @@ end
 return out
 `
 
-// Load implements Store.
+// Load implements Store. It reads the hash's version and status with the snapshot
+// (still one round trip) and reports a hash whose fields disagree with its snapshot as
+// ErrCorrupt naming both: saves check the version in "v" and List goes by "st", so a
+// snapshot loaded from "d" at another version could never be saved over (every resume
+// would conflict), and one of another status would be listed under the wrong one.
 func (s *RedisStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	data, err := s.rdb.HGet(ctx, s.key(id), "d").Bytes()
-	if errors.Is(err, redis.Nil) {
+	vals, err := s.rdb.HMGet(ctx, s.key(id), "v", "st", "d").Result()
+	if err != nil {
+		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
+	}
+	if vals[0] == nil && vals[1] == nil && vals[2] == nil {
 		return nil, notFound(id)
 	}
+	snap, err := decodeHash(id, vals)
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
 	}
-	snap, err := Decode(data)
-	if err == nil {
-		err = belongsTo(snap, id)
+	return snap, nil
+}
+
+// decodeHash decodes the snapshot of id from the hash fields v, st and d (nil where
+// missing) and checks it against the other two.
+func decodeHash(id string, vals []any) (*Snapshot, error) {
+	v, _ := vals[0].(string)
+	st, _ := vals[1].(string)
+	d, _ := vals[2].(string)
+	switch {
+	case vals[2] == nil:
+		return nil, fmt.Errorf("%w: the hash holds no snapshot (version %q, status %q)", ErrCorrupt, v, st)
+	case vals[0] == nil:
+		return nil, fmt.Errorf("%w: the hash holds no stored version", ErrCorrupt)
 	}
+	snap, err := Decode([]byte(d))
 	if err != nil {
-		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
+		return nil, err
+	}
+	if err := belongsTo(snap, id); err != nil {
+		return nil, err
+	}
+	if v != strconv.FormatInt(snap.Version, 10) {
+		return nil, fmt.Errorf("%w: stored version is %s, the snapshot's is %d", ErrCorrupt, v, snap.Version)
+	}
+	if st != string(snap.Status) {
+		return nil, fmt.Errorf("%w: stored status is %q, the snapshot's is %q", ErrCorrupt, st, snap.Status)
 	}
 	return snap, nil
 }
