@@ -41,7 +41,9 @@
 // temporary file + fsync + rename + directory fsync, flock across processes) and
 // RedisStore (one Lua script per save: one round trip) implement it, as well as
 // TTLStore for expiry. ValidateID is the common rule for instance ids; every store
-// applies it. The conformance suite in session/storetest checks any Store.
+// applies it. FileStore never saves over or deletes a file of a format this build
+// cannot read (ErrFormat). The conformance suite in session/storetest checks any
+// Store.
 //
 // A save that took effect but whose durability the store cannot assure (FileStore:
 // the directory sync after the rename failed) returns an error wrapping
