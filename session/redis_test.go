@@ -307,6 +307,12 @@ func TestRedisLoadChecksTheHashFields(t *testing.T) {
 					require.ErrorIs(t, err, session.ErrCorrupt)
 					assert.ErrorContains(t, err, c.want)
 					assert.ErrorContains(t, err, id)
+					if c.name == "no version" {
+						// Not an instance that is not stored: a Run must not save over it.
+						err = s.store.Save(ctx, storetest.NewSnapshot(id), 0)
+						require.ErrorIs(t, err, session.ErrCorrupt)
+						assert.NotErrorIs(t, err, session.ErrConflict)
+					}
 
 					// The damage can be deleted, whatever field is missing.
 					require.NoError(t, s.store.Delete(ctx, id))

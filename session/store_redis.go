@@ -21,7 +21,8 @@ import (
 // cost exactly one round trip; Load is one HMGET. List and Delete are one script each.
 // The hash's "v" and "st" are the truth for saves and List: Load checks them against
 // the snapshot in "d" and reports a hash where they disagree, or one missing a field,
-// as ErrCorrupt naming what it found (see Load); Delete removes such a hash.
+// as ErrCorrupt naming what it found (see Load); Save does not take a hash without
+// a version for a missing instance (ErrCorrupt), and Delete removes such a hash.
 //
 // The scripts build the index keys from the prefix, so in Redis Cluster the prefix
 // must hold a hash tag ("{flowteam}:") to keep an installation's keys in one slot.
@@ -69,7 +70,9 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 
 // saveScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV expected
 // version, new version, status, data, ttl in ms (0: none), status set prefix, id,
-// instance key prefix. It returns {1, new version} or {0, stored version}.
+// instance key prefix. It returns {1, new version}, {0, stored version}, or {2, 0}
+// when the hash exists without a version (damage Load reports: not saved over as if
+// no instance were stored).
 //
 // Versions stay decimal strings, as the store writes them, and are compared as such:
 // a Lua number is a float64, which above 2^53 would make neighbouring versions equal.
@@ -82,7 +85,11 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 // on average than it adds, so without any List the sets stay within a small factor
 // of the live instances. A set of at most pruneSample members is pruned whole.
 const saveScript = `
-local v = redis.call('HGET', KEYS[1], 'v') or '0'
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return {2, 0} end
+  v = '0'
+end
 if v ~= ARGV[1] then return {0, v} end
 local old = redis.call('HGET', KEYS[1], 'st')
 if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[7]) end
@@ -210,7 +217,11 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 	if len(res) != 2 {
 		return fmt.Errorf("session: redis: save %q: unexpected reply %v", id, res)
 	}
-	if res[0] != 1 {
+	switch res[0] {
+	case 1:
+	case 2:
+		return fmt.Errorf("session: redis: save %q: %w: the hash holds no stored version", id, ErrCorrupt)
+	default:
 		return conflict(id, expectedVersion, res[1])
 	}
 	p.done(snap)
