@@ -175,6 +175,9 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 	if stored != expectedVersion {
 		return conflict(snap.Instance, expectedVersion, stored)
 	}
+	if err := recreated(snap, expectedVersion, h.Created); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("session: file store: %w", err)
 	}
@@ -361,6 +364,7 @@ func (f *FileStore) removeExpired(ctx context.Context, ids []string, now time.Ti
 type header struct {
 	Status  Status
 	Version int64
+	Created time.Time
 	Expires time.Time
 }
 
@@ -427,6 +431,8 @@ func readHeader(path string) (header, error) {
 			err = dec.Decode(&h.Status)
 		case "version":
 			err = dec.Decode(&h.Version)
+		case "created":
+			err = dec.Decode(&h.Created)
 		case "expires":
 			err = dec.Decode(&h.Expires)
 		default:
@@ -480,7 +486,7 @@ func readWholeHeader(path string) (header, error) {
 	if err != nil {
 		return header{}, err
 	}
-	return header{Status: s.Status, Version: s.Version, Expires: s.Expires}, nil
+	return header{Status: s.Status, Version: s.Version, Created: s.Created, Expires: s.Expires}, nil
 }
 
 // openRegular opens the file at path for reading if it is a regular file, not

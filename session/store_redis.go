@@ -13,7 +13,7 @@ import (
 // RedisStore is a Store on Redis (github.com/redis/go-redis/v9).
 //
 // Each instance is a hash at "<prefix>s:<id>" holding the version ("v"), the status
-// ("st") and the encoded snapshot ("d"). The sets "<prefix>status:<status>" and
+// ("st"), the creation time ("c", see Store.Save) and the encoded snapshot ("d"). The sets "<prefix>status:<status>" and
 // "<prefix>all" index the instances for List; an instance that expires leaves its id
 // there until List or a later save (which checks a few random members) removes it, so
 // the sets stay close to the number of live instances. Save is one Lua script, sent with EVAL,
@@ -70,9 +70,10 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 
 // saveScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV expected
 // version, new version, status, data, ttl in ms (0: none), status set prefix, id,
-// instance key prefix. It returns {1, new version}, {0, stored version}, or {2, 0}
-// when the hash exists without a version (damage Load reports: not saved over as if
-// no instance were stored).
+// instance key prefix, creation time to store, creation time to check ("": none; see
+// recreated). It returns {1, new version}, {0, stored version}, {2, 0} when the hash
+// exists without a version (damage Load reports: not saved over as if no instance
+// were stored), or {3, 0} when the stored instance was created at another time.
 //
 // Versions stay decimal strings, as the store writes them, and are compared as such:
 // a Lua number is a float64, which above 2^53 would make neighbouring versions equal.
@@ -91,9 +92,13 @@ if not v then
   v = '0'
 end
 if v ~= ARGV[1] then return {0, v} end
+if ARGV[10] ~= '' and v ~= '0' then
+  local c = redis.call('HGET', KEYS[1], 'c')
+  if c and c ~= ARGV[10] then return {3, 0} end
+end
 local old = redis.call('HGET', KEYS[1], 'st')
 if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[7]) end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4])
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4], 'c', ARGV[9])
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 redis.call('SADD', ARGV[6] .. ARGV[3], ARGV[7])
@@ -209,8 +214,13 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 		ms = max(ttl.Milliseconds(), 1)
 	}
 	id := snap.Instance
+	check := ""
+	if !snap.Created.IsZero() {
+		check = createdField(snap.Created)
+	}
 	res, err := s.rdb.Eval(ctx, saveScript, []string{s.key(id), s.prefix + "all"},
-		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id, s.prefix+"s:").Int64Slice()
+		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id, s.prefix+"s:",
+		createdField(p.snap.Created), check).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("session: redis: save %q: %w", id, err)
 	}
@@ -221,12 +231,19 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 	case 1:
 	case 2:
 		return fmt.Errorf("session: redis: save %q: %w: the hash holds no stored version", id, ErrCorrupt)
+	case 3:
+		return fmt.Errorf("%w: instance %q: expected version %d of the instance created at %s, the stored one was created at another time",
+			ErrConflict, id, expectedVersion, check)
 	default:
 		return conflict(id, expectedVersion, res[1])
 	}
 	p.done(snap)
 	return nil
 }
+
+// createdField is a creation time as the hash field "c" holds it: one instant, one
+// string, so that the save script can compare them.
+func createdField(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Delete implements Store.
 func (s *RedisStore) Delete(ctx context.Context, id string) error {
