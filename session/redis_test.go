@@ -324,3 +324,25 @@ func TestRedisLoadChecksTheHashFields(t *testing.T) {
 		})
 	}
 }
+
+// TestRedisHashWithoutCreationTime: a hash an earlier build wrote has no "c": a save
+// expecting its version is not refused for a creation time the store cannot check,
+// and writes "c" for the next.
+func TestRedisHashWithoutCreationTime(t *testing.T) {
+	for name, s := range redisStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			key := s.store.Prefix() + "s:old-1"
+			t.Cleanup(func() { s.store.Client().Del(context.WithoutCancel(ctx), key) })
+			first := storetest.NewSnapshot("old-1")
+			require.NoError(t, s.store.Save(ctx, first, 0))
+			require.NoError(t, s.store.Client().HDel(ctx, key, "c").Err())
+			other := storetest.NewSnapshot("old-1")
+			other.Created = first.Created.Add(-time.Hour)
+			require.NoError(t, s.store.Save(ctx, other, 1))
+			stale := storetest.NewSnapshot("old-1")
+			stale.Created = first.Created
+			assert.ErrorIs(t, s.store.Save(ctx, stale, 2), session.ErrConflict, "checked again once written")
+		})
+	}
+}
