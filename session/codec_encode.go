@@ -449,7 +449,15 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		return append(b, ']'), nil
 	case map[string]any:
 		b = append(b, '{')
-		for i, k := range sortedKeys(t) {
+		// The keys of a small map are sorted on the stack: a list of many small
+		// objects otherwise allocates more for its keys than for its encoding.
+		var keyBuf [16]string
+		keys := keyBuf[:0]
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
 			if !utf8.ValidString(k) {
 				return b, errKey
 			}

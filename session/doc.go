@@ -37,11 +37,15 @@
 //
 // A Store keeps one snapshot per instance id and checks versions: Save(ctx, snap,
 // expected) succeeds only if the stored version is expected (0: none stored), else it
-// returns ErrConflict and stores nothing. MemoryStore, FileStore (one file per instance,
+// returns ErrConflict and stores nothing; if snap.Created is set, the stored snapshot
+// must also have been created then, because an instance deleted or expired and
+// created again restarts its versions. MemoryStore, FileStore (one file per instance,
 // temporary file + fsync + rename + directory fsync, flock across processes) and
 // RedisStore (one Lua script per save: one round trip) implement it, as well as
 // TTLStore for expiry. ValidateID is the common rule for instance ids; every store
-// applies it. The conformance suite in session/storetest checks any Store.
+// applies it. FileStore never saves over or deletes a file of a format this build
+// cannot read (ErrFormat). The conformance suite in session/storetest checks any
+// Store.
 //
 // A save that took effect but whose durability the store cannot assure (FileStore:
 // the directory sync after the rename failed) returns an error wrapping
@@ -62,7 +66,9 @@
 // the snapshot), restores frontier and context, applies the updates, and claims the
 // instance with a save that expects the loaded version and stores status running:
 // that is the only step that can race, so of any number of concurrent resumes exactly
-// one proceeds and the others get ErrConflict before running any node. An instance
+// one proceeds and the others get ErrConflict before running any node (also when the
+// instance was deleted or expired and created again since the Load: the claim
+// carries the loaded creation time). An instance
 // whose status is running is an ErrConflict too (ErrRunning), unless Recover says its
 // process is known to be dead; a completed one is ErrCompleted (also an ErrConflict).
 // Resume never replays: it continues from the frontier, and a suspended node runs

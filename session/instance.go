@@ -327,7 +327,11 @@ func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owne
 		// strings that did not change instead of copying or checking them again.
 		varsDone := in.varsDone
 		in.varsDone = false
-		replaced, stored, err := ms.saveOwned(ctx, s, expected, r.ttl, in.spareSnap, in.stored, varsDone)
+		ttl := r.ttl
+		if ttl == 0 { // no WithExpiry: the store's default, as its Save would apply
+			ttl = ms.ttl
+		}
+		replaced, stored, err := ms.saveOwned(ctx, s, expected, ttl, in.spareSnap, in.stored, varsDone)
 		if err == nil {
 			in.spareSnap, in.stored = replaced, stored
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -260,6 +261,88 @@ func TestRedisVersionsBeyondFloat64(t *testing.T) {
 			err = s.store.Save(ctx, storetest.NewSnapshot("big-1"), stored+2)
 			require.ErrorIs(t, err, session.ErrConflict)
 			assert.ErrorContains(t, err, fmt.Sprintf("stored version is %d", stored+1))
+		})
+	}
+}
+
+// TestRedisLoadChecksTheHashFields: the store checks versions against the hash field
+// "v" and lists by "st", while Load returns the snapshot in "d". A hash whose fields
+// disagree (edited by hand, written in part by another tool) is damage: Load reports
+// it naming both values, where it returned version 3 and every resume then conflicted
+// with the 7 in "v" for ever. A hash without its snapshot is damage too, not an
+// instance that is not there (a Run of the id would conflict with "v"), and Delete
+// removes any of them (it reported a hash without "st" as not found, and left it).
+func TestRedisLoadChecksTheHashFields(t *testing.T) {
+	for name, s := range redisStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			rdb := s.store.Client()
+			for _, c := range []struct {
+				name   string
+				fields []any
+				want   string
+			}{
+				{"version", []any{"v", "7"}, `stored version is 7, the snapshot's is 1`},
+				{"status", []any{"st", "completed"}, `stored status is "completed", the snapshot's is "suspended"`},
+				{"no version", nil, `no stored version`},
+				{"no status", nil, `stored status is "", the snapshot's is "suspended"`},
+				{"no snapshot", nil, `no snapshot`},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					id := "fields-" + strings.ReplaceAll(c.name, " ", "-")
+					key := s.store.Prefix() + "s:" + id
+					t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), key) })
+					require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot(id), 0))
+					switch c.name {
+					case "no version":
+						require.NoError(t, rdb.HDel(ctx, key, "v").Err())
+					case "no snapshot":
+						require.NoError(t, rdb.HDel(ctx, key, "d").Err())
+					case "no status":
+						require.NoError(t, rdb.HDel(ctx, key, "st").Err())
+					default:
+						require.NoError(t, rdb.HSet(ctx, key, c.fields...).Err())
+					}
+					_, err := s.store.Load(ctx, id)
+					require.ErrorIs(t, err, session.ErrCorrupt)
+					assert.ErrorContains(t, err, c.want)
+					assert.ErrorContains(t, err, id)
+					if c.name == "no version" {
+						// Not an instance that is not stored: a Run must not save over it.
+						err = s.store.Save(ctx, storetest.NewSnapshot(id), 0)
+						require.ErrorIs(t, err, session.ErrCorrupt)
+						assert.NotErrorIs(t, err, session.ErrConflict)
+					}
+
+					// The damage can be deleted, whatever field is missing.
+					require.NoError(t, s.store.Delete(ctx, id))
+					_, err = s.store.Load(ctx, id)
+					require.ErrorIs(t, err, session.ErrNotFound)
+					require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot(id), 0), "the id can be used again")
+				})
+			}
+		})
+	}
+}
+
+// TestRedisHashWithoutCreationTime: a hash an earlier build wrote has no "c": a save
+// expecting its version is not refused for a creation time the store cannot check,
+// and writes "c" for the next.
+func TestRedisHashWithoutCreationTime(t *testing.T) {
+	for name, s := range redisStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			key := s.store.Prefix() + "s:old-1"
+			t.Cleanup(func() { s.store.Client().Del(context.WithoutCancel(ctx), key) })
+			first := storetest.NewSnapshot("old-1")
+			require.NoError(t, s.store.Save(ctx, first, 0))
+			require.NoError(t, s.store.Client().HDel(ctx, key, "c").Err())
+			other := storetest.NewSnapshot("old-1")
+			other.Created = first.Created.Add(-time.Hour)
+			require.NoError(t, s.store.Save(ctx, other, 1))
+			stale := storetest.NewSnapshot("old-1")
+			stale.Created = first.Created
+			assert.ErrorIs(t, s.store.Save(ctx, stale, 2), session.ErrConflict, "checked again once written")
 		})
 	}
 }

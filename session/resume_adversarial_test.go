@@ -332,3 +332,53 @@ func TestExpectVersionZeroIsAVersion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 }
+
+// recreatingStore runs between once, before the first save that expects a version
+// and stores status running (a resume's claim).
+type recreatingStore struct {
+	session.Store
+	between func()
+}
+
+func (s *recreatingStore) Save(ctx context.Context, snap *session.Snapshot, expected int64) error {
+	if f := s.between; f != nil && snap.Status == session.StatusRunning && expected > 0 {
+		s.between = nil
+		f()
+	}
+	return s.Store.Save(ctx, snap, expected)
+}
+
+// TestResumeDoesNotClaimARecreatedInstance: between a resume's Load and its claim the
+// instance is deleted (or expires) and started afresh up to the version the resume
+// loaded. The claim expected that version and took the new instance over, running
+// the old one's frontier and variables over it; it is an ErrConflict now, and the
+// new instance is untouched.
+func TestResumeDoesNotClaimARecreatedInstance(t *testing.T) {
+	ctx := t.Context()
+	eng, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng, cnt, "Manager")
+	fs, err := session.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	for name, mem := range map[string]session.Store{"memory": session.NewMemoryStore(), "file": fs} {
+		t.Run(name, func(t *testing.T) {
+			store := &recreatingStore{Store: mem}
+			r := session.NewRunner(eng, store)
+			_, err := r.Run(ctx, "leave", flow.NewContextWith("again-1", map[string]any{"days": 5}))
+			require.NoError(t, err)
+			var fresh int64
+			store.between = func() {
+				require.NoError(t, mem.Delete(ctx, "again-1"))
+				res, err := session.NewRunner(eng, mem).Run(ctx, "leave", flow.NewContextWith("again-1", map[string]any{"days": 9}))
+				require.NoError(t, err)
+				fresh = res.Version
+			}
+			_, err = r.Resume(ctx, "again-1", map[string]any{"approved": true})
+			require.ErrorIs(t, err, session.ErrConflict)
+			snap, err := mem.Load(ctx, "again-1")
+			require.NoError(t, err)
+			assert.Equal(t, fresh, snap.Version)
+			assert.Equal(t, session.StatusSuspended, snap.Status)
+			assert.Equal(t, int64(9), snap.Vars["days"], "the new instance is untouched")
+		})
+	}
+}

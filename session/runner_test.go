@@ -283,6 +283,31 @@ func TestExpiry(t *testing.T) {
 	assert.ErrorContains(t, err, "cannot expire")
 }
 
+// TestStoreDefaultExpiry: without WithExpiry a Runner's saves follow the store's
+// default TTL, as Store.Save does. A MemoryStore's saves of what a run made for them
+// (the claim, checkpoints, the outcome) passed the Runner's TTL, 0, instead: with
+// WithDefaultTTL the instance never expired.
+func TestStoreDefaultExpiry(t *testing.T) {
+	ctx := t.Context()
+	eng, cnt := flow.NewEngine(), newCounter()
+	approvalGraph(t, eng, cnt, "Manager")
+	for _, d := range []session.Durability{session.OnExit, session.PerNode} {
+		t.Run(d.String(), func(t *testing.T) {
+			clk := storetest.NewClock()
+			store := session.NewMemoryStore(session.WithClock(clk.Now), session.WithDefaultTTL(time.Hour))
+			r := session.NewRunner(eng, store, session.WithDurability(d))
+			_, err := r.Run(ctx, "leave", flow.NewContext("ttl-1"))
+			require.NoError(t, err)
+			snap, err := store.Load(ctx, "ttl-1")
+			require.NoError(t, err)
+			assert.Equal(t, clk.Now().Add(time.Hour), snap.Expires)
+			clk.FastForward(2 * time.Hour)
+			_, err = r.Resume(ctx, "ttl-1", map[string]any{"approved": true})
+			assert.ErrorIs(t, err, session.ErrNotFound)
+		})
+	}
+}
+
 func TestUnserializableVariables(t *testing.T) {
 	ctx := t.Context()
 	eng, cnt := flow.NewEngine(), newCounter()

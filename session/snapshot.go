@@ -188,7 +188,7 @@ func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
 // encodeChecked is Encode for a snapshot that passed check (a store's save checks it
 // while stamping it).
 func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, 1024), drop: cfg.drop, nullExpiry: cfg.nullExpiry}
+	e := encoder{buf: make([]byte, 0, sizeHint(s)), drop: cfg.drop, nullExpiry: cfg.nullExpiry}
 	if err := e.snapshot(s); err != nil {
 		return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)
 	}

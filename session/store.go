@@ -20,7 +20,11 @@ type Store interface {
 	// no snapshot stored), atomically; otherwise it returns an error wrapping
 	// ErrConflict and stores nothing. On success snap.Version is expectedVersion+1,
 	// snap.Updated is the save time, snap.Created is set if it was zero and
-	// snap.Expires follows the store's expiry (zero: never).
+	// snap.Expires follows the store's expiry (zero: never). A save expecting a
+	// version whose snap.Created is set also requires the stored snapshot to have been
+	// created then (else ErrConflict): an instance deleted or expired and created
+	// again restarts its versions, and a save meant for the old one must not land on
+	// the new one.
 	Save(ctx context.Context, snap *Snapshot, expectedVersion int64) error
 	// Delete removes the instance; an unknown id is an error wrapping ErrNotFound.
 	Delete(ctx context.Context, id string) error
@@ -173,6 +177,19 @@ func conflict(id string, expected, stored int64) error {
 		return fmt.Errorf("%w: instance %q: expected version %d, but it is not stored", ErrConflict, id, expected)
 	}
 	return fmt.Errorf("%w: instance %q: expected version %d, stored version is %d", ErrConflict, id, expected, stored)
+}
+
+// recreated returns an ErrConflict if a save of snap expecting version expected (a
+// version is stored) must not replace the stored snapshot created at stored: an
+// instance deleted or expired and created again restarts its versions, so a save
+// meant for the instance created at snap.Created (a resume that loaded it before)
+// would land on the new one. A zero time on either side is not checked.
+func recreated(snap *Snapshot, expected int64, stored time.Time) error {
+	if expected == 0 || snap.Created.IsZero() || stored.IsZero() || snap.Created.Equal(stored) {
+		return nil
+	}
+	return fmt.Errorf("%w: instance %q: expected version %d of the instance created at %s, the stored one was created at %s",
+		ErrConflict, snap.Instance, expected, snap.Created.UTC().Format(time.RFC3339Nano), stored.UTC().Format(time.RFC3339Nano))
 }
 
 // belongsTo checks that a snapshot loaded for id is the snapshot of id: a file copied

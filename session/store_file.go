@@ -49,6 +49,13 @@ import (
 // without the field (from an earlier build or another tool) is searched to its end
 // for an expiry added after the body.
 //
+// A file of a format this build cannot read (written by a newer build; its header
+// may parse all the same) is not this store's to destroy: Save over it and Delete of
+// it fail with an error wrapping ErrFormat that names the file, List lists it whatever
+// the status (so that Load reports it) and never removes it as expired, and the file
+// stays as it is until a build that reads it, or an operator, deals with it. A file
+// that is damaged, not of another format, can still be deleted.
+//
 // Instance ids are checked by ValidateID, so an id cannot name a file outside the
 // directory. On case-insensitive file systems ids that differ only in case collide.
 //
@@ -168,6 +175,9 @@ func (f *FileStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion
 	if stored != expectedVersion {
 		return conflict(snap.Instance, expectedVersion, stored)
 	}
+	if err := recreated(snap, expectedVersion, h.Created); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("session: file store: %w", err)
 	}
@@ -257,8 +267,12 @@ func (f *FileStore) Delete(ctx context.Context, id string) error {
 	}
 	defer unlock()
 	path := f.path(id)
-	// A corrupt file can still be deleted: only its expiry is of interest here.
+	// A corrupt file can still be deleted: only its expiry is of interest here. One of
+	// another format is not damage but a newer build's: left to a build that reads it.
 	h, herr := readHeader(path)
+	if errors.Is(herr, ErrFormat) {
+		return fmt.Errorf("session: file store: %s: %w", path, herr)
+	}
 	if herr == nil && h.Version == 0 {
 		return notFound(id)
 	}
@@ -350,6 +364,7 @@ func (f *FileStore) removeExpired(ctx context.Context, ids []string, now time.Ti
 type header struct {
 	Status  Status
 	Version int64
+	Created time.Time
 	Expires time.Time
 }
 
@@ -385,6 +400,7 @@ func readHeader(path string) (header, error) {
 	}
 	const complete = 8 // "updated" read: what follows is the optional expiry, then the body
 	next := 0          // the index in headerOrder of the field expected next, or after
+	formatRead := false
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -392,7 +408,7 @@ func readHeader(path string) (header, error) {
 		}
 		key, _ := t.(string)
 		i := slices.Index(headerOrder[:], key)
-		if i < 0 && next >= complete && h.Version >= 1 { // the body starts: the header is complete
+		if i < 0 && next >= complete && h.Version >= 1 && formatRead { // the body starts: the header is complete
 			if next > complete { // the expiry was read
 				return h, nil
 			}
@@ -402,11 +418,21 @@ func readHeader(path string) (header, error) {
 			return readWholeHeader(path)
 		}
 		next = i + 1
+		formatRead = formatRead || i == 0
 		switch key {
+		case "format":
+			// What this build cannot read, it must not save over or remove either: a
+			// header of another format is not trusted, Decode says what is wrong.
+			var format int
+			if err := dec.Decode(&format); err != nil || format != FormatVersion {
+				return readWholeHeader(path)
+			}
 		case "status":
 			err = dec.Decode(&h.Status)
 		case "version":
 			err = dec.Decode(&h.Version)
+		case "created":
+			err = dec.Decode(&h.Created)
 		case "expires":
 			err = dec.Decode(&h.Expires)
 		default:
@@ -416,7 +442,7 @@ func readHeader(path string) (header, error) {
 			return bad(err)
 		}
 	}
-	if next < complete || h.Version < 1 {
+	if next < complete || h.Version < 1 || !formatRead {
 		return readWholeHeader(path) // Decode says what is wrong
 	}
 	return h, nil
@@ -460,7 +486,7 @@ func readWholeHeader(path string) (header, error) {
 	if err != nil {
 		return header{}, err
 	}
-	return header{Status: s.Status, Version: s.Version, Expires: s.Expires}, nil
+	return header{Status: s.Status, Version: s.Version, Created: s.Created, Expires: s.Expires}, nil
 }
 
 // openRegular opens the file at path for reading if it is a regular file, not

@@ -379,3 +379,57 @@ func TestFileStoreReadsOnlyTheHeader(t *testing.T) {
 	assert.Less(t, allocated(func() { err = fs.Delete(ctx, "big-1") }), uint64(most), "Delete")
 	require.NoError(t, err)
 }
+
+// TestFileStoreKeepsFilesOfAnotherFormat: a file written by a build with a format
+// this one cannot read (here 2) has a header that parses, and Save, Delete and List
+// read only the header. A store must not destroy what it cannot read: Save over it
+// and Delete of it fail with ErrFormat naming the file, and List does not remove it
+// when its expiry has passed; the file is left as it was. Before, the header's format
+// was not looked at: a resume by an older build saved over the newer build's file.
+func TestFileStoreKeepsFilesOfAnotherFormat(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	clk := storetest.NewClock()
+	fs, err := session.NewFileStore(dir, session.WithClock(clk.Now))
+	require.NoError(t, err)
+	for _, id := range []string{"future-1", "future-ttl"} {
+		ttl := time.Duration(0)
+		if id == "future-ttl" {
+			ttl = time.Hour
+		}
+		require.NoError(t, fs.SaveTTL(ctx, storetest.NewSnapshot(id), 0, ttl))
+		path := filepath.Join(dir, id+".json")
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		future, n := strings.CutPrefix(string(data), `{"format":1,`)
+		require.True(t, n)
+		require.NoError(t, os.WriteFile(path, []byte(`{"format":2,`+future), 0o600))
+	}
+	clk.FastForward(2 * time.Hour)
+	path := filepath.Join(dir, "future-1.json")
+	want, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	err = fs.Save(ctx, storetest.NewSnapshot("future-1"), 1)
+	require.ErrorIs(t, err, session.ErrFormat)
+	assert.ErrorContains(t, err, path)
+	err = fs.Delete(ctx, "future-1")
+	require.ErrorIs(t, err, session.ErrFormat)
+	assert.ErrorContains(t, err, path)
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "the file is left as it was")
+	_, err = fs.Load(ctx, "future-1")
+	assert.ErrorIs(t, err, session.ErrFormat)
+
+	// Expired as far as this build can tell, but only the writer knows what its
+	// expiry means: neither saved over nor removed.
+	err = fs.Save(ctx, storetest.NewSnapshot("future-ttl"), 0)
+	require.ErrorIs(t, err, session.ErrFormat)
+	ids, err := fs.List(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"future-1", "future-ttl"}, ids, "listed, so that Load reports them")
+	_, err = os.Stat(filepath.Join(dir, "future-ttl.json"))
+	assert.NoError(t, err, "List did not remove it")
+	assert.Empty(t, tempFiles(t, dir))
+}

@@ -143,6 +143,11 @@ func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion 
 	if v := e.currentVersion(); v != expectedVersion {
 		return nil, nil, conflict(snap.Instance, expectedVersion, v)
 	}
+	if e != nil {
+		if err := recreated(snap, expectedVersion, e.snap.Created); err != nil {
+			return nil, nil, err
+		}
+	}
 	if e == nil {
 		e = new(memEntry)
 		m.entries[snap.Instance] = e

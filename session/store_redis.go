@@ -2,9 +2,9 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,12 +13,16 @@ import (
 // RedisStore is a Store on Redis (github.com/redis/go-redis/v9).
 //
 // Each instance is a hash at "<prefix>s:<id>" holding the version ("v"), the status
-// ("st") and the encoded snapshot ("d"). The sets "<prefix>status:<status>" and
+// ("st"), the creation time ("c", see Store.Save) and the encoded snapshot ("d"). The sets "<prefix>status:<status>" and
 // "<prefix>all" index the instances for List; an instance that expires leaves its id
 // there until List or a later save (which checks a few random members) removes it, so
 // the sets stay close to the number of live instances. Save is one Lua script, sent with EVAL,
 // so the version check, the write, the expiry and the index updates are atomic and
-// cost exactly one round trip; Load is one HGET. List and Delete are one script each.
+// cost exactly one round trip; Load is one HMGET. List and Delete are one script each.
+// The hash's "v" and "st" are the truth for saves and List: Load checks them against
+// the snapshot in "d" and reports a hash where they disagree, or one missing a field,
+// as ErrCorrupt naming what it found (see Load); Save does not take a hash without
+// a version for a missing instance (ErrCorrupt), and Delete removes such a hash.
 //
 // The scripts build the index keys from the prefix, so in Redis Cluster the prefix
 // must hold a hash tag ("{flowteam}:") to keep an installation's keys in one slot.
@@ -66,7 +70,10 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 
 // saveScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV expected
 // version, new version, status, data, ttl in ms (0: none), status set prefix, id,
-// instance key prefix. It returns {1, new version} or {0, stored version}.
+// instance key prefix, creation time to store, creation time to check ("": none; see
+// recreated). It returns {1, new version}, {0, stored version}, {2, 0} when the hash
+// exists without a version (damage Load reports: not saved over as if no instance
+// were stored), or {3, 0} when the stored instance was created at another time.
 //
 // Versions stay decimal strings, as the store writes them, and are compared as such:
 // a Lua number is a float64, which above 2^53 would make neighbouring versions equal.
@@ -79,11 +86,19 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 // on average than it adds, so without any List the sets stay within a small factor
 // of the live instances. A set of at most pruneSample members is pruned whole.
 const saveScript = `
-local v = redis.call('HGET', KEYS[1], 'v') or '0'
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return {2, 0} end
+  v = '0'
+end
 if v ~= ARGV[1] then return {0, v} end
+if ARGV[10] ~= '' and v ~= '0' then
+  local c = redis.call('HGET', KEYS[1], 'c')
+  if c and c ~= ARGV[10] then return {3, 0} end
+end
 local old = redis.call('HGET', KEYS[1], 'st')
 if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[7]) end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4])
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4], 'c', ARGV[9])
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 redis.call('SADD', ARGV[6] .. ARGV[3], ARGV[7])
@@ -104,12 +119,14 @@ return {1, ARGV[2]}
 const pruneSample = "8"
 
 // deleteScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV status
-// set prefix, id. It returns 1, or 0 when the instance is not stored.
+// set prefix, id. It returns 1, or 0 when the instance is not stored. A hash that lost
+// its status (damage Load reports) is deleted too; its id leaves the status set it is
+// in when List or a save checks that set.
 const deleteScript = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local st = redis.call('HGET', KEYS[1], 'st')
-if not st then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('SREM', ARGV[1] .. st, ARGV[2])
+if st then redis.call('SREM', ARGV[1] .. st, ARGV[2]) end
 redis.call('SREM', KEYS[2], ARGV[2])
 return 1
 `
@@ -130,24 +147,53 @@ end
 return out
 `
 
-// Load implements Store.
+// Load implements Store. It reads the hash's version and status with the snapshot
+// (still one round trip) and reports a hash whose fields disagree with its snapshot as
+// ErrCorrupt naming both: saves check the version in "v" and List goes by "st", so a
+// snapshot loaded from "d" at another version could never be saved over (every resume
+// would conflict), and one of another status would be listed under the wrong one.
 func (s *RedisStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	data, err := s.rdb.HGet(ctx, s.key(id), "d").Bytes()
-	if errors.Is(err, redis.Nil) {
+	vals, err := s.rdb.HMGet(ctx, s.key(id), "v", "st", "d").Result()
+	if err != nil {
+		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
+	}
+	if vals[0] == nil && vals[1] == nil && vals[2] == nil {
 		return nil, notFound(id)
 	}
+	snap, err := decodeHash(id, vals)
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
 	}
-	snap, err := Decode(data)
-	if err == nil {
-		err = belongsTo(snap, id)
+	return snap, nil
+}
+
+// decodeHash decodes the snapshot of id from the hash fields v, st and d (nil where
+// missing) and checks it against the other two.
+func decodeHash(id string, vals []any) (*Snapshot, error) {
+	v, _ := vals[0].(string)
+	st, _ := vals[1].(string)
+	d, _ := vals[2].(string)
+	switch {
+	case vals[2] == nil:
+		return nil, fmt.Errorf("%w: the hash holds no snapshot (version %q, status %q)", ErrCorrupt, v, st)
+	case vals[0] == nil:
+		return nil, fmt.Errorf("%w: the hash holds no stored version", ErrCorrupt)
 	}
+	snap, err := Decode([]byte(d))
 	if err != nil {
-		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
+		return nil, err
+	}
+	if err := belongsTo(snap, id); err != nil {
+		return nil, err
+	}
+	if v != strconv.FormatInt(snap.Version, 10) {
+		return nil, fmt.Errorf("%w: stored version is %s, the snapshot's is %d", ErrCorrupt, v, snap.Version)
+	}
+	if st != string(snap.Status) {
+		return nil, fmt.Errorf("%w: stored status is %q, the snapshot's is %q", ErrCorrupt, st, snap.Status)
 	}
 	return snap, nil
 }
@@ -168,20 +214,36 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 		ms = max(ttl.Milliseconds(), 1)
 	}
 	id := snap.Instance
+	check := ""
+	if !snap.Created.IsZero() {
+		check = createdField(snap.Created)
+	}
 	res, err := s.rdb.Eval(ctx, saveScript, []string{s.key(id), s.prefix + "all"},
-		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id, s.prefix+"s:").Int64Slice()
+		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id, s.prefix+"s:",
+		createdField(p.snap.Created), check).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("session: redis: save %q: %w", id, err)
 	}
 	if len(res) != 2 {
 		return fmt.Errorf("session: redis: save %q: unexpected reply %v", id, res)
 	}
-	if res[0] != 1 {
+	switch res[0] {
+	case 1:
+	case 2:
+		return fmt.Errorf("session: redis: save %q: %w: the hash holds no stored version", id, ErrCorrupt)
+	case 3:
+		return fmt.Errorf("%w: instance %q: expected version %d of the instance created at %s, the stored one was created at another time",
+			ErrConflict, id, expectedVersion, check)
+	default:
 		return conflict(id, expectedVersion, res[1])
 	}
 	p.done(snap)
 	return nil
 }
+
+// createdField is a creation time as the hash field "c" holds it: one instant, one
+// string, so that the save script can compare them.
+func createdField(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Delete implements Store.
 func (s *RedisStore) Delete(ctx context.Context, id string) error {

@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"UnicodeIDs", testUnicodeIDs},
 		{"List", testList},
 		{"Delete", testDelete},
+		{"Recreated", testRecreated},
 		{"LargeVariables", testLargeVariables},
 		{"Unserializable", testUnserializable},
 		{"InvalidSaves", testInvalidSaves},
@@ -325,6 +326,33 @@ func testDelete(t *testing.T, s session.Store) {
 	again := NewSnapshot("d-1")
 	require.NoError(t, s.Save(ctx(t), again, 0), "a deleted id can be created again")
 	assert.EqualValues(t, 1, again.Version)
+}
+
+// testRecreated: an instance deleted (or expired) and created again restarts its
+// versions, so a save that expects a version of the old one could land on the new
+// one (a resume that loaded the old one claiming the new). A save whose Created is
+// set must find the stored snapshot created then.
+func testRecreated(t *testing.T, s session.Store) {
+	old := NewSnapshot("r-1")
+	old.Created = time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	require.NoError(t, s.Save(ctx(t), old, 0))
+	require.NoError(t, s.Save(ctx(t), old, 1))
+	require.NoError(t, s.Delete(ctx(t), "r-1"))
+	fresh := NewSnapshot("r-1")
+	fresh.Created = old.Created.Add(time.Hour)
+	fresh.Reason = "the new one"
+	require.NoError(t, s.Save(ctx(t), fresh, 0))
+	require.NoError(t, s.Save(ctx(t), fresh, 1))
+
+	stale := NewSnapshot("r-1")
+	stale.Created, stale.Reason = old.Created, "stale"
+	require.ErrorIs(t, s.Save(ctx(t), stale, 2), session.ErrConflict, "a save for the instance created first")
+	got, err := s.Load(ctx(t), "r-1")
+	require.NoError(t, err)
+	assert.Equal(t, "the new one", got.Reason)
+	require.NoError(t, s.Save(ctx(t), got, 2), "the loaded snapshot is of the stored instance")
+	anyone := NewSnapshot("r-1") // no Created: the version alone decides
+	require.NoError(t, s.Save(ctx(t), anyone, 3))
 }
 
 func testLargeVariables(t *testing.T, s session.Store) {
