@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -163,7 +164,7 @@ func auditRuns(all trace.Records) (runs []trace.Records, dups int) {
 // auditRunHeader describes a run from its run records (or its first record when the file
 // holds only part of it).
 func auditRunHeader(run trace.Records) string {
-	first := run[0]
+	first, last := runEnds(run)
 	// The run's graph is the root of the call path: when the file lost the run's
 	// first records, the first one left may be a sub-graph's.
 	root, _, _ := strings.Cut(first.Path, "/")
@@ -178,7 +179,7 @@ func auditRunHeader(run trace.Records) string {
 	if first.Resumed {
 		b.WriteString("  (resumed)")
 	}
-	if last := run[len(run)-1]; last.IsRun() && last.Status.Terminal() {
+	if last.IsRun() && last.Status.Terminal() {
 		fmt.Fprintf(&b, "  -> %s in %s", last.Status, auditDuration(last.Duration))
 		if last.Error != nil {
 			fmt.Fprintf(&b, "  error %s: %s", last.Error.Code, auditOneLine(last.Error.Message))
@@ -190,6 +191,23 @@ func auditRunHeader(run trace.Records) string {
 		b.WriteString("  (no end record: still running, or the writer stopped)")
 	}
 	return b.String()
+}
+
+// runEnds returns the first and last records of a run that are numbered. Orphan
+// records (Seq 0: events after the run closed) sort first in their run and say nothing
+// of its start or end.
+func runEnds(run trace.Records) (first, last trace.Record) {
+	first, last = run[0], run[len(run)-1]
+	if i := slices.IndexFunc(run, func(r trace.Record) bool { return r.Seq != 0 }); i >= 0 {
+		first = run[i]
+	}
+	for i := len(run) - 1; i >= 0; i-- {
+		if run[i].Seq != 0 {
+			last = run[i]
+			break
+		}
+	}
+	return first, last
 }
 
 func auditOrDash(s string) string {
@@ -321,9 +339,12 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 	)
 	for _, run := range runs {
 		matched := false
+		first, _ := runEnds(run)
 		for i := range run {
 			r := &run[i]
-			if r.IsRun() || !r.Status.Terminal() || !f.keep(r) {
+			// An orphan repeats an execution its run already ended (as trace's
+			// Records.Metrics counts them): counted only in a run with no other record.
+			if r.IsRun() || !r.Status.Terminal() || !f.keep(r) || (r.Seq == 0 && first.Seq != 0) {
 				continue
 			}
 			matched = true
@@ -351,7 +372,7 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 			continue
 		}
 		nRuns++
-		if last := run[len(run)-1]; last.IsRun() && last.Status.Terminal() {
+		if _, last := runEnds(run); last.IsRun() && last.Status.Terminal() {
 			byRun[last.Status]++
 			runTime += last.Duration
 		} else {

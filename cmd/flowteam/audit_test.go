@@ -495,3 +495,40 @@ func TestAuditOddRecords(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, " COMPLETED ")
 }
+
+// An orphan record (Seq 0: an event after its run closed, which only a panicking
+// interceptor causes) sorts first in its run; the run's header still comes from the
+// run's own records: its start time and resumed flag, its end.
+func TestAuditHeaderSkipsOrphans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orphan.jsonl")
+	lines := []string{
+		`{"seq":1,"time":"2026-11-30T10:00:00Z","status":"STARTED","graph":"g","instance":"i-1","run":"r-1","resumed":true}`,
+		`{"seq":2,"time":"2026-11-30T10:00:01Z","status":"STARTED","graph":"g","node":"a","type":"activity","instance":"i-1","run":"r-1","branch":"main"}`,
+		`{"seq":3,"time":"2026-11-30T10:00:02Z","status":"COMPLETED","graph":"g","node":"a","type":"activity","instance":"i-1","run":"r-1","branch":"main","duration_ns":1000}`,
+		`{"seq":4,"time":"2026-11-30T10:00:03Z","status":"COMPLETED","graph":"g","instance":"i-1","run":"r-1","duration_ns":3000000000}`,
+		`{"seq":0,"time":"2026-11-30T10:00:04Z","status":"COMPLETED","graph":"g","node":"a","type":"activity","instance":"i-1","run":"r-1","branch":"main","duration_ns":1000}`,
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	header, _, _ := strings.Cut(out, "\n")
+	assert.Contains(t, header, "started 2026-11-30T10:00:00Z", out)
+	assert.Contains(t, header, "(resumed)", out)
+	assert.Contains(t, header, "-> COMPLETED in 3s", out)
+}
+
+// The summary counts an execution once, not again for its orphan record.
+func TestAuditSummarySkipsOrphans(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orphan.jsonl")
+	lines := []string{
+		`{"seq":1,"time":"2026-11-30T10:00:00Z","status":"STARTED","graph":"g","instance":"i-1","run":"r-1"}`,
+		`{"seq":2,"time":"2026-11-30T10:00:01Z","status":"STARTED","graph":"g","node":"a","type":"activity","instance":"i-1","run":"r-1","branch":"main"}`,
+		`{"seq":3,"time":"2026-11-30T10:00:02Z","status":"COMPLETED","graph":"g","node":"a","type":"activity","instance":"i-1","run":"r-1","branch":"main","duration_ns":1000}`,
+		`{"seq":4,"time":"2026-11-30T10:00:03Z","status":"COMPLETED","graph":"g","instance":"i-1","run":"r-1","duration_ns":3000000000}`,
+		`{"seq":0,"time":"2026-11-30T10:00:04Z","status":"COMPLETED","graph":"g","node":"a","type":"activity","instance":"i-1","run":"r-1","branch":"main","duration_ns":1000}`,
+	}
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	code, out, errOut := auditCmd(t, "--summary", path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `(?m)^  g:a +1 +1 +0 `, out)
+}
