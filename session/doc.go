@@ -43,9 +43,10 @@
 // temporary file + fsync + rename + directory fsync, flock across processes) and
 // RedisStore (one Lua script per save: one round trip) implement it, as well as
 // TTLStore for expiry. ValidateID is the common rule for instance ids; every store
-// applies it. FileStore never saves over or deletes a file of a format this build
-// cannot read (ErrFormat). The conformance suite in session/storetest checks any
-// Store.
+// applies it. FileStore and RedisStore never save over or delete a snapshot of a
+// format this build cannot read (ErrFormat; a Redis hash written before this check
+// existed carries no format and is not checked). The conformance suite in
+// session/storetest checks any Store.
 //
 // A save that took effect but whose durability the store cannot assure (FileStore:
 // the directory sync after the rename failed) returns an error wrapping

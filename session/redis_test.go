@@ -346,3 +346,33 @@ func TestRedisHashWithoutCreationTime(t *testing.T) {
 		})
 	}
 }
+
+// A hash holding a snapshot of another format (a newer build's, field "f") is neither
+// saved over nor deleted, as FileStore does with such a file; a hash from before the
+// field existed is saved over as before.
+func TestRedisKeepsSnapshotsOfAnotherFormat(t *testing.T) {
+	for name, s := range redisStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			key := s.store.Prefix() + "s:fmt-1"
+			t.Cleanup(func() { s.store.Client().Del(context.WithoutCancel(ctx), key) })
+			require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot("fmt-1"), 0))
+			f, err := s.store.Client().HGet(ctx, key, "f").Result()
+			require.NoError(t, err)
+			assert.Equal(t, fmt.Sprint(session.FormatVersion), f)
+
+			require.NoError(t, s.store.Client().HSet(ctx, key, "f", session.FormatVersion+1).Err())
+			before, err := s.store.Client().HGetAll(ctx, key).Result()
+			require.NoError(t, err)
+			assert.ErrorIs(t, s.store.Save(ctx, storetest.NewSnapshot("fmt-1"), 1), session.ErrFormat)
+			assert.ErrorIs(t, s.store.Delete(ctx, "fmt-1"), session.ErrFormat)
+			after, err := s.store.Client().HGetAll(ctx, key).Result()
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "the hash is left as it was")
+
+			require.NoError(t, s.store.Client().HDel(ctx, key, "f").Err())
+			require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot("fmt-1"), 1), "a hash from an earlier build")
+			require.NoError(t, s.store.Delete(ctx, "fmt-1"))
+		})
+	}
+}

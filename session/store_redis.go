@@ -71,9 +71,12 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 // saveScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV expected
 // version, new version, status, data, ttl in ms (0: none), status set prefix, id,
 // instance key prefix, creation time to store, creation time to check ("": none; see
-// recreated). It returns {1, new version}, {0, stored version}, {2, 0} when the hash
-// exists without a version (damage Load reports: not saved over as if no instance
-// were stored), or {3, 0} when the stored instance was created at another time.
+// recreated), snapshot format. It returns {1, new version}, {0, stored version}, {2, 0}
+// when the hash exists without a version (damage Load reports: not saved over as if
+// no instance were stored), {3, 0} when the stored instance was created at another
+// time, or {4, stored format} when the hash holds a snapshot of another format (a
+// newer build's: never saved over, as FileStore does). Hashes written before the
+// field "f" existed are not checked.
 //
 // Versions stay decimal strings, as the store writes them, and are compared as such:
 // a Lua number is a float64, which above 2^53 would make neighbouring versions equal.
@@ -92,13 +95,15 @@ if not v then
   v = '0'
 end
 if v ~= ARGV[1] then return {0, v} end
+local f = redis.call('HGET', KEYS[1], 'f')
+if f and f ~= ARGV[11] then return {4, f} end
 if ARGV[10] ~= '' and v ~= '0' then
   local c = redis.call('HGET', KEYS[1], 'c')
   if c and c ~= ARGV[10] then return {3, 0} end
 end
 local old = redis.call('HGET', KEYS[1], 'st')
 if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[7]) end
-redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4], 'c', ARGV[9])
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'st', ARGV[3], 'd', ARGV[4], 'c', ARGV[9], 'f', ARGV[11])
 local ttl = tonumber(ARGV[5])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 redis.call('SADD', ARGV[6] .. ARGV[3], ARGV[7])
@@ -119,11 +124,14 @@ return {1, ARGV[2]}
 const pruneSample = "8"
 
 // deleteScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV status
-// set prefix, id. It returns 1, or 0 when the instance is not stored. A hash that lost
-// its status (damage Load reports) is deleted too; its id leaves the status set it is
-// in when List or a save checks that set.
+// set prefix, id, snapshot format. It returns 1, 0 when the instance is not stored, or
+// -1 when the hash holds a snapshot of another format (not deleted, see saveScript). A
+// hash that lost its status (damage Load reports) is deleted too; its id leaves the
+// status set it is in when List or a save checks that set.
 const deleteScript = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local f = redis.call('HGET', KEYS[1], 'f')
+if f and f ~= ARGV[3] then return -1 end
 local st = redis.call('HGET', KEYS[1], 'st')
 redis.call('DEL', KEYS[1])
 if st then redis.call('SREM', ARGV[1] .. st, ARGV[2]) end
@@ -220,7 +228,7 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 	}
 	res, err := s.rdb.Eval(ctx, saveScript, []string{s.key(id), s.prefix + "all"},
 		expectedVersion, p.snap.Version, string(p.snap.Status), p.data, ms, s.prefix+"status:", id, s.prefix+"s:",
-		createdField(p.snap.Created), check).Int64Slice()
+		createdField(p.snap.Created), check, FormatVersion).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("session: redis: save %q: %w", id, err)
 	}
@@ -234,6 +242,8 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 	case 3:
 		return fmt.Errorf("%w: instance %q: expected version %d of the instance created at %s, the stored one was created at another time",
 			ErrConflict, id, expectedVersion, check)
+	case 4:
+		return fmt.Errorf("session: redis: save %q: %w %d (this build writes format %d): not saved over", id, ErrFormat, res[1], FormatVersion)
 	default:
 		return conflict(id, expectedVersion, res[1])
 	}
@@ -250,9 +260,12 @@ func (s *RedisStore) Delete(ctx context.Context, id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
-	n, err := s.rdb.Eval(ctx, deleteScript, []string{s.key(id), s.prefix + "all"}, s.prefix+"status:", id).Int64()
+	n, err := s.rdb.Eval(ctx, deleteScript, []string{s.key(id), s.prefix + "all"}, s.prefix+"status:", id, FormatVersion).Int64()
 	if err != nil {
 		return fmt.Errorf("session: redis: delete %q: %w", id, err)
+	}
+	if n < 0 {
+		return fmt.Errorf("session: redis: delete %q: %w: the hash holds a snapshot of another format; not deleted", id, ErrFormat)
 	}
 	if n == 0 {
 		return notFound(id)
