@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +61,28 @@ func TestSkippedSearchIsNotAnEmptySearch(t *testing.T) {
 		assertNoAbsenceClaim(t, n.Text, "patents")
 		assert.False(t, cov.Complete(), source)
 	}
+}
+
+// A number beyond float64 in a stored session is an error naming the variable, not a
+// string in its place (bad input is rejected, never loaded as something else).
+func TestUnmarshalSessionRejectsOutOfRangeNumbers(t *testing.T) {
+	data, err := team.MarshalSession(team.NewSession("s-1"))
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(data, &doc))
+	doc["vars"] = map[string]any{"big": json.Number("1e400"), "ok": json.Number("3")}
+	data, err = json.Marshal(doc)
+	require.NoError(t, err)
+	_, err = team.UnmarshalSession(data)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `variable "big"`)
+	assert.Contains(t, err.Error(), "1e400")
+
+	doc["vars"] = map[string]any{"ok": json.Number("3"), "list": []any{json.Number("1.5")}}
+	data, err = json.Marshal(doc)
+	require.NoError(t, err)
+	sess, err := team.UnmarshalSession(data)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), sess.Context().Value("ok"))
+	assert.Equal(t, []any{1.5}, sess.Context().Value("list"))
 }

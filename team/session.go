@@ -379,7 +379,7 @@ func MarshalSession(s *AgentSession) ([]byte, error) {
 
 // UnmarshalSession decodes a session encoded by MarshalSession. Numbers in the
 // variables become int64 when integral and float64 otherwise, so scripts see integers
-// as integers.
+// as integers; a number beyond float64 is an error, not a value of another type.
 func UnmarshalSession(data []byte) (*AgentSession, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -391,38 +391,56 @@ func UnmarshalSession(data []byte) (*AgentSession, error) {
 		return nil, errors.New("decode session: data after the session")
 	}
 	for k, v := range st.Vars {
-		st.Vars[k] = normalizeNumbers(v)
+		n, err := normalizeNumbers(v)
+		if err != nil {
+			return nil, fmt.Errorf("decode session: variable %q: %w", k, err)
+		}
+		st.Vars[k] = n
 	}
 	if st.Frontier != nil {
 		for i := range st.Frontier.Frames {
 			for j, it := range st.Frontier.Frames[i].Items {
-				st.Frontier.Frames[i].Items[j] = normalizeNumbers(it)
+				n, err := normalizeNumbers(it)
+				if err != nil {
+					return nil, fmt.Errorf("decode session: loop item %d of frame %d: %w", j, i, err)
+				}
+				st.Frontier.Frames[i].Items[j] = n
 			}
 		}
 	}
 	return RestoreSession(st)
 }
 
-func normalizeNumbers(v any) any {
+// normalizeNumbers turns the json.Numbers in v into int64 (integral) or float64, in
+// place.
+func normalizeNumbers(v any) (any, error) {
 	switch t := v.(type) {
 	case json.Number:
 		if i, err := t.Int64(); err == nil {
-			return i
+			return i, nil
 		}
 		if f, err := t.Float64(); err == nil && !math.IsInf(f, 0) {
-			return f
+			return f, nil
 		}
-		return t.String()
+		return nil, fmt.Errorf("number %s is out of range", t)
 	case map[string]any:
 		for k, e := range t {
-			t[k] = normalizeNumbers(e)
+			n, err := normalizeNumbers(e)
+			if err != nil {
+				return nil, err
+			}
+			t[k] = n
 		}
 	case []any:
 		for i, e := range t {
-			t[i] = normalizeNumbers(e)
+			n, err := normalizeNumbers(e)
+			if err != nil {
+				return nil, err
+			}
+			t[i] = n
 		}
 	}
-	return v
+	return v, nil
 }
 
 // PendingIn returns the agent's pending batch held in a flow instance's variables (a
