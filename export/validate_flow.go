@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
+
+	"github.com/flowteam/flowteam/internal/loopwalk"
 )
 
 // isJoin mirrors flow.Node.IsJoin: an inclusive or parallel node with several incoming
@@ -420,40 +422,21 @@ func (v *validator) checkGotoLoops(vg *vgraph) {
 }
 
 // loopBody returns the closing loop nodes of the loop opened at open, the engine's
-// choice first, and the loop's body, as the engine computes them: every node the links
-// reach from open without passing a closing node of this loop (those closing nodes
-// included, open excluded), counting the loops opened and closed in between.
+// choice first, and the loop's body, by the walk the engine uses (loopwalk.Body).
 func loopBody(open *vnode) (closers []*vnode, body map[*vnode]bool) {
-	type item struct {
-		n     *vnode
-		depth int
-	}
-	seen := map[*vnode]bool{open: true}
-	body = map[*vnode]bool{}
-	var queue []item
-	for _, l := range open.out {
-		queue = append(queue, item{l.to, 0})
-	}
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		if seen[it.n] {
-			continue
+	return loopwalk.Body(open, func(n *vnode) []*vnode {
+		next := make([]*vnode, len(n.out))
+		for i, l := range n.out {
+			next[i] = l.to
 		}
-		seen[it.n] = true
-		body[it.n] = true
-		depth := it.depth
-		if it.n.spec.Type == flow.Loop {
-			if it.n.spec.Meta[flow.MetaFor] != nil {
-				depth++
-			} else if depth--; depth < 0 {
-				closers = append(closers, it.n)
-				continue // past this node the flow has left the loop
-			}
+		return next
+	}, func(n *vnode) loopwalk.Kind {
+		switch {
+		case n.spec.Type != flow.Loop:
+			return loopwalk.Other
+		case n.spec.Meta[flow.MetaFor] == nil:
+			return loopwalk.Close
 		}
-		for _, l := range it.n.out {
-			queue = append(queue, item{l.to, depth})
-		}
-	}
-	return closers, body
+		return loopwalk.Open
+	})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/flowteam/flowteam/internal/loopwalk"
 )
 
 // compiled is a graph prepared for one engine: task references resolved and every
@@ -241,47 +243,31 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 // open: the first one reachable along links with as many loops opened as closed in
 // between. It is used when a loop has no items, so the flow can still pass the closing
 // node once; a body that reaches a closing node at run time records it as well. It
-// also returns the loop's body: every node the links reach from open without passing
-// a closing node of this loop (those closing nodes included, open itself excluded), and
-// those closing nodes: a closing node of an inner loop is in the body too, but only
-// these close this loop. A link never leaves the body, so only an error policy's goto
-// can (failedWith).
+// also returns the loop's body and all its closing nodes (loopwalk.Body, the walk
+// export's Validate shares). A link never leaves the body, so only an error policy's
+// goto can (failedWith).
 func matchClosingLoop(open *cnode) (closing *cnode, body, closers map[*cnode]bool) {
-	type item struct {
-		n     *cnode
-		depth int
-	}
-	seen := map[*cnode]bool{open: true}
-	body, closers = map[*cnode]bool{}, map[*cnode]bool{}
-	queue := []item{}
-	for _, l := range open.links {
-		queue = append(queue, item{l.to, 0})
-	}
-	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		if seen[it.n] {
-			continue
+	found, body := loopwalk.Body(open, func(n *cnode) []*cnode {
+		next := make([]*cnode, len(n.links))
+		for i, l := range n.links {
+			next[i] = l.to
 		}
-		seen[it.n] = true
-		body[it.n] = true
-		depth := it.depth
+		return next
+	}, func(n *cnode) loopwalk.Kind {
 		switch {
-		case it.n.n.Type == Loop && it.n.n.Meta[MetaFor] == nil:
-			if depth == 0 {
-				if closing == nil {
-					closing = it.n
-				}
-				closers[it.n] = true
-				continue // past this node the flow has left the loop
-			}
-			depth--
-		case it.n.n.Type == Loop:
-			depth++
+		case n.n.Type != Loop:
+			return loopwalk.Other
+		case n.n.Meta[MetaFor] == nil:
+			return loopwalk.Close
 		}
-		for _, l := range it.n.links {
-			queue = append(queue, item{l.to, depth})
-		}
+		return loopwalk.Open
+	})
+	closers = make(map[*cnode]bool, len(found))
+	for _, c := range found {
+		closers[c] = true
+	}
+	if len(found) > 0 {
+		closing = found[0]
 	}
 	return closing, body, closers
 }
