@@ -101,21 +101,7 @@ func TestErrorGotoOutOfALoopFromASplitBranch(t *testing.T) {
 	s.End("e")
 	s.End("e2")
 	g := build(t, s)
-	e := flow.NewEngine()
-	fc := flow.NewContextWith("i", map[string]any{"log": ""})
-	res, err := e.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	b, err := json.Marshal(res.Frontier.State())
-	require.NoError(t, err)
-	var st flow.FrontierState
-	require.NoError(t, json.Unmarshal(b, &st))
-	fr, err := e.RestoreFrontier(g, st)
-	require.NoError(t, err, "%s", b)
-	fc.Set("ok", true)
-	res, err = e.Resume(context.Background(), fr, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	fc := suspendThroughJSONAndResume(t, g)
 	assert.Equal(t, "a1b1a2Rb2b2", fc.Value("log"), "b2 runs again on resume; the closing node never runs")
 }
 
@@ -193,6 +179,15 @@ func TestFatalErrorInALoopWithdrawsTheContinueBranchAcrossResume(t *testing.T) {
 	s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
 	s.End("e")
 	g := build(t, s)
+	fc := suspendThroughJSONAndResume(t, g)
+	assert.Equal(t, "x1y1x2y2y2J", fc.Value("log"), "y2 runs again on resume; neither item 3 nor the closing node runs")
+	assert.Equal(t, int64(1), fc.Value("a"))
+}
+
+// suspendThroughJSONAndResume runs g with log "" until it suspends, restores its
+// frontier from JSON, sets ok and resumes it to completion; it returns the context.
+func suspendThroughJSONAndResume(t *testing.T, g *flow.Graph) *flow.Context {
+	t.Helper()
 	e := flow.NewEngine()
 	fc := flow.NewContextWith("i", map[string]any{"log": ""})
 	res, err := e.EvalGraph(context.Background(), g, fc)
@@ -208,6 +203,5 @@ func TestFatalErrorInALoopWithdrawsTheContinueBranchAcrossResume(t *testing.T) {
 	res, err = e.Resume(context.Background(), fr, fc)
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status)
-	assert.Equal(t, "x1y1x2y2y2J", fc.Value("log"), "y2 runs again on resume; neither item 3 nor the closing node runs")
-	assert.Equal(t, int64(1), fc.Value("a"))
+	return fc
 }
