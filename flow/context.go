@@ -196,7 +196,7 @@ func (c *Context) RunID() string {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
 	if r := c.st.run; r != nil {
-		return r.id
+		return r.runIDLocked()
 	}
 	return ""
 }

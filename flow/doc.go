@@ -156,15 +156,18 @@
 // rest (so yaml.v3 alone decides errors), and the default evaluator compiles the usual
 // conditions and scripts to closures that call expr's own operators, leaving the rest
 // to expr. Both are held to their reference implementation by differential tests and
-// fuzzing. A run makes one allocation for itself, its start token and its Result (plus
-// the run id); Result.Last builds its map only when asked. When no code outside the
-// engine can have kept a pointer into a finished run (a sealed graph: only scripts and
-// expression conditions, the default evaluator, no sub-graphs, retries, error policy,
-// interceptors or checkpoints; the run completed), the engine reuses that state for
-// its next run and allocates only the Result and the run id (recycle.go says why that
-// is safe, and a test checks that a recycled run holds nothing from its last run). A
-// caller that reads each outcome before its next run can keep one Result and pass
-// WithResult, so that such a run allocates only its id; that is also what a
-// comparison with Solon, whose eval returns nothing, should measure. bench_test.go
-// has the benchmarks; the README lists measured figures.
+// fuzzing. A run makes one allocation for itself, its start token and its Result;
+// Result.Last builds its map only when asked, and the run id is formatted only when
+// something asks for it (an interceptor, Context.RunID or Result.RunID), from a
+// sequence number drawn when the run starts. Script arithmetic on small ints (-256 to
+// 1023) returns preboxed values, so a counter or a difference allocates nothing. When
+// no code outside the engine can have kept a pointer into a finished run (a sealed
+// graph: only scripts and expression conditions, the default evaluator, no
+// sub-graphs, retries, error policy, interceptors or checkpoints; the run completed),
+// the engine reuses that state for its next run and allocates only the Result
+// (recycle.go says why that is safe, and a test checks that a recycled run holds
+// nothing from its last run). A caller that reads each outcome before its next run can
+// keep one Result and pass WithResult, so that such a run allocates nothing; that is
+// also what a comparison with Solon, whose eval returns nothing, should measure.
+// bench_test.go has the benchmarks; the README lists measured figures.
 package flow

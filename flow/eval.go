@@ -26,7 +26,8 @@ const (
 // context.Context the run was given), so code that keeps many results should keep the
 // fields it needs rather than the *Result.
 type Result struct {
-	RunID    string
+	runID    string
+	runSeq   uint64 // formats runID when RunID is called (see run.runIDLocked)
 	Instance string
 	Graph    string
 	Status   Status
@@ -61,6 +62,15 @@ type Result struct {
 }
 
 type lastNode struct{ path, node string }
+
+// RunID returns the id of the run (WithRunID's or a generated one). A generated id is
+// built when it is first asked for, so each call formats it again (same value).
+func (res *Result) RunID() string {
+	if res.runID == "" && res.runSeq != 0 {
+		return formatRunID(res.runSeq)
+	}
+	return res.runID
+}
 
 // Last maps each call path to the last node it reached (the FlowTrace). It returns a
 // new map on every call: the run does not build one unless asked, as most callers only
@@ -171,10 +181,13 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 	if len(opts) > 0 {
 		id = r.applyOptions(opts)
 	}
+	r.id, r.seq = id, 0
 	if id == "" {
-		id = NewRunID()
+		r.seq = runIDs.seq.Add(1)
+		if len(r.icpts) > 0 {
+			r.runIDLocked() // every interceptor is told the id (Invocation.RunID)
+		}
 	}
-	r.id = id
 	// Field by field: r is fresh or reset, and copying a whole struct literal into it
 	// costs a bulk write barrier while the garbage collector runs.
 	r.root = &r.rootFrame
@@ -282,10 +295,19 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		panic(r.panicked)
 	}
 
-	// Field by field, as in newRun.
-	res.RunID, res.Instance, res.Graph, res.Steps = r.id, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
-	res.Reason, res.Err, res.Errors, res.BranchFailures = r.reason, r.err, r.errs, r.failures
-	res.ExecutionErrors, res.Fallback = r.records, r.fallback
+	// Field by field, as in newRun. A Result that is not WithResult's is new (a
+	// recycled run's) or the run's own, never written: its fields are zero already, and
+	// writing a zero pointer costs a write barrier while the garbage collector marks,
+	// which in a short run is a good part of the time.
+	fresh := r.out == nil
+	if !fresh || r.id != "" {
+		res.runID = r.id
+	}
+	res.runSeq, res.Instance, res.Graph, res.Steps = r.seq, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
+	if !fresh || r.reason != "" || r.err != nil || r.errs != nil || r.failures != nil || r.records != nil || r.fallback != nil {
+		res.Reason, res.Err, res.Errors, res.BranchFailures = r.reason, r.err, r.errs, r.failures
+		res.ExecutionErrors, res.Fallback = r.records, r.fallback
+	}
 	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), elapsed
 	switch runState(r.state.Load()) {
 	case stateRunning:
@@ -297,9 +319,10 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	case stateFailed:
 		res.Status = StatusFailed
 	}
-	res.Frontier = nil
 	if res.Status != StatusCompleted && len(r.frontier) > 0 {
 		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
+	} else if !fresh {
+		res.Frontier = nil
 	}
 	if recycle {
 		r.recycle()

@@ -304,8 +304,8 @@ var (
 		"==": func(a, b int) any { return a == b }, "!=": func(a, b int) any { return a != b },
 		"<": func(a, b int) any { return a < b }, ">": func(a, b int) any { return a > b },
 		"<=": func(a, b int) any { return a <= b }, ">=": func(a, b int) any { return a >= b },
-		"+": func(a, b int) any { return a + b }, "-": func(a, b int) any { return a - b },
-		"*": func(a, b int) any { return a * b },
+		"+": func(a, b int) any { return boxInt(a + b) }, "-": func(a, b int) any { return boxInt(a - b) },
+		"*": func(a, b int) any { return boxInt(a * b) },
 	}
 	floatOps = map[string]func(a, b float64) any{
 		"==": func(a, b float64) any { return a == b }, "!=": func(a, b float64) any { return a != b },
@@ -315,6 +315,27 @@ var (
 		"*": func(a, b float64) any { return a * b }, "/": func(a, b float64) any { return a / b },
 	}
 )
+
+// boxedInts holds small ints already in interfaces. Go boxes 0 to 255 without
+// allocating, but not the negative numbers or the hundreds that counters and sums
+// reach (case1's a - b is -1): a script's arithmetic would allocate 8 bytes per
+// result, which is what made the garbage collector run at all in a short run.
+var boxedInts = func() (t [boxedMax - boxedMin]any) {
+	for i := range t {
+		t[i] = i + boxedMin
+	}
+	return t
+}()
+
+const boxedMin, boxedMax = -256, 1024
+
+// boxInt returns n in an interface, without allocating for small n.
+func boxInt(n int) any {
+	if uint(n-boxedMin) < uint(len(boxedInts)) {
+		return boxedInts[n-boxedMin]
+	}
+	return n
+}
 
 func (c *fastCompiler) unary(n *ast.UnaryNode) fastNode {
 	x := c.node(n.Node)

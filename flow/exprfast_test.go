@@ -213,3 +213,28 @@ func FuzzExprFast(f *testing.F) {
 		}
 	})
 }
+
+// Small ints come from a table of boxed values and larger ones are boxed as usual:
+// either way the value and its type are what int arithmetic gives, and the table's
+// range allocates nothing.
+func TestBoxedIntArithmetic(t *testing.T) {
+	for _, n := range []int{boxedMin - 1, boxedMin, -1, 0, 255, 256, boxedMax - 1, boxedMax, 1 << 40, -1 << 40} {
+		v := boxInt(n)
+		if got, ok := v.(int); !ok || got != n {
+			t.Fatalf("boxInt(%d) = %#v", n, v)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = boxInt(-1) }); allocs != 0 {
+		t.Fatalf("boxInt(-1) allocates %v times", allocs)
+	}
+	for _, c := range []struct {
+		a, b int
+		op   string
+		want int
+	}{{3, 4, "-", -1}, {-256, -1, "+", -257}, {1000, 24, "+", 1024}, {-3, 400, "*", -1200}, {7, 8, "*", 56}} {
+		got := intOps[c.op](c.a, c.b)
+		if g, ok := got.(int); !ok || g != c.want {
+			t.Fatalf("%d %s %d = %#v, want %d", c.a, c.op, c.b, got, c.want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // recycledFields are the fields of a recycled run that the next run sets before it
 // reads them; every other field must be zero once the run is back in the pool.
 var recycledFields = map[string]bool{
-	"e": true, "id": true, "root": true, "maxSteps": true, "icpts": true, "began": true, "seed": true,
+	"e": true, "id": true, "seq": true, "root": true, "maxSteps": true, "icpts": true, "began": true, "seed": true,
 	"rootFrame.kind": true, "rootFrame.graph": true, "rootFrame.path": true, "rootFrame.branch": true, "rootFrame.call": true,
 	"startTok.node": true, "startTok.mode": true, "startTok.frame": true, "startTok.call": true, "startTok.branch": true,
 }
@@ -209,14 +209,14 @@ func TestPrivateRunIDsStay(t *testing.T) {
 		res, err := e.EvalGraph(context.Background(), g, NewContext("i"))
 		require.NoError(t, err)
 		results = append(results, res)
-		ids = append(ids, strings.Clone(res.RunID))
+		ids = append(ids, strings.Clone(res.RunID()))
 	}
 	seen := map[string]bool{}
 	for i, res := range results {
-		require.Equal(t, ids[i], res.RunID)
-		require.Regexp(t, `^r[0-9a-z]+-[0-9]+$`, res.RunID)
-		require.False(t, seen[res.RunID], "run id %s given twice", res.RunID)
-		seen[res.RunID] = true
+		require.Equal(t, ids[i], res.RunID())
+		require.Regexp(t, `^r[0-9a-z]+-[0-9]+$`, res.RunID())
+		require.False(t, seen[res.RunID()], "run id %s given twice", res.RunID())
+		seen[res.RunID()] = true
 	}
 }
 

@@ -22,6 +22,10 @@ func dirtyResult(t *testing.T, res *Result) {
 		case name == "last":
 			res.last = []lastNode{{"stale", "stale"}, {"stale2", "stale"}}
 		case name == "lastBuf": // backing array of last, read only through last
+		case name == "runID":
+			res.runID = "stale"
+		case name == "runSeq":
+			res.runSeq = 1 << 60
 		case f.Kind() == reflect.String:
 			f.SetString("stale")
 		case f.Kind() == reflect.Int || f.Kind() == reflect.Int64:
@@ -52,7 +56,7 @@ func sameOutcome(t *testing.T, want, got *Result) {
 			r.ExecutionErrors[i].Time = time.Time{}
 		}
 	}
-	w.RunID, g.RunID, w.Duration, w.lastBuf, g.Duration, g.lastBuf = "", "", 0, [1]lastNode{}, 0, [1]lastNode{}
+	w.runID, g.runID, w.runSeq, g.runSeq, w.Duration, w.lastBuf, g.Duration, g.lastBuf = "", "", 0, 0, 0, [1]lastNode{}, 0, [1]lastNode{}
 	require.Equal(t, want.Last(), got.Last())
 	w.last, g.last = nil, nil
 	if w.Frontier != nil && g.Frontier != nil {
@@ -80,7 +84,7 @@ func TestWithResultOverwritesEveryField(t *testing.T) {
 			got, err := e.EvalGraph(context.Background(), g, NewContext("i"), WithResult(&res))
 			require.Same(t, &res, got)
 			require.Equal(t, wantErr, err)
-			require.NotEqual(t, "stale", res.RunID)
+			require.NotEqual(t, "stale", res.RunID())
 			require.Positive(t, res.Duration)
 			sameOutcome(t, want, got)
 		})

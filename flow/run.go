@@ -22,7 +22,8 @@ const (
 // run is one evaluation (or resumption) of a graph.
 type run struct {
 	e        *Engine
-	id       string
+	id       string // WithRunID's, or the sequence number's once something asked (see runIDLocked)
+	seq      uint64 // the run id's sequence number when WithRunID was not given
 	fc       *Context
 	st       *contextState
 	root     *frame
@@ -69,10 +70,23 @@ var runIDs = struct {
 // NewRunID returns a new run id, unique within the process and, through the process
 // start time, across processes: what the engine uses when WithRunID is not given, and
 // what callers use to know a run's id before it starts (a session's claim).
-func NewRunID() string {
+func NewRunID() string { return formatRunID(runIDs.seq.Add(1)) }
+
+func formatRunID(seq uint64) string {
 	var buf [40]byte
 	b := append(buf[:0], runIDs.prefix...)
-	return string(strconv.AppendUint(b, runIDs.seq.Add(1), 10))
+	return string(strconv.AppendUint(b, seq, 10))
+}
+
+// runIDLocked returns the run's id, formatting it the first time it is asked for: a
+// run that nobody asks (no interceptor, no Context.RunID, no Result.RunID call) never
+// builds the string, which was one allocation per run. The caller holds r.st.mu or
+// is the only goroutine that reaches r.
+func (r *run) runIDLocked() string {
+	if r.id == "" && r.seq != 0 {
+		r.id = formatRunID(r.seq)
+	}
+	return r.id
 }
 
 func (r *run) halted() bool { return runState(r.state.Load()) != stateRunning }

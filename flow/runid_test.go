@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,4 +43,58 @@ func TestRunIDsAreUnique(t *testing.T) {
 			last = n
 		}
 	}
+}
+
+// runIDHook records the run id its InterceptFlow is told.
+type runIDHook struct {
+	NopInterceptor
+	id string
+}
+
+func (h *runIDHook) InterceptFlow(ctx context.Context, inv *Invocation) error {
+	h.id = inv.RunID
+	return inv.Invoke(ctx)
+}
+
+// A generated run id is formatted only when asked for, and whoever asks, during the
+// run or after it, gets the same one: the task through Context.RunID, the caller
+// through Result.RunID (twice), the interceptor through Invocation.RunID.
+func TestLazyRunIDIsTheSameWhoeverAsks(t *testing.T) {
+	var inTask string
+	e := NewEngine(WithTaskFunc("ask", func(_ context.Context, c *Context, _ *Node) error {
+		inTask = c.RunID()
+		return nil
+	}))
+	load := func(src string) *Graph {
+		g, err := LoadGraph("g.yml", []byte(src))
+		require.NoError(t, err)
+		return g
+	}
+	asks := load("id: asks\nlayout:\n  - {type: start}\n  - {task: '@ask'}\n  - {type: end}\n")
+	sealed := load("id: sealed\nlayout:\n  - {type: start}\n  - {task: 'context.put(\"n\", 1)'}\n  - {type: end}\n")
+
+	res, err := e.EvalGraph(context.Background(), asks, NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, inTask, res.RunID())
+	require.Equal(t, res.RunID(), res.RunID())
+	runIDSeqOf(t, res.RunID())
+
+	hook := &runIDHook{}
+	res2, err := e.EvalGraph(context.Background(), sealed, NewContext("i"), WithEvalInterceptor(hook, 0))
+	require.NoError(t, err)
+	require.Equal(t, hook.id, res2.RunID())
+	require.Greater(t, runIDSeqOf(t, res2.RunID()), runIDSeqOf(t, res.RunID()))
+
+	// A run nobody asked: its id is formatted afterwards, unique and in sequence.
+	res3, err := e.EvalGraph(context.Background(), sealed, NewContext("i"))
+	require.NoError(t, err)
+	require.Greater(t, runIDSeqOf(t, res3.RunID()), runIDSeqOf(t, res2.RunID()))
+
+	var kept Result
+	_, err = e.EvalGraph(context.Background(), sealed, NewContext("i"), WithRunID("mine"), WithResult(&kept))
+	require.NoError(t, err)
+	require.Equal(t, "mine", kept.RunID())
+	_, err = e.EvalGraph(context.Background(), sealed, NewContext("i"), WithResult(&kept))
+	require.NoError(t, err)
+	require.Greater(t, runIDSeqOf(t, kept.RunID()), runIDSeqOf(t, res3.RunID()), "a kept Result forgets the explicit id")
 }

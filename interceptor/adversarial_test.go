@@ -43,7 +43,7 @@ func TestTwoAudits(t *testing.T) {
 	res, err := e.EvalGraph(context.Background(), parGraph(t, "g", 6, noop), flow.NewContext("i"))
 	require.NoError(t, err)
 	for _, m := range []*interceptor.Memory{m1, m2} {
-		recs := m.ByRun(res.RunID)
+		recs := m.ByRun(res.RunID())
 		require.NoError(t, recs.Verify())
 		assert.Len(t, recs, 2+2*10)
 	}

@@ -62,7 +62,7 @@ func TestAuditChain(t *testing.T) {
 		"e:STARTED", "e:COMPLETED", "<run>:COMPLETED"}, statuses(recs))
 	for i, r := range recs {
 		assert.Equal(t, int64(i+1), r.Seq)
-		assert.Equal(t, res.RunID, r.RunID)
+		assert.Equal(t, res.RunID(), r.RunID)
 		assert.Equal(t, "inst-1", r.InstanceID)
 		assert.Equal(t, "leave", r.GraphID)
 		assert.Equal(t, "leave", r.Path)
@@ -84,8 +84,8 @@ func TestAuditChain(t *testing.T) {
 	assert.Positive(t, last.Duration)
 	assert.Nil(t, last.Error)
 
-	m := mem.Metrics(res.RunID)
-	assert.Equal(t, trace.Metrics{RunID: res.RunID, InstanceID: "inst-1", GraphID: "leave", Status: trace.Completed,
+	m := mem.Metrics(res.RunID())
+	assert.Equal(t, trace.Metrics{RunID: res.RunID(), InstanceID: "inst-1", GraphID: "leave", Status: trace.Completed,
 		Started: 3, Completed: 3, Duration: last.Duration}, m)
 }
 
@@ -109,7 +109,7 @@ func TestAuditParallelSubgraphAndJoin(t *testing.T) {
 	s.End("e")
 	res, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
 	require.NoError(t, err)
-	recs := mem.ByRun(res.RunID)
+	recs := mem.ByRun(res.RunID())
 	require.NoError(t, recs.Verify())
 
 	work := recs.ByNode("root/a/child:work")
@@ -152,7 +152,7 @@ func TestAuditSuspendResumeFailStop(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusSuspended, res.Status)
 
-	run1 := mem.ByRun(res.RunID)
+	run1 := mem.ByRun(res.RunID())
 	require.NoError(t, run1.Verify())
 	assert.Equal(t, []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "ask:STARTED", "ask:SUSPENDED", "<run>:SUSPENDED"}, statuses(run1))
 	assert.Equal(t, "waiting for approval, token=***", run1[4].Reason)
@@ -162,7 +162,7 @@ func TestAuditSuspendResumeFailStop(t *testing.T) {
 	fc.Set("fail", true)
 	res2, err := e.Resume(context.Background(), res.Frontier, fc)
 	require.Error(t, err)
-	run2 := mem.ByRun(res2.RunID)
+	run2 := mem.ByRun(res2.RunID())
 	require.NoError(t, run2.Verify())
 	assert.True(t, run2[0].Resumed)
 	assert.Equal(t, []string{"<run>:STARTED", "ask:STARTED", "ask:COMPLETED", "boom:STARTED", "boom:FAILED", "<run>:FAILED"}, statuses(run2))
@@ -186,7 +186,7 @@ func TestAuditSuspendResumeFailStop(t *testing.T) {
 	res3, err := e.EvalGraph(context.Background(), build(t, stop), flow.NewContext("i"))
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusStopped, res3.Status)
-	run3 := mem.ByRun(res3.RunID)
+	run3 := mem.ByRun(res3.RunID())
 	require.NoError(t, run3.Verify())
 	assert.Equal(t, []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "x:STARTED", "x:COMPLETED", "<run>:INTERRUPTED"}, statuses(run3))
 	assert.Equal(t, "stopped", run3[len(run3)-1].Reason)
@@ -198,7 +198,7 @@ func TestAuditStepLimitAndCancel(t *testing.T) {
 	g := chain(t, 10)
 	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"), flow.WithSteps(3))
 	require.ErrorIs(t, err, flow.ErrStepLimit)
-	recs := mem.ByRun(res.RunID)
+	recs := mem.ByRun(res.RunID())
 	require.NoError(t, recs.Verify())
 	last := recs[len(recs)-1]
 	assert.Equal(t, trace.Failed, last.Status)
@@ -216,7 +216,7 @@ func TestAuditStepLimitAndCancel(t *testing.T) {
 	s.End("e")
 	res, err = e.EvalGraph(ctx, build(t, s), flow.NewContext("i"))
 	require.ErrorIs(t, err, context.Canceled)
-	recs = mem.ByRun(res.RunID)
+	recs = mem.ByRun(res.RunID())
 	require.NoError(t, recs.Verify())
 	assert.Equal(t, trace.Failed, recs[len(recs)-1].Status)
 }

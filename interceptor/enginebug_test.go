@@ -47,5 +47,5 @@ func TestEngineResumeOfParkedCall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	require.NoError(t, mem.Records().Verify())
-	assert.Len(t, mem.ByRun(res.RunID).ByNode("root/call/child:wait"), 2, "the suspended node runs again")
+	assert.Len(t, mem.ByRun(res.RunID()).ByNode("root/call/child:wait"), 2, "the suspended node runs again")
 }

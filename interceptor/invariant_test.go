@@ -204,10 +204,10 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 			return nil
 		}
 		if open := pairs.leftOpen(); len(open) > 0 {
-			t.Errorf("seed %d run %s (%s): OnNodeStart without OnNodeEnd, or unpaired: %v", seed, res.RunID, res.Status, open)
+			t.Errorf("seed %d run %s (%s): OnNodeStart without OnNodeEnd, or unpaired: %v", seed, res.RunID(), res.Status, open)
 		}
 		results = append(results, res)
-		cancelled[res.RunID] = fired.Load()
+		cancelled[res.RunID()] = fired.Load()
 		tally("run " + string(res.Status))
 		if resume != nil {
 			tally("run resumed")
@@ -252,9 +252,9 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 		}
 	}
 	for _, res := range results {
-		run := recs.ByRun(res.RunID)
+		run := recs.ByRun(res.RunID())
 		if len(run) == 0 {
-			t.Errorf("seed %d: no records for run %s", seed, res.RunID)
+			t.Errorf("seed %d: no records for run %s", seed, res.RunID())
 			continue
 		}
 		last := run[len(run)-1]
@@ -263,16 +263,16 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 		want := map[flow.Status]trace.Status{flow.StatusCompleted: trace.Completed, flow.StatusStopped: trace.Interrupted,
 			flow.StatusSuspended: trace.Suspended, flow.StatusFailed: trace.Failed}[res.Status]
 		if last.Status != want {
-			t.Errorf("seed %d run %s: run record %s, result %s (err %v)", seed, res.RunID, last.Status, res.Status, res.Err)
+			t.Errorf("seed %d run %s: run record %s, result %s (err %v)", seed, res.RunID(), last.Status, res.Status, res.Err)
 		}
 		if res.Status != flow.StatusCompleted {
 			notCompleted++
 		}
-		m, ok := metrics.Run(res.RunID)
-		am := recs.Metrics(res.RunID)
+		m, ok := metrics.Run(res.RunID())
+		am := recs.Metrics(res.RunID())
 		am.Duration, m.Duration = 0, 0
 		if !ok || m != am {
-			t.Errorf("seed %d run %s: metrics %+v, from records %+v", seed, res.RunID, m, am)
+			t.Errorf("seed %d run %s: metrics %+v, from records %+v", seed, res.RunID(), m, am)
 		}
 	}
 	// Every node execution had a span, and all of them ended (those a panic out of

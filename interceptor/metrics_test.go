@@ -60,18 +60,18 @@ func TestMetricsPerRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Retries)
 
-	got, ok := m.Run(res.RunID)
+	got, ok := m.Run(res.RunID())
 	require.True(t, ok)
 	assert.Positive(t, got.Duration)
 	got.Duration = 0
-	assert.Equal(t, trace.Metrics{RunID: res.RunID, InstanceID: "i", GraphID: "m", Status: trace.Completed,
+	assert.Equal(t, trace.Metrics{RunID: res.RunID(), InstanceID: "i", GraphID: "m", Status: trace.Completed,
 		Started: 7, Completed: 4, Failed: 3, Retries: 2, Recovered: 1, Fallbacks: 1, Rejections: 1}, got)
 	require.Len(t, ended, 1)
-	assert.Equal(t, res.RunID, ended[0].RunID)
+	assert.Equal(t, res.RunID(), ended[0].RunID)
 
 	// The audit's records give the same counts, but for the events the engine does not
 	// report.
-	fromRecs := mem.Metrics(res.RunID)
+	fromRecs := mem.Metrics(res.RunID())
 	fromRecs.Duration, fromRecs.Fallbacks, fromRecs.Rejections = 0, 1, 1
 	assert.Equal(t, got, fromRecs)
 	flaky := mem.ByNode("flaky").Terminal()
@@ -87,7 +87,7 @@ func TestMetricsPerRun(t *testing.T) {
 	for range 3 {
 		res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"))
 		require.NoError(t, err)
-		ids = append(ids, res.RunID)
+		ids = append(ids, res.RunID())
 	}
 	_, ok = m.Run(ids[0])
 	assert.False(t, ok)
@@ -162,13 +162,13 @@ layout:
 	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"))
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Fallbacks)
-	got, ok := m.Run(res.RunID)
+	got, ok := m.Run(res.RunID())
 	require.True(t, ok)
 	assert.Equal(t, 1, got.Fallbacks)
 	assert.Equal(t, 1, got.Recovered)
 	failed := mem.ByNode("fail").Terminal()
 	require.Len(t, failed, 1)
 	assert.Equal(t, "fb", failed[0].Goto)
-	fromRecs := mem.Metrics(res.RunID)
+	fromRecs := mem.Metrics(res.RunID())
 	assert.Equal(t, 1, fromRecs.Fallbacks)
 }

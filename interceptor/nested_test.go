@@ -29,7 +29,7 @@ func TestNestedRunFromTask(t *testing.T) {
 	s.Activity("x").DoFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
 		res, err := e.EvalGraph(ctx, inner, flow.NewContext("inner"))
 		if err == nil {
-			innerID = res.RunID
+			innerID = res.RunID()
 		}
 		return err
 	}).LinkTo("e")
@@ -38,9 +38,9 @@ func TestNestedRunFromTask(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, innerID)
 	require.NoError(t, mem.Verify())
-	assert.Len(t, mem.ByRun(res.RunID), 2+2*3)
+	assert.Len(t, mem.ByRun(res.RunID()), 2+2*3)
 	assert.Len(t, mem.ByRun(innerID), 2+2*4)
-	for id, n := range map[string]int{res.RunID: 3, innerID: 4} {
+	for id, n := range map[string]int{res.RunID(): 3, innerID: 4} {
 		got, ok := m.Run(id)
 		require.True(t, ok)
 		assert.Equal(t, n, got.Started, id)
@@ -115,7 +115,7 @@ func TestNestedRunCountsOnce(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		innerID = res.RunID
+		innerID = res.RunID()
 		_, err = bare.EvalGraph(ctx, inner, flow.NewContext("bare"))
 		return err
 	}).LinkTo("e")
@@ -125,7 +125,7 @@ func TestNestedRunCountsOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, innerID)
 	for _, m := range []*interceptor.Metrics{m1, m2} {
-		outer, ok := m.Run(res.RunID)
+		outer, ok := m.Run(res.RunID())
 		require.True(t, ok)
 		assert.Equal(t, 2, outer.Rejections, "its own, and the bare run's")
 		assert.Equal(t, 1, outer.Fallbacks, "the bare run's")

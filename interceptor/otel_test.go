@@ -65,7 +65,7 @@ func TestTracingSpans(t *testing.T) {
 	ra := attrs(root)
 	assert.Equal(t, "root", ra[interceptor.AttrGraphID].AsString())
 	assert.Equal(t, "inst-9", ra[interceptor.AttrInstanceID].AsString())
-	assert.Equal(t, res.RunID, ra[interceptor.AttrRunID].AsString())
+	assert.Equal(t, res.RunID(), ra[interceptor.AttrRunID].AsString())
 	assert.Equal(t, "FAILED", ra[interceptor.AttrStatus].AsString())
 	assert.Equal(t, codes.Error, root.Status.Code)
 

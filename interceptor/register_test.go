@@ -58,18 +58,18 @@ func TestInterceptorsRegisteredTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status)
 
-	recs := mem.ByRun(res.RunID)
+	recs := mem.ByRun(res.RunID())
 	require.NoError(t, recs.Verify())
 	assert.Len(t, recs, 2+2*9)
 	assert.Equal(t, len(recs), bytes.Count(lines.Bytes(), []byte("\n")), "the JSONL sink got the same records")
-	want := trace.Metrics{RunID: res.RunID, InstanceID: "i", GraphID: "root", Status: trace.Completed,
+	want := trace.Metrics{RunID: res.RunID(), InstanceID: "i", GraphID: "root", Status: trace.Completed,
 		Started: 9, Completed: 8, Failed: 1, Recovered: 1}
 
-	got, ok := m.Run(res.RunID)
+	got, ok := m.Run(res.RunID())
 	require.True(t, ok)
 	got.Duration = 0
 	assert.Equal(t, want, got)
-	fromRecs := recs.Metrics(res.RunID)
+	fromRecs := recs.Metrics(res.RunID())
 	fromRecs.Duration = 0
 	assert.Equal(t, want, fromRecs)
 
@@ -98,7 +98,7 @@ func TestAuditRegisteredTwiceFailing(t *testing.T) {
 	s.End("e")
 	res, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"), flow.WithEvalInterceptor(a, 1))
 	require.Error(t, err)
-	recs := mem.ByRun(res.RunID)
+	recs := mem.ByRun(res.RunID())
 	require.NoError(t, recs.Verify())
 	assert.Equal(t, []string{"<run>:STARTED", "s:STARTED", "s:COMPLETED", "x:STARTED", "x:FAILED", "<run>:FAILED"}, statuses(recs))
 }

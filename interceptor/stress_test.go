@@ -92,7 +92,7 @@ func TestConcurrentRunsOneFile(t *testing.T) {
 			res, err := e.EvalGraph(context.Background(), g, flow.NewContext(fmt.Sprintf("i%d", i)))
 			if assert.NoError(t, err) {
 				assert.Equal(t, flow.StatusCompleted, res.Status)
-				ids[i] = res.RunID
+				ids[i] = res.RunID()
 			}
 		})
 	}

@@ -154,7 +154,7 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	s := in.snap
-	s.Status, s.Reason, s.RunID = Status(res.Status), res.Reason, res.RunID
+	s.Status, s.Reason, s.RunID = Status(res.Status), res.Reason, res.RunID()
 	s.Vars, s.Trace, s.Frontier = fc.Vars(), fc.Trace(), nil
 	if res.Frontier != nil {
 		st := res.Frontier.State()

@@ -210,7 +210,7 @@ func TestEventsInParallelBranches(t *testing.T) {
 		require.Len(t, evs, 2, name)
 		assert.Equal(t, []team.EventKind{team.EventRunStart, team.EventRunEnd}, kinds(evs))
 		assert.Equal(t, name, evs[0].Node)
-		assert.Equal(t, res.RunID, evs[0].ParentRunID)
+		assert.Equal(t, res.RunID(), evs[0].ParentRunID)
 		assert.NotEqual(t, "main", evs[0].Branch)
 		branches[evs[0].Branch] = true
 	}

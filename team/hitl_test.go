@@ -245,7 +245,7 @@ func TestHITLInFlowSameProcess(t *testing.T) {
 	for _, e := range events {
 		assert.Equal(t, "assistant", e.Node)
 		assert.Equal(t, "main", e.Branch)
-		assert.Equal(t, res.RunID, e.ParentRunID)
+		assert.Equal(t, res.RunID(), e.ParentRunID)
 		assert.Equal(t, "pay-7", e.Instance)
 	}
 

@@ -95,7 +95,7 @@ func TestTeamInsideAnotherGraph(t *testing.T) {
 		tr := team.TraceIn(fc, "duo")
 		require.NotNil(t, tr)
 		assert.Equal(t, "Do the thing", tr.Prompt)
-		assert.Equal(t, res.RunID, tr.ParentRunID)
+		assert.Equal(t, res.RunID(), tr.ParentRunID)
 	})
 	t.Run("sub-graph", func(t *testing.T) {
 		spec := flow.NewSpec("outer2")

@@ -232,7 +232,7 @@ func TestExclusiveRoute(t *testing.T) {
 				assert.Equal(t, trace.Completed, s.Status, s.Node)
 				assert.Equal(t, "leave", s.Graph)
 				assert.Equal(t, "leave", s.Path)
-				assert.Equal(t, res.RunID, s.RunID)
+				assert.Equal(t, res.RunID(), s.RunID)
 				assert.Positive(t, s.RunStep)
 			}
 		})
@@ -441,7 +441,7 @@ func TestEngineWideRecorderAndReset(t *testing.T) {
 	for _, s := range rec.Steps() {
 		runs[s.RunID]++
 	}
-	assert.Equal(t, map[string]int{r1.RunID: 4, r2.RunID: 5}, runs)
+	assert.Equal(t, map[string]int{r1.RunID(): 4, r2.RunID(): 5}, runs)
 
 	rec.Reset()
 	assert.Empty(t, rec.Steps())

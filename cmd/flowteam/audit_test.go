@@ -64,7 +64,7 @@ func writeAuditFile(t *testing.T) (path string, runIDs []string) {
 
 	for i, vars := range []map[string]any{{}, {"bad": true}, {"wait": true}} {
 		res, _ := e.EvalGraph(context.Background(), g, flow.NewContextWith([]string{"i-ok", "i-bad", "i-wait"}[i], vars))
-		runIDs = append(runIDs, res.RunID)
+		runIDs = append(runIDs, res.RunID())
 	}
 	return path, runIDs
 }
