@@ -82,7 +82,11 @@
 // goroutine ends before Eval returns. A failing parallel branch follows the branch
 // policy (WithBranchPolicy, or meta branchPolicy on the node or the graph): FailFast
 // fails the run and cancels the siblings; ContinueOnError withdraws the branch (a loop
-// inside it takes no further item and does not pass its closing node) and records it
+// inside it takes no further item and does not pass its closing node; the other
+// tokens of the branch, when the failure was inside an inclusive split or an
+// activity's fan-out there, end before their next step, so neither the inner join nor
+// the outer one runs for it, also after a restart; a node already running finishes,
+// as branches share no context.Context to cancel) and records it
 // in Result.BranchFailures and under KeyBranchFailures (read it with
 // BranchFailuresOf: a restored context holds it as plain JSON values); when no branch
 // reaches the join and at least one failed, the split fails with all_branches_failed

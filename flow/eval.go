@@ -419,6 +419,9 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 			graph: f.graph, path: f.path, node: f.node, depth: f.depth,
 			failed: slices.Clone(f.failed)} // if no branch arrives, the split still fails
 		frames[f] = c
+		if len(c.failed) > 0 {
+			r.withdrew.Store(true)
+		}
 		c.parent = cp(f.parent)
 		if f.kind == frameCall {
 			c.call = c

@@ -86,6 +86,7 @@ func (r *run) recordFailure(tok *token, ne *NodeError, f *frame) {
 	r.failures = append(r.failures, bf)
 	f.failed = append(f.failed, ne)
 	r.mu.Unlock()
+	r.withdrew.Store(true)
 	r.st.mu.Lock()
 	list := BranchFailuresOf(r.st.vars[KeyBranchFailures])       // a restored context holds them as plain JSON values
 	r.st.vars[KeyBranchFailures] = append(slices.Clip(list), bf) // clipped as in recordError

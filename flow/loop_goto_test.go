@@ -161,26 +161,27 @@ func TestErrorGotoIntoAnInnerLoopBody(t *testing.T) {
 	assert.Equal(t, "P1B11B12I Q1 P2B2<nil>I Q2 O", fc.Value("log"))
 }
 
-// The withdrawn loop stays withdrawn across a suspension: when the failing iteration
-// has another branch still running (here suspended), the frontier keeps the loop as
-// left, and after the resume the loop neither takes its next item nor passes its
-// closing node.
+// A failure after a resume withdraws the branch as in one run: y2 suspends before
+// x2 fails; resumed (through JSON), y2 runs again and reaches the inner join, then x2
+// fails, and neither the inner join, item 3 nor the closing node runs, while the join
+// runs for the other branch. (TestRestoredFailedBranchStaysWithdrawn covers a frontier
+// that already holds the failure.)
 func TestFatalErrorInALoopWithdrawsTheContinueBranchAcrossResume(t *testing.T) {
 	s := flow.NewSpec("clr")
 	s.Start("s").LinkTo("p")
 	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
 	s.Activity("a").SetTask(`context.incr("a")`).LinkTo("j")
 	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("q")
-	s.Inclusive("q").LinkTo("x").LinkTo("y")
+	s.Inclusive("q").LinkTo("y").LinkTo("x")
 	s.Activity("x").SetTask(`context.put("log", log + "x" + string(it)); it != 2 || raise("BAD", "bad item")`).LinkTo("qj")
 	s.Activity("y").SetTask(`context.put("log", log + "y" + string(it)); it != 2 || ok == true || context.suspend("y")`).LinkTo("qj")
-	s.Inclusive("qj").LinkTo("lc")
+	s.Inclusive("qj").SetTask(`context.put("log", log + "Q")`).LinkTo("lc")
 	s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
 	s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
 	s.End("e")
 	g := build(t, s)
 	fc := suspendThroughJSONAndResume(t, g)
-	assert.Equal(t, "x1y1x2y2y2J", fc.Value("log"), "y2 runs again on resume; neither item 3 nor the closing node runs")
+	assert.Equal(t, "y1x1Qy2y2x2J", fc.Value("log"), "neither the inner join, item 3 nor the closing node runs after x2")
 	assert.Equal(t, int64(1), fc.Value("a"))
 }
 

@@ -69,6 +69,7 @@ func (r *run) reset() {
 		r.reason, r.err = "", nil
 		r.retries.Store(0)
 		r.fallbacks.Store(0)
+		r.withdrew.Store(false) // set only with failures
 	}
 	f := &r.rootFrame
 	f.ctx, f.pending = nil, 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,11 +46,16 @@ type run struct {
 	fallback  map[string]any // state applied on fatal paths
 	retries   atomic.Int64
 	fallbacks atomic.Int64
-	ckpt      *checkpointer
-	live      map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
-	out       *Result             // WithResult's Result, filled instead of allocating one
-	panicked  *BranchPanic        // the first panic of a branch goroutine, raised again at the end
-	opts      evalConfig          // where newRun applies the EvalOptions (empty otherwise)
+	// withdrew is set once a ContinueOnError split of this run holds a failed branch
+	// (recorded now or restored): from then on a token checks, before each step,
+	// that its branch was not withdrawn (see withdrawn). Until then the check costs
+	// one atomic load.
+	withdrew atomic.Bool
+	ckpt     *checkpointer
+	live     map[*token]struct{} // tokens not parked, waiting or ended; only when checkpointing
+	out      *Result             // WithResult's Result, filled instead of allocating one
+	panicked *BranchPanic        // the first panic of a branch goroutine, raised again at the end
+	opts     evalConfig          // where newRun applies the EvalOptions (empty otherwise)
 
 	// Kept in the run to save allocations per evaluation: a Result or a Frontier keeps
 	// the whole run alive, which costs less than allocating each part. (A recycled
@@ -186,6 +192,9 @@ func (r *run) aborted(tok *token) bool {
 
 // step handles one token at its node and returns the token to continue with, if any.
 func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
+	if r.withdrew.Load() && r.withdrawn(tok) {
+		return r.endToken(tok)
+	}
 	cn := tok.node
 	switch tok.mode {
 	case modeFollow, modeBody:
@@ -215,6 +224,32 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 		}
 	}
 	return r.execNode(ctx, tok, local)
+}
+
+// withdrawn reports whether tok belongs to a branch that a ContinueOnError split
+// withdrew: a branch whose failure was recorded while other tokens of it were still
+// running or parked (the failing node was inside an inclusive split or an activity's
+// fan-out in that branch). Those tokens end before their next step, so nothing more
+// of the branch runs (its inner join included) and it never arrives at the split's
+// join as if it had succeeded. A failed branch's id extends the id of the split's
+// branch it is in ("/" then more segments), so at each split frame the token's own
+// branch at that level is compared with the failures' ids. Tokens already running a
+// node finish it: branches share no context.Context to cancel.
+func (r *run) withdrawn(tok *token) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	branch := tok.branch
+	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
+		if f.kind == frameSplit {
+			for _, ne := range f.failed {
+				if ne.Branch == branch || strings.HasPrefix(ne.Branch, branch+"/") {
+					return true
+				}
+			}
+		}
+		branch = f.branch // tok's branch one level up: the one that opened f
+	}
+	return false
 }
 
 // arrive registers a token at a join. It reports whether the token goes on: it was

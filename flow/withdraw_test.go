@@ -1,0 +1,97 @@
+package flow_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A fatal failure inside an inclusive split (which has no branch policy of its own)
+// in a branch of a ContinueOnError parallel split withdraws that whole branch: the
+// inclusive sibling that had not run yet does not run, the inner join does not fire,
+// and the branch never arrives at the outer join. (Only the failing token was
+// withdrawn before, so the sibling went on through the inner join to the outer one:
+// the branch was listed as failed and counted as arrived, and a split whose every
+// branch failed completed.)
+func TestNestedSplitFailureWithdrawsTheWholeContinueBranch(t *testing.T) {
+	for _, aFails := range []bool{false, true} {
+		s := flow.NewSpec("nc")
+		s.Start("s").LinkTo("p")
+		s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("x")
+		s.Activity("a").SetTask(`context.put("log", log + "a"); fail != true || raise("A", "a failed")`).LinkTo("j")
+		s.Inclusive("x").LinkTo("y").LinkTo("z")
+		s.Activity("y").SetTask(`raise("Y", "y failed")`).LinkTo("ij")
+		s.Activity("z").SetTask(`context.put("log", log + "z")`).LinkTo("ij")
+		s.Inclusive("ij").SetTask(`context.put("log", log + "I")`).LinkTo("j")
+		s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
+		s.End("e")
+		fc := flow.NewContextWith("i", map[string]any{"log": "", "fail": aFails})
+		res, err := flow.NewEngine().EvalGraph(context.Background(), build(t, s), fc)
+		if aFails {
+			require.ErrorIs(t, err, flow.ErrAllBranchesFailed)
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			assert.Equal(t, "a", fc.Value("log"))
+			assert.Len(t, res.BranchFailures, 2)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "aJ", fc.Value("log"), "neither z, the inner join nor a second join")
+		require.Len(t, res.BranchFailures, 1)
+		assert.Equal(t, "y", res.BranchFailures[0].Node)
+		assert.Equal(t, "e", fc.LastNode("nc"))
+	}
+}
+
+// A frontier can hold a ContinueOnError split's failed branch and, parked, another
+// token of that branch (its sibling had suspended while the failing node ran on
+// another goroutine). Restored and resumed, that token ends without running: the
+// branch stays withdrawn across the restart. Without the failure, the same frontier
+// runs the suspended node again.
+func TestRestoredFailedBranchStaysWithdrawn(t *testing.T) {
+	s := flow.NewSpec("clr")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
+	s.Activity("a").SetTask(`context.incr("a")`).LinkTo("j")
+	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("q")
+	s.Inclusive("q").LinkTo("y").LinkTo("x")
+	s.Activity("x").SetTask(`context.put("log", log + "x" + string(it)); it != 2 || raise("BAD", "bad item")`).LinkTo("qj")
+	s.Activity("y").SetTask(`context.put("log", log + "y" + string(it)); it != 2 || ok == true || context.suspend("y")`).LinkTo("qj")
+	s.Inclusive("qj").SetTask(`context.put("log", log + "Q")`).LinkTo("lc")
+	s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	for _, failed := range []bool{false, true} {
+		fc := flow.NewContextWith("i", map[string]any{"log": ""})
+		res, err := e.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		st := res.Frontier.State()
+		require.Len(t, st.Frames, 4)
+		require.Len(t, st.Tokens, 2)
+		require.Equal(t, "x", st.Tokens[1].Node)
+		if failed { // as if x had failed on its own goroutine while y suspended
+			st.Tokens = st.Tokens[:1]
+			st.Frames[3].Pending--
+			st.Frames[2].Closing = "l" // the loop was left
+			st.Frames[1].Failed = []flow.FailedBranch{{Node: "x", Branch: "main/p:l/l[1]/q:x",
+				Error: flow.StructuredError{Type: "business", Code: "BAD", Message: "bad item"}}}
+		}
+		fr, err := e.RestoreFrontier(g, st)
+		require.NoError(t, err)
+		fc.Set("ok", true)
+		res, err = e.Resume(context.Background(), fr, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		if failed {
+			assert.Equal(t, "y1x1Qy2J", fc.Value("log"), "y2 does not run again")
+		} else {
+			assert.Equal(t, "y1x1Qy2y2x2", fc.Value("log").(string)[:11])
+		}
+	}
+}
