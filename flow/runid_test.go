@@ -98,3 +98,35 @@ func TestLazyRunIDIsTheSameWhoeverAsks(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, runIDSeqOf(t, kept.RunID()), runIDSeqOf(t, res3.RunID()), "a kept Result forgets the explicit id")
 }
+
+// Parallel branches that ask for the run id at the same time, the first asks
+// included, all get the one the Result reports (run with -race).
+func TestLazyRunIDAskedConcurrently(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	e := NewEngine(WithTaskFunc("ask", func(_ context.Context, c *Context, _ *Node) error {
+		id := c.RunID()
+		mu.Lock()
+		seen[id]++
+		mu.Unlock()
+		return nil
+	}))
+	g, err := LoadGraph("p.yml", []byte(`id: p
+layout:
+  - {type: start}
+  - {id: p, type: parallel, link: [b1, b2, b3, b4]}
+  - {id: b1, task: '@ask', link: j}
+  - {id: b2, task: '@ask', link: j}
+  - {id: b3, task: '@ask', link: j}
+  - {id: b4, task: '@ask', link: j}
+  - {id: j, type: parallel}
+  - {type: end}
+`))
+	require.NoError(t, err)
+	for range 20 {
+		clear(seen)
+		res, err := e.EvalGraph(context.Background(), g, NewContext("i"))
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{res.RunID(): 4}, seen)
+	}
+}
