@@ -92,8 +92,9 @@
 // a node belongs to that node and to the flow run that left it there: ResumeFlow (or
 // a resume of the instance with session.Runner, or a retry of the node) continues it,
 // while RunFlow starts a new flow run and discards it first, and another node of the
-// same agent (reached because an error policy recovered the node's failure) discards
-// it too, so a new question never resumes an old run's approved calls. An evaluation started on the engine directly (EvalGraph)
+// same agent, or the same node in another branch (the next iteration of a loop whose
+// body holds the node), reached because an error policy recovered the node's failure,
+// discards it too, so a new question never resumes an old run's approved calls. An evaluation started on the engine directly (EvalGraph)
 // cannot tell a new run from a resume: the agent node resumes any run of its agent
 // that waits in the context (Discard it first). A run held for decisions
 // keeps its run id and its trace, so its trace after the pause is the trace it would
