@@ -94,7 +94,14 @@
 // while RunFlow starts a new flow run and discards it first, and another node of the
 // same agent, or the same node in another branch (the next iteration of a loop whose
 // body holds the node), reached because an error policy recovered the node's failure,
-// discards it too, so a new question never resumes an old run's approved calls. An evaluation started on the engine directly (EvalGraph)
+// discards it too, so a new question never resumes an old run's approved calls. A
+// run that a failure left waiting (a model call failed after its approved batch) is
+// for a retry of its node; once an error policy recovered that failure nobody retries
+// it, so it leaves no pending entry: a team's engine (its Interceptor) discards it as
+// the node ends, and RunFlow and ResumeFlow discard every run still waiting at a node
+// when the flow run completes. (On an engine without the team's Interceptor, such a
+// run shows in Pending, with no calls, until the flow run completes or the agent runs
+// at another node or branch.) An evaluation started on the engine directly (EvalGraph)
 // cannot tell a new run from a resume: the agent node resumes any run of its agent
 // that waits in the context (Discard it first). A run held for decisions
 // keeps its run id and its trace, so its trace after the pause is the trace it would

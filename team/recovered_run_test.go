@@ -113,3 +113,128 @@ layout:
 	assert.NotEqual(t, first.RunID, tr.Records[0].RunID, "each iteration has its own member run")
 	assert.Nil(t, sess.Pending("bot"))
 }
+
+// recoverNode is an error policy that recovers every failure of the node id.
+func recoverNode(id string) flow.Option {
+	return flow.WithErrorPolicy(func(_ context.Context, _ *flow.Context, n *flow.Node, _ error, def flow.ErrorDecision) flow.ErrorDecision {
+		if n.ID == id {
+			def.Recover = true
+		}
+		return def
+	})
+}
+
+// A member's resumed run fails after its approved batch and the error policy
+// recovers the failure: the team goes on and then waits at an approval node. Nobody
+// can continue the member's run any more, so it leaves no pending entry: the team's
+// answer says the team waits at its approval node (not for the member, with nothing
+// to decide), and the session shows nothing pending for the member.
+func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
+		team.WithEngineOptions(recoverNode("bot")),
+		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+			w := s.NodeByID("writer")
+			w.Links = nil
+			w.LinkTo("approve")
+			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+				if ok, _ := c.GetBool("approved"); !ok {
+					c.Suspend("waiting for a manager's approval")
+				}
+				return nil
+			}).LinkTo(team.TeamNodeEnd)
+		}))
+	require.NoError(t, err)
+	sess := team.NewSession("crew-approve")
+	ans, err := tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.Equal(t, "bot", ans.Pending.Agent)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending, "the team waits at its approval node")
+	assert.Equal(t, "crew", ans.Pending.Agent, "the team itself waits, not the recovered member")
+	assert.Equal(t, "team.crew:approve", ans.Pending.Node)
+	assert.Nil(t, sess.Pending("bot"), "the recovered member's run waits for nothing")
+	assert.Empty(t, sess.PendingAll())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+
+	sess.Context().Set("approved", true)
+	ans, err = tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	assert.Nil(t, ans.Pending)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	assert.Equal(t, 2, model.Calls())
+}
+
+// A supervisor routes to a member whose resumed run fails after its approved batch;
+// the error policy recovers the failure and the supervisor routes to the member again
+// with a new task. The member takes that task in a new run: it does not resume the
+// failed run (with its old prompt and conversation) as if nothing had happened.
+func TestSupervisorRoutesAgainToRecoveredMember(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sup := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
+		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
+		testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup), team.WithEngineOptions(recoverNode("bot")))
+	require.NoError(t, err)
+	sess := team.NewSession("desk-again")
+	ans, err := tm.Call(context.Background(), "tidy up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	first := ans.Pending.RunID
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = tm.Call(context.Background(), "tidy up", sess)
+	require.NoError(t, err)
+	require.Nil(t, ans.Pending)
+	require.Equal(t, 3, model.Calls())
+	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	var turns []team.TeamRecord
+	for _, r := range tm.Trace(sess.Context()).Records {
+		if r.Kind == team.RecordMember {
+			turns = append(turns, r)
+		}
+	}
+	require.Len(t, turns, 2)
+	assert.Equal(t, team.RunFailed, turns[0].Status)
+	assert.Equal(t, team.RunCompleted, turns[1].Status)
+	assert.Equal(t, "checked /b", turns[1].Content)
+	assert.NotEqual(t, first, turns[1].RunID, "a new member run")
+	assert.Nil(t, sess.Pending("bot"))
+}
+
+// A plain agent node whose recovered failure left its run waiting, in a flow that
+// then completes: the session shows nothing pending for the agent.
+func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.FailWith(team.TypeSourceUnavailable))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a), recoverNode("payer"))
+	g := payerGraph(t)
+	sess := team.NewSession("pay-recovered")
+	sess.Context().Set("prompt", "pay acme")
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Nil(t, sess.Pending("payer"), "the completed flow run continues nothing")
+	assert.Empty(t, sess.PendingAll())
+}
