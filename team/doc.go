@@ -98,8 +98,9 @@
 // run that a failure left waiting (a model call failed after its approved batch) is
 // for a retry of its node; once an error policy recovered that failure nobody retries
 // it, so it leaves no pending entry: a team's engine (its Interceptor) discards it as
-// the node ends, and RunFlow and ResumeFlow discard every run still waiting at a node
-// when the flow run completes. (On an engine without the team's Interceptor, such a
+// the node ends, a parallel team's merge discards the runs of members whose branch
+// was withdrawn with its failure (branch policy continue), and RunFlow and ResumeFlow
+// discard every run still waiting at a node when the flow run completes. (On an engine without the team's Interceptor, such a
 // run shows in Pending, with no calls, until the flow run completes or the agent runs
 // at another node or branch.) An evaluation started on the engine directly (EvalGraph)
 // cannot tell a new run from a resume: the agent node resumes any run of its agent

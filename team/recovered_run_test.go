@@ -238,3 +238,43 @@ func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
 	assert.Nil(t, sess.Pending("payer"), "the completed flow run continues nothing")
 	assert.Empty(t, sess.PendingAll())
 }
+
+// In a parallel team whose fork lets the others go on (continue), a member's resumed
+// run fails after its approved batch: its branch is withdrawn and the merge reports
+// the failure. The team then waits at an approval node after the merge; the failed
+// member's run waits for nothing (its branch is gone), so the team's answer names
+// the approval node, and no pending entry is left for the member.
+func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("fan", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
+		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+			m := s.NodeByID(team.TeamNodeMerge)
+			m.Links = nil
+			m.LinkTo("approve")
+			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+				if ok, _ := c.GetBool("approved"); !ok {
+					c.Suspend("waiting for a manager's approval")
+				}
+				return nil
+			}).LinkTo(team.TeamNodeEnd)
+		}))
+	require.NoError(t, err)
+	sess := team.NewSession("fan-approve")
+	ans, err := tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.Equal(t, "bot", ans.Pending.Agent)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending, "the team waits at its approval node")
+	assert.Equal(t, "fan", ans.Pending.Agent, "the team itself waits, not the withdrawn member")
+	assert.Equal(t, "team.fan:approve", ans.Pending.Node)
+	assert.Nil(t, sess.Pending("bot"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+}
