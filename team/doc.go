@@ -102,9 +102,15 @@
 // was withdrawn with its failure (branch policy continue), and RunFlow and ResumeFlow
 // discard every run still waiting at a node when the flow run completes. (On an engine without the team's Interceptor, such a
 // run shows in Pending, with no calls, until the flow run completes or the agent runs
-// at another node or branch.) An evaluation started on the engine directly (EvalGraph)
-// cannot tell a new run from a resume: the agent node resumes any run of its agent
-// that waits in the context (Discard it first). A run held for decisions
+// at another node or branch.) A new evaluation started on the engine directly
+// (EvalGraph, session.Runner.Run) over a context that holds such a run cannot be told
+// from a resume by the agent node, which flow does not tell whether its execution
+// continues a halted run: the node resumes the run of its agent waiting at that node
+// and branch, with its old prompt (Discard it first, or use RunFlow). That is Solon's
+// model, where a resume is a new evaluation of the graph and the agent's saved state
+// decides; here a resume continues the frontier, so only the documented entry points
+// above start afresh. A team's start node knows that its run is new: a team
+// evaluated afresh starts its members afresh. A run held for decisions
 // keeps its run id and its trace, so its trace after the pause is the trace it would
 // have had without it (plus the decisions), and Metrics.Duration counts the agent's
 // active time, not the human's.

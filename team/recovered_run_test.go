@@ -278,3 +278,55 @@ func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
 	assert.Nil(t, sess.Pending("bot"))
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 }
+
+// A fresh evaluation (EvalGraph, not Resume) over a context that holds an agent run
+// an earlier, suspended evaluation left waiting. The flow cannot tell an agent node
+// whether its run is new or a resume, so a plain agent node resumes the waiting run,
+// as documented (RunFlow, or Discard, starts afresh). A team's start node knows that
+// its run is new: its members start afresh whatever waits in the context.
+func TestFreshEvalOverWaitingRun(t *testing.T) {
+	t.Run("agent node resumes (documented)", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(
+			testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+			testkit.Reply("paid"))
+		a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+		require.NoError(t, err)
+		eng := flow.NewEngine(team.WithAgents(a))
+		fc := flow.NewContextWith("fresh-eval", map[string]any{"prompt": "pay acme"})
+		res, err := eng.EvalGraph(context.Background(), payerGraph(t), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+
+		fc.Set("prompt", "pay the cafe")
+		res, err = eng.EvalGraph(context.Background(), payerGraph(t), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status, "the waiting run still waits for its decision")
+		assert.Equal(t, 1, model.Calls(), "the node resumed the waiting run: the model was not asked")
+		assert.Equal(t, []string{"p1"}, team.SessionOf(fc).Pending("payer").IDs())
+	})
+	t.Run("team starts its members afresh", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(removeA(), testkit.Reply("nothing to clean"))
+		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(bot))
+		require.NoError(t, err)
+		fc := flow.NewContextWith("fresh-team", map[string]any{tm.InputKey(): "clean up"})
+		res, err := tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		first := team.SessionOf(fc).Pending("bot").RunID
+
+		fc.Set(tm.InputKey(), "check the disk")
+		res, err = tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "check the disk", model.Requests()[1].LastUserMessage())
+		tr := tm.Trace(fc)
+		require.Len(t, tr.Records, 1)
+		assert.NotEqual(t, first, tr.Records[0].RunID)
+		assert.Empty(t, box.Calls())
+		assert.Nil(t, team.SessionOf(fc).Pending("bot"))
+	})
+}
