@@ -98,7 +98,7 @@
 // run that a failure left waiting (a model call failed after its approved batch) is
 // for a retry of its node; once an error policy recovered that failure nobody retries
 // it, so it leaves no pending entry: a team's engine (its Interceptor) discards it as
-// the node ends, a parallel team's merge discards the runs of members whose branch
+// the node ends (with the runs waiting inside a sub-graph the node called), a parallel team's merge discards the runs of members whose branch
 // was withdrawn with its failure (branch policy continue), and RunFlow and ResumeFlow
 // discard every run still waiting at a node when the flow run completes. (On an engine without the team's Interceptor, such a
 // run shows in Pending, with no calls, until the flow run completes or the agent runs
@@ -214,7 +214,11 @@
 // same run id, records, decisions and metrics; only times differ. After a failure,
 // calling again with the same prompt retries from the failed node; a new run (another
 // prompt) starts its members afresh, discarding member runs the failed run left
-// waiting for decisions.
+// waiting for decisions. Where the failed node is the call of a nested team (or of a
+// team run as a sub-graph with Task), flow calls the team's graph again from its
+// start; the team, started again on the same question in the same place, lets the
+// member whose failure kept its run waiting go on with it, so an approved call still
+// runs once and nobody is asked again.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

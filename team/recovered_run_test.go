@@ -330,3 +330,74 @@ func TestFreshEvalOverWaitingRun(t *testing.T) {
 		assert.Nil(t, team.SessionOf(fc).Pending("bot"))
 	})
 }
+
+// In a nested team, the member's resumed run fails after its approved batch: the
+// failure ends the nested team's call and fails the outer team. Called again with
+// its prompt, the outer team retries from the failed node, which calls the nested
+// team again; the member goes on with its run, as a member of a root team does
+// (TestTeamMemberModelFailureAfterResumedBatch): the approved call ran once and
+// nobody is asked again.
+func TestNestedTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	inner, err := team.NewTeam("inner", team.WithMembers(bot))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), inner))
+	require.NoError(t, err)
+	sess := team.NewSession("nested-retry")
+	ans, err := outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.Equal(t, "bot", ans.Pending.Agent)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	_, err = outer.Call(context.Background(), "clean up", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	ans, err = outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.Nil(t, ans.Pending, "nobody is asked again")
+	assert.Equal(t, "cleaned", ans.Content)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls())
+}
+
+// The failure of a nested team's member ends the nested call, and the error policy
+// recovers the calling node's failure: the outer team goes on and waits at its
+// approval node. The member's run, kept waiting inside the call, is no one's to
+// continue: no pending entry is left for it.
+func TestNestedTeamRecoveredCallLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	inner, err := team.NewTeam("inner", team.WithMembers(bot))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithMembers(inner, testkit.NewFixedAgent("writer", "report")),
+		team.WithEngineOptions(recoverNode("inner")),
+		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+			w := s.NodeByID("writer")
+			w.Links = nil
+			w.LinkTo("approve")
+			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+				if ok, _ := c.GetBool("approved"); !ok {
+					c.Suspend("waiting for a manager's approval")
+				}
+				return nil
+			}).LinkTo(team.TeamNodeEnd)
+		}))
+	require.NoError(t, err)
+	sess := team.NewSession("nested-recovered")
+	ans, err := outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "outer", ans.Pending.Agent, "the outer team waits at its approval node")
+	assert.Nil(t, sess.Pending("bot"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+}

@@ -217,10 +217,14 @@ func (s *AgentSession) discardNodeRuns() {
 	s.discardRuns(func(r *PendingRun) bool { return r.Info.Node != "" })
 }
 
-// discardRunsAt drops the agent runs waiting at node in branch: the node's failure
-// was recovered, so the flow went on past them and nothing continues them.
+// discardRunsAt drops the agent runs waiting at node in branch, and inside the
+// sub-graph node calls there: the node's failure was recovered, so the flow went on
+// past them and nothing continues them.
 func (s *AgentSession) discardRunsAt(node, branch string) {
-	s.discardRuns(func(r *PendingRun) bool { return r.Info.Node == node && r.Info.Branch == branch })
+	inCall := branch + "/" + node + "/" // the branches of a sub-graph call (flow's branch ids)
+	s.discardRuns(func(r *PendingRun) bool {
+		return r.Info.Node == node && r.Info.Branch == branch || strings.HasPrefix(r.Info.Branch, inCall)
+	})
 }
 
 // discardRuns drops every agent run waiting in the session that drop selects.
