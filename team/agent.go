@@ -93,8 +93,9 @@ func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *A
 // When the agent waits for human decisions the task suspends the run (the node runs
 // again on resume and the agent applies the decisions given with
 // SessionOf(fc).Decide). The node resumes the run of its agent waiting in the
-// context, with that run's prompt, unless another node left it there (the flow went
-// on past that node: the run is discarded); AgentSession.RunFlow discards the runs an
+// context, with that run's prompt, unless another node, or this node in another
+// branch (an earlier iteration of a loop), left it there (the flow went on past it:
+// the run is discarded); AgentSession.RunFlow discards the runs an
 // earlier flow run left waiting, and code that evaluates a new run over a context with
 // the engine directly should Discard them. An agent failure fails the node with the agent's structured
 // error: its type is the node error's code, and a retryable one is retried by the
@@ -122,10 +123,11 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	sess := nodeSession(c, n)
 	var prompt string
 	run := sess.State(name).Run
-	if run != nil && run.Info.Node != "" && run.Info.Node != n.ID {
-		// Another node's run: the flow went on past that node (an error policy
-		// recovered its failure), so nobody continues it; resumed here it would
-		// answer that node's question as this node's.
+	if run != nil && !run.waitsAt(c, n) {
+		// Another node's run, or another pass of this node (a loop's earlier
+		// iteration): the flow went on past it (an error policy recovered its
+		// failure), so nobody continues it; resumed here it would answer that
+		// question as this one.
 		sess.Discard(name)
 		run = nil
 	}

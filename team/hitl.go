@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/flowteam/flowteam/flow"
 )
 
 // PendingCall is a tool call waiting for a human decision.
@@ -159,4 +161,12 @@ func (r *PendingRun) isPending(id string) bool {
 func (r *PendingRun) view(calls []PendingCall) *Pending {
 	return &Pending{Agent: r.Info.Agent, RunID: r.Info.RunID, Instance: r.Info.Instance, Node: r.Info.Node,
 		Branch: r.Info.Branch, Calls: calls, Batch: slices.Clone(r.Batch)}
+}
+
+// waitsAt reports whether the run waits at node n in the branch of c, so that the node
+// continues it there: a run started outside a graph waits anywhere. The branch tells
+// the passes of one node apart (each loop iteration has its own), so an iteration
+// never continues the run an earlier one left waiting.
+func (r *PendingRun) waitsAt(c *flow.Context, n *flow.Node) bool {
+	return r.Info.Node == "" || r.Info.Node == n.ID && r.Info.Branch == c.BranchID()
 }

@@ -214,16 +214,31 @@ func (s *AgentSession) Discard(agent string) {
 
 // discardNodeRuns drops every agent run waiting at a flow node in the session.
 func (s *AgentSession) discardNodeRuns() {
+	s.discardRuns(func(r *PendingRun) bool { return r.Info.Node != "" })
+}
+
+// discardRunsAt drops the agent runs waiting at node in branch, and inside the
+// sub-graph node calls there: the node's failure was recovered, so the flow went on
+// past them and nothing continues them.
+func (s *AgentSession) discardRunsAt(node, branch string) {
+	inCall := branch + "/" + node + "/" // the branches of a sub-graph call (flow's branch ids)
+	s.discardRuns(func(r *PendingRun) bool {
+		return r.Info.Node == node && r.Info.Branch == branch || strings.HasPrefix(r.Info.Branch, inCall)
+	})
+}
+
+// discardRuns drops every agent run waiting in the session that drop selects.
+func (s *AgentSession) discardRuns(drop func(*PendingRun) bool) {
 	for k := range s.fc.Vars() {
 		if name, ok := strings.CutPrefix(k, StateKey("")); !ok || name == "" {
 			continue
 		}
 		s.fc.Update(k, func(old any, _ bool) any {
-			if st, ok := old.(AgentState); ok && (st.Run == nil || st.Run.Info.Node == "") {
+			if st, ok := old.(AgentState); ok && (st.Run == nil || !drop(st.Run)) {
 				return old // the usual case, without stateOf's JSON round trip
 			}
 			st := stateOf(old)
-			if st.Run == nil || st.Run.Info.Node == "" {
+			if st.Run == nil || !drop(st.Run) {
 				return old
 			}
 			st.Run = nil
@@ -283,10 +298,22 @@ var ErrGraphChanged = errors.New("graph definition changed since the session was
 func (s *AgentSession) RunFlow(ctx context.Context, eng *flow.Engine, g *flow.Graph, opts ...flow.EvalOption) (*flow.Result, error) {
 	s.discardNodeRuns()
 	res, err := eng.EvalGraph(ctx, g, s.fc, opts...)
-	if res != nil {
-		s.SetFlow(g, res)
-	}
+	s.ended(g, res)
 	return res, err
+}
+
+// ended records where the flow run of g stands once an evaluation returned. A run
+// that completed leaves no agent run waiting at a node: nothing can continue one (a
+// run left there by a failure an error policy recovered, or by a branch withdrawn
+// with its failure), and Pending would show it waiting for nothing.
+func (s *AgentSession) ended(g *flow.Graph, res *flow.Result) {
+	if res == nil {
+		return
+	}
+	s.SetFlow(g, res)
+	if res.Status == flow.StatusCompleted {
+		s.discardNodeRuns()
+	}
 }
 
 // ResumeFlow continues the session's halted flow run of g with eng (which must have
@@ -323,11 +350,10 @@ func (s *AgentSession) ResumeFlow(ctx context.Context, eng *flow.Engine, g *flow
 		return nil, fmt.Errorf("session %q: %w", s.ID(), err)
 	}
 	res, err := eng.Resume(ctx, fr, s.fc, opts...)
-	if res != nil {
-		s.SetFlow(g, res)
-	} else {
+	if res == nil {
 		putBack() // nothing ran
 	}
+	s.ended(g, res)
 	return res, err
 }
 

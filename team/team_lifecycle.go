@@ -121,10 +121,17 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	// A new run starts its members afresh. A member run still waiting for decisions
 	// belongs to a run that was abandoned (it failed, or a new prompt replaced it):
 	// resumed here, its approved calls would act for a task nobody asks for now.
-	sess := SessionOf(c)
-	for _, name := range t.names {
-		if sess.State(name).Run != nil {
-			sess.Discard(name)
+	// Unless this call retries the team's failed run: flow calls a sub-graph again
+	// from its start when a resume retries the node whose call failed, and the
+	// member whose failure kept its run waiting (a model call that failed after an
+	// approved batch) must go on with it, as on a retry of its own node, instead of
+	// asking the human again and running the approved calls twice.
+	if !t.retries(c, tr, nest.parent != nil) {
+		sess := SessionOf(c)
+		for _, name := range t.names {
+			if sess.State(name).Run != nil {
+				sess.Discard(name)
+			}
 		}
 	}
 	t.cfg.proto.start(t, tr)
@@ -135,6 +142,15 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	Emit(ctx, ev)
 	t.icpts.teamStart(ctx, tr)
 	return nil
+}
+
+// retries reports whether the run tr starts retries the team's failed run in c: the
+// same question in the same branch and, for a nested team, in the same run of its
+// parent (a root team's parent run id is the flow run's, which a resume renews).
+func (t *TeamAgent) retries(c *flow.Context, tr *TeamTrace, nested bool) bool {
+	old := TraceIn(c, t.name)
+	return old != nil && old.Status == TeamFailed && old.Branch == tr.Branch && old.Prompt == tr.Prompt &&
+		(!nested || old.ParentRunID == tr.ParentRunID)
 }
 
 // teamEndTask is the task of the end node: it closes the trace with the final answer.

@@ -160,9 +160,18 @@ func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Nod
 	Emit(ctx, nodeEvent(EventNodeStart, p.trace(c), sub.name, n.ID, c.BranchID()))
 }
 
-// OnNodeEnd notes how the nodes of a team evaluation end, and reports the end of a
-// nested team's member node.
+// OnNodeEnd notes how the nodes of a team evaluation end, drops the agent runs a
+// recovered failure left waiting at its node, and reports the end of a nested team's
+// member node.
 func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if end.Status == trace.Failed && end.Recovered {
+		// A member run kept waiting by its failure (a model call that failed after an
+		// approved batch) waits for a retry of its node; once the error policy
+		// recovered, the flow went on and no retry comes. Left there, it would show as
+		// a pending entry with nothing to decide, and a later turn of the member would
+		// resume it instead of taking its new task.
+		SessionOf(c).discardRunsAt(n.ID, c.BranchID())
+	}
 	if st, _ := ctx.Value(invKey{}).(*invState); st != nil && c.CallPath() == st.path {
 		switch {
 		case end.Status == trace.Suspended:

@@ -188,6 +188,15 @@ func (mt *mergeTask) AgentName() string { return mt.t.name }
 // Run merges the members' answers into the team's answer.
 func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) error {
 	t := mt.t
+	// The join fired: every member's branch reached it, or was withdrawn with its
+	// failure (branch policy continue). A member run still waiting was kept by that
+	// failure for a retry of its node that will not come: left there it would be a
+	// pending entry with nothing to decide, named in place of whoever the team waits
+	// for next.
+	prefix := c.BranchID() + "/"
+	SessionOf(c).discardRuns(func(r *PendingRun) bool {
+		return t.hasMember(r.Info.Node) && strings.HasPrefix(r.Info.Branch, prefix)
+	})
 	tr := t.trace(c)
 	latest := latestByMember(tr)
 	cov, notes := memberCoverage(c, t.names, latest, t.isSubAgent)

@@ -1,0 +1,403 @@
+package team_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+// payEachGraph pays every item of "payees" with @payer inside a loop; the node's error
+// policy recovers a source_unavailable failure, so the loop goes on with the next item.
+func payEachGraph(t *testing.T) *flow.Graph {
+	t.Helper()
+	g, err := flow.LoadGraph("pay-each.yml", []byte(`id: payEach
+layout:
+  - {id: start, type: start, link: each}
+  - {id: each, type: loop, meta: {$for: payee, $in: payees}, link: pay}
+  - {id: pay, task: "@payer", meta: {prompt: 'pay {{var "payee"}}', onError: {recover: [source_unavailable]}}, link: close}
+  - {id: close, type: loop, link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	return g
+}
+
+// An agent node in a loop body: the first iteration's run waits for a decision, the
+// resumed run's model call fails after the approved batch, and the node's error
+// policy recovers. The run is left waiting at the same node (the loop's body), but
+// the next iteration is another question: it starts its own run with its own prompt
+// instead of resuming the first iteration's run.
+func TestAgentNodeInLoopStartsAFreshRunPerIteration(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.FailWith(team.TypeSourceUnavailable),
+		testkit.Reply("the cafe is paid"))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	g := payEachGraph(t)
+	sess := team.NewSession("pay-each")
+	sess.Context().Set("payees", []any{"acme", "the cafe"})
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	first := sess.Pending("payer")
+	require.NotNil(t, first)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	require.Equal(t, 3, model.Calls())
+	assert.Equal(t, "pay the cafe", model.Requests()[2].LastUserMessage(), "the second iteration asks its own question")
+	assert.Equal(t, "the cafe is paid", sess.Context().Value("payer.answer"))
+	tr := sess.ReActTrace("payer")
+	require.NotNil(t, tr)
+	assert.NotEqual(t, first.RunID, tr.RunID, "each iteration has its own run")
+	assert.Equal(t, "pay the cafe", tr.Prompt)
+	assert.Nil(t, sess.Pending("payer"))
+}
+
+// A team in a loop body (its graph called as a sub-graph): in the first iteration its
+// member's resumed run fails after the approved batch, the failure ends the team's
+// call and the calling node's error policy recovers it. The second iteration's team
+// run starts its member afresh, on the second item's prompt: the member does not
+// resume the first iteration's run, nor ask the first iteration's question.
+func TestTeamInLoopMemberStartsAFreshRunPerIteration(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("cleaned /b"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(bot))
+	require.NoError(t, err)
+	g, err := flow.LoadGraph("clean-each.yml", []byte(`id: cleanEach
+layout:
+  - {id: start, type: start, link: each}
+  - {id: each, type: loop, meta: {$for: dir, $in: dirs}, link: ask}
+  - {id: ask, task: 'context.put("prompt", "clean " + dir)', link: crew}
+  - {id: crew, task: "#team.crew", meta: {onError: {recover: true}}, link: close}
+  - {id: close, type: loop, link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	eng := tm.Engine()
+	require.NoError(t, eng.Register(g))
+	sess := team.NewSession("clean-each")
+	sess.Context().Set("dirs", []any{"/a", "/b"})
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	first := sess.Pending("bot")
+	require.NotNil(t, first)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	require.Equal(t, 3, model.Calls())
+	assert.Equal(t, "clean /b", model.Requests()[2].LastUserMessage(), "the second iteration asks its own question")
+	tr := tm.Trace(sess.Context())
+	require.NotNil(t, tr)
+	assert.Equal(t, "clean /b", tr.Prompt)
+	assert.Equal(t, "cleaned /b", tr.FinalAnswer)
+	require.Len(t, tr.Records, 1)
+	assert.NotEqual(t, first.RunID, tr.Records[0].RunID, "each iteration has its own member run")
+	assert.Nil(t, sess.Pending("bot"))
+}
+
+// recoverNode is an error policy that recovers every failure of the node id.
+func recoverNode(id string) flow.Option {
+	return flow.WithErrorPolicy(func(_ context.Context, _ *flow.Context, n *flow.Node, _ error, def flow.ErrorDecision) flow.ErrorDecision {
+		if n.ID == id {
+			def.Recover = true
+		}
+		return def
+	})
+}
+
+// A member's resumed run fails after its approved batch and the error policy
+// recovers the failure: the team goes on and then waits at an approval node. Nobody
+// can continue the member's run any more, so it leaves no pending entry: the team's
+// answer says the team waits at its approval node (not for the member, with nothing
+// to decide), and the session shows nothing pending for the member.
+func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
+		team.WithEngineOptions(recoverNode("bot")),
+		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+			w := s.NodeByID("writer")
+			w.Links = nil
+			w.LinkTo("approve")
+			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+				if ok, _ := c.GetBool("approved"); !ok {
+					c.Suspend("waiting for a manager's approval")
+				}
+				return nil
+			}).LinkTo(team.TeamNodeEnd)
+		}))
+	require.NoError(t, err)
+	sess := team.NewSession("crew-approve")
+	ans, err := tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.Equal(t, "bot", ans.Pending.Agent)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending, "the team waits at its approval node")
+	assert.Equal(t, "crew", ans.Pending.Agent, "the team itself waits, not the recovered member")
+	assert.Equal(t, "team.crew:approve", ans.Pending.Node)
+	assert.Nil(t, sess.Pending("bot"), "the recovered member's run waits for nothing")
+	assert.Empty(t, sess.PendingAll())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+
+	sess.Context().Set("approved", true)
+	ans, err = tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	assert.Nil(t, ans.Pending)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	assert.Equal(t, 2, model.Calls())
+}
+
+// A supervisor routes to a member whose resumed run fails after its approved batch;
+// the error policy recovers the failure and the supervisor routes to the member again
+// with a new task. The member takes that task in a new run: it does not resume the
+// failed run (with its old prompt and conversation) as if nothing had happened.
+func TestSupervisorRoutesAgainToRecoveredMember(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sup := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
+		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
+		testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup), team.WithEngineOptions(recoverNode("bot")))
+	require.NoError(t, err)
+	sess := team.NewSession("desk-again")
+	ans, err := tm.Call(context.Background(), "tidy up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	first := ans.Pending.RunID
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = tm.Call(context.Background(), "tidy up", sess)
+	require.NoError(t, err)
+	require.Nil(t, ans.Pending)
+	require.Equal(t, 3, model.Calls())
+	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	var turns []team.TeamRecord
+	for _, r := range tm.Trace(sess.Context()).Records {
+		if r.Kind == team.RecordMember {
+			turns = append(turns, r)
+		}
+	}
+	require.Len(t, turns, 2)
+	assert.Equal(t, team.RunFailed, turns[0].Status)
+	assert.Equal(t, team.RunCompleted, turns[1].Status)
+	assert.Equal(t, "checked /b", turns[1].Content)
+	assert.NotEqual(t, first, turns[1].RunID, "a new member run")
+	assert.Nil(t, sess.Pending("bot"))
+}
+
+// A plain agent node whose recovered failure left its run waiting, in a flow that
+// then completes: the session shows nothing pending for the agent.
+func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.FailWith(team.TypeSourceUnavailable))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a), recoverNode("payer"))
+	g := payerGraph(t)
+	sess := team.NewSession("pay-recovered")
+	sess.Context().Set("prompt", "pay acme")
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Nil(t, sess.Pending("payer"), "the completed flow run continues nothing")
+	assert.Empty(t, sess.PendingAll())
+}
+
+// In a parallel team whose fork lets the others go on (continue), a member's resumed
+// run fails after its approved batch: its branch is withdrawn and the merge reports
+// the failure. The team then waits at an approval node after the merge; the failed
+// member's run waits for nothing (its branch is gone), so the team's answer names
+// the approval node, and no pending entry is left for the member.
+func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("fan", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
+		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+			m := s.NodeByID(team.TeamNodeMerge)
+			m.Links = nil
+			m.LinkTo("approve")
+			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+				if ok, _ := c.GetBool("approved"); !ok {
+					c.Suspend("waiting for a manager's approval")
+				}
+				return nil
+			}).LinkTo(team.TeamNodeEnd)
+		}))
+	require.NoError(t, err)
+	sess := team.NewSession("fan-approve")
+	ans, err := tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.Equal(t, "bot", ans.Pending.Agent)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending, "the team waits at its approval node")
+	assert.Equal(t, "fan", ans.Pending.Agent, "the team itself waits, not the withdrawn member")
+	assert.Equal(t, "team.fan:approve", ans.Pending.Node)
+	assert.Nil(t, sess.Pending("bot"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+}
+
+// A fresh evaluation (EvalGraph, not Resume) over a context that holds an agent run
+// an earlier, suspended evaluation left waiting. The flow cannot tell an agent node
+// whether its run is new or a resume, so a plain agent node resumes the waiting run,
+// as documented (RunFlow, or Discard, starts afresh). A team's start node knows that
+// its run is new: its members start afresh whatever waits in the context.
+func TestFreshEvalOverWaitingRun(t *testing.T) {
+	t.Run("agent node resumes (documented)", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(
+			testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+			testkit.Reply("paid"))
+		a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+		require.NoError(t, err)
+		eng := flow.NewEngine(team.WithAgents(a))
+		fc := flow.NewContextWith("fresh-eval", map[string]any{"prompt": "pay acme"})
+		res, err := eng.EvalGraph(context.Background(), payerGraph(t), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+
+		fc.Set("prompt", "pay the cafe")
+		res, err = eng.EvalGraph(context.Background(), payerGraph(t), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status, "the waiting run still waits for its decision")
+		assert.Equal(t, 1, model.Calls(), "the node resumed the waiting run: the model was not asked")
+		assert.Equal(t, []string{"p1"}, team.SessionOf(fc).Pending("payer").IDs())
+	})
+	t.Run("team starts its members afresh", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(removeA(), testkit.Reply("nothing to clean"))
+		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(bot))
+		require.NoError(t, err)
+		fc := flow.NewContextWith("fresh-team", map[string]any{tm.InputKey(): "clean up"})
+		res, err := tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		first := team.SessionOf(fc).Pending("bot").RunID
+
+		fc.Set(tm.InputKey(), "check the disk")
+		res, err = tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "check the disk", model.Requests()[1].LastUserMessage())
+		tr := tm.Trace(fc)
+		require.Len(t, tr.Records, 1)
+		assert.NotEqual(t, first, tr.Records[0].RunID)
+		assert.Empty(t, box.Calls())
+		assert.Nil(t, team.SessionOf(fc).Pending("bot"))
+	})
+}
+
+// In a nested team, the member's resumed run fails after its approved batch: the
+// failure ends the nested team's call and fails the outer team. Called again with
+// its prompt, the outer team retries from the failed node, which calls the nested
+// team again; the member goes on with its run, as a member of a root team does
+// (TestTeamMemberModelFailureAfterResumedBatch): the approved call ran once and
+// nobody is asked again.
+func TestNestedTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	inner, err := team.NewTeam("inner", team.WithMembers(bot))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), inner))
+	require.NoError(t, err)
+	sess := team.NewSession("nested-retry")
+	ans, err := outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.Equal(t, "bot", ans.Pending.Agent)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	_, err = outer.Call(context.Background(), "clean up", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	ans, err = outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.Nil(t, ans.Pending, "nobody is asked again")
+	assert.Equal(t, "cleaned", ans.Content)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls())
+}
+
+// The failure of a nested team's member ends the nested call, and the error policy
+// recovers the calling node's failure: the outer team goes on and waits at its
+// approval node. The member's run, kept waiting inside the call, is no one's to
+// continue: no pending entry is left for it.
+func TestNestedTeamRecoveredCallLeavesNoPending(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	inner, err := team.NewTeam("inner", team.WithMembers(bot))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithMembers(inner, testkit.NewFixedAgent("writer", "report")),
+		team.WithEngineOptions(recoverNode("inner")),
+		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+			w := s.NodeByID("writer")
+			w.Links = nil
+			w.LinkTo("approve")
+			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+				if ok, _ := c.GetBool("approved"); !ok {
+					c.Suspend("waiting for a manager's approval")
+				}
+				return nil
+			}).LinkTo(team.TeamNodeEnd)
+		}))
+	require.NoError(t, err)
+	sess := team.NewSession("nested-recovered")
+	ans, err := outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+
+	ans, err = outer.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "outer", ans.Pending.Agent, "the outer team waits at its approval node")
+	assert.Nil(t, sess.Pending("bot"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+}
