@@ -246,6 +246,7 @@ func groupSeeds(r *run, cf *frame, seeds []*token) []*token {
 		rt := nested[c]
 		if rt == nil {
 			rt = r.newToken(c.node, modeResumeCall, c.parent, c.branch)
+			rt.resumed = true
 			nested[c] = rt
 			out = append(out, rt)
 		}

@@ -211,6 +211,26 @@ func (c *Context) BranchID() string {
 	return c.tok.branch
 }
 
+// Resumed reports whether this view's node execution continues a resumed frontier:
+// the node is where a token of the frontier given to Resume stood (a node that
+// suspended, stopped or failed runs again; a calling node re-enters its sub-graph
+// call), and the token has not moved on since. It is false in a fresh evaluation,
+// at every later node, and when a later loop iteration, a cycle or an error policy's
+// goto comes back to the same node. A task that keeps state between its suspension
+// and its resume (an agent waiting for a human) uses it to tell a resume from a
+// new evaluation that merely finds the old state in the variables.
+func (c *Context) Resumed() bool { return c.tok != nil && c.tok.resumed }
+
+// Attempt returns the attempt of the node execution in progress: 1, then 2 and up
+// when a retry policy runs the node again (NodeEnd.Attempt says the same to
+// interceptors); 0 for the root view, outside any node.
+func (c *Context) Attempt() int {
+	if c.tok == nil {
+		return 0
+	}
+	return int(c.tok.attempt)
+}
+
 // CallPath returns the call path of the graph this view's node belongs to: the root
 // graph id, then "/node/graph" for each sub-graph call.
 func (c *Context) CallPath() string {

@@ -438,7 +438,7 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 	toks := make([]*token, len(fr.tokens))
 	for i, t := range fr.tokens {
 		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
-		nt.failure, nt.arrivals = t.failure, t.arrivals
+		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, true
 		toks[i] = nt
 	}
 	return root, toks
