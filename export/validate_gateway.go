@@ -1,0 +1,71 @@
+package export
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+func (v *validator) checkGateways(vg *vgraph) {
+	for _, n := range vg.nodes {
+		switch n.spec.Type {
+		case flow.Exclusive:
+			var defaults, always []string // without when; always holding (literal true included)
+			var taken *vlink              // the one of them the engine takes
+			for _, l := range n.out {
+				if !holds(l) {
+					continue
+				}
+				always = append(always, fmt.Sprintf("%q", l.to.id()))
+				if strings.TrimSpace(l.spec.When) == "" {
+					defaults = append(defaults, fmt.Sprintf("%q", l.to.id()))
+					continue
+				}
+				if taken == nil {
+					taken = l
+				}
+			}
+			switch {
+			case len(defaults) > 1 && taken == nil:
+				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
+					"exclusive gateway %q has %d default links (without when: to %s): only the first by priority is ever taken", n.id(), len(defaults), strings.Join(defaults, ", "))
+			case len(always) > 1:
+				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
+					"exclusive gateway %q has %d links that always hold (to %s): only the one to %q is ever taken (conditions, even true, are tried before the default link)", n.id(), len(always), strings.Join(always, ", "), taken.to.id())
+			case len(defaults) == 0 && !hasDefault(n):
+				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
+					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
+			}
+		case flow.Parallel:
+			for _, l := range n.out {
+				if when := strings.TrimSpace(l.spec.When); when != "" {
+					v.report(vg, SeverityWarning, CodeParallelCondition, n.id(), l.pos(),
+						"link from parallel gateway %q to %q has a condition (%s) that is ignored: a parallel gateway takes every link; use an inclusive gateway to choose", n.id(), l.to.id(), oneLine(when))
+				}
+			}
+		case flow.Inclusive:
+			if !hasDefault(n) {
+				v.report(vg, SeverityWarning, CodeInclusiveNoDefault, n.id(), n.spec.Pos,
+					"every link of inclusive gateway %q has a condition: when none holds, the branch ends here", n.id())
+			}
+		}
+	}
+}
+
+// hasDefault reports whether a gateway without links, or one of its links, always
+// holds: a link without when, or whose when is the literal true (a default in all but
+// name). Without one, an exclusive gateway can fail the run and an inclusive one can
+// end the branch.
+func hasDefault(n *vnode) bool { return len(n.out) == 0 || slices.ContainsFunc(n.out, holds) }
+
+// holds reports whether a link's condition always holds (alwaysHolds).
+func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
+
+// alwaysHolds reports whether a condition (a link's or a node's when) always holds: it
+// is empty, or the literal true.
+func alwaysHolds(when string) bool {
+	when = strings.TrimSpace(when)
+	return when == "" || when == "true"
+}
