@@ -38,6 +38,15 @@ func (v *validator) checkGateways(vg *vgraph) {
 				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
 			}
+			if i := firstTrue(n); i >= 0 {
+				for _, l := range n.out[i+1:] {
+					// Links that always hold after it are named by the error above.
+					if !holds(l) {
+						v.report(vg, SeverityWarning, CodeExclusiveUnreachable, n.id(), l.pos(),
+							"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and its condition is the literal true; raise the link's priority or remove it", n.id(), l.to.id(), oneLine(l.spec.When), n.out[i].to.id())
+					}
+				}
+			}
 		case flow.Parallel:
 			for _, l := range n.out {
 				if when := strings.TrimSpace(l.spec.When); when != "" {
@@ -59,6 +68,15 @@ func (v *validator) checkGateways(vg *vgraph) {
 // name). Without one, an exclusive gateway can fail the run and an inclusive one can
 // end the branch.
 func hasDefault(n *vnode) bool { return len(n.out) == 0 || slices.ContainsFunc(n.out, holds) }
+
+// firstTrue returns the index in n.out of the first link whose condition is the
+// literal true, or -1. An exclusive gateway tries conditions in priority order and
+// takes the first that holds, so it never looks past that link: the conditional links
+// after it are dead. A link without when is different: the default, tried only after
+// every condition, so it makes no later link dead.
+func firstTrue(n *vnode) int {
+	return slices.IndexFunc(n.out, func(l *vlink) bool { return holds(l) && strings.TrimSpace(l.spec.When) != "" })
+}
 
 // holds reports whether a link's condition always holds (alwaysHolds).
 func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }

@@ -1,6 +1,7 @@
 package export_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -177,7 +178,8 @@ layout:
 		},
 		{
 			// A literal "true" condition always holds too: the engine tries it (conditions
-			// come before the default link), so the other link that always holds is dead.
+			// come before the default link), so the other link that always holds is dead,
+			// and so is y's conditional link after it.
 			name: "exclusive with a default and a literal true link",
 			doc: `
 id: extrue
@@ -190,8 +192,49 @@ layout:
   - {id: c, link: e}
   - {id: e, type: end}
 `,
-			want: []string{"exclusive.multiple-defaults@x", "exclusive.multiple-defaults@y"},
+			want: []string{"exclusive.multiple-defaults@x", "exclusive.multiple-defaults@y", "exclusive.unreachable-link@y"},
 			msg:  `exclusive gateway "x" has 2 links that always hold (to "a", "c"): only the one to "c" is ever taken (conditions, even true, are tried before the default link)`,
+		},
+		{
+			// An exclusive gateway takes the first link, in priority order, whose
+			// condition holds: a literal true ends the search, so the conditional links
+			// after it are dead. Equal priorities keep definition order.
+			name: "exclusive links after a literal true are unreachable",
+			doc: `
+id: exdead
+layout:
+  - {id: s, type: start, link: [x, y]}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: b, when: "n > 1"}, {nextId: c, when: "@ready"}]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: "n > 1", priority: 1}, {nextId: b, when: " true ", priority: 1}, {nextId: c, when: "n > 2", priority: 1}]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x", "exclusive.unreachable-link@x", "exclusive.unreachable-link@y"},
+			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and its condition is the literal true`,
+		},
+		{
+			// What does not make a link dead: a default link (no condition), taken only
+			// when nothing else holds; a literal true of lower priority than the
+			// conditional link, whatever the definition order; an inclusive gateway,
+			// which takes every link that holds.
+			name: "exclusive links that stay reachable",
+			doc: `
+id: exlive
+layout:
+  - {id: s, type: start, link: [x, y, i]}
+  - {id: x, type: exclusive, link: [a, {nextId: b, when: "n > 1"}, {nextId: c, when: "n > 2"}]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: b, when: "n > 1", priority: 2}, {nextId: c, when: "n > 2", priority: 1}]}
+  - {id: i, type: inclusive, link: [{nextId: ia, when: "true"}, {nextId: ib, when: "n > 1"}]}
+  - {id: ia, link: j}
+  - {id: ib, link: j}
+  - {id: j, type: inclusive, link: e}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
 		},
 		{
 			// A literal "true" condition guards nothing: the cycle through it never stops
@@ -794,4 +837,29 @@ layout:
 		`notes.yml:4: warning node.unknown-type: node "s" has unknown type "startb": it runs as an activity`,
 		`notes.yml:5: warning node.suspicious: node "a": key "type:end" is not a known attribute: a missing space after the colon?`,
 	}, got)
+}
+
+// TestValidateUnreachableLinkIsDead: the link exclusive.unreachable-link names is one
+// the engine never takes, even when its condition holds and the true link's target is
+// the worse choice.
+func TestValidateUnreachableLinkIsDead(t *testing.T) {
+	spec := parse(t, "dead.yml", `
+id: dead
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: b, when: "n > 1", priority: 0}]}
+  - {id: a, task: 'context.put("went", "a")', link: e}
+  - {id: b, task: 'context.put("went", "b")', link: e}
+  - {id: e, type: end}
+`)
+	assert.Equal(t, []string{"exclusive.unreachable-link@x"}, codes(export.ValidateSpecs([]*flow.GraphSpec{spec})))
+
+	g, err := spec.Build()
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	require.NoError(t, e.Register(g))
+	fc := flow.NewContextWith("i1", map[string]any{"n": 5})
+	_, err = e.Eval(context.Background(), "dead", fc)
+	require.NoError(t, err)
+	assert.Equal(t, "a", fc.Value("went"))
 }
