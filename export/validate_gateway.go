@@ -78,6 +78,21 @@ func firstTrue(n *vnode) int {
 	return slices.IndexFunc(n.out, func(l *vlink) bool { return holds(l) && strings.TrimSpace(l.spec.When) != "" })
 }
 
+// liveLinks returns the links of n the engine can take, in priority order. An
+// exclusive gateway with a literal true link takes only the conditional links up to it:
+// it never looks further (firstTrue), and its defaults are tried only when no condition
+// holds, which the true link rules out. Every other node may take every link. The
+// checks that follow a run's way (cycles, split branches, calls that always run) use
+// these; reachability and joins stay structural, so the target of a dead link is named
+// by exclusive.unreachable-link, not as an unreachable node.
+func liveLinks(n *vnode) []*vlink {
+	i := firstTrue(n)
+	if n.spec.Type != flow.Exclusive || i < 0 {
+		return n.out
+	}
+	return slices.DeleteFunc(slices.Clone(n.out[:i+1]), func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+}
+
 // holds reports whether a link's condition always holds (alwaysHolds).
 func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
 

@@ -21,6 +21,7 @@ type vnode struct {
 	spec   *flow.NodeSpec
 	index  int
 	out    []*vlink
+	live   []*vlink // the links of out the engine can take (liveLinks)
 	in     []*vlink
 	onGoto *vnode // where meta onError sends a recovered error, if anywhere
 }
@@ -96,6 +97,7 @@ func (v *validator) model(s *flow.GraphSpec) *vgraph {
 	for _, n := range vg.nodes {
 		// Priority order, as the engine tries them; equal priorities keep document order.
 		slices.SortStableFunc(n.out, func(a, b *vlink) int { return cmp.Compare(b.spec.Priority, a.spec.Priority) })
+		n.live = liveLinks(n)
 	}
 	return vg
 }

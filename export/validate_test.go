@@ -237,6 +237,54 @@ layout:
 `,
 		},
 		{
+			// The checks that follow the run's way count only the links an exclusive
+			// gateway can take: g always goes back to a (cycle.unguarded), h chooses only
+			// between two ways back (cycle.no-exit), and neither leaves for e.
+			name: "cycles through an exclusive link after a literal true",
+			doc: `
+id: exdeadcycle
+layout:
+  - {id: s, type: start, link: [a, b]}
+  - {id: a, link: g}
+  - {id: g, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: e, when: "done"}]}
+  - {id: b, link: h}
+  - {id: h, type: exclusive, link: [{nextId: b, when: "n > 1"}, {nextId: b, when: "true"}, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a", "exclusive.unreachable-link@g", "cycle.no-exit@b", "exclusive.unreachable-link@h"},
+			msg:  `cycle "b" -> "h" -> "b" has no way out`,
+		},
+		{
+			// Nor does a dead link end a split's branch early.
+			name: "split branch through an exclusive link after a literal true",
+			doc: `
+id: exdeadsplit
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [x, b]}
+  - {id: x, type: exclusive, link: [{nextId: j, when: "true"}, {nextId: e, when: "failed"}]}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x"},
+		},
+		{
+			// An exclusive gateway whose first link is a literal true always takes it:
+			// the call always runs, and the recursion has no bound.
+			name: "recursion through an exclusive literal true link",
+			doc: `
+id: exdeadrec
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: exclusive, link: [{nextId: call, when: "true"}, {nextId: e, when: "depth > 3"}]}
+  - {id: call, task: "#exdeadrec", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@g", "subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound`,
+		},
+		{
 			// A literal "true" condition guards nothing: the cycle through it never stops
 			// (b takes the link back to a whatever else holds).
 			name: "a cycle through a literal true link",
