@@ -70,6 +70,7 @@ const (
 	CodeTaskCompile      = "task.compile"
 	CodeTaskMetaMissing  = "task.meta-missing"
 	CodeTaskUnknown      = "task.unknown"
+	CodeTaskNoEffect     = "task.no-effect" // the script is only a name: the task does nothing (meant "#id"?)
 	CodeConditionCompile = "condition.compile"
 	CodeConditionUnknown = "condition.unknown"
 	CodeScriptJava       = "script.java" // compiles as an expression, but is Java that fails when run

@@ -97,7 +97,9 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // join; joins that belong to no split; cycles that pass through no condition and no
 // loop node, and cycles nothing leaves (no link out, no node that can end the branch:
 // the conditions only choose the way round), each named; Java scripts that happen to
-// compile as expressions but fail when run; sub-graph recursion that is conditional
+// compile as expressions but fail when run; task scripts that are only a name, which
+// do nothing (with the default evaluator; "#id" is suggested when the name is a
+// graph's id); sub-graph recursion that is conditional
 // (bounded only by the conditions and the engine's call depth limit); onError gotos
 // into a loop's body from outside that loop or from its closing node (the body runs
 // without the loop item, the closing node as an ordinary node).
@@ -120,6 +122,13 @@ func ValidateSpecs(specs []*flow.GraphSpec, opts ...ValidateOption) []Finding {
 		}
 	}
 	v.checkGraphIDs(graphs)
+	v.graphIDs = make(map[string]bool, len(graphs)+len(cfg.registered))
+	for _, vg := range graphs {
+		v.graphIDs[vg.spec.ID] = true
+	}
+	for _, g := range cfg.registered {
+		v.graphIDs[g.ID] = true
+	}
 	for _, vg := range graphs {
 		v.checkGraph(vg)
 	}
@@ -136,6 +145,7 @@ func ValidateSpecs(specs []*flow.GraphSpec, opts ...ValidateOption) []Finding {
 type validator struct {
 	cfg      *validateConfig
 	findings []Finding
+	graphIDs map[string]bool // of the validated set and the registry: what "#id" may name
 }
 
 // report adds a finding located at pos (or, when pos is unknown, at the graph's file).

@@ -733,6 +733,42 @@ layout:
 	assert.Contains(t, codes(fs), "graph.id-duplicate")
 }
 
+// TestValidateTaskWithoutEffect: a script that is a bare name compiles (it reads a
+// variable) and does nothing; when the name is a graph's id the author meant "#id" (the
+// corpus's workflow test3 has task "test3_sub").
+func TestValidateTaskWithoutEffect(t *testing.T) {
+	main := parse(t, "main.yml", `
+id: main
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: " sub ", link: n}
+  - {id: n, task: "total;", link: ok}
+  - {id: ok, task: 'context.put("total", 1)', link: e}
+  - {id: e, type: end}
+`)
+	sub := parse(t, "sub.yml", `
+id: sub
+layout:
+  - {id: s, type: start, link: e}
+  - {id: e, type: end}
+`)
+	fs := export.ValidateSpecs([]*flow.GraphSpec{main, sub})
+	require.Equal(t, []string{"task.no-effect@call", "task.no-effect@n"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, `main.yml:4: warning task.no-effect: node "call": task script "sub" is only a name: the task reads it and does nothing; to call graph "sub" write "#sub"`, fs[0].String())
+	assert.Equal(t, `main.yml:5: warning task.no-effect: node "n": task script "total;" is only a name: the task reads it and does nothing`, fs[1].String())
+	assert.False(t, export.HasErrors(fs))
+
+	// The engine runs such a task without complaint, and nothing happens.
+	g, err := main.Build()
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	require.NoError(t, e.Register(g))
+	fc := flow.NewContext("i1")
+	_, err = e.Eval(context.Background(), "main", fc)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"total": 1}, fc.Vars())
+}
+
 // TestValidateCalledGraphs checks recursion through graphs used as tasks (flow.Call),
 // which the engine runs like "#id" calls: a graph that calls itself through a called
 // graph recurses without a bound even though the called graph is in no set.
@@ -845,6 +881,8 @@ func TestValidateCorpus(t *testing.T) {
 	assert.Contains(t, byFile["solon-flow__demo__approve__demo1_case2.chain.yml"], "graph.id-duplicate@")
 	// The inclusive default branch of script_case4 ends before the join.
 	assert.Contains(t, byFile["solon-flow__flow__script_case4.graph.json"], "split.branch-escapes@n-3")
+	// The workflow test3 "calls" test3_sub with a bare name, which does nothing.
+	assert.Contains(t, byFile["solon-flow-workflow__flow__workflow__test3.graph.yml"], "task.no-effect@n5")
 	// A clean graph has no finding.
 	assert.Empty(t, byFile["solon-flow__flow__script_case2.graph.json"])
 
