@@ -49,7 +49,8 @@ func (v *validator) checkGateways(vg *vgraph) {
 			}
 		case flow.Parallel:
 			for _, l := range n.out {
-				if when := strings.TrimSpace(l.spec.When); when != "" {
+				// A literal true asks for what the gateway does anyway.
+				if when := strings.TrimSpace(l.spec.When); !holds(l) {
 					v.report(vg, SeverityWarning, CodeParallelCondition, n.id(), l.pos(),
 						"link from parallel gateway %q to %q has a condition (%s) that is ignored: a parallel gateway takes every link; use an inclusive gateway to choose", n.id(), l.to.id(), oneLine(when))
 				}

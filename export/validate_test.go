@@ -573,6 +573,20 @@ layout:
 			msg:  `link from parallel gateway "p" to "b" has a condition (go == true) that is ignored`,
 		},
 		{
+			// A literal true asks for what the gateway does anyway: nothing is ignored.
+			name: "a literal true on a parallel gateway's link",
+			doc: `
+id: partrue
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, {nextId: b, when: " true "}]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
 			name: "loop-free recursion through a sub-graph",
 			doc: `
 id: self
