@@ -83,27 +83,26 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // that passed every other check (graph.compile).
 //
 // Warnings: no node of type start (the builder picked one, as Solon does); no end node;
-// nodes not reachable from the start (links and onError goto); inclusive gateways
-// whose every link has a condition (a literal "true" counts as none, for both
-// gateways); exclusive gateways whose every link has a condition (no default: when
-// none holds the run fails with exclusive_no_match); conditional links of an exclusive
-// gateway that come after a link whose condition is the literal true in priority order
-// (equal priorities in definition order), which the gateway never takes (a link without
-// when is tried only after every condition, so it makes no link dead, and an inclusive
+// nodes not reachable from the start (links and onError goto); inclusive gateways whose
+// every link has a condition (a literal "true" counts as none, for both gateways);
+// exclusive gateways whose every link has a condition (no default: when none holds the
+// run fails with exclusive_no_match); conditional links of an exclusive gateway that
+// come after a link whose condition is the literal true in priority order (equal
+// priorities in definition order), which the gateway never takes (a link without when
+// is tried only after every condition, so it makes no link dead, and an inclusive
 // gateway takes every link that holds; other constant expressions such as "1 == 1" are
-// not recognised: conditions are compiled, never folded);
-// conditions other than the literal true on the links of a parallel gateway (ignored:
-// it takes every link); split
-// branches that end without reaching the join the others reach; splits without a
-// join; joins that belong to no split; cycles that pass through no condition and no
-// loop node, and cycles nothing leaves (no link out, no node that can end the branch:
-// the conditions only choose the way round), each named; Java scripts that happen to
-// compile as expressions but fail when run; task scripts that are only a name, which
-// do nothing (with the default evaluator; "#id" is suggested when the name is a
-// graph's id); sub-graph recursion that is conditional
-// (bounded only by the conditions and the engine's call depth limit); onError gotos
-// into a loop's body from outside that loop or from its closing node (the body runs
-// without the loop item, the closing node as an ordinary node).
+// not recognised: conditions are compiled, never folded); conditions other than the
+// literal true on the links of a parallel gateway (ignored: it takes every link); split
+// branches that end without reaching the join the others reach; splits without a join;
+// joins that belong to no split; cycles that pass through no condition and no loop
+// node, and cycles nothing leaves (no link out, no node that can end the branch: the
+// conditions only choose the way round), each named; Java scripts that happen to
+// compile as expressions but fail when run; task scripts that are only a name, which do
+// nothing (with the default evaluator; "#id" is suggested when the name is a graph's
+// id); sub-graph recursion that is conditional (bounded only by the conditions and the
+// engine's call depth limit); onError gotos into a loop's body from outside that loop
+// or from its closing node (the body runs without the loop item, the closing node as an
+// ordinary node).
 //
 // The codes are the Code constants; a finding's position is the node's, the link's, or
 // the document's first line for findings about a whole graph.
