@@ -99,7 +99,7 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // conditions only choose the way round), each named; Java scripts that happen to
 // compile as expressions but fail when run; task scripts that are only a name, which do
 // nothing (with the default evaluator; "#id" is suggested when the name is a graph's
-// id); sub-graph recursion that is conditional (bounded only by the conditions and the
+// id, "@name" when it is a registered task's); sub-graph recursion that is conditional (bounded only by the conditions and the
 // engine's call depth limit); onError gotos into a loop's body from outside that loop
 // or from its closing node (the body runs without the loop item, the closing node as an
 // ordinary node).

@@ -82,7 +82,7 @@ func (v *validator) checkTask(vg *vgraph, n *vnode) {
 // checkNoEffect warns about a script that is only a name: it compiles (an unset
 // variable reads as nil) and the engine drops a script's value, so the task does
 // nothing. A name that is a graph id was most likely meant as a "#id" call (Solon runs
-// such a script as Java, where it fails). Other evaluators may give a name a meaning,
+// such a script as Java, where it fails), and a registered task's name as "@name". Other evaluators may give a name a meaning,
 // so only the default one is checked.
 func (v *validator) checkNoEffect(vg *vgraph, n *vnode, what, src string) {
 	if _, ok := v.cfg.eval.(*flow.ExprEvaluator); !ok {
@@ -93,8 +93,11 @@ func (v *validator) checkNoEffect(vg *vgraph, n *vnode, what, src string) {
 		return
 	}
 	hint := ""
-	if v.graphIDs[name] {
+	switch {
+	case v.graphIDs[name]:
 		hint = fmt.Sprintf("; to call graph %q write \"#%s\"", name, name)
+	case v.cfg.tasks[name]:
+		hint = fmt.Sprintf("; to run the Go task %q write \"@%s\"", name, name)
 	}
 	v.report(vg, SeverityWarning, CodeTaskNoEffect, n.id(), n.spec.Pos, "node %q: %s %q is only a name: the task reads it and does nothing%s", n.id(), what, oneLine(src), hint)
 }

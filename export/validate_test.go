@@ -772,6 +772,11 @@ layout:
 	assert.Equal(t, `main.yml:5: warning task.no-effect: node "n": task script "total;" is only a name: the task reads it and does nothing`, fs[1].String())
 	assert.False(t, export.HasErrors(fs))
 
+	// A registered Go task's name, written without its "@", is a slip too.
+	fs = export.ValidateSpecs([]*flow.GraphSpec{main, sub}, export.WithTaskNames("total"))
+	require.Equal(t, []string{"task.no-effect@call", "task.no-effect@n"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, `main.yml:5: warning task.no-effect: node "n": task script "total;" is only a name: the task reads it and does nothing; to run the Go task "total" write "@total"`, fs[1].String())
+
 	// The engine runs such a task without complaint, and nothing happens.
 	g, err := main.Build()
 	require.NoError(t, err)
