@@ -43,19 +43,22 @@ const (
 	CodeEndMissing     = "end.missing"
 	CodeEndUnreachable = "end.unreachable"
 
-	CodeExclusiveDefaults   = "exclusive.multiple-defaults"
-	CodeExclusiveNoDefault  = "exclusive.no-default" // no unconditioned link: no match fails the run with exclusive_no_match
-	CodeInclusiveNoDefault  = "inclusive.no-default"
-	CodeParallelCondition   = "parallel.condition-ignored" // a link of a parallel gateway has a when, which the engine ignores
-	CodeSplitJoinMismatch   = "split.join-mismatch"
-	CodeSplitBranchEscapes  = "split.branch-escapes"
-	CodeSplitNoJoin         = "split.no-join"
-	CodeJoinUnpaired        = "join.unpaired"
-	CodeCycleUnguarded      = "cycle.unguarded"
-	CodeCycleNoExit         = "cycle.no-exit" // no link leaves the cycle: its conditions only choose the way round
-	CodeLoopInvalid         = "loop.invalid"
-	CodeBranchPolicyInvalid = "meta.branch-policy"
-	CodeOnErrorGoto         = "meta.on-error-goto" // onError sends errors to a node that does not exist
+	CodeExclusiveDefaults  = "exclusive.multiple-defaults"
+	CodeExclusiveNoDefault = "exclusive.no-default" // no unconditioned link: no match fails the run with exclusive_no_match
+	// CodeExclusiveUnreachable: a conditional link of an exclusive gateway comes after
+	// a link whose condition is the literal true, so the gateway never takes it.
+	CodeExclusiveUnreachable = "exclusive.unreachable-link"
+	CodeInclusiveNoDefault   = "inclusive.no-default"
+	CodeParallelCondition    = "parallel.condition-ignored" // a link of a parallel gateway has a when, which the engine ignores
+	CodeSplitJoinMismatch    = "split.join-mismatch"
+	CodeSplitBranchEscapes   = "split.branch-escapes"
+	CodeSplitNoJoin          = "split.no-join"
+	CodeJoinUnpaired         = "join.unpaired"
+	CodeCycleUnguarded       = "cycle.unguarded"
+	CodeCycleNoExit          = "cycle.no-exit" // no link leaves the cycle: its conditions only choose the way round
+	CodeLoopInvalid          = "loop.invalid"
+	CodeBranchPolicyInvalid  = "meta.branch-policy"
+	CodeOnErrorGoto          = "meta.on-error-goto" // onError sends errors to a node that does not exist
 	// CodeOnErrorGotoLoop: onError sends errors into a loop's body from outside that
 	// loop (or from its closing node, which runs after the loop); the body then runs
 	// without the loop item, and the closing node as an ordinary node.
@@ -67,6 +70,7 @@ const (
 	CodeTaskCompile      = "task.compile"
 	CodeTaskMetaMissing  = "task.meta-missing"
 	CodeTaskUnknown      = "task.unknown"
+	CodeTaskNoEffect     = "task.no-effect" // the script is only a name: the task does nothing (meant "#id"?)
 	CodeConditionCompile = "condition.compile"
 	CodeConditionUnknown = "condition.unknown"
 	CodeScriptJava       = "script.java" // compiles as an expression, but is Java that fails when run

@@ -8,7 +8,10 @@
 // ValidateSpecs runs the production checklist over a set of specifications, including
 // ones that do not build, and reports findings with stable codes and file positions.
 // Validate runs it on one built graph, and ValidateFiles on definition files read as
-// one set (what "flowteam validate" prints).
+// one set (what "flowteam validate" prints). The checklist reasons about conditions
+// only as far as their text shows: an empty when and the literal true always hold (so
+// an exclusive gateway never looks past a true link, and the links after it are
+// reported as unreachable); any other condition may or may not hold.
 //
 // The reader lives in package flow (an engine must load files, and flow cannot import
 // export).

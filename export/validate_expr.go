@@ -75,8 +75,35 @@ func (v *validator) checkTask(vg *vgraph, n *vnode) {
 		v.report(vg, SeverityError, CodeTaskCompile, n.id(), n.spec.Pos, "node %q: %s %q does not compile: %s%s", n.id(), what, oneLine(src), firstLine(err), javaHint(src))
 	} else {
 		v.checkJava(vg, n, n.spec.Pos, what, src)
+		v.checkNoEffect(vg, n, what, src)
 	}
 }
+
+// checkNoEffect warns about a script that is only a name: it compiles (an unset
+// variable reads as nil) and the engine drops a script's value, so the task does
+// nothing. A name that is a graph id was most likely meant as a "#id" call (Solon runs
+// such a script as Java, where it fails), and a registered task's name as "@name". Other evaluators may give a name a meaning,
+// so only the default one is checked.
+func (v *validator) checkNoEffect(vg *vgraph, n *vnode, what, src string) {
+	if _, ok := v.cfg.eval.(*flow.ExprEvaluator); !ok {
+		return
+	}
+	name := strings.TrimRight(strings.TrimSpace(src), "; \t\r\n")
+	if !bareNameRe.MatchString(name) {
+		return
+	}
+	hint := ""
+	switch {
+	case v.graphIDs[name]:
+		hint = fmt.Sprintf("; to call graph %q write \"#%s\"", name, name)
+	case v.cfg.tasks[name]:
+		hint = fmt.Sprintf("; to run the Go task %q write \"@%s\"", name, name)
+	}
+	v.report(vg, SeverityWarning, CodeTaskNoEffect, n.id(), n.spec.Pos, "node %q: %s %q is only a name: the task reads it and does nothing%s", n.id(), what, oneLine(src), hint)
+}
+
+// bareNameRe matches a script that is a single identifier.
+var bareNameRe = regexp.MustCompile(`^[\p{L}_][\p{L}\p{N}_]*$`)
 
 // checkMeta checks the meta keys the engine interprets: loop $for/$in and branchPolicy.
 func (v *validator) checkMeta(vg *vgraph) {

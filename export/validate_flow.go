@@ -99,8 +99,8 @@ func walkBranch(split, first *vnode, budget *int) (branchEnds, bool) {
 			}
 			continue
 		}
-		for i := len(n.out) - 1; i >= 0; i-- {
-			stack = append(stack, state{n.out[i].to, depth})
+		for i := len(n.live) - 1; i >= 0; i-- {
+			stack = append(stack, state{n.live[i].to, depth})
 		}
 	}
 	return out, true
@@ -183,8 +183,8 @@ func atNodes(ns []*vnode) string {
 
 // checkCycles reports every cycle that passes through no condition and no loop node:
 // nothing in it decides to leave, so a run goes round until the step limit. A cycle is
-// guarded by a loop node, an exclusive gateway with a condition on any of its links (its
-// default is taken only when none holds), or a link with a condition (but not one of a
+// guarded by a loop node, an exclusive gateway with a condition on any link it can take
+// (its default is taken only when none holds; see liveLinks), or a link with a condition (but not one of a
 // parallel gateway, which ignores it). An inclusive gateway takes every link whose
 // condition holds, as an activity does, and an exclusive one without conditions always
 // takes its default: neither guards anything by itself. An end node ends its branch, so
@@ -193,7 +193,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 	open := func(n *vnode) bool {
 		switch n.spec.Type {
 		case flow.Exclusive:
-			return !slices.ContainsFunc(n.out, (*vlink).conditional)
+			return !slices.ContainsFunc(n.live, (*vlink).conditional)
 		case flow.Loop, flow.End:
 			return false
 		}
@@ -204,7 +204,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 		if !open(n) {
 			return nil
 		}
-		for _, l := range n.out {
+		for _, l := range n.live {
 			if !l.conditional() && open(l.to) {
 				out = append(out, l.to)
 			}
@@ -226,7 +226,8 @@ func (v *validator) checkCycles(vg *vgraph) {
 	}
 
 	// A guarded cycle that no link leaves is never left either: its conditions only
-	// choose the way round. Every link counts here, and onError goto too. A node may
+	// choose the way round. Every link the engine can take counts here (not those after
+	// an exclusive gateway's literal true link), and onError goto too. A node may
 	// also end the branch itself: a loop node when its items run out, and any node but a
 	// parallel gateway when every link has a condition and none holds (an exclusive
 	// gateway then fails the run, which ends it too).
@@ -243,8 +244,8 @@ func (v *validator) checkCycles(vg *vgraph) {
 		if n.spec.Type == flow.End {
 			return nil
 		}
-		out := make([]*vnode, 0, len(n.out)+1)
-		for _, l := range n.out {
+		out := make([]*vnode, 0, len(n.live)+1)
+		for _, l := range n.live {
 			out = append(out, l.to)
 		}
 		if n.onGoto != nil {

@@ -132,7 +132,8 @@ func (v *validator) reportRecursion(cycle []*callGraph, at *callGraph) {
 // alwaysRuns returns the nodes whose task runs whenever the graph runs: those the start
 // reaches along links that are always followed (unconditioned links of nodes that take
 // every true link; every link of a parallel gateway, which ignores conditions; the single
-// unconditioned link of an exclusive gateway with one link).
+// link an exclusive gateway can take when that link always holds: its only link, or a
+// literal true link before which no condition comes).
 // Loop bodies may run zero times, so an opening loop node's links are not followed.
 func alwaysRuns(vg *vgraph) map[*vnode]bool {
 	out := map[*vnode]bool{}
@@ -148,7 +149,7 @@ func alwaysRuns(vg *vgraph) map[*vnode]bool {
 		case flow.End:
 			continue
 		case flow.Exclusive:
-			if len(n.out) != 1 {
+			if len(n.live) != 1 {
 				continue
 			}
 		case flow.Loop:
@@ -156,7 +157,7 @@ func alwaysRuns(vg *vgraph) map[*vnode]bool {
 				continue
 			}
 		}
-		for _, l := range n.out {
+		for _, l := range n.live {
 			if !l.conditional() && !out[l.to] {
 				out[l.to] = true
 				queue = append(queue, l.to)

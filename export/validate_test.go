@@ -1,6 +1,7 @@
 package export_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -177,7 +178,8 @@ layout:
 		},
 		{
 			// A literal "true" condition always holds too: the engine tries it (conditions
-			// come before the default link), so the other link that always holds is dead.
+			// come before the default link), so the other link that always holds is dead,
+			// and so is y's conditional link after it.
 			name: "exclusive with a default and a literal true link",
 			doc: `
 id: extrue
@@ -190,8 +192,97 @@ layout:
   - {id: c, link: e}
   - {id: e, type: end}
 `,
-			want: []string{"exclusive.multiple-defaults@x", "exclusive.multiple-defaults@y"},
+			want: []string{"exclusive.multiple-defaults@x", "exclusive.multiple-defaults@y", "exclusive.unreachable-link@y"},
 			msg:  `exclusive gateway "x" has 2 links that always hold (to "a", "c"): only the one to "c" is ever taken (conditions, even true, are tried before the default link)`,
+		},
+		{
+			// An exclusive gateway takes the first link, in priority order, whose
+			// condition holds: a literal true ends the search, so the conditional links
+			// after it are dead. Equal priorities keep definition order.
+			name: "exclusive links after a literal true are unreachable",
+			doc: `
+id: exdead
+layout:
+  - {id: s, type: start, link: [x, y]}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: b, when: "n > 1"}, {nextId: c, when: "@ready"}]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: "n > 1", priority: 1}, {nextId: b, when: " true ", priority: 1}, {nextId: c, when: "n > 2", priority: 1}]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x", "exclusive.unreachable-link@x", "exclusive.unreachable-link@y"},
+			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and its condition is the literal true`,
+		},
+		{
+			// What does not make a link dead: a default link (no condition), taken only
+			// when nothing else holds; a literal true of lower priority than the
+			// conditional link, whatever the definition order; an inclusive gateway,
+			// which takes every link that holds.
+			name: "exclusive links that stay reachable",
+			doc: `
+id: exlive
+layout:
+  - {id: s, type: start, link: [x, y, i]}
+  - {id: x, type: exclusive, link: [a, {nextId: b, when: "n > 1"}, {nextId: c, when: "n > 2"}]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: b, when: "n > 1", priority: 2}, {nextId: c, when: "n > 2", priority: 1}]}
+  - {id: i, type: inclusive, link: [{nextId: ia, when: "true"}, {nextId: ib, when: "n > 1"}]}
+  - {id: ia, link: j}
+  - {id: ib, link: j}
+  - {id: j, type: inclusive, link: e}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
+			// The checks that follow the run's way count only the links an exclusive
+			// gateway can take: g always goes back to a (cycle.unguarded), h chooses only
+			// between two ways back (cycle.no-exit), and neither leaves for e.
+			name: "cycles through an exclusive link after a literal true",
+			doc: `
+id: exdeadcycle
+layout:
+  - {id: s, type: start, link: [a, b]}
+  - {id: a, link: g}
+  - {id: g, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: e, when: "done"}]}
+  - {id: b, link: h}
+  - {id: h, type: exclusive, link: [{nextId: b, when: "n > 1"}, {nextId: b, when: "true"}, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a", "exclusive.unreachable-link@g", "cycle.no-exit@b", "exclusive.unreachable-link@h"},
+			msg:  `cycle "b" -> "h" -> "b" has no way out`,
+		},
+		{
+			// Nor does a dead link end a split's branch early.
+			name: "split branch through an exclusive link after a literal true",
+			doc: `
+id: exdeadsplit
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [x, b]}
+  - {id: x, type: exclusive, link: [{nextId: j, when: "true"}, {nextId: e, when: "failed"}]}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x"},
+		},
+		{
+			// An exclusive gateway whose first link is a literal true always takes it:
+			// the call always runs, and the recursion has no bound.
+			name: "recursion through an exclusive literal true link",
+			doc: `
+id: exdeadrec
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: exclusive, link: [{nextId: call, when: "true"}, {nextId: e, when: "depth > 3"}]}
+  - {id: call, task: "#exdeadrec", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@g", "subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound`,
 		},
 		{
 			// A literal "true" condition guards nothing: the cycle through it never stops
@@ -482,6 +573,20 @@ layout:
 			msg:  `link from parallel gateway "p" to "b" has a condition (go == true) that is ignored`,
 		},
 		{
+			// A literal true asks for what the gateway does anyway: nothing is ignored.
+			name: "a literal true on a parallel gateway's link",
+			doc: `
+id: partrue
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, {nextId: b, when: " true "}]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
 			name: "loop-free recursion through a sub-graph",
 			doc: `
 id: self
@@ -642,6 +747,47 @@ layout:
 	assert.Contains(t, codes(fs), "graph.id-duplicate")
 }
 
+// TestValidateTaskWithoutEffect: a script that is a bare name compiles (it reads a
+// variable) and does nothing; when the name is a graph's id the author meant "#id" (the
+// corpus's workflow test3 has task "test3_sub").
+func TestValidateTaskWithoutEffect(t *testing.T) {
+	main := parse(t, "main.yml", `
+id: main
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: " sub ", link: n}
+  - {id: n, task: "total;", link: ok}
+  - {id: ok, task: 'context.put("total", 1)', link: e}
+  - {id: e, type: end}
+`)
+	sub := parse(t, "sub.yml", `
+id: sub
+layout:
+  - {id: s, type: start, link: e}
+  - {id: e, type: end}
+`)
+	fs := export.ValidateSpecs([]*flow.GraphSpec{main, sub})
+	require.Equal(t, []string{"task.no-effect@call", "task.no-effect@n"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, `main.yml:4: warning task.no-effect: node "call": task script "sub" is only a name: the task reads it and does nothing; to call graph "sub" write "#sub"`, fs[0].String())
+	assert.Equal(t, `main.yml:5: warning task.no-effect: node "n": task script "total;" is only a name: the task reads it and does nothing`, fs[1].String())
+	assert.False(t, export.HasErrors(fs))
+
+	// A registered Go task's name, written without its "@", is a slip too.
+	fs = export.ValidateSpecs([]*flow.GraphSpec{main, sub}, export.WithTaskNames("total"))
+	require.Equal(t, []string{"task.no-effect@call", "task.no-effect@n"}, codes(fs), joinFindings(fs))
+	assert.Equal(t, `main.yml:5: warning task.no-effect: node "n": task script "total;" is only a name: the task reads it and does nothing; to run the Go task "total" write "@total"`, fs[1].String())
+
+	// The engine runs such a task without complaint, and nothing happens.
+	g, err := main.Build()
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	require.NoError(t, e.Register(g))
+	fc := flow.NewContext("i1")
+	_, err = e.Eval(context.Background(), "main", fc)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"total": 1}, fc.Vars())
+}
+
 // TestValidateCalledGraphs checks recursion through graphs used as tasks (flow.Call),
 // which the engine runs like "#id" calls: a graph that calls itself through a called
 // graph recurses without a bound even though the called graph is in no set.
@@ -754,6 +900,8 @@ func TestValidateCorpus(t *testing.T) {
 	assert.Contains(t, byFile["solon-flow__demo__approve__demo1_case2.chain.yml"], "graph.id-duplicate@")
 	// The inclusive default branch of script_case4 ends before the join.
 	assert.Contains(t, byFile["solon-flow__flow__script_case4.graph.json"], "split.branch-escapes@n-3")
+	// The workflow test3 "calls" test3_sub with a bare name, which does nothing.
+	assert.Contains(t, byFile["solon-flow-workflow__flow__workflow__test3.graph.yml"], "task.no-effect@n5")
 	// A clean graph has no finding.
 	assert.Empty(t, byFile["solon-flow__flow__script_case2.graph.json"])
 
@@ -794,4 +942,29 @@ layout:
 		`notes.yml:4: warning node.unknown-type: node "s" has unknown type "startb": it runs as an activity`,
 		`notes.yml:5: warning node.suspicious: node "a": key "type:end" is not a known attribute: a missing space after the colon?`,
 	}, got)
+}
+
+// TestValidateUnreachableLinkIsDead: the link exclusive.unreachable-link names is one
+// the engine never takes, even when its condition holds and the true link's target is
+// the worse choice.
+func TestValidateUnreachableLinkIsDead(t *testing.T) {
+	spec := parse(t, "dead.yml", `
+id: dead
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "true"}, {nextId: b, when: "n > 1", priority: 0}]}
+  - {id: a, task: 'context.put("went", "a")', link: e}
+  - {id: b, task: 'context.put("went", "b")', link: e}
+  - {id: e, type: end}
+`)
+	assert.Equal(t, []string{"exclusive.unreachable-link@x"}, codes(export.ValidateSpecs([]*flow.GraphSpec{spec})))
+
+	g, err := spec.Build()
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	require.NoError(t, e.Register(g))
+	fc := flow.NewContextWith("i1", map[string]any{"n": 5})
+	_, err = e.Eval(context.Background(), "dead", fc)
+	require.NoError(t, err)
+	assert.Equal(t, "a", fc.Value("went"))
 }

@@ -1,0 +1,105 @@
+package export
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+func (v *validator) checkGateways(vg *vgraph) {
+	for _, n := range vg.nodes {
+		switch n.spec.Type {
+		case flow.Exclusive:
+			var defaults, always []string // without when; always holding (literal true included)
+			var taken *vlink              // the one of them the engine takes
+			for _, l := range n.out {
+				if !holds(l) {
+					continue
+				}
+				always = append(always, fmt.Sprintf("%q", l.to.id()))
+				if strings.TrimSpace(l.spec.When) == "" {
+					defaults = append(defaults, fmt.Sprintf("%q", l.to.id()))
+					continue
+				}
+				if taken == nil {
+					taken = l
+				}
+			}
+			switch {
+			case len(defaults) > 1 && taken == nil:
+				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
+					"exclusive gateway %q has %d default links (without when: to %s): only the first by priority is ever taken", n.id(), len(defaults), strings.Join(defaults, ", "))
+			case len(always) > 1:
+				v.report(vg, SeverityError, CodeExclusiveDefaults, n.id(), n.spec.Pos,
+					"exclusive gateway %q has %d links that always hold (to %s): only the one to %q is ever taken (conditions, even true, are tried before the default link)", n.id(), len(always), strings.Join(always, ", "), taken.to.id())
+			case len(defaults) == 0 && !hasDefault(n):
+				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
+					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
+			}
+			if i := firstTrue(n); i >= 0 {
+				for _, l := range n.out[i+1:] {
+					// Links that always hold after it are named by the error above.
+					if !holds(l) {
+						v.report(vg, SeverityWarning, CodeExclusiveUnreachable, n.id(), l.pos(),
+							"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and its condition is the literal true; raise the link's priority or remove it", n.id(), l.to.id(), oneLine(l.spec.When), n.out[i].to.id())
+					}
+				}
+			}
+		case flow.Parallel:
+			for _, l := range n.out {
+				// A literal true asks for what the gateway does anyway.
+				if when := strings.TrimSpace(l.spec.When); !holds(l) {
+					v.report(vg, SeverityWarning, CodeParallelCondition, n.id(), l.pos(),
+						"link from parallel gateway %q to %q has a condition (%s) that is ignored: a parallel gateway takes every link; use an inclusive gateway to choose", n.id(), l.to.id(), oneLine(when))
+				}
+			}
+		case flow.Inclusive:
+			if !hasDefault(n) {
+				v.report(vg, SeverityWarning, CodeInclusiveNoDefault, n.id(), n.spec.Pos,
+					"every link of inclusive gateway %q has a condition: when none holds, the branch ends here", n.id())
+			}
+		}
+	}
+}
+
+// hasDefault reports whether a gateway without links, or one of its links, always
+// holds: a link without when, or whose when is the literal true (a default in all but
+// name). Without one, an exclusive gateway can fail the run and an inclusive one can
+// end the branch.
+func hasDefault(n *vnode) bool { return len(n.out) == 0 || slices.ContainsFunc(n.out, holds) }
+
+// firstTrue returns the index in n.out of the first link whose condition is the
+// literal true, or -1. An exclusive gateway tries conditions in priority order and
+// takes the first that holds, so it never looks past that link: the conditional links
+// after it are dead. A link without when is different: the default, tried only after
+// every condition, so it makes no later link dead.
+func firstTrue(n *vnode) int {
+	return slices.IndexFunc(n.out, func(l *vlink) bool { return holds(l) && strings.TrimSpace(l.spec.When) != "" })
+}
+
+// liveLinks returns the links of n the engine can take, in priority order. An
+// exclusive gateway with a literal true link takes only the conditional links up to it:
+// it never looks further (firstTrue), and its defaults are tried only when no condition
+// holds, which the true link rules out. Every other node may take every link. The
+// checks that follow a run's way (cycles, split branches, calls that always run) use
+// these; reachability and joins stay structural, so the target of a dead link is named
+// by exclusive.unreachable-link, not as an unreachable node.
+func liveLinks(n *vnode) []*vlink {
+	i := firstTrue(n)
+	if n.spec.Type != flow.Exclusive || i < 0 {
+		return n.out
+	}
+	return slices.DeleteFunc(slices.Clone(n.out[:i+1]), func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+}
+
+// holds reports whether a link's condition always holds (alwaysHolds).
+func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
+
+// alwaysHolds reports whether a condition (a link's or a node's when) always holds: it
+// is empty, or the literal true.
+func alwaysHolds(when string) bool {
+	when = strings.TrimSpace(when)
+	return when == "" || when == "true"
+}
