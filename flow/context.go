@@ -228,7 +228,7 @@ func (c *Context) Attempt() int {
 	if c.tok == nil {
 		return 0
 	}
-	return int(c.tok.attempt)
+	return int(c.tok.retries) + 1
 }
 
 // CallPath returns the call path of the graph this view's node belongs to: the root

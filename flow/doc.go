@@ -38,7 +38,9 @@
 //     or had no true link) is withdrawn from its split, so the join stops waiting for
 //     it instead of hanging. If no branch arrives, the join does not run.
 //   - Resume continues from the exact stored frontier (pending tokens, join arrivals,
-//     loop positions, sub-graph calls); Solon replays from the start node.
+//     loop positions, sub-graph calls); Solon replays from the start node. A task
+//     tells the node a resume runs again from a fresh evaluation that finds the old
+//     state in the variables with Context.Resumed, and a retry with Context.Attempt.
 //   - Loop items are branch-scoped: a loop's $for variable is visible to the branch
 //     that iterates (and its sub-graph calls), never to concurrent branches, and it
 //     is not left in the shared variables after the loop.

@@ -68,7 +68,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 	cn := tok.node
 	n := cn.n
 	for attempt := 1; ; attempt++ {
-		tok.attempt = int32(attempt)
+		tok.retries = int32(attempt - 1)
 		var began time.Duration // since the run began: one monotonic clock read, no wall clock
 		if len(r.icpts) > 0 {
 			began = time.Since(r.began)

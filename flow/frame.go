@@ -76,7 +76,7 @@ type token struct {
 	interrupted bool
 	suspended   bool
 	resumed     bool       // restored from the frontier being resumed, until it moves on from that node (Context.Resumed)
-	attempt     int32      // the attempt of the node execution in progress, from 1 (Context.Attempt)
+	retries     int32      // retries of the node execution in progress so far (Context.Attempt), until it moves on
 	reason      string     // the reason this token's task suspended with, for its NodeEnd
 	arrivals    int        // how many branches the join this token fires waited for
 	resume      []*token   // modeResumeCall: the parked tokens inside the call

@@ -274,7 +274,7 @@ func (r *run) follow(ctx context.Context, tok *token, local *[]*token) *token {
 }
 
 func (r *run) moveTo(tok *token, n *cnode) *token {
-	tok.node, tok.mode, tok.resumed = n, modeArrive, false
+	tok.node, tok.mode, tok.resumed, tok.retries = n, modeArrive, false, 0
 	return tok
 }
 
@@ -295,7 +295,7 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 			branch += "#" + strconv.Itoa(i) // two links to one node: keep the ids apart
 		}
 		if i == 0 {
-			tok.node, tok.mode, tok.frame, tok.branch, tok.resumed = t, modeArrive, f, branch, false
+			tok.node, tok.mode, tok.frame, tok.branch, tok.resumed, tok.retries = t, modeArrive, f, branch, false, 0
 			toks[0] = tok
 			continue
 		}

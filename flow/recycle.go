@@ -75,7 +75,7 @@ func (r *run) reset() {
 	f.ctx, f.pending = nil, 0
 	f.last.Store(0)
 	t := &r.startTok
-	t.view, t.attempt = Context{}, 0 // a recycled run is never a resume: resumed stays false
+	t.view, t.retries = Context{}, 0 // a recycled run is never a resume: resumed stays false
 	if t.interrupted || t.suspended || t.reason != "" || t.arrivals != 0 || t.resume != nil || t.cp != (position{}) || t.completed != nil || t.failure != nil {
 		t.interrupted, t.suspended, t.reason, t.arrivals, t.resume, t.cp, t.completed, t.failure = false, false, "", 0, nil, position{}, nil, nil
 	}
