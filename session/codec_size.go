@@ -1,6 +1,12 @@
 package session
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"math/bits"
+	"slices"
+	"time"
+
 	"github.com/flowteam/flowteam/flow"
 )
 
@@ -8,8 +14,9 @@ import (
 // from a small start, a large snapshot is copied at every growth (by 1.25x once it
 // is large), and a save of 1 MB allocated about 5 MB. The estimate walks what the
 // encoder will write without writing it; it counts strings as if nothing needed
-// escaping and values encoding/json marshals at a guess, so it may fall short, and
-// the buffer then grows as before.
+// escaping and values encoding/json marshals at a guess (those of the types it knows
+// exactly, such as json.RawMessage and []byte, excepted), so it may fall short, and
+// the buffer then grows (see growFor).
 
 // sizeSlack is the estimate's margin over the counted bytes (1/sizeSlack of them),
 // for the escapes and the numbers longer than guessed.
@@ -87,10 +94,28 @@ func valueSize(v any, depth int) int {
 		return len(t) + 2
 	case bool:
 		return 5
-	case int, int64, int32, uint, uint64, uint32, float64, float32:
+	case int:
+		return intSize(int64(t))
+	case int64:
+		return intSize(t)
+	case int32:
+		return intSize(int64(t))
+	case int16:
+		return intSize(int64(t))
+	case int8:
+		return intSize(int64(t))
+	case uint:
+		return uintSize(uint64(t))
+	case uint64:
+		return uintSize(t)
+	case uint32:
+		return uintSize(uint64(t))
+	case uint16:
+		return uintSize(uint64(t))
+	case uint8:
+		return uintSize(uint64(t))
+	case float64, float32:
 		return 20
-	case int16, int8, uint16, uint8:
-		return 6
 	case []any:
 		n := 2
 		for _, x := range t {
@@ -111,6 +136,43 @@ func valueSize(v any, depth int) int {
 			n += len(k) + len(x) + 6
 		}
 		return n
+	// Some of encoding/json's business has a size known without marshalling: guessed
+	// at 64 bytes, a megabyte of raw JSON or bytes grew the buffer a quarter at a
+	// time (six times its size allocated), and many small numbers or times
+	// allocated eight times what they take.
+	case json.RawMessage:
+		return max(len(t), 4) // compacted, so at most as long; nil is null
+	case json.Number:
+		return len(t) + 1 // "" is 0
+	case []byte:
+		return base64.StdEncoding.EncodedLen(len(t)) + 2
+	case time.Time:
+		return len(time.RFC3339Nano) + 2
 	}
 	return 64 // encoding/json's business: unknown without marshalling
+}
+
+// intSize returns the length of i in decimal, or one more.
+func intSize(i int64) int {
+	if i < 0 {
+		return 1 + uintSize(uint64(-i))
+	}
+	return uintSize(uint64(i))
+}
+
+// uintSize returns the length of u in decimal, or one more: bits times log10(2),
+// which is about 1233/4096, rounded down, plus one.
+func uintSize(u uint64) int {
+	return bits.Len64(u)*1233>>12 + 1
+}
+
+// growFor returns b with room for n more bytes. A value the estimate guessed at
+// (encoding/json's) may be far larger: append would grow a large buffer by a quarter
+// at a time, copying it at every step, so the buffer at least doubles instead, and
+// a large value costs one copy.
+func growFor(b []byte, n int) []byte {
+	if n <= cap(b)-len(b) {
+		return b
+	}
+	return slices.Grow(b, n+cap(b))
 }
