@@ -70,7 +70,12 @@ import (
 // type is checked on the opened file: an entry swapped between a look and the open
 // cannot get past. The lock file ".lock" is opened the same way: if it is not a
 // regular file, Save and Delete fail with ErrCorrupt naming it, rather than create
-// or lock what a link points to.
+// or lock what a link points to. Where the lock is an flock, a lock file with more
+// than one link is refused the same way: a hard link planted at ".lock" would have
+// the store lock another file (which its owner, or whoever planted the link, can
+// hold locked to stop every save). The store never links it; an operator removes
+// such a file when no process uses the directory (a copy made with "cp -al" shares
+// it too: remove it in the copy).
 type FileStore struct {
 	dir string
 	// syncDir syncs the directory (a field so that a test can make it fail).
@@ -223,6 +228,11 @@ func (f *FileStore) lock(ctx context.Context) (func(), error) {
 	// Not following a link here either: the store would create or lock its target.
 	path := filepath.Join(f.dir, ".lock")
 	lf, err := openFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		if err = lockable(lf); err != nil {
+			lf.Close()
+		}
+	}
 	if err != nil {
 		<-f.sem
 		if errors.Is(err, ErrCorrupt) {
