@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math/bits"
+	"reflect"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -22,19 +24,42 @@ import (
 // for the escapes and the numbers longer than guessed.
 const sizeSlack = 16
 
-// sizeHintDepth bounds the nesting sizeHint walks into (a cycle fails the encoding
-// anyway); deeper values are counted at a guess.
+// sizeHintDepth bounds the nesting sizeHint walks into; deeper values are counted
+// at a guess.
 const sizeHintDepth = 32
+
+// sizePath holds the lists and maps valueSize is inside of, by identity, so that it
+// stops at a cycle (the encoding fails there anyway). The depth bound alone does not
+// do: a map that holds itself under three keys has 3^32 paths that deep, and the
+// estimate walked them all before Encode could fail.
+type sizePath [sizeHintDepth + 1]container
+
+// container identifies a list or a map: its data and, for a list, its length (a
+// list may hold a shorter slice of itself, which is not a cycle).
+type container struct {
+	p unsafe.Pointer
+	n int
+}
+
+// enter puts c on the path at depth and reports whether it was not on it already.
+func (path *sizePath) enter(depth int, c container) bool {
+	if slices.Contains(path[:depth], c) {
+		return false
+	}
+	path[depth] = c
+	return true
+}
 
 // sizeHint returns about how many bytes encoding s takes.
 func sizeHint(s *Snapshot) int {
 	n := 320 + len(s.Instance) + len(s.Graph) + len(s.Hash) + len(s.Status) + len(s.RunID) + len(s.Reason)
 	n += stringsSize(s.Sources) + stringsSize(s.Dropped) + stringsSize(s.Redacted)
+	var path sizePath
 	for k, v := range s.Vars {
-		n += len(k) + 4 + valueSize(v, 0)
+		n += len(k) + 4 + valueSize(v, &path, 0)
 	}
 	if f := s.Frontier; f != nil {
-		n += frontierSize(f)
+		n += frontierSize(f, &path)
 	}
 	for k, r := range s.Trace.Last {
 		n += 2*len(k) + len(r.GraphID) + len(r.NodeID) + len(r.NodeType) + len(r.Title) + 100
@@ -47,7 +72,7 @@ func sizeHint(s *Snapshot) int {
 	return n + n/sizeSlack
 }
 
-func frontierSize(f *flow.FrontierState) int {
+func frontierSize(f *flow.FrontierState, path *sizePath) int {
 	n := 40 + len(f.Graph)
 	for i := range f.Frames {
 		fr := &f.Frames[i]
@@ -58,7 +83,7 @@ func frontierSize(f *flow.FrontierState) int {
 			n += 80 + len(b.Node) + len(b.Branch) + structuredSize(&b.Error)
 		}
 		if len(fr.Items) > 0 {
-			n += valueSize(fr.Items, 0)
+			n += valueSize(fr.Items, path, 0)
 		}
 	}
 	for _, t := range f.Tokens {
@@ -82,8 +107,8 @@ func stringsSize(ss []string) int {
 	return n
 }
 
-// valueSize returns about how many bytes appendValue writes for v.
-func valueSize(v any, depth int) int {
+// valueSize returns about how many bytes appendValue writes for v, at depth on path.
+func valueSize(v any, path *sizePath, depth int) int {
 	if depth > sizeHintDepth {
 		return 16
 	}
@@ -117,15 +142,21 @@ func valueSize(v any, depth int) int {
 	case float64, float32:
 		return 20
 	case []any:
+		if !path.enter(depth, container{unsafe.Pointer(unsafe.SliceData(t)), len(t)}) {
+			return 16
+		}
 		n := 2
 		for _, x := range t {
-			n += 1 + valueSize(x, depth+1)
+			n += 1 + valueSize(x, path, depth+1)
 		}
 		return n
 	case map[string]any:
+		if !path.enter(depth, container{reflect.ValueOf(t).UnsafePointer(), 0}) {
+			return 16
+		}
 		n := 2
 		for k, x := range t {
-			n += len(k) + 4 + valueSize(x, depth+1)
+			n += len(k) + 4 + valueSize(x, path, depth+1)
 		}
 		return n
 	case []string:

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
 )
 
 // note is a variable encoding/json marshals, as a user's type would be.
@@ -105,6 +107,35 @@ func TestEncodeAllocatesAboutItsSize(t *testing.T) {
 			require.Less(t, cap(data), len(data)*2, "encoding %d bytes", len(data))
 		})
 	}
+}
+
+// TestEncodeBranchingCycleFails: a cycle through a map or a list that holds itself
+// more than once fails the save at once, as one that holds itself once does. Before,
+// the size estimate walked every path to its depth bound first: 3^33 values, for
+// ever, and Encode (every Save, every checkpoint) hung.
+func TestEncodeBranchingCycleFails(t *testing.T) {
+	m := map[string]any{}
+	m["a"], m["b"], m["c"] = m, m, m
+	l := make([]any, 3)
+	for i := range l {
+		l[i] = l
+	}
+	// Through two containers, inside a value that is not part of the cycle.
+	inner := map[string]any{}
+	outer := []any{inner, inner, inner}
+	inner["x"], inner["y"] = outer, outer
+	s := saved("cycles")
+	s.Vars = map[string]any{"map": m, "list": l, "nested": map[string]any{"ok": "yes", "loop": outer}, "fine": "x"}
+
+	_, err := session.Encode(s)
+	var ue *session.UnserializableError
+	require.ErrorAs(t, err, &ue)
+	require.Equal(t, []string{"list", "map", "nested"}, ue.Names)
+	data, err := session.Encode(s, session.DropUnserializable())
+	require.NoError(t, err)
+	got, err := session.Decode(data)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"fine": "x"}, got.Vars)
 }
 
 // BenchmarkEncodeSized encodes the snapshots of sizedVars.
