@@ -516,7 +516,7 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 			return b, err
 		}
 	}
-	return append(b, data...), nil
+	return append(growFor(b, len(data)), data...), nil
 }
 
 // repairUTF8 returns data with each byte that is not part of valid UTF-8 replaced by

@@ -1,6 +1,14 @@
 package session
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"math/bits"
+	"reflect"
+	"slices"
+	"time"
+	"unsafe"
+
 	"github.com/flowteam/flowteam/flow"
 )
 
@@ -8,26 +16,50 @@ import (
 // from a small start, a large snapshot is copied at every growth (by 1.25x once it
 // is large), and a save of 1 MB allocated about 5 MB. The estimate walks what the
 // encoder will write without writing it; it counts strings as if nothing needed
-// escaping and values encoding/json marshals at a guess, so it may fall short, and
-// the buffer then grows as before.
+// escaping and values encoding/json marshals at a guess (those of the types it knows
+// exactly, such as json.RawMessage and []byte, excepted), so it may fall short, and
+// the buffer then grows (see growFor).
 
 // sizeSlack is the estimate's margin over the counted bytes (1/sizeSlack of them),
 // for the escapes and the numbers longer than guessed.
 const sizeSlack = 16
 
-// sizeHintDepth bounds the nesting sizeHint walks into (a cycle fails the encoding
-// anyway); deeper values are counted at a guess.
+// sizeHintDepth bounds the nesting sizeHint walks into; deeper values are counted
+// at a guess.
 const sizeHintDepth = 32
+
+// sizePath holds the lists and maps valueSize is inside of, by identity, so that it
+// stops at a cycle (the encoding fails there anyway). The depth bound alone does not
+// do: a map that holds itself under three keys has 3^32 paths that deep, and the
+// estimate walked them all before Encode could fail.
+type sizePath [sizeHintDepth + 1]container
+
+// container identifies a list or a map: its data and, for a list, its length (a
+// list may hold a shorter slice of itself, which is not a cycle).
+type container struct {
+	p unsafe.Pointer
+	n int
+}
+
+// enter puts c on the path at depth and reports whether it was not on it already.
+func (path *sizePath) enter(depth int, c container) bool {
+	if slices.Contains(path[:depth], c) {
+		return false
+	}
+	path[depth] = c
+	return true
+}
 
 // sizeHint returns about how many bytes encoding s takes.
 func sizeHint(s *Snapshot) int {
 	n := 320 + len(s.Instance) + len(s.Graph) + len(s.Hash) + len(s.Status) + len(s.RunID) + len(s.Reason)
 	n += stringsSize(s.Sources) + stringsSize(s.Dropped) + stringsSize(s.Redacted)
+	var path sizePath
 	for k, v := range s.Vars {
-		n += len(k) + 4 + valueSize(v, 0)
+		n += len(k) + 4 + valueSize(v, &path, 0)
 	}
 	if f := s.Frontier; f != nil {
-		n += frontierSize(f)
+		n += frontierSize(f, &path)
 	}
 	for k, r := range s.Trace.Last {
 		n += 2*len(k) + len(r.GraphID) + len(r.NodeID) + len(r.NodeType) + len(r.Title) + 100
@@ -40,7 +72,7 @@ func sizeHint(s *Snapshot) int {
 	return n + n/sizeSlack
 }
 
-func frontierSize(f *flow.FrontierState) int {
+func frontierSize(f *flow.FrontierState, path *sizePath) int {
 	n := 40 + len(f.Graph)
 	for i := range f.Frames {
 		fr := &f.Frames[i]
@@ -51,7 +83,7 @@ func frontierSize(f *flow.FrontierState) int {
 			n += 80 + len(b.Node) + len(b.Branch) + structuredSize(&b.Error)
 		}
 		if len(fr.Items) > 0 {
-			n += valueSize(fr.Items, 0)
+			n += valueSize(fr.Items, path, 0)
 		}
 	}
 	for _, t := range f.Tokens {
@@ -75,8 +107,8 @@ func stringsSize(ss []string) int {
 	return n
 }
 
-// valueSize returns about how many bytes appendValue writes for v.
-func valueSize(v any, depth int) int {
+// valueSize returns about how many bytes appendValue writes for v, at depth on path.
+func valueSize(v any, path *sizePath, depth int) int {
 	if depth > sizeHintDepth {
 		return 16
 	}
@@ -87,20 +119,44 @@ func valueSize(v any, depth int) int {
 		return len(t) + 2
 	case bool:
 		return 5
-	case int, int64, int32, uint, uint64, uint32, float64, float32:
+	case int:
+		return intSize(int64(t))
+	case int64:
+		return intSize(t)
+	case int32:
+		return intSize(int64(t))
+	case int16:
+		return intSize(int64(t))
+	case int8:
+		return intSize(int64(t))
+	case uint:
+		return uintSize(uint64(t))
+	case uint64:
+		return uintSize(t)
+	case uint32:
+		return uintSize(uint64(t))
+	case uint16:
+		return uintSize(uint64(t))
+	case uint8:
+		return uintSize(uint64(t))
+	case float64, float32:
 		return 20
-	case int16, int8, uint16, uint8:
-		return 6
 	case []any:
+		if !path.enter(depth, container{unsafe.Pointer(unsafe.SliceData(t)), len(t)}) {
+			return 16
+		}
 		n := 2
 		for _, x := range t {
-			n += 1 + valueSize(x, depth+1)
+			n += 1 + valueSize(x, path, depth+1)
 		}
 		return n
 	case map[string]any:
+		if !path.enter(depth, container{reflect.ValueOf(t).UnsafePointer(), 0}) {
+			return 16
+		}
 		n := 2
 		for k, x := range t {
-			n += len(k) + 4 + valueSize(x, depth+1)
+			n += len(k) + 4 + valueSize(x, path, depth+1)
 		}
 		return n
 	case []string:
@@ -111,6 +167,43 @@ func valueSize(v any, depth int) int {
 			n += len(k) + len(x) + 6
 		}
 		return n
+	// Some of encoding/json's business has a size known without marshalling: guessed
+	// at 64 bytes, a megabyte of raw JSON or bytes grew the buffer a quarter at a
+	// time (six times its size allocated), and many small numbers or times
+	// allocated eight times what they take.
+	case json.RawMessage:
+		return max(len(t), 4) // compacted, so at most as long; nil is null
+	case json.Number:
+		return len(t) + 1 // "" is 0
+	case []byte:
+		return base64.StdEncoding.EncodedLen(len(t)) + 2
+	case time.Time:
+		return len(time.RFC3339Nano) + 2
 	}
 	return 64 // encoding/json's business: unknown without marshalling
+}
+
+// intSize returns the length of i in decimal, or one more.
+func intSize(i int64) int {
+	if i < 0 {
+		return 1 + uintSize(uint64(-i))
+	}
+	return uintSize(uint64(i))
+}
+
+// uintSize returns the length of u in decimal, or one more: bits times log10(2),
+// which is about 1233/4096, rounded down, plus one.
+func uintSize(u uint64) int {
+	return bits.Len64(u)*1233>>12 + 1
+}
+
+// growFor returns b with room for n more bytes. A value the estimate guessed at
+// (encoding/json's) may be far larger: append would grow a large buffer by a quarter
+// at a time, copying it at every step, so the buffer at least doubles instead, and
+// a large value costs one copy.
+func growFor(b []byte, n int) []byte {
+	if n <= cap(b)-len(b) {
+		return b
+	}
+	return slices.Grow(b, n+cap(b))
 }

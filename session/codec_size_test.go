@@ -1,40 +1,154 @@
 package session_test
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
 )
 
+// note is a variable encoding/json marshals, as a user's type would be.
+type note string
+
+// sizedVars are snapshots whose encoding the encoder's estimate must neither miss by
+// much nor overshoot by much. marshalled is true where encoding/json writes the
+// values: its output is a copy the encoder cannot avoid, on top of the buffer.
+var sizedVars = []struct {
+	name       string
+	marshalled bool
+	vars       func() map[string]any
+}{
+	{"strings", false, func() map[string]any {
+		m := map[string]any{}
+		for i := range 64 {
+			m[string(rune('a'+i%26))+strings.Repeat("k", i)] = strings.Repeat("x", 16<<10)
+		}
+		return m
+	}},
+	{"nested", false, func() map[string]any {
+		list := make([]any, 20000)
+		for i := range list {
+			list[i] = map[string]any{"id": int64(i), "name": "item", "ok": true, "rate": 0.25}
+		}
+		return map[string]any{"items": list}
+	}},
+	// Small integers: an estimate of 20 bytes each allocated ten times the encoding.
+	{"small ints", false, func() map[string]any {
+		list := make([]any, 10000)
+		for i := range list {
+			list[i] = int64(i % 10)
+		}
+		return map[string]any{"counts": list}
+	}},
+	// Raw JSON and bytes were guessed at 64 bytes each: the buffer grew by a quarter
+	// at a time, and 1 MB of them allocated 6 MB.
+	{"raw json", true, func() map[string]any {
+		m := map[string]any{}
+		for i := range 64 {
+			m["raw"+strconv.Itoa(i)] = json.RawMessage(`"` + strings.Repeat("x", 16<<10) + `"`)
+		}
+		return m
+	}},
+	{"bytes", true, func() map[string]any {
+		m := map[string]any{}
+		for i := range 64 {
+			m["bytes"+strconv.Itoa(i)] = []byte(strings.Repeat("x", 16<<10))
+		}
+		return m
+	}},
+	// Numbers and times were guessed at 64 bytes each too: eight times too many.
+	{"json numbers", true, func() map[string]any {
+		m := map[string]any{}
+		for i := range 10000 {
+			m[strconv.Itoa(i)] = json.Number("1")
+		}
+		return map[string]any{"numbers": m}
+	}},
+	{"times", true, func() map[string]any {
+		m := map[string]any{}
+		for i := range 10000 {
+			m[strconv.Itoa(i)] = time.Unix(int64(i), 0).UTC()
+		}
+		return map[string]any{"times": m}
+	}},
+	// Values whose size only encoding/json knows (a named string type here, which
+	// it writes as a string, so no more than one copy of it is made): one large,
+	// and many.
+	{"marshalled", true, func() map[string]any {
+		return map[string]any{"note": note(strings.Repeat("x", 1<<20))}
+	}},
+	{"many marshalled", true, func() map[string]any {
+		m := map[string]any{}
+		for i := range 64 {
+			m["note"+strconv.Itoa(i)] = note(strings.Repeat("x", 16<<10))
+		}
+		return m
+	}},
+}
+
 // TestEncodeAllocatesAboutItsSize: the encoder's buffer is sized for the snapshot,
-// not grown from 1 KB (a 1 MB snapshot cost about 5 MB of allocations).
+// not grown from 1 KB (a 1 MB snapshot cost about 5 MB of allocations), nor
+// allocated many times larger than what it holds.
 func TestEncodeAllocatesAboutItsSize(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		vars map[string]any
-	}{
-		{"strings", func() map[string]any {
-			m := map[string]any{}
-			for i := range 64 {
-				m[string(rune('a'+i%26))+strings.Repeat("k", i)] = strings.Repeat("x", 16<<10)
-			}
-			return m
-		}()},
-		{"nested", func() map[string]any {
-			list := make([]any, 20000)
-			for i := range list {
-				list[i] = map[string]any{"id": int64(i), "name": "item", "ok": true, "rate": 0.25}
-			}
-			return map[string]any{"items": list}
-		}()},
-	} {
+	for _, c := range sizedVars {
 		t.Run(c.name, func(t *testing.T) {
 			s := saved("big")
-			s.Vars = c.vars
+			s.Vars = c.vars()
 			var data []byte
 			used := allocated(func() { data = encode(t, s) })
-			require.Less(t, used, uint64(len(data))*2, "encoding %d bytes", len(data))
+			if !c.marshalled {
+				require.Less(t, used, uint64(len(data))*2, "encoding %d bytes", len(data))
+			}
+			require.Less(t, cap(data), len(data)*2, "encoding %d bytes", len(data))
+		})
+	}
+}
+
+// TestEncodeBranchingCycleFails: a cycle through a map or a list that holds itself
+// more than once fails the save at once, as one that holds itself once does. Before,
+// the size estimate walked every path to its depth bound first: 3^33 values, for
+// ever, and Encode (every Save, every checkpoint) hung.
+func TestEncodeBranchingCycleFails(t *testing.T) {
+	m := map[string]any{}
+	m["a"], m["b"], m["c"] = m, m, m
+	l := make([]any, 3)
+	for i := range l {
+		l[i] = l
+	}
+	// Through two containers, inside a value that is not part of the cycle.
+	inner := map[string]any{}
+	outer := []any{inner, inner, inner}
+	inner["x"], inner["y"] = outer, outer
+	s := saved("cycles")
+	s.Vars = map[string]any{"map": m, "list": l, "nested": map[string]any{"ok": "yes", "loop": outer}, "fine": "x"}
+
+	_, err := session.Encode(s)
+	var ue *session.UnserializableError
+	require.ErrorAs(t, err, &ue)
+	require.Equal(t, []string{"list", "map", "nested"}, ue.Names)
+	data, err := session.Encode(s, session.DropUnserializable())
+	require.NoError(t, err)
+	got, err := session.Decode(data)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"fine": "x"}, got.Vars)
+}
+
+// BenchmarkEncodeSized encodes the snapshots of sizedVars.
+func BenchmarkEncodeSized(b *testing.B) {
+	for _, c := range sizedVars {
+		b.Run(strings.ReplaceAll(c.name, " ", "_"), func(b *testing.B) {
+			s := saved("big")
+			s.Vars = c.vars()
+			b.SetBytes(int64(len(encode(b, s))))
+			b.ReportAllocs()
+			for b.Loop() {
+				encode(b, s)
+			}
 		})
 	}
 }

@@ -55,7 +55,8 @@
 // as for any failed save but saves over the version that was stored: after a
 // checkpoint, the outcome (checkpoint_failed); after a claim, before any node ran,
 // status failed with the frontier, so a Resume needs no Recover. FileStore waits for its lock only as long as the caller's
-// context lasts, and follows no symbolic link (see FileStore).
+// context lasts, follows no symbolic link, and refuses a lock file with more than
+// one link (a hard link planted at it) rather than lock another file (see FileStore).
 //
 // # Running and resuming
 //

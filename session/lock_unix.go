@@ -4,6 +4,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -44,4 +45,21 @@ func lockFile(ctx context.Context, f *os.File) error {
 		}
 		pause = min(2*pause, lockRetryMax)
 	}
+}
+
+// lockable returns ErrCorrupt if f, the directory's lock file, has another name than
+// its own: a hard link planted at ".lock" to a file elsewhere would have the store
+// lock that file's inode, so that whoever holds a lock on that file (its owner, or
+// whoever planted the link) stops every save, and the store's saves stop any program
+// that locks that file. The store never links its lock file, so it is refused rather
+// than locked; checked on the opened file, before it is locked.
+func lockable(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && uint64(st.Nlink) != 1 {
+		return fmt.Errorf("%w: %d links to it, not a lock file of the store's own", ErrCorrupt, st.Nlink)
+	}
+	return nil
 }

@@ -70,7 +70,12 @@ import (
 // type is checked on the opened file: an entry swapped between a look and the open
 // cannot get past. The lock file ".lock" is opened the same way: if it is not a
 // regular file, Save and Delete fail with ErrCorrupt naming it, rather than create
-// or lock what a link points to.
+// or lock what a link points to. Where the lock is an flock, a lock file with more
+// than one link is refused the same way: a hard link planted at ".lock" would have
+// the store lock another file (which its owner, or whoever planted the link, can
+// hold locked to stop every save). The store never links it; an operator removes
+// such a file when no process uses the directory (a copy made with "cp -al" shares
+// it too: remove it in the copy).
 type FileStore struct {
 	dir string
 	// syncDir syncs the directory (a field so that a test can make it fail).
@@ -81,16 +86,22 @@ type FileStore struct {
 	ttl time.Duration
 }
 
-// NewFileStore returns a FileStore on dir, creating the directory if needed.
+// NewFileStore returns a FileStore on dir, creating the directory if needed (and
+// syncing its parent, so that the directory survives a crash as its saves do).
 func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
+	return newFileStore(dir, syncDir, opts)
+}
+
+// newFileStore is NewFileStore with the function that syncs a directory.
+func newFileStore(dir string, sync func(dir string) error, opts []StoreOption) (*FileStore, error) {
 	if dir == "" {
 		return nil, errors.New("session: file store: empty directory name")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := mkdirDurable(dir, sync); err != nil {
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	c := newStoreConfig(opts)
-	return &FileStore{dir: dir, syncDir: syncDir, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}, nil
+	return &FileStore{dir: dir, syncDir: sync, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}, nil
 }
 
 // Dir returns the store's directory.
@@ -223,6 +234,11 @@ func (f *FileStore) lock(ctx context.Context) (func(), error) {
 	// Not following a link here either: the store would create or lock its target.
 	path := filepath.Join(f.dir, ".lock")
 	lf, err := openFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		if err = lockable(lf); err != nil {
+			lf.Close()
+		}
+	}
 	if err != nil {
 		<-f.sem
 		if errors.Is(err, ErrCorrupt) {
@@ -239,6 +255,34 @@ func (f *FileStore) lock(ctx context.Context) (func(), error) {
 		lf.Close() // closing releases the lock
 		<-f.sem
 	}, nil
+}
+
+// mkdirDurable creates dir and its missing parents, and syncs the parent of each
+// directory it created: a save syncs its file and the store's directory, which does
+// not make the directory's own entry durable, and a crash could otherwise lose the
+// directory with every save in it. The syncs are best effort, as removeExpired's: a
+// system that cannot sync a directory (Save then reports ErrNotDurable) can still
+// have a store.
+func mkdirDurable(dir string, sync func(dir string) error) error {
+	var created []string // the missing directories, deepest first
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, d := range created {
+		sync(filepath.Dir(d))
+	}
+	return nil
 }
 
 func syncDir(dir string) error {

@@ -192,3 +192,27 @@ func TestLaterExpiryFindsTheWordAcrossReads(t *testing.T) {
 	require.NoError(t, err, "not decoded")
 	assert.Equal(t, h, got)
 }
+
+// TestFileStoreSyncsCreatedDirectory: a directory NewFileStore creates is made durable
+// in its parent (and each parent it creates in theirs) before the store is returned:
+// a save syncs its file and the store's directory, which does not keep the directory's
+// own entry after a crash. Before, the parents were never synced, so a crash could
+// lose the whole directory with every "durable" save in it. A directory that exists
+// is left as it is.
+func TestFileStoreSyncsCreatedDirectory(t *testing.T) {
+	root := t.TempDir()
+	var synced []string
+	record := func(dir string) error {
+		synced = append(synced, dir)
+		return syncDir(dir)
+	}
+	dir := filepath.Join(root, "a", "b")
+	_, err := newFileStore(dir, record, nil)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{root, filepath.Join(root, "a")}, synced)
+
+	synced = nil
+	_, err = newFileStore(dir, record, nil)
+	require.NoError(t, err)
+	assert.Empty(t, synced, "nothing created, nothing synced")
+}

@@ -186,3 +186,50 @@ func TestFileStoreLockFileNotFollowed(t *testing.T) {
 	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("l-2"), 0), "a lock file the store creates itself works")
 	require.NoError(t, fs.Delete(ctx, "l-1"))
 }
+
+// TestFileStoreLockFileHardLink: a lock file with another name (a hard link planted at
+// ".lock", to a file elsewhere that whoever planted it can lock) is refused: Save and
+// Delete fail with ErrCorrupt naming it, and the other file is never locked. Before,
+// the store locked the other file's inode: whoever held a lock on that file blocked
+// every save, and the store's saves blocked any program locking that file.
+func TestFileStoreLockFileHardLink(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	fs, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("h-1"), 0))
+	lock := filepath.Join(dir, ".lock")
+	require.NoError(t, os.Remove(lock))
+	victim := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("other"), 0o600))
+	require.NoError(t, os.Link(victim, lock))
+	// The other file's owner holds a lock on it: were the store to lock the same
+	// inode, it would wait, and the context ends once it does.
+	vf, err := os.Open(victim)
+	require.NoError(t, err)
+	defer vf.Close()
+	require.NoError(t, syscall.Flock(int(vf.Fd()), syscall.LOCK_EX))
+	wctx, cancel := newWaitingContext(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-wctx.waiting:
+			cancel()
+		case <-wctx.Context.Done(): // not wctx.Done, which would count as waiting
+		}
+	}()
+
+	err = fs.Save(wctx, storetest.NewSnapshot("h-2"), 0)
+	require.NotErrorIs(t, err, context.Canceled, "the store waited for the other file's lock")
+	require.ErrorIs(t, err, session.ErrCorrupt)
+	assert.ErrorContains(t, err, lock)
+	assert.ErrorContains(t, err, "2 links")
+	require.ErrorIs(t, fs.Delete(ctx, "h-1"), session.ErrCorrupt)
+	data, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "other", string(data))
+
+	require.NoError(t, os.Remove(lock))
+	require.NoError(t, fs.Save(ctx, storetest.NewSnapshot("h-2"), 0), "a lock file the store creates itself works")
+	require.NoError(t, fs.Delete(ctx, "h-1"))
+}

@@ -1,0 +1,32 @@
+//go:build !race
+
+// The race detector's sync.Pool drops items at random, so encoding/json allocates
+// its buffers anew and the allocations counted here are not its size.
+
+package session_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestEncodeMarshalledValuesGrowOnce: where encoding/json writes a large value, the
+// buffer is not copied at every quarter of growth: the allocations are its output
+// and the buffer (doubled as often as values the estimate guessed at do not fit),
+// not five times the buffer.
+func TestEncodeMarshalledValuesGrowOnce(t *testing.T) {
+	for _, c := range sizedVars {
+		if !c.marshalled || c.name == "json numbers" || c.name == "times" {
+			continue // many small values: encoding/json's own cost per value dominates
+		}
+		t.Run(c.name, func(t *testing.T) {
+			s := saved("big")
+			s.Vars = c.vars()
+			encode(t, s) // encoding/json's buffer pool
+			var data []byte
+			used := allocated(func() { data = encode(t, s) })
+			require.Less(t, used, uint64(len(data))*4, "encoding %d bytes", len(data))
+		})
+	}
+}
