@@ -6,6 +6,7 @@
 package session_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,12 @@ func TestEncodeMarshalledValuesGrowOnce(t *testing.T) {
 			s.Vars = c.vars()
 			encode(t, s) // encoding/json's buffer pool
 			var data []byte
-			used := allocated(func() { data = encode(t, s) })
+			// The least of a few encodings: a garbage collection between the warm-up and
+			// an encoding empties encoding/json's pool, and that one allocates more.
+			used := uint64(math.MaxUint64)
+			for range 5 {
+				used = min(used, allocated(func() { data = encode(t, s) }))
+			}
 			require.Less(t, used, uint64(len(data))*4, "encoding %d bytes", len(data))
 		})
 	}
