@@ -24,7 +24,7 @@ type memberTask struct {
 
 func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 	mt := &memberTask{t: t, m: m, index: index}
-	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())),
+	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())), asTeamMember(),
 		OnAnswer(func(ctx context.Context, _ *flow.Context, _ *flow.Node, ans *Answer) error {
 			if s, ok := ctx.Value(memberSlotKey{}).(*memberSlot); ok {
 				s.setAnswer(ans)
@@ -33,6 +33,11 @@ func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 		}))
 	return mt
 }
+
+// asTeamMember makes the agent task continue a run waiting at its node and branch
+// whenever it finds one: the team's start node dropped the runs its run must not
+// continue.
+func asTeamMember() TaskOption { return func(t *agentTask) { t.teamMember = true } }
 
 // AgentName names the member for the audit.
 func (mt *memberTask) AgentName() string { return mt.m.Name() }
