@@ -222,9 +222,13 @@
 // prompt) starts its members afresh, discarding member runs the failed run left
 // waiting for decisions. Where the failed node is the call of a nested team (or of a
 // team run as a sub-graph with Task), flow calls the team's graph again from its
-// start; the team, started again on the same question in the same place, lets the
-// member whose failure kept its run waiting go on with it, so an approved call still
-// runs once and nobody is asked again.
+// start; the team, started again on the same question in the same place by the
+// resume (or the retry) of that node, lets the member whose failure kept its run
+// waiting go on with it, so an approved call still runs once and nobody is asked
+// again. (A team run with Task learns that the call resumes or retries its node from
+// Interceptor(), which the enclosing engine then needs.) A new evaluation of the
+// team's graph, or of a graph that calls it, starts the members afresh even on the
+// same question.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

@@ -558,3 +558,105 @@ layout:
 	assert.Equal(t, 3, model.Calls(), "the failed model turn is asked again, nothing before it")
 	assert.Nil(t, sess.Pending("bot"))
 }
+
+// A fresh evaluation of a team's graph over a context that holds the team's failed
+// run, with the same question, is a new run all the same: the member does not go on
+// with the run the failed one left waiting (whose approved call would then count for
+// this run), it asks its question afresh. A resume of the failed run retries it: the
+// member goes on, and the approved call runs once.
+func TestTeamFreshEvalOverFailedRun(t *testing.T) {
+	setup := func(t *testing.T) (*team.TeamAgent, *flow.Context, *flow.Result, *testkit.ScriptedModel, *toolbox) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(bot))
+		require.NoError(t, err)
+		fc := flow.NewContextWith("crew-fresh", map[string]any{tm.InputKey(): "clean up"})
+		res, err := tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+		res, err = tm.Engine().Resume(context.Background(), res.Frontier, fc)
+		require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		require.Equal(t, flow.StatusFailed, res.Status)
+		require.Equal(t, team.TeamFailed, tm.Trace(fc).Status)
+		require.NotNil(t, team.SessionOf(fc).Pending("bot"), "the member's run waits for a retry")
+		return tm, fc, res, model, box
+	}
+	t.Run("fresh evaluation", func(t *testing.T) {
+		tm, fc, _, model, box := setup(t)
+		failed := tm.Trace(fc).RunID
+		res, err := tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status, "the new run asks for its own decision")
+		assert.Equal(t, 3, model.Calls())
+		assert.Equal(t, "clean up", model.Requests()[2].LastUserMessage(), "the model is asked afresh")
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+		p := team.SessionOf(fc).Pending("bot")
+		require.NotNil(t, p)
+		assert.Equal(t, []string{"d1"}, p.IDs())
+		assert.NotEqual(t, failed, tm.Trace(fc).RunID, "a new team run")
+	})
+	t.Run("resume", func(t *testing.T) {
+		tm, fc, res, model, box := setup(t)
+		res, err := tm.Engine().Resume(context.Background(), res.Frontier, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+		assert.Equal(t, 3, model.Calls())
+	})
+}
+
+// A team run as a sub-graph of another graph (Task): its member's resumed run fails
+// after the approved batch, which fails the call. A resume of the failed flow run
+// calls the team's graph again from its start, and the team retries its run: the
+// member goes on, the approved call runs once. A fresh evaluation of the outer graph
+// over the same context starts the team's member afresh.
+func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
+	setup := func(t *testing.T) (*flow.Engine, *flow.Graph, *flow.Context, *flow.Result, *testkit.ScriptedModel, *toolbox) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(bot))
+		require.NoError(t, err)
+		spec := flow.NewSpec("ops")
+		spec.Start("s").LinkTo("crew")
+		spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+		spec.End("e")
+		g, err := spec.Build()
+		require.NoError(t, err)
+		eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+		fc := flow.NewContextWith("ops-1", map[string]any{"prompt": "clean up"})
+		res, err := eng.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+		res, err = eng.Resume(context.Background(), res.Frontier, fc)
+		require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		require.Equal(t, flow.StatusFailed, res.Status)
+		require.Equal(t, []string{"ops:crew"}, res.Frontier.Pending(), "the calling node, as the call failed")
+		require.NotNil(t, team.SessionOf(fc).Pending("bot"))
+		return eng, g, fc, res, model, box
+	}
+	t.Run("resume", func(t *testing.T) {
+		eng, _, fc, res, model, box := setup(t)
+		res, err := eng.Resume(context.Background(), res.Frontier, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+		assert.Equal(t, 3, model.Calls(), "nobody is asked again")
+	})
+	t.Run("fresh evaluation", func(t *testing.T) {
+		eng, g, fc, _, model, box := setup(t)
+		res, err := eng.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status, "the new run asks for its own decision")
+		assert.Equal(t, "clean up", model.Requests()[2].LastUserMessage())
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+		assert.Equal(t, []string{"d1"}, team.SessionOf(fc).Pending("bot").IDs())
+	})
+}
