@@ -114,8 +114,8 @@ type agentTask struct {
 	promptTmpl string
 	answerKey  string
 	onAnswer   []func(context.Context, *flow.Context, *flow.Node, *Answer) error
-	teamMember bool     // the team's start node decides which waiting runs go on
-	tmpls      sync.Map // template text -> *template.Template or error
+	kept       func(context.Context) bool // a team member: its team's start node kept the waiting runs
+	tmpls      sync.Map                   // template text -> *template.Template or error
 }
 
 // Run calls the agent.
@@ -124,7 +124,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	sess := nodeSession(c, n)
 	var prompt string
 	run := sess.State(name).Run
-	if run != nil && !t.continues(run, c, n) {
+	if run != nil && !t.continues(ctx, run, c, n) {
 		// Another node's run, another pass of this node (a loop's earlier iteration),
 		// or a run an earlier evaluation left here: nobody continues it, and resumed
 		// here it would answer that question, approved calls included, as this one.
@@ -167,18 +167,18 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 // started outside a graph waits anywhere. A run waiting at this node and branch is
 // continued by the execution that resumes the halted run (Resume) or retries the
 // node, never by a new evaluation that merely finds it in the variables: flow alone
-// knows which one this is. A team's member node leaves that decision to the team,
-// whose start node keeps its members' runs only when the team retries its failed run,
-// and which flow may have called afresh to do so (a failed sub-graph call is made
-// again from its start, so the member's execution is not a resumed one).
-func (t *agentTask) continues(run *PendingRun, c *flow.Context, n *flow.Node) bool {
+// knows which one this is. A team's member also continues the run its team's start
+// node kept to retry the team's failed run: flow may have called the team's graph
+// afresh to do so (a failed sub-graph call is made again from its start), so the
+// member's execution is not a resumed one.
+func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Context, n *flow.Node) bool {
 	if run.Info.Node == "" {
 		return true
 	}
 	if !run.waitsAt(c, n) {
 		return false
 	}
-	return t.teamMember || c.Resumed() || c.Attempt() > 1
+	return c.Resumed() || c.Attempt() > 1 || t.kept != nil && t.kept(ctx)
 }
 
 func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {

@@ -103,10 +103,11 @@
 // approved calls. (Solon, whose resume is a new evaluation of the graph, lets the
 // agent's saved state decide; here a resume continues the frontier, and flow tells the
 // node which execution it is.) A run started outside a graph (the agent called
-// directly) waits anywhere: the first node of the agent continues it. A team's members
-// follow their team instead: its start node discards their waiting runs unless the
-// team retries its failed run (see Teams), which flow may do by calling the team's
-// graph afresh, and a member node continues what its team kept. A run
+// directly) waits anywhere: the first node of the agent continues it. A team's member
+// node follows the same rule, and also continues the run its team's start node kept:
+// the start node discards its members' waiting runs unless the team retries its
+// failed run (see Teams), which flow may do by calling the team's graph afresh, where
+// no member's execution is a resumed one. A run
 // that a failure left waiting (a model call failed after its approved batch) is for a
 // retry of its node; once an error policy recovered that failure nobody retries it, so
 // it leaves no pending entry: a team's engine (its Interceptor) discards it as the node

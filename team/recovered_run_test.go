@@ -660,3 +660,36 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 		assert.Equal(t, []string{"d1"}, team.SessionOf(fc).Pending("bot").IDs())
 	})
 }
+
+// As TestSupervisorRoutesAgainToRecoveredMember, with the team's graph on an engine
+// without the team's Interceptor, so that nothing discards the member's run when the
+// error policy recovers its failure: routed to again, the member's node is neither a
+// resume nor a retry, and its team did not keep the run, so the member takes its new
+// task in a new run.
+func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sup := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
+		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
+		testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup))
+	require.NoError(t, err)
+	eng := flow.NewEngine(recoverNode("bot"))
+	fc := flow.NewContextWith("desk-plain", map[string]any{tm.InputKey(): "tidy up"})
+	res, err := eng.EvalGraph(context.Background(), tm.Graph(), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	require.Equal(t, 3, model.Calls())
+	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
+}

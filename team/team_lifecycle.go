@@ -127,7 +127,11 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	// approved batch) must go on with it, as on a retry of its own node, instead of
 	// asking the human again and running the approved calls twice. Only the flow run
 	// that failed retries it: a new evaluation asking the same question is a new run.
-	if !t.retries(c, tr, nest.parent != nil) || nest.parent == nil && !t.continues(c) {
+	if t.retries(c, tr, nest.parent != nil) && (nest.parent != nil || t.continues(c)) {
+		if st := invStateOf(ctx, t); st != nil {
+			st.kept.Store(true)
+		}
+	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
 			if sess.State(name).Run != nil {

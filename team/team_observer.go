@@ -102,6 +102,7 @@ type invState struct {
 	path      string
 	ended     atomic.Bool // the end node ran
 	suspended atomic.Bool
+	kept      atomic.Bool // the start node kept the members' waiting runs (a retry)
 	mu        sync.Mutex
 	failed    error
 	waitsAt   string // "callpath:node" of the first node that suspended
