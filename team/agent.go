@@ -92,14 +92,14 @@ func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *A
 //
 // When the agent waits for human decisions the task suspends the run (the node runs
 // again on resume and the agent applies the decisions given with
-// SessionOf(fc).Decide). The node resumes the run of its agent waiting in the
-// context, with that run's prompt, unless another node, or this node in another
-// branch (an earlier iteration of a loop), left it there (the flow went on past it:
-// the run is discarded); AgentSession.RunFlow discards the runs an
-// earlier flow run left waiting, and code that evaluates a new run over a context with
-// the engine directly should Discard them. An agent failure fails the node with the agent's structured
-// error: its type is the node error's code, and a retryable one is retried by the
-// node's retry policy.
+// SessionOf(fc).Decide). The node continues the run of its agent waiting in the
+// context, with that run's prompt, only when that run waits at this node and branch
+// and this execution of the node resumes the halted flow run (flow.Context.Resumed)
+// or retries the node (flow.Context.Attempt above 1), or when the run was started
+// outside a graph. Otherwise (a new evaluation, another node, another pass of this
+// node) it discards the waiting run and asks its own question. An agent failure fails
+// the node with the agent's structured error: its type is the node error's code, and a
+// retryable one is retried by the node's retry policy.
 func AsTask(a Agent, opts ...TaskOption) flow.Task {
 	t := &agentTask{a: a}
 	for _, o := range opts {
@@ -114,7 +114,8 @@ type agentTask struct {
 	promptTmpl string
 	answerKey  string
 	onAnswer   []func(context.Context, *flow.Context, *flow.Node, *Answer) error
-	tmpls      sync.Map // template text -> *template.Template or error
+	kept       func(context.Context) bool // a team member: its team's start node kept the waiting runs
+	tmpls      sync.Map                   // template text -> *template.Template or error
 }
 
 // Run calls the agent.
@@ -123,11 +124,10 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	sess := nodeSession(c, n)
 	var prompt string
 	run := sess.State(name).Run
-	if run != nil && !run.waitsAt(c, n) {
-		// Another node's run, or another pass of this node (a loop's earlier
-		// iteration): the flow went on past it (an error policy recovered its
-		// failure), so nobody continues it; resumed here it would answer that
-		// question as this one.
+	if run != nil && !t.continues(ctx, run, c, n) {
+		// Another node's run, another pass of this node (a loop's earlier iteration),
+		// or a run an earlier evaluation left here: nobody continues it, and resumed
+		// here it would answer that question, approved calls included, as this one.
 		sess.Discard(name)
 		run = nil
 	}
@@ -161,6 +161,24 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 		}
 	}
 	return nil
+}
+
+// continues reports whether the node continues the agent's waiting run. A run
+// started outside a graph waits anywhere. A run waiting at this node and branch is
+// continued by the execution that resumes the halted run (Resume) or retries the
+// node, never by a new evaluation that merely finds it in the variables: flow alone
+// knows which one this is. A team's member also continues the run its team's start
+// node kept to retry the team's failed run: flow may have called the team's graph
+// afresh to do so (a failed sub-graph call is made again from its start), so the
+// member's execution is not a resumed one.
+func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Context, n *flow.Node) bool {
+	if run.Info.Node == "" {
+		return true
+	}
+	if !run.waitsAt(c, n) {
+		return false
+	}
+	return c.Resumed() || c.Attempt() > 1 || t.kept != nil && t.kept(ctx)
 }
 
 func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {

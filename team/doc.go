@@ -89,12 +89,25 @@
 // runner.Resume applies. For agents used without a graph, or to keep a flow's frontier
 // with the session, MarshalSession/UnmarshalSession give the whole session as JSON
 // (RunFlow and ResumeFlow record and continue the frontier). An agent run waiting at a
-// node belongs to that node and to the flow run that left it there: ResumeFlow (or a
-// resume of the instance with session.Runner, or a retry of the node) continues it,
-// while RunFlow starts a new flow run and discards it first, and another node of the
-// same agent, or the same node in another branch (the next iteration of a loop whose
-// body holds the node), reached because an error policy recovered the node's failure,
-// discards it too, so a new question never resumes an old run's approved calls. A run
+// node belongs to that node and to the flow run that left it there, and only that flow
+// run's own execution of the node continues it: the one a resume makes where the run
+// halted (ResumeFlow, a resume of the instance with session.Runner, Engine.Resume,
+// also inside a sub-graph call the resume re-enters; flow's Context.Resumed says so),
+// or a retry of the node by its retry policy (Context.Attempt above 1). Any other
+// execution of an agent node discards the agent's waiting run and starts afresh on the
+// question the variables hold now: a new evaluation (RunFlow, which also discards
+// every such run first; EvalGraph or session.Runner.Run over a context that holds
+// one), another node of the same agent, the same node in another branch (the next
+// iteration of a loop whose body holds the node), or the same node reached again (a
+// cycle, an error policy's goto). So a new question never resumes an old run's
+// approved calls. (Solon, whose resume is a new evaluation of the graph, lets the
+// agent's saved state decide; here a resume continues the frontier, and flow tells the
+// node which execution it is.) A run started outside a graph (the agent called
+// directly) waits anywhere: the first node of the agent continues it. A team's member
+// node follows the same rule, and also continues the run its team's start node kept:
+// the start node discards its members' waiting runs unless the team retries its
+// failed run (see Teams), which flow may do by calling the team's graph afresh, where
+// no member's execution is a resumed one. A run
 // that a failure left waiting (a model call failed after its approved batch) is for a
 // retry of its node; once an error policy recovered that failure nobody retries it, so
 // it leaves no pending entry: a team's engine (its Interceptor) discards it as the node
@@ -102,17 +115,9 @@
 // merge discards the runs of members whose branch was withdrawn with its failure
 // (branch policy continue), and RunFlow and ResumeFlow discard every run still waiting
 // at a node when the flow run completes. (On an engine without the team's Interceptor,
-// such a run shows in Pending, with no calls, until the agent runs at another node or
-// branch, or RunFlow or ResumeFlow sees the flow run complete; session.Runner does not
-// discard it.) A new evaluation started on the engine directly (EvalGraph,
-// session.Runner.Run) over a context that holds such a run cannot be told from a resume
-// by the agent node, which flow does not tell whether its execution continues a halted
-// run: the node resumes the run of its agent waiting at that node and branch, with its
-// old prompt (Discard it first, or use RunFlow). That is Solon's model, where a resume
-// is a new evaluation of the graph and the agent's saved state decides; here a resume
-// continues the frontier, so only the documented entry points above start afresh. A
-// team's start node knows that its run is new: a team evaluated afresh starts its
-// members afresh (unless it retries its failed run, see Teams). A run held for
+// such a run shows in Pending, with no calls, until a node of the agent runs again, or
+// RunFlow or ResumeFlow sees the flow run complete; session.Runner does not discard
+// it.) A run held for
 // decisions keeps its run id and its trace, so its trace after the pause is the trace
 // it would have had without it (plus the decisions), and Metrics.Duration counts the
 // agent's active time, not the human's.
@@ -218,9 +223,13 @@
 // prompt) starts its members afresh, discarding member runs the failed run left
 // waiting for decisions. Where the failed node is the call of a nested team (or of a
 // team run as a sub-graph with Task), flow calls the team's graph again from its
-// start; the team, started again on the same question in the same place, lets the
-// member whose failure kept its run waiting go on with it, so an approved call still
-// runs once and nobody is asked again.
+// start; the team, started again on the same question in the same place by the
+// resume (or the retry) of that node, lets the member whose failure kept its run
+// waiting go on with it, so an approved call still runs once and nobody is asked
+// again. (A team run with Task learns that the call resumes or retries its node from
+// Interceptor(), which the enclosing engine then needs.) A new evaluation of the
+// team's graph, or of a graph that calls it, starts the members afresh even on the
+// same question.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
 )
@@ -280,16 +281,17 @@ func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
 }
 
 // A fresh evaluation (EvalGraph, not Resume) over a context that holds an agent run
-// an earlier, suspended evaluation left waiting. The flow cannot tell an agent node
-// whether its run is new or a resume, so a plain agent node resumes the waiting run,
-// as documented (RunFlow, or Discard, starts afresh). A team's start node knows that
-// its run is new: its members start afresh whatever waits in the context.
+// an earlier, suspended evaluation left waiting. Only the execution that resumes the
+// halted run (or retries the node) continues it: the agent node of a new evaluation
+// discards it and asks the model the question the variables hold now, so the calls a
+// human approved for the old question never run for the new one. A team's start node
+// does the same for its members.
 func TestFreshEvalOverWaitingRun(t *testing.T) {
-	t.Run("agent node resumes (documented)", func(t *testing.T) {
+	t.Run("agent node starts afresh", func(t *testing.T) {
 		box := &toolbox{}
 		model := testkit.NewScriptedModel(
 			testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
-			testkit.Reply("paid"))
+			testkit.Reply("the cafe is paid"))
 		a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
 		require.NoError(t, err)
 		eng := flow.NewEngine(team.WithAgents(a))
@@ -297,13 +299,84 @@ func TestFreshEvalOverWaitingRun(t *testing.T) {
 		res, err := eng.EvalGraph(context.Background(), payerGraph(t), fc)
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusSuspended, res.Status)
+		first := team.SessionOf(fc).Pending("payer")
+		require.NotNil(t, first)
+		require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
 
 		fc.Set("prompt", "pay the cafe")
 		res, err = eng.EvalGraph(context.Background(), payerGraph(t), fc)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusSuspended, res.Status, "the waiting run still waits for its decision")
-		assert.Equal(t, 1, model.Calls(), "the node resumed the waiting run: the model was not asked")
-		assert.Equal(t, []string{"p1"}, team.SessionOf(fc).Pending("payer").IDs())
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		require.Equal(t, 2, model.Calls())
+		assert.Equal(t, "pay the cafe", model.Requests()[1].LastUserMessage(), "the model sees the new question")
+		assert.Empty(t, box.Calls(), "the call approved for the old question did not run")
+		assert.Equal(t, "the cafe is paid", fc.Value("payer.answer"))
+		assert.Nil(t, team.SessionOf(fc).Pending("payer"), "the old run is gone")
+		tr := team.SessionOf(fc).ReActTrace("payer")
+		require.NotNil(t, tr)
+		assert.NotEqual(t, first.RunID, tr.RunID)
+		assert.Equal(t, "pay the cafe", tr.Prompt)
+	})
+	t.Run("agent node in a sub-graph starts afresh", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(
+			testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+			testkit.Reply("the cafe is paid"))
+		eng, g := payerCallEngine(t, model, box)
+		fc := flow.NewContextWith("fresh-call", map[string]any{"prompt": "pay acme"})
+		res, err := eng.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
+
+		fc.Set("prompt", "pay the cafe")
+		res, err = eng.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "pay the cafe", model.Requests()[1].LastUserMessage())
+		assert.Empty(t, box.Calls())
+		assert.Nil(t, team.SessionOf(fc).Pending("payer"))
+	})
+	t.Run("session runner starts afresh, its resume continues", func(t *testing.T) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(
+			testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+			testkit.Reply("the cafe is paid")).
+			When(testkit.LastIsToolResult("transfer"), testkit.Reply("acme is paid"))
+		a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+		require.NoError(t, err)
+		eng := flow.NewEngine(team.WithAgents(a))
+		require.NoError(t, eng.Register(payerGraph(t)))
+		runner := session.NewRunner(eng, session.NewMemoryStore())
+		res, err := runner.Run(context.Background(), "pay", flow.NewContextWith("pay-1", map[string]any{"prompt": "pay acme"}))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		snap, err := runner.Load(context.Background(), "pay-1")
+		require.NoError(t, err)
+		updates, err := team.DecideIn(snap.Vars, "payer", team.Approve("p1"))
+		require.NoError(t, err)
+
+		// A new instance started over the stored variables (a copy of the first
+		// instance's state) asks its own question.
+		vars := snap.Vars
+		for k, v := range updates {
+			vars[k] = v
+		}
+		vars["prompt"] = "pay the cafe"
+		res, err = runner.Run(context.Background(), "pay", flow.NewContextWith("pay-2", vars))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "the cafe is paid", res.Context.Value("payer.answer"))
+		assert.Nil(t, team.SessionOf(res.Context).Pending("payer"))
+		assert.Empty(t, box.Calls())
+
+		// The first instance, resumed, goes on with its run: the approved call runs.
+		res, err = runner.Resume(context.Background(), "pay-1", updates)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "acme is paid", res.Context.Value("payer.answer"))
+		assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+		assert.Equal(t, 3, model.Calls(), "the resume asked the model once, after the approved call")
 	})
 	t.Run("team starts its members afresh", func(t *testing.T) {
 		box := &toolbox{}
@@ -400,4 +473,223 @@ func TestNestedTeamRecoveredCallLeavesNoPending(t *testing.T) {
 	assert.Equal(t, "outer", ans.Pending.Agent, "the outer team waits at its approval node")
 	assert.Nil(t, sess.Pending("bot"))
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+}
+
+// payerCallEngine returns an engine with @payer (the model's agent, with the transfer
+// tool) and a graph that calls the sub-graph start → @payer → end.
+func payerCallEngine(t *testing.T, model team.ChatModel, box *toolbox) (*flow.Engine, *flow.Graph) {
+	t.Helper()
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	require.NoError(t, eng.Register(payerGraph(t)))
+	g, err := flow.LoadGraph("pay-call.yml", []byte(`id: payCall
+layout:
+  - {id: start, type: start, link: call}
+  - {id: call, task: "#pay", link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	return eng, g
+}
+
+// The resume of a halted evaluation continues the agent run its node left waiting,
+// also inside a sub-graph (whose call the resume re-enters): the approved call runs
+// once, and the model is asked nothing before it.
+func TestResumeContinuesWaitingRun(t *testing.T) {
+	for _, inCall := range []bool{false, true} {
+		name := "root"
+		if inCall {
+			name = "sub-graph"
+		}
+		t.Run(name, func(t *testing.T) {
+			box := &toolbox{}
+			model := testkit.NewScriptedModel(
+				testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+				testkit.Reply("acme is paid"))
+			eng, g := payerCallEngine(t, model, box)
+			if !inCall {
+				g = payerGraph(t)
+			}
+			fc := flow.NewContextWith("resume-"+name, map[string]any{"prompt": "pay acme"})
+			res, err := eng.EvalGraph(context.Background(), g, fc)
+			require.NoError(t, err)
+			require.Equal(t, flow.StatusSuspended, res.Status)
+			first := team.SessionOf(fc).Pending("payer")
+			require.NotNil(t, first)
+			require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
+			fc.Set("prompt", "something else") // a resume keeps the run's question
+
+			res, err = eng.Resume(context.Background(), res.Frontier, fc)
+			require.NoError(t, err)
+			require.Equal(t, flow.StatusCompleted, res.Status)
+			assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+			assert.Equal(t, 2, model.Calls())
+			assert.Equal(t, "acme is paid", fc.Value("payer.answer"))
+			tr := team.SessionOf(fc).ReActTrace("payer")
+			require.NotNil(t, tr)
+			assert.Equal(t, first.RunID, tr.RunID, "the same run went on")
+		})
+	}
+}
+
+// A retry of the node (its retry policy, in an evaluation that resumes nothing)
+// continues the run the failed attempt left waiting: here the agent's run, approved
+// outside the graph, runs its batch at the node, and the model call after it fails.
+// The second attempt asks the model again; it does not start afresh, which would ask
+// the human again and run the approved call twice.
+func TestNodeRetryContinuesWaitingRun(t *testing.T) {
+	box := &toolbox{}
+	a, sess, model := heldRemove(t, box, testkit.FailWith(team.TypeSourceUnavailable), afterRemove("done"))
+	g, err := flow.LoadGraph("clean.yml", []byte(`id: clean
+layout:
+  - {id: start, type: start, link: bot}
+  - {id: bot, task: "@bot", meta: {retry: {max: 2}, idempotent: true}, link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a))
+	res, err := eng.EvalGraph(context.Background(), g, sess.Context())
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, res.Retries)
+	assert.Equal(t, "done", sess.Context().Value("bot.answer"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls(), "the failed model turn is asked again, nothing before it")
+	assert.Nil(t, sess.Pending("bot"))
+}
+
+// A fresh evaluation of a team's graph over a context that holds the team's failed
+// run, with the same question, is a new run all the same: the member does not go on
+// with the run the failed one left waiting (whose approved call would then count for
+// this run), it asks its question afresh. A resume of the failed run retries it: the
+// member goes on, and the approved call runs once.
+func TestTeamFreshEvalOverFailedRun(t *testing.T) {
+	setup := func(t *testing.T) (*team.TeamAgent, *flow.Context, *flow.Result, *testkit.ScriptedModel, *toolbox) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(bot))
+		require.NoError(t, err)
+		fc := flow.NewContextWith("crew-fresh", map[string]any{tm.InputKey(): "clean up"})
+		res, err := tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+		res, err = tm.Engine().Resume(context.Background(), res.Frontier, fc)
+		require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		require.Equal(t, flow.StatusFailed, res.Status)
+		require.Equal(t, team.TeamFailed, tm.Trace(fc).Status)
+		require.NotNil(t, team.SessionOf(fc).Pending("bot"), "the member's run waits for a retry")
+		return tm, fc, res, model, box
+	}
+	t.Run("fresh evaluation", func(t *testing.T) {
+		tm, fc, _, model, box := setup(t)
+		failed := tm.Trace(fc).RunID
+		res, err := tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status, "the new run asks for its own decision")
+		assert.Equal(t, 3, model.Calls())
+		assert.Equal(t, "clean up", model.Requests()[2].LastUserMessage(), "the model is asked afresh")
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+		p := team.SessionOf(fc).Pending("bot")
+		require.NotNil(t, p)
+		assert.Equal(t, []string{"d1"}, p.IDs())
+		assert.NotEqual(t, failed, tm.Trace(fc).RunID, "a new team run")
+	})
+	t.Run("resume", func(t *testing.T) {
+		tm, fc, res, model, box := setup(t)
+		res, err := tm.Engine().Resume(context.Background(), res.Frontier, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+		assert.Equal(t, 3, model.Calls())
+	})
+}
+
+// A team run as a sub-graph of another graph (Task): its member's resumed run fails
+// after the approved batch, which fails the call. A resume of the failed flow run
+// calls the team's graph again from its start, and the team retries its run: the
+// member goes on, the approved call runs once. A fresh evaluation of the outer graph
+// over the same context starts the team's member afresh.
+func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
+	setup := func(t *testing.T) (*flow.Engine, *flow.Graph, *flow.Context, *flow.Result, *testkit.ScriptedModel, *toolbox) {
+		box := &toolbox{}
+		model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(bot))
+		require.NoError(t, err)
+		spec := flow.NewSpec("ops")
+		spec.Start("s").LinkTo("crew")
+		spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+		spec.End("e")
+		g, err := spec.Build()
+		require.NoError(t, err)
+		eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+		fc := flow.NewContextWith("ops-1", map[string]any{"prompt": "clean up"})
+		res, err := eng.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+		res, err = eng.Resume(context.Background(), res.Frontier, fc)
+		require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		require.Equal(t, flow.StatusFailed, res.Status)
+		require.Equal(t, []string{"ops:crew"}, res.Frontier.Pending(), "the calling node, as the call failed")
+		require.NotNil(t, team.SessionOf(fc).Pending("bot"))
+		return eng, g, fc, res, model, box
+	}
+	t.Run("resume", func(t *testing.T) {
+		eng, _, fc, res, model, box := setup(t)
+		res, err := eng.Resume(context.Background(), res.Frontier, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+		assert.Equal(t, 3, model.Calls(), "nobody is asked again")
+	})
+	t.Run("fresh evaluation", func(t *testing.T) {
+		eng, g, fc, _, model, box := setup(t)
+		res, err := eng.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status, "the new run asks for its own decision")
+		assert.Equal(t, "clean up", model.Requests()[2].LastUserMessage())
+		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+		assert.Equal(t, []string{"d1"}, team.SessionOf(fc).Pending("bot").IDs())
+	})
+}
+
+// As TestSupervisorRoutesAgainToRecoveredMember, with the team's graph on an engine
+// without the team's Interceptor, so that nothing discards the member's run when the
+// error policy recovers its failure: routed to again, the member's node is neither a
+// resume nor a retry, and its team did not keep the run, so the member takes its new
+// task in a new run.
+func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sup := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
+		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
+		testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup))
+	require.NoError(t, err)
+	eng := flow.NewEngine(recoverNode("bot"))
+	fc := flow.NewContextWith("desk-plain", map[string]any{tm.InputKey(): "tidy up"})
+	res, err := eng.EvalGraph(context.Background(), tm.Graph(), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	require.Equal(t, 3, model.Calls())
+	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
 }

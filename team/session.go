@@ -291,10 +291,10 @@ var ErrGraphChanged = errors.New("graph definition changed since the session was
 //
 // It starts a new run: the agent runs an earlier flow run left waiting at a node
 // (suspended for decisions, or halted by a failure or a cancelled resume) are
-// discarded first, so the agent nodes ask the question the variables hold now. An
-// agent node that found one would resume it with its old prompt and run the calls a
-// human approved for a run nobody continues. ResumeFlow is the way to continue such
-// a run; runs of agents called outside a graph are kept.
+// discarded first. The agent nodes of the new run would not continue them (only a
+// resume or a retry of their node does), but the nodes the new run does not reach
+// would leave them in Pending, waiting for decisions nobody needs. ResumeFlow is the
+// way to continue such a run; runs of agents called outside a graph are kept.
 func (s *AgentSession) RunFlow(ctx context.Context, eng *flow.Engine, g *flow.Graph, opts ...flow.EvalOption) (*flow.Result, error) {
 	s.discardNodeRuns()
 	res, err := eng.EvalGraph(ctx, g, s.fc, opts...)

@@ -125,8 +125,13 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	// from its start when a resume retries the node whose call failed, and the
 	// member whose failure kept its run waiting (a model call that failed after an
 	// approved batch) must go on with it, as on a retry of its own node, instead of
-	// asking the human again and running the approved calls twice.
-	if !t.retries(c, tr, nest.parent != nil) {
+	// asking the human again and running the approved calls twice. Only the flow run
+	// that failed retries it: a new evaluation asking the same question is a new run.
+	if t.retries(c, tr, nest.parent != nil) && (nest.parent != nil || t.continues(c)) {
+		if st := invStateOf(ctx, t); st != nil {
+			st.kept.Store(true)
+		}
+	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
 			if sess.State(name).Run != nil {
@@ -142,6 +147,16 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	Emit(ctx, ev)
 	t.icpts.teamStart(ctx, tr)
 	return nil
+}
+
+// continues reports whether the evaluation of the team's graph, which has no parent
+// team, belongs to the flow run that left the team's failed run: the start node's
+// own execution, or the sub-graph call it runs in, resumes that run or retries its
+// node. A new evaluation (EvalGraph, session.Runner.Run) over a context that still
+// holds a failed run of the team, with the same question, is a new run all the same.
+// (A nested team's parent run id tells the same: a new parent run has a new one.)
+func (t *TeamAgent) continues(c *flow.Context) bool {
+	return c.Resumed() || c.Attempt() > 1 || t.obs.callerContinues(c, t.graph.ID)
 }
 
 // retries reports whether the run tr starts retries the team's failed run in c: the

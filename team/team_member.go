@@ -19,19 +19,31 @@ type memberTask struct {
 	t     *TeamAgent
 	m     Agent
 	index int
-	inner flow.Task
+	inner *agentTask
 }
 
 func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 	mt := &memberTask{t: t, m: m, index: index}
-	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())),
+	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())), asTeamMember(t),
 		OnAnswer(func(ctx context.Context, _ *flow.Context, _ *flow.Node, ans *Answer) error {
 			if s, ok := ctx.Value(memberSlotKey{}).(*memberSlot); ok {
 				s.setAnswer(ans)
 			}
 			return nil
-		}))
+		})).(*agentTask)
 	return mt
+}
+
+// asTeamMember makes the agent task, a member of team, also continue the run
+// waiting at its node and branch that team's start node kept in this evaluation of
+// its graph.
+func asTeamMember(team *TeamAgent) TaskOption {
+	return func(t *agentTask) {
+		t.kept = func(ctx context.Context) bool {
+			st := invStateOf(ctx, team)
+			return st != nil && st.kept.Load()
+		}
+	}
 }
 
 // AgentName names the member for the audit.
@@ -71,8 +83,11 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	t, m := mt.t, mt.m
 	name, branch := m.Name(), c.BranchID()
 	tr := t.trace(c)
-	// A member whose run waits for decisions was admitted before the pause: it goes on.
-	resuming := SessionOf(c).State(name).Run != nil
+	// A member whose run waits for decisions was admitted before the pause: it goes on,
+	// with its prompt, if its node continues the run (else the node discards it, and
+	// this is a new turn).
+	run := SessionOf(c).State(name).Run
+	resuming := run != nil && mt.inner.continues(ctx, run, c, n)
 	start := nodeEvent(EventNodeStart, tr, name, n.ID, branch)
 	if !resuming {
 		if reason := t.admit(ctx, tr, mt.index, m); reason != "" {

@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,40 @@ import (
 type observer struct {
 	flow.NopInterceptor
 	teams map[string]*TeamAgent // graph id -> the team and every nested team
+
+	// continuing holds the calls of team graphs (keyed by callKey) made by a node
+	// execution that resumes a halted run or retries the node, while it runs. A team
+	// graph called again from its start (a failed call) runs no resumed node: its
+	// start node reads here whether the call belongs to the run it retries.
+	continuing sync.Map
+}
+
+// callKey identifies a sub-graph call by the calling node's execution: the run, the
+// caller's call path and branch, each followed by "/<calling node id>".
+func callKey(runID, callerPath, callerBranch string) string {
+	return runID + "\x00" + callerPath + "\x00" + callerBranch
+}
+
+// callsTeam reports whether node n calls the graph of a team this observer follows.
+func (o *observer) callsTeam(n *flow.Node) bool {
+	if g, ok := flow.CalledGraph(n.Component); ok {
+		return o.teamOf(g) != nil
+	}
+	id, ok := strings.CutPrefix(n.Task, "#")
+	return ok && n.Component == nil && o.teams[id] != nil
+}
+
+// callerContinues reports whether the call of graph graphID that c's node belongs to
+// was made by a node execution that resumes a halted run or retries the node.
+func (o *observer) callerContinues(c *flow.Context, graphID string) bool {
+	suffix := "/" + graphID
+	path, ok1 := strings.CutSuffix(c.CallPath(), suffix)
+	branch, ok2 := strings.CutSuffix(c.BranchID(), suffix)
+	if !ok1 || !ok2 {
+		return false
+	}
+	_, ok := o.continuing.Load(callKey(c.RunID(), path, branch))
+	return ok
 }
 
 func newObserver(t *TeamAgent) *observer {
@@ -67,6 +102,7 @@ type invState struct {
 	path      string
 	ended     atomic.Bool // the end node ran
 	suspended atomic.Bool
+	kept      atomic.Bool // the start node kept the members' waiting runs (a retry)
 	mu        sync.Mutex
 	failed    error
 	waitsAt   string // "callpath:node" of the first node that suspended
@@ -151,8 +187,12 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	return err
 }
 
-// OnNodeStart reports the start of a nested team's member node.
+// OnNodeStart notes the calls of team graphs that continue a run, and reports the
+// start of a nested team's member node.
 func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	if (c.Resumed() || c.Attempt() > 1) && o.callsTeam(n) {
+		o.continuing.Store(callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID), struct{}{})
+	}
 	p, sub := o.nestedAt(n)
 	if p == nil {
 		return
@@ -164,6 +204,9 @@ func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Nod
 // recovered failure left waiting at its node, and reports the end of a nested team's
 // member node.
 func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if (c.Resumed() || c.Attempt() > 1) && o.callsTeam(n) {
+		o.continuing.Delete(callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID))
+	}
 	if end.Status == trace.Failed && end.Recovered {
 		// A member run kept waiting by its failure (a model call that failed after an
 		// approved batch) waits for a retry of its node; once the error policy
