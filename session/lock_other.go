@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix || solaris || aix
 
 package session
 
@@ -7,7 +7,9 @@ import (
 	"os"
 )
 
-// lockFile does nothing where flock is not available: a FileStore is then safe for
+// lockFile does nothing where flock is not available (Windows, Solaris and illumos,
+// AIX; an fcntl lock there would not exclude two stores of one process either): a
+// FileStore is then safe for
 // concurrent use within one process only (its mutex), not across processes.
 func lockFile(context.Context, *os.File) error { return nil }
 

@@ -28,6 +28,10 @@ import (
 // context lasts: a process that holds it for ever makes them fail with the
 // context's error, not hang.
 //
+// On Windows the directory is not synced (it cannot be; NTFS journals the rename, but
+// a crash soon after Save returns may undo it), and where flock is missing (Windows,
+// Solaris and illumos, AIX) the lock is the mutex alone: one process at a time.
+//
 // If the directory sync fails after the rename, the new snapshot is already what
 // Load returns: Save then stamps the snapshot as on success and returns an error
 // wrapping ErrNotDurable (not a failed save: a crash may still bring back the previous
@@ -281,18 +285,6 @@ func mkdirDurable(dir string, sync func(dir string) error) error {
 	}
 	for _, d := range created {
 		sync(filepath.Dir(d))
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("session: file store: sync directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("session: file store: sync directory: %w", err)
 	}
 	return nil
 }
