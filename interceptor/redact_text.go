@@ -19,24 +19,81 @@ import (
 // indented deeper than the key, a single-quoted value runs over doubled quotes
 // (as YAML and SQL escape a quote in it), and an unquoted value over a '"' inside it
 // (`password=ab"cd`).
+//
+// A key may also be the value of a name member, "name" or "key", with the secret in a
+// "value" member beside it, before or after it with at most a few other members
+// between (`<property name="password" value="***"/>`, HAR and Kubernetes
+// {"name":"Authorization","value":"***"}, `{"Key":"token","Value":"***"}`), or, for
+// an XML element with no value attribute, in the element's text (`<param
+// name="token">***</param>`). The name must be a single word ("DB_PASSWORD"): "reset
+// password" names no key.
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.keys) == 0 ||
-		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
-			strings.IndexByte(s, '>') < 0) {
+	if r == nil || len(r.keys) == 0 {
+		return s
+	}
+	return r.mask(s)
+}
+
+// mask masks the values String finds in s as it stands.
+func (r *Redactor) mask(s string) string {
+	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
+		strings.IndexByte(s, '>') < 0 {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
-	changed := false
-	for i := 0; i < len(s); i++ {
+	sc := scanner{r: r, s: s}
+	for {
+		vs, ve, quote, ok := sc.next()
+		if !ok {
+			break
+		}
+		if done == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[done:vs])
+		b.WriteString(quote)
+		b.WriteString(Mask)
+		b.WriteString(quote)
+		done = ve
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// scanner finds the values to mask in s, one after the other.
+type scanner struct {
+	r    *Redactor
+	s    string
+	i    int // where the search for the next separator goes on
+	done int // where the value found last ends
+	// pending is the separator of a value member that a name member before it made
+	// sensitive (`name="password" value="x"`), or the '>' before an element's text
+	// (`<param name="token">x</param>`); 0 if none.
+	pending int
+	checked int // the end of the members namedValue looked at
+}
+
+// next returns the bounds of the next value to mask, with its quotes, and its quote
+// (which the mask keeps), or false if there is none.
+func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
+	r, s := sc.r, sc.s
+	for ; sc.i < len(s); sc.i++ {
+		i := sc.i
 		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' {
 			continue
 		}
-		var vs, ve int
-		var quote string
 		if s[i] == '>' {
-			// An XML element's start tag: its text is the value.
-			if vs, ve = r.elementText(s, done, i); vs == ve {
+			if i == sc.pending {
+				vs, ve = i+1, textEnd(s, i+1)
+			} else {
+				// An XML element's start tag: its text is the value.
+				vs, ve = r.elementText(s, sc.done, i)
+			}
+			if vs == ve {
 				continue
 			}
 		} else if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
@@ -47,9 +104,19 @@ func (r *Redactor) String(s string) string {
 		} else {
 			// A key starts after the value masked last: a secret ending in a key
 			// name ("password\tmytoken\tnext") is not the key of what follows it.
-			key := keyBefore(s[done:], i-done)
-			if key == "" || !r.Sensitive(key) {
+			key := keyBefore(s[sc.done:], i-sc.done)
+			if key == "" {
 				continue
+			}
+			if i != sc.pending && !r.Sensitive(key) {
+				// A name member may make the value member beside it sensitive.
+				p := sc.namedValue(i, key)
+				if p > i {
+					sc.pending = p
+				}
+				if p != i {
+					continue
+				}
 			}
 			if s[i] == '\t' && sepAfterBlanks(s, i) {
 				continue // "key\t= value": the '=' is the separator
@@ -69,22 +136,10 @@ func (r *Redactor) String(s string) string {
 				ve = cookiesEnd(s, ve)
 			}
 		}
-		if !changed {
-			b.Grow(len(s))
-			changed = true
-		}
-		b.WriteString(s[done:vs])
-		b.WriteString(quote)
-		b.WriteString(Mask)
-		b.WriteString(quote)
-		done = ve
-		i = ve - 1
+		sc.done, sc.i = ve, ve
+		return vs, ve, quote, true
 	}
-	if !changed {
-		return s
-	}
-	b.WriteString(s[done:])
-	return b.String()
+	return 0, 0, "", false
 }
 
 // elementText returns the bounds of the text of the XML element whose start tag ends
