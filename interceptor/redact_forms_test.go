@@ -1,10 +1,17 @@
 package interceptor_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
 )
 
@@ -46,6 +53,31 @@ func TestRedactorStringNamedPairs(t *testing.T) {
 	}
 }
 
+// A key, its separator or the quotes of its value may be escaped: HTML entities
+// (text from an HTML page or an XML attribute), percent-encoding (a URL, a form body)
+// and JSON's \u escapes (Go's encoder writes <, > and & so). The value is masked where
+// it stands, in its escaped form; several layers of escaping are undone.
+func TestRedactorStringEncoded(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`password=&quot;hunter2&quot;`, `password=&quot;***&quot;`},
+		{`{&quot;token&quot;:&quot;abc&quot;}`, `{&quot;token&quot;:&quot;***&quot;}`},
+		{`{&#34;token&#34;: &#x22;abc&#x22;, &#34;n&#34;: 1}`, `{&#34;token&#34;: &#x22;***&#x22;, &#34;n&#34;: 1}`},
+		{`&lt;password&gt;hunter2&lt;/password&gt;`, `&lt;password&gt;***&lt;/password&gt;`},
+		{`password%3Dhunter2`, `password%3D***`},
+		{`token%22%3A%22abc`, `token%22%3A%22***`},
+		{`?a=1&api%5Fkey=xyz`, `?a=1&api%5Fkey=***`},
+		{`GET /cb?state=1&password%3dhunter2%26user%3Dbob HTTP/1.1`, `GET /cb?state=1&password%3d***%26user%3Dbob HTTP/1.1`},
+		{`redirect=%2Flogin%3Ftoken%3Dabc%26next%3D%252F`, `redirect=%2Flogin%3Ftoken%3D***%26next%3D%252F`},
+		{`{"msg":"\u003cpassword\u003ehunter2\u003c/password\u003e"}`, `{"msg":"\u003cpassword\u003e***\u003c/password\u003e"}`},
+		{`q=%26quot%3Btoken%26quot%3B%3A%26quot%3Babc%26quot%3B`, `q=%26quot%3Btoken%26quot%3B%3A%26quot%3B***%26quot%3B`},
+		{`{&quot;name&quot;:&quot;token&quot;,&quot;value&quot;:&quot;abc&quot;}`, `{&quot;name&quot;:&quot;token&quot;,&quot;value&quot;:&quot;***&quot;}`},
+		{`password=abc%26def`, `password=***`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
+
 // Text without a secret is returned as it is, escapes and sensitive words included:
 // prose that mentions a key, a key with no value, percent signs and entities.
 func TestRedactorStringNoSecretUnchanged(t *testing.T) {
@@ -63,5 +95,52 @@ func TestRedactorStringNoSecretUnchanged(t *testing.T) {
 		"",
 	} {
 		assert.Equal(t, s, r.String(s))
+	}
+}
+
+// Through the public API: a node's error message and a suspend reason holding the
+// escaped and name/value forms reach no sink with their secret.
+func TestRedactionEncodedFormsInRecords(t *testing.T) {
+	texts := []string{
+		`<property name="password" value="S3CR3T1"/>`,
+		`<param name="token">S3CR3T2</param>`,
+		`<password>S3CR3T3</password>`,
+		`{"name":"Authorization","value":"Bearer S3CR3T4"}`,
+		`{"name": "api_key", "value": "S3CR3T5"}`,
+		`password=&quot;S3CR3T6&quot;`,
+		`{&quot;token&quot;:&quot;S3CR3T7&quot;}`,
+		`password%3DS3CR3T8`,
+		`token%22%3A%22S3CR3T9`,
+		`?a=1&api%5Fkey=S3CR3T10`,
+	}
+	secret := regexp.MustCompile(`S3CR3T\d*`)
+	for _, text := range texts {
+		var lines bytes.Buffer
+		mem := interceptor.NewMemory()
+		a := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithSink(interceptor.NewJSONL(&lines)), quiet())
+		s := flow.NewSpec("enc")
+		s.Start("s").LinkTo("fail")
+		s.Activity("fail").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+			return flow.MarkRecoverable(errors.New("call failed: " + text))
+		}).LinkTo("wait")
+		s.Activity("wait").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			c.Suspend("need approval: " + text)
+			return nil
+		}).LinkTo("e")
+		s.End("e")
+		res, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		recs := mem.Records()
+		var sawErr, sawReason bool
+		for _, rec := range recs {
+			sawErr = sawErr || rec.Error != nil && rec.Error.Message != ""
+			sawReason = sawReason || rec.Reason != ""
+		}
+		require.True(t, sawErr && sawReason, "the records carry the texts")
+		mj, err := json.Marshal(recs)
+		require.NoError(t, err)
+		assert.Empty(t, secret.FindAllString(string(mj), -1), "memory leaks %q", text)
+		assert.Empty(t, secret.FindAllString(lines.String(), -1), "jsonl leaks %q", text)
 	}
 }

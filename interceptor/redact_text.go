@@ -27,11 +27,18 @@ import (
 // an XML element with no value attribute, in the element's text (`<param
 // name="token">***</param>`). The name must be a single word ("DB_PASSWORD"): "reset
 // password" names no key.
+//
+// Escaped text is masked as well: a key, separator or quote may be percent-encoded
+// (`password%3D***`, `?api%5Fkey=***`), an HTML or XML character reference
+// (`password=&quot;***&quot;`, `&lt;token&gt;***&lt;/token&gt;`), or a JSON \u escape
+// of an ASCII character (`\u003cpassword\u003e***`), over up to three layers of
+// escaping; the value is masked where it stands, its escaped quotes kept. Text with no
+// sensitive key followed by a value in any of these forms is returned as it is.
 func (r *Redactor) String(s string) string {
 	if r == nil || len(r.keys) == 0 {
 		return s
 	}
-	return r.mask(s)
+	return r.unescaped(r.mask(s))
 }
 
 // mask masks the values String finds in s as it stands.
