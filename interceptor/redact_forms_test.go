@@ -144,3 +144,22 @@ func TestRedactionEncodedFormsInRecords(t *testing.T) {
 		assert.Empty(t, secret.FindAllString(lines.String(), -1), "jsonl leaks %q", text)
 	}
 }
+
+// An element whose text is a sensitive key names the element after it: a property
+// list's <key>Password</key><string>x</string>, an XML-RPC struct member's
+// <name>token</name><value>...</value>. The next element's text is masked.
+func TestRedactorStringNamedElements(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{"<dict><key>Password</key><string>hunter2</string><key>User</key><string>bob</string></dict>", "<dict><key>Password</key><string>***</string><key>User</key><string>bob</string></dict>"},
+		{"<key>api_key</key>\n\t<data>aGVsbG8=</data>", "<key>api_key</key>\n\t<data>***</data>"},
+		{"<member><name>token</name><value><string>abc</string></value></member>", "<member><name>token</name><value>***</value></member>"},
+		{"<name>password</name><value>hunter2", "<name>password</name><value>***"},
+		{"<key>Password</key><string/><key>User</key><string>bob</string>", "<key>Password</key><string/><key>User</key><string>bob</string>"},
+		{"<key>tokens</key><integer>5</integer>", "<key>tokens</key><integer>5</integer>"},
+		{"<name>reset password</name><value>sent</value>", "<name>reset password</name><value>sent</value>"},
+		{"<name>token</name> and then <value>5</value>", "<name>token</name> and then <value>5</value>"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
