@@ -163,3 +163,25 @@ func TestRedactorStringNamedElements(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// A command line quoted in an error passes a secret as the word after its flag
+// (--password x, as a client or a Go program takes it): the word is masked, not a
+// flag after it or a bullet's text.
+func TestRedactorStringFlags(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`exec: "pg_dump --host db --password hunter2 orders": exit status 1`, `exec: "pg_dump --host db --password *** orders": exit status 1`},
+		{"curl -H 'Accept: json' --api-key k-123 https://x", "curl -H 'Accept: json' --api-key *** https://x"},
+		{"run -token abc -v", "run -token *** -v"},
+		{`--password 'a b' next`, `--password '***' next`},
+		{"--password=hunter2 --user bob", "--password=*** --user bob"},
+		{"login --password --user bob", "login --password --user bob"},
+		{"login --password-stdin < f", "login --password-stdin < f"},
+		{"unknown flag: --password", "unknown flag: --password"},
+		{"- password reset email sent", "- password reset email sent"},
+		{"re-token bucket full", "re-token bucket full"},
+		{"--password\nnext line", "--password\nnext line"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

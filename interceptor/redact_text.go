@@ -12,7 +12,8 @@ import (
 // bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
 // cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
-// quote its DSN), and the text of an XML element ("<password>***</password>"). Tabs
+// quote its DSN), the text of an XML element ("<password>***</password>"), and the
+// word after a command-line flag ("--password ***", "-token ***"). Tabs
 // count as spaces around a separator, a value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
@@ -25,8 +26,11 @@ import (
 // between (`<property name="password" value="***"/>`, HAR and Kubernetes
 // {"name":"Authorization","value":"***"}, `{"Key":"token","Value":"***"}`), or, for
 // an XML element with no value attribute, in the element's text (`<param
-// name="token">***</param>`). The name must be a single word ("DB_PASSWORD"): "reset
-// password" names no key.
+// name="token">***</param>`). So may the text of a "key" or "name" element, with the
+// secret in the text of the element after it (a property list's
+// <key>Password</key><string>***</string>, an XML-RPC member's
+// <name>token</name><value>***</value>). The name must be a single word
+// ("DB_PASSWORD"): "reset password" names no key.
 //
 // Escaped text is masked as well: a key, separator or quote may be percent-encoded
 // (`password%3D***`, `?api%5Fkey=***`), an HTML or XML character reference
@@ -44,7 +48,8 @@ func (r *Redactor) String(s string) string {
 // mask masks the values String finds in s as it stands.
 func (r *Redactor) mask(s string) string {
 	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
-		strings.IndexByte(s, '>') < 0 {
+		strings.IndexByte(s, '>') < 0 && !strings.HasPrefix(s, "-") && !strings.Contains(s, " -") &&
+		!strings.Contains(s, "\n-") {
 		return s
 	}
 	var b strings.Builder
@@ -90,10 +95,14 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	r, s := sc.r, sc.s
 	for ; sc.i < len(s); sc.i++ {
 		i := sc.i
-		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' {
+		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' && s[i] != '-' {
 			continue
 		}
-		if s[i] == '>' {
+		if s[i] == '-' {
+			if vs, ve, quote = r.flagValue(s, i); vs == ve {
+				continue
+			}
+		} else if s[i] == '>' {
 			if i == sc.pending {
 				vs, ve = i+1, textEnd(s, i+1)
 			} else {
@@ -238,6 +247,34 @@ func endTag(s string, start int, name string) int {
 			return j
 		}
 	}
+}
+
+// flagValue returns the bounds of the value of the command-line flag that starts at
+// s[i] ("--password x", "-token x", as a command line quoted in an error passes it),
+// and its quote, if the flag starts a word, its name is sensitive and a word follows
+// it on the same line that is not another flag. It returns i, i otherwise.
+func (r *Redactor) flagValue(s string, i int) (start, end int, quote string) {
+	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
+		return i, i, ""
+	}
+	k := i + 1
+	if k < len(s) && s[k] == '-' {
+		k++
+	}
+	n := k
+	for n < len(s) && isKeyChar(s[n]) {
+		n++
+	}
+	if n == k || !isAlnum(s[k]) || n == len(s) || !isBlank(s[n]) || !r.Sensitive(s[k:n]) {
+		return i, i, ""
+	}
+	for n < len(s) && isBlank(s[n]) {
+		n++
+	}
+	if n == len(s) || s[n] == '-' || s[n] == '\n' || s[n] == '\r' {
+		return i, i, ""
+	}
+	return valueAfter(s, n)
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
