@@ -109,8 +109,9 @@
 // key, its separator and the quotes of its value may be escaped: percent-encoded (a
 // URL, a form body), HTML or XML character references (&quot;), JSON \u escapes, or
 // several of these in layers. The value is masked where it stands, in its escaped
-// form. Ordinary words are not masked: a space alone (but after a --flag) does not
-// separate a key from a value, so in prose ("wrong password for bob", "token bucket
+// form. Ordinary words are not masked: a space alone (but after a --flag, or before a
+// quoted value, as in SQL's PASSWORD 'x') does not separate a key from a value, so in
+// prose ("wrong password for bob", "token bucket
 // full") the next word is not a secret, and text with no key followed by a value
 // passes unchanged. Out of scope are secrets with no key before them (a bare token in
 // a sentence), keys split from their values by other markup, and other encodings

@@ -185,3 +185,20 @@ func TestRedactorStringFlags(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// SQL and Go's %q put a quoted value after its key and a space (ALTER USER ... WITH
+// PASSWORD 'x', `invalid token "x"`): a quoted value right after a sensitive key is
+// masked, and a quoted word after another word is not.
+func TestRedactorStringQuotedAfterSpace(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`pq: ALTER ROLE app WITH LOGIN PASSWORD 'hunter2' VALID UNTIL 'infinity'`, `pq: ALTER ROLE app WITH LOGIN PASSWORD '***' VALID UNTIL 'infinity'`},
+		{`CREATE USER bob ENCRYPTED PASSWORD 'md5abc';`, `CREATE USER bob ENCRYPTED PASSWORD '***';`},
+		{`invalid token "eyJhbGciOi.x.y" for user "bob"`, `invalid token "***" for user "bob"`},
+		{`node "pay" in graph "order": token bucket "full"`, `node "pay" in graph "order": token bucket "full"`},
+		{`password reset email sent to "bob"`, `password reset email sent to "bob"`},
+		{"password\n'x'", "password\n'x'"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

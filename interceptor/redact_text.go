@@ -13,7 +13,8 @@ import (
 // cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
 // quote its DSN), the text of an XML element ("<password>***</password>"), and the
-// word after a command-line flag ("--password ***", "-token ***"). Tabs
+// word after a command-line flag ("--password ***", "-token ***"), and a quoted value
+// after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it). Tabs
 // count as spaces around a separator, a value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
@@ -49,7 +50,7 @@ func (r *Redactor) String(s string) string {
 func (r *Redactor) mask(s string) string {
 	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !strings.HasPrefix(s, "-") && !strings.Contains(s, " -") &&
-		!strings.Contains(s, "\n-") {
+		!strings.Contains(s, "\n-") && !strings.Contains(s, " '") && !strings.Contains(s, ` "`) {
 		return s
 	}
 	var b strings.Builder
@@ -95,10 +96,14 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	r, s := sc.r, sc.s
 	for ; sc.i < len(s); sc.i++ {
 		i := sc.i
-		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' && s[i] != '-' {
+		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' && s[i] != '-' && s[i] != '"' && s[i] != '\'' {
 			continue
 		}
-		if s[i] == '-' {
+		if s[i] == '"' || s[i] == '\'' {
+			if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
+				continue
+			}
+		} else if s[i] == '-' {
 			if vs, ve, quote = r.flagValue(s, i); vs == ve {
 				continue
 			}
@@ -275,6 +280,28 @@ func (r *Redactor) flagValue(s string, i int) (start, end int, quote string) {
 		return i, i, ""
 	}
 	return valueAfter(s, n)
+}
+
+// quotedAfterKey returns the bounds of the quoted value that starts at s[i], after a
+// sensitive key and blanks on the same line (PASSWORD 'x' in SQL, token "x" as %q
+// prints it), and its quote; the key is a word that starts at or after s[from]. It
+// returns i, i otherwise.
+func (r *Redactor) quotedAfterKey(s string, from, i int) (start, end int, quote string) {
+	if i == from || !isBlank(s[i-1]) {
+		return i, i, ""
+	}
+	j := i
+	for j > from && isBlank(s[j-1]) {
+		j--
+	}
+	k := j
+	for k > from && isKeyChar(s[k-1]) {
+		k--
+	}
+	if k == j || k > from && !isBlank(s[k-1]) && s[k-1] != '\n' || !r.Sensitive(s[k:j]) {
+		return i, i, ""
+	}
+	return valueAfter(s, i)
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
