@@ -107,11 +107,16 @@ func unescape(s string) (string, []int) {
 // stands for and its length (0 if there is none).
 func nextEscape(s string, from int) (i int, c byte, n int) {
 	for i = from; i < len(s); i++ {
-		k := strings.IndexAny(s[i:], `%&\`)
-		if k < 0 {
+		next := len(s)
+		for _, b := range [...]byte{'%', '&', '\\'} {
+			if k := strings.IndexByte(s[i:next], b); k >= 0 {
+				next = i + k
+			}
+		}
+		if next == len(s) {
 			break
 		}
-		i += k
+		i = next
 		if c, n = escapeAt(s, i); n > 0 {
 			return i, c, n
 		}

@@ -22,6 +22,9 @@ const maxBeside = 4
 // a value looked at already (`{"value":"a 'value':'b"}`) is not looked at again: the
 // scans stay linear in the length of s.
 func (sc *scanner) namedValue(sep int, key string) int {
+	if len(key) < len("key") || len(key) > len("value") {
+		return -1 // the common case, cheaply
+	}
 	r, s := sc.r, sc.s
 	isName := isNameKey(key)
 	if !isName && !strings.EqualFold(key, "value") || sep < sc.checked || isName && !r.namesSecret(s, sep) {

@@ -49,8 +49,7 @@ func (r *Redactor) String(s string) string {
 // mask masks the values String finds in s as it stands.
 func (r *Redactor) mask(s string) string {
 	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
-		strings.IndexByte(s, '>') < 0 && !strings.HasPrefix(s, "-") && !strings.Contains(s, " -") &&
-		!strings.Contains(s, "\n-") && !strings.Contains(s, " '") && !strings.Contains(s, ` "`) {
+		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') {
 		return s
 	}
 	var b strings.Builder
@@ -77,6 +76,25 @@ func (r *Redactor) mask(s string) string {
 	return b.String()
 }
 
+// startsWord reports whether c starts a word of s: a flag ("--password x") or a
+// quoted value after a key and a space (PASSWORD 'x'). It looks at the places of c
+// only, fewer than those of spaces.
+func startsWord(s string, c byte) bool {
+	for i := 0; ; i++ {
+		k := strings.IndexByte(s[i:], c)
+		if k < 0 {
+			return false
+		}
+		if i += k; i == 0 || isBlank(s[i-1]) || s[i-1] == '\n' {
+			return true
+		}
+	}
+}
+
+// mayStart marks the bytes a value to mask may follow: separators, the '>' of a start
+// tag, the dash of a flag and the quote of a value after a space.
+var mayStart = [256]bool{'=': true, ':': true, '\t': true, '>': true, '-': true, '"': true, '\'': true}
+
 // scanner finds the values to mask in s, one after the other.
 type scanner struct {
 	r    *Redactor
@@ -96,7 +114,7 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	r, s := sc.r, sc.s
 	for ; sc.i < len(s); sc.i++ {
 		i := sc.i
-		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' && s[i] != '-' && s[i] != '"' && s[i] != '\'' {
+		if !mayStart[s[i]] {
 			continue
 		}
 		if s[i] == '"' || s[i] == '\'' {
