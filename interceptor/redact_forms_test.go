@@ -202,3 +202,43 @@ func TestRedactorStringQuotedAfterSpace(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+type envVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type kvHook struct {
+	Key   string
+	Value string
+	Hook  func()
+}
+
+// The name/value pairs of free text are masked in attributes too: a map or struct
+// whose "name" (or "key") is a sensitive key has its "value" masked, in every form a
+// sink writes it, and one with another name keeps its value.
+func TestRedactorValueNamedPairs(t *testing.T) {
+	r := interceptor.NewRedactor()
+	assert.Equal(t, map[string]any{"name": "Authorization", "value": interceptor.Mask},
+		r.Value(map[string]any{"name": "Authorization", "value": "Bearer abc"}))
+	assert.Equal(t, map[string]string{"Key": "password", "Value": interceptor.Mask},
+		r.Value(map[string]string{"Key": "password", "Value": "hunter2"}))
+	assert.Equal(t, map[string]any{"name": "Accept", "value": "json"}, r.Value(map[string]any{"name": "Accept", "value": "json"}))
+	keep := envVar{Name: "MODE", Value: "fast"}
+	assert.Equal(t, keep, r.Value(keep))
+
+	out := sinkOutputs(t, map[string]any{
+		"headers": []any{map[string]any{"name": "Authorization", "value": "Bearer S3CR3T1"}},
+		"env":     []map[string]string{{"name": "DB_PASSWORD", "value": "S3CR3T2"}},
+		"var":     envVar{Name: "API_TOKEN", Value: "S3CR3T3"},
+		"mode":    envVar{Name: "MODE", Value: "fast"},
+	})
+	for name, s := range out {
+		assert.NotContains(t, s, "S3CR3T", name)
+		assert.Contains(t, s, "fast", name)
+	}
+	// A struct with no JSON encoding is masked as fmt prints it.
+	for name, s := range sinkOutputs(t, map[string]any{"hook": kvHook{Key: "api_key", Value: "S3CR3T4"}}) {
+		assert.NotContains(t, s, "S3CR3T", name)
+	}
+}

@@ -63,9 +63,8 @@ func isNameKey(key string) bool {
 	return strings.EqualFold(key, "name") || strings.EqualFold(key, "key")
 }
 
-// namesSecret reports whether the value after the separator at s[sep] is a sensitive
-// key: a word of key characters ("DB_PASSWORD", "X-Api-Key"), quoted or not. Text
-// with spaces ("reset password") is a name, not a key.
+// namesSecret reports whether the value after the separator at s[sep], quoted or not,
+// is a sensitive key (see secretName).
 func (r *Redactor) namesSecret(s string, sep int) bool {
 	vs, ve, quote := scalarAfter(s, sep)
 	if quote != "" {
@@ -74,15 +73,41 @@ func (r *Redactor) namesSecret(s string, sep int) bool {
 		}
 		vs, ve = vs+len(quote), ve-len(quote)
 	}
-	if vs >= ve {
-		return false
-	}
-	for i := vs; i < ve; i++ {
-		if !isKeyChar(s[i]) {
+	return vs < ve && r.secretName(s[vs:ve])
+}
+
+// secretName reports whether name, the value of a name member or entry, is a
+// sensitive key: a word of key characters ("DB_PASSWORD", "X-Api-Key"). Text with
+// spaces ("reset password") is a name, not a key.
+func (r *Redactor) secretName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if !isKeyChar(name[i]) {
 			return false
 		}
 	}
-	return r.Sensitive(s[vs:ve])
+	return name != "" && r.Sensitive(name)
+}
+
+// maskNamed masks the "value" entries of m (ignoring case) if its "name" or "key"
+// entry is a sensitive key: a HAR header, a Kubernetes variable or an AWS tag kept as
+// an attribute holds its secret so, as their text does (see namedValue).
+func maskNamed[V any](r *Redactor, m map[string]V, mask V, w *walk) {
+	named := false
+	for k, v := range m {
+		if s, ok := any(v).(string); ok && isNameKey(k) && r.secretName(s) {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return
+	}
+	for k := range m {
+		if strings.EqualFold(k, "value") {
+			m[k] = mask
+			w.masked++
+		}
+	}
 }
 
 // scalarAfter returns the bounds of the string or plain value after the separator at

@@ -216,12 +216,7 @@ func (r *Redactor) namedElement(s string, gt int, name string) (start, end int) 
 		k+2+len(name) >= len(s) || s[k+2+len(name)] != '>' {
 		return gt, gt
 	}
-	for j := 0; j < len(key); j++ {
-		if !isKeyChar(key[j]) {
-			return gt, gt
-		}
-	}
-	if !r.Sensitive(key) {
+	if !r.secretName(key) {
 		return gt, gt
 	}
 	lt := skipSpace(s, k+3+len(name))
