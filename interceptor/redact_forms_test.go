@@ -242,3 +242,20 @@ func TestRedactorValueNamedPairs(t *testing.T) {
 		assert.NotContains(t, s, "S3CR3T", name)
 	}
 }
+
+// A value in parentheses (a tuple: Python's auth=("user", "x")) is one value, as a
+// braced or bracketed one is; and members of a query string or a parameter list are
+// separated by '&' or ';', so a name/value pair there is masked too.
+func TestRedactorStringTupleAndQueryPairs(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`requests.get(url, auth=("user", "hunter2"), timeout=3)`, `requests.get(url, auth=***, timeout=3)`},
+		{`password=(a (b) c) next`, `password=*** next`},
+		{`name=token&value=abc&page=2`, `name=token&value=***&page=2`},
+		{`name%3Dtoken%26value%3Dabc`, `name%3Dtoken%26value%3D***`},
+		{`key=api_key; value=k-1; path=/`, `key=api_key; value=***; path=/`},
+		{`name=page&value=2`, `name=page&value=2`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

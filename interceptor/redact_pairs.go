@@ -116,7 +116,7 @@ func maskNamed[V any](r *Redactor, m map[string]V, mask V, w *walk) {
 // a list or no value, start and end are equal.
 func scalarAfter(s string, sep int) (start, end int, quote string) {
 	from := opEnd(s, sep)
-	if k := skipSpace(s, from); k < len(s) && (s[k] == '{' || s[k] == '[') {
+	if k := skipSpace(s, from); k < len(s) && (s[k] == '{' || s[k] == '[' || s[k] == '(') {
 		return k, k, "" // not scanned: a group may be long, and hold other groups
 	}
 	vs, ve, quote := valueAfter(s, from)
@@ -145,11 +145,11 @@ type member struct {
 }
 
 // memberAt returns the member that starts at s[j], after white space and at most one
-// comma: a key of key characters, quoted or not (a JSON member, an XML attribute,
+// comma, '&' (a query string) or ';' (a parameter list): a key of key characters, quoted or not (a JSON member, an XML attribute,
 // key=value), then '=' or ':'.
 func memberAt(s string, j int) (member, bool) {
 	j = skipSpace(s, j)
-	if j < len(s) && s[j] == ',' {
+	if j < len(s) && (s[j] == ',' || s[j] == '&' || s[j] == ';') {
 		j = skipSpace(s, j+1)
 	}
 	quote := ""

@@ -483,10 +483,11 @@ var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "a
 
 // valueAfter returns the bounds of the value that starts after the separator ending at
 // s[from-1]: a quoted string (with its quote, which the mask keeps; an escaped quote
-// \" counts, for JSON inside a quoted message), a {...} or [...] group, or a run of
-// characters up to white space or one of , ; & ) } ] ". An authorization scheme word
-// extends the value to the credentials after it. The value may start on the next line
-// (one line break, then blanks); an empty line ends it.
+// \" counts, for JSON inside a quoted message), a {...}, [...] or (...) group (a
+// tuple, as in Python's auth=("user", "pw")), or a run of characters up to white
+// space or one of , ; & ) } ] ". An authorization scheme word extends the value to the
+// credentials after it. The value may start on the next line (one line break, then
+// blanks); an empty line ends it.
 func valueAfter(s string, from int) (start, end int, quote string) {
 	i := from
 	for i < len(s) && isBlank(s[i]) {
@@ -531,10 +532,13 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 			}
 		}
 		return start, len(s), string(c)
-	case '{', '[':
+	case '{', '[', '(':
 		closing := byte('}')
-		if c == '[' {
+		switch c {
+		case '[':
 			closing = ']'
+		case '(':
+			closing = ')'
 		}
 		depth := 0
 		for j := i; j < len(s); j++ {
