@@ -104,18 +104,18 @@
 // The goal is that a secret following a configured key in any common serialisation is
 // masked. So a key may also be the value of a "name" or "key" member whose secret is
 // in the "value" member beside it (XML properties and parameters, HAR, Kubernetes and
-// AWS name/value pairs), or in the element's text, or the text of a "key" or "name"
-// element whose secret is in the element after it (property lists, XML-RPC); and a
-// key, its separator and the quotes of its value may be escaped: percent-encoded (a
-// URL, a form body), HTML or XML character references (&quot;), JSON \u escapes, or
-// several of these in layers. The value is masked where it stands, in its escaped
-// form. Ordinary words are not masked: a space alone (but after a --flag, or before a
-// quoted value, as in SQL's PASSWORD 'x') does not separate a key from a value, so in
-// prose ("wrong password for bob", "token bucket
-// full") the next word is not a secret, and text with no key followed by a value
-// passes unchanged. Out of scope are secrets with no key before them (a bare token in
-// a sentence), keys split from their values by other markup, and other encodings
-// (base64, gzip).
+// AWS name/value pairs, in text and as maps or structs) or, in XML, in the element's
+// text; or the text of a "key" or "name" element whose secret is in the element after
+// it (property lists, XML-RPC). A key, its separator and the quotes of its value may
+// be escaped: percent-encoded (a URL, a form body), HTML or XML character references
+// (&quot;), JSON \u escapes, or several of these in layers; the value is masked where
+// it stands, in its escaped form. Ordinary words are not masked: a space alone does
+// not separate a key from a value (but after a --flag, or before a quoted value, as in
+// SQL's PASSWORD 'x'), so in prose ("wrong password for bob", "token bucket full")
+// the next word is not a secret, and text with no key followed by a value passes
+// unchanged. Out of scope are secrets with no key before them (a bare token in a
+// sentence, curl -u user:pw), keys split from their values by other markup, short
+// flags (-p pw) and other encodings (base64, gzip).
 //
 // An attribute is masked in every form a sink may write it: a []byte as text; a
 // struct, pointer or other map as its JSON encoding and as fmt prints it (a slog text
