@@ -13,8 +13,8 @@ const maxBeside = 4
 // `{"name":"Authorization","value":"Bearer x"}`, `{"Key":"token","Value":"x"}`):
 //
 //   - for a name member ("name" or "key") whose value is a sensitive key, it returns
-//     the separator of the value member after it, or, if the member is an XML
-//     element's last attribute, the '>' of the start tag, whose text is the value;
+//     the separator of the value member after it, or, if an XML start tag ends after
+//     it with no value attribute, the tag's '>', as the element's text is the value;
 //   - for a value member ("value") with such a name member after it, it returns sep;
 //
 // and -1 otherwise. Only members next to each other count, maxBeside others between
@@ -181,12 +181,4 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// textEnd returns where the text of an element that starts at s[i] ends: at the next
-// end tag (a CDATA section and child elements are text), or without one, like an
-// unclosed quote, at the end of s.
-func textEnd(s string, i int) int {
-	if k := strings.Index(s[i:], "</"); k >= 0 {
-		return i + k
-	}
-	return len(s)
-}
+//END

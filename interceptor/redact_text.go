@@ -12,8 +12,8 @@ import (
 // bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
 // cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
-// quote its DSN), the text of an XML element ("<password>***</password>"), and the
-// word after a command-line flag ("--password ***", "-token ***"), and a quoted value
+// quote its DSN), the text of an XML element ("<password>***</password>"), the word
+// after a command-line flag ("--password ***", "-token ***"), and a quoted value
 // after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it). Tabs
 // count as spaces around a separator, a value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
@@ -76,21 +76,6 @@ func (r *Redactor) mask(s string) string {
 	return b.String()
 }
 
-// startsWord reports whether c starts a word of s: a flag ("--password x") or a
-// quoted value after a key and a space (PASSWORD 'x'). It looks at the places of c
-// only, fewer than those of spaces.
-func startsWord(s string, c byte) bool {
-	for i := 0; ; i++ {
-		k := strings.IndexByte(s[i:], c)
-		if k < 0 {
-			return false
-		}
-		if i += k; i == 0 || isBlank(s[i-1]) || s[i-1] == '\n' {
-			return true
-		}
-	}
-}
-
 // mayStart marks the bytes a value to mask may follow: separators, the '>' of a start
 // tag, the dash of a flag and the quote of a value after a space.
 var mayStart = [256]bool{'=': true, ':': true, '\t': true, '>': true, '-': true, '"': true, '\'': true}
@@ -117,15 +102,16 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 		if !mayStart[s[i]] {
 			continue
 		}
-		if s[i] == '"' || s[i] == '\'' {
+		switch {
+		case s[i] == '"' || s[i] == '\'':
 			if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				continue
 			}
-		} else if s[i] == '-' {
+		case s[i] == '-':
 			if vs, ve, quote = r.flagValue(s, i); vs == ve {
 				continue
 			}
-		} else if s[i] == '>' {
+		case s[i] == '>':
 			if i == sc.pending {
 				vs, ve = i+1, textEnd(s, i+1)
 			} else {
@@ -135,12 +121,12 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 			if vs == ve {
 				continue
 			}
-		} else if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
+		case s[i] == ':' && strings.HasPrefix(s[i+1:], "//"):
 			// A URL: its userinfo's password is the value of a key "password".
 			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
 				continue
 			}
-		} else {
+		default:
 			// A key starts after the value masked last: a secret ending in a key
 			// name ("password\tmytoken\tnext") is not the key of what follows it.
 			key := keyBefore(s[sc.done:], i-sc.done)
@@ -179,142 +165,6 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 		return vs, ve, quote, true
 	}
 	return 0, 0, "", false
-}
-
-// elementText returns the bounds of the text of the XML element whose start tag ends
-// at s[gt] and starts at or after s[from] ("<password>x</password>" gives "x"), if
-// the element's local name is sensitive: everything up to the element's end tag, or
-// without one, like an unclosed quote, the rest of s. An element whose text is a
-// sensitive key names the element after it (see namedElement). It returns gt, gt
-// otherwise. The scans stop at the previous '>' and at the end tag found, which the
-// caller skips: redacting text with many tags stays linear in its length.
-func (r *Redactor) elementText(s string, from, gt int) (start, end int) {
-	name := startTag(s, from, gt)
-	switch local := name[strings.LastIndexByte(name, ':')+1:]; {
-	case name == "":
-	case r.Sensitive(local):
-		return gt + 1, endTag(s, gt+1, name)
-	case isNameKey(local):
-		return r.namedElement(s, gt, name)
-	}
-	return gt, gt
-}
-
-// namedElement returns the bounds of the text of the element after the element
-// <name>key</name>, whose start tag ends at s[gt], if key is a sensitive key: a
-// property list's <key>Password</key><string>x</string>, an XML-RPC member's
-// <name>token</name><value>x</value>. Only white space may stand between the two
-// elements. It returns gt, gt otherwise.
-func (r *Redactor) namedElement(s string, gt int, name string) (start, end int) {
-	i := gt + 1
-	k := strings.IndexByte(s[i:], '<')
-	if k <= 0 {
-		return gt, gt
-	}
-	key, k := s[i:i+k], i+k // the end tag must follow the key
-	if !strings.HasPrefix(s[k:], "</") || !strings.HasPrefix(s[k+2:], name) ||
-		k+2+len(name) >= len(s) || s[k+2+len(name)] != '>' {
-		return gt, gt
-	}
-	if !r.secretName(key) {
-		return gt, gt
-	}
-	lt := skipSpace(s, k+3+len(name))
-	next := strings.IndexByte(s[lt:], '>')
-	if lt == len(s) || s[lt] != '<' || next < 0 || startTag(s, lt, lt+next) == "" {
-		return gt, gt
-	}
-	next += lt
-	return next + 1, endTag(s, next+1, startTag(s, lt, next))
-}
-
-// startTag returns the name of the element whose start tag ends at s[gt] and starts
-// at or after s[from], or "" if there is none there (an end tag, an empty element, a
-// '>' in text).
-func startTag(s string, from, gt int) string {
-	lt := strings.LastIndexAny(s[from:gt], "<>")
-	if lt < 0 || s[from+lt] != '<' {
-		return ""
-	}
-	lt += from
-	name := s[lt+1 : gt]
-	if n := strings.IndexAny(name, " \t\r\n"); n >= 0 {
-		name = name[:n] // attributes follow
-	}
-	if name == "" || s[gt-1] == '/' { // "<>", an end tag or an empty element
-		return ""
-	}
-	for i := 0; i < len(name); i++ {
-		if !isKeyChar(name[i]) && name[i] != ':' {
-			return ""
-		}
-	}
-	return name
-}
-
-// endTag returns where the end tag of the element name whose text starts at s[start]
-// is, or, without one, len(s).
-func endTag(s string, start int, name string) int {
-	for j := start; ; j += 2 {
-		k := strings.Index(s[j:], "</")
-		if k < 0 {
-			return len(s)
-		}
-		j += k
-		if e := j + 2 + len(name); strings.HasPrefix(s[j+2:], name) && (e == len(s) || !isKeyChar(s[e]) && s[e] != ':') {
-			return j
-		}
-	}
-}
-
-// flagValue returns the bounds of the value of the command-line flag that starts at
-// s[i] ("--password x", "-token x", as a command line quoted in an error passes it),
-// and its quote, if the flag starts a word, its name is sensitive and a word follows
-// it on the same line that is not another flag. It returns i, i otherwise.
-func (r *Redactor) flagValue(s string, i int) (start, end int, quote string) {
-	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
-		return i, i, ""
-	}
-	k := i + 1
-	if k < len(s) && s[k] == '-' {
-		k++
-	}
-	n := k
-	for n < len(s) && isKeyChar(s[n]) {
-		n++
-	}
-	if n == k || !isAlnum(s[k]) || n == len(s) || !isBlank(s[n]) || !r.Sensitive(s[k:n]) {
-		return i, i, ""
-	}
-	for n < len(s) && isBlank(s[n]) {
-		n++
-	}
-	if n == len(s) || s[n] == '-' || s[n] == '\n' || s[n] == '\r' {
-		return i, i, ""
-	}
-	return valueAfter(s, n)
-}
-
-// quotedAfterKey returns the bounds of the quoted value that starts at s[i], after a
-// sensitive key and blanks on the same line (PASSWORD 'x' in SQL, token "x" as %q
-// prints it), and its quote; the key is a word that starts at or after s[from]. It
-// returns i, i otherwise.
-func (r *Redactor) quotedAfterKey(s string, from, i int) (start, end int, quote string) {
-	if i == from || !isBlank(s[i-1]) {
-		return i, i, ""
-	}
-	j := i
-	for j > from && isBlank(s[j-1]) {
-		j--
-	}
-	k := j
-	for k > from && isKeyChar(s[k-1]) {
-		k--
-	}
-	if k == j || k > from && !isBlank(s[k-1]) && s[k-1] != '\n' || !r.Sensitive(s[k:j]) {
-		return i, i, ""
-	}
-	return valueAfter(s, i)
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
