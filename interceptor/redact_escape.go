@@ -77,9 +77,10 @@ func (r *Redactor) unescaped(s string) string {
 func unescape(s string) (string, []int) {
 	var b []byte
 	var at []int
+	f := escapeFinder{s: s, at: [3]int{-1, -1, -1}}
 	done := 0 // s[:done] is undone into b
 	for {
-		i, c, n := nextEscape(s, done)
+		i, c, n := f.next(done)
 		if n == 0 {
 			break
 		}
@@ -103,25 +104,39 @@ func unescape(s string) (string, []int) {
 	return string(b), at
 }
 
-// nextEscape returns the first escape at or after s[from]: where it is, the byte it
-// stands for and its length (0 if there is none).
-func nextEscape(s string, from int) (i int, c byte, n int) {
-	for i = from; i < len(s); i++ {
-		next := len(s)
-		for _, b := range [...]byte{'%', '&', '\\'} {
-			if k := strings.IndexByte(s[i:next], b); k >= 0 {
-				next = i + k
+// escapeStarts are the bytes an escape starts with.
+var escapeStarts = [3]byte{'%', '&', '\\'}
+
+// escapeFinder finds the escapes of s in order. It keeps where each of escapeStarts
+// occurs next, so that text with many of one and none of another (a long query
+// string) is searched once, not once per '&'.
+type escapeFinder struct {
+	s  string
+	at [3]int // where escapeStarts[k] occurs next (len(s) for nowhere), or -1 before the first search
+}
+
+// next returns the first escape at or after s[from]: where it is, the byte it stands
+// for and its length (0 if there is none).
+func (f *escapeFinder) next(from int) (i int, c byte, n int) {
+	for i = from; ; i++ {
+		first := len(f.s)
+		for k, b := range escapeStarts {
+			if f.at[k] < i {
+				f.at[k] = len(f.s)
+				if j := strings.IndexByte(f.s[i:], b); j >= 0 {
+					f.at[k] = i + j
+				}
 			}
+			first = min(first, f.at[k])
 		}
-		if next == len(s) {
-			break
+		if first == len(f.s) {
+			return len(f.s), 0, 0
 		}
-		i = next
-		if c, n = escapeAt(s, i); n > 0 {
+		i = first
+		if c, n = escapeAt(f.s, i); n > 0 {
 			return i, c, n
 		}
 	}
-	return len(s), 0, 0
 }
 
 // entities are the named character references String undoes: XML's five.
