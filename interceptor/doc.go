@@ -92,17 +92,33 @@
 // (and before a span is exported), the Redactor masks the values of sensitive keys:
 // the defaults (password, secret, token, api_key, authorization, ...) plus configured
 // ones, case-insensitive and ignoring '_', '-', '.', matching keys that end with them,
-// in nested maps and in key=value, key: value, key<TAB>value, JSON "key": "value" and
-// XML <key>value</key> text (tabs count as spaces around a separator, a value may
-// start on the next line, as in YAML or a folded header, a YAML block scalar (|, >)
-// is all its lines, a single-quoted value runs over the doubled quotes that escape a
-// quote in it, and a Cookie header's value is all its cookies), including the text
-// of errors, Stringers and fmt.Formatters kept as attributes (a Formatter is looked
-// at as it prints with %+v, %v and %s, since a text sink calls Format, not String). A
-// space alone does not separate a key from a value: in prose ("wrong password for
-// bob") the next word is not a secret. An
-// attribute is masked in every form a sink may write it: a []byte as text; a struct,
-// pointer or other map as its JSON encoding and as fmt prints it (a slog text
+// in nested maps and in key=value, key: value, key<TAB>value, JSON "key": "value",
+// XML <key>value</key> and command-line --key value text (tabs count as spaces around
+// a separator, a value may start on the next line, as in YAML or a folded header, a
+// YAML block scalar (|, >) is all its lines, a single-quoted value runs over the
+// doubled quotes that escape a quote in it, and a Cookie header's value is all its
+// cookies), including the text of errors, Stringers and fmt.Formatters kept as
+// attributes (a Formatter is looked at as it prints with %+v, %v and %s, since a text
+// sink calls Format, not String).
+//
+// The goal is that a secret following a configured key in any common serialisation is
+// masked. So a key may also be the value of a "name" or "key" member whose secret is
+// in the "value" member beside it (XML properties and parameters, HAR, Kubernetes and
+// AWS name/value pairs, in text and as maps or structs) or, in XML, in the element's
+// text; or the text of a "key" or "name" element whose secret is in the element after
+// it (property lists, XML-RPC). A key, its separator and the quotes of its value may
+// be escaped: percent-encoded (a URL, a form body), HTML or XML character references
+// (&quot;), JSON \u escapes, or several of these in layers; the value is masked where
+// it stands, in its escaped form. Ordinary words are not masked: a space alone does
+// not separate a key from a value (but after a --flag, or before a quoted value, as in
+// SQL's PASSWORD 'x'), so in prose ("wrong password for bob", "token bucket full")
+// the next word is not a secret, and text with no key followed by a value passes
+// unchanged. Out of scope are secrets with no key before them (a bare token in a
+// sentence, curl -u user:pw), keys split from their values by other markup, short
+// flags (-p pw) and other encodings (base64, gzip).
+//
+// An attribute is masked in every form a sink may write it: a []byte as text; a
+// struct, pointer or other map as its JSON encoding and as fmt prints it (a slog text
 // handler), which also covers values with no JSON encoding (a map[any]any, a struct
 // with a func field) and unexported fields. Redaction looks 32 maps and slices deep
 // and stops where a value contains itself, masking what lies beyond: a cyclic value

@@ -98,7 +98,9 @@ func (r *Redactor) Sensitive(key string) bool {
 }
 
 // Value returns v with the values of sensitive keys masked in every map at any depth
-// (map[string]any, map[string]string, []any), and string values redacted as text. Maps
+// (map[string]any, map[string]string, []any), and string values redacted as text. A
+// map or struct whose "name" or "key" entry is a sensitive key has its "value" entry
+// masked ({"name": "Authorization", "value": "***"}), as String does in text. Maps
 // and slices are copied, never modified. An error, a fmt.Stringer, a []byte or a value
 // of a named string type whose text has something to mask is replaced by its masked
 // text (a string); so is a fmt.Formatter, by what it prints with %+v, if that or what
@@ -192,6 +194,7 @@ func (r *Redactor) value(v any, w *walk) any {
 				out[k] = r.value(x, w)
 			}
 		}
+		maskNamed(r, out, any(Mask), w)
 		w.leave()
 		return out
 	case map[string]string:
@@ -204,6 +207,7 @@ func (r *Redactor) value(v any, w *walk) any {
 				out[k] = r.text(x, w)
 			}
 		}
+		maskNamed(r, out, Mask, w)
 		return out
 	case []any:
 		if !w.enter(reflect.ValueOf(t)) {
@@ -345,6 +349,7 @@ func (r *Redactor) plain(v reflect.Value, w *walk) any {
 				out[k] = r.plain(it.Value(), w)
 			}
 		}
+		maskNamed(r, out, any(Mask), w)
 		return out
 	case reflect.Struct:
 		t := v.Type()
@@ -357,6 +362,7 @@ func (r *Redactor) plain(v reflect.Value, w *walk) any {
 				out[name] = r.plain(v.Field(i), w)
 			}
 		}
+		maskNamed(r, out, any(Mask), w)
 		return out
 	case reflect.Slice:
 		if v.IsNil() {

@@ -12,44 +12,136 @@ import (
 // bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
 // cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
-// quote its DSN), and the text of an XML element ("<password>***</password>"). Tabs
+// quote its DSN), the text of an XML element ("<password>***</password>"), the word
+// after a command-line flag ("--password ***", "-token ***"), and a quoted value
+// after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it). Tabs
 // count as spaces around a separator, a value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
 // indented deeper than the key, a single-quoted value runs over doubled quotes
 // (as YAML and SQL escape a quote in it), and an unquoted value over a '"' inside it
 // (`password=ab"cd`).
+//
+// A key may also be the value of a name member, "name" or "key", with the secret in a
+// "value" member beside it, before or after it with at most a few other members
+// between (`<property name="password" value="***"/>`, HAR and Kubernetes
+// {"name":"Authorization","value":"***"}, `{"Key":"token","Value":"***"}`), or, for
+// an XML element with no value attribute, in the element's text (`<param
+// name="token">***</param>`). So may the text of a "key" or "name" element, with the
+// secret in the text of the element after it (a property list's
+// <key>Password</key><string>***</string>, an XML-RPC member's
+// <name>token</name><value>***</value>). The name must be a single word
+// ("DB_PASSWORD"): "reset password" names no key.
+//
+// Escaped text is masked as well: a key, separator or quote may be percent-encoded
+// (`password%3D***`, `?api%5Fkey=***`), an HTML or XML character reference
+// (`password=&quot;***&quot;`, `&lt;token&gt;***&lt;/token&gt;`), or a JSON \u escape
+// of an ASCII character (`\u003cpassword\u003e***`), over up to three layers of
+// escaping; the value is masked where it stands, its escaped quotes kept. Text with no
+// sensitive key followed by a value in any of these forms is returned as it is.
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.keys) == 0 ||
-		(strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
-			strings.IndexByte(s, '>') < 0) {
+	if r == nil || len(r.keys) == 0 {
+		return s
+	}
+	return r.unescaped(r.mask(s))
+}
+
+// mask masks the values String finds in s as it stands.
+func (r *Redactor) mask(s string) string {
+	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
+		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
-	changed := false
-	for i := 0; i < len(s); i++ {
-		if s[i] != '=' && s[i] != ':' && s[i] != '\t' && s[i] != '>' {
+	sc := scanner{r: r, s: s}
+	for {
+		vs, ve, quote, ok := sc.next()
+		if !ok {
+			break
+		}
+		if done == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[done:vs])
+		b.WriteString(quote)
+		b.WriteString(Mask)
+		b.WriteString(quote)
+		done = ve
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// mayStart marks the bytes a value to mask may follow: separators, the '>' of a start
+// tag, the dash of a flag and the quote of a value after a space.
+var mayStart = [256]bool{'=': true, ':': true, '\t': true, '>': true, '-': true, '"': true, '\'': true}
+
+// scanner finds the values to mask in s, one after the other.
+type scanner struct {
+	r    *Redactor
+	s    string
+	i    int // where the search for the next separator goes on
+	done int // where the value found last ends
+	// pending is the separator of a value member that a name member before it made
+	// sensitive (`name="password" value="x"`), or the '>' before an element's text
+	// (`<param name="token">x</param>`); 0 if none.
+	pending int
+	checked int // the end of the members namedValue looked at
+}
+
+// next returns the bounds of the next value to mask, with its quotes, and its quote
+// (which the mask keeps), or false if there is none.
+func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
+	r, s := sc.r, sc.s
+	for ; sc.i < len(s); sc.i++ {
+		i := sc.i
+		if !mayStart[s[i]] {
 			continue
 		}
-		var vs, ve int
-		var quote string
-		if s[i] == '>' {
-			// An XML element's start tag: its text is the value.
-			if vs, ve = r.elementText(s, done, i); vs == ve {
+		switch {
+		case s[i] == '"' || s[i] == '\'':
+			if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				continue
 			}
-		} else if s[i] == ':' && strings.HasPrefix(s[i+1:], "//") {
+		case s[i] == '-':
+			if vs, ve, quote = r.flagValue(s, i); vs == ve {
+				continue
+			}
+		case s[i] == '>':
+			if i == sc.pending {
+				vs, ve = i+1, textEnd(s, i+1)
+			} else {
+				// An XML element's start tag: its text is the value.
+				vs, ve = r.elementText(s, sc.done, i)
+			}
+			if vs == ve {
+				continue
+			}
+		case s[i] == ':' && strings.HasPrefix(s[i+1:], "//"):
 			// A URL: its userinfo's password is the value of a key "password".
 			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
 				continue
 			}
-		} else {
+		default:
 			// A key starts after the value masked last: a secret ending in a key
 			// name ("password\tmytoken\tnext") is not the key of what follows it.
-			key := keyBefore(s[done:], i-done)
-			if key == "" || !r.Sensitive(key) {
+			key := keyBefore(s[sc.done:], i-sc.done)
+			if key == "" {
 				continue
+			}
+			if i != sc.pending && !r.Sensitive(key) {
+				// A name member may make the value member beside it sensitive.
+				p := sc.namedValue(i, key)
+				if p > i {
+					sc.pending = p
+				}
+				if p != i {
+					continue
+				}
 			}
 			if s[i] == '\t' && sepAfterBlanks(s, i) {
 				continue // "key\t= value": the '=' is the separator
@@ -69,62 +161,10 @@ func (r *Redactor) String(s string) string {
 				ve = cookiesEnd(s, ve)
 			}
 		}
-		if !changed {
-			b.Grow(len(s))
-			changed = true
-		}
-		b.WriteString(s[done:vs])
-		b.WriteString(quote)
-		b.WriteString(Mask)
-		b.WriteString(quote)
-		done = ve
-		i = ve - 1
+		sc.done, sc.i = ve, ve
+		return vs, ve, quote, true
 	}
-	if !changed {
-		return s
-	}
-	b.WriteString(s[done:])
-	return b.String()
-}
-
-// elementText returns the bounds of the text of the XML element whose start tag ends
-// at s[gt] and starts at or after s[from] ("<password>x</password>" gives "x"), if
-// the element's local name is sensitive: everything up to the element's end tag, or
-// without one, like an unclosed quote, the rest of s. It returns gt, gt otherwise.
-// The scans stop at the previous '>' and at the end tag found, which the caller
-// skips: redacting text with many tags stays linear in its length.
-func (r *Redactor) elementText(s string, from, gt int) (start, end int) {
-	lt := strings.LastIndexAny(s[from:gt], "<>")
-	if lt < 0 || s[from+lt] != '<' {
-		return gt, gt
-	}
-	lt += from
-	name := s[lt+1 : gt]
-	if n := strings.IndexAny(name, " \t\r\n"); n >= 0 {
-		name = name[:n] // attributes follow
-	}
-	if name == "" || s[gt-1] == '/' { // "<>", an end tag or an empty element
-		return gt, gt
-	}
-	for i := 0; i < len(name); i++ {
-		if !isKeyChar(name[i]) && name[i] != ':' {
-			return gt, gt
-		}
-	}
-	if !r.Sensitive(name[strings.LastIndexByte(name, ':')+1:]) {
-		return gt, gt
-	}
-	start = gt + 1
-	for j := start; ; j += 2 {
-		k := strings.Index(s[j:], "</")
-		if k < 0 {
-			return start, len(s)
-		}
-		j += k
-		if e := j + 2 + len(name); strings.HasPrefix(s[j+2:], name) && (e == len(s) || !isKeyChar(s[e]) && s[e] != ':') {
-			return start, j
-		}
-	}
+	return 0, 0, "", false
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
@@ -293,10 +333,11 @@ var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "a
 
 // valueAfter returns the bounds of the value that starts after the separator ending at
 // s[from-1]: a quoted string (with its quote, which the mask keeps; an escaped quote
-// \" counts, for JSON inside a quoted message), a {...} or [...] group, or a run of
-// characters up to white space or one of , ; & ) } ] ". An authorization scheme word
-// extends the value to the credentials after it. The value may start on the next line
-// (one line break, then blanks); an empty line ends it.
+// \" counts, for JSON inside a quoted message), a {...}, [...] or (...) group (a
+// tuple, as in Python's auth=("user", "pw")), or a run of characters up to white
+// space or one of , ; & ) } ] ". An authorization scheme word extends the value to the
+// credentials after it. The value may start on the next line (one line break, then
+// blanks); an empty line ends it.
 func valueAfter(s string, from int) (start, end int, quote string) {
 	i := from
 	for i < len(s) && isBlank(s[i]) {
@@ -341,10 +382,13 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 			}
 		}
 		return start, len(s), string(c)
-	case '{', '[':
+	case '{', '[', '(':
 		closing := byte('}')
-		if c == '[' {
+		switch c {
+		case '[':
 			closing = ']'
+		case '(':
+			closing = ')'
 		}
 		depth := 0
 		for j := i; j < len(s); j++ {

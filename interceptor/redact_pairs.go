@@ -1,0 +1,184 @@
+package interceptor
+
+import "strings"
+
+// maxBeside bounds how many other members (or attributes) may stand between a name
+// member and its value member: `<input name="password" type="password" value="x">`.
+// The bound keeps redaction linear in the text's length.
+const maxBeside = 4
+
+// namedValue looks at the member whose key (not itself sensitive) ends before the
+// separator at s[sep], for a key that a name member holds as its value and whose
+// secret is in a value member beside it (`<property name="password" value="x"/>`,
+// `{"name":"Authorization","value":"Bearer x"}`, `{"Key":"token","Value":"x"}`):
+//
+//   - for a name member ("name" or "key") whose value is a sensitive key, it returns
+//     the separator of the value member after it, or, if an XML start tag ends after
+//     it with no value attribute, the tag's '>', as the element's text is the value;
+//   - for a value member ("value") with such a name member after it, it returns sep;
+//
+// and -1 otherwise. Only members next to each other count, maxBeside others between
+// them at most, each with a string or plain value (no object or list). A member inside
+// a value looked at already (`{"value":"a 'value':'b"}`) is not looked at again: the
+// scans stay linear in the length of s.
+func (sc *scanner) namedValue(sep int, key string) int {
+	if len(key) < len("key") || len(key) > len("value") {
+		return -1 // the common case, cheaply
+	}
+	r, s := sc.r, sc.s
+	isName := isNameKey(key)
+	if !isName && !strings.EqualFold(key, "value") || sep < sc.checked || isName && !r.namesSecret(s, sep) {
+		return -1
+	}
+	j := valueEnd(s, sep)
+	for range maxBeside + 1 {
+		if j < 0 {
+			return -1
+		}
+		sc.checked = max(sc.checked, j)
+		m, ok := memberAt(s, j)
+		switch {
+		case !ok:
+			if k := skipSpace(s, j); isName && k < len(s) && s[k] == '>' {
+				return k // the element's text is the value
+			}
+			return -1
+		case isName && strings.EqualFold(m.key, "value"):
+			return m.sep
+		case !isName && isNameKey(m.key):
+			if r.namesSecret(s, m.sep) {
+				return sep
+			}
+			return -1
+		case isNameKey(m.key) || strings.EqualFold(m.key, "value"):
+			return -1 // another pair
+		}
+		j = valueEnd(s, m.sep)
+	}
+	return -1
+}
+
+// isNameKey reports whether a member with key names the value of the member beside it.
+func isNameKey(key string) bool {
+	return strings.EqualFold(key, "name") || strings.EqualFold(key, "key")
+}
+
+// namesSecret reports whether the value after the separator at s[sep], quoted or not,
+// is a sensitive key (see secretName).
+func (r *Redactor) namesSecret(s string, sep int) bool {
+	vs, ve, quote := scalarAfter(s, sep)
+	if quote != "" {
+		if !strings.HasSuffix(s[vs+len(quote):ve], quote) {
+			return false // unclosed
+		}
+		vs, ve = vs+len(quote), ve-len(quote)
+	}
+	return vs < ve && r.secretName(s[vs:ve])
+}
+
+// secretName reports whether name, the value of a name member or entry, is a
+// sensitive key: a word of key characters ("DB_PASSWORD", "X-Api-Key"). Text with
+// spaces ("reset password") is a name, not a key.
+func (r *Redactor) secretName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if !isKeyChar(name[i]) {
+			return false
+		}
+	}
+	return name != "" && r.Sensitive(name)
+}
+
+// maskNamed masks the "value" entries of m (ignoring case) if its "name" or "key"
+// entry is a sensitive key: a HAR header, a Kubernetes variable or an AWS tag kept as
+// an attribute holds its secret so, as their text does (see namedValue).
+func maskNamed[V any](r *Redactor, m map[string]V, mask V, w *walk) {
+	named := false
+	for k, v := range m {
+		if s, ok := any(v).(string); ok && isNameKey(k) && r.secretName(s) {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return
+	}
+	for k := range m {
+		if strings.EqualFold(k, "value") {
+			m[k] = mask
+			w.masked++
+		}
+	}
+}
+
+// scalarAfter returns the bounds of the string or plain value after the separator at
+// s[sep], quotes included, and its quote: a word ends at white space, as an
+// authorization scheme's does not ("token" names a key, not a scheme). For an object,
+// a list or no value, start and end are equal.
+func scalarAfter(s string, sep int) (start, end int, quote string) {
+	from := opEnd(s, sep)
+	if k := skipSpace(s, from); k < len(s) && (s[k] == '{' || s[k] == '[' || s[k] == '(') {
+		return k, k, "" // not scanned: a group may be long, and hold other groups
+	}
+	vs, ve, quote := valueAfter(s, from)
+	switch {
+	case vs == ve:
+		return vs, vs, ""
+	case quote == "" && s[vs] != '"' && s[vs] != '\'' && !strings.HasPrefix(s[vs:], `\"`):
+		ve = plainEnd(s, vs)
+	}
+	return vs, ve, quote
+}
+
+// valueEnd returns where the string or plain value after the separator at s[sep]
+// ends, or -1 for an object, a list or no value.
+func valueEnd(s string, sep int) int {
+	if vs, ve, _ := scalarAfter(s, sep); vs < ve {
+		return ve
+	}
+	return -1
+}
+
+// member is a key and its separator.
+type member struct {
+	key string
+	sep int
+}
+
+// memberAt returns the member that starts at s[j], after white space and at most one
+// comma, '&' (a query string) or ';' (a parameter list): a key of key characters, quoted or not (a JSON member, an XML attribute,
+// key=value), then '=' or ':'.
+func memberAt(s string, j int) (member, bool) {
+	j = skipSpace(s, j)
+	if j < len(s) && (s[j] == ',' || s[j] == '&' || s[j] == ';') {
+		j = skipSpace(s, j+1)
+	}
+	quote := ""
+	if strings.HasPrefix(s[j:], `\"`) {
+		quote = `\"`
+	} else if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		quote = s[j : j+1]
+	}
+	j += len(quote)
+	k := j
+	for k < len(s) && isKeyChar(s[k]) {
+		k++
+	}
+	if k == j || !strings.HasPrefix(s[k:], quote) {
+		return member{}, false
+	}
+	key := s[j:k]
+	k = skipSpace(s, k+len(quote))
+	if k >= len(s) || s[k] != '=' && s[k] != ':' {
+		return member{}, false
+	}
+	return member{key: key, sep: k}, true
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (isBlank(s[i]) || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+//END

@@ -1,0 +1,68 @@
+package interceptor
+
+import "strings"
+
+// startsWord reports whether c starts a word of s: a flag ("--password x") or a
+// quoted value after a key and a space (PASSWORD 'x'). It looks at the places of c
+// only, fewer than those of spaces.
+func startsWord(s string, c byte) bool {
+	for i := 0; ; i++ {
+		k := strings.IndexByte(s[i:], c)
+		if k < 0 {
+			return false
+		}
+		if i += k; i == 0 || isBlank(s[i-1]) || s[i-1] == '\n' {
+			return true
+		}
+	}
+}
+
+// flagValue returns the bounds of the value of the command-line flag that starts at
+// s[i] ("--password x", "-token x", as a command line quoted in an error passes it),
+// and its quote, if the flag starts a word, its name is sensitive and a word follows
+// it on the same line that is not another flag. It returns i, i otherwise.
+func (r *Redactor) flagValue(s string, i int) (start, end int, quote string) {
+	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
+		return i, i, ""
+	}
+	k := i + 1
+	if k < len(s) && s[k] == '-' {
+		k++
+	}
+	n := k
+	for n < len(s) && isKeyChar(s[n]) {
+		n++
+	}
+	if n == k || !isAlnum(s[k]) || n == len(s) || !isBlank(s[n]) || !r.Sensitive(s[k:n]) {
+		return i, i, ""
+	}
+	for n < len(s) && isBlank(s[n]) {
+		n++
+	}
+	if n == len(s) || s[n] == '-' || s[n] == '\n' || s[n] == '\r' {
+		return i, i, ""
+	}
+	return valueAfter(s, n)
+}
+
+// quotedAfterKey returns the bounds of the quoted value that starts at s[i], after a
+// sensitive key and blanks on the same line (PASSWORD 'x' in SQL, token "x" as %q
+// prints it), and its quote; the key is a word that starts at or after s[from]. It
+// returns i, i otherwise.
+func (r *Redactor) quotedAfterKey(s string, from, i int) (start, end int, quote string) {
+	if i == from || !isBlank(s[i-1]) {
+		return i, i, ""
+	}
+	j := i
+	for j > from && isBlank(s[j-1]) {
+		j--
+	}
+	k := j
+	for k > from && isKeyChar(s[k-1]) {
+		k--
+	}
+	if k == j || k > from && !isBlank(s[k-1]) && s[k-1] != '\n' || !r.Sensitive(s[k:j]) {
+		return i, i, ""
+	}
+	return valueAfter(s, i)
+}

@@ -1,0 +1,99 @@
+package interceptor
+
+import "strings"
+
+// elementText returns the bounds of the text of the XML element whose start tag ends
+// at s[gt] and starts at or after s[from] ("<password>x</password>" gives "x"), if
+// the element's local name is sensitive: everything up to the element's end tag, or
+// without one, like an unclosed quote, the rest of s. An element whose text is a
+// sensitive key names the element after it (see namedElement). It returns gt, gt
+// otherwise. The scans stop at the previous '>' and at the end tag found, which the
+// caller skips: redacting text with many tags stays linear in its length.
+func (r *Redactor) elementText(s string, from, gt int) (start, end int) {
+	name := startTag(s, from, gt)
+	switch local := name[strings.LastIndexByte(name, ':')+1:]; {
+	case name == "":
+	case r.Sensitive(local):
+		return gt + 1, endTag(s, gt+1, name)
+	case isNameKey(local):
+		return r.namedElement(s, gt, name)
+	}
+	return gt, gt
+}
+
+// namedElement returns the bounds of the text of the element after the element
+// <name>key</name>, whose start tag ends at s[gt], if key is a sensitive key: a
+// property list's <key>Password</key><string>x</string>, an XML-RPC member's
+// <name>token</name><value>x</value>. Only white space may stand between the two
+// elements. It returns gt, gt otherwise.
+func (r *Redactor) namedElement(s string, gt int, name string) (start, end int) {
+	i := gt + 1
+	k := strings.IndexByte(s[i:], '<')
+	if k <= 0 {
+		return gt, gt
+	}
+	key, k := s[i:i+k], i+k // the end tag must follow the key
+	if !strings.HasPrefix(s[k:], "</") || !strings.HasPrefix(s[k+2:], name) ||
+		k+2+len(name) >= len(s) || s[k+2+len(name)] != '>' {
+		return gt, gt
+	}
+	if !r.secretName(key) {
+		return gt, gt
+	}
+	lt := skipSpace(s, k+3+len(name))
+	next := strings.IndexByte(s[lt:], '>')
+	if lt == len(s) || s[lt] != '<' || next < 0 || startTag(s, lt, lt+next) == "" {
+		return gt, gt
+	}
+	next += lt
+	return next + 1, endTag(s, next+1, startTag(s, lt, next))
+}
+
+// startTag returns the name of the element whose start tag ends at s[gt] and starts
+// at or after s[from], or "" if there is none there (an end tag, an empty element, a
+// '>' in text).
+func startTag(s string, from, gt int) string {
+	lt := strings.LastIndexAny(s[from:gt], "<>")
+	if lt < 0 || s[from+lt] != '<' {
+		return ""
+	}
+	lt += from
+	name := s[lt+1 : gt]
+	if n := strings.IndexAny(name, " \t\r\n"); n >= 0 {
+		name = name[:n] // attributes follow
+	}
+	if name == "" || s[gt-1] == '/' { // "<>", an end tag or an empty element
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if !isKeyChar(name[i]) && name[i] != ':' {
+			return ""
+		}
+	}
+	return name
+}
+
+// endTag returns where the end tag of the element name whose text starts at s[start]
+// is, or, without one, len(s).
+func endTag(s string, start int, name string) int {
+	for j := start; ; j += 2 {
+		k := strings.Index(s[j:], "</")
+		if k < 0 {
+			return len(s)
+		}
+		j += k
+		if e := j + 2 + len(name); strings.HasPrefix(s[j+2:], name) && (e == len(s) || !isKeyChar(s[e]) && s[e] != ':') {
+			return j
+		}
+	}
+}
+
+// textEnd returns where the text of an element that starts at s[i] ends: at the next
+// end tag (a CDATA section and child elements are text), or without one, like an
+// unclosed quote, at the end of s.
+func textEnd(s string, i int) int {
+	if k := strings.Index(s[i:], "</"); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
