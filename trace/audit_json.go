@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -271,10 +272,29 @@ func appendAttrs(dst []byte, attrs map[string]any) []byte {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(attrs); err != nil {
-		// An attribute that cannot be encoded must not lose the record.
-		dst = append(b.Bytes()[:n], `{"!error":`...)
-		dst = AppendJSONString(dst, err.Error())
-		return append(dst, '}')
+		// An attribute that cannot be encoded must lose neither the record nor the
+		// other attributes: each is encoded on its own, in encoding/json's key order,
+		// and the ones that fail are replaced by their error.
+		b.Truncate(n)
+		b.WriteByte('{')
+		for i, k := range slices.Sorted(maps.Keys(attrs)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(AppendJSONString(nil, k))
+			b.WriteByte(':')
+			m := b.Len()
+			if err := enc.Encode(attrs[k]); err != nil {
+				b.Truncate(m)
+				b.WriteString(`{"!error":`)
+				b.Write(AppendJSONString(nil, err.Error()))
+				b.WriteByte('}')
+			} else {
+				b.Truncate(b.Len() - 1) // Encode's newline
+			}
+		}
+		b.WriteByte('}')
+		return b.Bytes()
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }

@@ -238,11 +238,22 @@ func TestAppendJSONHTMLInAttrs(t *testing.T) {
 		`"`+r.Time.UTC().Format("2006-01-02T15:04:05.000000000Z")+`"`, 1)
 	assert.Equal(t, want, string(r.AppendJSON(nil)))
 
-	// An attribute without a JSON encoding: the record is still written, and says so.
-	r.Attrs = map[string]any{"x": math.NaN()}
+	// An attribute without a JSON encoding: the record is still written with the
+	// other attributes, and says which one failed and why.
+	r.Attrs = map[string]any{"x": math.NaN(), "f": struct {
+		A string
+		F func()
+	}{A: "a"}, "ok": "kept", "n": 2}
 	var back Record
-	require.NoError(t, json.Unmarshal(r.AppendJSON([]byte("prefix"))[len("prefix"):], &back))
-	assert.Equal(t, map[string]any{"!error": "json: unsupported value: NaN"}, back.Attrs)
+	line := r.AppendJSON([]byte("prefix"))[len("prefix"):]
+	require.NoError(t, json.Unmarshal(line, &back), "%s", line)
+	assert.Equal(t, map[string]any{
+		"f":  map[string]any{"!error": "json: unsupported type: func()"},
+		"n":  2.0,
+		"ok": "kept",
+		"x":  map[string]any{"!error": "json: unsupported value: NaN"},
+	}, back.Attrs)
+	assert.Contains(t, string(line), `"attrs":{"f":{"!error":"json: unsupported type: func()"},"n":2,"ok":"kept","x":{"!error":"json: unsupported value: NaN"}}`)
 }
 
 // JSON null leaves a record as it is, as it leaves a struct without UnmarshalJSON:
