@@ -167,6 +167,15 @@ func TestErrorGotoIntoAnInnerLoopBody(t *testing.T) {
 // runs for the other branch. (TestRestoredFailedBranchStaysWithdrawn covers a frontier
 // that already holds the failure.)
 func TestFatalErrorInALoopWithdrawsTheContinueBranchAcrossResume(t *testing.T) {
+	fc := suspendThroughJSONAndResume(t, loopInAContinueBranch(t))
+	assert.Equal(t, "y1x1Qy2y2x2J", fc.Value("log"), "neither the inner join, item 3 nor the closing node runs after x2")
+	assert.Equal(t, int64(1), fc.Value("a"))
+}
+
+// loopInAContinueBranch is a ContinueOnError split whose branch l loops over 1, 2, 3,
+// each iteration an inclusive split: y suspends at item 2 until ok is set, then x
+// fails at item 2; the other branch a counts its runs. Each node logs its run.
+func loopInAContinueBranch(t *testing.T) *flow.Graph {
 	s := flow.NewSpec("clr")
 	s.Start("s").LinkTo("p")
 	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
@@ -179,10 +188,7 @@ func TestFatalErrorInALoopWithdrawsTheContinueBranchAcrossResume(t *testing.T) {
 	s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
 	s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
 	s.End("e")
-	g := build(t, s)
-	fc := suspendThroughJSONAndResume(t, g)
-	assert.Equal(t, "y1x1Qy2y2x2J", fc.Value("log"), "neither the inner join, item 3 nor the closing node runs after x2")
-	assert.Equal(t, int64(1), fc.Value("a"))
+	return build(t, s)
 }
 
 // suspendThroughJSONAndResume runs g with log "" until it suspends, restores its

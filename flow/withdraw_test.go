@@ -53,19 +53,7 @@ func TestNestedSplitFailureWithdrawsTheWholeContinueBranch(t *testing.T) {
 // branch stays withdrawn across the restart. Without the failure, the same frontier
 // runs the suspended node again.
 func TestRestoredFailedBranchStaysWithdrawn(t *testing.T) {
-	s := flow.NewSpec("clr")
-	s.Start("s").LinkTo("p")
-	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a").LinkTo("l")
-	s.Activity("a").SetTask(`context.incr("a")`).LinkTo("j")
-	s.Loop("l", "it", []any{1, 2, 3}).LinkTo("q")
-	s.Inclusive("q").LinkTo("y").LinkTo("x")
-	s.Activity("x").SetTask(`context.put("log", log + "x" + string(it)); it != 2 || raise("BAD", "bad item")`).LinkTo("qj")
-	s.Activity("y").SetTask(`context.put("log", log + "y" + string(it)); it != 2 || ok == true || context.suspend("y")`).LinkTo("qj")
-	s.Inclusive("qj").SetTask(`context.put("log", log + "Q")`).LinkTo("lc")
-	s.Loop("lc", "", nil).SetTask(`context.put("log", log + "C")`).LinkTo("j")
-	s.Parallel("j").SetTask(`context.put("log", log + "J")`).LinkTo("e")
-	s.End("e")
-	g := build(t, s)
+	g := loopInAContinueBranch(t)
 	e := flow.NewEngine()
 	for _, failed := range []bool{false, true} {
 		fc := flow.NewContextWith("i", map[string]any{"log": ""})

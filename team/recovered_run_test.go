@@ -137,17 +137,7 @@ func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
 	require.NoError(t, err)
 	tm, err := team.NewTeam("crew", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
 		team.WithEngineOptions(recoverNode("bot")),
-		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
-			w := s.NodeByID("writer")
-			w.Links = nil
-			w.LinkTo("approve")
-			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
-				if ok, _ := c.GetBool("approved"); !ok {
-					c.Suspend("waiting for a manager's approval")
-				}
-				return nil
-			}).LinkTo(team.TeamNodeEnd)
-		}))
+		team.WithGraphAdjuster(approvalAfter("writer")))
 	require.NoError(t, err)
 	sess := team.NewSession("crew-approve")
 	ans, err := tm.Call(context.Background(), "clean up", sess)
@@ -252,17 +242,7 @@ func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
 	require.NoError(t, err)
 	tm, err := team.NewTeam("fan", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
 		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
-		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
-			m := s.NodeByID(team.TeamNodeMerge)
-			m.Links = nil
-			m.LinkTo("approve")
-			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
-				if ok, _ := c.GetBool("approved"); !ok {
-					c.Suspend("waiting for a manager's approval")
-				}
-				return nil
-			}).LinkTo(team.TeamNodeEnd)
-		}))
+		team.WithGraphAdjuster(approvalAfter(team.TeamNodeMerge)))
 	require.NoError(t, err)
 	sess := team.NewSession("fan-approve")
 	ans, err := tm.Call(context.Background(), "clean up", sess)
@@ -449,17 +429,7 @@ func TestNestedTeamRecoveredCallLeavesNoPending(t *testing.T) {
 	require.NoError(t, err)
 	outer, err := team.NewTeam("outer", team.WithMembers(inner, testkit.NewFixedAgent("writer", "report")),
 		team.WithEngineOptions(recoverNode("inner")),
-		team.WithGraphAdjuster(func(s *flow.GraphSpec) {
-			w := s.NodeByID("writer")
-			w.Links = nil
-			w.LinkTo("approve")
-			s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
-				if ok, _ := c.GetBool("approved"); !ok {
-					c.Suspend("waiting for a manager's approval")
-				}
-				return nil
-			}).LinkTo(team.TeamNodeEnd)
-		}))
+		team.WithGraphAdjuster(approvalAfter("writer")))
 	require.NoError(t, err)
 	sess := team.NewSession("nested-recovered")
 	ans, err := outer.Call(context.Background(), "clean up", sess)
@@ -692,4 +662,20 @@ func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) 
 	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
+}
+
+// approvalAfter makes the team graph go from the node with the given id to an
+// approval node that suspends until "approved" is set, then to the team's end.
+func approvalAfter(id string) func(*flow.GraphSpec) {
+	return func(s *flow.GraphSpec) {
+		n := s.NodeByID(id)
+		n.Links = nil
+		n.LinkTo("approve")
+		s.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			if ok, _ := c.GetBool("approved"); !ok {
+				c.Suspend("waiting for a manager's approval")
+			}
+			return nil
+		}).LinkTo(team.TeamNodeEnd)
+	}
 }
