@@ -127,9 +127,9 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	// approved batch) must go on with it, as on a retry of its own node, instead of
 	// asking the human again and running the approved calls twice. Only the flow run
 	// that failed retries it: a new evaluation asking the same question is a new run.
-	if t.retries(c, tr, nest.parent != nil) && (nest.parent != nil || t.continues(c)) {
+	if old := t.retries(ctx, c, tr, nest.parent); old != "" && (nest.parent != nil || t.continues(c)) {
 		if st := invStateOf(ctx, t); st != nil {
-			st.kept.Store(true)
+			st.keep(old)
 		}
 	} else {
 		sess := SessionOf(c)
@@ -159,13 +159,20 @@ func (t *TeamAgent) continues(c *flow.Context) bool {
 	return c.Resumed() || c.Attempt() > 1 || t.obs.callerContinues(c, t.graph.ID)
 }
 
-// retries reports whether the run tr starts retries the team's failed run in c: the
-// same question in the same branch and, for a nested team, in the same run of its
-// parent (a root team's parent run id is the flow run's, which a resume renews).
-func (t *TeamAgent) retries(c *flow.Context, tr *TeamTrace, nested bool) bool {
+// retries returns the id of the team's failed run in c that the run tr starts
+// retries, or "": the same question in the same branch and, for a nested team, in
+// the same run of its parent, or in the failed run its parent retries (a parent
+// called again from its start, which its start node kept, has a new run id). A root
+// team's parent run id is the flow run's, which a resume renews.
+func (t *TeamAgent) retries(ctx context.Context, c *flow.Context, tr *TeamTrace, parent *TeamAgent) string {
 	old := TraceIn(c, t.name)
-	return old != nil && old.Status == TeamFailed && old.Branch == tr.Branch && old.Prompt == tr.Prompt &&
-		(!nested || old.ParentRunID == tr.ParentRunID)
+	if old == nil || old.Status != TeamFailed || old.Branch != tr.Branch || old.Prompt != tr.Prompt {
+		return ""
+	}
+	if parent != nil && old.ParentRunID != tr.ParentRunID && !enclosingStateOf(ctx, parent).retries(old.ParentRunID) {
+		return ""
+	}
+	return old.RunID
 }
 
 // teamEndTask is the task of the end node: it closes the trace with the final answer.

@@ -103,7 +103,9 @@ type invState struct {
 	ended     atomic.Bool // the end node ran
 	suspended atomic.Bool
 	kept      atomic.Bool // the start node kept the members' waiting runs (a retry)
+	outer     *invState   // the evaluation this one is called from, if any
 	mu        sync.Mutex
+	retried   string // the id of the failed team run the start node retries (kept)
 	failed    error
 	waitsAt   string // "callpath:node" of the first node that suspended
 }
@@ -119,6 +121,35 @@ func invStateOf(ctx context.Context, t *TeamAgent) *invState {
 	return nil
 }
 
+// enclosingStateOf returns the state of the innermost evaluation of t's graph that
+// the evaluation in ctx is part of (itself, or one that called it).
+func enclosingStateOf(ctx context.Context, t *TeamAgent) *invState {
+	st, _ := ctx.Value(invKey{}).(*invState)
+	for st != nil && st.team != t {
+		st = st.outer
+	}
+	return st
+}
+
+// keep notes that the start node kept the members' waiting runs to retry the
+// team's failed run runID.
+func (st *invState) keep(runID string) {
+	st.mu.Lock()
+	st.retried = runID
+	st.mu.Unlock()
+	st.kept.Store(true)
+}
+
+// retries reports whether this evaluation retries the failed team run runID.
+func (st *invState) retries(runID string) bool {
+	if st == nil || runID == "" || !st.kept.Load() {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.retried == runID
+}
+
 // InterceptFlow frames an evaluation of a team's graph.
 func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
 	t := o.teamOf(inv.Graph)
@@ -126,6 +157,7 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 		return inv.Invoke(ctx)
 	}
 	st := &invState{team: t, path: inv.Path}
+	st.outer, _ = ctx.Value(invKey{}).(*invState)
 	ctx = context.WithValue(ctx, invKey{}, st)
 	c := inv.Context
 	if inv.Resumed {
