@@ -114,8 +114,8 @@ type agentTask struct {
 	promptTmpl string
 	answerKey  string
 	onAnswer   []func(context.Context, *flow.Context, *flow.Node, *Answer) error
-	kept       func(context.Context) bool // a team member: its team's start node kept the waiting runs
-	tmpls      sync.Map                   // template text -> *template.Template or error
+	kept       func(context.Context, *flow.Context, *PendingRun) bool // a team member: its team's start node kept the run
+	tmpls      sync.Map                                               // template text -> *template.Template or error
 }
 
 // Run calls the agent.
@@ -170,7 +170,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 // knows which one this is. A team's member also continues the run its team's start
 // node kept to retry the team's failed run: flow may have called the team's graph
 // afresh to do so (a failed sub-graph call is made again from its start), so the
-// member's execution is not a resumed one.
+// member's execution is not a resumed one; its turn must ask the run's question.
 func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Context, n *flow.Node) bool {
 	if run.Info.Node == "" {
 		return true
@@ -178,7 +178,7 @@ func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Cont
 	if !run.waitsAt(c, n) {
 		return false
 	}
-	return c.Resumed() || c.Attempt() > 1 || t.kept != nil && t.kept(ctx)
+	return c.Resumed() || c.Attempt() > 1 || t.kept != nil && t.kept(ctx, c, run)
 }
 
 func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {

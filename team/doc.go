@@ -104,10 +104,11 @@
 // agent's saved state decide; here a resume continues the frontier, and flow tells the
 // node which execution it is.) A run started outside a graph (the agent called
 // directly) waits anywhere: the first node of the agent continues it. A team's member
-// node follows the same rule, and also continues the run its team's start node kept:
-// the start node discards its members' waiting runs unless the team retries its
-// failed run (see Teams), which flow may do by calling the team's graph afresh, where
-// no member's execution is a resumed one. A run
+// node follows the same rule, and also continues the run its team's start node kept
+// when its turn asks the run's question (a supervisor asked again may route it with
+// another task: a new question): the start node discards its members' waiting runs
+// unless the team retries its failed run (see Teams), which flow may do by calling
+// the team's graph afresh, where no member's execution is a resumed one. A run
 // that a failure left waiting (a model call failed after its approved batch) is for a
 // retry of its node; once an error policy recovered that failure nobody retries it, so
 // it leaves no pending entry: a team's engine (its Interceptor) discards it as the node

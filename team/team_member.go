@@ -24,7 +24,7 @@ type memberTask struct {
 
 func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 	mt := &memberTask{t: t, m: m, index: index}
-	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())), asTeamMember(t),
+	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())), asTeamMember(t, m),
 		OnAnswer(func(ctx context.Context, _ *flow.Context, _ *flow.Node, ans *Answer) error {
 			if s, ok := ctx.Value(memberSlotKey{}).(*memberSlot); ok {
 				s.setAnswer(ans)
@@ -34,14 +34,16 @@ func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 	return mt
 }
 
-// asTeamMember makes the agent task, a member of team, also continue the run
+// asTeamMember makes the agent task of m, a member of team, also continue the run
 // waiting at its node and branch that team's start node kept in this evaluation of
-// its graph.
-func asTeamMember(team *TeamAgent) TaskOption {
+// its graph, when the turn asks m the run's question. A retried team is evaluated
+// again from its start, so a supervisor may route the member with another task: that
+// is a new question, which a run kept for another never answers.
+func asTeamMember(team *TeamAgent, m Agent) TaskOption {
 	return func(t *agentTask) {
-		t.kept = func(ctx context.Context) bool {
+		t.kept = func(ctx context.Context, c *flow.Context, run *PendingRun) bool {
 			st := invStateOf(ctx, team)
-			return st != nil && st.kept.Load()
+			return st != nil && st.kept.Load() && run.Prompt == team.promptFor(team.trace(c), m)
 		}
 	}
 }

@@ -1,7 +1,12 @@
 package team_test
 
 import (
+	"maps"
+	"sync"
+
 	"context"
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,4 +46,140 @@ func TestDoublyNestedTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
 	assert.Equal(t, "cleaned", ans.Content)
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
 	assert.Equal(t, 3, model.Calls())
+}
+
+// twoRemovers is a parallel team whose members a and b each remove one path (both
+// calls need a decision), built afresh as a new process would.
+func twoRemovers(t *testing.T, box *toolbox) *team.TeamAgent {
+	t.Helper()
+	member := func(name, id, path string) team.Agent {
+		call := testkit.CallTools(testkit.ToolCall(id, "remove", `{"path":"`+path+`"}`))
+		model := testkit.NewScriptedModel(call).When(testkit.LastIsToolResult("remove"), testkit.Reply(name+" removed "+path))
+		a, err := team.NewReActAgent(name, model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		return a
+	}
+	tm, err := team.NewTeam("pair", team.WithMembers(member("a", "a1", "/a"), member("b", "b1", "/b")),
+		team.WithProtocol(team.Parallel()))
+	require.NoError(t, err)
+	return tm
+}
+
+// Members of a parallel team wait for decisions (both at once, or one after the
+// other when the first suspension stops the other branch before it asks: flow's
+// suspend stops the run). Each round the run is loaded in a new process (a team,
+// engine and store built again), every waiting call is approved, and the instance is
+// resumed twice at the same time: one resume wins, the other gets a conflict. Each
+// approved call runs once and nothing is left pending.
+func TestParallelPendingResumedOnceInNewProcess(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	box := &toolbox{}
+	tm := twoRemovers(t, box)
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	res, err := session.NewRunner(tm.Engine(), store).Run(ctx, tm.Graph().ID,
+		flow.NewContextWith("pair-1", map[string]any{tm.InputKey(): "clean up"}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+
+	var final *session.Result
+	for round := 0; final == nil; round++ {
+		require.Less(t, round, 3, "each member waits once")
+		runner := session.NewRunner(twoRemovers(t, box).Engine(), must(session.NewFileStore(dir)))
+		snap, err := runner.Load(ctx, "pair-1")
+		require.NoError(t, err)
+		updates := map[string]any{}
+		vars := maps.Clone(snap.Vars)
+		for _, name := range []string{"a", "b"} {
+			p := team.PendingIn(vars, name)
+			if p == nil || len(p.Calls) == 0 {
+				continue
+			}
+			u, err := team.DecideIn(vars, name, team.Approve(p.IDs()[0]))
+			require.NoError(t, err)
+			maps.Copy(vars, u)
+			maps.Copy(updates, u)
+		}
+		require.NotEmpty(t, updates, "a suspended run waits for someone")
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			wins []*session.Result
+		)
+		start := make(chan struct{})
+		for range 2 {
+			wg.Go(func() {
+				<-start
+				res, err := runner.Resume(ctx, "pair-1", updates)
+				if err != nil {
+					assert.ErrorIs(t, err, session.ErrConflict)
+					return
+				}
+				mu.Lock()
+				wins = append(wins, res)
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.Len(t, wins, 1, "one resume wins")
+		if wins[0].Status == flow.StatusCompleted {
+			final = wins[0]
+		}
+	}
+	assert.Nil(t, team.SessionOf(final.Context).Pending("a"))
+	assert.Nil(t, team.SessionOf(final.Context).Pending("b"))
+	assert.Contains(t, final.Context.Value(team.AnswerKey("pair")), "a removed /a")
+	assert.Contains(t, final.Context.Value(team.AnswerKey("pair")), "b removed /b")
+	assert.ElementsMatch(t, []string{`remove:{"path":"/a"}`, `remove:{"path":"/b"}`}, box.Calls(), "each approved call ran once")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// A supervisor team called as a sub-graph (Task): its member's resumed run fails
+// after the approved batch, which fails the call. The resume of the flow run calls
+// the team's graph again from its start, where the supervisor is asked again; routed
+// this time with another task, the member takes that task in a new run instead of
+// going on with the run the failed call left waiting (whose answer would then count
+// as this task's).
+func TestSupervisorRetriedCallRoutesAnotherTask(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sup := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
+		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
+		testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("desk")
+	spec.Activity("desk").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	fc := flow.NewContextWith("ops-2", map[string]any{"prompt": "tidy up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	require.Equal(t, 3, model.Calls())
+	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
 }
