@@ -183,3 +183,136 @@ func TestSupervisorRetriedCallRoutesAnotherTask(t *testing.T) {
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
 }
+
+// A swarm hands over a → b → a, and a's second turn waits for a decision. Resumed
+// from the session's JSON, a goes on with that run: the approved call runs once, the
+// team finishes with a's answer, and every tool_start of both streams has its
+// tool_end, in order.
+func TestSwarmHandoffBackToWaitingMember(t *testing.T) {
+	box := &toolbox{}
+	am := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("t1", team.TransferToolName, `{"to":"b","reason":"b checks"}`)),
+		testkit.Reply("over to b"),
+		testkit.CallTools(testkit.ToolCall("r1", "remove", `{"path":"/a"}`)),
+		testkit.Reply("a removed /a"))
+	a, err := team.NewReActAgent("a", am, team.WithTools(team.TransferTool(), box.remove()))
+	require.NoError(t, err)
+	b, err := team.NewReActAgent("b", testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("t2", team.TransferToolName, `{"to":"a","reason":"a removes"}`)),
+		testkit.Reply("over to a")), team.WithTools(team.TransferTool()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("sw", team.WithProtocol(team.Swarm()), team.WithMembers(a, b))
+	require.NoError(t, err)
+	collect := func(prompt string, sess *team.AgentSession) []team.Event {
+		var evs []team.Event
+		for ev, err := range tm.Stream(context.Background(), prompt, sess) {
+			require.NoError(t, err)
+			evs = append(evs, ev)
+		}
+		return evs
+	}
+	sess := team.NewSession("sw-back")
+	first := collect("clean up", sess)
+	p := sess.Pending("a")
+	require.NotNil(t, p)
+	require.Equal(t, []string{"r1"}, p.IDs())
+	data, err := team.MarshalSession(sess)
+	require.NoError(t, err)
+	sess, err = team.UnmarshalSession(data)
+	require.NoError(t, err)
+	require.NoError(t, sess.Decide("a", team.Approve("r1")))
+	second := collect("", sess)
+
+	tr := tm.Trace(sess.Context())
+	require.NotNil(t, tr)
+	assert.Equal(t, "a removed /a", tr.FinalAnswer)
+	assert.Equal(t, []string{"a", "b", "a"}, tr.Route)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 4, am.Calls())
+	assert.Nil(t, sess.Pending("a"))
+	for _, evs := range [][]team.Event{first, second} {
+		open := map[string]bool{}
+		for _, ev := range evs {
+			switch ev.Kind {
+			case team.EventToolStart:
+				require.NotNil(t, ev.Call)
+				assert.False(t, open[ev.Call.ID], "tool %s started twice", ev.Call.ID)
+				open[ev.Call.ID] = true
+			case team.EventToolEnd:
+				require.NotNil(t, ev.Call)
+				assert.True(t, open[ev.Call.ID], "tool %s ended before it started", ev.Call.ID)
+				delete(open, ev.Call.ID)
+			}
+		}
+		assert.Empty(t, open, "every tool_start has its tool_end")
+	}
+	var removes int
+	for _, ev := range append(first, second...) {
+		if ev.Kind == team.EventToolStart && ev.Call.Name == "remove" {
+			removes++
+		}
+	}
+	assert.Equal(t, 1, removes)
+}
+
+// A member waits inside a nested team called in a loop's body, once per iteration.
+// Each step runs in a new process (teams and engine built again over the same memory
+// store, the run saved as JSON in between): each resume goes on with the waiting
+// iteration's run, each approved call runs once, the second iteration asks its own
+// question, and the completed instance leaves nothing pending.
+func TestNestedTeamMemberWaitsInLoopAcrossProcesses(t *testing.T) {
+	var store session.Store
+	ctx := context.Background()
+	box := &toolbox{}
+	var models []*testkit.ScriptedModel
+	build := func(turns ...testkit.Turn) *session.Runner {
+		model := testkit.NewScriptedModel(turns...).When(testkit.LastIsToolResult("remove"), testkit.Reply("done"))
+		models = append(models, model)
+		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+		require.NoError(t, err)
+		inner, err := team.NewTeam("inner", team.WithMembers(bot))
+		require.NoError(t, err)
+		outer, err := team.NewTeam("outer", team.WithMembers(inner))
+		require.NoError(t, err)
+		g, err := flow.LoadGraph("clean-loop.yml", []byte(`id: cleanLoop
+layout:
+  - {id: start, type: start, link: each}
+  - {id: each, type: loop, meta: {$for: dir, $in: dirs}, link: ask}
+  - {id: ask, task: 'context.put("prompt", "clean " + dir)', link: crew}
+  - {id: crew, task: "#team.outer", link: close}
+  - {id: close, type: loop, link: end}
+  - {id: end, type: end}
+`))
+		require.NoError(t, err)
+		eng := outer.Engine()
+		require.NoError(t, eng.Register(g))
+		return session.NewRunner(eng, store)
+	}
+	store = session.NewMemoryStore()
+	remove := func(path string) testkit.Turn {
+		return testkit.CallTools(testkit.ToolCall("d-"+path, "remove", `{"path":"`+path+`"}`))
+	}
+	res, err := build(remove("/a")).Run(ctx, "cleanLoop", flow.NewContextWith("loop-1", map[string]any{"dirs": []any{"/a", "/b"}}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	for i, path := range []string{"/a", "/b"} {
+		var turns []testkit.Turn
+		if i == 0 {
+			turns = append(turns, remove("/b"))
+		}
+		runner := build(turns...)
+		snap, err := runner.Load(ctx, "loop-1")
+		require.NoError(t, err)
+		p := team.PendingIn(snap.Vars, "bot")
+		require.NotNil(t, p)
+		require.Equal(t, []string{"d-" + path}, p.IDs())
+		updates, err := team.DecideIn(snap.Vars, "bot", team.Approve("d-"+path))
+		require.NoError(t, err)
+		res, err = runner.Resume(ctx, "loop-1", updates)
+		require.NoError(t, err)
+	}
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`, `remove:{"path":"/b"}`}, box.Calls(), "each approved call ran once")
+	assert.Equal(t, "clean /b", models[1].Requests()[1].LastUserMessage(), "the second iteration asks its own question")
+	assert.Nil(t, team.SessionOf(res.Context).Pending("bot"))
+}
