@@ -316,3 +316,71 @@ layout:
 	assert.Equal(t, "clean /b", models[1].Requests()[1].LastUserMessage(), "the second iteration asks its own question")
 	assert.Nil(t, team.SessionOf(res.Context).Pending("bot"))
 }
+
+// A team called as a sub-graph by a node with a retry policy: the member's resumed
+// run fails after the approved batch, which fails the call, and the node retries it
+// (a fresh call of the team's graph): the team retries its failed run, the member
+// goes on, the approved call runs once and nobody is asked again.
+func TestTeamCallNodeRetryContinuesMember(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(bot))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).SetRetry(flow.RetryPolicy{Max: 2}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	fc := flow.NewContextWith("ops-3", map[string]any{"prompt": "clean up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, res.Retries)
+	assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls(), "nobody is asked again")
+	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
+}
+
+// A parallel team whose branches continue past a failure: a member that is a nested
+// team fails (its member's resumed run fails after the approved batch), its branch is
+// withdrawn and the merge reports the gap. Through session.Runner (which discards
+// nothing itself), the completed instance holds no pending entry for the nested
+// member.
+func TestParallelWithdrawnNestedMemberLeavesNoPending(t *testing.T) {
+	ctx := context.Background()
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	inner, err := team.NewTeam("inner", team.WithMembers(bot))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("fan", team.WithMembers(inner, testkit.NewFixedAgent("writer", "report")),
+		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))))
+	require.NoError(t, err)
+	runner := session.NewRunner(tm.Engine(), session.NewMemoryStore())
+	res, err := runner.Run(ctx, tm.Graph().ID, flow.NewContextWith("fan-1", map[string]any{tm.InputKey(): "clean up"}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	snap, err := runner.Load(ctx, "fan-1")
+	require.NoError(t, err)
+	updates, err := team.DecideIn(snap.Vars, "bot", team.Approve("d1"))
+	require.NoError(t, err)
+	res, err = runner.Resume(ctx, "fan-1", updates)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Contains(t, res.Context.Value(team.AnswerKey("fan")), "[inner] failed")
+	assert.Nil(t, team.SessionOf(res.Context).Pending("bot"))
+	snap, err = runner.Load(ctx, "fan-1")
+	require.NoError(t, err)
+	assert.Nil(t, team.PendingIn(snap.Vars, "bot"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+}
