@@ -384,3 +384,87 @@ func TestParallelWithdrawnNestedMemberLeavesNoPending(t *testing.T) {
 	assert.Nil(t, team.PendingIn(snap.Vars, "bot"))
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 }
+
+// A member node with a retry policy (a graph adjuster's): the member waits for a
+// decision; on the resume its approved call runs and the model call after it fails;
+// the node's retry goes on with the run: the call runs once, nobody is asked again.
+// A rejected call in the next run never runs, and that run asks its own question.
+func TestMemberRetryPolicyAfterApprovalThenRejection(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"),
+		testkit.CallTools(testkit.ToolCall("d2", "remove", `{"path":"/b"}`)), testkit.Reply("left /b alone"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(bot), team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+		s.NodeByID("bot").SetRetry(flow.RetryPolicy{Max: 2})
+	}))
+	require.NoError(t, err)
+	sess := team.NewSession("crew-retry")
+	ans, err := tm.Call(context.Background(), "clean /a", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+	ans, err = tm.Call(context.Background(), "", sess)
+	require.NoError(t, err)
+	require.Nil(t, ans.Pending, "nobody is asked again")
+	assert.Equal(t, "cleaned", ans.Content)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls())
+
+	ans, err = tm.Call(context.Background(), "clean /b", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	assert.Equal(t, "clean /b", model.Requests()[3].LastUserMessage())
+	require.NoError(t, sess.Decide("bot", team.Reject("d2", "keep /b")))
+	ans, err = tm.Call(context.Background(), "", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "left /b alone", ans.Content)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the rejected call never ran")
+	assert.Nil(t, sess.Pending("bot"))
+}
+
+// A team run with Task on an engine without the team's Interceptor: a member waiting
+// for a decision still resumes at its place (the resume re-enters the call), its
+// approved call runs once, and a recovered failure of the call afterwards leaves the
+// member's run in Pending with nothing to decide, as the documentation says, until
+// ResumeFlow sees the flow run complete.
+func TestTeamTaskWithoutInterceptor(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(bot))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("approve")
+	spec.Activity("approve").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		if ok, _ := c.GetBool("approved"); !ok {
+			c.Suspend("waiting for a manager")
+		}
+		return nil
+	}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(recoverNode("crew"))
+	sess := team.NewSession("ops-plain")
+	sess.Context().Set("prompt", "clean up")
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status, "at the approval node")
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	p := sess.Pending("bot")
+	require.NotNil(t, p, "nothing discards the recovered run without the Interceptor")
+	assert.Empty(t, p.Calls)
+	sess.Context().Set("approved", true)
+	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Nil(t, sess.Pending("bot"))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+}
