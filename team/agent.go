@@ -114,8 +114,8 @@ type agentTask struct {
 	promptTmpl string
 	answerKey  string
 	onAnswer   []func(context.Context, *flow.Context, *flow.Node, *Answer) error
-	kept       func(context.Context, *flow.Context, *PendingRun) bool // a team member: its team's start node kept the run
-	tmpls      sync.Map                                               // template text -> *template.Template or error
+	kept       func(context.Context, *flow.Context) (string, bool) // a team member: its team's prompt for the turn, if its start node kept the runs
+	tmpls      sync.Map                                            // template text -> *template.Template or error
 }
 
 // Run calls the agent.
@@ -178,7 +178,25 @@ func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Cont
 	if !run.waitsAt(c, n) {
 		return false
 	}
-	return c.Resumed() || c.Attempt() > 1 || t.kept != nil && t.kept(ctx, c, run)
+	if c.Resumed() || c.Attempt() > 1 {
+		return true
+	}
+	if t.kept == nil {
+		return false
+	}
+	want, ok := t.kept(ctx, c)
+	if !ok {
+		return false
+	}
+	if n.MetaString(MetaPrompt) != "" || n.MetaString(MetaPromptKey) != "" {
+		// The node's own prompt overrides the team's (prompt reads it as Run will).
+		p, err := t.prompt(c, n)
+		if err != nil {
+			return false
+		}
+		want = p
+	}
+	return run.Prompt == want
 }
 
 func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {

@@ -36,14 +36,17 @@ func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 
 // asTeamMember makes the agent task of m, a member of team, also continue the run
 // waiting at its node and branch that team's start node kept in this evaluation of
-// its graph, when the turn asks m the run's question. A retried team is evaluated
-// again from its start, so a supervisor may route the member with another task: that
-// is a new question, which a run kept for another never answers.
+// its graph, when the turn asks m the run's question: kept gives the team's prompt
+// for the turn. A retried team is evaluated again from its start, so a supervisor
+// may route the member with another task: that is a new question, which a run kept
+// for another never answers.
 func asTeamMember(team *TeamAgent, m Agent) TaskOption {
 	return func(t *agentTask) {
-		t.kept = func(ctx context.Context, c *flow.Context, run *PendingRun) bool {
-			st := invStateOf(ctx, team)
-			return st != nil && st.kept.Load() && run.Prompt == team.promptFor(team.trace(c), m)
+		t.kept = func(ctx context.Context, c *flow.Context) (string, bool) {
+			if st := invStateOf(ctx, team); st == nil || !st.kept.Load() {
+				return "", false
+			}
+			return team.promptFor(team.trace(c), m), true
 		}
 	}
 }

@@ -468,3 +468,38 @@ func TestTeamTaskWithoutInterceptor(t *testing.T) {
 	assert.Nil(t, sess.Pending("bot"))
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 }
+
+// As TestTeamTaskRetryAfterFailedCall's resume, with the member's prompt set on its
+// node (a graph adjuster's prompt template): the member's run asked the node's
+// question, which the retried team asks again, so the member goes on with the run.
+func TestTeamTaskRetryMemberWithNodePrompt(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(bot), team.WithGraphAdjuster(func(s *flow.GraphSpec) {
+		s.NodeByID("bot").SetMeta(team.MetaPrompt, `please {{var "prompt"}}`)
+	}))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	fc := flow.NewContextWith("ops-5", map[string]any{"prompt": "clean up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.Equal(t, "please clean up", model.Requests()[0].LastUserMessage())
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls(), "nobody is asked again")
+}
