@@ -503,3 +503,75 @@ func TestTeamTaskRetryMemberWithNodePrompt(t *testing.T) {
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
 	assert.Equal(t, 3, model.Calls(), "nobody is asked again")
 }
+
+// A team run with Task whose member is a nested team: the nested member's resumed
+// run fails after its approved batch, failing the call. The resume calls the outer
+// team's graph again from its start (the team retries its run, under a new run id),
+// which calls the nested team again: the member goes on with its run.
+func TestTaskTeamWithNestedTeamRetryAfterFailedCall(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	inner, err := team.NewTeam("inner", team.WithMembers(bot))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(inner))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	require.NoError(t, eng.Register(inner.Graph())) // the nested team's call: "#team.inner"
+	fc := flow.NewContextWith("ops-6", map[string]any{"prompt": "clean up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
+	assert.Equal(t, 3, model.Calls(), "nobody is asked again")
+}
+
+// A supervisor routes twice to the same member, which waits for a decision each time:
+// each resume goes on with the waiting turn's run, each approved call runs once, and
+// the second turn asks its own task.
+func TestSupervisorRoutesTwiceToWaitingMember(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(removeA(), testkit.Reply("removed /a"),
+		testkit.CallTools(testkit.ToolCall("d2", "remove", `{"path":"/b"}`)), testkit.Reply("removed /b"))
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	sup := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
+		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"remove /b"}`)),
+		testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup))
+	require.NoError(t, err)
+	sess := team.NewSession("desk-twice")
+	ans, err := tm.Call(context.Background(), "tidy up", sess)
+	require.NoError(t, err)
+	require.Equal(t, []string{"d1"}, ans.Pending.IDs())
+	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
+	ans, err = tm.Call(context.Background(), "", sess)
+	require.NoError(t, err)
+	require.NotNil(t, ans.Pending)
+	require.Equal(t, []string{"d2"}, ans.Pending.IDs())
+	assert.Contains(t, model.Requests()[2].LastUserMessage(), "remove /b")
+	require.NoError(t, sess.Decide("bot", team.Approve("d2")))
+	ans, err = tm.Call(context.Background(), "", sess)
+	require.NoError(t, err)
+	require.Nil(t, ans.Pending)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`, `remove:{"path":"/b"}`}, box.Calls())
+	assert.Equal(t, 4, model.Calls())
+	assert.Equal(t, []string{"bot", "bot"}, ans.Trace.(*team.TeamTrace).Route)
+}
