@@ -303,7 +303,15 @@ func (t *TeamAgent) Interceptor() flow.Interceptor { return t.obs }
 // Task returns a task that runs the team's graph as a sub-graph of the node's graph,
 // sharing its FlowContext: a team suspended inside resumes with the enclosing flow.
 // The team's prompt is the variable InputKey() (else "prompt"); its answer is written
-// to AnswerKey(name). The enclosing engine should carry Interceptor().
+// to AnswerKey(name). The enclosing engine should carry Interceptor(), and must have
+// the graphs of the teams nested in this one registered (Engine.Register of each
+// nested TeamAgent's Graph): the team's graph calls them as "#team.<name>", and
+// without them the run fails with subgraph_not_found.
+//
+// A failed call retried (a retry policy on the node, or a resume of the failed node)
+// runs the team's graph again from its start: the member that failed continues its
+// run, but members that had already finished run again, and may ask the human again
+// for calls they already made.
 func (t *TeamAgent) Task() flow.Task { return flow.Call(t.graph) }
 
 // TaskNamer names the Go tasks of the team's nodes for the export package's document
