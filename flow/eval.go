@@ -417,7 +417,7 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 		c := &frame{kind: f.kind, pending: f.pending, branch: f.branch, split: f.split, join: f.join,
 			arrived: f.arrived, policy: f.policy, loop: f.loop, items: f.items, index: f.index, closing: f.closing, left: f.left,
 			graph: f.graph, path: f.path, node: f.node, depth: f.depth,
-			failed: slices.Clone(f.failed)} // if no branch arrives, the split still fails
+			failed: slices.Clone(f.failed), failedIn: slices.Clone(f.failedIn)} // if no branch arrives, the split still fails
 		frames[f] = c
 		if len(c.failed) > 0 {
 			r.withdrew.Store(true)

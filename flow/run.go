@@ -3,8 +3,8 @@ package flow
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -231,21 +231,18 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 // running or parked (the failing node was inside an inclusive split or an activity's
 // fan-out in that branch). Those tokens end before their next step, so nothing more
 // of the branch runs (its inner join included) and it never arrives at the split's
-// join as if it had succeeded. A failed branch's id extends the id of the split's
-// branch it is in ("/" then more segments), so at each split frame the token's own
-// branch at that level is compared with the failures' ids. Tokens already running a
-// node finish it: branches share no context.Context to cancel.
+// join as if it had succeeded. At each split frame the token's own branch at that
+// level is compared with the branches the frame's failures withdrew (frame.failedIn;
+// comparing the failing token's branch id as a prefix mistook a sibling whose node
+// id extends this branch's with "/" for a branch nested in it). Tokens already
+// running a node finish it: branches share no context.Context to cancel.
 func (r *run) withdrawn(tok *token) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	branch := tok.branch
 	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
-		if f.kind == frameSplit {
-			for _, ne := range f.failed {
-				if ne.Branch == branch || strings.HasPrefix(ne.Branch, branch+"/") {
-					return true
-				}
-			}
+		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
+			return true
 		}
 		branch = f.branch // tok's branch one level up: the one that opened f
 	}

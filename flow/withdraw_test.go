@@ -94,3 +94,77 @@ func TestRestoredFailedBranchStaysWithdrawn(t *testing.T) {
 		}
 	}
 }
+
+// A failed branch withdraws only itself, also when a sibling's node id starts with
+// the failed node's id and "/": the failure of branch "a/x" of split p is not inside
+// branch "a" (their ids, main/p:a/x and main/p:a, looked like a branch and one
+// nested in it). The hold branch takes the engine's only goroutine, so p's branches
+// run in order on one goroutine: a/x fails before a's second node.
+func TestWithdrawnBranchIsTheFailedOneWhenNodeIDsHoldASlash(t *testing.T) {
+	release := make(chan struct{})
+	e := flow.NewEngine(flow.WithMaxConcurrency(1),
+		flow.WithTaskFunc("hold", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}),
+		flow.WithTaskFunc("release", func(context.Context, *flow.Context, *flow.Node) error {
+			close(release)
+			return nil
+		}))
+	s := flow.NewSpec("sl")
+	s.Start("s").LinkTo("o")
+	s.Parallel("o").LinkTo("p").LinkTo("hold")
+	s.Activity("hold").SetTask("@hold").LinkTo("oj")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a/x").LinkTo("a")
+	s.Activity("a/x").SetTask(`raise("X", "a/x failed")`).LinkTo("j")
+	s.Activity("a").SetTask(`context.put("log", log + "a")`).LinkTo("a2")
+	s.Activity("a2").SetTask(`context.put("log", log + "2")`).LinkTo("j")
+	s.Parallel("j").SetTask("@release").LinkTo("oj")
+	s.Parallel("oj").LinkTo("e")
+	s.End("e")
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "a2", fc.Value("log"))
+	require.Len(t, res.BranchFailures, 1)
+	assert.Equal(t, "a/x", res.BranchFailures[0].Node)
+}
+
+// The same after a restart: a frontier state keeps the failing token's branch only,
+// and a restored failure of branch a/x still withdraws a/x alone, so the parked
+// token of branch a runs on. The frontier is the suspended one of a run in which
+// a/x arrived, edited as if a/x had failed instead.
+func TestRestoredFailureWithdrawsTheFailedBranchWhenNodeIDsHoldASlash(t *testing.T) {
+	s := flow.NewSpec("sl")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a/x").LinkTo("a")
+	s.Activity("a/x").LinkTo("j")
+	s.Activity("a").LinkTo("a2")
+	s.Activity("a2").SetTask(`ok == true || context.suspend("wait")`).LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	i := slices.IndexFunc(st.Frames, func(f flow.FrameState) bool { return f.Split == "p" })
+	require.GreaterOrEqual(t, i, 0)
+	require.Equal(t, 1, st.Frames[i].Arrived)
+	st.Frames[i].Arrived, st.Frames[i].Join = 0, ""
+	st.Frames[i].Failed = []flow.FailedBranch{{Node: "a/x", Branch: "main/p:a/x",
+		Error: flow.StructuredError{Type: "business", Code: "X", Message: "a/x failed"}}}
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, true, fc.Value("joined"))
+}
