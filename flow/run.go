@@ -193,6 +193,15 @@ func (r *run) aborted(tok *token) bool {
 // step handles one token at its node and returns the token to continue with, if any.
 func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 	if r.withdrew.Load() && r.withdrawn(tok) {
+		if tok.mode == modeResumeCall && r.live != nil {
+			// The call is not re-entered: its parked tokens, live since the resume
+			// began, end with it, or every later checkpoint would list them.
+			r.mu.Lock()
+			for _, t := range tok.resume {
+				delete(r.live, t)
+			}
+			r.mu.Unlock()
+		}
 		return r.endToken(tok)
 	}
 	cn := tok.node

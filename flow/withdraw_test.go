@@ -168,3 +168,62 @@ func TestRestoredFailureWithdrawsTheFailedBranchWhenNodeIDsHoldASlash(t *testing
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, true, fc.Value("joined"))
 }
+
+// A sub-graph call parked in a branch that a restored failure withdrew is not
+// re-entered on resume, and its parked tokens leave the checkpoints with it: a
+// checkpoint still listing them (inside frames whose counts no longer have them)
+// could not be restored. The frontier is that of a run suspended inside the call,
+// edited as if the call's inclusive sibling x had failed meanwhile.
+func TestWithdrawnResumedCallLeavesTheCheckpoints(t *testing.T) {
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("w")
+	child.Activity("w").SetTask(`ok == true || context.suspend("wait")`).LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("g")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("b").LinkTo("a")
+	s.Inclusive("b").LinkTo("c").LinkTo("x")
+	s.Activity("c").SetTask("#child").LinkTo("bj")
+	s.Activity("x").LinkTo("bj")
+	s.Inclusive("bj").LinkTo("j")
+	s.Activity("a").LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	x := slices.IndexFunc(st.Tokens, func(tk flow.TokenState) bool { return tk.Node == "x" })
+	require.GreaterOrEqual(t, x, 0)
+	st.Frames[st.Tokens[x].Frame].Pending--
+	st.Tokens = slices.Delete(st.Tokens, x, x+1)
+	p := slices.IndexFunc(st.Frames, func(f flow.FrameState) bool { return f.Split == "p" })
+	require.GreaterOrEqual(t, p, 0)
+	st.Frames[p].Failed = []flow.FailedBranch{{Node: "x", Branch: "main/p:b/b:x",
+		Error: flow.StructuredError{Type: "business", Code: "X", Message: "x failed"}}}
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	fc.Set("ok", true)
+	var cps []flow.FrontierState
+	res, err = e.Resume(context.Background(), fr, fc, flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+		cps = append(cps, cp.Frontier)
+		return nil
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, true, fc.Value("joined"))
+	require.NotEmpty(t, cps)
+	for i, cp := range cps {
+		for _, tk := range cp.Tokens {
+			assert.NotEqual(t, "w", tk.Node, "checkpoint %d lists the withdrawn call's token", i)
+		}
+		if len(cp.Tokens) > 0 {
+			_, err := e.RestoreFrontier(g, cp)
+			assert.NoError(t, err, "checkpoint %d", i)
+		}
+	}
+}
