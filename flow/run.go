@@ -248,8 +248,14 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 func (r *run) withdrawn(tok *token) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	branch := tok.branch
-	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
+	return withdrawnAt(tok.frame, tok.branch)
+}
+
+// withdrawnAt reports whether branch, a branch of frame f (a token's, or the one
+// that opened a frame nested in f), is or is inside a withdrawn branch. The caller
+// holds r.mu.
+func withdrawnAt(f *frame, branch string) bool {
+	for ; f != nil && f.kind != frameCall; f = f.parent {
 		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
 			return true
 		}
@@ -355,6 +361,12 @@ func (r *run) unitDone(f *frame) *token {
 		}
 		switch f.kind {
 		case frameSplit:
+			if f.arrived > 0 && r.withdrew.Load() && withdrawnAt(f.parent, f.branch) {
+				// The branch that opened f was withdrawn after some of f's branches
+				// arrived: its join does not run, and arrivals at a join f shares with
+				// an enclosing split (joinUp) do not count there either.
+				break
+			}
 			if f.arrived > 0 {
 				if f = joinUp(f); f == nil {
 					return nil // the enclosing split waits for its other branches

@@ -3,6 +3,7 @@ package flow_test
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/flowteam/flowteam/flow"
@@ -225,5 +226,50 @@ func TestWithdrawnResumedCallLeavesTheCheckpoints(t *testing.T) {
 			_, err := e.RestoreFrontier(g, cp)
 			assert.NoError(t, err, "checkpoint %d", i)
 		}
+	}
+}
+
+// arrivalsHook records the arrivals each join's end reports.
+type arrivalsHook struct {
+	flow.NopInterceptor
+	mu       sync.Mutex
+	arrivals map[string]int
+}
+
+func (h *arrivalsHook) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.arrivals[n.ID] = end.Arrivals
+}
+
+// An inclusive split of a ContinueOnError branch whose branches meet at the outer
+// join itself (no inner join) brings no arrival of a withdrawn branch there: y had
+// arrived at j when its sibling x failed, and that arrival counted as branch b's,
+// so j ran for b, listed as failed, and, when a failed too, ran instead of the
+// split failing with all_branches_failed.
+func TestWithdrawnBranchArrivalAtASharedJoinDoesNotCount(t *testing.T) {
+	for _, aFails := range []bool{false, true} {
+		s := flow.NewSpec("sj")
+		s.Start("s").LinkTo("p")
+		s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("b").LinkTo("a")
+		s.Activity("a").SetTask(`fail != true || raise("A", "a failed")`).LinkTo("j")
+		s.Inclusive("b").LinkTo("y").LinkTo("x")
+		s.Activity("y").LinkTo("j")
+		s.Activity("x").SetTask(`raise("X", "x failed")`).LinkTo("j")
+		s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+		s.End("e")
+		hook := &arrivalsHook{arrivals: map[string]int{}}
+		fc := flow.NewContextWith("i", map[string]any{"fail": aFails})
+		res, err := flow.NewEngine(flow.WithInterceptor(hook, 0)).EvalGraph(context.Background(), build(t, s), fc)
+		if aFails {
+			require.ErrorIs(t, err, flow.ErrAllBranchesFailed)
+			assert.Nil(t, fc.Value("joined"))
+			assert.Len(t, res.BranchFailures, 2)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, true, fc.Value("joined"))
+		assert.Equal(t, 1, hook.arrivals["j"], "a alone arrived")
+		require.Len(t, res.BranchFailures, 1)
 	}
 }
