@@ -438,7 +438,9 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 	toks := make([]*token, len(fr.tokens))
 	for i, t := range fr.tokens {
 		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
-		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, true
+		// A token parked as it arrived has not started its node: the resume runs it for
+		// the first time, as the evaluation would have, so it is not a resumed one.
+		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, t.mode != modeArrive
 		toks[i] = nt
 	}
 	return root, toks
