@@ -82,8 +82,14 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		delete(r.calls, cf)
 		r.mu.Unlock()
 	}()
-	inv := &Invocation{Graph: cf.graph.g, Context: r.fc, RunID: r.id, Path: cf.path, Node: tok.node.n,
+	inv := &Invocation{Graph: cf.graph.g, Context: r.fc, Path: cf.path, Node: tok.node.n,
 		Resumed: tok.mode == modeResumeCall, icpts: r.icpts, run: r, frame: cf, seeds: seeds}
+	if len(r.icpts) > 0 {
+		// Only interceptors see inv, and with them newRun formatted the id. Without
+		// them the id may be formatted now, under the Context's lock, by a task in a
+		// parallel branch (Context.RunID): reading it here would race with that.
+		inv.RunID = r.id
+	}
 	err := inv.Invoke(ctx)
 	if err == nil && !inv.invoked {
 		err = errNotInvoked // the call's start token never ran, though a checkpoint counts it live

@@ -417,7 +417,7 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 		c := &frame{kind: f.kind, pending: f.pending, branch: f.branch, split: f.split, join: f.join,
 			arrived: f.arrived, policy: f.policy, loop: f.loop, items: f.items, index: f.index, closing: f.closing, left: f.left,
 			graph: f.graph, path: f.path, node: f.node, depth: f.depth,
-			failed: slices.Clone(f.failed)} // if no branch arrives, the split still fails
+			failed: slices.Clone(f.failed), failedIn: slices.Clone(f.failedIn)} // if no branch arrives, the split still fails
 		frames[f] = c
 		if len(c.failed) > 0 {
 			r.withdrew.Store(true)
@@ -438,7 +438,9 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 	toks := make([]*token, len(fr.tokens))
 	for i, t := range fr.tokens {
 		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
-		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, true
+		// A token parked as it arrived has not started its node: the resume runs it for
+		// the first time, as the evaluation would have, so it is not a resumed one.
+		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, t.mode != modeArrive
 		toks[i] = nt
 	}
 	return root, toks

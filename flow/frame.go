@@ -33,6 +33,9 @@ type frame struct {
 	policy  BranchPolicy
 	left    bool         // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
 	failed  []*NodeError // branches a ContinueOnError split withdrew because they failed
+	// failedIn holds, for each of failed, the id of this split's branch it withdrew
+	// (see withdrawn): the failing token's branch may be nested deeper.
+	failedIn []string
 
 	// loop
 	loop    *cnode

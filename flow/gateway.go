@@ -85,12 +85,47 @@ func (r *run) recordFailure(tok *token, ne *NodeError, f *frame) {
 	r.mu.Lock()
 	r.failures = append(r.failures, bf)
 	f.failed = append(f.failed, ne)
+	f.failedIn = append(f.failedIn, branchUnder(tok, f))
 	r.mu.Unlock()
 	r.withdrew.Store(true)
 	r.st.mu.Lock()
 	list := BranchFailuresOf(r.st.vars[KeyBranchFailures])       // a restored context holds them as plain JSON values
 	r.st.vars[KeyBranchFailures] = append(slices.Clip(list), bf) // clipped as in recordError
 	r.st.mu.Unlock()
+}
+
+// branchUnder returns the id of split frame f's branch that tok is in: tok's own when
+// f is its innermost frame, else the branch of the token that opened the frame nested
+// in f that tok is inside.
+func branchUnder(tok *token, f *frame) string {
+	if tok.frame == f {
+		return tok.branch
+	}
+	g := tok.frame
+	for g.parent != f {
+		g = g.parent
+	}
+	return g.branch
+}
+
+// branchOf returns the id of split frame f's branch that branch id b is or is nested
+// in, as fanOut names f's branches, for a failure restored from a frontier state
+// (which keeps the failing token's branch only). Of the ids b equals or extends with
+// "/", the longest: node ids may hold "/", so b = main/p:a/x is branch a/x of p, not
+// one nested in branch a. "" when b is in none of them.
+func (f *frame) branchOf(b string) string {
+	base := f.branch + "/" + f.split.n.ID + ":"
+	best := ""
+	for i, t := range f.split.targets {
+		id := base + t.n.ID
+		if slices.Contains(f.split.targets[:i], t) {
+			id += "#" + strconv.Itoa(i)
+		}
+		if len(id) > len(best) && (b == id || strings.HasPrefix(b, id+"/")) {
+			best = id
+		}
+	}
+	return best
 }
 
 func (r *run) branchPolicy(cn *cnode, call *frame) BranchPolicy {

@@ -379,6 +379,7 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 					}
 					f.failed = append(f.failed, &NodeError{Graph: n.n.graph.ID, Path: call.path, Node: n.n.ID, NodeType: n.n.Type,
 						Title: n.n.Title, Branch: fb.Branch, Code: fb.Error.Code, Err: errors.New(fb.Error.Message)})
+					f.failedIn = append(f.failedIn, f.branchOf(fb.Branch))
 				}
 			} else {
 				f.kind = frameLoop

@@ -163,3 +163,43 @@ func frontierThroughJSON(t *testing.T, e *flow.Engine, g *flow.Graph, fr *flow.F
 	require.NoError(t, err)
 	return out
 }
+
+// A node the halted run had not started when it stopped (a Stop in the node before
+// it leaves it in the frontier, not yet run) is not resumed when the resume runs it
+// for the first time: an agent there must not take a waiting run that an earlier
+// evaluation left in the variables for its own. The node that suspended is.
+func TestContextResumedOnlyWhereTheNodeRanBefore(t *testing.T) {
+	var l seenLog
+	e := flow.NewEngine(flow.WithTaskFunc("note", l.task(nil)),
+		flow.WithTaskFunc("stop", l.task(func(c *flow.Context, _ *flow.Node) error {
+			if c.Value("ok") != true {
+				c.Stop()
+			}
+			return nil
+		})),
+		flow.WithTaskFunc("ask", l.task(func(c *flow.Context, _ *flow.Node) error {
+			if c.Value("ok") != true {
+				c.Suspend("ask")
+			}
+			return nil
+		})))
+	s := flow.NewSpec("g")
+	s.Start("s").LinkTo("stop")
+	s.Activity("stop").SetTask("@stop").LinkTo("n")
+	s.Activity("n").SetTask("@note").LinkTo("ask")
+	s.Activity("ask").SetTask("@ask").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusStopped, res.Status)
+	res, err = e.Resume(context.Background(), frontierThroughJSON(t, e, g, res.Frontier), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), frontierThroughJSON(t, e, g, res.Frontier), fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{"stop:false:1", "n:false:1", "ask:false:1", "ask:true:1"}, l.seen)
+}

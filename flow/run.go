@@ -3,8 +3,8 @@ package flow
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,6 +193,15 @@ func (r *run) aborted(tok *token) bool {
 // step handles one token at its node and returns the token to continue with, if any.
 func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 	if r.withdrew.Load() && r.withdrawn(tok) {
+		if tok.mode == modeResumeCall && r.live != nil {
+			// The call is not re-entered: its parked tokens, live since the resume
+			// began, end with it, or every later checkpoint would list them.
+			r.mu.Lock()
+			for _, t := range tok.resume {
+				delete(r.live, t)
+			}
+			r.mu.Unlock()
+		}
 		return r.endToken(tok)
 	}
 	cn := tok.node
@@ -231,21 +240,24 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 // running or parked (the failing node was inside an inclusive split or an activity's
 // fan-out in that branch). Those tokens end before their next step, so nothing more
 // of the branch runs (its inner join included) and it never arrives at the split's
-// join as if it had succeeded. A failed branch's id extends the id of the split's
-// branch it is in ("/" then more segments), so at each split frame the token's own
-// branch at that level is compared with the failures' ids. Tokens already running a
-// node finish it: branches share no context.Context to cancel.
+// join as if it had succeeded. At each split frame the token's own branch at that
+// level is compared with the branches the frame's failures withdrew (frame.failedIn;
+// comparing the failing token's branch id as a prefix mistook a sibling whose node
+// id extends this branch's with "/" for a branch nested in it). Tokens already
+// running a node finish it: branches share no context.Context to cancel.
 func (r *run) withdrawn(tok *token) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	branch := tok.branch
-	for f := tok.frame; f != nil && f.kind != frameCall; f = f.parent {
-		if f.kind == frameSplit {
-			for _, ne := range f.failed {
-				if ne.Branch == branch || strings.HasPrefix(ne.Branch, branch+"/") {
-					return true
-				}
-			}
+	return withdrawnAt(tok.frame, tok.branch)
+}
+
+// withdrawnAt reports whether branch, a branch of frame f (a token's, or the one
+// that opened a frame nested in f), is or is inside a withdrawn branch. The caller
+// holds r.mu.
+func withdrawnAt(f *frame, branch string) bool {
+	for ; f != nil && f.kind != frameCall; f = f.parent {
+		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
+			return true
 		}
 		branch = f.branch // tok's branch one level up: the one that opened f
 	}
@@ -349,6 +361,12 @@ func (r *run) unitDone(f *frame) *token {
 		}
 		switch f.kind {
 		case frameSplit:
+			if f.arrived > 0 && r.withdrew.Load() && withdrawnAt(f.parent, f.branch) {
+				// The branch that opened f was withdrawn after some of f's branches
+				// arrived: its join does not run, and arrivals at a join f shares with
+				// an enclosing split (joinUp) do not count there either.
+				break
+			}
 			if f.arrived > 0 {
 				if f = joinUp(f); f == nil {
 					return nil // the enclosing split waits for its other branches

@@ -130,3 +130,46 @@ layout:
 		require.Equal(t, map[string]int{res.RunID(): 4}, seen)
 	}
 }
+
+// A sub-graph call made while a parallel branch formats the lazy run id does not read
+// the id unsynchronized (run with -race). Branch a formats it once c's branch is past
+// the channel and before c's call starts; nothing else orders the two, so reading the
+// id for the call's Invocation (which only interceptors see, and with them the id is
+// formatted before the run) was a data race.
+func TestLazyRunIDAskedDuringASubgraphCall(t *testing.T) {
+	asked, called := make(chan struct{}), make(chan struct{})
+	var id string
+	e := NewEngine(
+		WithTaskFunc("ask", func(_ context.Context, c *Context, _ *Node) error {
+			close(asked)
+			id = c.RunID()
+			<-called
+			return nil
+		}),
+		WithTaskFunc("wait", func(context.Context, *Context, *Node) error {
+			<-asked
+			return nil
+		}),
+		WithTaskFunc("called", func(context.Context, *Context, *Node) error {
+			close(called)
+			return nil
+		}),
+	)
+	child, err := LoadGraph("child.yml", []byte("id: child\nlayout:\n  - {type: start}\n  - {task: '@called'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	require.NoError(t, e.Register(child))
+	g, err := LoadGraph("g.yml", []byte(`id: g
+layout:
+  - {type: start}
+  - {id: p, type: parallel, link: [w, a]}
+  - {id: w, task: '@wait', link: c}
+  - {id: c, task: '#child', link: j}
+  - {id: a, task: '@ask', link: j}
+  - {id: j, type: parallel}
+  - {type: end}
+`))
+	require.NoError(t, err)
+	res, err := e.EvalGraph(context.Background(), g, NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, id, res.RunID())
+}

@@ -3,6 +3,7 @@ package flow_test
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/flowteam/flowteam/flow"
@@ -92,5 +93,183 @@ func TestRestoredFailedBranchStaysWithdrawn(t *testing.T) {
 		} else {
 			assert.Equal(t, "y1x1Qy2y2x2", fc.Value("log").(string)[:11])
 		}
+	}
+}
+
+// A failed branch withdraws only itself, also when a sibling's node id starts with
+// the failed node's id and "/": the failure of branch "a/x" of split p is not inside
+// branch "a" (their ids, main/p:a/x and main/p:a, looked like a branch and one
+// nested in it). The hold branch takes the engine's only goroutine, so p's branches
+// run in order on one goroutine: a/x fails before a's second node.
+func TestWithdrawnBranchIsTheFailedOneWhenNodeIDsHoldASlash(t *testing.T) {
+	release := make(chan struct{})
+	e := flow.NewEngine(flow.WithMaxConcurrency(1),
+		flow.WithTaskFunc("hold", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}),
+		flow.WithTaskFunc("release", func(context.Context, *flow.Context, *flow.Node) error {
+			close(release)
+			return nil
+		}))
+	s := flow.NewSpec("sl")
+	s.Start("s").LinkTo("o")
+	s.Parallel("o").LinkTo("p").LinkTo("hold")
+	s.Activity("hold").SetTask("@hold").LinkTo("oj")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a/x").LinkTo("a")
+	s.Activity("a/x").SetTask(`raise("X", "a/x failed")`).LinkTo("j")
+	s.Activity("a").SetTask(`context.put("log", log + "a")`).LinkTo("a2")
+	s.Activity("a2").SetTask(`context.put("log", log + "2")`).LinkTo("j")
+	s.Parallel("j").SetTask("@release").LinkTo("oj")
+	s.Parallel("oj").LinkTo("e")
+	s.End("e")
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), build(t, s), fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "a2", fc.Value("log"))
+	require.Len(t, res.BranchFailures, 1)
+	assert.Equal(t, "a/x", res.BranchFailures[0].Node)
+}
+
+// The same after a restart: a frontier state keeps the failing token's branch only,
+// and a restored failure of branch a/x still withdraws a/x alone, so the parked
+// token of branch a runs on. The frontier is the suspended one of a run in which
+// a/x arrived, edited as if a/x had failed instead.
+func TestRestoredFailureWithdrawsTheFailedBranchWhenNodeIDsHoldASlash(t *testing.T) {
+	s := flow.NewSpec("sl")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a/x").LinkTo("a")
+	s.Activity("a/x").LinkTo("j")
+	s.Activity("a").LinkTo("a2")
+	s.Activity("a2").SetTask(`ok == true || context.suspend("wait")`).LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	i := slices.IndexFunc(st.Frames, func(f flow.FrameState) bool { return f.Split == "p" })
+	require.GreaterOrEqual(t, i, 0)
+	require.Equal(t, 1, st.Frames[i].Arrived)
+	st.Frames[i].Arrived, st.Frames[i].Join = 0, ""
+	st.Frames[i].Failed = []flow.FailedBranch{{Node: "a/x", Branch: "main/p:a/x",
+		Error: flow.StructuredError{Type: "business", Code: "X", Message: "a/x failed"}}}
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), fr, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, true, fc.Value("joined"))
+}
+
+// A sub-graph call parked in a branch that a restored failure withdrew is not
+// re-entered on resume, and its parked tokens leave the checkpoints with it: a
+// checkpoint still listing them (inside frames whose counts no longer have them)
+// could not be restored. The frontier is that of a run suspended inside the call,
+// edited as if the call's inclusive sibling x had failed meanwhile.
+func TestWithdrawnResumedCallLeavesTheCheckpoints(t *testing.T) {
+	e := flow.NewEngine()
+	child := flow.NewSpec("child")
+	child.Start("cs").LinkTo("w")
+	child.Activity("w").SetTask(`ok == true || context.suspend("wait")`).LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+	s := flow.NewSpec("g")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("b").LinkTo("a")
+	s.Inclusive("b").LinkTo("c").LinkTo("x")
+	s.Activity("c").SetTask("#child").LinkTo("bj")
+	s.Activity("x").LinkTo("bj")
+	s.Inclusive("bj").LinkTo("j")
+	s.Activity("a").LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	x := slices.IndexFunc(st.Tokens, func(tk flow.TokenState) bool { return tk.Node == "x" })
+	require.GreaterOrEqual(t, x, 0)
+	st.Frames[st.Tokens[x].Frame].Pending--
+	st.Tokens = slices.Delete(st.Tokens, x, x+1)
+	p := slices.IndexFunc(st.Frames, func(f flow.FrameState) bool { return f.Split == "p" })
+	require.GreaterOrEqual(t, p, 0)
+	st.Frames[p].Failed = []flow.FailedBranch{{Node: "x", Branch: "main/p:b/b:x",
+		Error: flow.StructuredError{Type: "business", Code: "X", Message: "x failed"}}}
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	fc.Set("ok", true)
+	var cps []flow.FrontierState
+	res, err = e.Resume(context.Background(), fr, fc, flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+		cps = append(cps, cp.Frontier)
+		return nil
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, true, fc.Value("joined"))
+	require.NotEmpty(t, cps)
+	for i, cp := range cps {
+		for _, tk := range cp.Tokens {
+			assert.NotEqual(t, "w", tk.Node, "checkpoint %d lists the withdrawn call's token", i)
+		}
+		if len(cp.Tokens) > 0 {
+			_, err := e.RestoreFrontier(g, cp)
+			assert.NoError(t, err, "checkpoint %d", i)
+		}
+	}
+}
+
+// arrivalsHook records the arrivals each join's end reports.
+type arrivalsHook struct {
+	flow.NopInterceptor
+	mu       sync.Mutex
+	arrivals map[string]int
+}
+
+func (h *arrivalsHook) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.arrivals[n.ID] = end.Arrivals
+}
+
+// An inclusive split of a ContinueOnError branch whose branches meet at the outer
+// join itself (no inner join) brings no arrival of a withdrawn branch there: y had
+// arrived at j when its sibling x failed, and that arrival counted as branch b's,
+// so j ran for b, listed as failed, and, when a failed too, ran instead of the
+// split failing with all_branches_failed.
+func TestWithdrawnBranchArrivalAtASharedJoinDoesNotCount(t *testing.T) {
+	for _, aFails := range []bool{false, true} {
+		s := flow.NewSpec("sj")
+		s.Start("s").LinkTo("p")
+		s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("b").LinkTo("a")
+		s.Activity("a").SetTask(`fail != true || raise("A", "a failed")`).LinkTo("j")
+		s.Inclusive("b").LinkTo("y").LinkTo("x")
+		s.Activity("y").LinkTo("j")
+		s.Activity("x").SetTask(`raise("X", "x failed")`).LinkTo("j")
+		s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+		s.End("e")
+		hook := &arrivalsHook{arrivals: map[string]int{}}
+		fc := flow.NewContextWith("i", map[string]any{"fail": aFails})
+		res, err := flow.NewEngine(flow.WithInterceptor(hook, 0)).EvalGraph(context.Background(), build(t, s), fc)
+		if aFails {
+			require.ErrorIs(t, err, flow.ErrAllBranchesFailed)
+			assert.Nil(t, fc.Value("joined"))
+			assert.Len(t, res.BranchFailures, 2)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, true, fc.Value("joined"))
+		assert.Equal(t, 1, hook.arrivals["j"], "a alone arrived")
+		require.Len(t, res.BranchFailures, 1)
 	}
 }
