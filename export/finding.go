@@ -35,6 +35,10 @@ const (
 	CodeNodeNote        = "node.suspicious"   // something the reader doubted, such as a key "type:end"
 
 	CodeLinkMissingTarget = "link.missing-target"
+	// CodeLinkNeverTaken: a link's condition is the literal false, so no gateway or
+	// activity ever takes it (a parallel gateway ignores conditions: see
+	// CodeParallelCondition).
+	CodeLinkNeverTaken = "link.never-taken"
 
 	CodeStartMissing  = "start.missing"
 	CodeStartMultiple = "start.multiple"

@@ -11,7 +11,9 @@
 // one set (what "flowteam validate" prints). The checklist reasons about conditions
 // only as far as their text shows: an empty when and the literal true always hold (so
 // an exclusive gateway never looks past a true link, and the links after it are
-// reported as unreachable); any other condition may or may not hold.
+// reported as unreachable), the literal false never holds (the link is reported as
+// never taken, and the checks that follow a run's way, such as cycle exits, leave it
+// out); any other condition may or may not hold.
 //
 // The reader lives in package flow (an engine must load files, and flow cannot import
 // export).

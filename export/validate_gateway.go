@@ -10,6 +10,14 @@ import (
 
 func (v *validator) checkGateways(vg *vgraph) {
 	for _, n := range vg.nodes {
+		if n.spec.Type != flow.Parallel {
+			for _, l := range n.out {
+				if never(l) {
+					v.report(vg, SeverityWarning, CodeLinkNeverTaken, n.id(), l.pos(),
+						"the link from %q to %q is never taken: its condition is the literal false; remove it, or give it a condition that can hold", n.id(), l.to.id())
+				}
+			}
+		}
 		switch n.spec.Type {
 		case flow.Exclusive:
 			var defaults, always []string // without when; always holding (literal true included)
@@ -86,13 +94,23 @@ func firstTrue(n *vnode) int {
 // checks that follow a run's way (cycles, split branches, calls that always run) use
 // these; reachability and joins stay structural, so the target of a dead link is named
 // by exclusive.unreachable-link, not as an unreachable node.
+//
+// A link whose condition is the literal false is never taken, except by a parallel
+// gateway, which ignores conditions.
 func liveLinks(n *vnode) []*vlink {
-	i := firstTrue(n)
-	if n.spec.Type != flow.Exclusive || i < 0 {
-		return n.out
+	out := n.out
+	if n.spec.Type != flow.Parallel && slices.ContainsFunc(out, never) {
+		out = slices.DeleteFunc(slices.Clone(out), never)
 	}
-	return slices.DeleteFunc(slices.Clone(n.out[:i+1]), func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+	i := slices.IndexFunc(out, func(l *vlink) bool { return holds(l) && strings.TrimSpace(l.spec.When) != "" })
+	if n.spec.Type != flow.Exclusive || i < 0 {
+		return out
+	}
+	return slices.DeleteFunc(slices.Clone(out[:i+1]), func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
 }
+
+// never reports whether a link's condition is the literal false.
+func never(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "false" }
 
 // holds reports whether a link's condition always holds (alwaysHolds).
 func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }

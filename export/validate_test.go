@@ -215,6 +215,45 @@ layout:
 			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and its condition is the literal true`,
 		},
 		{
+			// A literal false: no exclusive, inclusive or activity takes the link; a
+			// parallel gateway ignores the condition (its own warning says so).
+			name: "links whose condition is the literal false are never taken",
+			doc: `
+id: never
+layout:
+  - {id: s, type: start, link: [{nextId: x, when: " false "}, i]}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "false"}, b]}
+  - {id: i, type: inclusive, link: [{nextId: ia, when: "false"}, ib]}
+  - {id: ia, link: ij}
+  - {id: ib, link: ij}
+  - {id: ij, type: inclusive, link: p}
+  - {id: p, type: parallel, link: [{nextId: pa, when: "false"}, pb]}
+  - {id: pa, link: pj}
+  - {id: pb, link: pj}
+  - {id: pj, type: parallel, link: e}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"link.never-taken@s", "link.never-taken@x", "link.never-taken@i", "parallel.condition-ignored@p"},
+			msg:  `the link from "x" to "a" is never taken: its condition is the literal false`,
+		},
+		{
+			// The only way out of the cycle is a link that is never taken: the cycle
+			// runs until the step limit, as if it had no exit.
+			name: "a cycle whose only exit is a literal false",
+			doc: `
+id: neverexit
+layout:
+  - {id: s, type: start, link: g}
+  - {id: g, type: exclusive, link: [{nextId: e, when: "false"}, w]}
+  - {id: w, link: g}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@g", "link.never-taken@g"},
+			msg:  `is never taken`,
+		},
+		{
 			// What does not make a link dead: a default link (no condition), taken only
 			// when nothing else holds; a literal true of lower priority than the
 			// conditional link, whatever the definition order; an inclusive gateway,
