@@ -83,6 +83,18 @@ func removeA() testkit.Turn {
 	return testkit.CallTools(testkit.ToolCall("d1", "remove", `{"path":"/a"}`))
 }
 
+// flakyRemover returns a toolbox and a ReAct agent "bot" over it whose model first
+// asks to remove /a (call d1), then fails with source_unavailable when the approved
+// batch's result comes back, then takes the turns in after.
+func flakyRemover(t *testing.T, after ...testkit.Turn) (*toolbox, *testkit.ScriptedModel, *team.ReActAgent) {
+	t.Helper()
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(append([]testkit.Turn{removeA(), testkit.FailWith(team.TypeSourceUnavailable)}, after...)...)
+	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
+	require.NoError(t, err)
+	return box, model, bot
+}
+
 // afterRemove answers once the model sees the removal's result; asked afresh, the
 // model asks for the removal again.
 func afterRemove(answer string) testkit.Turn {
@@ -231,10 +243,7 @@ func TestReActModelFailureLaterInResumedRunKeepsResults(t *testing.T) {
 // team called again with its prompt retries from the failed member, which asks the
 // model again with the batch's results: the approved call runs once.
 func TestTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t, afterRemove("cleaned"))
 	tm, _ := ttTeam(t, "crew", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), bot))
 	sess := team.NewSession("crew-1")
 	ans, err := tm.Call(context.Background(), "clean up", sess)

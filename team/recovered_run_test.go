@@ -73,10 +73,7 @@ func TestAgentNodeInLoopStartsAFreshRunPerIteration(t *testing.T) {
 // run starts its member afresh, on the second item's prompt: the member does not
 // resume the first iteration's run, nor ask the first iteration's question.
 func TestTeamInLoopMemberStartsAFreshRunPerIteration(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("cleaned /b"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t, testkit.Reply("cleaned /b"))
 	tm, err := team.NewTeam("crew", team.WithMembers(bot))
 	require.NoError(t, err)
 	g, err := flow.LoadGraph("clean-each.yml", []byte(`id: cleanEach
@@ -131,10 +128,7 @@ func recoverNode(id string) flow.Option {
 // answer says the team waits at its approval node (not for the member, with nothing
 // to decide), and the session shows nothing pending for the member.
 func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t)
 	tm, err := team.NewTeam("crew", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
 		team.WithEngineOptions(recoverNode("bot")),
 		team.WithGraphAdjuster(approvalAfter("writer")))
@@ -168,10 +162,7 @@ func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
 // with a new task. The member takes that task in a new run: it does not resume the
 // failed run (with its old prompt and conversation) as if nothing had happened.
 func TestSupervisorRoutesAgainToRecoveredMember(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	_, model, bot := flakyRemover(t, testkit.Reply("checked /b"))
 	sup := testkit.NewScriptedModel(
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
@@ -236,10 +227,7 @@ func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
 // member's run waits for nothing (its branch is gone), so the team's answer names
 // the approval node, and no pending entry is left for the member.
 func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, _, bot := flakyRemover(t)
 	tm, err := team.NewTeam("fan", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
 		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
 		team.WithGraphAdjuster(approvalAfter(team.TeamNodeMerge)))
@@ -391,13 +379,22 @@ func TestFreshEvalOverWaitingRun(t *testing.T) {
 // (TestTeamMemberModelFailureAfterResumedBatch): the approved call ran once and
 // nobody is asked again.
 func TestNestedTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
-	inner, err := team.NewTeam("inner", team.WithMembers(bot))
-	require.NoError(t, err)
-	outer, err := team.NewTeam("outer", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), inner))
+	retryNestedMember(t, "inner")
+}
+
+// retryNestedMember nests bot (flakyRemover) in teams named by nesting, innermost
+// first, under an outer team with a planner; once the human approved bot's call and
+// bot's resumed run failed, the outer team called again with its prompt goes on
+// without asking anyone and runs the approved call once.
+func retryNestedMember(t *testing.T, nesting ...string) {
+	box, model, bot := flakyRemover(t, afterRemove("cleaned"))
+	var member team.Agent = bot
+	for _, name := range nesting {
+		tm, err := team.NewTeam(name, team.WithMembers(member))
+		require.NoError(t, err)
+		member = tm
+	}
+	outer, err := team.NewTeam("outer", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), member))
 	require.NoError(t, err)
 	sess := team.NewSession("nested-retry")
 	ans, err := outer.Call(context.Background(), "clean up", sess)
@@ -421,10 +418,7 @@ func TestNestedTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
 // approval node. The member's run, kept waiting inside the call, is no one's to
 // continue: no pending entry is left for it.
 func TestNestedTeamRecoveredCallLeavesNoPending(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, _, bot := flakyRemover(t)
 	inner, err := team.NewTeam("inner", team.WithMembers(bot))
 	require.NoError(t, err)
 	outer, err := team.NewTeam("outer", team.WithMembers(inner, testkit.NewFixedAgent("writer", "report")),
@@ -536,10 +530,7 @@ layout:
 // member goes on, and the approved call runs once.
 func TestTeamFreshEvalOverFailedRun(t *testing.T) {
 	setup := func(t *testing.T) (*team.TeamAgent, *flow.Context, *flow.Result, *testkit.ScriptedModel, *toolbox) {
-		box := &toolbox{}
-		model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-		require.NoError(t, err)
+		box, model, bot := flakyRemover(t, afterRemove("cleaned"))
 		tm, err := team.NewTeam("crew", team.WithMembers(bot))
 		require.NoError(t, err)
 		fc := flow.NewContextWith("crew-fresh", map[string]any{tm.InputKey(): "clean up"})
@@ -586,10 +577,7 @@ func TestTeamFreshEvalOverFailedRun(t *testing.T) {
 // over the same context starts the team's member afresh.
 func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 	setup := func(t *testing.T) (*flow.Engine, *flow.Graph, *flow.Context, *flow.Result, *testkit.ScriptedModel, *toolbox) {
-		box := &toolbox{}
-		model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-		bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-		require.NoError(t, err)
+		box, model, bot := flakyRemover(t, afterRemove("cleaned"))
 		tm, err := team.NewTeam("crew", team.WithMembers(bot))
 		require.NoError(t, err)
 		spec := flow.NewSpec("ops")
@@ -637,10 +625,7 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 // resume nor a retry, and its team did not keep the run, so the member takes its new
 // task in a new run.
 func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t, testkit.Reply("checked /b"))
 	sup := testkit.NewScriptedModel(
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),

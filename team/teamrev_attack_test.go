@@ -21,31 +21,7 @@ import (
 // failed run: the member goes on, as it does one level down
 // (TestNestedTeamMemberModelFailureAfterResumedBatch).
 func TestDoublyNestedTeamMemberModelFailureAfterResumedBatch(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
-	inner, err := team.NewTeam("inner", team.WithMembers(bot))
-	require.NoError(t, err)
-	middle, err := team.NewTeam("middle", team.WithMembers(inner))
-	require.NoError(t, err)
-	outer, err := team.NewTeam("outer", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), middle))
-	require.NoError(t, err)
-	sess := team.NewSession("nested2-retry")
-	ans, err := outer.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	require.NotNil(t, ans.Pending)
-	require.Equal(t, "bot", ans.Pending.Agent)
-	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
-
-	_, err = outer.Call(context.Background(), "clean up", sess)
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
-	ans, err = outer.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	require.Nil(t, ans.Pending, "nobody is asked again")
-	assert.Equal(t, "cleaned", ans.Content)
-	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
-	assert.Equal(t, 3, model.Calls())
+	retryNestedMember(t, "inner", "middle")
 }
 
 // twoRemovers is a parallel team whose members a and b each remove one path (both
@@ -149,10 +125,7 @@ func must[T any](v T, err error) T {
 // going on with the run the failed call left waiting (whose answer would then count
 // as this task's).
 func TestSupervisorRetriedCallRoutesAnotherTask(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), testkit.Reply("checked /b"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t, testkit.Reply("checked /b"))
 	sup := testkit.NewScriptedModel(
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
@@ -322,10 +295,7 @@ layout:
 // (a fresh call of the team's graph): the team retries its failed run, the member
 // goes on, the approved call runs once and nobody is asked again.
 func TestTeamCallNodeRetryContinuesMember(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t, afterRemove("cleaned"))
 	tm, err := team.NewTeam("crew", team.WithMembers(bot))
 	require.NoError(t, err)
 	spec := flow.NewSpec("ops")
@@ -357,10 +327,7 @@ func TestTeamCallNodeRetryContinuesMember(t *testing.T) {
 // member.
 func TestParallelWithdrawnNestedMemberLeavesNoPending(t *testing.T) {
 	ctx := context.Background()
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, _, bot := flakyRemover(t)
 	inner, err := team.NewTeam("inner", team.WithMembers(bot))
 	require.NoError(t, err)
 	tm, err := team.NewTeam("fan", team.WithMembers(inner, testkit.NewFixedAgent("writer", "report")),
@@ -390,11 +357,8 @@ func TestParallelWithdrawnNestedMemberLeavesNoPending(t *testing.T) {
 // the node's retry goes on with the run: the call runs once, nobody is asked again.
 // A rejected call in the next run never runs, and that run asks its own question.
 func TestMemberRetryPolicyAfterApprovalThenRejection(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"),
+	box, model, bot := flakyRemover(t, afterRemove("cleaned"),
 		testkit.CallTools(testkit.ToolCall("d2", "remove", `{"path":"/b"}`)), testkit.Reply("left /b alone"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
 	tm, err := team.NewTeam("crew", team.WithMembers(bot), team.WithGraphAdjuster(func(s *flow.GraphSpec) {
 		s.NodeByID("bot").SetRetry(flow.RetryPolicy{Max: 2})
 	}))
@@ -429,10 +393,7 @@ func TestMemberRetryPolicyAfterApprovalThenRejection(t *testing.T) {
 // member's run in Pending with nothing to decide, as the documentation says, until
 // ResumeFlow sees the flow run complete.
 func TestTeamTaskWithoutInterceptor(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, _, bot := flakyRemover(t)
 	tm, err := team.NewTeam("crew", team.WithMembers(bot))
 	require.NoError(t, err)
 	spec := flow.NewSpec("ops")
@@ -473,10 +434,7 @@ func TestTeamTaskWithoutInterceptor(t *testing.T) {
 // node (a graph adjuster's prompt template): the member's run asked the node's
 // question, which the retried team asks again, so the member goes on with the run.
 func TestTeamTaskRetryMemberWithNodePrompt(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t, afterRemove("cleaned"))
 	tm, err := team.NewTeam("crew", team.WithMembers(bot), team.WithGraphAdjuster(func(s *flow.GraphSpec) {
 		s.NodeByID("bot").SetMeta(team.MetaPrompt, `please {{var "prompt"}}`)
 	}))
@@ -509,10 +467,7 @@ func TestTeamTaskRetryMemberWithNodePrompt(t *testing.T) {
 // team's graph again from its start (the team retries its run, under a new run id),
 // which calls the nested team again: the member goes on with its run.
 func TestTaskTeamWithNestedTeamRetryAfterFailedCall(t *testing.T) {
-	box := &toolbox{}
-	model := testkit.NewScriptedModel(removeA(), testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
-	bot, err := team.NewReActAgent("bot", model, team.WithTools(box.remove()))
-	require.NoError(t, err)
+	box, model, bot := flakyRemover(t, afterRemove("cleaned"))
 	inner, err := team.NewTeam("inner", team.WithMembers(bot))
 	require.NoError(t, err)
 	tm, err := team.NewTeam("crew", team.WithMembers(inner))
