@@ -295,19 +295,10 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		panic(r.panicked)
 	}
 
-	// Field by field, as in newRun. A Result that is not WithResult's is new (a
-	// recycled run's) or the run's own, never written: its fields are zero already, and
-	// writing a zero pointer costs a write barrier while the garbage collector marks,
-	// which in a short run is a good part of the time.
-	fresh := r.out == nil
-	if !fresh || r.id != "" {
-		res.runID = r.id
-	}
-	res.runSeq, res.Instance, res.Graph, res.Steps = r.seq, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
-	if !fresh || r.reason != "" || r.err != nil || r.errs != nil || r.failures != nil || r.records != nil || r.fallback != nil {
-		res.Reason, res.Err, res.Errors, res.BranchFailures = r.reason, r.err, r.errs, r.failures
-		res.ExecutionErrors, res.Fallback = r.records, r.fallback
-	}
+	// Field by field, as in newRun.
+	res.runID, res.runSeq, res.Instance, res.Graph, res.Steps = r.id, r.seq, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
+	res.Reason, res.Err, res.Errors, res.BranchFailures = r.reason, r.err, r.errs, r.failures
+	res.ExecutionErrors, res.Fallback = r.records, r.fallback
 	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), elapsed
 	switch runState(r.state.Load()) {
 	case stateRunning:
@@ -319,10 +310,9 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	case stateFailed:
 		res.Status = StatusFailed
 	}
+	res.Frontier = nil
 	if res.Status != StatusCompleted && len(r.frontier) > 0 {
 		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
-	} else if !fresh {
-		res.Frontier = nil
 	}
 	if recycle {
 		r.recycle()
