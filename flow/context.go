@@ -203,7 +203,15 @@ func (c *Context) RunID() string {
 
 // BranchID returns the id of the branch this view belongs to ("" for the root view).
 // It is derived from the gateways and links that created the branch, so it is stable
-// across runs of the same graph.
+// across runs of the same graph and across a restored frontier: "main" for the run's
+// first branch; a split's branch appends "/" + split id + ":" + target id; a loop
+// iteration "/" + loop id + "[" + index + "]"; a sub-graph call "/" + calling node
+// id + "/" + graph id. When several links of one split lead to the same node, the
+// branch of the i-th target (counting from 0 the targets the split takes, in
+// priority order) that repeats an earlier one gets "#i" after the target id, appended
+// again for as long as the result is the id of a node the split links to: links to
+// a, a and a node named "a#1" give the branches a, a#1#1 and a#1. The branches of one
+// split therefore always have different ids.
 func (c *Context) BranchID() string {
 	if c.tok == nil {
 		return ""
