@@ -224,7 +224,8 @@ func (c *Context) BranchID() string {
 // (a node that suspended, was cancelled by the halt or failed runs again; a calling
 // node re-enters its sub-graph call), and the token has not moved on since. It is
 // false in a fresh evaluation, at every later node, at a node the halted run had not
-// started (the node after a Stop, a branch parked before its next node), and when a
+// started (the node after a Stop, a branch parked before its next node, a join or a
+// loop's closing node that the step limit refused), and when a
 // later loop iteration, a cycle or an error policy's goto comes back to the same node. A task that keeps state between its suspension
 // and its resume (an agent waiting for a human) uses it to tell a resume from a
 // new evaluation that merely finds the old state in the variables.

@@ -428,9 +428,11 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 	toks := make([]*token, len(fr.tokens))
 	for i, t := range fr.tokens {
 		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
-		// A token parked as it arrived has not started its node: the resume runs it for
-		// the first time, as the evaluation would have, so it is not a resumed one.
-		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, t.mode != modeArrive
+		// A token parked as it arrived, or before its join or loop's closing node began
+		// (the step limit refused it, the run halted first), has not started its node:
+		// the resume runs it for the first time, as the evaluation would have, so it is
+		// not a resumed one.
+		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, t.mode != modeArrive && t.mode != modeBegin
 		toks[i] = nt
 	}
 	return root, toks

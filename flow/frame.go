@@ -62,11 +62,15 @@ type tokenMode uint8
 
 const (
 	modeArrive     tokenMode = iota // arrive at the node: join and loop-closing checks, then run it
-	modeExec                        // run the node (a join already fired, or a suspended node re-runs)
+	modeExec                        // run the node again (it suspended, was cancelled by a halt or failed)
 	modeFollow                      // the node ran: follow its links
 	modeBody                        // start one iteration: follow an opening loop node's links
 	modeResumeCall                  // re-enter a sub-graph call frame on resume
 	modeFailed                      // report failure (every branch of a split failed) at node
+	// modeBegin runs the node for the first time, its arrival already handled (a join
+	// that fired, a loop's closing node): as modeExec, but a token restored in it is
+	// not resumed (Context.Resumed), as its node never ran.
+	modeBegin
 )
 
 type token struct {

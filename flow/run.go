@@ -293,7 +293,7 @@ func (r *run) arrive(tok *token) bool {
 		}
 		return false
 	}
-	tok.frame, tok.branch, tok.mode, tok.arrivals = f.parent, f.branch, modeExec, f.arrived
+	tok.frame, tok.branch, tok.mode, tok.arrivals = f.parent, f.branch, modeBegin, f.arrived
 	if r.live != nil {
 		r.commitLocked(tok)
 	}
@@ -371,7 +371,7 @@ func (r *run) unitDone(f *frame) *token {
 				if f = joinUp(f); f == nil {
 					return nil // the enclosing split waits for its other branches
 				}
-				t := r.newToken(f.join, modeExec, f.parent, f.branch)
+				t := r.newToken(f.join, modeBegin, f.parent, f.branch)
 				t.arrivals = f.arrived
 				return t
 			}
@@ -391,7 +391,7 @@ func (r *run) unitDone(f *frame) *token {
 				return r.newToken(f.loop, modeBody, f, iterationBranch(f))
 			}
 			if f.closing != nil {
-				return r.newToken(f.closing, modeExec, f.parent, f.branch)
+				return r.newToken(f.closing, modeBegin, f.parent, f.branch)
 			}
 		case frameCall:
 			if r.live != nil && f.callerTok != nil {
