@@ -191,11 +191,29 @@ func (c *Context) Suspend(reason string) {
 	c.st.mu.Unlock()
 }
 
-// RunID returns the id of the run in progress ("" outside a run).
+// RunID returns the id of the run: for the view a task or a hook is given, the run
+// its node execution belongs to, also once that run is over (an interceptor ending
+// the executions a panic abandoned, a goroutine a task left behind); for the root
+// view, the run in progress ("" outside a run).
 func (c *Context) RunID() string {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	if r := c.st.run; r != nil {
+	r := c.st.run
+	if c.tok != nil {
+		root := c.tok.call // set when the token is made, never moved
+		for root.caller != nil {
+			root = root.caller
+		}
+		if own := root.run; own != nil && own != r {
+			// The run is over: no one formats its id any more, and runRoot may be
+			// reading it unlocked, so it is formatted here without being kept.
+			if own.id == "" && own.seq != 0 {
+				return formatRunID(own.seq)
+			}
+			return own.id
+		}
+	}
+	if r != nil {
 		return r.runIDLocked()
 	}
 	return ""

@@ -193,6 +193,9 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 	r.root = &r.rootFrame
 	r.root.kind, r.root.graph, r.root.path, r.root.branch = frameCall, cg, cg.g.ID, "main"
 	r.root.call = r.root
+	if r.root.run != r { // a recycled run has it already
+		r.root.run = r
+	}
 	return r
 }
 
@@ -215,7 +218,7 @@ func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []E
 	}
 	r := e.newRun(fr.graph, fc, opts)
 	root, seeds := cloneFrontier(r, fr)
-	r.root = root
+	r.root, root.run = root, r
 	return r.runRoot(ctx, seeds, true)
 }
 

@@ -55,6 +55,7 @@ type frame struct {
 	ctx       context.Context // the context the call's tokens run under
 	cancel    context.CancelFunc
 	abort     atomic.Pointer[NodeError] // a failure that ends this sub-graph call
+	run       *run                      // the root call's run, for the views of its tokens (Context.RunID)
 }
 
 // tokenMode says what a token does next at its node.
