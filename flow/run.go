@@ -253,13 +253,15 @@ func (r *run) withdrawn(tok *token) bool {
 
 // withdrawnAt reports whether branch, a branch of frame f (a token's, or the one
 // that opened a frame nested in f), is or is inside a withdrawn branch. The caller
-// holds r.mu.
+// holds r.mu. It looks past sub-graph calls (a call frame's parent and branch are its
+// calling token's): a call in a withdrawn branch is part of it, so its tokens end
+// too, instead of running the rest of the child for a branch that is over.
 func withdrawnAt(f *frame, branch string) bool {
-	for ; f != nil && f.kind != frameCall; f = f.parent {
+	for ; f != nil; f = f.parent {
 		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
 			return true
 		}
-		branch = f.branch // tok's branch one level up: the one that opened f
+		branch = f.branch // tok's branch one level up: the one that opened f (or called it)
 	}
 	return false
 }
