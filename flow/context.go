@@ -19,6 +19,18 @@ import (
 // branch. All views share one set of variables, guarded by one mutex, so concurrent
 // branches may call Get and Set freely; use Update or Atomic for read-modify-write.
 // Script tasks run while holding that mutex, so a script is applied atomically.
+//
+// A branch view belongs to the node execution it is given to (a task, a condition,
+// an interceptor's OnNodeStart and OnNodeEnd): once that call returns, the token it
+// views moves on to other nodes, unsynchronized, so the view must not be used from
+// a goroutine the call leaves behind. Resumed, Attempt, BranchID, Get and its typed
+// forms (which read the branch's loop items), Atomic, Interrupt, Suspend and Stop
+// would then describe or act on wherever the branch has got to, and race with it.
+// Only InstanceID, RunID and CallPath, which describe the execution itself, and the
+// methods that touch nothing but the instance (Set, Delete, Update, Vars, Trace,
+// LastNode, CallOutcome, ErrorKey) stay safe; a task that starts such a goroutine
+// copies what else it needs first. Keeping the view per node execution is what
+// lets the engine move a token from node to node without a lock or an allocation.
 type Context struct {
 	st  *contextState
 	tok *token // nil for the root view

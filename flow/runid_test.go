@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 func runIDSeqOf(t *testing.T, id string) uint64 {
@@ -247,4 +248,40 @@ layout:
 		require.Equal(t, res.RunID(), kept.RunID(), "a task's view after its run")
 		require.Empty(t, fc.RunID(), "the root view outside a run")
 	}
+}
+
+// What a task's view says about its execution (InstanceID, RunID, CallPath) and the
+// instance's shared state stay safe to use from a goroutine the task leaves behind,
+// while the branch moves on (run with -race; see the Context doc for what does not).
+func TestLeakedViewKeepsItsSafeMethods(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	type seen struct{ run, path, inst string }
+	out := make(chan seen, 1)
+	e := NewEngine(WithMaxConcurrency(2), WithTaskFunc("leak", func(_ context.Context, c *Context, _ *Node) error {
+		go func() {
+			var s seen
+			for range 100 {
+				s = seen{c.RunID(), c.CallPath(), c.InstanceID()}
+				c.Set("leaked", true)
+				_ = c.Vars()
+			}
+			out <- s
+		}()
+		return nil
+	}))
+	g, err := LoadGraph("g.yml", []byte(`
+id: g
+layout:
+  - {id: s, type: start}
+  - {id: a, task: "@leak"}
+  - {id: p, type: parallel, link: [b, c]}
+  - {id: b, link: j}
+  - {id: c, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	res, err := e.EvalGraph(context.Background(), g, NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, seen{res.RunID(), "g", "i"}, <-out)
 }
