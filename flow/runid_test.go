@@ -248,6 +248,29 @@ layout:
 		require.Equal(t, res.RunID(), kept.RunID(), "a task's view after its run")
 		require.Empty(t, fc.RunID(), "the root view outside a run")
 	}
+
+	// A resumed run's views, inside a sub-graph call, say the resumed run's id.
+	e = NewEngine(WithTaskFunc("keep", func(_ context.Context, c *Context, _ *Node) error {
+		kept = c
+		if c.Value("ok") != true {
+			c.Suspend("wait")
+		}
+		return nil
+	}))
+	sub, err := LoadGraph("sub.yml", []byte("id: sub\nlayout:\n  - {type: start}\n  - {task: '@keep'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	require.NoError(t, e.Register(sub))
+	caller, err := LoadGraph("c.yml", []byte("id: c\nlayout:\n  - {type: start}\n  - {task: '#sub'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	res, err := e.EvalGraph(context.Background(), caller, fc)
+	require.NoError(t, err)
+	require.Equal(t, StatusSuspended, res.Status)
+	require.Equal(t, res.RunID(), kept.RunID())
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, StatusCompleted, res.Status)
+	require.Equal(t, res.RunID(), kept.RunID())
 }
 
 // What a task's view says about its execution (InstanceID, RunID, CallPath) and the
