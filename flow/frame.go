@@ -20,7 +20,11 @@ const (
 )
 
 type frame struct {
-	kind    frameKind
+	kind frameKind
+	// policy (a split's) and left (a loop's) sit by kind, where the padding would
+	// be: a frame then stays in its allocation size class.
+	policy  BranchPolicy
+	left    bool   // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
 	parent  *frame // enclosing frame; nil for the root call
 	call    *frame // innermost call frame (itself for a call frame)
 	pending int    // units (tokens or nested frames) still running inside; guarded by run.mu
@@ -30,8 +34,6 @@ type frame struct {
 	split   *cnode
 	join    *cnode // where the first branch arrived
 	arrived int
-	policy  BranchPolicy
-	left    bool         // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
 	failed  []*NodeError // branches a ContinueOnError split withdrew because they failed
 	// failedIn holds, for each of failed, the id of this split's branch it withdrew
 	// (see withdrawn): the failing token's branch may be nested deeper.
