@@ -352,8 +352,9 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 // to make an id that no node cn links to has). The suffix keeps the branches of
 // several links to one node apart; repeating it keeps them apart from a node whose
 // id is literally such an id, while every other graph keeps the ids it always had.
-// The ids differ from each other: a node's id and a repeated link's (which ends in
-// the position of its link, the only one with that position) never coincide.
+// The ids of one split never coincide: the loop keeps a repeated link's off every
+// target's id, and two repeated links' differ in what follows their last "#" (each
+// its own position).
 func (cn *cnode) branchName(targets []*cnode, i int) string {
 	t := targets[i]
 	if !slices.Contains(targets[:i], t) {
