@@ -19,6 +19,18 @@ import (
 // branch. All views share one set of variables, guarded by one mutex, so concurrent
 // branches may call Get and Set freely; use Update or Atomic for read-modify-write.
 // Script tasks run while holding that mutex, so a script is applied atomically.
+//
+// A branch view belongs to the node execution it is given to (a task, a condition,
+// an interceptor's OnNodeStart and OnNodeEnd): once that call returns, the token it
+// views moves on to other nodes, unsynchronized, so the view must not be used from
+// a goroutine the call leaves behind. Resumed, Attempt, BranchID, Get and its typed
+// forms (which read the branch's loop items), Atomic, Interrupt, Suspend and Stop
+// would then describe or act on wherever the branch has got to, and race with it.
+// Only InstanceID, RunID and CallPath, which describe the execution itself, and the
+// methods that touch nothing but the instance (Set, Delete, Update, Vars, Trace,
+// LastNode, CallOutcome, ErrorKey) stay safe; a task that starts such a goroutine
+// copies what else it needs first. Keeping the view per node execution is what
+// lets the engine move a token from node to node without a lock or an allocation.
 type Context struct {
 	st  *contextState
 	tok *token // nil for the root view
@@ -191,11 +203,29 @@ func (c *Context) Suspend(reason string) {
 	c.st.mu.Unlock()
 }
 
-// RunID returns the id of the run in progress ("" outside a run).
+// RunID returns the id of the run: for the view a task or a hook is given, the run
+// its node execution belongs to, also once that run is over (an interceptor ending
+// the executions a panic abandoned, a goroutine a task left behind); for the root
+// view, the run in progress ("" outside a run).
 func (c *Context) RunID() string {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	if r := c.st.run; r != nil {
+	r := c.st.run
+	if c.tok != nil {
+		root := c.tok.call // set when the token is made, never moved
+		for root.caller != nil {
+			root = root.caller
+		}
+		if own := root.run; own != nil && own != r {
+			// The run is over: no one formats its id any more, and runRoot may be
+			// reading it unlocked, so it is formatted here without being kept.
+			if own.id == "" && own.seq != 0 {
+				return formatRunID(own.seq)
+			}
+			return own.id
+		}
+	}
+	if r != nil {
 		return r.runIDLocked()
 	}
 	return ""
@@ -203,7 +233,15 @@ func (c *Context) RunID() string {
 
 // BranchID returns the id of the branch this view belongs to ("" for the root view).
 // It is derived from the gateways and links that created the branch, so it is stable
-// across runs of the same graph.
+// across runs of the same graph and across a restored frontier: "main" for the run's
+// first branch; a split's branch appends "/" + split id + ":" + target id; a loop
+// iteration "/" + loop id + "[" + index + "]"; a sub-graph call "/" + calling node
+// id + "/" + graph id. When several links of one split lead to the same node, the
+// branch of the i-th target (counting from 0 the targets the split takes, in
+// priority order) that repeats an earlier one gets "#i" after the target id, appended
+// again for as long as the result is the id of a node the split links to: links to
+// a, a and a node named "a#1" give the branches a, a#1#1 and a#1. The branches of one
+// split therefore always have different ids.
 func (c *Context) BranchID() string {
 	if c.tok == nil {
 		return ""
@@ -216,7 +254,8 @@ func (c *Context) BranchID() string {
 // (a node that suspended, was cancelled by the halt or failed runs again; a calling
 // node re-enters its sub-graph call), and the token has not moved on since. It is
 // false in a fresh evaluation, at every later node, at a node the halted run had not
-// started (the node after a Stop, a branch parked before its next node), and when a
+// started (the node after a Stop, a branch parked before its next node, a join or a
+// loop's closing node that the step limit refused), and when a
 // later loop iteration, a cycle or an error policy's goto comes back to the same node. A task that keeps state between its suspension
 // and its resume (an agent waiting for a human) uses it to tell a resume from a
 // new evaluation that merely finds the old state in the variables.

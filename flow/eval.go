@@ -193,6 +193,9 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 	r.root = &r.rootFrame
 	r.root.kind, r.root.graph, r.root.path, r.root.branch = frameCall, cg, cg.g.ID, "main"
 	r.root.call = r.root
+	if r.root.run != r { // a recycled run has it already
+		r.root.run = r
+	}
 	return r
 }
 
@@ -215,7 +218,7 @@ func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []E
 	}
 	r := e.newRun(fr.graph, fc, opts)
 	root, seeds := cloneFrontier(r, fr)
-	r.root = root
+	r.root, root.run = root, r
 	return r.runRoot(ctx, seeds, true)
 }
 
@@ -428,9 +431,11 @@ func cloneFrontier(r *run, fr *Frontier) (*frame, []*token) {
 	toks := make([]*token, len(fr.tokens))
 	for i, t := range fr.tokens {
 		nt := r.newToken(t.node, t.mode, cp(t.frame), t.branch)
-		// A token parked as it arrived has not started its node: the resume runs it for
-		// the first time, as the evaluation would have, so it is not a resumed one.
-		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, t.mode != modeArrive
+		// A token parked as it arrived, or before its join or loop's closing node began
+		// (the step limit refused it, the run halted first), has not started its node:
+		// the resume runs it for the first time, as the evaluation would have, so it is
+		// not a resumed one.
+		nt.failure, nt.arrivals, nt.resumed = t.failure, t.arrivals, t.mode != modeArrive && t.mode != modeBegin
 		toks[i] = nt
 	}
 	return root, toks

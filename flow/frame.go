@@ -20,7 +20,11 @@ const (
 )
 
 type frame struct {
-	kind    frameKind
+	kind frameKind
+	// policy (a split's) and left (a loop's) sit by kind, where the padding would
+	// be: a frame then stays in its allocation size class.
+	policy  BranchPolicy
+	left    bool   // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
 	parent  *frame // enclosing frame; nil for the root call
 	call    *frame // innermost call frame (itself for a call frame)
 	pending int    // units (tokens or nested frames) still running inside; guarded by run.mu
@@ -30,8 +34,6 @@ type frame struct {
 	split   *cnode
 	join    *cnode // where the first branch arrived
 	arrived int
-	policy  BranchPolicy
-	left    bool         // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
 	failed  []*NodeError // branches a ContinueOnError split withdrew because they failed
 	// failedIn holds, for each of failed, the id of this split's branch it withdrew
 	// (see withdrawn): the failing token's branch may be nested deeper.
@@ -55,6 +57,7 @@ type frame struct {
 	ctx       context.Context // the context the call's tokens run under
 	cancel    context.CancelFunc
 	abort     atomic.Pointer[NodeError] // a failure that ends this sub-graph call
+	run       *run                      // the root call's run, for the views of its tokens (Context.RunID)
 }
 
 // tokenMode says what a token does next at its node.
@@ -62,11 +65,15 @@ type tokenMode uint8
 
 const (
 	modeArrive     tokenMode = iota // arrive at the node: join and loop-closing checks, then run it
-	modeExec                        // run the node (a join already fired, or a suspended node re-runs)
+	modeExec                        // run the node again (it suspended, was cancelled by a halt or failed)
 	modeFollow                      // the node ran: follow its links
 	modeBody                        // start one iteration: follow an opening loop node's links
 	modeResumeCall                  // re-enter a sub-graph call frame on resume
 	modeFailed                      // report failure (every branch of a split failed) at node
+	// modeBegin runs the node for the first time, its arrival already handled (a join
+	// that fired, a loop's closing node): as modeExec, but a token restored in it is
+	// not resumed (Context.Resumed), as its node never ran.
+	modeBegin
 )
 
 type token struct {

@@ -116,11 +116,8 @@ func branchUnder(tok *token, f *frame) string {
 func (f *frame) branchOf(b string) string {
 	base := f.branch + "/" + f.split.n.ID + ":"
 	best := ""
-	for i, t := range f.split.targets {
-		id := base + t.n.ID
-		if slices.Contains(f.split.targets[:i], t) {
-			id += "#" + strconv.Itoa(i)
-		}
+	for i := range f.split.targets {
+		id := base + f.split.branchName(f.split.targets, i)
 		if len(id) > len(best) && (b == id || strings.HasPrefix(b, id+"/")) {
 			best = id
 		}
@@ -325,10 +322,7 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 	base := tok.branch + "/" + cn.n.ID + ":"
 	toks := make([]*token, len(targets))
 	for i, t := range targets {
-		branch := base + t.n.ID
-		if slices.Contains(targets[:i], t) {
-			branch += "#" + strconv.Itoa(i) // two links to one node: keep the ids apart
-		}
+		branch := base + cn.branchName(targets, i)
 		if i == 0 {
 			tok.node, tok.mode, tok.frame, tok.branch, tok.resumed, tok.retries = t, modeArrive, f, branch, false, 0
 			toks[0] = tok
@@ -350,6 +344,28 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 		*local = append(*local, toks[i])
 	}
 	return toks[0]
+}
+
+// branchName returns the last part of the id of the branch that split node cn opens
+// towards targets[i], the nodes it fans out to in order: the target's id, and for a
+// target an earlier link already leads to, "#i" appended to it (as often as it takes
+// to make an id that no node cn links to has). The suffix keeps the branches of
+// several links to one node apart; repeating it keeps them apart from a node whose
+// id is literally such an id, while every other graph keeps the ids it always had.
+// The ids of one split never coincide: the loop keeps a repeated link's off every
+// target's id, and two repeated links' differ in what follows their last "#" (each
+// its own position).
+func (cn *cnode) branchName(targets []*cnode, i int) string {
+	t := targets[i]
+	if !slices.Contains(targets[:i], t) {
+		return t.n.ID
+	}
+	suffix := "#" + strconv.Itoa(i)
+	name := t.n.ID + suffix
+	for slices.ContainsFunc(cn.links, func(l clink) bool { return l.to.n.ID == name }) {
+		name += suffix
+	}
+	return name
 }
 
 // spawn runs a token on a new goroutine if the engine's concurrency bound allows.

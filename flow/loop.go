@@ -16,7 +16,7 @@ func (r *run) startLoop(tok *token, items []any) *token {
 	cn := tok.node
 	if len(items) == 0 {
 		if cn.closing != nil {
-			tok.node, tok.mode, tok.resumed, tok.retries = cn.closing, modeExec, false, 0
+			tok.node, tok.mode, tok.resumed, tok.retries = cn.closing, modeBegin, false, 0
 			return tok
 		}
 		return r.endToken(tok)

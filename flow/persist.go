@@ -184,8 +184,11 @@ type FailedBranch struct {
 
 // TokenState is one pending token of a frontier.
 type TokenState struct {
-	Node   string `json:"node"`   // id of the node, in the graph of the token's call frame
-	Mode   string `json:"mode"`   // what it does next there: arrive, exec, follow, body, resume-call or failed
+	Node string `json:"node"` // id of the node, in the graph of the token's call frame
+	// Mode is what it does next there: arrive, begin (run the node, which has not
+	// started: its join fired, or its loop ended), exec (run the node again), follow,
+	// body, resume-call or failed.
+	Mode   string `json:"mode"`
 	Frame  int    `json:"frame"`  // index of its innermost frame in FrontierState.Frames
 	Branch string `json:"branch"` // branch id
 	// Arrivals is how many branches the join the token fires waited for, kept when
@@ -197,7 +200,7 @@ type TokenState struct {
 	Error *StructuredError `json:"error,omitempty"`
 }
 
-var modeNames = [...]string{modeArrive: "arrive", modeExec: "exec", modeFollow: "follow", modeBody: "body", modeResumeCall: "resume-call", modeFailed: "failed"}
+var modeNames = [...]string{modeArrive: "arrive", modeExec: "exec", modeFollow: "follow", modeBody: "body", modeResumeCall: "resume-call", modeFailed: "failed", modeBegin: "begin"}
 var kindNames = [...]string{frameCall: "call", frameSplit: "split", frameLoop: "loop"}
 
 // State returns the serializable form of the frontier.

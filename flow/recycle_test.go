@@ -15,7 +15,7 @@ import (
 // reads them; every other field must be zero once the run is back in the pool.
 var recycledFields = map[string]bool{
 	"e": true, "id": true, "seq": true, "root": true, "maxSteps": true, "icpts": true, "began": true, "seed": true,
-	"rootFrame.kind": true, "rootFrame.graph": true, "rootFrame.path": true, "rootFrame.branch": true, "rootFrame.call": true,
+	"rootFrame.kind": true, "rootFrame.graph": true, "rootFrame.path": true, "rootFrame.branch": true, "rootFrame.call": true, "rootFrame.run": true,
 	"startTok.node": true, "startTok.mode": true, "startTok.frame": true, "startTok.call": true, "startTok.branch": true,
 }
 

@@ -203,3 +203,56 @@ func TestContextResumedOnlyWhereTheNodeRanBefore(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, []string{"stop:false:1", "n:false:1", "ask:false:1", "ask:true:1"}, l.seen)
 }
+
+// A node whose token the step limit refused has not run, though its arrival was
+// already handled (a join whose branches all arrived, a loop's closing node after the
+// last item): a resume with a higher limit runs it for the first time, so it is not
+// resumed, from the frontier as the run left it and from its JSON state alike.
+func TestContextResumedNotAtANodeTheStepLimitRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, def string
+		steps     int
+		want      []string
+	}{
+		{"join", `
+id: g
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [a, b]}
+  - {id: a, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel, task: "@note", link: e}
+  - {id: e, type: end}
+`, 4, []string{"j:false:1"}},
+		{"loop closing node", `
+id: g
+layout:
+  - {id: s, type: start}
+  - {id: l, type: loop, meta: {$for: it, $in: [1, 2]}}
+  - {id: body, task: "@note"}
+  - {id: lc, type: loop, task: "@note"}
+  - {id: e, type: end}
+`, 4, []string{"lc:false:1"}},
+	} {
+		for _, viaJSON := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/json=%v", tc.name, viaJSON), func(t *testing.T) {
+				var l seenLog
+				e := flow.NewEngine(flow.WithTaskFunc("note", l.task(nil)))
+				g, err := flow.LoadGraph("g.yml", []byte(tc.def))
+				require.NoError(t, err)
+				fc := flow.NewContext("i")
+				res, err := e.EvalGraph(context.Background(), g, fc, flow.WithSteps(tc.steps))
+				require.ErrorIs(t, err, flow.ErrStepLimit)
+				fr := res.Frontier
+				if viaJSON {
+					fr = frontierThroughJSON(t, e, g, fr)
+				}
+				l.seen = nil
+				res, err = e.Resume(context.Background(), fr, fc)
+				require.NoError(t, err)
+				require.Equal(t, flow.StatusCompleted, res.Status)
+				assert.Equal(t, tc.want, l.seen)
+			})
+		}
+	}
+}

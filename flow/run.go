@@ -253,13 +253,15 @@ func (r *run) withdrawn(tok *token) bool {
 
 // withdrawnAt reports whether branch, a branch of frame f (a token's, or the one
 // that opened a frame nested in f), is or is inside a withdrawn branch. The caller
-// holds r.mu.
+// holds r.mu. It looks past sub-graph calls (a call frame's parent and branch are its
+// calling token's): a call in a withdrawn branch is part of it, so its tokens end
+// too, instead of running the rest of the child for a branch that is over.
 func withdrawnAt(f *frame, branch string) bool {
-	for ; f != nil && f.kind != frameCall; f = f.parent {
+	for ; f != nil; f = f.parent {
 		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
 			return true
 		}
-		branch = f.branch // tok's branch one level up: the one that opened f
+		branch = f.branch // tok's branch one level up: the one that opened f (or called it)
 	}
 	return false
 }
@@ -293,7 +295,7 @@ func (r *run) arrive(tok *token) bool {
 		}
 		return false
 	}
-	tok.frame, tok.branch, tok.mode, tok.arrivals = f.parent, f.branch, modeExec, f.arrived
+	tok.frame, tok.branch, tok.mode, tok.arrivals = f.parent, f.branch, modeBegin, f.arrived
 	if r.live != nil {
 		r.commitLocked(tok)
 	}
@@ -371,7 +373,7 @@ func (r *run) unitDone(f *frame) *token {
 				if f = joinUp(f); f == nil {
 					return nil // the enclosing split waits for its other branches
 				}
-				t := r.newToken(f.join, modeExec, f.parent, f.branch)
+				t := r.newToken(f.join, modeBegin, f.parent, f.branch)
 				t.arrivals = f.arrived
 				return t
 			}
@@ -391,7 +393,7 @@ func (r *run) unitDone(f *frame) *token {
 				return r.newToken(f.loop, modeBody, f, iterationBranch(f))
 			}
 			if f.closing != nil {
-				return r.newToken(f.closing, modeExec, f.parent, f.branch)
+				return r.newToken(f.closing, modeBegin, f.parent, f.branch)
 			}
 		case frameCall:
 			if r.live != nil && f.callerTok != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 func runIDSeqOf(t *testing.T, id string) uint64 {
@@ -172,4 +173,138 @@ layout:
 	res, err := e.EvalGraph(context.Background(), g, NewContext("i"))
 	require.NoError(t, err)
 	require.Equal(t, id, res.RunID())
+}
+
+// keepViews keeps the view of every node execution it sees start, and the run id its
+// InterceptFlow is told.
+type keepViews struct {
+	NopInterceptor
+	mu    sync.Mutex
+	id    string
+	views map[string]*Context
+}
+
+func (k *keepViews) InterceptFlow(ctx context.Context, inv *Invocation) error {
+	if inv.Node == nil {
+		k.id = inv.RunID
+	}
+	return inv.Invoke(ctx)
+}
+
+func (k *keepViews) OnNodeStart(_ context.Context, c *Context, n *Node) {
+	k.mu.Lock()
+	k.views[n.ID] = c
+	k.mu.Unlock()
+}
+
+// explodes panics when the node it names starts.
+type explodes struct {
+	NopInterceptor
+	node string
+}
+
+func (h explodes) OnNodeStart(_ context.Context, _ *Context, n *Node) {
+	if n.ID == h.node {
+		panic("hook start")
+	}
+}
+
+// A node execution that a panic escaping the run abandoned (its hook panicked, on the
+// main branch or in a branch's goroutine) never ends, and the interceptors that end
+// it themselves (an audit, a tracer) ask its view for the run id once the engine let
+// go of the run: the view still says which run it belongs to, also after the Context
+// ran another one. So does the view a task kept, after a run nobody asked for its id.
+func TestRunIDOfAViewOnceTheRunIsOver(t *testing.T) {
+	g, err := LoadGraph("p.yml", []byte(`
+id: p
+layout:
+  - {id: s, type: start}
+  - {id: a, task: "@keep"}
+  - {id: p, type: parallel, link: [b0, b1]}
+  - {id: b0, link: j}
+  - {id: b1, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	var kept *Context
+	e := NewEngine(WithMaxConcurrency(4), WithTaskFunc("keep", func(_ context.Context, c *Context, _ *Node) error {
+		kept = c
+		return nil
+	}))
+	fc := NewContext("i")
+	for _, node := range []string{"a", "b0", "b1"} { // b1 runs in a branch goroutine
+		k := &keepViews{views: map[string]*Context{}}
+		func() {
+			defer func() { require.NotNil(t, recover()) }()
+			_, _ = e.EvalGraph(context.Background(), g, fc, WithEvalInterceptor(k, 0), WithEvalInterceptor(explodes{node: node}, 1))
+		}()
+		require.NotEmpty(t, k.id)
+		require.Contains(t, k.views, node)
+		require.Equal(t, k.id, k.views[node].RunID(), "abandoned at %s", node)
+		res, err := e.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, k.id, k.views[node].RunID(), "abandoned at %s, after another run", node)
+		require.Equal(t, res.RunID(), kept.RunID(), "a task's view after its run")
+		require.Empty(t, fc.RunID(), "the root view outside a run")
+	}
+
+	// A resumed run's views, inside a sub-graph call, say the resumed run's id.
+	e = NewEngine(WithTaskFunc("keep", func(_ context.Context, c *Context, _ *Node) error {
+		kept = c
+		if c.Value("ok") != true {
+			c.Suspend("wait")
+		}
+		return nil
+	}))
+	sub, err := LoadGraph("sub.yml", []byte("id: sub\nlayout:\n  - {type: start}\n  - {task: '@keep'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	require.NoError(t, e.Register(sub))
+	caller, err := LoadGraph("c.yml", []byte("id: c\nlayout:\n  - {type: start}\n  - {task: '#sub'}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	res, err := e.EvalGraph(context.Background(), caller, fc)
+	require.NoError(t, err)
+	require.Equal(t, StatusSuspended, res.Status)
+	require.Equal(t, res.RunID(), kept.RunID())
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, StatusCompleted, res.Status)
+	require.Equal(t, res.RunID(), kept.RunID())
+}
+
+// What a task's view says about its execution (InstanceID, RunID, CallPath) and the
+// instance's shared state stay safe to use from a goroutine the task leaves behind,
+// while the branch moves on (run with -race; see the Context doc for what does not).
+func TestLeakedViewKeepsItsSafeMethods(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	type seen struct{ run, path, inst string }
+	out := make(chan seen, 1)
+	e := NewEngine(WithMaxConcurrency(2), WithTaskFunc("leak", func(_ context.Context, c *Context, _ *Node) error {
+		go func() {
+			var s seen
+			for range 100 {
+				s = seen{c.RunID(), c.CallPath(), c.InstanceID()}
+				c.Set("leaked", true)
+				_ = c.Vars()
+			}
+			out <- s
+		}()
+		return nil
+	}))
+	g, err := LoadGraph("g.yml", []byte(`
+id: g
+layout:
+  - {id: s, type: start}
+  - {id: a, task: "@leak"}
+  - {id: p, type: parallel, link: [b, c]}
+  - {id: b, link: j}
+  - {id: c, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	res, err := e.EvalGraph(context.Background(), g, NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, seen{res.RunID(), "g", "i"}, <-out)
 }

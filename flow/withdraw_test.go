@@ -2,6 +2,8 @@ package flow_test
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // A fatal failure inside an inclusive split (which has no branch policy of its own)
@@ -272,4 +275,75 @@ func TestWithdrawnBranchArrivalAtASharedJoinDoesNotCount(t *testing.T) {
 		assert.Equal(t, 1, hook.arrivals["j"], "a alone arrived")
 		require.Len(t, res.BranchFailures, 1)
 	}
+}
+
+// A sub-graph call in a ContinueOnError branch that another part of the branch
+// withdraws while the call runs (on its own goroutine, as a parallel branch inside the
+// withdrawn one) ends like the branch's other tokens: the child's nodes after the one
+// that was running do not run, and neither do the joins the call would have reached.
+// (The call's tokens went on to the child's end before, and only the calling node's
+// token was withdrawn after it.)
+func TestWithdrawnBranchEndsTheSubGraphCallInIt(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var (
+		mu  sync.Mutex
+		log []string
+	)
+	note := func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+		mu.Lock()
+		log = append(log, n.ID)
+		mu.Unlock()
+		return nil
+	}
+	started := make(chan struct{})
+	e := flow.NewEngine(flow.WithMaxConcurrency(4),
+		flow.WithTaskFunc("note", note),
+		flow.WithTaskFunc("fail", func(context.Context, *flow.Context, *flow.Node) error {
+			<-started // the call is running
+			return errors.New("f failed")
+		}),
+		flow.WithTaskFunc("wait", func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+			close(started)
+			// Until f's failure withdrew the branch: the engine records it before it
+			// publishes it in the variables.
+			for len(flow.BranchFailuresOf(c.Value(flow.KeyBranchFailures))) == 0 {
+				runtime.Gosched()
+			}
+			return note(ctx, c, n)
+		}))
+	for _, def := range []string{`
+id: sub
+layout:
+  - {id: cs, type: start}
+  - {id: n1, task: "@wait"}
+  - {id: n2, task: "@note"}
+  - {id: n3, task: "@note"}
+  - {id: ce, type: end}
+`, `
+id: main
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, meta: {branchPolicy: continue}, link: [x, b]}
+  - {id: x, type: inclusive, link: [q, f]}
+  - {id: q, type: parallel, link: [y, call]}
+  - {id: y, task: "@note", link: qj}
+  - {id: call, task: "#sub", link: qj}
+  - {id: qj, type: parallel, task: "@note", link: ij}
+  - {id: f, task: "@fail", link: ij}
+  - {id: ij, type: inclusive, task: "@note", link: j}
+  - {id: b, task: "@note", link: j}
+  - {id: j, type: parallel, task: "@note", link: e}
+  - {id: e, type: end}
+`} {
+		g, err := flow.LoadGraph("g.yml", []byte(def))
+		require.NoError(t, err)
+		require.NoError(t, e.Register(g))
+	}
+	res, err := e.Eval(context.Background(), "main", flow.NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	require.Len(t, res.BranchFailures, 1)
+	assert.Equal(t, "f", res.BranchFailures[0].Node)
+	slices.Sort(log)
+	assert.Equal(t, []string{"b", "j", "n1", "y"}, log, "n2, n3 and the joins qj and ij do not run")
 }
