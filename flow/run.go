@@ -128,6 +128,11 @@ func (r *run) park(tok *token) {
 		r.frontier = append(r.frontier, tok.resume...)
 	} else {
 		r.frontier = append(r.frontier, tok)
+		if r.live != nil {
+			// A checkpoint a sibling branch takes later must show the token as it is
+			// parked (a suspended node runs again), not where it last moved.
+			r.commitLocked(tok)
+		}
 	}
 	r.mu.Unlock()
 }
