@@ -225,12 +225,23 @@
 // waiting for decisions. Where the failed node is the call of a nested team (or of a
 // team run as a sub-graph with Task), flow calls the team's graph again from its
 // start; the team, started again on the same question in the same place by the
-// resume (or the retry) of that node, lets the member whose failure kept its run
-// waiting go on with it, so an approved call still runs once and nobody is asked
-// again. (A team run with Task learns that the call resumes or retries its node from
-// Interceptor(), which the enclosing engine then needs.) A new evaluation of the
-// team's graph, or of a graph that calls it, starts the members afresh even on the
-// same question.
+// resume (or the retry) of that node, retries its failed run (under a new run id).
+// The member whose failure kept its run waiting goes on with it, so an approved call
+// still runs once and nobody is asked again; and a member turn that ended with an
+// answer in the failed run (or in a run it retried) is replayed when the retry asks
+// that member the same question at the same node and branch: the recorded answer is
+// the turn's answer, with no model call, no tool call and no approval request. A
+// supervisor is asked again: a member it routes with the same task replays, one it
+// routes with another task (a new question) runs. A replayed turn emits no events and
+// calls no team hooks (the stream and the interceptors saw it in the failed call, and
+// the stream never shows a member working twice); the trace records it as it was
+// (the member's run id, answer, usage and duration) and counts its metrics once, so
+// the retried run's trace is the one it would have had without the failure. What the
+// replay needs is kept in the context variables with the team's trace, so a retry in
+// another process (a restored snapshot) replays too. (A team run with Task learns
+// that the call resumes or retries its node from Interceptor(), which the enclosing
+// engine then needs.) A new evaluation of the team's graph, or of a graph that calls
+// it, starts the members afresh even on the same question, and replays nothing.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

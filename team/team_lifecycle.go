@@ -131,6 +131,9 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		if st := invStateOf(ctx, t); st != nil {
 			st.keep(old)
 		}
+		// The members whose turns ended with an answer in the failed run replay them
+		// (memberTask.replay) for the same question: they acted already.
+		t.startTurns(c, tr.RunID, old)
 	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
@@ -138,6 +141,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 				sess.Discard(name)
 			}
 		}
+		t.startTurns(c, tr.RunID, "")
 	}
 	t.cfg.proto.start(t, tr)
 	c.Set(TraceKey(t.name), *tr)
@@ -192,6 +196,7 @@ func (s *teamEndTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) er
 		tr.closeSegment(time.Now())
 	})
 	c.Set(AnswerKey(t.name), tr.FinalAnswer)
+	c.Delete(t.turnsKey()) // a completed run is never retried
 	if st := invStateOf(ctx, t); st != nil {
 		st.ended.Store(true)
 	}

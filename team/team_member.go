@@ -93,6 +93,17 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	// this is a new turn).
 	run := SessionOf(c).State(name).Run
 	resuming := run != nil && mt.inner.continues(ctx, run, c, n)
+	prompt := t.promptFor(tr, m)
+	asked := prompt
+	if resuming {
+		asked = run.Prompt
+	} else if q, err := mt.inner.question(c, n, prompt); err == nil {
+		asked = q
+		if turn, ok := t.replayable(c, tr.RunID, name, n.ID, branch, question(q)); ok {
+			mt.replay(c, n, prompt, turn)
+			return nil
+		}
+	}
 	start := nodeEvent(EventNodeStart, tr, name, n.ID, branch)
 	if !resuming {
 		if reason := t.admit(ctx, tr, mt.index, m); reason != "" {
@@ -105,7 +116,6 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 			return nil
 		}
 	}
-	prompt := t.promptFor(tr, m)
 	if !resuming {
 		c.Set(t.promptKey(name), prompt)
 	}
@@ -153,8 +163,22 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}
 	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
 		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: ans.Metrics.Usage()}
+	tr, dec := mt.answered(c, question(asked), rec, ans, ho)
+	t.decided(ctx, tr, dec, n.ID, branch)
+	end.Status, end.Content = RunCompleted, ans.Content
+	u := ans.Metrics.Usage()
+	end.Usage, end.Answer = &u, ans
+	Emit(ctx, end)
+	t.icpts.memberEnd(ctx, tr, m, ans, nil)
+	return nil
+}
+
+// answered records the member's answered turn (q is the digest of its question) in
+// the team's trace and in the run's turn log, and lets the protocol route after it.
+func (mt *memberTask) answered(c *flow.Context, q string, rec TeamRecord, ans *Answer, ho *handoff) (*TeamTrace, *RouteDecision) {
+	t, name := mt.t, mt.m.Name()
 	var dec *RouteDecision
-	tr = t.update(c, func(tr *TeamTrace) {
+	tr := t.update(c, func(tr *TeamTrace) {
 		tr.Turns++
 		rec.Turn = tr.Turns
 		tr.Records = append(tr.Records, rec)
@@ -165,14 +189,24 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 		}
 		dec = t.cfg.proto.afterMember(t, tr, name, ans, ho)
 	})
+	t.logTurn(c, tr.RunID, answeredTurn{Question: q, Record: rec, Metrics: ans.Metrics, Handoff: ho})
 	t.setNext(c, tr)
-	t.decided(ctx, tr, dec, n.ID, branch)
-	end.Status, end.Content = RunCompleted, ans.Content
-	u := ans.Metrics.Usage()
-	end.Usage, end.Answer = &u, ans
-	Emit(ctx, end)
-	t.icpts.memberEnd(ctx, tr, m, ans, nil)
-	return nil
+	return tr, dec
+}
+
+// replay takes again, in a retry of the team's failed run, a turn that run took to
+// its answer: the member's recorded answer is its answer, and it does not run. Asked
+// again, it would call its model and tools again (a payment made twice) and ask its
+// human again. The turn emits no events and calls no hooks: the stream and the
+// interceptors saw it in the failed run, and showing it again would show the member
+// working twice. Only the trace (and the answer variable) has it, as the run would
+// have had it without the failure.
+func (mt *memberTask) replay(c *flow.Context, n *flow.Node, prompt string, turn answeredTurn) {
+	name := mt.m.Name()
+	c.Set(mt.t.promptKey(name), prompt)
+	c.Set(mt.inner.answerKeyAt(n), turn.Record.Content)
+	ans := &Answer{Agent: name, RunID: turn.Record.RunID, Content: turn.Record.Content, Metrics: turn.Metrics}
+	mt.answered(c, turn.Question, turn.Record, ans, turn.Handoff)
 }
 
 // failed records a failed turn of the member, lets the protocol route after it, and

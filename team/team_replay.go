@@ -1,0 +1,117 @@
+package team
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
+// turnLog keeps the member turns of a team run that ended with an answer, so that a
+// retry of the run, which flow may make by calling the team's graph again from its
+// start, replays them instead of running the members again: their tool calls ran,
+// their humans decided, and asked again a member would act a second time. It lives
+// in the context variables (turnsKey), so a session snapshot carries it and a retry
+// in another process replays too.
+type turnLog struct {
+	// RunID is the team run the log belongs to.
+	RunID string `json:"runId"`
+	// Turns are the run's answered turns, replayed ones included, in order.
+	Turns []answeredTurn `json:"turns,omitempty"`
+	// Replay are the answered turns of the failed run this run retries that no turn
+	// of this run has replayed yet.
+	Replay []answeredTurn `json:"replay,omitempty"`
+}
+
+// answeredTurn is one member turn that ended with an answer.
+type answeredTurn struct {
+	// Question is a digest of the prompt the member answered: a turn replays only the
+	// same question (a supervisor asked again may route with another task).
+	Question string     `json:"question"`
+	Record   TeamRecord `json:"record"`
+	Metrics  Metrics    `json:"metrics"`
+	Handoff  *handoff   `json:"handoff,omitempty"`
+}
+
+// turnsKey is the variable holding the team's turnLog.
+func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ".turns" }
+
+func question(prompt string) string {
+	sum := sha256.Sum256([]byte(prompt))
+	return hex.EncodeToString(sum[:])
+}
+
+// turnLogValue converts a stored value (a turnLog, or the maps a restored snapshot
+// holds) into a copy.
+func turnLogValue(v any) turnLog {
+	switch l := v.(type) {
+	case nil:
+		return turnLog{}
+	case turnLog:
+		l.Turns, l.Replay = slices.Clone(l.Turns), slices.Clone(l.Replay)
+		return l
+	}
+	var l turnLog
+	if b, err := json.Marshal(v); err == nil {
+		_ = json.Unmarshal(b, &l) // an unreadable log replays nothing: the members run again
+	}
+	return l
+}
+
+// startTurns begins the log of the team run runID. When it retries the failed run
+// retried, the turns that run (and the runs it retried) answered become the turns
+// to replay.
+func (t *TeamAgent) startTurns(c *flow.Context, runID, retried string) {
+	c.Update(t.turnsKey(), func(old any, _ bool) any {
+		l := turnLog{RunID: runID}
+		if prev := turnLogValue(old); retried != "" && prev.RunID == retried {
+			l.Replay = append(prev.Turns, prev.Replay...)
+		}
+		return l
+	})
+}
+
+// logTurn adds an answered turn to the log of the team run runID.
+func (t *TeamAgent) logTurn(c *flow.Context, runID string, turn answeredTurn) {
+	c.Update(t.turnsKey(), func(old any, _ bool) any {
+		l := turnLogValue(old)
+		if l.RunID != runID {
+			l = turnLog{RunID: runID}
+		}
+		l.Turns = append(l.Turns, turn)
+		return l
+	})
+}
+
+// replayable takes from the log of the team run runID the turn of the failed run it
+// retries in which member answered q at node and branch, if there is one.
+func (t *TeamAgent) replayable(c *flow.Context, runID, member, node, branch, q string) (answeredTurn, bool) {
+	var (
+		turn  answeredTurn
+		found bool
+	)
+	_ = c.Atomic(func(v flow.Vars) error {
+		old, ok := v.Get(t.turnsKey())
+		if !ok {
+			return nil
+		}
+		l := turnLogValue(old)
+		if l.RunID != runID {
+			return nil
+		}
+		i := slices.IndexFunc(l.Replay, func(a answeredTurn) bool {
+			r := a.Record
+			return r.Source == member && r.Node == node && r.Branch == branch && a.Question == q
+		})
+		if i < 0 {
+			return nil
+		}
+		turn, found = l.Replay[i], true
+		l.Replay = slices.Delete(l.Replay, i, i+1)
+		v.Put(t.turnsKey(), l)
+		return nil
+	})
+	return turn, found
+}

@@ -1,0 +1,120 @@
+package team_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+// payerAgent returns a ReAct agent "payer" whose model asks to transfer 5000 to acme
+// (call p1, which needs a human's approval) whenever it is asked afresh, and answers
+// "acme is paid" once it sees the transfer's result.
+func payerAgent(t *testing.T, box *toolbox) (*team.ReActAgent, *testkit.ScriptedModel) {
+	t.Helper()
+	model := testkit.NewScriptedModel().
+		When(testkit.LastIsToolResult("transfer"), testkit.Reply("acme is paid")).
+		When(func(*team.ChatRequest) bool { return true },
+			testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	return a, model
+}
+
+// eventLog collects the events of a context's agent runs.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []team.Event
+}
+
+func (l *eventLog) ctx() context.Context {
+	return team.WithSink(context.Background(), func(ev team.Event) {
+		l.mu.Lock()
+		l.evs = append(l.evs, ev)
+		l.mu.Unlock()
+	})
+}
+
+func (l *eventLog) byAgent(agent string) []team.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []team.Event
+	for _, ev := range l.evs {
+		if ev.Agent == agent {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// A sequential team [payer, bot] runs as a sub-graph (Task). payer's transfer is
+// approved and runs, payer finishes; bot's approved removal runs, then its model
+// fails, which fails the call. The resume of the failed flow run calls the team's
+// graph again from its start: payer, whose turn ended in the failed call, replays its
+// answer (no model call, no transfer, nobody asked, no events), bot goes on with its
+// run, and the team's trace is the one the run would have had without the failure.
+func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
+	box := &toolbox{}
+	payer, payModel := payerAgent(t, box)
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	tm, err := team.NewTeam("crew", team.WithMembers(payer, bot))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	fc := flow.NewContextWith("ops-replay", map[string]any{"prompt": "pay acme, then clean up"})
+
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status, "bot waits for its decision")
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, flow.StatusFailed, res.Status)
+	require.Equal(t, 2, payModel.Calls())
+	paid := tm.Trace(fc).Records[0]
+	require.Equal(t, "acme is paid", paid.Content)
+
+	var log eventLog
+	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls(), "the approved transfer ran once")
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls(), "the approved removal ran once")
+	assert.Empty(t, team.SessionOf(fc).PendingAll())
+	assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
+	assert.Empty(t, log.byAgent("payer"), "the replayed turn does not show payer working again")
+
+	tr := tm.Trace(fc)
+	require.NotNil(t, tr)
+	assert.Equal(t, team.TeamCompleted, tr.Status)
+	assert.Equal(t, []string{"payer", "bot"}, tr.Route)
+	assert.Equal(t, 2, tr.Turns)
+	require.Len(t, tr.MemberRecords(), 2)
+	got := tr.Records[0]
+	assert.Equal(t, paid.RunID, got.RunID, "payer's turn is the one it took")
+	assert.Equal(t, "acme is paid", got.Content)
+	assert.Equal(t, 1, got.Turn)
+	assert.Equal(t, team.RunCompleted, tr.Records[1].Status)
+	assert.Equal(t, "cleaned", tr.FinalAnswer)
+	assert.Equal(t, 2, tr.Members["payer"].ModelCalls, "payer's turn is counted once")
+	assert.Equal(t, 1, tr.Members["payer"].ToolCalls)
+	assert.Contains(t, botModel.Requests()[2].LastUserMessage(), "[payer] acme is paid",
+		"bot's question is the one it was asked")
+}
