@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
 )
@@ -117,4 +118,120 @@ func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
 	assert.Equal(t, 1, tr.Members["payer"].ToolCalls)
 	assert.Contains(t, botModel.Requests()[2].LastUserMessage(), "[payer] acme is paid",
 		"bot's question is the one it was asked")
+}
+
+// opsGraph is s → crew (the team's Task) → e, on an engine with the team's
+// Interceptor.
+func opsGraph(t *testing.T, tm *team.TeamAgent) (*flow.Engine, *flow.Graph) {
+	t.Helper()
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo(tm.Name())
+	spec.Activity(tm.Name()).Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	require.NoError(t, eng.Register(g))
+	return eng, g
+}
+
+// As TestTeamTaskRetryReplaysFinishedMembers with a supervisor: asked again in the
+// retried call, it routes payer with the same task, and payer replays its answer;
+// then it routes bot, which goes on with its run.
+func TestSupervisorRetriedCallReplaysSameTask(t *testing.T) {
+	box := &toolbox{}
+	payer, payModel := payerAgent(t, box)
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	route := func(id, to, task string) testkit.Turn {
+		return testkit.CallTools(testkit.ToolCall(id, team.RouteToolName, `{"to":"`+to+`","task":"`+task+`"}`))
+	}
+	sup := testkit.NewScriptedModel(
+		route("s1", "payer", "pay acme"), route("s2", "bot", "remove /a"),
+		route("s3", "payer", "pay acme"), route("s4", "bot", "remove /a"), testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(payer, bot), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	fc := flow.NewContextWith("ops-sup", map[string]any{"prompt": "pay acme, then clean up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	var log eventLog
+	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Equal(t, 5, sup.Calls(), "the supervisor is asked again")
+	assert.Equal(t, sup.Requests()[1].LastUserMessage(), sup.Requests()[3].LastUserMessage(),
+		"it sees the work it saw before the failure")
+	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	assert.Empty(t, log.byAgent("payer"))
+	tr := tm.Trace(fc)
+	assert.Equal(t, []string{"payer", "bot"}, tr.Route)
+	assert.Equal(t, "cleaned", tr.FinalAnswer)
+	assert.Equal(t, 2, tr.Members["payer"].ModelCalls)
+	assert.Empty(t, team.SessionOf(fc).PendingAll())
+}
+
+// The retried call runs in another process: the failed instance is stored, and a
+// runner built anew (new agents, new models) resumes it. The replay needs nothing but
+// the stored variables: payer's new model is never asked, and its transfer ran once.
+func TestTeamTaskRetryReplaysAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	box, botBox := &toolbox{}, &toolbox{}
+	store, err := session.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	build := func(bot ...testkit.Turn) (*session.Runner, *testkit.ScriptedModel, *testkit.ScriptedModel) {
+		payer, payModel := payerAgent(t, box)
+		botModel := testkit.NewScriptedModel(bot...)
+		b, err := team.NewReActAgent("bot", botModel, team.WithTools(botBox.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(payer, b))
+		require.NoError(t, err)
+		eng, _ := opsGraph(t, tm)
+		return session.NewRunner(eng, store), payModel, botModel
+	}
+	runner, _, _ := build(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	res, err := runner.Run(ctx, "ops", flow.NewContextWith("ops-far", map[string]any{"prompt": "pay acme, then clean up"}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	for _, agent := range []string{"payer", "bot"} {
+		snap, err := runner.Load(ctx, "ops-far")
+		require.NoError(t, err)
+		p := team.PendingIn(snap.Vars, agent)
+		require.NotNil(t, p, agent)
+		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
+		require.NoError(t, err)
+		res, err = runner.Resume(ctx, "ops-far", updates)
+		if agent == "bot" {
+			require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, flow.StatusFailed, res.Status)
+
+	runner, payModel, botModel := build(afterRemove("cleaned"))
+	res, err = runner.Resume(ctx, "ops-far", nil)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Zero(t, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, 1, botModel.Calls(), "bot goes on with its run")
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	tr := team.TraceOf(res.Context.Vars(), "crew")
+	require.NotNil(t, tr)
+	assert.Equal(t, []string{"payer", "bot"}, tr.Route)
+	assert.Equal(t, "acme is paid", tr.Records[0].Content)
+	assert.Equal(t, "cleaned", tr.FinalAnswer)
 }
