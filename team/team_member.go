@@ -163,7 +163,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}
 	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
 		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: ans.Metrics.Usage()}
-	tr, dec := mt.answered(c, question(asked), rec, ans, ho)
+	tr, dec := t.answered(c, name, question(asked), rec, ans, ho)
 	t.decided(ctx, tr, dec, n.ID, branch)
 	end.Status, end.Content = RunCompleted, ans.Content
 	u := ans.Metrics.Usage()
@@ -171,27 +171,6 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	Emit(ctx, end)
 	t.icpts.memberEnd(ctx, tr, m, ans, nil)
 	return nil
-}
-
-// answered records the member's answered turn (q is the digest of its question) in
-// the team's trace and in the run's turn log, and lets the protocol route after it.
-func (mt *memberTask) answered(c *flow.Context, q string, rec TeamRecord, ans *Answer, ho *handoff) (*TeamTrace, *RouteDecision) {
-	t, name := mt.t, mt.m.Name()
-	var dec *RouteDecision
-	tr := t.update(c, func(tr *TeamTrace) {
-		tr.Turns++
-		rec.Turn = tr.Turns
-		tr.Records = append(tr.Records, rec)
-		tr.Route = append(tr.Route, name)
-		tr.addMember(name, ans.Metrics)
-		if tr.State.Waiting == name {
-			tr.State.Waiting = ""
-		}
-		dec = t.cfg.proto.afterMember(t, tr, name, ans, ho)
-	})
-	t.logTurn(c, tr.RunID, answeredTurn{Question: q, Record: rec, Metrics: ans.Metrics, Handoff: ho})
-	t.setNext(c, tr)
-	return tr, dec
 }
 
 // replay takes again, in a retry of the team's failed run, a turn that run took to
@@ -206,7 +185,7 @@ func (mt *memberTask) replay(c *flow.Context, n *flow.Node, prompt string, turn 
 	c.Set(mt.t.promptKey(name), prompt)
 	c.Set(mt.inner.answerKeyAt(n), turn.Record.Content)
 	ans := &Answer{Agent: name, RunID: turn.Record.RunID, Content: turn.Record.Content, Metrics: turn.Metrics}
-	mt.answered(c, turn.Question, turn.Record, ans, turn.Handoff)
+	mt.t.answered(c, name, turn.Question, turn.Record, ans, turn.Handoff)
 }
 
 // failed records a failed turn of the member, lets the protocol route after it, and

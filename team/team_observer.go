@@ -229,7 +229,11 @@ func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Nod
 	if p == nil {
 		return
 	}
-	Emit(ctx, nodeEvent(EventNodeStart, p.trace(c), sub.name, n.ID, c.BranchID()))
+	tr := p.trace(c)
+	if p.replays(c, tr.RunID, sub.name, n.ID, c.BranchID(), func() string { return p.promptFor(tr, sub) }) {
+		return // a replayed turn shows nobody working (nestedBegin)
+	}
+	Emit(ctx, nodeEvent(EventNodeStart, tr, sub.name, n.ID, c.BranchID()))
 }
 
 // OnNodeEnd notes how the nodes of a team evaluation end, drops the agent runs a
@@ -274,6 +278,9 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 	switch end.Status {
 	case trace.Completed:
 		str := sub.trace(c)
+		if str.Status == TeamCompleted && str.ParentRunID != tr.RunID {
+			return // the parent replayed the turn an earlier run of it took (nestedBegin)
+		}
 		ev.Status, ev.Content = str.Status, str.FinalAnswer
 		if str.Status == TeamSkipped {
 			ev.Status = RecordSkipped

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -60,10 +61,16 @@ func turnLogValue(v any) turnLog {
 	return l
 }
 
-// startTurns begins the log of the team run runID. When it retries the failed run
-// retried, the turns that run (and the runs it retried) answered become the turns
-// to replay.
+// startTurns begins the log of the team run runID when the team's graph runs as a
+// sub-graph (a nested team, or Task): only a call is made again from the start to
+// retry it; a root evaluation is retried from its failed node, and a new one replays
+// nothing. When the run retries the failed run retried, the turns that run (and the
+// runs it retried) answered become the turns to replay.
 func (t *TeamAgent) startTurns(c *flow.Context, runID, retried string) {
+	if !strings.Contains(c.CallPath(), "/") {
+		c.Delete(t.turnsKey())
+		return
+	}
 	c.Update(t.turnsKey(), func(old any, _ bool) any {
 		l := turnLog{RunID: runID}
 		if prev := turnLogValue(old); retried != "" && prev.RunID == retried {
@@ -73,15 +80,18 @@ func (t *TeamAgent) startTurns(c *flow.Context, runID, retried string) {
 	})
 }
 
-// logTurn adds an answered turn to the log of the team run runID.
+// logTurn adds an answered turn to the log of the team run runID, if it keeps one.
 func (t *TeamAgent) logTurn(c *flow.Context, runID string, turn answeredTurn) {
-	c.Update(t.turnsKey(), func(old any, _ bool) any {
-		l := turnLogValue(old)
-		if l.RunID != runID {
-			l = turnLog{RunID: runID}
+	_ = c.Atomic(func(v flow.Vars) error {
+		old, ok := v.Get(t.turnsKey())
+		if !ok {
+			return nil
 		}
-		l.Turns = append(l.Turns, turn)
-		return l
+		if l := turnLogValue(old); l.RunID == runID {
+			l.Turns = append(l.Turns, turn)
+			v.Put(t.turnsKey(), l)
+		}
+		return nil
 	})
 }
 
@@ -98,20 +108,56 @@ func (t *TeamAgent) replayable(c *flow.Context, runID, member, node, branch, q s
 			return nil
 		}
 		l := turnLogValue(old)
-		if l.RunID != runID {
-			return nil
+		if i := l.find(runID, member, node, branch, q); i >= 0 {
+			turn, found = l.Replay[i], true
+			l.Replay = slices.Delete(l.Replay, i, i+1)
+			v.Put(t.turnsKey(), l)
 		}
-		i := slices.IndexFunc(l.Replay, func(a answeredTurn) bool {
-			r := a.Record
-			return r.Source == member && r.Node == node && r.Branch == branch && a.Question == q
-		})
-		if i < 0 {
-			return nil
-		}
-		turn, found = l.Replay[i], true
-		l.Replay = slices.Delete(l.Replay, i, i+1)
-		v.Put(t.turnsKey(), l)
 		return nil
 	})
 	return turn, found
+}
+
+// replays reports whether replayable would find the turn of member at node and
+// branch in the team run runID, which asks it prompt (called only if there are turns
+// to replay).
+func (t *TeamAgent) replays(c *flow.Context, runID, member, node, branch string, prompt func() string) bool {
+	v, ok := c.Get(t.turnsKey())
+	if !ok {
+		return false
+	}
+	l := turnLogValue(v)
+	return len(l.Replay) > 0 && l.find(runID, member, node, branch, question(prompt())) >= 0
+}
+
+// find returns the index in l.Replay of member's turn at node and branch that
+// answered q, when l is the log of the team run runID, else -1.
+func (l turnLog) find(runID, member, node, branch, q string) int {
+	if l.RunID != runID {
+		return -1
+	}
+	return slices.IndexFunc(l.Replay, func(a answeredTurn) bool {
+		r := a.Record
+		return r.Source == member && r.Node == node && r.Branch == branch && a.Question == q
+	})
+}
+
+// answered records member's answered turn (q is the digest of its question) in the
+// team's trace and in the run's turn log, and lets the protocol route after it.
+func (t *TeamAgent) answered(c *flow.Context, member, q string, rec TeamRecord, ans *Answer, ho *handoff) (*TeamTrace, *RouteDecision) {
+	var dec *RouteDecision
+	tr := t.update(c, func(tr *TeamTrace) {
+		tr.Turns++
+		rec.Turn = tr.Turns
+		tr.Records = append(tr.Records, rec)
+		tr.Route = append(tr.Route, member)
+		tr.addMember(member, ans.Metrics)
+		if tr.State.Waiting == member {
+			tr.State.Waiting = ""
+		}
+		dec = t.cfg.proto.afterMember(t, tr, member, ans, ho)
+	})
+	t.logTurn(c, tr.RunID, answeredTurn{Question: q, Record: rec, Metrics: ans.Metrics, Handoff: ho})
+	t.setNext(c, tr)
+	return tr, dec
 }

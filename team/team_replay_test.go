@@ -235,3 +235,140 @@ func TestTeamTaskRetryReplaysAcrossProcesses(t *testing.T) {
 	assert.Equal(t, "acme is paid", tr.Records[0].Content)
 	assert.Equal(t, "cleaned", tr.FinalAnswer)
 }
+
+// payThenClean nests the sequential team [payer, bot] in teams named by nesting,
+// innermost first, under a root team "outer" [planner, …]; payer's transfer and
+// bot's removal are approved, and bot's resumed run fails, which fails every call
+// up to the outer team. The outer team called again with its prompt retries from the
+// failed node, which calls the nested teams' graphs again from their starts: payer
+// replays its answer, bot goes on with its run.
+func payThenClean(t *testing.T, nesting ...string) {
+	box := &toolbox{}
+	payer, payModel := payerAgent(t, box)
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	var member team.Agent
+	for i, name := range nesting {
+		members := []team.Agent{member}
+		if i == 0 {
+			members = []team.Agent{payer, bot}
+		}
+		tm, err := team.NewTeam(name, team.WithMembers(members...))
+		require.NoError(t, err)
+		member = tm
+	}
+	outer, err := team.NewTeam("outer", team.WithMembers(testkit.NewFixedAgent("planner", "plan"), member))
+	require.NoError(t, err)
+	sess := team.NewSession("nested-replay")
+	for _, agent := range []string{"payer", "bot"} {
+		ans, err := outer.Call(context.Background(), "pay acme, then clean up", sess)
+		require.NoError(t, err)
+		require.NotNil(t, ans.Pending)
+		require.Equal(t, agent, ans.Pending.Agent)
+		require.NoError(t, sess.Decide(agent, team.Approve(ans.Pending.IDs()[0])))
+	}
+	_, err = outer.Call(context.Background(), "pay acme, then clean up", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	var log eventLog
+	ans, err := outer.Call(log.ctx(), "pay acme, then clean up", sess)
+	require.NoError(t, err)
+	require.Nil(t, ans.Pending, "nobody is asked again")
+	assert.Equal(t, "cleaned", ans.Content)
+	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	assert.Empty(t, log.byAgent("payer"))
+	tr := team.TraceIn(sess.Context(), nesting[0])
+	require.NotNil(t, tr)
+	assert.Equal(t, []string{"payer", "bot"}, tr.Route)
+	assert.Equal(t, "acme is paid", tr.Records[0].Content)
+	assert.Empty(t, sess.PendingAll())
+}
+
+func TestNestedTeamRetryReplaysFinishedMembers(t *testing.T) {
+	t.Run("depth 1", func(t *testing.T) { payThenClean(t, "inner") })
+	t.Run("depth 2", func(t *testing.T) { payThenClean(t, "inner", "mid") })
+}
+
+// A nested team whose run completed inside the failed call: crew [inner [payer],
+// bot] runs as a sub-graph (Task), and bot's failure fails the call. The retried call
+// calls inner's graph again: its turn, which ended with an answer, is replayed as a
+// whole (inner does not run, payer is not asked again, no events).
+func TestTeamTaskRetryReplaysFinishedNestedTeam(t *testing.T) {
+	box := &toolbox{}
+	payer, payModel := payerAgent(t, box)
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	inner, err := team.NewTeam("inner", team.WithMembers(payer))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(inner, bot))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	require.NoError(t, eng.Register(inner.Graph()))
+	fc := flow.NewContextWith("ops-nested", map[string]any{"prompt": "pay acme, then clean up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	innerRun := inner.Trace(fc).RunID
+
+	var log eventLog
+	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	assert.Empty(t, log.byAgent("payer"))
+	assert.Empty(t, log.byAgent("inner"), "the replayed nested turn emits nothing")
+	assert.Equal(t, innerRun, inner.Trace(fc).RunID, "inner's run is the one that answered")
+	tr := tm.Trace(fc)
+	assert.Equal(t, []string{"inner", "bot"}, tr.Route)
+	assert.Equal(t, "acme is paid", tr.Records[0].Content)
+	assert.Equal(t, innerRun, tr.Records[0].RunID)
+	assert.Equal(t, "cleaned", tr.FinalAnswer)
+	assert.Equal(t, 2, tr.Members["inner"].ModelCalls, "inner's turn is counted once")
+	assert.Empty(t, team.SessionOf(fc).PendingAll())
+}
+
+// A swarm run as a sub-graph: a hands over to bot with the transfer tool, and bot's
+// failure after its approved batch fails the call. In the retried call a replays its
+// turn, handoff included, so the swarm routes to bot again, which goes on with its
+// run.
+func TestSwarmRetriedCallReplaysHandoff(t *testing.T) {
+	am := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("t1", team.TransferToolName, `{"to":"bot","reason":"clean /a"}`)),
+		testkit.Reply("over to bot"))
+	a, err := team.NewReActAgent("a", am, team.WithTools(team.TransferTool()))
+	require.NoError(t, err)
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	tm, err := team.NewTeam("sw", team.WithProtocol(team.Swarm()), team.WithMembers(a, bot))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	fc := flow.NewContextWith("ops-swarm", map[string]any{"prompt": "tidy up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Equal(t, 2, am.Calls(), "a's model is not asked again")
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	tr := tm.Trace(fc)
+	assert.Equal(t, []string{"a", "bot"}, tr.Route)
+	assert.Equal(t, "cleaned", tr.FinalAnswer)
+	require.NotEmpty(t, tr.Decisions)
+	assert.Equal(t, "clean /a", tr.Decisions[1].Task, "the handoff is a's, as it was made")
+}
