@@ -117,11 +117,14 @@
 // (branch policy continue), and RunFlow and ResumeFlow discard every run still waiting
 // at a node when the flow run completes. (On an engine without the team's Interceptor,
 // such a run shows in Pending, with no calls, until a node of the agent runs again, or
-// RunFlow or ResumeFlow sees the flow run complete; session.Runner does not discard
-// it.) A run held for
-// decisions keeps its run id and its trace, so its trace after the pause is the trace
-// it would have had without it (plus the decisions), and Metrics.Duration counts the
-// agent's active time, not the human's.
+// RunFlow or ResumeFlow sees the flow run complete.) session.Runner, which knows no
+// agents, discards nothing itself: give its engine DiscardStaleRuns, an interceptor
+// that makes each run of the engine discard what RunFlow and ResumeFlow discard (the
+// runs waiting at nodes when a new run starts, those still waiting when a run
+// completes); else a new run leaves the runs waiting at nodes it never reaches listed
+// in Pending. A run held for decisions keeps its run id and its trace, so its trace
+// after the pause is the trace it would have had without it (plus the decisions), and
+// Metrics.Duration counts the agent's active time, not the human's.
 //
 // The conversation history keeps each call's prompt and final answer, not the tool
 // turns (WithHistoryLimit bounds it). Agent state is business data in the snapshot:

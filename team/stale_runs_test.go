@@ -1,0 +1,104 @@
+package team_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
+)
+
+// chooseGraph is start → gate; the gate goes to @payer when "pay" is true, else to
+// the end.
+func chooseGraph(t *testing.T) *flow.Graph {
+	t.Helper()
+	g, err := flow.LoadGraph("choose.yml", []byte(`id: choose
+layout:
+  - {id: start, type: start, link: gate}
+  - {id: gate, type: exclusive, link: [{nextId: payer, when: 'context.get("pay") == true'}, {nextId: end}]}
+  - {id: payer, task: "@payer", link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	return g
+}
+
+// session.Runner.Run starts a new instance over variables that hold an agent run
+// waiting at a node (here copied from another instance's snapshot), and the new run
+// never reaches that node. With DiscardStaleRuns on the engine, the new run gives it
+// up first, as RunFlow does, instead of listing it in Pending for ever; the instance
+// it came from keeps its own and goes on with it.
+func TestDiscardStaleRunsRunnerRun(t *testing.T) {
+	ctx := context.Background()
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.Reply("acme is paid"))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a), flow.WithInterceptor(team.DiscardStaleRuns(), 0))
+	require.NoError(t, eng.Register(chooseGraph(t)))
+	runner := session.NewRunner(eng, session.NewMemoryStore())
+	res, err := runner.Run(ctx, "choose", flow.NewContextWith("pay-1", map[string]any{"pay": true, "prompt": "pay acme"}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	snap, err := runner.Load(ctx, "pay-1")
+	require.NoError(t, err)
+	require.NotNil(t, team.PendingIn(snap.Vars, "payer"))
+
+	vars := snap.Vars
+	vars["pay"] = false
+	res, err = runner.Run(ctx, "choose", flow.NewContextWith("pay-2", vars))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Nil(t, team.SessionOf(res.Context).Pending("payer"), "the new run gave the copied run up")
+	stored, err := runner.Load(ctx, "pay-2")
+	require.NoError(t, err)
+	assert.Nil(t, team.PendingIn(stored.Vars, "payer"))
+
+	snap, err = runner.Load(ctx, "pay-1")
+	require.NoError(t, err)
+	updates, err := team.DecideIn(snap.Vars, "payer", team.Approve("p1"))
+	require.NoError(t, err)
+	res, err = runner.Resume(ctx, "pay-1", updates)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "acme is paid", res.Context.Value("payer.answer"))
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+}
+
+// session.Runner.Resume completes a run whose error policy recovered an agent node's
+// failure after its approved batch: with DiscardStaleRuns on the engine, the run the
+// failure left waiting is given up when the run completes, as ResumeFlow does.
+func TestDiscardStaleRunsRunnerResumeCompletes(t *testing.T) {
+	ctx := context.Background()
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.FailWith(team.TypeSourceUnavailable))
+	a, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(a), recoverNode("payer"), flow.WithInterceptor(team.DiscardStaleRuns(), 0))
+	require.NoError(t, eng.Register(payerGraph(t)))
+	runner := session.NewRunner(eng, session.NewMemoryStore())
+	res, err := runner.Run(ctx, "pay", flow.NewContextWith("pay-r", map[string]any{"prompt": "pay acme"}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	snap, err := runner.Load(ctx, "pay-r")
+	require.NoError(t, err)
+	updates, err := team.DecideIn(snap.Vars, "payer", team.Approve("p1"))
+	require.NoError(t, err)
+	res, err = runner.Resume(ctx, "pay-r", updates)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Empty(t, team.SessionOf(res.Context).PendingAll())
+	stored, err := runner.Load(ctx, "pay-r")
+	require.NoError(t, err)
+	assert.Nil(t, team.PendingIn(stored.Vars, "payer"))
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+}
