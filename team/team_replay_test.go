@@ -372,3 +372,61 @@ func TestSwarmRetriedCallReplaysHandoff(t *testing.T) {
 	require.NotEmpty(t, tr.Decisions)
 	assert.Equal(t, "clean /a", tr.Decisions[1].Task, "the handoff is a's, as it was made")
 }
+
+// A parallel team run as a sub-graph: writer answers at once, bot waits for its
+// decision; bot's resumed run then fails, which fails the call (fail-fast; writer's
+// branch had ended). In the retried call writer replays its answer, and the merge
+// sees both members once.
+func TestParallelRetriedCallReplaysFinishedMembers(t *testing.T) {
+	writer := testkit.NewFixedAgent("writer", "report written")
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel()), team.WithMembers(writer, bot))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	fc := flow.NewContextWith("ops-par", map[string]any{"prompt": "tidy up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Len(t, writer.Prompts(), 1)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Len(t, writer.Prompts(), 1, "writer is not asked again")
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	tr := tm.Trace(fc)
+	assert.ElementsMatch(t, []string{"writer", "bot"}, tr.Route)
+	assert.Equal(t, "[writer] report written\n\n[bot] cleaned", tr.FinalAnswer)
+}
+
+// The supervisor's own model call fails after payer's turn, which fails the call. In
+// the retried call the supervisor, asked again, routes payer with the same task, and
+// payer replays its answer: its approved transfer does not run again.
+func TestSupervisorFailureRetriedCallReplaysMember(t *testing.T) {
+	box := &toolbox{}
+	payer, payModel := payerAgent(t, box)
+	route := testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"payer","task":"pay acme"}`))
+	sup := testkit.NewScriptedModel(route, testkit.FailWith(team.TypeSourceUnavailable), route, testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(payer), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	fc := flow.NewContextWith("ops-supfail", map[string]any{"prompt": "pay acme"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, "acme is paid", tm.Trace(fc).FinalAnswer)
+}
