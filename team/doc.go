@@ -236,20 +236,22 @@
 // the turn's answer, with no model call, no tool call and no approval request. A
 // supervisor is asked again: a member it routes with the same task replays, one it
 // routes with another task (a new question) runs. A nested team whose run ended with
-// its answer in the failed call is replayed as one turn: its graph is called, ends at
-// once, and keeps the run that answered. A replayed turn emits no events and calls no
-// team hooks (the stream and the interceptors saw it in the failed call, and the
-// stream never shows a member working twice; flow's own records, an audit for one,
-// still show the member's node executing, as it did, to give the recorded answer);
-// the trace records it as it was (the member's run id, answer, usage and duration)
-// and counts its metrics once, so the retried run's trace is the one it would have
-// had without the failure. What the replay needs (a log of the answered turns of a
-// team run as a sub-graph, "_team.<name>.turns", dropped when the run completes) is
-// kept in the context variables with the team's trace, so a retry in another process
-// (a restored snapshot) replays too. (A team run with Task learns
-// that the call resumes or retries its node from Interceptor(), which the enclosing
-// engine then needs.) A new evaluation of the team's graph, or of a graph that calls
-// it, starts the members afresh even on the same question, and replays nothing.
+// its answer in the failed call is replayed as one turn: its graph is called and ends
+// at once, leaving the nested team's trace as it was. A replayed turn emits no events
+// and calls no team hooks (the stream and the interceptors saw it in the failed call,
+// and the stream never shows a member working twice; flow's own records, an audit
+// for one, still show the member's node executing, as it did, to give the recorded
+// answer); the trace records it as it was (the member's run id, answer, usage and
+// duration) and counts its metrics once, so the retried run's trace is the one it
+// would have had without the failure. What the replay needs (a log of the answered
+// turns of a team run as a sub-graph, "_team.<name>.turns", dropped when the run
+// completes) is kept in the context variables with the team's trace, so a retry in
+// another process (a restored snapshot) replays too. A member turn that failed, even
+// one an error policy recovered, is not replayed: the retry runs it again. (A team
+// run with Task learns that the call resumes or retries its node from Interceptor(),
+// which the enclosing engine then needs.) A new evaluation of the team's graph, or of
+// a graph that calls it, starts the members afresh even on the same question, and
+// replays nothing.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

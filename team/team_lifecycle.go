@@ -356,6 +356,9 @@ func (t *TeamAgent) nestedBegin(ctx context.Context, c *flow.Context, nest nesti
 		c.Set(AnswerKey(sub.name), turn.Record.Content)
 		ans := &Answer{Agent: sub.name, RunID: turn.Record.RunID, Content: turn.Record.Content, Metrics: turn.Metrics}
 		tr, _ = t.answered(c, sub.name, turn.Question, turn.Record, ans, turn.Handoff)
+		if st := enclosingStateOf(ctx, t); st != nil {
+			st.replayed.Store(callKey(c.RunID(), nest.node, nest.branch), struct{}{}) // for the observer's node end
+		}
 		return prompt, false, true, tr
 	}
 	if reason := t.admit(ctx, tr, slices.Index(t.names, sub.name), sub); reason != "" {

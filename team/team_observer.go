@@ -105,7 +105,8 @@ type invState struct {
 	kept      atomic.Bool // the start node kept the members' waiting runs (a retry)
 	outer     *invState   // the evaluation this one is called from, if any
 	mu        sync.Mutex
-	retried   string // the id of the failed team run the start node retries (kept)
+	retried   string   // the id of the failed team run the start node retries (kept)
+	replayed  sync.Map // callKey of the nested teams' nodes whose turn was replayed -> struct{}
 	failed    error
 	waitsAt   string // "callpath:node" of the first node that suspended
 }
@@ -277,10 +278,14 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 	ev.Duration = end.Duration
 	switch end.Status {
 	case trace.Completed:
-		str := sub.trace(c)
-		if str.Status == TeamCompleted && str.ParentRunID != tr.RunID {
-			return // the parent replayed the turn an earlier run of it took (nestedBegin)
+		if st := enclosingStateOf(ctx, p); st != nil {
+			if _, ok := st.replayed.LoadAndDelete(callKey(c.RunID(), n.ID, c.BranchID())); ok {
+				// The parent replayed the turn (nestedBegin): the nested team did not run,
+				// and its trace may be another turn's.
+				return
+			}
 		}
+		str := sub.trace(c)
 		ev.Status, ev.Content = str.Status, str.FinalAnswer
 		if str.Status == TeamSkipped {
 			ev.Status = RecordSkipped

@@ -430,3 +430,72 @@ func TestSupervisorFailureRetriedCallReplaysMember(t *testing.T) {
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 	assert.Equal(t, "acme is paid", tm.Trace(fc).FinalAnswer)
 }
+
+// turnsAgent answers each call with the next of its outcomes: an answer, or the
+// error when err is set.
+type turnsAgent struct {
+	name     string
+	mu       sync.Mutex
+	outcomes []error // nil: answer "answer <n>"
+	prompts  []string
+}
+
+func (a *turnsAgent) Name() string { return a.name }
+func (a *turnsAgent) Role() string { return "worker" }
+
+func (a *turnsAgent) Call(_ context.Context, prompt string, _ *team.AgentSession) (*team.Answer, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.prompts = append(a.prompts, prompt)
+	n := len(a.prompts)
+	if n <= len(a.outcomes) && a.outcomes[n-1] != nil {
+		return nil, a.outcomes[n-1]
+	}
+	return &team.Answer{Agent: a.name, Content: "answer " + string(rune('0'+n))}, nil
+}
+
+func (a *turnsAgent) calls() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.prompts)
+}
+
+// A supervisor routes the nested team inner twice; its first turn completes, its
+// second fails, which fails the call. In the retried call the supervisor routes it
+// the same way: the first turn is replayed (inner's trace is then that of the failed
+// second turn, which the retry runs again), and the stream shows no node of inner
+// for the replayed turn, in particular not a failed one.
+func TestSupervisorReplaysNestedTeamRoutedTwice(t *testing.T) {
+	w := &turnsAgent{name: "w", outcomes: []error{nil, &team.Error{Type: team.TypeSourceUnavailable, Message: "down"}}}
+	inner, err := team.NewTeam("inner", team.WithMembers(w))
+	require.NoError(t, err)
+	route := func(task string) testkit.Turn {
+		return testkit.CallTools(testkit.ToolCall("s", team.RouteToolName, `{"to":"inner","task":"`+task+`"}`))
+	}
+	sup := testkit.NewScriptedModel(route("one"), route("two"), route("one"), route("two"), testkit.Reply("FINISH"))
+	tm, err := team.NewTeam("desk", team.WithMembers(inner), team.WithProtocol(team.Supervisor()),
+		team.WithSupervisorModel(sup))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	require.NoError(t, eng.Register(inner.Graph()))
+	fc := flow.NewContextWith("ops-twice", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, 2, w.calls())
+
+	var log eventLog
+	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 3, w.calls(), "only the failed turn runs again")
+	var ends []string
+	for _, ev := range log.byAgent("inner") {
+		if ev.Kind == team.EventNodeEnd {
+			ends = append(ends, ev.Status+":"+ev.Content)
+		}
+	}
+	assert.Equal(t, []string{"completed:answer 3"}, ends)
+	tr := tm.Trace(fc)
+	assert.Equal(t, []string{"inner", "inner"}, tr.Route)
+	assert.Equal(t, "answer 1", tr.Records[1].Content)
+}
