@@ -99,7 +99,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 		asked = run.Prompt
 	} else if q, err := mt.inner.question(c, n, prompt); err == nil {
 		asked = q
-		if turn, ok := t.replayable(c, tr.RunID, name, n.ID, branch, question(q)); ok {
+		if turn, ok := t.replayable(c, tr.RunID, name, n.ID, branch, questionDigest(q)); ok {
 			mt.replay(c, n, prompt, turn)
 			return nil
 		}
@@ -163,7 +163,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}
 	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
 		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: ans.Metrics.Usage()}
-	tr, dec := t.answered(c, name, question(asked), rec, ans, ho)
+	tr, dec := t.answered(c, name, questionDigest(asked), rec, ans, ho)
 	t.decided(ctx, tr, dec, n.ID, branch)
 	end.Status, end.Content = RunCompleted, ans.Content
 	u := ans.Metrics.Usage()

@@ -39,7 +39,8 @@ type answeredTurn struct {
 // turnsKey is the variable holding the team's turnLog.
 func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ".turns" }
 
-func question(prompt string) string {
+// questionDigest is the digest of a prompt a turn log keeps.
+func questionDigest(prompt string) string {
 	sum := sha256.Sum256([]byte(prompt))
 	return hex.EncodeToString(sum[:])
 }
@@ -127,7 +128,7 @@ func (t *TeamAgent) replays(c *flow.Context, runID, member, node, branch string,
 		return false
 	}
 	l := turnLogValue(v)
-	return len(l.Replay) > 0 && l.find(runID, member, node, branch, question(prompt())) >= 0
+	return len(l.Replay) > 0 && l.find(runID, member, node, branch, questionDigest(prompt())) >= 0
 }
 
 // find returns the index in l.Replay of member's turn at node and branch that
