@@ -246,12 +246,16 @@
 // would have had without the failure. What the replay needs (a log of the answered
 // turns of a team run as a sub-graph, "_team.<name>.turns", dropped when the run
 // completes) is kept in the context variables with the team's trace, so a retry in
-// another process (a restored snapshot) replays too. A member turn that failed, even
-// one an error policy recovered, is not replayed: the retry runs it again. (A team
-// run with Task learns that the call resumes or retries its node from Interceptor(),
-// which the enclosing engine then needs.) A new evaluation of the team's graph, or of
-// a graph that calls it, starts the members afresh even on the same question, and
-// replays nothing.
+// another process (a restored snapshot) replays too. A member's failed turn whose
+// failure an error policy recovered (the team's Interceptor notes it) is replayed
+// too: the node fails again with the recorded error, without running the member, for
+// the policy to recover again, so the failed run's approved calls do not run again.
+// A failure that ended the run is not replayed (its member goes on with the run it
+// kept, or starts afresh), nor is a nested team's failure, nor a parallel member's
+// failure withdrawn by the fork's branch policy. (A team run with Task learns that
+// the call resumes or retries its node from Interceptor(), which the enclosing engine
+// then needs.) A new evaluation of the team's graph, or of a graph that calls it,
+// starts the members afresh even on the same question, and replays nothing.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

@@ -251,6 +251,9 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		// a pending entry with nothing to decide, and a later turn of the member would
 		// resume it instead of taking its new task.
 		SessionOf(c).discardRunsAt(n.ID, c.BranchID())
+		if p := o.teamOf(n.Graph()); p != nil && p.byName[n.ID] != nil {
+			p.markRecovered(c, n.ID, c.BranchID()) // a retry of the team's run replays the failure
+		}
 	}
 	if st, _ := ctx.Value(invKey{}).(*invState); st != nil && c.CallPath() == st.path {
 		switch {

@@ -26,7 +26,8 @@ type turnLog struct {
 	Replay []answeredTurn `json:"replay,omitempty"`
 }
 
-// answeredTurn is one member turn that ended with an answer.
+// answeredTurn is one member turn that ended with an answer, or with a failure (the
+// record says which).
 type answeredTurn struct {
 	// Question is a digest of the prompt the member answered: a turn replays only the
 	// same question (a supervisor asked again may route with another task).
@@ -34,6 +35,10 @@ type answeredTurn struct {
 	Record   TeamRecord `json:"record"`
 	Metrics  Metrics    `json:"metrics"`
 	Handoff  *handoff   `json:"handoff,omitempty"`
+	// Recovered marks a failed turn whose failure an error policy recovered: the run
+	// went on past it, so a retry replays it. A failure that ended the run is not
+	// replayed: its member goes on with its kept run, or starts afresh.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // turnsKey is the variable holding the team's turnLog.
@@ -139,7 +144,30 @@ func (l turnLog) find(runID, member, node, branch, q string) int {
 	}
 	return slices.IndexFunc(l.Replay, func(a answeredTurn) bool {
 		r := a.Record
-		return r.Source == member && r.Node == node && r.Branch == branch && a.Question == q
+		return r.Source == member && r.Node == node && r.Branch == branch && a.Question == q &&
+			(r.Status != RunFailed || a.Recovered)
+	})
+}
+
+// markRecovered marks the failed turns at node and branch in the team's turn log as
+// recovered: the node's failure was recovered (its earlier attempts, if a retry
+// policy retried it, were part of that execution).
+func (t *TeamAgent) markRecovered(c *flow.Context, node, branch string) {
+	_ = c.Atomic(func(v flow.Vars) error {
+		old, ok := v.Get(t.turnsKey())
+		if !ok {
+			return nil
+		}
+		l, marked := turnLogValue(old), false
+		for i := range l.Turns {
+			if r := &l.Turns[i].Record; r.Status == RunFailed && r.Node == node && r.Branch == branch && !l.Turns[i].Recovered {
+				l.Turns[i].Recovered, marked = true, true
+			}
+		}
+		if marked {
+			v.Put(t.turnsKey(), l)
+		}
+		return nil
 	})
 }
 
@@ -160,5 +188,26 @@ func (t *TeamAgent) answered(c *flow.Context, member, q string, rec TeamRecord, 
 	})
 	t.logTurn(c, tr.RunID, answeredTurn{Question: q, Record: rec, Metrics: ans.Metrics, Handoff: ho})
 	t.setNext(c, tr)
+	return tr, dec
+}
+
+// failedTurn records member's failed turn (q is the digest of its question) in the
+// team's trace and in the run's turn log, and lets the protocol route after it.
+func (t *TeamAgent) failedTurn(c *flow.Context, member, q string, rec TeamRecord) (*TeamTrace, *RouteDecision) {
+	var dec *RouteDecision
+	tr := t.update(c, func(tr *TeamTrace) {
+		tr.Turns++
+		rec.Turn = tr.Turns
+		tr.Records = append(tr.Records, rec)
+		tr.Route = append(tr.Route, member)
+		if tr.State.Waiting == member {
+			tr.State.Waiting = ""
+		}
+		dec = t.cfg.proto.afterFailure(t, tr, member)
+	})
+	t.logTurn(c, tr.RunID, answeredTurn{Question: q, Record: rec})
+	if dec != nil {
+		t.setNext(c, tr)
+	}
 	return tr, dec
 }

@@ -499,3 +499,56 @@ func TestSupervisorReplaysNestedTeamRoutedTwice(t *testing.T) {
 	assert.Equal(t, []string{"inner", "inner"}, tr.Route)
 	assert.Equal(t, "answer 1", tr.Records[1].Content)
 }
+
+// payer's model fails after its approved transfer ran, and the error policy recovers
+// the failure, so the team goes on to bot; bot's failure after its approved batch
+// then fails the call. In the retried call payer's recovered failure is replayed (the
+// node fails again with the recorded error, and the policy recovers it again): payer
+// is not asked again, so its transfer is not approved and made a second time.
+func TestTeamTaskRetryReplaysRecoveredFailure(t *testing.T) {
+	box := &toolbox{}
+	payModel := testkit.NewScriptedModel().
+		When(testkit.LastIsToolResult("transfer"), testkit.FailWith(team.TypeSourceUnavailable)).
+		When(func(*team.ChatRequest) bool { return true },
+			testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)))
+	payer, err := team.NewReActAgent("payer", payModel, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	tm, err := team.NewTeam("crew", team.WithMembers(payer, bot))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), recoverNode("payer"))
+	fc := flow.NewContextWith("ops-recovered", map[string]any{"prompt": "pay acme, then clean up"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status, "payer's failure was recovered; bot waits")
+	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, 2, payModel.Calls())
+
+	var log eventLog
+	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls(), "the transfer ran once")
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	assert.Empty(t, log.byAgent("payer"))
+	assert.Empty(t, team.SessionOf(fc).PendingAll())
+	tr := tm.Trace(fc)
+	require.Len(t, tr.Records, 2)
+	assert.Equal(t, team.RunFailed, tr.Records[0].Status)
+	assert.Equal(t, team.TypeSourceUnavailable, tr.Records[0].Error.Type)
+	assert.Equal(t, "cleaned", tr.FinalAnswer)
+}
