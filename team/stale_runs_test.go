@@ -102,3 +102,45 @@ func TestDiscardStaleRunsRunnerResumeCompletes(t *testing.T) {
 	assert.Nil(t, team.PendingIn(stored.Vars, "payer"))
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 }
+
+// An evaluation made inside an agent's run is part of that run, not a new flow run:
+// here the session's flow waits at payer for a decision, and an assistant called in
+// the same session has a tool that evaluates a graph over the session's context on an
+// engine with DiscardStaleRuns. The tool's evaluation leaves payer's run alone, and
+// the session's flow, resumed, goes on with it without asking anyone again.
+func TestDiscardStaleRunsInsideAgentRun(t *testing.T) {
+	ctx := context.Background()
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)),
+		testkit.Reply("acme is paid"))
+	payer, err := team.NewReActAgent("payer", model, team.WithTools(box.transfer()))
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(payer), flow.WithInterceptor(team.DiscardStaleRuns(), 0))
+	g := payerGraph(t)
+	sess := team.NewSession("inside")
+	sess.Context().Set("prompt", "pay acme")
+	res, err := sess.RunFlow(ctx, eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
+
+	noop, err := flow.LoadGraph("noop.yml", []byte("id: noop\nlayout:\n  - {id: start, type: start, link: end}\n  - {id: end, type: end}\n"))
+	require.NoError(t, err)
+	lookup := team.NewTool("lookup", "Run the lookup workflow", nil, func(ctx context.Context, _ struct{}) (any, error) {
+		_, err := eng.EvalGraph(ctx, noop, sess.Context())
+		return "looked up", err
+	})
+	helper, err := team.NewReActAgent("helper", testkit.NewScriptedModel(
+		testkit.CallTools(testkit.ToolCall("l1", "lookup", `{}`)), testkit.Reply("done")), team.WithTools(lookup))
+	require.NoError(t, err)
+	_, err = helper.Call(ctx, "look it up", sess)
+	require.NoError(t, err)
+	require.NotNil(t, sess.Pending("payer"), "the session's flow still waits at payer")
+
+	res, err = sess.ResumeFlow(ctx, eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls(), "the approved call ran")
+	assert.Equal(t, 2, model.Calls())
+}
