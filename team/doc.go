@@ -244,7 +244,7 @@
 // answer); the trace records it as it was (the member's run id, answer, usage and
 // duration) and counts its metrics once, so the retried run's trace is the one it
 // would have had without the failure. What the replay needs (a log of the answered
-// turns of a team run as a sub-graph, "_team.<name>.turns", dropped when the run
+// turns of a team run as a sub-graph, "_team.<name>:turns", dropped when the run
 // completes) is kept in the context variables with the team's trace, so a retry in
 // another process (a restored snapshot) replays too. A member's failed turn whose
 // failure an error policy recovered (the team's Interceptor notes it) is replayed

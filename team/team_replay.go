@@ -41,8 +41,9 @@ type answeredTurn struct {
 	Recovered bool `json:"recovered,omitempty"`
 }
 
-// turnsKey is the variable holding the team's turnLog.
-func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ".turns" }
+// turnsKey is the variable holding the team's turnLog. A name has no colon
+// (checkName), so no team's other variables can be named so.
+func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ":turns" }
 
 // questionDigest is the digest of a prompt a turn log keeps.
 func questionDigest(prompt string) string {
