@@ -146,14 +146,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	if ans.Pending != nil {
 		c.Suspend(ans.Pending.Reason())
 	} else {
-		key := n.MetaString(MetaAnswerKey)
-		if key == "" {
-			key = t.answerKey
-		}
-		if key == "" {
-			key = AnswerKey(name)
-		}
-		c.Set(key, ans.Content)
+		c.Set(t.answerKeyAt(n), ans.Content)
 	}
 	for _, fn := range t.onAnswer {
 		if err := fn(ctx, c, n, ans); err != nil {
@@ -188,15 +181,28 @@ func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Cont
 	if !ok {
 		return false
 	}
-	if n.MetaString(MetaPrompt) != "" || n.MetaString(MetaPromptKey) != "" {
-		// The node's own prompt overrides the team's (prompt reads it as Run will).
-		p, err := t.prompt(c, n)
-		if err != nil {
-			return false
-		}
-		want = p
+	want, err := t.question(c, n, want)
+	return err == nil && run.Prompt == want
+}
+
+// answerKeyAt returns the variable the agent's answer at node n is written to.
+func (t *agentTask) answerKeyAt(n *flow.Node) string {
+	if key := n.MetaString(MetaAnswerKey); key != "" {
+		return key
 	}
-	return run.Prompt == want
+	if t.answerKey != "" {
+		return t.answerKey
+	}
+	return AnswerKey(t.a.Name())
+}
+
+// question returns the prompt the agent at node n is asked when teamPrompt is its
+// team's prompt for the turn: the node's own prompt overrides it.
+func (t *agentTask) question(c *flow.Context, n *flow.Node, teamPrompt string) (string, error) {
+	if n.MetaString(MetaPrompt) != "" || n.MetaString(MetaPromptKey) != "" {
+		return t.prompt(c, n)
+	}
+	return teamPrompt, nil
 }
 
 func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {

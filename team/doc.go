@@ -117,11 +117,14 @@
 // (branch policy continue), and RunFlow and ResumeFlow discard every run still waiting
 // at a node when the flow run completes. (On an engine without the team's Interceptor,
 // such a run shows in Pending, with no calls, until a node of the agent runs again, or
-// RunFlow or ResumeFlow sees the flow run complete; session.Runner does not discard
-// it.) A run held for
-// decisions keeps its run id and its trace, so its trace after the pause is the trace
-// it would have had without it (plus the decisions), and Metrics.Duration counts the
-// agent's active time, not the human's.
+// RunFlow or ResumeFlow sees the flow run complete.) session.Runner, which knows no
+// agents, discards nothing itself: give its engine DiscardStaleRuns, an interceptor
+// that makes each run of the engine discard what RunFlow and ResumeFlow discard (the
+// runs waiting at nodes when a new run starts, those still waiting when a run
+// completes); else a new run leaves the runs waiting at nodes it never reaches listed
+// in Pending. A run held for decisions keeps its run id and its trace, so its trace
+// after the pause is the trace it would have had without it (plus the decisions), and
+// Metrics.Duration counts the agent's active time, not the human's.
 //
 // The conversation history keeps each call's prompt and final answer, not the tool
 // turns (WithHistoryLimit bounds it). Agent state is business data in the snapshot:
@@ -225,12 +228,34 @@
 // waiting for decisions. Where the failed node is the call of a nested team (or of a
 // team run as a sub-graph with Task), flow calls the team's graph again from its
 // start; the team, started again on the same question in the same place by the
-// resume (or the retry) of that node, lets the member whose failure kept its run
-// waiting go on with it, so an approved call still runs once and nobody is asked
-// again. (A team run with Task learns that the call resumes or retries its node from
-// Interceptor(), which the enclosing engine then needs.) A new evaluation of the
-// team's graph, or of a graph that calls it, starts the members afresh even on the
-// same question.
+// resume (or the retry) of that node, retries its failed run (under a new run id).
+// The member whose failure kept its run waiting goes on with it, so an approved call
+// still runs once and nobody is asked again; and a member turn that ended with an
+// answer in the failed run (or in a run it retried) is replayed when the retry asks
+// that member the same question at the same node and branch: the recorded answer is
+// the turn's answer, with no model call, no tool call and no approval request. A
+// supervisor is asked again: a member it routes with the same task replays, one it
+// routes with another task (a new question) runs. A nested team whose run ended with
+// its answer in the failed call is replayed as one turn: its graph is called and ends
+// at once, leaving the nested team's trace as it was. A replayed turn emits no events
+// and calls no team hooks (the stream and the interceptors saw it in the failed call,
+// and the stream never shows a member working twice; flow's own records, an audit
+// for one, still show the member's node executing, as it did, to give the recorded
+// answer); the trace records it as it was (the member's run id, answer, usage and
+// duration) and counts its metrics once, so the retried run's trace is the one it
+// would have had without the failure. What the replay needs (a log of the answered
+// turns of a team run as a sub-graph, "_team.<name>:turns", dropped when the run
+// completes) is kept in the context variables with the team's trace, so a retry in
+// another process (a restored snapshot) replays too. A member's failed turn whose
+// failure an error policy recovered (the team's Interceptor notes it) is replayed
+// too: the node fails again with the recorded error, without running the member, for
+// the policy to recover again, so the failed run's approved calls do not run again.
+// A failure that ended the run is not replayed (its member goes on with the run it
+// kept, or starts afresh), nor is a nested team's failure, nor a parallel member's
+// failure withdrawn by the fork's branch policy. (A team run with Task learns that
+// the call resumes or retries its node from Interceptor(), which the enclosing engine
+// then needs.) A new evaluation of the team's graph, or of a graph that calls it,
+// starts the members afresh even on the same question, and replays nothing.
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

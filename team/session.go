@@ -485,3 +485,36 @@ func DecideIn(vars map[string]any, agent string, ds ...Decision) (map[string]any
 	}
 	return map[string]any{StateKey(agent): s.State(agent)}, nil
 }
+
+// DiscardStaleRuns returns a flow interceptor that gives every run of an engine what
+// RunFlow and ResumeFlow give the flow runs of an AgentSession: a new evaluation (not
+// a resume) first discards the agent runs waiting at flow nodes in its context, and
+// an evaluation that completes discards those still waiting. Add it to the engine of
+// a session.Runner (flow.WithInterceptor(team.DiscardStaleRuns(), i)): Runner.Run
+// would otherwise leave an agent run waiting at a node the new run never reaches (in
+// variables copied from another instance, say) listed in Pending, waiting for
+// decisions nobody needs, and a run that a recovered failure left waiting would stay
+// listed after Runner.Resume completes (the team's Interceptor discards the latter as
+// the node ends; this one also covers engines without it). Runs of agents called
+// outside a graph are kept, and an evaluation made inside an agent's run (a team used
+// as an agent node, a tool that runs a graph) is part of that run: it discards
+// nothing, since the enclosing flow run's waiting runs are still its own.
+func DiscardStaleRuns() flow.Interceptor { return staleRuns{} }
+
+type staleRuns struct{ flow.NopInterceptor }
+
+// InterceptFlow frames the root evaluation of a run.
+func (staleRuns) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if inv.Node != nil || ctx.Value(parentKey{}) != nil {
+		return inv.Invoke(ctx)
+	}
+	sess := SessionOf(inv.Context)
+	if !inv.Resumed {
+		sess.discardNodeRuns()
+	}
+	err := inv.Invoke(ctx)
+	if st, _, _ := inv.Outcome(); st == flow.StatusCompleted {
+		sess.discardNodeRuns()
+	}
+	return err
+}

@@ -309,9 +309,11 @@ func (t *TeamAgent) Interceptor() flow.Interceptor { return t.obs }
 // without them the run fails with subgraph_not_found.
 //
 // A failed call retried (a retry policy on the node, or a resume of the failed node)
-// runs the team's graph again from its start: the member that failed continues its
-// run, but members that had already finished run again, and may ask the human again
-// for calls they already made.
+// runs the team's graph again from its start, and the team retries its failed run:
+// the member whose failure ended the call goes on with its run, and a member whose
+// turn ended with an answer in the failed call replays that answer when it is asked
+// the same question again, without calling its model or tools or asking anyone (see
+// Teams in the package documentation).
 func (t *TeamAgent) Task() flow.Task { return flow.Call(t.graph) }
 
 // TaskNamer names the Go tasks of the team's nodes for the export package's document

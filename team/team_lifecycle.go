@@ -98,7 +98,13 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		Branch: c.BranchID(), Status: TeamRunning, Records: []TeamRecord{}, Route: []string{}, Started: now, Segment: now}
 	nest := t.nestingOf(c)
 	if nest.parent != nil {
-		prompt, skip, ptr := nest.parent.nestedBegin(ctx, c, nest, t)
+		prompt, skip, replayed, ptr := nest.parent.nestedBegin(ctx, c, nest, t)
+		if replayed {
+			// The parent took this team's turn from the failed run it retries: the run
+			// that answered stays this team's, and the call ends here.
+			c.Interrupt()
+			return nil
+		}
 		tr.ParentRunID, tr.Prompt = ptr.RunID, prompt
 		if skip {
 			tr.Status, tr.Segment = TeamSkipped, time.Time{}
@@ -131,6 +137,9 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		if st := invStateOf(ctx, t); st != nil {
 			st.keep(old)
 		}
+		// The members whose turns ended with an answer in the failed run replay them
+		// (memberTask.replay) for the same question: they acted already.
+		t.startTurns(c, tr.RunID, old)
 	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
@@ -138,6 +147,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 				sess.Discard(name)
 			}
 		}
+		t.startTurns(c, tr.RunID, "")
 	}
 	t.cfg.proto.start(t, tr)
 	c.Set(TraceKey(t.name), *tr)
@@ -192,6 +202,7 @@ func (s *teamEndTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) er
 		tr.closeSegment(time.Now())
 	})
 	c.Set(AnswerKey(t.name), tr.FinalAnswer)
+	c.Delete(t.turnsKey()) // a completed run is never retried
 	if st := invStateOf(ctx, t); st != nil {
 		st.ended.Store(true)
 	}
@@ -334,17 +345,29 @@ func (t *TeamAgent) decided(ctx context.Context, tr *TeamTrace, d *RouteDecision
 }
 
 // nestedBegin is called by a nested team's start node: it admits the nested team's
-// turn and gives its prompt.
-func (t *TeamAgent) nestedBegin(ctx context.Context, c *flow.Context, nest nesting, sub *TeamAgent) (string, bool, *TeamTrace) {
-	tr := t.trace(c)
+// turn (skip when it may not take it) and gives its prompt, or replays the turn the
+// failed run this run retries took to its answer (replayed: the nested team must not
+// run). A replayed turn emits nothing and calls no hooks, as a member's (see
+// memberTask.replay).
+func (t *TeamAgent) nestedBegin(ctx context.Context, c *flow.Context, nest nesting, sub *TeamAgent) (prompt string, skip, replayed bool, tr *TeamTrace) {
+	tr = t.trace(c)
+	prompt = t.promptFor(tr, sub)
+	if turn, ok := t.replayable(c, tr.RunID, sub.name, nest.node, nest.branch, questionDigest(prompt)); ok {
+		c.Set(AnswerKey(sub.name), turn.Record.Content)
+		ans := &Answer{Agent: sub.name, RunID: turn.Record.RunID, Content: turn.Record.Content, Metrics: turn.Metrics}
+		tr, _ = t.answered(c, sub.name, turn.Question, turn.Record, ans, turn.Handoff)
+		if st := enclosingStateOf(ctx, t); st != nil {
+			st.replayed.Store(callKey(c.RunID(), nest.node, nest.branch), struct{}{}) // for the observer's node end
+		}
+		return prompt, false, true, tr
+	}
 	if reason := t.admit(ctx, tr, slices.Index(t.names, sub.name), sub); reason != "" {
 		tr, dec := t.skip(c, nest.node, nest.branch, sub, reason)
 		t.decided(ctx, tr, dec, nest.node, nest.branch)
-		return "", true, tr
+		return "", true, false, tr
 	}
-	prompt := t.promptFor(tr, sub)
 	t.icpts.memberStart(ctx, tr, sub, prompt)
-	return prompt, false, tr
+	return prompt, false, false, tr
 }
 
 // nestedEnd is called by a nested team's end node with its final trace: the nested
@@ -354,16 +377,7 @@ func (t *TeamAgent) nestedEnd(ctx context.Context, c *flow.Context, nest nesting
 	rec := TeamRecord{Kind: RecordMember, Role: sub.Role(), Source: sub.name, Node: nest.node, Branch: nest.branch,
 		RunID: str.RunID, Content: str.FinalAnswer, Status: RunCompleted, Started: str.Started,
 		Duration: str.Metrics.Duration, Usage: str.Metrics.Usage()}
-	var dec *RouteDecision
-	tr := t.update(c, func(tr *TeamTrace) {
-		tr.Turns++
-		rec.Turn = tr.Turns
-		tr.Records = append(tr.Records, rec)
-		tr.Route = append(tr.Route, sub.name)
-		tr.addMember(sub.name, str.Metrics)
-		dec = t.cfg.proto.afterMember(t, tr, sub.name, ans, nil)
-	})
-	t.setNext(c, tr)
+	tr, dec := t.answered(c, sub.name, questionDigest(str.Prompt), rec, ans, nil)
 	t.decided(ctx, tr, dec, nest.node, nest.branch)
 	t.icpts.memberEnd(ctx, tr, sub, ans, nil)
 }

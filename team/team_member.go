@@ -93,6 +93,16 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	// this is a new turn).
 	run := SessionOf(c).State(name).Run
 	resuming := run != nil && mt.inner.continues(ctx, run, c, n)
+	prompt := t.promptFor(tr, m)
+	asked := prompt
+	if resuming {
+		asked = run.Prompt
+	} else if q, err := mt.inner.question(c, n, prompt); err == nil {
+		asked = q
+		if turn, ok := t.replayable(c, tr.RunID, name, n.ID, branch, questionDigest(q)); ok {
+			return mt.replay(c, n, prompt, turn)
+		}
+	}
 	start := nodeEvent(EventNodeStart, tr, name, n.ID, branch)
 	if !resuming {
 		if reason := t.admit(ctx, tr, mt.index, m); reason != "" {
@@ -105,7 +115,6 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 			return nil
 		}
 	}
-	prompt := t.promptFor(tr, m)
 	if !resuming {
 		c.Set(t.promptKey(name), prompt)
 	}
@@ -122,14 +131,14 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 			if p := recover(); p != nil {
 				// The turn failed like any failing turn (record, node end, routing);
 				// then the engine reports the panic as any task panic, with its stack.
-				mt.failed(ctx, c, n, began, &Error{Type: TypeAgentFailed, Message: fmt.Sprintf("agent %q panicked: %v", name, p)})
+				mt.failed(ctx, c, n, asked, began, &Error{Type: TypeAgentFailed, Message: fmt.Sprintf("agent %q panicked: %v", name, p)})
 				panic(p)
 			}
 		}()
 		return mt.inner.Run(mctx, c, n)
 	}()
 	if err != nil {
-		mt.failed(ctx, c, n, began, err)
+		mt.failed(ctx, c, n, asked, began, err)
 		return err
 	}
 	d := time.Since(began)
@@ -153,19 +162,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}
 	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
 		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: ans.Metrics.Usage()}
-	var dec *RouteDecision
-	tr = t.update(c, func(tr *TeamTrace) {
-		tr.Turns++
-		rec.Turn = tr.Turns
-		tr.Records = append(tr.Records, rec)
-		tr.Route = append(tr.Route, name)
-		tr.addMember(name, ans.Metrics)
-		if tr.State.Waiting == name {
-			tr.State.Waiting = ""
-		}
-		dec = t.cfg.proto.afterMember(t, tr, name, ans, ho)
-	})
-	t.setNext(c, tr)
+	tr, dec := t.answered(c, name, questionDigest(asked), rec, ans, ho)
 	t.decided(ctx, tr, dec, n.ID, branch)
 	end.Status, end.Content = RunCompleted, ans.Content
 	u := ans.Metrics.Usage()
@@ -175,28 +172,41 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	return nil
 }
 
+// replay takes again, in a retry of the team's failed run, a turn that run took to
+// its end: the member's recorded answer is its answer, and it does not run; a
+// recorded failure (one an error policy recovered) fails the node again with the
+// recorded error, for the policy to recover again. Asked again, the member would call
+// its model and tools again (a payment made twice) and ask its human again. The turn
+// emits no events and calls no hooks: the stream and the interceptors saw it in the
+// failed run, and showing it again would show the member working twice. Only the
+// trace (and the answer variable) has it, as the run would have had it without the
+// failure.
+func (mt *memberTask) replay(c *flow.Context, n *flow.Node, prompt string, turn answeredTurn) error {
+	name, rec := mt.m.Name(), turn.Record
+	c.Set(mt.t.promptKey(name), prompt)
+	if rec.Status == RunFailed {
+		mt.t.failedTurn(c, name, turn.Question, rec)
+		if rec.Error == nil {
+			return &Error{Type: TypeAgentFailed, Message: fmt.Sprintf("agent %q failed", name)}
+		}
+		return rec.Error
+	}
+	c.Set(mt.inner.answerKeyAt(n), rec.Content)
+	ans := &Answer{Agent: name, RunID: rec.RunID, Content: rec.Content, Metrics: turn.Metrics}
+	mt.t.answered(c, name, turn.Question, rec, ans, turn.Handoff)
+	return nil
+}
+
 // failed records a failed turn of the member, lets the protocol route after it, and
 // reports the end of the member's node.
-func (mt *memberTask) failed(ctx context.Context, c *flow.Context, n *flow.Node, began time.Time, err error) {
+func (mt *memberTask) failed(ctx context.Context, c *flow.Context, n *flow.Node, asked string, began time.Time, err error) {
 	t, m := mt.t, mt.m
 	name, branch := m.Name(), c.BranchID()
 	d := time.Since(began)
 	e := AsError(err, TypeAgentFailed)
-	var dec *RouteDecision
-	tr := t.update(c, func(tr *TeamTrace) {
-		tr.Turns++
-		tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: m.Role(), Source: name,
-			Node: n.ID, Branch: branch, Status: RunFailed, Error: e, Started: began, Duration: d})
-		tr.Route = append(tr.Route, name)
-		if tr.State.Waiting == name {
-			tr.State.Waiting = ""
-		}
-		dec = t.cfg.proto.afterFailure(t, tr, name)
-	})
-	if dec != nil {
-		t.setNext(c, tr)
-		t.decided(ctx, tr, dec, n.ID, branch)
-	}
+	tr, dec := t.failedTurn(c, name, questionDigest(asked), TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name,
+		Node: n.ID, Branch: branch, Status: RunFailed, Error: e, Started: began, Duration: d})
+	t.decided(ctx, tr, dec, n.ID, branch)
 	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
 	end.Duration, end.Status, end.Error = d, RunFailed, e
 	Emit(ctx, end)

@@ -105,7 +105,8 @@ type invState struct {
 	kept      atomic.Bool // the start node kept the members' waiting runs (a retry)
 	outer     *invState   // the evaluation this one is called from, if any
 	mu        sync.Mutex
-	retried   string // the id of the failed team run the start node retries (kept)
+	retried   string   // the id of the failed team run the start node retries (kept)
+	replayed  sync.Map // callKey of the nested teams' nodes whose turn was replayed -> struct{}
 	failed    error
 	waitsAt   string // "callpath:node" of the first node that suspended
 }
@@ -229,7 +230,11 @@ func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Nod
 	if p == nil {
 		return
 	}
-	Emit(ctx, nodeEvent(EventNodeStart, p.trace(c), sub.name, n.ID, c.BranchID()))
+	tr := p.trace(c)
+	if p.replays(c, tr.RunID, sub.name, n.ID, c.BranchID(), func() string { return p.promptFor(tr, sub) }) {
+		return // a replayed turn shows nobody working (nestedBegin)
+	}
+	Emit(ctx, nodeEvent(EventNodeStart, tr, sub.name, n.ID, c.BranchID()))
 }
 
 // OnNodeEnd notes how the nodes of a team evaluation end, drops the agent runs a
@@ -246,6 +251,9 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		// a pending entry with nothing to decide, and a later turn of the member would
 		// resume it instead of taking its new task.
 		SessionOf(c).discardRunsAt(n.ID, c.BranchID())
+		if p := o.teamOf(n.Graph()); p != nil && p.byName[n.ID] != nil {
+			p.markRecovered(c, n.ID, c.BranchID()) // a retry of the team's run replays the failure
+		}
 	}
 	if st, _ := ctx.Value(invKey{}).(*invState); st != nil && c.CallPath() == st.path {
 		switch {
@@ -273,6 +281,13 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 	ev.Duration = end.Duration
 	switch end.Status {
 	case trace.Completed:
+		if st := enclosingStateOf(ctx, p); st != nil {
+			if _, ok := st.replayed.LoadAndDelete(callKey(c.RunID(), n.ID, c.BranchID())); ok {
+				// The parent replayed the turn (nestedBegin): the nested team did not run,
+				// and its trace may be another turn's.
+				return
+			}
+		}
 		str := sub.trace(c)
 		ev.Status, ev.Content = str.Status, str.FinalAnswer
 		if str.Status == TeamSkipped {
