@@ -146,7 +146,8 @@ type member struct {
 
 // memberAt returns the member that starts at s[j], after white space and at most one
 // comma, '&' (a query string) or ';' (a parameter list): a key of key characters, quoted or not (a JSON member, an XML attribute,
-// key=value), then '=' or ':'.
+// key=value), then '=' or ':'. An XML attribute's namespace prefix (x:value="...") is
+// not part of its key.
 func memberAt(s string, j int) (member, bool) {
 	j = skipSpace(s, j)
 	if j < len(s) && (s[j] == ',' || s[j] == '&' || s[j] == ';') {
@@ -162,6 +163,17 @@ func memberAt(s string, j int) (member, bool) {
 	k := j
 	for k < len(s) && isKeyChar(s[k]) {
 		k++
+	}
+	if quote == "" && k > j && k+1 < len(s) && s[k] == ':' && isKeyChar(s[k+1]) {
+		// A namespace prefix (x:name="password"): the key is the local name, if an
+		// attribute's '=' follows it (a ':' after a word is a separator otherwise).
+		l := k + 1
+		for l < len(s) && isKeyChar(s[l]) {
+			l++
+		}
+		if e := skipSpace(s, l); e < len(s) && s[e] == '=' {
+			j, k = k+1, l
+		}
 	}
 	if k == j || !strings.HasPrefix(s[k:], quote) {
 		return member{}, false

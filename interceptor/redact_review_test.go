@@ -1,0 +1,47 @@
+package interceptor_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flowteam/flowteam/interceptor"
+)
+
+// XML attributes may carry a namespace prefix (x:name, x:value): the name member
+// still names the secret in the value member beside it, in either order.
+func TestRedactorStringXMLNamespacedAttrs(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`<x:property x:name="password" x:value="hunter2"/>`, `<x:property x:name="password" x:value="***"/>`},
+		{`<x:property x:value="hunter2" x:name="password"/>`, `<x:property x:value="***" x:name="password"/>`},
+		{`<property name="token" x:value="abc"/>`, `<property name="token" x:value="***"/>`},
+		{`<p xmlns:x="urn:a" x:name="api_key" x:type="s" x:value="k-1"/>`, `<p xmlns:x="urn:a" x:name="api_key" x:type="s" x:value="***"/>`},
+		{`<x:entry x:key="db.password">hunter2</x:entry>`, `<x:entry x:key="db.password">***</x:entry>`},
+		{`<ns:password>hunter2</ns:password>`, `<ns:password>***</ns:password>`},
+		{`<x:user x:password="hunter2"/>`, `<x:user x:password="***"/>`},
+		// Not a sensitive name: nothing to mask.
+		{`<x:property x:name="mode" x:value="fast"/>`, `<x:property x:name="mode" x:value="fast"/>`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
+
+// A form body encodes a space as '+': "password = hunter2" in a form value is
+// password+%3D+hunter2. The '+' around an encoded separator is a blank; elsewhere it
+// is part of the value (password%3Dab+cd masks all of ab+cd).
+func TestRedactorStringFormSpaces(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`password+%3D+hunter2`, `password+%3D+***`},
+		{`q=password+%3D+hunter2&page=2`, `q=password+%3D+***&page=2`},
+		{`password%20%3D%20hunter2`, `password%20%3D%20***`},
+		{`msg=token%3A++abc`, `msg=token%3A++***`},
+		{`password%3Dab+cd&x=1`, `password%3D***&x=1`},
+		{`q=password%2B%253D%2Bhunter2`, `q=password%2B%253D%2B***`},
+		// No key before the separator: nothing to mask.
+		{`q=a+%3D+b&c=d+e`, `q=a+%3D+b&c=d+e`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
