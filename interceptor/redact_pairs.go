@@ -64,16 +64,31 @@ func isNameKey(key string) bool {
 }
 
 // namesSecret reports whether the value after the separator at s[sep], quoted or not,
-// is a sensitive key (see secretName).
+// is a sensitive key (see secretName). It looks no further than the key characters
+// that start the value: every '=' of "name=name=name=..." makes a name member, and
+// scanning each one's whole value would take time quadratic in the text's length.
 func (r *Redactor) namesSecret(s string, sep int) bool {
-	vs, ve, quote := scalarAfter(s, sep)
-	if quote != "" {
-		if !strings.HasSuffix(s[vs+len(quote):ve], quote) {
-			return false // unclosed
-		}
-		vs, ve = vs+len(quote), ve-len(quote)
+	vs := valueStart(s, opEnd(s, sep))
+	quote := ""
+	if strings.HasPrefix(s[vs:], `\"`) {
+		quote = `\"`
+	} else if vs < len(s) && (s[vs] == '"' || s[vs] == '\'') {
+		quote = s[vs : vs+1]
 	}
-	return vs < ve && r.secretName(s[vs:ve])
+	start := vs + len(quote)
+	end := start
+	for end < len(s) && isKeyChar(s[end]) {
+		end++
+	}
+	if quote == "" {
+		// The word must be the whole value: a plain value ends there.
+		if end < len(s) && plainEnd(s[end:min(end+2, len(s))], 0) > 0 {
+			return false
+		}
+	} else if !strings.HasPrefix(s[end:], quote) || end+len(quote) < len(s) && isAlnum(s[end+len(quote)]) {
+		return false // unclosed, not a word, or more of the value after its quote
+	}
+	return start < end && r.secretName(s[start:end])
 }
 
 // secretName reports whether name, the value of a name member or entry, is a

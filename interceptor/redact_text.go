@@ -339,19 +339,7 @@ var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "a
 // credentials after it. The value may start on the next line (one line break, then
 // blanks); an empty line ends it.
 func valueAfter(s string, from int) (start, end int, quote string) {
-	i := from
-	for i < len(s) && isBlank(s[i]) {
-		i++
-	}
-	if strings.HasPrefix(s[i:], "\r\n") {
-		i++
-	}
-	if i < len(s) && s[i] == '\n' {
-		i++
-		for i < len(s) && isBlank(s[i]) {
-			i++
-		}
-	}
+	i := valueStart(s, from)
 	if i >= len(s) {
 		return i, i, ""
 	}
@@ -414,6 +402,25 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 		}
 	}
 	return start, end, ""
+}
+
+// valueStart returns where the value after the separator ending at s[from-1] starts:
+// after blanks, and at most one line break and the blanks after it.
+func valueStart(s string, from int) int {
+	i := from
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	if strings.HasPrefix(s[i:], "\r\n") {
+		i++
+	}
+	if i < len(s) && s[i] == '\n' {
+		i++
+		for i < len(s) && isBlank(s[i]) {
+			i++
+		}
+	}
+	return i
 }
 
 // credentials returns where the credentials after an authorization scheme ending at
