@@ -36,7 +36,8 @@ func (r *Redactor) unescaped(s string) string {
 			}
 		}
 		text, at = u, uat
-		sc := scanner{r: r, s: text}
+		sc := scanner{r: r, s: text, ident: newIdentFinder(text)}
+		sc.sql = identifiedValue(text, 0, &sc.ident)
 		for {
 			vs, ve, quote, ok := sc.next()
 			if !ok {

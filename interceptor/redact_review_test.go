@@ -58,3 +58,33 @@ func BenchmarkRedactStringNamePairs(b *testing.B) {
 		_ = r.String(msg)
 	}
 }
+
+// SQL sets an account's password with IDENTIFIED BY (MySQL, Oracle), IDENTIFIED WITH
+// <plugin> BY or AS (MySQL), and REPLACE quotes the current one: those values are
+// masked. Upper-case keywords take a bare value too (Oracle's IDENTIFIED BY pw);
+// others only a single-quoted one, as prose says "identified by its id".
+func TestRedactorStringSQLIdentifiedBy(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`CREATE USER bob IDENTIFIED BY 'hunter2'`, `CREATE USER bob IDENTIFIED BY '***'`},
+		{`ALTER USER bob IDENTIFIED BY hunter2`, `ALTER USER bob IDENTIFIED BY ***`},
+		{`ALTER USER bob IDENTIFIED BY hunter2;`, `ALTER USER bob IDENTIFIED BY ***;`},
+		{`ALTER USER bob IDENTIFIED BY "hunter2" ACCOUNT UNLOCK`, `ALTER USER bob IDENTIFIED BY "***" ACCOUNT UNLOCK`},
+		{`CREATE USER bob IDENTIFIED WITH mysql_native_password BY 'x'`, `CREATE USER bob IDENTIFIED WITH mysql_native_password BY '***'`},
+		{`CREATE USER 'bob'@'%' IDENTIFIED WITH 'caching_sha2_password' AS '$A$005$hash'`, `CREATE USER 'bob'@'%' IDENTIFIED WITH 'caching_sha2_password' AS '***'`},
+		{`ALTER USER bob IDENTIFIED BY 'new1' REPLACE 'old1' RETAIN CURRENT PASSWORD`, `ALTER USER bob IDENTIFIED BY '***' REPLACE '***' RETAIN CURRENT PASSWORD`},
+		{"CREATE USER a IDENTIFIED BY 'x1', b IDENTIFIED BY 'x2'", "CREATE USER a IDENTIFIED BY '***', b IDENTIFIED BY '***'"},
+		{"CREATE USER bob\n  IDENTIFIED BY\n  'it''s'", "CREATE USER bob\n  IDENTIFIED BY\n  '***'"},
+		{`create user bob identified by 'hunter2'`, `create user bob identified by '***'`},
+		{`Error 1396: Operation failed for query "CREATE USER bob IDENTIFIED BY 'pw'"`, `Error 1396: Operation failed for query "CREATE USER bob IDENTIFIED BY '***'"`},
+		{`CREATE USER bob IDENTIFIED BY VALUES 'S:ABC'`, `CREATE USER bob IDENTIFIED BY VALUES '***'`},
+		// No password: nothing to mask.
+		{`CREATE USER bob IDENTIFIED BY RANDOM PASSWORD`, `CREATE USER bob IDENTIFIED BY RANDOM PASSWORD`},
+		{`CREATE USER bob IDENTIFIED EXTERNALLY`, `CREATE USER bob IDENTIFIED EXTERNALLY`},
+		{`a node identified by its id`, `a node identified by its id`},
+		{`the run identified by "r-1" ended`, `the run identified by "r-1" ended`},
+		{`UNIDENTIFIED BY hunter2`, `UNIDENTIFIED BY hunter2`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

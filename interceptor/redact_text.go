@@ -48,13 +48,15 @@ func (r *Redactor) String(s string) string {
 
 // mask masks the values String finds in s as it stands.
 func (r *Redactor) mask(s string) string {
-	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
+	ident := newIdentFinder(s)
+	sql := identifiedValue(s, 0, &ident)
+	if sql < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
-	sc := scanner{r: r, s: s}
+	sc := scanner{r: r, s: s, sql: sql, ident: ident}
 	for {
 		vs, ve, quote, ok := sc.next()
 		if !ok {
@@ -91,18 +93,32 @@ type scanner struct {
 	// (`<param name="token">x</param>`); 0 if none.
 	pending int
 	checked int // the end of the members namedValue looked at
+	sql     int // where the next SQL password starts (see identifiedValue), -1 if none
+	ident   identFinder
 }
 
 // next returns the bounds of the next value to mask, with its quotes, and its quote
 // (which the mask keeps), or false if there is none.
 func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	r, s := sc.r, sc.s
+	if sc.sql >= 0 && sc.sql < sc.i {
+		sc.sql = identifiedValue(s, sc.i, &sc.ident) // the value masked last covered it
+	}
 	for ; sc.i < len(s); sc.i++ {
 		i := sc.i
-		if !mayStart[s[i]] {
+		if !mayStart[s[i]] && i != sc.sql {
 			continue
 		}
 		switch {
+		case i == sc.sql:
+			if s[i] == '\'' || s[i] == '"' {
+				vs, ve, quote = valueAfter(s, i)
+			} else {
+				vs, ve = i, plainEnd(s, i)
+			}
+			if sc.sql = replacedValue(s, ve); sc.sql < 0 {
+				sc.sql = identifiedValue(s, ve, &sc.ident)
+			}
 		case s[i] == '"' || s[i] == '\'':
 			if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				continue
