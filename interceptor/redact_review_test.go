@@ -88,3 +88,37 @@ func TestRedactorStringSQLIdentifiedBy(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// Kubernetes names a Secret by kind, quoted name and status (`secret "db-creds" not
+// found`): the name is not a secret value, and masking it would lose what the message
+// is about. A token or password quoted before a status is still its value, and so is
+// a value that is no object name.
+func TestRedactorStringResourceName(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`Secret "db-creds" not found`, `Secret "db-creds" not found`},
+		{`Error: secret "db-creds" not found`, `Error: secret "db-creds" not found`},
+		{`MountVolume.SetUp failed for volume "v" : secret "prod/db.creds" not found`, `MountVolume.SetUp failed for volume "v" : secret "prod/db.creds" not found`},
+		{`Secret "db-creds" is invalid: data[x]: too long`, `Secret "db-creds" is invalid: data[x]: too long`},
+		{`secret "tls-1" already exists`, `secret "tls-1" already exists`},
+		// Still masked: the value of a token or password, a value that is no
+		// object name, or no status after it.
+		{`token "abc" expired`, `token "***" expired`},
+		{`token "abc" not found`, `token "***" not found`},
+		{`client_secret "abc" not found`, `client_secret "***" not found`},
+		{`secret "Tr0ub4dor&3" not found`, `secret "***" not found`},
+		{`secret "db-creds" rotated`, `secret "***" rotated`},
+		{`secret 'db-creds' not found`, `secret '***' not found`},
+		{`secret: "db-creds" not found`, `secret: "***" not found`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
+
+// Text cut short after a key and a quote has no value to look at and no name.
+func TestRedactorStringCutShort(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, in := range []string{`secret "`, `secret ""`, `secret "a`, `secret "a" `, `IDENTIFIED BY "`, `IDENTIFIED BY '`, `IDENTIFIED WITH`, `x:`, `<x:a x:`} {
+		assert.NotPanics(t, func() { r.String(in) }, "%q", in)
+	}
+}
