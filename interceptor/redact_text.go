@@ -14,8 +14,12 @@ import (
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
 // quote its DSN), the text of an XML element ("<password>***</password>"), the word
 // after a command-line flag ("--password ***", "-token ***"), and a quoted value
-// after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it). Tabs
-// count as spaces around a separator, a value may start on the next line
+// after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it; but
+// not a Kubernetes object name after "secret" and before its status, as in `secret
+// "db-creds" not found`), and SQL's account passwords (IDENTIFIED BY ***,
+// IDENTIFIED WITH plugin BY '***', REPLACE '***': bare or quoted after upper-case
+// keywords, single-quoted after others). Tabs count as spaces around a separator, a
+// value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
 // indented deeper than the key, a single-quoted value runs over doubled quotes
@@ -34,7 +38,8 @@ import (
 // ("DB_PASSWORD"): "reset password" names no key.
 //
 // Escaped text is masked as well: a key, separator or quote may be percent-encoded
-// (`password%3D***`, `?api%5Fkey=***`), an HTML or XML character reference
+// (`password%3D***`, `?api%5Fkey=***`, `password+%3D+***` with a form's '+' for a
+// space around the separator), an HTML or XML character reference
 // (`password=&quot;***&quot;`, `&lt;token&gt;***&lt;/token&gt;`), or a JSON \u escape
 // of an ASCII character (`\u003cpassword\u003e***`), over up to three layers of
 // escaping; the value is masked where it stands, its escaped quotes kept. Text with no
