@@ -145,7 +145,10 @@
 // a task with the task's context is a run of its own, with its own metrics: what its
 // code counts is its, not also the starting run's (whose metrics do not count its
 // nodes either), so adding up both runs counts every event once; see
-// trace.WithRunCounterSink.
+// trace.WithRunCounterSink. A run id names one run: evaluations given the same id
+// with flow.WithRunID (a run resumed under its own id; session.Runner gives each
+// evaluation a new one) count for it together, also at the same time, as their audit
+// records do.
 //
 // # Spans
 //
