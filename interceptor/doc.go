@@ -89,14 +89,14 @@
 //
 // Records never carry variables unless WithAttrs adds some, but error messages and
 // suspend reasons are free text that may quote them. Before a record reaches a sink
-// (and before a span is exported), the Redactor masks the values of sensitive keys:
-// the defaults (password, secret, token, api_key, authorization, ...) plus configured
-// ones, case-insensitive and ignoring '_', '-', '.', matching keys that end with them,
-// in nested maps and in key=value, key: value, key<TAB>value, JSON "key": "value",
-// XML <key>value</key> and command-line --key value text (tabs count as spaces around
-// a separator, a value may start on the next line, as in YAML or a folded header, a
-// YAML block scalar (|, >) is all its lines, a single-quoted value runs over the
-// doubled quotes that escape a quote in it, and a Cookie header's value is all its
+// (and before a span is exported), the Redactor masks the values of sensitive keys: the
+// defaults (password, secret, secret_key, token, api_key, authorization, ...) plus
+// configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
+// with them, in nested maps and in key=value, key: value, key<TAB>value, JSON "key":
+// "value", XML <key>value</key> and command-line --key value text (tabs count as spaces
+// around a separator, a value may start on the next line, as in YAML or a folded
+// header, a YAML block scalar (|, >) is all its lines, a single-quoted value runs over
+// the doubled quotes that escape a quote in it, and a Cookie header's value is all its
 // cookies), including the text of errors, Stringers and fmt.Formatters kept as
 // attributes (a Formatter is looked at as it prints with %+v, %v and %s, since a text
 // sink calls Format, not String).

@@ -122,3 +122,24 @@ func TestRedactorStringCutShort(t *testing.T) {
 		assert.NotPanics(t, func() { r.String(in) }, "%q", in)
 	}
 }
+
+// A secret key (Django's and Flask's SECRET_KEY, S3's and MinIO's secret_key,
+// Hadoop's fs.s3a.secret.key) and a passphrase (of an SSH or PGP key) are secrets:
+// the default keys cover them, as they do an access key and a private key.
+func TestRedactorDefaultKeysSecretKey(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`SECRET_KEY=django-insecure-abc`, `SECRET_KEY=***`},
+		{`secret_key: abc`, `secret_key: ***`},
+		{`MINIO_SECRET_KEY=abc`, `MINIO_SECRET_KEY=***`},
+		{`<property><name>fs.s3a.secret.key</name><value>abc</value></property>`, `<property><name>fs.s3a.secret.key</name><value>***</value></property>`},
+		{`ssh_passphrase: abc`, `ssh_passphrase: ***`},
+		{`{"passphrase":"abc"}`, `{"passphrase":"***"}`},
+		// A word that ends with neither stays.
+		{`primary_key=id sort_key=ts`, `primary_key=id sort_key=ts`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+	assert.Equal(t, map[string]any{"secretKey": interceptor.Mask, "gpg-passphrase": interceptor.Mask, "key": "k"},
+		r.Map(map[string]any{"secretKey": "x", "gpg-passphrase": "y", "key": "k"}))
+}
