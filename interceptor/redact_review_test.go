@@ -143,3 +143,26 @@ func TestRedactorDefaultKeysSecretKey(t *testing.T) {
 	assert.Equal(t, map[string]any{"secretKey": interceptor.Mask, "gpg-passphrase": interceptor.Mask, "key": "k"},
 		r.Map(map[string]any{"secretKey": "x", "gpg-passphrase": "y", "key": "k"}))
 }
+
+// More forms a value takes after its key: MySQL 5's IDENTIFIED BY PASSWORD 'hash',
+// YAML's node properties before a value (a tag, !!str, forcing a number to be a
+// string; an anchor, &name, to reuse it), and TOML's and Python's triple-quoted
+// strings.
+func TestRedactorStringValueForms(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`GRANT ALL ON *.* TO 'bob'@'%' IDENTIFIED BY PASSWORD '*6BB4837EB743'`, `GRANT ALL ON *.* TO 'bob'@'%' IDENTIFIED BY PASSWORD '***'`},
+		{"password: !!str 1234\nuser: bob", "password: !!str ***\nuser: bob"},
+		{"password: &pw hunter2\nuser: bob", "password: &pw ***\nuser: bob"},
+		{"password: !!str &pw 'it''s'", "password: !!str &pw '***'"},
+		{"private_key: !!binary |\n  AAAA\n  BBBB\nuser: bob", "private_key: !!binary ***\nuser: bob"},
+		{`password = """hunter2"""` + "\nuser = 1", `password = """***"""` + "\nuser = 1"},
+		{"token = '''a\nb'''\nuser = 1", "token = '''***'''\nuser = 1"},
+		{`password = ""`, `password = "***"`},
+		// Not a property: a query string's next pair, an empty value.
+		{`?password=&user=bob next`, `?password=&user=bob next`},
+		{"password: &pw\nuser: bob", "password: &pw\nuser: bob"},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

@@ -4,7 +4,8 @@ import "strings"
 
 // SQL sets an account's password with no key and separator before it: CREATE USER
 // bob IDENTIFIED BY 'pw' (MySQL, Oracle), IDENTIFIED WITH plugin BY 'pw' or AS
-// 'hash' (MySQL), IDENTIFIED BY VALUES 'hash' (Oracle), and ALTER USER ... REPLACE
+// 'hash' (MySQL), IDENTIFIED BY VALUES 'hash' (Oracle), IDENTIFIED BY PASSWORD
+// 'hash' (MySQL 5), and ALTER USER ... REPLACE
 // 'current' quotes the current password. Upper-case keywords, as SQL is written,
 // take a bare or quoted value (Oracle's IDENTIFIED BY pw); keywords in other case
 // only a single-quoted string, since prose says "a node identified by its id".
@@ -96,7 +97,7 @@ func afterIdentified(s string, k int) int {
 	if v == j || v == len(s) {
 		return -1
 	}
-	if _, next := sqlWord(s, v); upper && (next == "RANDOM" || next == "VALUES") {
+	if _, next := sqlWord(s, v); upper && (next == "RANDOM" || next == "VALUES" || next == "PASSWORD") {
 		if next == "RANDOM" {
 			return -1 // IDENTIFIED BY RANDOM PASSWORD: the server makes one up
 		}

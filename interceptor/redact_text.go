@@ -168,6 +168,9 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 				continue // "key\t= value": the '=' is the separator
 			}
 			vs, ve, quote = valueAfter(s, opEnd(s, i))
+			if s[i] == ':' && quote == "" {
+				vs, ve, quote = yamlValue(s, vs, ve, quote)
+			}
 			if vs == ve {
 				continue
 			}
@@ -186,6 +189,31 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 		return vs, ve, quote, true
 	}
 	return 0, 0, "", false
+}
+
+// yamlValue returns the bounds of the value s[vs:ve] (quoted with quote) of a YAML
+// key, after the node properties it may start with: a tag (!!str, forcing 1234 to
+// be a string; !!binary) and an anchor (&pw), each followed by blanks and the value
+// on the same line. Without properties, it returns the bounds it was given.
+func yamlValue(s string, vs, ve int, quote string) (int, int, string) {
+	for range 2 { // a tag and an anchor, in either order
+		if vs >= len(s) || s[vs] != '!' && s[vs] != '&' {
+			break
+		}
+		p := vs + 1
+		for p < len(s) && !isBlank(s[p]) && s[p] != '\n' && s[p] != '\r' {
+			p++
+		}
+		v := p
+		for v < len(s) && isBlank(s[v]) {
+			v++
+		}
+		if p == vs+1 || v == p || v == len(s) || s[v] == '\n' || s[v] == '\r' {
+			break // no property, or no value after it on its line
+		}
+		vs, ve, quote = valueAfter(s, v)
+	}
+	return vs, ve, quote
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
@@ -373,6 +401,13 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 	}
 	switch c := s[i]; c {
 	case '"', '\'':
+		if q := s[i:min(i+3, len(s))]; q == `"""` || q == "'''" {
+			// A TOML or Python multi-line string: its quotes are three.
+			if j := strings.Index(s[i+3:], q); j >= 0 {
+				return start, i + 3 + j + 3, q
+			}
+			return start, len(s), q
+		}
 		for j := i + 1; j < len(s); j++ {
 			if s[j] == '\\' && c == '"' {
 				j++
