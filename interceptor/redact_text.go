@@ -22,8 +22,10 @@ import (
 // value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
-// indented deeper than the key, a single-quoted value runs over doubled quotes
-// (as YAML and SQL escape a quote in it), and an unquoted value over a '"' inside it
+// indented deeper than the key, a YAML value may follow a tag and an anchor
+// ("password: !!str &pw ***"), a single-quoted value runs over doubled quotes (as
+// YAML and SQL escape a quote in it), a triple-quoted one (TOML, Python) to its
+// closing triple quote, and an unquoted value over a '"' inside it
 // (`password=ab"cd`).
 //
 // A key may also be the value of a name member, "name" or "key", with the secret in a
