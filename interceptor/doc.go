@@ -118,8 +118,9 @@
 // before a quoted value, as in SQL's PASSWORD 'x'), so in prose ("wrong password for
 // bob", "token bucket full", "auth failed", "identified by its id") the next word is
 // not a secret, and text with no key followed by a value passes unchanged. A
-// Kubernetes object name quoted after "secret" and before a status (`secret
-// "db-creds" not found`, "already exists", "is forbidden", "is invalid") names a
+// Kubernetes object name (lower-case letters, digits, '-', '.', '/') quoted after
+// "secret", at the start of the text or after a ':', and before a status (`secret
+// "db-creds" not found`, "already exists", "is forbidden:", "is invalid:") names a
 // Secret and stays; a quoted token or password stays masked whatever follows it
 // (`token "x" expired` quotes the token itself). Out of scope are secrets with no key
 // before them (a bare token in a sentence, curl -u user:pw), a key and a bare value

@@ -110,6 +110,9 @@ func TestRedactorStringResourceName(t *testing.T) {
 		{`secret "db-creds" rotated`, `secret "***" rotated`},
 		{`secret 'db-creds' not found`, `secret '***' not found`},
 		{`secret: "db-creds" not found`, `secret: "***" not found`},
+		{`client secret "abc" not found`, `client secret "***" not found`},
+		{`login failed: secret "abc" is invalid`, `login failed: secret "***" is invalid`},
+		{`secret "abc" is forbidden by policy`, `secret "***" is forbidden by policy`},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}

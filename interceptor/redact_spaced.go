@@ -65,16 +65,27 @@ func (r *Redactor) quotedAfterKey(s string, from, i int) (start, end int, quote 
 		return i, i, ""
 	}
 	start, end, quote = valueAfter(s, i)
-	if quote == `"` && strings.EqualFold(s[k:j], "secret") && isResourceStatus(s, start, end) {
+	if quote == `"` && strings.EqualFold(s[k:j], "secret") && startsClause(s, k) && isResourceStatus(s, start, end) {
 		return i, i, ""
 	}
 	return start, end, quote
 }
 
+// startsClause reports whether the word at s[k] starts the text or the clause after a
+// ':', as a resource kind does in Kubernetes' messages ("Error: secret ..."), where
+// another word before it ("client secret ...") makes it part of a name.
+func startsClause(s string, k int) bool {
+	j := k
+	for j > 0 && (isBlank(s[j-1]) || s[j-1] == '\n') {
+		j--
+	}
+	return j == 0 || s[j-1] == ':'
+}
+
 // resourceStatuses are the phrases after which a quoted name is a resource's, as
 // Kubernetes reports a resource by kind, name and status (`secret "db-creds" not
-// found`, `Secret "db-creds" is invalid: ...`).
-var resourceStatuses = []string{"not found", "already exists", "is forbidden", "is invalid"}
+// found`, `Secret "db-creds" is invalid: ...`, where the reasons follow a ':').
+var resourceStatuses = []string{"not found", "already exists", "is forbidden:", "is invalid:"}
 
 // isResourceStatus reports whether the double-quoted value s[start:end] is the name of
 // a resource followed by its status, not a secret: a Kubernetes object name
