@@ -229,9 +229,8 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 		delete(m.done, m.order[0])
 		m.order = m.order[1:]
 	}
-	for _, x := range m.live[r.runID] {
-		total = addCounts(total, x.snapshot())
-		total.Status, total.Duration = "", 0
+	if len(m.live[r.runID]) > 0 {
+		total, _ = m.runLocked(r.runID)
 	}
 	m.mu.Unlock()
 	if in := m.inst; in != nil {
@@ -343,6 +342,11 @@ func (m *Metrics) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 func (m *Metrics) Run(runID string) (trace.Metrics, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.runLocked(runID)
+}
+
+// runLocked returns what Run returns; m.mu is held.
+func (m *Metrics) runLocked(runID string) (trace.Metrics, bool) {
 	res, ok := m.done[runID]
 	live := m.live[runID]
 	if len(live) == 0 {

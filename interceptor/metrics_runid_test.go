@@ -24,7 +24,15 @@ func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
-	m, err := interceptor.NewMetrics(interceptor.WithMeterProvider(mp))
+	var (
+		mu     sync.Mutex
+		handed []trace.Metrics
+	)
+	m, err := interceptor.NewMetrics(interceptor.WithMeterProvider(mp), interceptor.WithRunMetrics(func(x trace.Metrics) {
+		mu.Lock()
+		handed = append(handed, x)
+		mu.Unlock()
+	}))
 	require.NoError(t, err)
 	mem := interceptor.NewMemory()
 	e := flow.NewEngine(flow.WithInterceptor(m, 0), flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem)), 1))
@@ -65,6 +73,11 @@ func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 	assert.Equal(t, trace.Status(""), got.Status, "a run with that id is still in progress")
 	assert.Equal(t, 5, got.Started)
 	assert.Equal(t, 4, got.Completed)
+	mu.Lock()
+	require.Len(t, handed, 1)
+	assert.Equal(t, trace.Status(""), handed[0].Status, "WithRunMetrics gets what Run reports")
+	assert.Equal(t, 5, handed[0].Started)
+	mu.Unlock()
 
 	close(release["i2"])
 	wg.Wait()
