@@ -107,25 +107,41 @@ type scanner struct {
 // next returns the bounds of the next value to mask, with its quotes, and its quote
 // (which the mask keeps), or false if there is none.
 func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
-	r, s := sc.r, sc.s
+	s := sc.s
 	if sc.sql >= 0 && sc.sql < sc.i {
 		sc.sql = identifiedValue(s, sc.i, &sc.ident) // the value masked last covered it
 	}
-	for ; sc.i < len(s); sc.i++ {
+	limit := len(s)
+	if sc.sql >= 0 {
+		limit = sc.sql
+	}
+	if vs, ve, quote, ok = sc.scan(limit); ok || sc.sql < 0 {
+		return vs, ve, quote, ok
+	}
+	// The scan stopped at an SQL password (IDENTIFIED BY x), which no separator
+	// announces: it is looked for apart, not byte by byte.
+	if i := sc.sql; s[i] == '\'' || s[i] == '"' {
+		vs, ve, quote = valueAfter(s, i)
+	} else {
+		vs, ve = i, plainEnd(s, i)
+	}
+	if sc.sql = replacedValue(s, ve); sc.sql < 0 {
+		sc.sql = identifiedValue(s, ve, &sc.ident)
+	}
+	sc.done, sc.i = ve, ve
+	return vs, ve, quote, true
+}
+
+// scan returns the bounds of the next value to mask (see next) that a byte of
+// mayStart before s[limit] starts, or false if there is none.
+func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
+	r, s := sc.r, sc.s
+	for ; sc.i < limit; sc.i++ {
 		i := sc.i
-		if !mayStart[s[i]] && i != sc.sql {
+		if !mayStart[s[i]] {
 			continue
 		}
 		switch {
-		case i == sc.sql:
-			if s[i] == '\'' || s[i] == '"' {
-				vs, ve, quote = valueAfter(s, i)
-			} else {
-				vs, ve = i, plainEnd(s, i)
-			}
-			if sc.sql = replacedValue(s, ve); sc.sql < 0 {
-				sc.sql = identifiedValue(s, ve, &sc.ident)
-			}
 		case s[i] == '"' || s[i] == '\'':
 			if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				continue
