@@ -111,7 +111,9 @@
 // percent-encoded (a URL, a form body, where a '+' next to an encoded separator is a
 // space: password+%3D+x), HTML or XML character references (&quot;), JSON \u
 // escapes, or several of these in layers; the value is masked where it stands, in its
-// escaped form. SQL's account passwords are masked too (IDENTIFIED BY pw, IDENTIFIED
+// escaped form. The password of a URL (postgres://app:pw@db) and of a Go MySQL DSN
+// (app:pw@tcp(db:3306)/x) is the value of "password". SQL's account passwords are
+// masked too (IDENTIFIED BY pw, IDENTIFIED
 // WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
 // bare or quoted value, after others only a single-quoted one. Ordinary words are not
 // masked: a space alone does not separate a key from a value (but after a --flag, or

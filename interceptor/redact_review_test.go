@@ -169,3 +169,24 @@ func TestRedactorStringValueForms(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// A Go MySQL DSN (go-sql-driver/mysql) holds its password as a URL's userinfo does,
+// without the scheme: user:password@tcp(host)/db. It is masked as the value of
+// "password", as the URL's is; a colon in other text is not a DSN.
+func TestRedactorStringMySQLDSN(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`dial: bob:hunter2@tcp(127.0.0.1:3306)/app?parseTime=true`, `dial: bob:***@tcp(127.0.0.1:3306)/app?parseTime=true`},
+		{`open "bob:p@ss:w@tcp(db)/x": refused`, `open "bob:***@tcp(db)/x": refused`},
+		{`dsn=bob:hunter2@unix(/tmp/mysql.sock)/app`, `dsn=bob:***@unix(/tmp/mysql.sock)/app`},
+		{`bob:hunter2@/app`, `bob:***@/app`},
+		// Not a DSN: nothing to mask.
+		{`note: see bob@/x`, `note: see bob@/x`},
+		{`a:b:c d:e@example.com`, `a:b:c d:e@example.com`},
+		{`git@github.com:org/repo.git`, `git@github.com:org/repo.git`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+	assert.Equal(t, "bob:hunter2@tcp(db)/x", interceptor.NewRedactorKeys("token").String("bob:hunter2@tcp(db)/x"),
+		"the password of a DSN is the value of the key password")
+}

@@ -12,7 +12,7 @@ import (
 // bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
 // cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
-// quote its DSN), the text of an XML element ("<password>***</password>"), the word
+// quote its DSN) and of a Go MySQL DSN ("app:***@tcp(db:3306)/x"), the text of an XML element ("<password>***</password>"), the word
 // after a command-line flag ("--password ***", "-token ***"), and a quoted value
 // after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it; but
 // not a Kubernetes object name after "secret" and before its status, as in `secret
@@ -102,6 +102,7 @@ type scanner struct {
 	checked int // the end of the members namedValue looked at
 	sql     int // where the next SQL password starts (see identifiedValue), -1 if none
 	ident   identFinder
+	dsnEnd  int // the end of the word dsnPassword looked at last
 }
 
 // next returns the bounds of the next value to mask, with its quotes, and its quote
@@ -165,6 +166,8 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
 				continue
 			}
+		case s[i] == ':' && i >= sc.dsnEnd && r.dsnPassword(sc, i):
+			vs, ve, quote = i+1, sc.dsnEnd, ""
 		default:
 			// A key starts after the value masked last: a secret ending in a key
 			// name ("password\tmytoken\tnext") is not the key of what follows it.
@@ -325,6 +328,39 @@ func cookiesEnd(s string, end int) int {
 		end = e
 	}
 	return end
+}
+
+// dsnPassword reports whether the ':' at s[colon] separates a user from a password
+// in a Go MySQL DSN (go-sql-driver/mysql: "bob:pw@tcp(db:3306)/app", "bob:pw@/app"),
+// whose password is the value of a key "password" as a URL's is, and sets sc.dsnEnd
+// to where the password ends (the last '@' before the address). Otherwise it sets
+// sc.dsnEnd to the end of the word it looked at, so that the other colons of the word
+// are not looked at again: the scans stay linear.
+func (r *Redactor) dsnPassword(sc *scanner, colon int) bool {
+	s := sc.s
+	u := colon
+	for u > 0 && isKeyChar(s[u-1]) {
+		u--
+	}
+	if u == colon || u > 0 && !isBlank(s[u-1]) && !strings.ContainsRune("\n\"'=(", rune(s[u-1])) {
+		return false // no user, or not at the start of a word
+	}
+	end := colon + 1
+	for end < len(s) && !isBlank(s[end]) && s[end] != '\n' && s[end] != '\r' && s[end] != '"' && s[end] != '\'' {
+		end++
+	}
+	sc.dsnEnd = end
+	for at := end - 1; at > colon; at-- {
+		if s[at] != '@' {
+			continue
+		}
+		if a := s[at+1 : end]; strings.HasPrefix(a, "tcp(") || strings.HasPrefix(a, "tcp6(") ||
+			strings.HasPrefix(a, "unix(") || strings.HasPrefix(a, "/") {
+			sc.dsnEnd = at
+			return at > colon+1 && r.Sensitive("password")
+		}
+	}
+	return false
 }
 
 // urlPassword returns the bounds of the password in the userinfo of the URL whose
