@@ -50,7 +50,7 @@ type Metrics struct {
 	inst *instruments
 
 	mu    sync.Mutex
-	live  map[string][]*metricsRun // evaluations in progress, by run id
+	live  map[string]*metricsRun   // evaluations in progress, by run id (see metricsRun.other)
 	done  map[string]trace.Metrics // finished evaluations, their counts added up by run id
 	order []string                 // finished run ids, oldest first
 }
@@ -72,7 +72,7 @@ type attrKey struct {
 // WithRunMetrics, WithClock. The error reports an instrument the meter provider could
 // not create.
 func NewMetrics(opts ...Option) (*Metrics, error) {
-	m := &Metrics{cfg: newConfig(opts), live: map[string][]*metricsRun{}, done: map[string]trace.Metrics{}}
+	m := &Metrics{cfg: newConfig(opts), live: map[string]*metricsRun{}, done: map[string]trace.Metrics{}}
 	if m.cfg.meter != nil {
 		inst, err := newInstruments(m.cfg.meter.Meter("github.com/flowteam/flowteam/interceptor"))
 		if err != nil {
@@ -135,6 +135,9 @@ type metricsRun struct {
 	runID, instance, graph, path string
 	began                        time.Time
 	inv                          *flow.Invocation
+	// other is another evaluation in progress with the same run id (under
+	// Metrics.mu): a list rather than a slice per id keeps a run's cost the same.
+	other *metricsRun
 
 	// dup is set when this Metrics wraps the run twice (registered on the engine and
 	// for the evaluation): each hook is then called twice per event, and open keeps
@@ -185,7 +188,7 @@ func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	}
 	r := &metricsRun{runID: inv.RunID, instance: inv.Context.InstanceID(), graph: inv.Graph.ID, path: inv.Path, began: m.cfg.clock(), inv: inv}
 	m.mu.Lock()
-	m.live[r.runID] = append(m.live[r.runID], r)
+	r.other, m.live[r.runID] = m.live[r.runID], r
 	m.mu.Unlock()
 	ctx = trace.WithRunCounterSink(context.WithValue(ctx, metricsKey{m}, r), r.runID, r)
 	defer func() {
@@ -212,10 +215,17 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 	m.mu.Lock()
 	// Another evaluation with the id may be in progress (WithRunID given twice): it
 	// stays live, and its counts are not this one's.
-	if live := slices.DeleteFunc(m.live[r.runID], func(x *metricsRun) bool { return x == r }); len(live) > 0 {
-		m.live[r.runID] = live
-	} else {
+	if p := m.live[r.runID]; p == r && r.other == nil {
 		delete(m.live, r.runID)
+	} else if p == r {
+		m.live[r.runID] = r.other
+	} else {
+		for ; p != nil; p = p.other {
+			if p.other == r {
+				p.other = r.other
+				break
+			}
+		}
 	}
 	if prev, ok := m.done[r.runID]; ok {
 		total = addCounts(prev, res)
@@ -229,7 +239,7 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 		delete(m.done, m.order[0])
 		m.order = m.order[1:]
 	}
-	if len(m.live[r.runID]) > 0 {
+	if m.live[r.runID] != nil {
 		total, _ = m.runLocked(r.runID)
 	}
 	m.mu.Unlock()
@@ -349,14 +359,14 @@ func (m *Metrics) Run(runID string) (trace.Metrics, bool) {
 func (m *Metrics) runLocked(runID string) (trace.Metrics, bool) {
 	res, ok := m.done[runID]
 	live := m.live[runID]
-	if len(live) == 0 {
+	if live == nil {
 		return res, ok
 	}
 	if !ok {
-		res = trace.Metrics{RunID: runID, InstanceID: live[0].instance, GraphID: live[0].graph}
+		res = trace.Metrics{RunID: runID, InstanceID: live.instance, GraphID: live.graph}
 	}
-	began := live[0].began
-	for _, r := range live {
+	began := live.began
+	for r := live; r != nil; r = r.other {
 		res = addCounts(res, r.snapshot())
 		if r.began.Before(began) {
 			began = r.began

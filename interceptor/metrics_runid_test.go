@@ -15,10 +15,10 @@ import (
 	"github.com/flowteam/flowteam/trace"
 )
 
-// Two evaluations given one run id (WithRunID: a request id reused by a retry) run at
-// the same time: neither may drop the other's counts. The id names one run, as its
-// audit records do: Run reports the sum of both, live and finished, and matches
-// what the records give once both ended; the OpenTelemetry counters count each
+// Three evaluations given one run id (WithRunID: a request id reused by a retry) run
+// at the same time: none may drop another's counts. The id names one run, as its
+// audit records do: Run reports the sum of all, live and finished, and matches
+// what the records give once all ended; the OpenTelemetry counters count each
 // execution once.
 func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
@@ -38,8 +38,8 @@ func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 	e := flow.NewEngine(flow.WithInterceptor(m, 0), flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem)), 1))
 
 	// Each run blocks in "wait" until its instance's channel is closed.
-	entered := make(chan string, 2)
-	release := map[string]chan struct{}{"i1": make(chan struct{}), "i2": make(chan struct{})}
+	entered := make(chan string, 3)
+	release := map[string]chan struct{}{"i1": make(chan struct{}), "i2": make(chan struct{}), "i3": make(chan struct{})}
 	s := flow.NewSpec("g")
 	s.Start("s").LinkTo("wait")
 	s.Activity("wait").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
@@ -51,41 +51,49 @@ func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 	g := build(t, s)
 
 	var wg sync.WaitGroup
-	ended := make(chan string, 2)
-	for _, inst := range []string{"i1", "i2"} {
+	ended := make(chan string, 3)
+	for _, inst := range []string{"i1", "i2", "i3"} {
 		wg.Go(func() {
 			_, err := e.EvalGraph(context.Background(), g, flow.NewContext(inst), flow.WithRunID("same"))
 			assert.NoError(t, err)
 			ended <- inst
 		})
 	}
-	<-entered
-	<-entered
+	for range 3 {
+		<-entered
+	}
 	live, ok := m.Run("same")
 	require.True(t, ok)
-	assert.Equal(t, 4, live.Started, "both runs' start and wait executions")
-	assert.Equal(t, 2, live.Completed)
+	assert.Equal(t, 6, live.Started, "every run's start and wait executions")
+	assert.Equal(t, 3, live.Completed)
 
 	close(release["i1"])
 	require.Equal(t, "i1", <-ended)
 	got, ok := m.Run("same")
 	require.True(t, ok)
 	assert.Equal(t, trace.Status(""), got.Status, "a run with that id is still in progress")
-	assert.Equal(t, 5, got.Started)
-	assert.Equal(t, 4, got.Completed)
+	assert.Equal(t, 7, got.Started)
+	assert.Equal(t, 5, got.Completed)
 	mu.Lock()
 	require.Len(t, handed, 1)
 	assert.Equal(t, trace.Status(""), handed[0].Status, "WithRunMetrics gets what Run reports")
-	assert.Equal(t, 5, handed[0].Started)
+	assert.Equal(t, 7, handed[0].Started)
 	mu.Unlock()
+
+	close(release["i3"])
+	require.Equal(t, "i3", <-ended)
+	got, ok = m.Run("same")
+	require.True(t, ok)
+	assert.Equal(t, 8, got.Started)
+	assert.Equal(t, 7, got.Completed)
 
 	close(release["i2"])
 	wg.Wait()
 	got, ok = m.Run("same")
 	require.True(t, ok)
 	assert.Equal(t, trace.Completed, got.Status)
-	assert.Equal(t, 6, got.Started)
-	assert.Equal(t, 6, got.Completed)
+	assert.Equal(t, 9, got.Started)
+	assert.Equal(t, 9, got.Completed)
 	fromRecs := mem.Metrics("same")
 	got.Duration, fromRecs.Duration = 0, 0
 	got.InstanceID, fromRecs.InstanceID = "", ""
@@ -103,8 +111,8 @@ func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, int64(2), sums["flowteam.runs"])
-	assert.Equal(t, int64(6), sums["flowteam.nodes"], "each execution counted once")
+	assert.Equal(t, int64(3), sums["flowteam.runs"])
+	assert.Equal(t, int64(9), sums["flowteam.nodes"], "each execution counted once")
 }
 
 // A run resumed with its own run id (WithRunID) continues its metrics: Run adds the
