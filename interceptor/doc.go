@@ -89,14 +89,14 @@
 //
 // Records never carry variables unless WithAttrs adds some, but error messages and
 // suspend reasons are free text that may quote them. Before a record reaches a sink
-// (and before a span is exported), the Redactor masks the values of sensitive keys:
-// the defaults (password, secret, token, api_key, authorization, ...) plus configured
-// ones, case-insensitive and ignoring '_', '-', '.', matching keys that end with them,
-// in nested maps and in key=value, key: value, key<TAB>value, JSON "key": "value",
-// XML <key>value</key> and command-line --key value text (tabs count as spaces around
-// a separator, a value may start on the next line, as in YAML or a folded header, a
-// YAML block scalar (|, >) is all its lines, a single-quoted value runs over the
-// doubled quotes that escape a quote in it, and a Cookie header's value is all its
+// (and before a span is exported), the Redactor masks the values of sensitive keys: the
+// defaults (password, secret, secret_key, token, api_key, authorization, ...) plus
+// configured ones, case-insensitive and ignoring '_', '-', '.', matching keys that end
+// with them, in nested maps and in key=value, key: value, key<TAB>value, JSON "key":
+// "value", XML <key>value</key> and command-line --key value text (tabs count as spaces
+// around a separator, a value may start on the next line, as in YAML or a folded
+// header, a YAML block scalar (|, >) is all its lines, a single-quoted value runs over
+// the doubled quotes that escape a quote in it, and a Cookie header's value is all its
 // cookies), including the text of errors, Stringers and fmt.Formatters kept as
 // attributes (a Formatter is looked at as it prints with %+v, %v and %s, since a text
 // sink calls Format, not String).
@@ -106,16 +106,29 @@
 // in the "value" member beside it (XML properties and parameters, HAR, Kubernetes and
 // AWS name/value pairs, in text and as maps or structs) or, in XML, in the element's
 // text; or the text of a "key" or "name" element whose secret is in the element after
-// it (property lists, XML-RPC). A key, its separator and the quotes of its value may
-// be escaped: percent-encoded (a URL, a form body), HTML or XML character references
-// (&quot;), JSON \u escapes, or several of these in layers; the value is masked where
-// it stands, in its escaped form. Ordinary words are not masked: a space alone does
-// not separate a key from a value (but after a --flag, or before a quoted value, as in
-// SQL's PASSWORD 'x'), so in prose ("wrong password for bob", "token bucket full")
-// the next word is not a secret, and text with no key followed by a value passes
-// unchanged. Out of scope are secrets with no key before them (a bare token in a
-// sentence, curl -u user:pw), keys split from their values by other markup, short
-// flags (-p pw) and other encodings (base64, gzip).
+// it (property lists, XML-RPC); an XML namespace prefix (x:name, <ns:password>) does
+// not hide a key. A key, its separator and the quotes of its value may be escaped:
+// percent-encoded (a URL, a form body, where a '+' next to an encoded separator is a
+// space: password+%3D+x), HTML or XML character references (&quot;), JSON \u
+// escapes, or several of these in layers; the value is masked where it stands, in its
+// escaped form. The password of a URL (postgres://app:pw@db) and of a Go MySQL DSN
+// (app:pw@tcp(db:3306)/x) is the value of "password". SQL's account passwords are
+// masked too (IDENTIFIED BY pw, IDENTIFIED
+// WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
+// bare or quoted value, after others only a single-quoted one. Ordinary words are not
+// masked: a space alone does not separate a key from a value (but after a --flag, or
+// before a quoted value, as in SQL's PASSWORD 'x'), so in prose ("wrong password for
+// bob", "token bucket full", "auth failed", "identified by its id") the next word is
+// not a secret, and text with no key followed by a value passes unchanged. A
+// Kubernetes object name (lower-case letters, digits, '-', '.', '/') quoted after
+// "secret", at the start of the text or after a ':', and before a status (`secret
+// "db-creds" not found`, "already exists", "is forbidden:", "is invalid:") names a
+// Secret and stays; a quoted token or password stays masked whatever follows it
+// (`token "x" expired` quotes the token itself). Out of scope are secrets with no key
+// before them (a bare token in a sentence, curl -u user:pw), a key and a bare value
+// separated by a space only ("auth hunter2", "token abc": prose reads the same),
+// keys split from their values by other markup, short flags (-p pw) and other
+// encodings (base64, gzip).
 //
 // An attribute is masked in every form a sink may write it: a []byte as text; a
 // struct, pointer or other map as its JSON encoding and as fmt prints it (a slog text
@@ -135,7 +148,10 @@
 // a task with the task's context is a run of its own, with its own metrics: what its
 // code counts is its, not also the starting run's (whose metrics do not count its
 // nodes either), so adding up both runs counts every event once; see
-// trace.WithRunCounterSink.
+// trace.WithRunCounterSink. A run id names one run: evaluations given the same id
+// with flow.WithRunID (a run resumed under its own id; session.Runner gives each
+// evaluation a new one) count for it together, also at the same time, as their audit
+// records do.
 //
 // # Spans
 //

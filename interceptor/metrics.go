@@ -38,14 +38,21 @@ import (
 // rejection calls trace.Count with the run's context. A run started from a task's
 // context counts what is reported in it for itself only, not for the run that
 // started it too (trace.WithRunCounterSink).
+//
+// A run id names one run, as it does in the audit's records: evaluations given the
+// same id (WithRunID, as for a run resumed under its own id, or a retried request
+// that keeps its id) count for it together, whether one after the other or at the
+// same time. Run reports the sum of their counts, with the outcome and duration of
+// the one that ended last (as trace.Records.Metrics computes them from the records),
+// while the OpenTelemetry instruments count each evaluation once, when it ends.
 type Metrics struct {
 	cfg  config
 	inst *instruments
 
 	mu    sync.Mutex
-	live  map[string]*metricsRun
-	done  map[string]trace.Metrics
-	order []string // finished run ids, oldest first
+	live  map[string]*metricsRun   // evaluations in progress, by run id (see metricsRun.other)
+	done  map[string]trace.Metrics // finished evaluations, their counts added up by run id
+	order []string                 // finished run ids, oldest first
 }
 
 var _ flow.Interceptor = (*Metrics)(nil)
@@ -128,6 +135,9 @@ type metricsRun struct {
 	runID, instance, graph, path string
 	began                        time.Time
 	inv                          *flow.Invocation
+	// other is another evaluation in progress with the same run id (under
+	// Metrics.mu): a list rather than a slice per id keeps a run's cost the same.
+	other *metricsRun
 
 	// dup is set when this Metrics wraps the run twice (registered on the engine and
 	// for the evaluation): each hook is then called twice per event, and open keeps
@@ -178,7 +188,7 @@ func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	}
 	r := &metricsRun{runID: inv.RunID, instance: inv.Context.InstanceID(), graph: inv.Graph.ID, path: inv.Path, began: m.cfg.clock(), inv: inv}
 	m.mu.Lock()
-	m.live[r.runID] = r
+	r.other, m.live[r.runID] = m.live[r.runID], r
 	m.mu.Unlock()
 	ctx = trace.WithRunCounterSink(context.WithValue(ctx, metricsKey{m}, r), r.runID, r)
 	defer func() {
@@ -201,18 +211,36 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 	// Executions the engine never ended (a panic escaping it) count as failed, as the
 	// audit's "node_end_missing" records do.
 	res.Failed += max(res.Started-res.Ended(), 0)
+	total := res // the run's metrics, with those of the id's other evaluations
 	m.mu.Lock()
-	delete(m.live, r.runID)
-	if _, ok := m.done[r.runID]; ok {
+	// Another evaluation with the id may be in progress (WithRunID given twice): it
+	// stays live, and its counts are not this one's.
+	if p := m.live[r.runID]; p == r && r.other == nil {
+		delete(m.live, r.runID)
+	} else if p == r {
+		m.live[r.runID] = r.other
+	} else {
+		for ; p != nil; p = p.other {
+			if p.other == r {
+				p.other = r.other
+				break
+			}
+		}
+	}
+	if prev, ok := m.done[r.runID]; ok {
+		total = addCounts(prev, res)
 		// The id finished before (WithRunID reused): it is the newest now, and must not
 		// be forgotten first.
 		m.order = slices.DeleteFunc(m.order, func(id string) bool { return id == r.runID })
 	}
 	m.order = append(m.order, r.runID)
-	m.done[r.runID] = res
+	m.done[r.runID] = total
 	for len(m.order) > max(m.cfg.retention, 0) {
 		delete(m.done, m.order[0])
 		m.order = m.order[1:]
+	}
+	if m.live[r.runID] != nil {
+		total, _ = m.runLocked(r.runID)
 	}
 	m.mu.Unlock()
 	if in := m.inst; in != nil {
@@ -238,8 +266,24 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 		}
 	}
 	if m.cfg.onRun != nil {
-		m.cfg.onRun(res)
+		m.cfg.onRun(total)
 	}
+}
+
+// addCounts returns the metrics of a run whose evaluations a and then b ended: their
+// counts added up, b's outcome and duration.
+func addCounts(a, b trace.Metrics) trace.Metrics {
+	a.Started += b.Started
+	a.Completed += b.Completed
+	a.Failed += b.Failed
+	a.Interrupted += b.Interrupted
+	a.Suspended += b.Suspended
+	a.Retries += b.Retries
+	a.Recovered += b.Recovered
+	a.Fallbacks += b.Fallbacks
+	a.Rejections += b.Rejections
+	a.Status, a.Duration = b.Status, b.Duration
+	return a
 }
 
 // OnNodeStart counts a node execution.
@@ -302,15 +346,32 @@ func (m *Metrics) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 	}
 }
 
-// Run returns the metrics of a run in progress or among the last finished ones.
+// Run returns the metrics of a run in progress or among the last finished ones: of
+// every evaluation with that run id (see Metrics). While one is in progress, Status
+// is empty and Duration is the time since the earliest of those in progress began.
 func (m *Metrics) Run(runID string) (trace.Metrics, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, ok := m.live[runID]; ok {
-		s := r.snapshot()
-		s.Duration = m.cfg.since(r.began).Sub(r.began)
-		return s, true
-	}
+	return m.runLocked(runID)
+}
+
+// runLocked returns what Run returns; m.mu is held.
+func (m *Metrics) runLocked(runID string) (trace.Metrics, bool) {
 	res, ok := m.done[runID]
-	return res, ok
+	live := m.live[runID]
+	if live == nil {
+		return res, ok
+	}
+	if !ok {
+		res = trace.Metrics{RunID: runID, InstanceID: live.instance, GraphID: live.graph}
+	}
+	began := live.began
+	for r := live; r != nil; r = r.other {
+		res = addCounts(res, r.snapshot())
+		if r.began.Before(began) {
+			began = r.began
+		}
+	}
+	res.Status, res.Duration = "", m.cfg.since(began).Sub(began)
+	return res, true
 }

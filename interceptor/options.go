@@ -109,7 +109,9 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) 
 // Metrics.Run (default DefaultRetention; the oldest are forgotten first).
 func WithRetention(n int) Option { return func(c *config) { c.retention = n } }
 
-// WithRunMetrics calls fn with the metrics of every run when it ends (Metrics).
+// WithRunMetrics calls fn with the metrics of every run when it ends (Metrics): when
+// each evaluation ends, what Metrics.Run reports for its run id then (with the counts
+// of the id's earlier evaluations, see Metrics).
 func WithRunMetrics(fn func(trace.Metrics)) Option { return func(c *config) { c.onRun = fn } }
 
 // clock returns the current time: the configured clock's, else time.Now.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -42,9 +43,12 @@ const (
 // evaluation ("flow <graph id>", the root graph and each sub-graph call) and one per
 // node execution ("node <node id>"), as a child of its graph's evaluation span. A
 // sub-graph's evaluation span names the calling node in flow.call.node and is a child
-// of that node's span; should that span be unknown or ambiguous (the engine gives
-// InterceptFlow the calling node but not its branch, so it is found by node and call
-// path), it is a child of the calling graph's evaluation span.
+// of that node's span, should that span be unknown, of the calling graph's evaluation
+// span. The engine gives InterceptFlow the calling node but not its branch, so the
+// node's span is found by node and call path; where that node runs in several
+// branches at once (a node with two incoming links and no join), the call's span
+// starts when the call's first node does, whose branch tells which one called, with
+// the time the call began.
 //
 // Spans carry the graph, node, node type, instance, run and branch ids and, when they
 // end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
@@ -91,6 +95,50 @@ func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
 type tracingRun struct {
 	inv   *flow.Invocation
 	spans *runSpans
+	// call is the evaluation span of a sub-graph call whose calling node runs in
+	// several branches at once, to start when the branch is known; nil otherwise.
+	call *pendingCall
+}
+
+// pendingCall is the evaluation span of a sub-graph call made by a node that was
+// running in more than one branch when the call began. The span starts when a node
+// of the call starts: that node's branch id begins with the calling branch's id, then
+// "/<node id>/<graph id>" (the engine names a call's branches so).
+type pendingCall struct {
+	t       *Tracing
+	parent  context.Context // the calling graph's evaluation
+	name    string
+	start   time.Time
+	attrs   []attribute.KeyValue
+	suffix  string // "/<node id>/<graph id>"
+	callers []caller
+
+	once sync.Once
+	span oteltrace.Span
+}
+
+// caller is a node execution that may have made a sub-graph call: its branch and span.
+type caller struct {
+	branch string
+	span   oteltrace.Span
+}
+
+// startSpan returns the call's evaluation span, started, if it was not yet, as a
+// child of the span of the caller whose branch the call's branch (a node's, in the
+// call) is under, or, if none (no node of the call ran), of the calling graph's
+// evaluation span.
+func (p *pendingCall) startSpan(branch string) oteltrace.Span {
+	p.once.Do(func() {
+		ctx := p.parent
+		for _, c := range p.callers {
+			if b := c.branch + p.suffix; strings.HasPrefix(branch, b) && (len(branch) == len(b) || branch[len(b)] == '/') {
+				ctx = oteltrace.ContextWithSpan(ctx, c.span)
+				break
+			}
+		}
+		_, p.span = p.t.tracer.Start(ctx, p.name, oteltrace.WithAttributes(p.attrs...), oteltrace.WithTimestamp(p.start))
+	})
+	return p.span
 }
 
 // runSpans are the node spans open in one run.
@@ -134,16 +182,32 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	if inv.Resumed {
 		attrs = append(attrs, AttrResumed.Bool(true))
 	}
+	if outer != nil && outer.call != nil {
+		// Evaluated inside a call whose span started late: that span is the parent
+		// to fall back on, not the one in ctx.
+		ctx = oteltrace.ContextWithSpan(ctx, outer.call.startSpan(""))
+	}
+	var span oteltrace.Span
 	if inv.Node != nil {
 		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
-	}
-	if inv.Node != nil {
-		if caller := t.callerSpan(run.spans, inv); caller != nil {
-			ctx = oteltrace.ContextWithSpan(ctx, caller)
+		switch callers := t.callers(run.spans, inv); len(callers) {
+		case 0:
+		case 1:
+			ctx = oteltrace.ContextWithSpan(ctx, callers[0].span)
+		default:
+			run.call = &pendingCall{t: t, parent: ctx, name: "flow " + inv.Graph.ID, start: time.Now(), attrs: attrs,
+				suffix: "/" + inv.Node.ID + "/" + inv.Graph.ID, callers: callers}
 		}
 	}
-	ctx, span := t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
-	defer span.End()
+	if run.call == nil {
+		ctx, span = t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
+	}
+	defer func() {
+		if span == nil {
+			span = run.call.startSpan("")
+		}
+		span.End()
+	}()
 	ctx = context.WithValue(ctx, tracingKey{t}, run)
 	if inv.Node == nil {
 		defer func() {
@@ -154,6 +218,9 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		}()
 	}
 	err := inv.Invoke(ctx)
+	if span == nil {
+		span = run.call.startSpan("")
+	}
 	// For a sub-graph call, how the call ended (Invoke reports no failure of the graph).
 	st, reason, info := runOutcome(inv, err, t.cfg.redact)
 	if inv.Node == nil {
@@ -180,24 +247,22 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	return err
 }
 
-// callerSpan returns the span of the node execution that makes the sub-graph call inv,
-// or nil if it is unknown or ambiguous (the same node of the same call path running
-// in two branches at once). The engine gives InterceptFlow the calling node but not
-// its branch view, so the span is found by node and call path among the run's spans.
-func (t *Tracing) callerSpan(rs *runSpans, inv *flow.Invocation) oteltrace.Span {
+// callers returns the node executions that may make the sub-graph call inv: those of
+// its calling node in its calling graph, one per branch it runs in. The engine gives
+// InterceptFlow the calling node but not its branch view, so they are found by node
+// and call path among the run's spans. Their branch ids are read while their nodes
+// run (their spans are open, under rs.mu), when the branch cannot move on.
+func (t *Tracing) callers(rs *runSpans, inv *flow.Invocation) []caller {
 	path, ok := strings.CutSuffix(inv.Path, "/"+inv.Node.ID+"/"+inv.Graph.ID)
 	if !ok {
 		return nil
 	}
-	var found oteltrace.Span
+	var found []caller
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	for k, s := range rs.m {
 		if k.n == inv.Node && k.c.RunID() == inv.RunID && k.c.CallPath() == path {
-			if found != nil {
-				return nil
-			}
-			found = s
+			found = append(found, caller{branch: k.c.BranchID(), span: s})
 		}
 	}
 	return found
@@ -260,7 +325,13 @@ func (t *Tracing) fail(span oteltrace.Span, info *trace.ErrorInfo) {
 // attributes sees them when the evaluation span records; below one that does not, it
 // decides without them.)
 func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
-	rs := t.spansOf(ctx)
+	rs := &t.stray
+	if r, ok := ctx.Value(tracingKey{t}).(*tracingRun); ok {
+		rs = r.spans
+		if r.call != nil {
+			ctx = oteltrace.ContextWithSpan(ctx, r.call.startSpan(c.BranchID()))
+		}
+	}
 	k := spanKey{c, n}
 	rs.mu.Lock()
 	_, open := rs.m[k]

@@ -14,13 +14,13 @@ import (
 const Mask = "***"
 
 // DefaultSensitiveKeys returns the keys every Redactor masks unless built with
-// NewRedactorKeys: passwords, secrets, tokens, API keys, credentials, authorization
-// headers, cookies and private keys.
+// NewRedactorKeys: passwords and passphrases, secrets and secret keys, tokens, API
+// keys, credentials, authorization headers, cookies and private keys.
 func DefaultSensitiveKeys() []string {
 	return []string{
-		"password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "authorization",
-		"auth", "credential", "credentials", "private_key", "access_key", "cookie", "set_cookie",
-		"session_key", "signature",
+		"password", "passwd", "pwd", "passphrase", "secret", "secret_key", "token", "api_key", "apikey",
+		"authorization", "auth", "credential", "credentials", "private_key", "access_key", "cookie",
+		"set_cookie", "session_key", "signature",
 	}
 }
 

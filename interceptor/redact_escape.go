@@ -36,7 +36,8 @@ func (r *Redactor) unescaped(s string) string {
 			}
 		}
 		text, at = u, uat
-		sc := scanner{r: r, s: text}
+		sc := scanner{r: r, s: text, ident: newIdentFinder(text)}
+		sc.sql = identifiedValue(text, 0, &sc.ident)
 		for {
 			vs, ve, quote, ok := sc.next()
 			if !ok {
@@ -91,8 +92,21 @@ func unescape(s string) (string, []int) {
 		for k := done; k <= i; k++ {
 			at = append(at, k)
 		}
+		sep := s[i] == '%' && (c == '=' || c == ':')
+		if sep {
+			// A form encodes a space as '+': "password = x" in a form value is
+			// password+%3D+x. Only the '+' around an encoded separator is taken
+			// for a blank; elsewhere it may be part of a value (ab+cd).
+			for k := len(b) - 1; k >= len(b)-(i-done) && b[k] == '+'; k-- {
+				b[k] = ' '
+			}
+		}
 		b = append(b, c)
 		done = i + n
+		for sep && done < len(s) && s[done] == '+' {
+			b, at = append(b, ' '), append(at, done)
+			done++
+		}
 	}
 	if b == nil {
 		return s, nil

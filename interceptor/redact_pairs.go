@@ -64,16 +64,31 @@ func isNameKey(key string) bool {
 }
 
 // namesSecret reports whether the value after the separator at s[sep], quoted or not,
-// is a sensitive key (see secretName).
+// is a sensitive key (see secretName). It looks no further than the key characters
+// that start the value: every '=' of "name=name=name=..." makes a name member, and
+// scanning each one's whole value would take time quadratic in the text's length.
 func (r *Redactor) namesSecret(s string, sep int) bool {
-	vs, ve, quote := scalarAfter(s, sep)
-	if quote != "" {
-		if !strings.HasSuffix(s[vs+len(quote):ve], quote) {
-			return false // unclosed
-		}
-		vs, ve = vs+len(quote), ve-len(quote)
+	vs := valueStart(s, opEnd(s, sep))
+	quote := ""
+	if strings.HasPrefix(s[vs:], `\"`) {
+		quote = `\"`
+	} else if vs < len(s) && (s[vs] == '"' || s[vs] == '\'') {
+		quote = s[vs : vs+1]
 	}
-	return vs < ve && r.secretName(s[vs:ve])
+	start := vs + len(quote)
+	end := start
+	for end < len(s) && isKeyChar(s[end]) {
+		end++
+	}
+	if quote == "" {
+		// The word must be the whole value: a plain value ends there.
+		if end < len(s) && plainEnd(s[end:min(end+2, len(s))], 0) > 0 {
+			return false
+		}
+	} else if !strings.HasPrefix(s[end:], quote) || end+len(quote) < len(s) && isAlnum(s[end+len(quote)]) {
+		return false // unclosed, not a word, or more of the value after its quote
+	}
+	return start < end && r.secretName(s[start:end])
 }
 
 // secretName reports whether name, the value of a name member or entry, is a
@@ -146,7 +161,8 @@ type member struct {
 
 // memberAt returns the member that starts at s[j], after white space and at most one
 // comma, '&' (a query string) or ';' (a parameter list): a key of key characters, quoted or not (a JSON member, an XML attribute,
-// key=value), then '=' or ':'.
+// key=value), then '=' or ':'. An XML attribute's namespace prefix (x:value="...") is
+// not part of its key.
 func memberAt(s string, j int) (member, bool) {
 	j = skipSpace(s, j)
 	if j < len(s) && (s[j] == ',' || s[j] == '&' || s[j] == ';') {
@@ -162,6 +178,17 @@ func memberAt(s string, j int) (member, bool) {
 	k := j
 	for k < len(s) && isKeyChar(s[k]) {
 		k++
+	}
+	if quote == "" && k > j && k+1 < len(s) && s[k] == ':' && isKeyChar(s[k+1]) {
+		// A namespace prefix (x:name="password"): the key is the local name, if an
+		// attribute's '=' follows it (a ':' after a word is a separator otherwise).
+		l := k + 1
+		for l < len(s) && isKeyChar(s[l]) {
+			l++
+		}
+		if e := skipSpace(s, l); e < len(s) && s[e] == '=' {
+			j, k = k+1, l
+		}
 	}
 	if k == j || !strings.HasPrefix(s[k:], quote) {
 		return member{}, false

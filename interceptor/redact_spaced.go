@@ -64,5 +64,55 @@ func (r *Redactor) quotedAfterKey(s string, from, i int) (start, end int, quote 
 	if k == j || k > from && !isBlank(s[k-1]) && s[k-1] != '\n' || !r.Sensitive(s[k:j]) {
 		return i, i, ""
 	}
-	return valueAfter(s, i)
+	start, end, quote = valueAfter(s, i)
+	if quote == `"` && strings.EqualFold(s[k:j], "secret") && startsClause(s, k) && isResourceStatus(s, start, end) {
+		return i, i, ""
+	}
+	return start, end, quote
+}
+
+// startsClause reports whether the word at s[k] starts the text or the clause after a
+// ':', as a resource kind does in Kubernetes' messages ("Error: secret ..."), where
+// another word before it ("client secret ...") makes it part of a name.
+func startsClause(s string, k int) bool {
+	j := k
+	for j > 0 && (isBlank(s[j-1]) || s[j-1] == '\n') {
+		j--
+	}
+	return j == 0 || s[j-1] == ':'
+}
+
+// resourceStatuses are the phrases after which a quoted name is a resource's, as
+// Kubernetes reports a resource by kind, name and status (`secret "db-creds" not
+// found`, `Secret "db-creds" is invalid: ...`, where the reasons follow a ':').
+var resourceStatuses = []string{"not found", "already exists", "is forbidden:", "is invalid:"}
+
+// isResourceStatus reports whether the double-quoted value s[start:end] is the name of
+// a resource followed by its status, not a secret: a Kubernetes object name
+// (lower-case letters, digits, '-', '.', '/' for a namespace), then a blank and one
+// of resourceStatuses. A secret's own value is rarely such a name, and a status
+// after a token or a password does not make its value a name ("token "x" expired"
+// quotes the token).
+func isResourceStatus(s string, start, end int) bool {
+	if end-start < 3 || s[end-1] != '"' {
+		return false // unclosed, or empty
+	}
+	name := s[start+1 : end-1]
+	if !isAlnum(name[0]) || !isAlnum(name[len(name)-1]) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	if end == len(s) || s[end] != ' ' {
+		return false
+	}
+	for _, st := range resourceStatuses {
+		if strings.HasPrefix(s[end+1:], st) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,14 +12,20 @@ import (
 // bob"), an authorization scheme followed by its credentials ("Bearer abc"), every
 // cookie of a Cookie header ("Cookie: a=1; sid=2"), and, as the value of "password",
 // the password of a URL ("postgres://app:***@db/x", as a database driver's error may
-// quote its DSN), the text of an XML element ("<password>***</password>"), the word
+// quote its DSN) and of a Go MySQL DSN ("app:***@tcp(db:3306)/x"), the text of an XML element ("<password>***</password>"), the word
 // after a command-line flag ("--password ***", "-token ***"), and a quoted value
-// after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it). Tabs
-// count as spaces around a separator, a value may start on the next line
+// after a key and a space (PASSWORD '***' in SQL, token "***" as %q prints it; but
+// not a Kubernetes object name after "secret" and before its status, as in `secret
+// "db-creds" not found`), and SQL's account passwords (IDENTIFIED BY ***,
+// IDENTIFIED WITH plugin BY '***', REPLACE '***': bare or quoted after upper-case
+// keywords, single-quoted after others). Tabs count as spaces around a separator, a
+// value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
-// indented deeper than the key, a single-quoted value runs over doubled quotes
-// (as YAML and SQL escape a quote in it), and an unquoted value over a '"' inside it
+// indented deeper than the key, a YAML value may follow a tag and an anchor
+// ("password: !!str &pw ***"), a single-quoted value runs over doubled quotes (as
+// YAML and SQL escape a quote in it), a triple-quoted one (TOML, Python) to its
+// closing triple quote, and an unquoted value over a '"' inside it
 // (`password=ab"cd`).
 //
 // A key may also be the value of a name member, "name" or "key", with the secret in a
@@ -34,7 +40,8 @@ import (
 // ("DB_PASSWORD"): "reset password" names no key.
 //
 // Escaped text is masked as well: a key, separator or quote may be percent-encoded
-// (`password%3D***`, `?api%5Fkey=***`), an HTML or XML character reference
+// (`password%3D***`, `?api%5Fkey=***`, `password+%3D+***` with a form's '+' for a
+// space around the separator), an HTML or XML character reference
 // (`password=&quot;***&quot;`, `&lt;token&gt;***&lt;/token&gt;`), or a JSON \u escape
 // of an ASCII character (`\u003cpassword\u003e***`), over up to three layers of
 // escaping; the value is masked where it stands, its escaped quotes kept. Text with no
@@ -48,13 +55,15 @@ func (r *Redactor) String(s string) string {
 
 // mask masks the values String finds in s as it stands.
 func (r *Redactor) mask(s string) string {
-	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
+	ident := newIdentFinder(s)
+	sql := identifiedValue(s, 0, &ident)
+	if sql < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
-	sc := scanner{r: r, s: s}
+	sc := scanner{r: r, s: s, sql: sql, ident: ident}
 	for {
 		vs, ve, quote, ok := sc.next()
 		if !ok {
@@ -91,13 +100,44 @@ type scanner struct {
 	// (`<param name="token">x</param>`); 0 if none.
 	pending int
 	checked int // the end of the members namedValue looked at
+	sql     int // where the next SQL password starts (see identifiedValue), -1 if none
+	ident   identFinder
+	dsnEnd  int // the end of the word dsnPassword looked at last
 }
 
 // next returns the bounds of the next value to mask, with its quotes, and its quote
 // (which the mask keeps), or false if there is none.
 func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
+	s := sc.s
+	if sc.sql >= 0 && sc.sql < sc.i {
+		sc.sql = identifiedValue(s, sc.i, &sc.ident) // the value masked last covered it
+	}
+	limit := len(s)
+	if sc.sql >= 0 {
+		limit = sc.sql
+	}
+	if vs, ve, quote, ok = sc.scan(limit); ok || sc.sql < 0 {
+		return vs, ve, quote, ok
+	}
+	// The scan stopped at an SQL password (IDENTIFIED BY x), which no separator
+	// announces: it is looked for apart, not byte by byte.
+	if i := sc.sql; s[i] == '\'' || s[i] == '"' {
+		vs, ve, quote = valueAfter(s, i)
+	} else {
+		vs, ve = i, plainEnd(s, i)
+	}
+	if sc.sql = replacedValue(s, ve); sc.sql < 0 {
+		sc.sql = identifiedValue(s, ve, &sc.ident)
+	}
+	sc.done, sc.i = ve, ve
+	return vs, ve, quote, true
+}
+
+// scan returns the bounds of the next value to mask (see next) that a byte of
+// mayStart before s[limit] starts, or false if there is none.
+func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 	r, s := sc.r, sc.s
-	for ; sc.i < len(s); sc.i++ {
+	for ; sc.i < limit; sc.i++ {
 		i := sc.i
 		if !mayStart[s[i]] {
 			continue
@@ -126,6 +166,8 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 			if vs, ve = urlPassword(s, i+3); vs == ve || !r.Sensitive("password") {
 				continue
 			}
+		case s[i] == ':' && i >= sc.dsnEnd && r.dsnPassword(sc, i):
+			vs, ve, quote = i+1, sc.dsnEnd, ""
 		default:
 			// A key starts after the value masked last: a secret ending in a key
 			// name ("password\tmytoken\tnext") is not the key of what follows it.
@@ -147,6 +189,9 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 				continue // "key\t= value": the '=' is the separator
 			}
 			vs, ve, quote = valueAfter(s, opEnd(s, i))
+			if s[i] == ':' && quote == "" {
+				vs, ve, quote = yamlValue(s, vs, ve, quote)
+			}
 			if vs == ve {
 				continue
 			}
@@ -165,6 +210,31 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 		return vs, ve, quote, true
 	}
 	return 0, 0, "", false
+}
+
+// yamlValue returns the bounds of the value s[vs:ve] (quoted with quote) of a YAML
+// key, after the node properties it may start with: a tag (!!str, forcing 1234 to
+// be a string; !!binary) and an anchor (&pw), each followed by blanks and the value
+// on the same line. Without properties, it returns the bounds it was given.
+func yamlValue(s string, vs, ve int, quote string) (int, int, string) {
+	for range 2 { // a tag and an anchor, in either order
+		if vs >= len(s) || s[vs] != '!' && s[vs] != '&' {
+			break
+		}
+		p := vs + 1
+		for p < len(s) && !isBlank(s[p]) && s[p] != '\n' && s[p] != '\r' {
+			p++
+		}
+		v := p
+		for v < len(s) && isBlank(s[v]) {
+			v++
+		}
+		if p == vs+1 || v == p || v == len(s) || s[v] == '\n' || s[v] == '\r' {
+			break // no property, or no value after it on its line
+		}
+		vs, ve, quote = valueAfter(s, v)
+	}
+	return vs, ve, quote
 }
 
 // opEnd returns where the separator at s[sep] ends: a separator of two or three
@@ -260,6 +330,39 @@ func cookiesEnd(s string, end int) int {
 	return end
 }
 
+// dsnPassword reports whether the ':' at s[colon] separates a user from a password
+// in a Go MySQL DSN (go-sql-driver/mysql: "bob:pw@tcp(db:3306)/app", "bob:pw@/app"),
+// whose password is the value of a key "password" as a URL's is, and sets sc.dsnEnd
+// to where the password ends (the last '@' before the address). Otherwise it sets
+// sc.dsnEnd to the end of the word it looked at, so that the other colons of the word
+// are not looked at again: the scans stay linear.
+func (r *Redactor) dsnPassword(sc *scanner, colon int) bool {
+	s := sc.s
+	u := colon
+	for u > 0 && isKeyChar(s[u-1]) {
+		u--
+	}
+	if u == colon || u > 0 && !isBlank(s[u-1]) && !strings.ContainsRune("\n\"'=(", rune(s[u-1])) {
+		return false // no user, or not at the start of a word
+	}
+	end := colon + 1
+	for end < len(s) && !isBlank(s[end]) && s[end] != '\n' && s[end] != '\r' && s[end] != '"' && s[end] != '\'' {
+		end++
+	}
+	sc.dsnEnd = end
+	for at := end - 1; at > colon; at-- {
+		if s[at] != '@' {
+			continue
+		}
+		if a := s[at+1 : end]; strings.HasPrefix(a, "tcp(") || strings.HasPrefix(a, "tcp6(") ||
+			strings.HasPrefix(a, "unix(") || strings.HasPrefix(a, "/") {
+			sc.dsnEnd = at
+			return at > colon+1 && r.Sensitive("password")
+		}
+	}
+	return false
+}
+
 // urlPassword returns the bounds of the password in the userinfo of the URL whose
 // authority starts at s[from] (after "scheme://"): "postgres://app:pw@db/x" gives
 // "pw". The authority ends at a '/', '?', '#', white space or a quote; the userinfo
@@ -339,19 +442,7 @@ var authSchemes = []string{"bearer", "basic", "digest", "token", "negotiate", "a
 // credentials after it. The value may start on the next line (one line break, then
 // blanks); an empty line ends it.
 func valueAfter(s string, from int) (start, end int, quote string) {
-	i := from
-	for i < len(s) && isBlank(s[i]) {
-		i++
-	}
-	if strings.HasPrefix(s[i:], "\r\n") {
-		i++
-	}
-	if i < len(s) && s[i] == '\n' {
-		i++
-		for i < len(s) && isBlank(s[i]) {
-			i++
-		}
-	}
+	i := valueStart(s, from)
 	if i >= len(s) {
 		return i, i, ""
 	}
@@ -364,6 +455,13 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 	}
 	switch c := s[i]; c {
 	case '"', '\'':
+		if q := s[i:min(i+3, len(s))]; q == `"""` || q == "'''" {
+			// A TOML or Python multi-line string: its quotes are three.
+			if j := strings.Index(s[i+3:], q); j >= 0 {
+				return start, i + 3 + j + 3, q
+			}
+			return start, len(s), q
+		}
 		for j := i + 1; j < len(s); j++ {
 			if s[j] == '\\' && c == '"' {
 				j++
@@ -414,6 +512,25 @@ func valueAfter(s string, from int) (start, end int, quote string) {
 		}
 	}
 	return start, end, ""
+}
+
+// valueStart returns where the value after the separator ending at s[from-1] starts:
+// after blanks, and at most one line break and the blanks after it.
+func valueStart(s string, from int) int {
+	i := from
+	for i < len(s) && isBlank(s[i]) {
+		i++
+	}
+	if strings.HasPrefix(s[i:], "\r\n") {
+		i++
+	}
+	if i < len(s) && s[i] == '\n' {
+		i++
+		for i < len(s) && isBlank(s[i]) {
+			i++
+		}
+	}
+	return i
 }
 
 // credentials returns where the credentials after an authorization scheme ending at
