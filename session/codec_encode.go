@@ -512,7 +512,10 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		// became one once repaired, numbers out of float64 range such as a big.Int of
 		// 400 digits, values nested too deep). Make sure what is written can be read.
 		d := decoder{data: data}
-		if _, err := d.value(depth); err != nil {
+		d.getScratch()
+		err := d.readable(depth)
+		d.putScratch()
+		if err != nil {
 			return b, err
 		}
 	}

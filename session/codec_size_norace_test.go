@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
 )
 
 // TestEncodeMarshalledValuesGrowOnce: where encoding/json writes a large value, the
@@ -35,4 +37,20 @@ func TestEncodeMarshalledValuesGrowOnce(t *testing.T) {
 			require.Less(t, used, uint64(len(data))*4, "encoding %d bytes", len(data))
 		})
 	}
+}
+
+// TestEncodeChecksMarshalledJSONInPlace: what encoding/json writes for a struct is
+// checked for what Decode would reject without decoding it into maps, slices and
+// strings: a save of a megabyte of entries allocates a handful of times (encoding/json's
+// output and the buffer), not once per field of every entry (128,000 times).
+func TestEncodeChecksMarshalledJSONInPlace(t *testing.T) {
+	s := saved("big")
+	s.Vars = map[string]any{"ledger": ledger(16000)}
+	encode(t, s) // encoding/json's buffer pool
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := session.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Less(t, allocs, 20.0)
 }

@@ -15,6 +15,23 @@ import (
 // note is a variable encoding/json marshals, as a user's type would be.
 type note string
 
+// entry is a record of a user's type, which encoding/json marshals as an object.
+type entry struct {
+	ID    int
+	Name  string
+	Tags  []string
+	Score float64
+}
+
+// ledger returns n entries: about 60 bytes of JSON each.
+func ledger(n int) []entry {
+	recs := make([]entry, n)
+	for i := range recs {
+		recs[i] = entry{i, "item-" + strconv.Itoa(i), []string{"a", "b"}, 0.5}
+	}
+	return recs
+}
+
 // sizedVars are snapshots whose encoding the encoder's estimate must neither miss by
 // much nor overshoot by much. marshalled is true where encoding/json writes the
 // values: its output is a copy the encoder cannot avoid, on top of the buffer.
@@ -81,6 +98,11 @@ var sizedVars = []struct {
 	// and many.
 	{"marshalled", true, func() map[string]any {
 		return map[string]any{"note": note(strings.Repeat("x", 1<<20))}
+	}},
+	// A struct's JSON is checked for what Decode rejects (see TestMarshalJSONThatWouldNotLoad):
+	// decoding it for that allocated thirteen times its size.
+	{"marshalled struct", true, func() map[string]any {
+		return map[string]any{"ledger": ledger(16000)}
 	}},
 	{"many marshalled", true, func() map[string]any {
 		m := map[string]any{}

@@ -1,0 +1,113 @@
+package session
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"unsafe"
+)
+
+// readable returns the error Decode would give for data, what encoding/json wrote
+// for a value at depth (valid JSON, compacted, its UTF-8 repaired): a repeated key
+// (also two keys that are one once decoded, such as two lone surrogates), a number
+// beyond float64's range, or nesting deeper than maxDepth. It is d.value without
+// building the value: decoding a megabyte of a struct's JSON only to check it made
+// a save allocate thirteen times the struct's encoding, one map, slice and string at
+// a time. Strings that are not keys are skipped, not decoded: encoding/json checked
+// their syntax, and their UTF-8 is repaired. Keys are kept on d.pairs while their
+// object is read.
+func (d *decoder) readable(depth int) error {
+	if depth > maxDepth {
+		return d.errorf("values nested more than %d levels deep", maxDepth)
+	}
+	b, err := d.next()
+	if err != nil {
+		return err
+	}
+	switch {
+	case b == '"':
+		return d.skipString()
+	case b == '{':
+		base := len(d.pairs)
+		err := d.object(false, func(key []byte) error {
+			// The key aliases data (or its unescaped copy), which outlives the check.
+			d.pairs = append(d.pairs, pair{key: unsafe.String(unsafe.SliceData(key), len(key))})
+			return d.readable(depth + 1)
+		})
+		if err == nil {
+			err = d.uniqueKeys(d.pairs[base:])
+		}
+		clear(d.pairs[base:])
+		d.pairs = d.pairs[:base]
+		return err
+	case b == '[':
+		return d.array(func() error { return d.readable(depth + 1) })
+	case b == 't':
+		return d.literal("true")
+	case b == 'f':
+		return d.literal("false")
+	case b == 'n':
+		return d.literal("null")
+	case b == '-' || '0' <= b && b <= '9':
+		return d.numberInRange()
+	}
+	return d.errorf("unexpected %q", b)
+}
+
+// uniqueKeys returns the error for an object whose keys kv repeat one. encoding/json
+// writes a map's keys sorted, so that case costs one pass; others (a struct's
+// fields, a MarshalJSON's output) are sorted in place.
+func (d *decoder) uniqueKeys(kv []pair) error {
+	byKey := func(a, b pair) int { return cmp.Compare(a.key, b.key) }
+	if !slices.IsSortedFunc(kv, byKey) {
+		slices.SortFunc(kv, byKey)
+	}
+	for i := 1; i < len(kv); i++ {
+		if kv[i].key == kv[i-1].key {
+			return d.errorf("duplicate key %q", kv[i].key)
+		}
+	}
+	return nil
+}
+
+// skipString moves past a string whose opening quote is at d.pos; encoding/json
+// checked its escapes.
+func (d *decoder) skipString() error {
+	i := d.pos + 1
+	for {
+		q := bytes.IndexByte(d.data[i:], '"')
+		if q < 0 {
+			d.pos = len(d.data)
+			return errTruncated
+		}
+		i += q
+		// The quote ends the string unless an odd number of backslashes escapes it.
+		n := 0
+		for d.data[i-1-n] == '\\' {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			d.pos = i
+			return nil
+		}
+	}
+}
+
+// numberInRange moves past a number, an error if Decode would find it beyond
+// float64's range. Only a number with an exponent or of more than 308 characters
+// can be: others are parsed as Decode does only then, as most numbers of a large
+// value would otherwise cost a conversion each.
+func (d *decoder) numberInRange() error {
+	start := d.pos
+	i := start
+	for i < len(d.data) && (d.data[i] == '-' || d.data[i] == '.' || '0' <= d.data[i] && d.data[i] <= '9') {
+		i++
+	}
+	if i-start <= 308 && (i == len(d.data) || d.data[i] != 'e' && d.data[i] != 'E') {
+		d.pos = i
+		return nil
+	}
+	_, _, _, err := d.num()
+	return err
+}
