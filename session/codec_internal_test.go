@@ -467,3 +467,17 @@ func (d *decoder) valueErr(depth int) error {
 	_, err := d.value(depth)
 	return err
 }
+
+// FuzzEscapedSize holds the size estimate of a string to what appendString writes
+// for it, escapes included.
+func FuzzEscapedSize(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" backslash\\", "\n\r\t\b\f\x00\x1f\x7f", "é日本🚀", "\u2028\u2029",
+		"bad \xff utf8 \xc3", "eight by", "seven b\"", strings.Repeat("\"\\\x01", 9) + "tail", "\xe2\x80", "\xe2\x80\xa8x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := escapedSize(s), len(appendString(nil, s)); got != want {
+			t.Fatalf("escapedSize(%q) = %d, appendString writes %d bytes", s, got, want)
+		}
+	})
+}

@@ -54,6 +54,26 @@ var sizedVars = []struct {
 		}
 		return map[string]any{"items": list}
 	}},
+	// Strings JSON must escape: a quote or backslash is written as two bytes, a
+	// control character as six. Counted as one, a string of them grew the buffer a
+	// quarter at a time: 3 to 5 times the encoding allocated.
+	{"quotes", false, func() map[string]any {
+		return map[string]any{"quoted": strings.Repeat(`"\`, 1<<19)}
+	}},
+	{"control characters", false, func() map[string]any {
+		m := map[string]any{}
+		for i := range 64 {
+			m["ctl"+strconv.Itoa(i)] = strings.Repeat("\x01\n", 8<<10)
+		}
+		return m
+	}},
+	{"many escaped", false, func() map[string]any {
+		list := make([]any, 20000)
+		for i := range list {
+			list[i] = "say \"hi\"\n\tto \u2028 \xff" + strconv.Itoa(i)
+		}
+		return map[string]any{"lines": list, "keys \"quoted\"": map[string]string{"a\tb": "c\"d"}}
+	}},
 	// Small integers: an estimate of 20 bytes each allocated ten times the encoding.
 	{"small ints", false, func() map[string]any {
 		list := make([]any, 10000)
