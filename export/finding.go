@@ -39,6 +39,9 @@ const (
 	// activity ever takes it (a parallel gateway ignores conditions: see
 	// CodeParallelCondition).
 	CodeLinkNeverTaken = "link.never-taken"
+	// CodeLinkDuplicate: a node has two links to the same node with the same condition,
+	// so the target runs twice (or, after an exclusive gateway, the second link never).
+	CodeLinkDuplicate = "link.duplicate"
 
 	CodeStartMissing  = "start.missing"
 	CodeStartMultiple = "start.multiple"

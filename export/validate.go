@@ -86,7 +86,8 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // nodes not reachable from the start (links and onError goto); inclusive gateways whose
 // every link has a condition (a literal "true" counts as none, for both gateways);
 // exclusive gateways whose every link has a condition (no default: when none holds the
-// run fails with exclusive_no_match); conditional links of an exclusive gateway that
+// run fails with exclusive_no_match); links that repeat another link of their node (the
+// same target and condition; at a parallel gateway, the same target); conditional links of an exclusive gateway that
 // come after a link whose condition is the literal true in priority order (equal
 // priorities in definition order), which the gateway never takes (a link without when
 // is tried only after every condition, so it makes no link dead, and an inclusive
@@ -172,6 +173,7 @@ func (v *validator) checkGraph(vg *vgraph) {
 	v.checkNodes(vg)
 	v.checkStart(vg)
 	v.checkGateways(vg)
+	v.checkDuplicateLinks(vg)
 	v.checkExpressions(vg)
 	v.checkMeta(vg)
 	if vg.start != nil {

@@ -121,3 +121,65 @@ func alwaysHolds(when string) bool {
 	when = strings.TrimSpace(when)
 	return when == "" || when == "true"
 }
+
+// checkDuplicateLinks reports links that repeat an earlier link of their node: the
+// same target and the same condition (as written, but for spaces around it; a parallel
+// gateway ignores conditions, so there the target alone). The engine takes each link:
+// a parallel gateway starts one branch per link, an inclusive gateway or an activity
+// runs the target once per link that holds, and an exclusive gateway never takes the
+// later link, since the earlier holds whenever it does. Either way the definition is
+// almost certainly not what its author meant, but it runs: a warning, at the second
+// link. Links reported otherwise are left out: never taken (link.never-taken,
+// exclusive.unreachable-link) or always holding at an exclusive gateway
+// (exclusive.multiple-defaults). An end node follows no link.
+func (v *validator) checkDuplicateLinks(vg *vgraph) {
+	for _, n := range vg.nodes {
+		if n.spec.Type == flow.End {
+			continue
+		}
+		same := func(a, b *vlink) bool {
+			return a.to == b.to && (n.spec.Type == flow.Parallel || strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When))
+		}
+		for i, l := range n.live {
+			if n.spec.Type == flow.Exclusive && holds(l) {
+				continue
+			}
+			earlier := 0
+			for _, e := range n.live[:i] {
+				if same(e, l) {
+					earlier++
+				}
+			}
+			if earlier != 1 {
+				continue // the first of them, or one more after the second, which names them all
+			}
+			count := 0
+			for _, e := range n.live {
+				if same(e, l) {
+					count++
+				}
+			}
+			when, holding := "without condition", ""
+			if w := oneLine(l.spec.When); w != "" {
+				when, holding = "with the same condition ("+w+")", "when it holds, "
+			}
+			var msg string
+			switch n.spec.Type {
+			case flow.Parallel:
+				msg = fmt.Sprintf("parallel gateway %q has %d links to %q: it starts a branch for each, so %q runs %d times, doing the same work; remove the extra links",
+					n.id(), count, l.to.id(), l.to.id(), count)
+			case flow.Exclusive:
+				msg = fmt.Sprintf("exclusive gateway %q has %d links to %q %s: only the first is ever taken, since the others are tried after it and hold only when it does; remove the extra links",
+					n.id(), count, l.to.id(), when)
+			default:
+				name := fmt.Sprintf("node %q", n.id())
+				if n.spec.Type == flow.Inclusive {
+					name = "inclusive gateway " + name[len("node "):]
+				}
+				msg = fmt.Sprintf("%s has %d links to %q %s: %sit takes each of them, so %q runs %d times; remove the extra links",
+					name, count, l.to.id(), when, holding, l.to.id(), count)
+			}
+			v.report(vg, SeverityWarning, CodeLinkDuplicate, n.id(), l.pos(), "%s", msg)
+		}
+	}
+}

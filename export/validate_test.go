@@ -239,6 +239,50 @@ layout:
 			msg:  `the link from "x" to "a" is never taken: its condition is the literal false`,
 		},
 		{
+			// Two links from one node to one target with the same condition: a parallel
+			// gateway (which ignores conditions) starts two branches doing the same
+			// work, an inclusive gateway or an activity runs the target twice when the
+			// condition holds, and an exclusive gateway never takes the second.
+			name: "duplicate links",
+			doc: `
+id: duplinks
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, b, a]}
+  - {id: a, link: pj}
+  - {id: b, link: pj}
+  - {id: pj, type: parallel, link: x}
+  - {id: x, type: exclusive, link: [{nextId: c, when: "n > 1"}, d, {nextId: c, when: " n > 1 "}]}
+  - {id: c, link: m}
+  - {id: d, link: m}
+  - {id: m, link: i}
+  - {id: i, type: inclusive, link: [{nextId: f, when: "ok"}, g, {nextId: f, when: "ok"}, {nextId: f, when: "ok"}]}
+  - {id: f, link: ij}
+  - {id: g, link: ij}
+  - {id: ij, type: inclusive, link: last}
+  - {id: last, link: [e, e]}
+  - {id: e, type: end}
+`,
+			want: []string{"link.duplicate@p", "link.duplicate@x", "link.duplicate@i", "link.duplicate@last"},
+			msg:  `parallel gateway "p" has 2 links to "a": it starts a branch for each, so "a" runs 2 times, doing the same work; remove the extra links`,
+		},
+		{
+			// Not duplicates: other conditions; links reported otherwise (two defaults of
+			// an exclusive gateway, links after its literal true, literal false links).
+			name: "links to one target that are not duplicates",
+			doc: `
+id: notdup
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: a, when: "n > 2"}, b]}
+  - {id: a, link: [{nextId: y, when: "false"}, {nextId: y, when: "false"}, y]}
+  - {id: y, type: exclusive, link: [{nextId: b, when: "true"}, {nextId: e, when: "n > 1"}, {nextId: e, when: "n > 1"}]}
+  - {id: b, type: exclusive, link: [e, e]}
+  - {id: e, type: end, link: [s, s]}
+`,
+			want: []string{"link.never-taken@a", "link.never-taken@a", "exclusive.unreachable-link@y", "exclusive.unreachable-link@y", "exclusive.multiple-defaults@b"},
+		},
+		{
 			// The only way out of the cycle is a link that is never taken: the cycle
 			// runs until the step limit, as if it had no exit.
 			name: "a cycle whose only exit is a literal false",
