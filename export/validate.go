@@ -97,7 +97,8 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // branches that end without reaching the join the others reach; splits without a join;
 // joins that belong to no split; cycles that pass through no condition and no loop
 // node, and cycles nothing leaves (no link out, no node that can end the branch: the
-// conditions only choose the way round), each named; Java scripts that happen to
+// conditions only choose the way round), each named with all its nodes, the links out
+// of it that are never taken, and the link each of its nodes always takes; Java scripts that happen to
 // compile as expressions but fail when run; task scripts that are only a name, which do
 // nothing (with the default evaluator; "#id" is suggested when the name is a graph's
 // id, "@name" when it is a registered task's); sub-graph recursion that is conditional (bounded only by the conditions and the

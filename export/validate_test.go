@@ -335,7 +335,7 @@ layout:
   - {id: e, type: end}
 `,
 			want: []string{"cycle.unguarded@a", "exclusive.unreachable-link@g", "cycle.no-exit@b", "exclusive.unreachable-link@h"},
-			msg:  `cycle "b" -> "h" -> "b" has no way out`,
+			msg:  `nodes "b", "h" form a cycle ("b" -> "h" -> "b") that a run cannot leave: its only link out, from "h" to "e" ("h" always takes its link to "b" instead, whose condition is the literal true), is never taken`,
 		},
 		{
 			// Nor does a dead link end a split's branch early.
@@ -561,7 +561,7 @@ layout:
   - {id: e, type: end}
 `,
 			want: []string{"cycle.no-exit@a"},
-			msg:  `cycle "a" -> "g2" -> "a" has no way out: no link leaves "a", "g2"`,
+			msg:  `nodes "a", "g2" form a cycle ("a" -> "g2" -> "a") that a run cannot leave: no link leads out of it, and each of its nodes goes on round it: "a" always takes its link to "g2" (no condition), "g2" falls back on its link to "a" (no condition)`,
 		},
 		{
 			// Ways out that are not links: a loop node's items run out; a node whose
@@ -1050,4 +1050,37 @@ layout:
 	_, err = e.Eval(context.Background(), "dead", fc)
 	require.NoError(t, err)
 	assert.Equal(t, "a", fc.Value("went"))
+}
+
+// TestValidateCycleNoExitMessages: a cycle.no-exit finding names every node of the
+// cycle and one way round it, the links out of it that are never taken (a reader sees
+// them in the document), and the link each node always takes, which is why the
+// conditions only choose the way round.
+func TestValidateCycleNoExitMessages(t *testing.T) {
+	spec := parse(t, "noexit.yml", `
+id: noexit
+layout:
+  - {id: s, type: start, link: [a, x, p]}
+  - {id: a, link: b}
+  - {id: b, type: exclusive, link: [{nextId: c, when: "x > 1"}, a, {nextId: e, when: "false"}]}
+  - {id: c, link: [{nextId: a, when: "y"}, b]}
+  - {id: x, type: exclusive, link: [{nextId: x, when: "n > 1"}, x]}
+  - {id: p, type: parallel, link: [{nextId: q, when: "ok"}]}
+  - {id: q, type: exclusive, link: [{nextId: p, when: "z"}, {nextId: p, when: "true"}]}
+  - {id: e, type: end}
+`)
+	var got []string
+	for _, f := range export.ValidateSpecs([]*flow.GraphSpec{spec}) {
+		if f.Code == export.CodeCycleNoExit {
+			got = append(got, f.Node+": "+f.Message)
+		}
+	}
+	const goesRound = "; the conditions only choose the way round, so a run that enters goes round until the engine's step limit, unless a task stops or interrupts it"
+	assert.Equal(t, []string{
+		`a: nodes "a", "b", "c" form a cycle (one way round: "a" -> "b" -> "a") that a run cannot leave: its only link out, from "b" to "e" (its condition is the literal false), is never taken, ` +
+			`and each of its nodes goes on round it: "a" always takes its link to "b" (no condition), "b" falls back on its link to "a" (no condition), "c" always takes its link to "b" (no condition)` + goesRound,
+		`x: node "x" forms a cycle ("x" -> "x") that a run cannot leave: no link leads out of it, and "x" falls back on its link to "x" (no condition)` + goesRound,
+		`p: nodes "p", "q" form a cycle ("p" -> "q" -> "p") that a run cannot leave: no link leads out of it, ` +
+			`and each of its nodes goes on round it: "p" is a parallel gateway (it takes every link), "q" always takes its link to "p" (its condition is true)` + goesRound,
+	}, got)
 }
