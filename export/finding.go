@@ -53,7 +53,8 @@ const (
 	CodeExclusiveDefaults  = "exclusive.multiple-defaults"
 	CodeExclusiveNoDefault = "exclusive.no-default" // no unconditioned link: no match fails the run with exclusive_no_match
 	// CodeExclusiveUnreachable: a conditional link of an exclusive gateway comes after
-	// a link whose condition is the literal true, so the gateway never takes it.
+	// a link whose condition is the literal true, or after a link to another node with
+	// the same condition, so the gateway never takes it.
 	CodeExclusiveUnreachable = "exclusive.unreachable-link"
 	CodeInclusiveNoDefault   = "inclusive.no-default"
 	CodeParallelCondition    = "parallel.condition-ignored" // a link of a parallel gateway has a when, which the engine ignores

@@ -46,13 +46,26 @@ func (v *validator) checkGateways(vg *vgraph) {
 				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
 			}
-			if i := firstTrue(n); i >= 0 {
+			i := firstTrue(n)
+			if i >= 0 {
 				for _, l := range n.out[i+1:] {
 					// Links that always hold after it are named by the error above.
 					if !holds(l) {
 						v.report(vg, SeverityWarning, CodeExclusiveUnreachable, n.id(), l.pos(),
 							"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and its condition is the literal true; raise the link's priority or remove it", n.id(), l.to.id(), oneLine(l.spec.When), n.out[i].to.id())
 					}
+				}
+			}
+			// A condition is tried once: a link after one with the same condition is
+			// never taken (to the same target it is a link.duplicate).
+			for k, l := range n.out {
+				if holds(l) || never(l) || i >= 0 && k > i {
+					continue
+				}
+				j := slices.IndexFunc(n.out[:k], func(e *vlink) bool { return sameWhen(e, l) })
+				if j >= 0 && n.out[j].to != l.to {
+					v.report(vg, SeverityWarning, CodeExclusiveUnreachable, n.id(), l.pos(),
+						"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and has the same condition; change the condition, or remove the link", n.id(), l.to.id(), oneLine(l.spec.When), n.out[j].to.id())
 				}
 			}
 		case flow.Parallel:
@@ -138,7 +151,7 @@ func (v *validator) checkDuplicateLinks(vg *vgraph) {
 			continue
 		}
 		same := func(a, b *vlink) bool {
-			return a.to == b.to && (n.spec.Type == flow.Parallel || strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When))
+			return a.to == b.to && (n.spec.Type == flow.Parallel || sameWhen(a, b))
 		}
 		for i, l := range n.live {
 			if n.spec.Type == flow.Exclusive && holds(l) {
@@ -182,4 +195,10 @@ func (v *validator) checkDuplicateLinks(vg *vgraph) {
 			v.report(vg, SeverityWarning, CodeLinkDuplicate, n.id(), l.pos(), "%s", msg)
 		}
 	}
+}
+
+// sameWhen reports whether two links have the same condition: the same text, but for
+// spaces around it. Conditions are not compared further ("a>1" and "a > 1" differ).
+func sameWhen(a, b *vlink) bool {
+	return strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When)
 }

@@ -267,6 +267,23 @@ layout:
 			msg:  `parallel gateway "p" has 2 links to "a": it starts a branch for each, so "a" runs 2 times, doing the same work; remove the extra links`,
 		},
 		{
+			// An exclusive gateway tries a condition once: a later link with the same
+			// condition as an earlier one is never taken, whatever its target.
+			name: "exclusive link after one with the same condition",
+			doc: `
+id: samecond
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, c, {nextId: b, when: " n > 1 "}, {nextId: b, when: "n > 2"}]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x"},
+			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and has the same condition; change the condition, or remove the link`,
+		},
+		{
 			// Not duplicates: other conditions; links reported otherwise (two defaults of
 			// an exclusive gateway, links after its literal true, literal false links).
 			name: "links to one target that are not duplicates",
@@ -1048,6 +1065,31 @@ layout:
 	require.NoError(t, e.Register(g))
 	fc := flow.NewContextWith("i1", map[string]any{"n": 5})
 	_, err = e.Eval(context.Background(), "dead", fc)
+	require.NoError(t, err)
+	assert.Equal(t, "a", fc.Value("went"))
+}
+
+// TestValidateSameConditionLinkIsDead: an exclusive gateway never takes a link whose
+// condition an earlier link has, as exclusive.unreachable-link says, even when the
+// condition holds.
+func TestValidateSameConditionLinkIsDead(t *testing.T) {
+	spec := parse(t, "samedead.yml", `
+id: samedead
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: b, when: "n > 1"}, e]}
+  - {id: a, task: 'context.put("went", "a")', link: e}
+  - {id: b, task: 'context.put("went", "b")', link: e}
+  - {id: e, type: end}
+`)
+	assert.Equal(t, []string{"exclusive.unreachable-link@x"}, codes(export.ValidateSpecs([]*flow.GraphSpec{spec})))
+
+	g, err := spec.Build()
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	require.NoError(t, e.Register(g))
+	fc := flow.NewContextWith("i1", map[string]any{"n": 5})
+	_, err = e.Eval(context.Background(), "samedead", fc)
 	require.NoError(t, err)
 	assert.Equal(t, "a", fc.Value("went"))
 }
