@@ -136,8 +136,8 @@ func alwaysHolds(when string) bool {
 }
 
 // checkDuplicateLinks reports links that repeat an earlier link of their node: the
-// same target and the same condition (as written, but for spaces around it; a parallel
-// gateway ignores conditions, so there the target alone). The engine takes each link:
+// same target and the same condition (sameWhen; a parallel gateway ignores
+// conditions, so there the target alone). The engine takes each link:
 // a parallel gateway starts one branch per link, an inclusive gateway or an activity
 // runs the target once per link that holds, and an exclusive gateway never takes the
 // later link, since the earlier holds whenever it does. Either way the definition is
@@ -172,9 +172,9 @@ func (v *validator) checkDuplicateLinks(vg *vgraph) {
 					count++
 				}
 			}
-			when, holding := "without condition", ""
-			if w := oneLine(l.spec.When); w != "" {
-				when, holding = "with the same condition ("+w+")", "when it holds, "
+			when, holding := "that always hold", "" // without condition, or true
+			if !holds(l) {
+				when, holding = "with the same condition ("+oneLine(l.spec.When)+")", "when it holds, "
 			}
 			var msg string
 			switch n.spec.Type {
@@ -198,7 +198,8 @@ func (v *validator) checkDuplicateLinks(vg *vgraph) {
 }
 
 // sameWhen reports whether two links have the same condition: the same text, but for
-// spaces around it. Conditions are not compared further ("a>1" and "a > 1" differ).
+// spaces around it, or both always hold (no condition, or the literal true).
+// Conditions are not compared further ("a>1" and "a > 1" differ).
 func sameWhen(a, b *vlink) bool {
-	return strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When)
+	return strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When) || holds(a) && holds(b)
 }

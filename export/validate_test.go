@@ -260,7 +260,7 @@ layout:
   - {id: f, link: ij}
   - {id: g, link: ij}
   - {id: ij, type: inclusive, link: last}
-  - {id: last, link: [e, e]}
+  - {id: last, link: [e, {nextId: e, when: "true"}]}
   - {id: e, type: end}
 `,
 			want: []string{"link.duplicate@p", "link.duplicate@x", "link.duplicate@i", "link.duplicate@last"},
