@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"cmp"
 	"slices"
 	"unsafe"
@@ -73,25 +72,13 @@ func (d *decoder) uniqueKeys(kv []pair) error {
 // skipString moves past a string whose opening quote is at d.pos; encoding/json
 // checked its escapes.
 func (d *decoder) skipString() error {
-	i := d.pos + 1
-	for {
-		q := bytes.IndexByte(d.data[i:], '"')
-		if q < 0 {
-			d.pos = len(d.data)
-			return errTruncated
-		}
-		i += q
-		// The quote ends the string unless an odd number of backslashes escapes it.
-		n := 0
-		for d.data[i-1-n] == '\\' {
-			n++
-		}
-		i++
-		if n%2 == 0 {
-			d.pos = i
-			return nil
-		}
+	end := rawStringEnd(d.data, d.pos+1)
+	if end < 0 {
+		d.pos = len(d.data)
+		return errTruncated
 	}
+	d.pos = end + 1
+	return nil
 }
 
 // numberInRange moves past a number, an error if Decode would find it beyond
