@@ -221,8 +221,12 @@ func (v *validator) checkCycles(vg *vgraph) {
 		for _, n := range scc {
 			reported[n] = true
 		}
+		what := "cycle " + cycleText(cycle)
+		if len(scc) > len(cycle) {
+			what = cycleNodes(scc, cycle) + " that"
+		}
 		v.report(vg, SeverityWarning, CodeCycleUnguarded, cycle[0].id(), cycle[0].spec.Pos,
-			"cycle %s passes through no condition and no loop node: a run goes round it until the step limit", cycleText(cycle))
+			"%s passes through no condition and no loop node: a run goes round it until the step limit", what)
 	}
 
 	// A guarded cycle that no link leaves is never left either: its conditions only
@@ -281,14 +285,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 // of scc.
 func noExitText(scc, cycle []*vnode, member []bool) string {
 	var b strings.Builder
-	switch {
-	case len(scc) == 1:
-		fmt.Fprintf(&b, "node %s forms a cycle (%s) that a run cannot leave: ", quoteIDs(scc), cycleText(cycle))
-	case len(scc) == len(cycle):
-		fmt.Fprintf(&b, "nodes %s form a cycle (%s) that a run cannot leave: ", quoteIDs(scc), cycleText(cycle))
-	default:
-		fmt.Fprintf(&b, "nodes %s form a cycle (one way round: %s) that a run cannot leave: ", quoteIDs(scc), cycleText(cycle))
-	}
+	b.WriteString(cycleNodes(scc, cycle) + " that a run cannot leave: ")
 	var dead []string
 	for _, n := range scc {
 		for _, l := range n.out {
@@ -340,8 +337,19 @@ func noExitText(scc, cycle []*vnode, member []bool) string {
 		}
 		fmt.Fprintf(&b, "%q %s its link to %q (%s)", n.id(), verb, l.to.id(), cond)
 	}
-	b.WriteString("; the conditions only choose the way round, so a run that enters goes round until the engine's step limit, unless a task stops or interrupts it")
+	b.WriteString("; the conditions only choose the way round, so a run that enters goes round until the step limit, unless a task stops or interrupts it")
 	return b.String()
+}
+
+// cycleNodes names the nodes of a cycle (scc) and one way round it (cycle).
+func cycleNodes(scc, cycle []*vnode) string {
+	switch {
+	case len(scc) == 1:
+		return fmt.Sprintf("node %s forms a cycle (%s)", quoteIDs(scc), cycleText(cycle))
+	case len(scc) == len(cycle):
+		return fmt.Sprintf("nodes %s form a cycle (%s)", quoteIDs(scc), cycleText(cycle))
+	}
+	return fmt.Sprintf("nodes %s form a cycle (one way round: %s)", quoteIDs(scc), cycleText(cycle))
 }
 
 // cycleText is a cycle as "a" -> "b" -> "a".

@@ -520,6 +520,21 @@ layout:
 			msg:  `cycle "a" -> "b" -> "c" -> "a" passes through no condition and no loop node`,
 		},
 		{
+			// Every node of the cycle is named, not only those of the way round shown.
+			name: "unguarded cycle through more nodes than one way round",
+			doc: `
+id: cycmore
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: b}
+  - {id: b, link: [a, c]}
+  - {id: c, link: [a, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a"},
+			msg:  `nodes "a", "b", "c" form a cycle (one way round: "a" -> "b" -> "a") that passes through no condition and no loop node: a run goes round it until the step limit`,
+		},
+		{
 			// A parallel gateway takes every link whatever its condition, so a condition
 			// there guards nothing.
 			name: "a condition on a parallel gateway's link does not guard a cycle",
@@ -1117,7 +1132,7 @@ layout:
 			got = append(got, f.Node+": "+f.Message)
 		}
 	}
-	const goesRound = "; the conditions only choose the way round, so a run that enters goes round until the engine's step limit, unless a task stops or interrupts it"
+	const goesRound = "; the conditions only choose the way round, so a run that enters goes round until the step limit, unless a task stops or interrupts it"
 	assert.Equal(t, []string{
 		`a: nodes "a", "b", "c" form a cycle (one way round: "a" -> "b" -> "a") that a run cannot leave: its only link out, from "b" to "e" (its condition is the literal false), is never taken, ` +
 			`and each of its nodes goes on round it: "a" always takes its link to "b" (no condition), "b" falls back on its link to "a" (no condition), "c" always takes its link to "b" (no condition)` + goesRound,
