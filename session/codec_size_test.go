@@ -222,3 +222,17 @@ func TestDecodeLongEscapedStringOnce(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeLongText decodes a snapshot holding 1 MB of text in lines.
+func BenchmarkDecodeLongText(b *testing.B) {
+	s := saved("long")
+	s.Vars = map[string]any{"text": strings.Repeat(strings.Repeat("x", 79)+"\n", 1<<20/80)}
+	data := encode(b, s)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := session.Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
