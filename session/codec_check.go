@@ -1,7 +1,6 @@
 package session
 
 import (
-	"cmp"
 	"slices"
 	"unsafe"
 )
@@ -13,7 +12,7 @@ import (
 // building the value: decoding a megabyte of a struct's JSON only to check it made
 // a save allocate thirteen times the struct's encoding, one map, slice and string at
 // a time. Strings that are not keys are skipped, not decoded: encoding/json checked
-// their syntax, and their UTF-8 is repaired. Keys are kept on d.pairs while their
+// their syntax, and their UTF-8 is repaired. Keys are kept on d.keys while their
 // object is read.
 func (d *decoder) readable(depth int) error {
 	if depth > maxDepth {
@@ -27,17 +26,21 @@ func (d *decoder) readable(depth int) error {
 	case b == '"':
 		return d.skipString()
 	case b == '{':
-		base := len(d.pairs)
+		base := len(d.keys)
 		err := d.object(false, func(key []byte) error {
+			if len(d.keys) == cap(d.keys) {
+				// Doubled: grown a quarter at a time, the keys of a map of 50,000
+				// entries allocated seven times its JSON.
+				d.keys = slices.Grow(d.keys, max(len(d.keys), 16))
+			}
 			// The key aliases data (or its unescaped copy), which outlives the check.
-			d.pairs = append(d.pairs, pair{key: unsafe.String(unsafe.SliceData(key), len(key))})
+			d.keys = append(d.keys, unsafe.String(unsafe.SliceData(key), len(key)))
 			return d.readable(depth + 1)
 		})
 		if err == nil {
-			err = d.uniqueKeys(d.pairs[base:])
+			err = d.uniqueKeys(d.keys[base:])
 		}
-		clear(d.pairs[base:])
-		d.pairs = d.pairs[:base]
+		d.keys = d.keys[:base]
 		return err
 	case b == '[':
 		return d.array(func() error { return d.readable(depth + 1) })
@@ -53,17 +56,16 @@ func (d *decoder) readable(depth int) error {
 	return d.errorf("unexpected %q", b)
 }
 
-// uniqueKeys returns the error for an object whose keys kv repeat one. encoding/json
+// uniqueKeys returns the error for an object whose keys repeat one. encoding/json
 // writes a map's keys sorted, so that case costs one pass; others (a struct's
 // fields, a MarshalJSON's output) are sorted in place.
-func (d *decoder) uniqueKeys(kv []pair) error {
-	byKey := func(a, b pair) int { return cmp.Compare(a.key, b.key) }
-	if !slices.IsSortedFunc(kv, byKey) {
-		slices.SortFunc(kv, byKey)
+func (d *decoder) uniqueKeys(keys []string) error {
+	if !slices.IsSorted(keys) {
+		slices.Sort(keys)
 	}
-	for i := 1; i < len(kv); i++ {
-		if kv[i].key == kv[i-1].key {
-			return d.errorf("duplicate key %q", kv[i].key)
+	for i := 1; i < len(keys); i++ {
+		if keys[i] == keys[i-1] {
+			return d.errorf("duplicate key %q", keys[i])
 		}
 	}
 	return nil

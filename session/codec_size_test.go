@@ -124,6 +124,14 @@ var sizedVars = []struct {
 	{"marshalled struct", true, func() map[string]any {
 		return map[string]any{"ledger": ledger(16000)}
 	}},
+	// A map encoding/json sorts and writes: the check keeps its keys.
+	{"marshalled map", true, func() map[string]any {
+		m := map[string]int{}
+		for i := range 50000 {
+			m["key"+strconv.Itoa(i)] = i * 1000003
+		}
+		return map[string]any{"counts": m}
+	}},
 	{"many marshalled", true, func() map[string]any {
 		m := map[string]any{}
 		for i := range 64 {
