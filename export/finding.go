@@ -39,6 +39,9 @@ const (
 	// activity ever takes it (a parallel gateway ignores conditions: see
 	// CodeParallelCondition).
 	CodeLinkNeverTaken = "link.never-taken"
+	// CodeLinkDuplicate: a node has two links to the same node with the same condition,
+	// so the target runs twice (or, after an exclusive gateway, the second link never).
+	CodeLinkDuplicate = "link.duplicate"
 
 	CodeStartMissing  = "start.missing"
 	CodeStartMultiple = "start.multiple"
@@ -50,7 +53,8 @@ const (
 	CodeExclusiveDefaults  = "exclusive.multiple-defaults"
 	CodeExclusiveNoDefault = "exclusive.no-default" // no unconditioned link: no match fails the run with exclusive_no_match
 	// CodeExclusiveUnreachable: a conditional link of an exclusive gateway comes after
-	// a link whose condition is the literal true, so the gateway never takes it.
+	// a link whose condition is the literal true, or after a link to another node with
+	// the same condition, so the gateway never takes it.
 	CodeExclusiveUnreachable = "exclusive.unreachable-link"
 	CodeInclusiveNoDefault   = "inclusive.no-default"
 	CodeParallelCondition    = "parallel.condition-ignored" // a link of a parallel gateway has a when, which the engine ignores

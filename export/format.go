@@ -13,7 +13,13 @@
 // an exclusive gateway never looks past a true link, and the links after it are
 // reported as unreachable), the literal false never holds (the link is reported as
 // never taken, and the checks that follow a run's way, such as cycle exits, leave it
-// out); any other condition may or may not hold.
+// out); any other condition may or may not hold. Two conditions are the same when
+// their text is (spaces around it aside) or both always hold: two links from one node
+// to one target with the same condition are a warning (link.duplicate), not an error,
+// because the graph runs, though not as meant: a parallel gateway starts two branches
+// doing the same work, an inclusive gateway or an activity runs the target twice, and
+// an exclusive gateway never takes the second link (nor a later link to another node
+// with the same condition: exclusive.unreachable-link).
 //
 // The reader lives in package flow (an engine must load files, and flow cannot import
 // export).

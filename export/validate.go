@@ -86,17 +86,20 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // nodes not reachable from the start (links and onError goto); inclusive gateways whose
 // every link has a condition (a literal "true" counts as none, for both gateways);
 // exclusive gateways whose every link has a condition (no default: when none holds the
-// run fails with exclusive_no_match); conditional links of an exclusive gateway that
-// come after a link whose condition is the literal true in priority order (equal
-// priorities in definition order), which the gateway never takes (a link without when
-// is tried only after every condition, so it makes no link dead, and an inclusive
+// run fails with exclusive_no_match); links that repeat another link of their node (the
+// same target and condition; at a parallel gateway, the same target); conditional
+// links of an exclusive gateway that come after a link whose condition is the literal
+// true in priority order (equal priorities in definition order), or after a link to
+// another node with the same condition, which the gateway never takes (a link without
+// when is tried only after every condition, so it makes no link dead, and an inclusive
 // gateway takes every link that holds; other constant expressions such as "1 == 1" are
-// not recognised: conditions are compiled, never folded); conditions other than the
+// not recognised: conditions are compiled, never folded, and compared as text); conditions other than the
 // literal true on the links of a parallel gateway (ignored: it takes every link); split
 // branches that end without reaching the join the others reach; splits without a join;
 // joins that belong to no split; cycles that pass through no condition and no loop
 // node, and cycles nothing leaves (no link out, no node that can end the branch: the
-// conditions only choose the way round), each named; Java scripts that happen to
+// conditions only choose the way round), each named with all its nodes, the links out
+// of it that are never taken, and the link each of its nodes always takes; Java scripts that happen to
 // compile as expressions but fail when run; task scripts that are only a name, which do
 // nothing (with the default evaluator; "#id" is suggested when the name is a graph's
 // id, "@name" when it is a registered task's); sub-graph recursion that is conditional (bounded only by the conditions and the
@@ -172,6 +175,7 @@ func (v *validator) checkGraph(vg *vgraph) {
 	v.checkNodes(vg)
 	v.checkStart(vg)
 	v.checkGateways(vg)
+	v.checkDuplicateLinks(vg)
 	v.checkExpressions(vg)
 	v.checkMeta(vg)
 	if vg.start != nil {

@@ -221,8 +221,12 @@ func (v *validator) checkCycles(vg *vgraph) {
 		for _, n := range scc {
 			reported[n] = true
 		}
+		what := "cycle " + cycleText(cycle)
+		if len(scc) > len(cycle) {
+			what = cycleNodes(scc, cycle) + " that"
+		}
 		v.report(vg, SeverityWarning, CodeCycleUnguarded, cycle[0].id(), cycle[0].spec.Pos,
-			"cycle %s passes through no condition and no loop node: a run goes round it until the step limit", cycleText(cycle))
+			"%s passes through no condition and no loop node: a run goes round it until the step limit", what)
 	}
 
 	// A guarded cycle that no link leaves is never left either: its conditions only
@@ -265,14 +269,87 @@ func (v *validator) checkCycles(vg *vgraph) {
 		exits := slices.ContainsFunc(scc, func(n *vnode) bool {
 			return ends(n) || slices.ContainsFunc(all(n), func(to *vnode) bool { return !member[to.index] })
 		})
+		if !exits {
+			v.report(vg, SeverityWarning, CodeCycleNoExit, cycle[0].id(), cycle[0].spec.Pos, "%s", noExitText(scc, cycle, member))
+		}
 		for _, n := range scc {
 			member[n.index] = false
 		}
-		if !exits {
-			v.report(vg, SeverityWarning, CodeCycleNoExit, cycle[0].id(), cycle[0].spec.Pos,
-				"cycle %s has no way out: no link leaves %s, so a run that enters it goes round until the step limit (unless a task stops or interrupts it)", cycleText(cycle), quoteIDs(scc))
+	}
+}
+
+// noExitText explains a cycle.no-exit finding: which nodes form the cycle (scc, and
+// one way round it), that no link the engine takes leads out of it (naming the links
+// out that it never takes, which a reader of the document sees), and why none of its
+// nodes ends the branch: each always takes one of its links. member marks the nodes
+// of scc.
+func noExitText(scc, cycle []*vnode, member []bool) string {
+	var b strings.Builder
+	b.WriteString(cycleNodes(scc, cycle) + " that a run cannot leave: ")
+	var dead []string
+	for _, n := range scc {
+		for _, l := range n.out {
+			if member[l.to.index] || slices.Contains(n.live, l) {
+				continue
+			}
+			why := "its condition is the literal false"
+			if !never(l) {
+				why = fmt.Sprintf("%q always takes its link to %q instead, whose condition is the literal true", n.id(), n.out[firstTrue(n)].to.id())
+			}
+			dead = append(dead, fmt.Sprintf("from %q to %q (%s)", n.id(), l.to.id(), why))
 		}
 	}
+	switch len(dead) {
+	case 0:
+		b.WriteString("no link leads out of it")
+	case 1:
+		b.WriteString("its only link out, " + dead[0] + ", is never taken")
+	default:
+		b.WriteString("its links out are never taken: " + strings.Join(dead, ", "))
+	}
+	if len(scc) == 1 {
+		b.WriteString(", and ")
+	} else {
+		b.WriteString(", and each of its nodes goes on round it: ")
+	}
+	for i, n := range scc {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if n.spec.Type == flow.Parallel {
+			fmt.Fprintf(&b, "%q is a parallel gateway (it takes every link)", n.id())
+			continue
+		}
+		// Not a loop node, and not able to end the branch (see ends): it has a link
+		// that always holds, and the first such is the one it takes.
+		verb, l := "always takes", n.out[0]
+		if i := firstTrue(n); i >= 0 {
+			l = n.out[i]
+		} else if i := slices.IndexFunc(n.live, holds); i >= 0 {
+			l = n.live[i]
+			if n.spec.Type == flow.Exclusive {
+				verb = "falls back on" // after its conditions
+			}
+		}
+		cond := "no condition"
+		if strings.TrimSpace(l.spec.When) != "" {
+			cond = "its condition is true"
+		}
+		fmt.Fprintf(&b, "%q %s its link to %q (%s)", n.id(), verb, l.to.id(), cond)
+	}
+	b.WriteString("; the conditions only choose the way round, so a run that enters goes round until the step limit, unless a task stops or interrupts it")
+	return b.String()
+}
+
+// cycleNodes names the nodes of a cycle (scc) and one way round it (cycle).
+func cycleNodes(scc, cycle []*vnode) string {
+	switch {
+	case len(scc) == 1:
+		return fmt.Sprintf("node %s forms a cycle (%s)", quoteIDs(scc), cycleText(cycle))
+	case len(scc) == len(cycle):
+		return fmt.Sprintf("nodes %s form a cycle (%s)", quoteIDs(scc), cycleText(cycle))
+	}
+	return fmt.Sprintf("nodes %s form a cycle (one way round: %s)", quoteIDs(scc), cycleText(cycle))
 }
 
 // cycleText is a cycle as "a" -> "b" -> "a".

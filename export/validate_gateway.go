@@ -46,13 +46,26 @@ func (v *validator) checkGateways(vg *vgraph) {
 				v.report(vg, SeverityWarning, CodeExclusiveNoDefault, n.id(), n.spec.Pos,
 					"every link of exclusive gateway %q has a condition: when none holds, the run fails with %s (Solon would end the branch silently); add a link without when", n.id(), flow.CodeNoRoute)
 			}
-			if i := firstTrue(n); i >= 0 {
+			i := firstTrue(n)
+			if i >= 0 {
 				for _, l := range n.out[i+1:] {
 					// Links that always hold after it are named by the error above.
 					if !holds(l) {
 						v.report(vg, SeverityWarning, CodeExclusiveUnreachable, n.id(), l.pos(),
 							"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and its condition is the literal true; raise the link's priority or remove it", n.id(), l.to.id(), oneLine(l.spec.When), n.out[i].to.id())
 					}
+				}
+			}
+			// A condition is tried once: a link after one with the same condition is
+			// never taken (to the same target it is a link.duplicate).
+			for k, l := range n.out {
+				if holds(l) || never(l) || i >= 0 && k > i {
+					continue
+				}
+				j := slices.IndexFunc(n.out[:k], func(e *vlink) bool { return sameWhen(e, l) })
+				if j >= 0 && n.out[j].to != l.to {
+					v.report(vg, SeverityWarning, CodeExclusiveUnreachable, n.id(), l.pos(),
+						"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and has the same condition; change the condition, or remove the link", n.id(), l.to.id(), oneLine(l.spec.When), n.out[j].to.id())
 				}
 			}
 		case flow.Parallel:
@@ -120,4 +133,73 @@ func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
 func alwaysHolds(when string) bool {
 	when = strings.TrimSpace(when)
 	return when == "" || when == "true"
+}
+
+// checkDuplicateLinks reports links that repeat an earlier link of their node: the
+// same target and the same condition (sameWhen; a parallel gateway ignores
+// conditions, so there the target alone). The engine takes each link:
+// a parallel gateway starts one branch per link, an inclusive gateway or an activity
+// runs the target once per link that holds, and an exclusive gateway never takes the
+// later link, since the earlier holds whenever it does. Either way the definition is
+// almost certainly not what its author meant, but it runs: a warning, at the second
+// link. Links reported otherwise are left out: never taken (link.never-taken,
+// exclusive.unreachable-link) or always holding at an exclusive gateway
+// (exclusive.multiple-defaults). An end node follows no link.
+func (v *validator) checkDuplicateLinks(vg *vgraph) {
+	for _, n := range vg.nodes {
+		if n.spec.Type == flow.End {
+			continue
+		}
+		same := func(a, b *vlink) bool {
+			return a.to == b.to && (n.spec.Type == flow.Parallel || sameWhen(a, b))
+		}
+		for i, l := range n.live {
+			if n.spec.Type == flow.Exclusive && holds(l) {
+				continue
+			}
+			earlier := 0
+			for _, e := range n.live[:i] {
+				if same(e, l) {
+					earlier++
+				}
+			}
+			if earlier != 1 {
+				continue // the first of them, or one more after the second, which names them all
+			}
+			count := 0
+			for _, e := range n.live {
+				if same(e, l) {
+					count++
+				}
+			}
+			when, holding := "that always hold", "" // without condition, or true
+			if !holds(l) {
+				when, holding = "with the same condition ("+oneLine(l.spec.When)+")", "when it holds, "
+			}
+			var msg string
+			switch n.spec.Type {
+			case flow.Parallel:
+				msg = fmt.Sprintf("parallel gateway %q has %d links to %q: it starts a branch for each, so %q runs %d times, doing the same work; remove the extra links",
+					n.id(), count, l.to.id(), l.to.id(), count)
+			case flow.Exclusive:
+				msg = fmt.Sprintf("exclusive gateway %q has %d links to %q %s: only the first is ever taken, since the others are tried after it and hold only when it does; remove the extra links",
+					n.id(), count, l.to.id(), when)
+			default:
+				name := fmt.Sprintf("node %q", n.id())
+				if n.spec.Type == flow.Inclusive {
+					name = "inclusive gateway " + name[len("node "):]
+				}
+				msg = fmt.Sprintf("%s has %d links to %q %s: %sit takes each of them, so %q runs %d times; remove the extra links",
+					name, count, l.to.id(), when, holding, l.to.id(), count)
+			}
+			v.report(vg, SeverityWarning, CodeLinkDuplicate, n.id(), l.pos(), "%s", msg)
+		}
+	}
+}
+
+// sameWhen reports whether two links have the same condition: the same text, but for
+// spaces around it, or both always hold (no condition, or the literal true).
+// Conditions are not compared further ("a>1" and "a > 1" differ).
+func sameWhen(a, b *vlink) bool {
+	return strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When) || holds(a) && holds(b)
 }

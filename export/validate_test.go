@@ -239,6 +239,67 @@ layout:
 			msg:  `the link from "x" to "a" is never taken: its condition is the literal false`,
 		},
 		{
+			// Two links from one node to one target with the same condition: a parallel
+			// gateway (which ignores conditions) starts two branches doing the same
+			// work, an inclusive gateway or an activity runs the target twice when the
+			// condition holds, and an exclusive gateway never takes the second.
+			name: "duplicate links",
+			doc: `
+id: duplinks
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, b, a]}
+  - {id: a, link: pj}
+  - {id: b, link: pj}
+  - {id: pj, type: parallel, link: x}
+  - {id: x, type: exclusive, link: [{nextId: c, when: "n > 1"}, d, {nextId: c, when: " n > 1 "}]}
+  - {id: c, link: m}
+  - {id: d, link: m}
+  - {id: m, link: i}
+  - {id: i, type: inclusive, link: [{nextId: f, when: "ok"}, g, {nextId: f, when: "ok"}, {nextId: f, when: "ok"}]}
+  - {id: f, link: ij}
+  - {id: g, link: ij}
+  - {id: ij, type: inclusive, link: last}
+  - {id: last, link: [e, {nextId: e, when: "true"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"link.duplicate@p", "link.duplicate@x", "link.duplicate@i", "link.duplicate@last"},
+			msg:  `parallel gateway "p" has 2 links to "a": it starts a branch for each, so "a" runs 2 times, doing the same work; remove the extra links`,
+		},
+		{
+			// An exclusive gateway tries a condition once: a later link with the same
+			// condition as an earlier one is never taken, whatever its target.
+			name: "exclusive link after one with the same condition",
+			doc: `
+id: samecond
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, c, {nextId: b, when: " n > 1 "}, {nextId: b, when: "n > 2"}]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x"},
+			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and has the same condition; change the condition, or remove the link`,
+		},
+		{
+			// Not duplicates: other conditions; links reported otherwise (two defaults of
+			// an exclusive gateway, links after its literal true, literal false links).
+			name: "links to one target that are not duplicates",
+			doc: `
+id: notdup
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: a, when: "n > 2"}, b]}
+  - {id: a, link: [{nextId: y, when: "false"}, {nextId: y, when: "false"}, y]}
+  - {id: y, type: exclusive, link: [{nextId: b, when: "true"}, {nextId: e, when: "n > 1"}, {nextId: e, when: "n > 1"}]}
+  - {id: b, type: exclusive, link: [e, e]}
+  - {id: e, type: end, link: [s, s]}
+`,
+			want: []string{"link.never-taken@a", "link.never-taken@a", "exclusive.unreachable-link@y", "exclusive.unreachable-link@y", "exclusive.multiple-defaults@b"},
+		},
+		{
 			// The only way out of the cycle is a link that is never taken: the cycle
 			// runs until the step limit, as if it had no exit.
 			name: "a cycle whose only exit is a literal false",
@@ -291,7 +352,7 @@ layout:
   - {id: e, type: end}
 `,
 			want: []string{"cycle.unguarded@a", "exclusive.unreachable-link@g", "cycle.no-exit@b", "exclusive.unreachable-link@h"},
-			msg:  `cycle "b" -> "h" -> "b" has no way out`,
+			msg:  `nodes "b", "h" form a cycle ("b" -> "h" -> "b") that a run cannot leave: its only link out, from "h" to "e" ("h" always takes its link to "b" instead, whose condition is the literal true), is never taken`,
 		},
 		{
 			// Nor does a dead link end a split's branch early.
@@ -459,6 +520,21 @@ layout:
 			msg:  `cycle "a" -> "b" -> "c" -> "a" passes through no condition and no loop node`,
 		},
 		{
+			// Every node of the cycle is named, not only those of the way round shown.
+			name: "unguarded cycle through more nodes than one way round",
+			doc: `
+id: cycmore
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, link: b}
+  - {id: b, link: [a, c]}
+  - {id: c, link: [a, {nextId: e, when: "done"}]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.unguarded@a"},
+			msg:  `nodes "a", "b", "c" form a cycle (one way round: "a" -> "b" -> "a") that passes through no condition and no loop node: a run goes round it until the step limit`,
+		},
+		{
 			// A parallel gateway takes every link whatever its condition, so a condition
 			// there guards nothing.
 			name: "a condition on a parallel gateway's link does not guard a cycle",
@@ -517,7 +593,7 @@ layout:
   - {id: e, type: end}
 `,
 			want: []string{"cycle.no-exit@a"},
-			msg:  `cycle "a" -> "g2" -> "a" has no way out: no link leaves "a", "g2"`,
+			msg:  `nodes "a", "g2" form a cycle ("a" -> "g2" -> "a") that a run cannot leave: no link leads out of it, and each of its nodes goes on round it: "a" always takes its link to "g2" (no condition), "g2" falls back on its link to "a" (no condition)`,
 		},
 		{
 			// Ways out that are not links: a loop node's items run out; a node whose
@@ -1006,4 +1082,62 @@ layout:
 	_, err = e.Eval(context.Background(), "dead", fc)
 	require.NoError(t, err)
 	assert.Equal(t, "a", fc.Value("went"))
+}
+
+// TestValidateSameConditionLinkIsDead: an exclusive gateway never takes a link whose
+// condition an earlier link has, as exclusive.unreachable-link says, even when the
+// condition holds.
+func TestValidateSameConditionLinkIsDead(t *testing.T) {
+	spec := parse(t, "samedead.yml", `
+id: samedead
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: b, when: "n > 1"}, e]}
+  - {id: a, task: 'context.put("went", "a")', link: e}
+  - {id: b, task: 'context.put("went", "b")', link: e}
+  - {id: e, type: end}
+`)
+	assert.Equal(t, []string{"exclusive.unreachable-link@x"}, codes(export.ValidateSpecs([]*flow.GraphSpec{spec})))
+
+	g, err := spec.Build()
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	require.NoError(t, e.Register(g))
+	fc := flow.NewContextWith("i1", map[string]any{"n": 5})
+	_, err = e.Eval(context.Background(), "samedead", fc)
+	require.NoError(t, err)
+	assert.Equal(t, "a", fc.Value("went"))
+}
+
+// TestValidateCycleNoExitMessages: a cycle.no-exit finding names every node of the
+// cycle and one way round it, the links out of it that are never taken (a reader sees
+// them in the document), and the link each node always takes, which is why the
+// conditions only choose the way round.
+func TestValidateCycleNoExitMessages(t *testing.T) {
+	spec := parse(t, "noexit.yml", `
+id: noexit
+layout:
+  - {id: s, type: start, link: [a, x, p]}
+  - {id: a, link: b}
+  - {id: b, type: exclusive, link: [{nextId: c, when: "x > 1"}, a, {nextId: e, when: "false"}]}
+  - {id: c, link: [{nextId: a, when: "y"}, b]}
+  - {id: x, type: exclusive, link: [{nextId: x, when: "n > 1"}, x]}
+  - {id: p, type: parallel, link: [{nextId: q, when: "ok"}]}
+  - {id: q, type: exclusive, link: [{nextId: p, when: "z"}, {nextId: p, when: "true"}]}
+  - {id: e, type: end}
+`)
+	var got []string
+	for _, f := range export.ValidateSpecs([]*flow.GraphSpec{spec}) {
+		if f.Code == export.CodeCycleNoExit {
+			got = append(got, f.Node+": "+f.Message)
+		}
+	}
+	const goesRound = "; the conditions only choose the way round, so a run that enters goes round until the step limit, unless a task stops or interrupts it"
+	assert.Equal(t, []string{
+		`a: nodes "a", "b", "c" form a cycle (one way round: "a" -> "b" -> "a") that a run cannot leave: its only link out, from "b" to "e" (its condition is the literal false), is never taken, ` +
+			`and each of its nodes goes on round it: "a" always takes its link to "b" (no condition), "b" falls back on its link to "a" (no condition), "c" always takes its link to "b" (no condition)` + goesRound,
+		`x: node "x" forms a cycle ("x" -> "x") that a run cannot leave: no link leads out of it, and "x" falls back on its link to "x" (no condition)` + goesRound,
+		`p: nodes "p", "q" form a cycle ("p" -> "q" -> "p") that a run cannot leave: no link leads out of it, ` +
+			`and each of its nodes goes on round it: "p" is a parallel gateway (it takes every link), "q" always takes its link to "p" (its condition is true)` + goesRound,
+	}, got)
 }

@@ -35,6 +35,8 @@ type decoder struct {
 	// repeated key (see keySig).
 	sigs []keySig
 	sc   *scratch // where pairs, elems and sigs came from (Decode)
+	// keys is the stack of the keys of the objects readable is checking.
+	keys []string
 	// boxes is the slab the elements of arrays are kept in (codec_box.go).
 	boxes boxes
 }

@@ -512,7 +512,7 @@ func appendValue(b []byte, v any, depth int) ([]byte, error) {
 		// became one once repaired, numbers out of float64 range such as a big.Int of
 		// 400 digits, values nested too deep). Make sure what is written can be read.
 		d := decoder{data: data}
-		if _, err := d.value(depth); err != nil {
+		if err := d.readable(depth); err != nil {
 			return b, err
 		}
 	}

@@ -432,3 +432,52 @@ func FuzzMarshalJSONOutput(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadableMatchesValue holds the encoder's check of what encoding/json wrote
+// (readable) to the decoder: for valid JSON with valid UTF-8, which is all that
+// reaches the check, it rejects exactly what value rejects.
+func FuzzReadableMatchesValue(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,"x",null,true,false,{"b":-0}]}`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`,
+		`{"\ud800":1,"\udc00":2}`, `{"\ud800":1,"\ud83d\ude80":2}`, `{"b":1,"a":{"x":1,"y":[{"x":2,"x":3}]}}`,
+		`[1e400]`, `[1e308,-1e-400,0.5E+3]`, "1" + strings.Repeat("0", 308), "1" + strings.Repeat("0", 309),
+		"-0." + strings.Repeat("0", 400) + "1", `"a\"b\\"`, `["\\\\",{"k\\\"":"\\\""}]`, `{"":1,"":2}`,
+		strings.Repeat("[", 1001) + strings.Repeat("]", 1001), strings.Repeat("[", 999) + strings.Repeat("]", 999),
+		`{"z":1,"y":2,"x":3,"y ":4}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		data = bytes.TrimSpace(data) // encoding/json compacts what it writes
+		want := (&decoder{data: data}).valueErr(1)
+		d := decoder{data: data}
+		got := d.readable(1)
+		if (got == nil) != (want == nil) {
+			t.Fatalf("readable says %v, value says %v, for %q", got, want, data)
+		}
+		if got == nil && d.pos != len(data) {
+			t.Fatalf("readable stopped at %d of %q", d.pos, data)
+		}
+	})
+}
+
+// valueErr is d.value's error.
+func (d *decoder) valueErr(depth int) error {
+	_, err := d.value(depth)
+	return err
+}
+
+// FuzzEscapedSize holds the size estimate of a string to what appendString writes
+// for it, escapes included.
+func FuzzEscapedSize(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" backslash\\", "\n\r\t\b\f\x00\x1f\x7f", "é日本🚀", "\u2028\u2029",
+		"bad \xff utf8 \xc3", "eight by", "seven b\"", strings.Repeat("\"\\\x01", 9) + "tail", "\xe2\x80", "\xe2\x80\xa8x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := escapedSize(s), len(appendString(nil, s)); got != want {
+			t.Fatalf("escapedSize(%q) = %d, appendString writes %d bytes", s, got, want)
+		}
+	})
+}

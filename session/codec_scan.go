@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -8,6 +9,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The decoder's scanning of JSON strings, numbers and UTC times (codec_decode.go reads
@@ -17,6 +19,13 @@ import (
 // Without escapes the result aliases the input: copy it (string(...)) before keeping
 // it. Bytes that are not valid UTF-8 are an error.
 func (d *decoder) stringBytes() ([]byte, error) {
+	b, _, err := d.scanString()
+	return b, err
+}
+
+// scanString is stringBytes, also reporting whether the bytes are a buffer of their
+// own (the string has escapes) rather than the input.
+func (d *decoder) scanString() ([]byte, bool, error) {
 	d.pos++
 	start := d.pos
 	i := start
@@ -34,21 +43,23 @@ func (d *decoder) stringBytes() ([]byte, error) {
 		switch {
 		case c == '"':
 			d.pos = i + 1
-			return d.data[start:i], nil
+			return d.data[start:i], false, nil
 		case c == '\\' || c < 0x20:
-			return d.stringSlow(start)
+			b, err := d.stringSlow(start)
+			return b, true, err
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRune(d.data[i:])
 			if r == utf8.RuneError && size == 1 {
-				return d.stringSlow(start)
+				b, err := d.stringSlow(start)
+				return b, true, err
 			}
 			i += size
 		}
 	}
 	d.pos = len(d.data)
-	return nil, errTruncated
+	return nil, false, errTruncated
 }
 
 const (
@@ -66,9 +77,16 @@ func specialBytes(w uint64) uint64 {
 }
 
 func (d *decoder) stringSlow(start int) ([]byte, error) {
-	// Room for a short string: not for the rest of the input, which made a snapshot of
-	// many escaped strings cost time and memory quadratic in its size.
-	out := make([]byte, 0, min(len(d.data)-start, 64))
+	// Room for the string as written, which unescaped takes no more: grown from a
+	// short start, a long string was copied at every growth. Not room for the rest
+	// of the input, which made a snapshot of many escaped strings cost time and
+	// memory quadratic in its size. (Without its end in sight the string is truncated
+	// or invalid, and the loop below says which.)
+	n := 64
+	if end := rawStringEnd(d.data, start); end >= 0 {
+		n = end - start
+	}
+	out := make([]byte, 0, min(len(d.data)-start, n))
 	i := start
 	for i < len(d.data) {
 		c := d.data[i]
@@ -141,6 +159,27 @@ func (d *decoder) stringSlow(start int) ([]byte, error) {
 	return nil, errTruncated
 }
 
+// rawStringEnd returns the index of the quote that ends the string starting at start
+// (after its opening quote) in data, or -1: the first quote not escaped by an odd
+// number of backslashes.
+func rawStringEnd(data []byte, start int) int {
+	for i := start; ; {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		i += q
+		n := 0
+		for i-1-n >= start && data[i-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+		i++
+	}
+}
+
 // hex4 reads the four hex digits of a \u escape at i.
 func (d *decoder) hex4(i int) (rune, int, error) {
 	if i+4 > len(d.data) {
@@ -166,9 +205,15 @@ func (d *decoder) hex4(i int) (rune, int, error) {
 }
 
 func (d *decoder) string() (string, error) {
-	b, err := d.stringBytes()
+	b, owned, err := d.scanString()
 	if err != nil {
 		return "", err
+	}
+	if owned && len(b) > arenaMax && cap(b)-len(b) <= len(b)/8 {
+		// The unescaped bytes are a buffer of their own, sized for the string as
+		// written: kept as the string, a long text is not copied a second time, unless
+		// its escapes were so many that most of the buffer would be kept for nothing.
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	}
 	return d.makeString(b), nil
 }

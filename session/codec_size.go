@@ -2,11 +2,13 @@ package session
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"math/bits"
 	"reflect"
 	"slices"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/flowteam/flowteam/flow"
@@ -15,13 +17,15 @@ import (
 // The encoder's buffer is sized from an estimate of the encoding: grown by append
 // from a small start, a large snapshot is copied at every growth (by 1.25x once it
 // is large), and a save of 1 MB allocated about 5 MB. The estimate walks what the
-// encoder will write without writing it; it counts strings as if nothing needed
-// escaping and values encoding/json marshals at a guess (those of the types it knows
-// exactly, such as json.RawMessage and []byte, excepted), so it may fall short, and
-// the buffer then grows (see growFor).
+// encoder will write without writing it. It counts strings as written, escapes
+// included (escapedSize): counted a byte each, a string of quotes (two bytes each)
+// or control characters (six) fell short several times over, and a 1 MB string of
+// quotes allocated 6 MB. Values encoding/json marshals are counted at a guess (those
+// of the types it knows exactly, such as json.RawMessage and []byte, excepted), so
+// the estimate may fall short, and the buffer then grows (see growFor).
 
 // sizeSlack is the estimate's margin over the counted bytes (1/sizeSlack of them),
-// for the escapes and the numbers longer than guessed.
+// for the numbers longer than guessed.
 const sizeSlack = 16
 
 // sizeHintDepth bounds the nesting sizeHint walks into; deeper values are counted
@@ -52,11 +56,11 @@ func (path *sizePath) enter(depth int, c container) bool {
 
 // sizeHint returns about how many bytes encoding s takes.
 func sizeHint(s *Snapshot) int {
-	n := 320 + len(s.Instance) + len(s.Graph) + len(s.Hash) + len(s.Status) + len(s.RunID) + len(s.Reason)
+	n := 320 + len(s.Instance) + len(s.Graph) + len(s.Hash) + len(s.Status) + len(s.RunID) + escapedSize(s.Reason)
 	n += stringsSize(s.Sources) + stringsSize(s.Dropped) + stringsSize(s.Redacted)
 	var path sizePath
 	for k, v := range s.Vars {
-		n += len(k) + 4 + valueSize(v, &path, 0)
+		n += escapedSize(k) + 2 + valueSize(v, &path, 0)
 	}
 	if f := s.Frontier; f != nil {
 		n += frontierSize(f, &path)
@@ -66,7 +70,7 @@ func sizeHint(s *Snapshot) int {
 	}
 	for i := range s.Errors {
 		r := &s.Errors[i]
-		n += len(r.Code) + len(r.Node) + len(r.Graph) + len(r.Path) + len(r.Branch) + len(r.Message) + len(r.Type) + len(r.Severity) + 120
+		n += len(r.Code) + len(r.Node) + len(r.Graph) + len(r.Path) + len(r.Branch) + escapedSize(r.Message) + len(r.Type) + len(r.Severity) + 120
 	}
 	n += (len(s.Sealed)+2)/3*4 + 12
 	return n + n/sizeSlack
@@ -102,7 +106,7 @@ func structuredSize(se *flow.StructuredError) int {
 func stringsSize(ss []string) int {
 	n := 16
 	for _, s := range ss {
-		n += len(s) + 3
+		n += escapedSize(s) + 1
 	}
 	return n
 }
@@ -116,7 +120,7 @@ func valueSize(v any, path *sizePath, depth int) int {
 	case nil:
 		return 4
 	case string:
-		return len(t) + 2
+		return escapedSize(t)
 	case bool:
 		return 5
 	case int:
@@ -156,7 +160,7 @@ func valueSize(v any, path *sizePath, depth int) int {
 		}
 		n := 2
 		for k, x := range t {
-			n += len(k) + 4 + valueSize(x, path, depth+1)
+			n += escapedSize(k) + 2 + valueSize(x, path, depth+1)
 		}
 		return n
 	case []string:
@@ -164,7 +168,7 @@ func valueSize(v any, path *sizePath, depth int) int {
 	case map[string]string:
 		n := 2
 		for k, x := range t {
-			n += len(k) + len(x) + 6
+			n += escapedSize(k) + escapedSize(x) + 2
 		}
 		return n
 	// Some of encoding/json's business has a size known without marshalling: guessed
@@ -182,6 +186,50 @@ func valueSize(v any, path *sizePath, depth int) int {
 	}
 	return 64 // encoding/json's business: unknown without marshalling
 }
+
+// escapedSize returns the length of s written as a JSON string by appendString,
+// quotes included. Runs of bytes that need no escaping are skipped eight at a time,
+// as the decoder skips them (specialBytes).
+func escapedSize(s string) int {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	n := len(s) + 2
+	for i := 0; ; {
+		for i+8 <= len(b) {
+			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return n
+		}
+		if c := b[i]; c < utf8.RuneSelf {
+			n += int(escapeExtra[c])
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 5 // \ufffd for one byte
+		} else if r == '\u2028' || r == '\u2029' {
+			n += 3 // \u2028 for three bytes
+		}
+		i += size
+	}
+}
+
+// escapeExtra is how many bytes more than itself appendString writes for an ASCII
+// byte: one for \" \\ \n \r \t \b \f, five for other control characters (\u00XX).
+var escapeExtra = func() (t [utf8.RuneSelf]uint8) {
+	for c := range 0x20 {
+		t[c] = 5
+	}
+	for _, c := range "\"\\\n\r\t\b\f" {
+		t[c] = 1
+	}
+	return t
+}()
 
 // intSize returns the length of i in decimal, or one more.
 func intSize(i int64) int {

@@ -15,6 +15,23 @@ import (
 // note is a variable encoding/json marshals, as a user's type would be.
 type note string
 
+// entry is a record of a user's type, which encoding/json marshals as an object.
+type entry struct {
+	ID    int
+	Name  string
+	Tags  []string
+	Score float64
+}
+
+// ledger returns n entries: about 60 bytes of JSON each.
+func ledger(n int) []entry {
+	recs := make([]entry, n)
+	for i := range recs {
+		recs[i] = entry{i, "item-" + strconv.Itoa(i), []string{"a", "b"}, 0.5}
+	}
+	return recs
+}
+
 // sizedVars are snapshots whose encoding the encoder's estimate must neither miss by
 // much nor overshoot by much. marshalled is true where encoding/json writes the
 // values: its output is a copy the encoder cannot avoid, on top of the buffer.
@@ -36,6 +53,26 @@ var sizedVars = []struct {
 			list[i] = map[string]any{"id": int64(i), "name": "item", "ok": true, "rate": 0.25}
 		}
 		return map[string]any{"items": list}
+	}},
+	// Strings JSON must escape: a quote or backslash is written as two bytes, a
+	// control character as six. Counted as one, a string of them grew the buffer a
+	// quarter at a time: 3 to 5 times the encoding allocated.
+	{"quotes", false, func() map[string]any {
+		return map[string]any{"quoted": strings.Repeat(`"\`, 1<<19)}
+	}},
+	{"control characters", false, func() map[string]any {
+		m := map[string]any{}
+		for i := range 64 {
+			m["ctl"+strconv.Itoa(i)] = strings.Repeat("\x01\n", 8<<10)
+		}
+		return m
+	}},
+	{"many escaped", false, func() map[string]any {
+		list := make([]any, 20000)
+		for i := range list {
+			list[i] = "say \"hi\"\n\tto \u2028 \xff" + strconv.Itoa(i)
+		}
+		return map[string]any{"lines": list, "keys \"quoted\"": map[string]string{"a\tb": "c\"d"}}
 	}},
 	// Small integers: an estimate of 20 bytes each allocated ten times the encoding.
 	{"small ints", false, func() map[string]any {
@@ -81,6 +118,19 @@ var sizedVars = []struct {
 	// and many.
 	{"marshalled", true, func() map[string]any {
 		return map[string]any{"note": note(strings.Repeat("x", 1<<20))}
+	}},
+	// A struct's JSON is checked for what Decode rejects (see TestMarshalJSONThatWouldNotLoad):
+	// decoding it for that allocated thirteen times its size.
+	{"marshalled struct", true, func() map[string]any {
+		return map[string]any{"ledger": ledger(16000)}
+	}},
+	// A map encoding/json sorts and writes: the check keeps its keys.
+	{"marshalled map", true, func() map[string]any {
+		m := map[string]int{}
+		for i := range 50000 {
+			m["key"+strconv.Itoa(i)] = i * 1000003
+		}
+		return map[string]any{"counts": m}
 	}},
 	{"many marshalled", true, func() map[string]any {
 		m := map[string]any{}
@@ -150,5 +200,47 @@ func BenchmarkEncodeSized(b *testing.B) {
 				encode(b, s)
 			}
 		})
+	}
+}
+
+// TestDecodeLongEscapedStringOnce: a long string with escapes (text with a newline or
+// a quote in it, as a model's answer has) is unescaped into one buffer the size of
+// its encoding, kept as the string unless escapes took much of it. The buffer started
+// at 64 bytes and grew a quarter at a time, then was copied: 6 times the string
+// allocated, however few its escapes.
+func TestDecodeLongEscapedStringOnce(t *testing.T) {
+	text := strings.Repeat(strings.Repeat("x", 79)+"\n", 1<<20/80)
+	for name, v := range map[string]string{
+		"one escape":  strings.Repeat("x", 1<<20) + `"`,
+		"lines":       text,
+		"all escapes": strings.Repeat(`"\`, 1<<19),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := saved("long")
+			s.Vars = map[string]any{"v": v}
+			data := encode(t, s)
+			var got *session.Snapshot
+			used := allocated(func() {
+				var err error
+				got, err = session.Decode(data)
+				require.NoError(t, err)
+			})
+			require.Equal(t, v, got.Vars["v"])
+			require.Less(t, used, uint64(len(data))*2, "decoding %d bytes", len(data))
+		})
+	}
+}
+
+// BenchmarkDecodeLongText decodes a snapshot holding 1 MB of text in lines.
+func BenchmarkDecodeLongText(b *testing.B) {
+	s := saved("long")
+	s.Vars = map[string]any{"text": strings.Repeat(strings.Repeat("x", 79)+"\n", 1<<20/80)}
+	data := encode(b, s)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := session.Decode(data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
