@@ -76,6 +76,12 @@
 // Resume never replays: it continues from the frontier, and a suspended node runs
 // again so it can see the decision it waited for.
 //
+// Graphs with agent nodes (package team) keep an agent's run that waits for a human in
+// the instance's variables. The Runner knows nothing of agents, so a new Run over an
+// instance's variables, or a resume that completes, does not discard runs left waiting
+// at nodes it never reaches; give the Runner's engine team.DiscardStaleRuns() as an
+// interceptor and they are discarded as team.RunFlow and ResumeFlow discard them.
+//
 // Expected versions: Store.Save expecting 0 creates only (ErrConflict if the id is
 // stored), as Run's claim does. ExpectVersion(v) makes a Resume check the loaded
 // version too; no stored snapshot is at version 0, so ExpectVersion(0) always fails
