@@ -193,6 +193,12 @@ func valueSize(v any, path *sizePath, depth int) int {
 func escapedSize(s string) int {
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	n := len(s) + 2
+	if len(b) < 8 {
+		// Counted as it is: a short string (a key, mostly) has escapes seldom, and
+		// they add at most 5 bytes a byte to a few bytes, which the estimate's slack
+		// takes. Scanned byte by byte, the keys alone cost a tenth of an encoding.
+		return n
+	}
 	for i := 0; ; {
 		for i+8 <= len(b) {
 			if m := specialBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
@@ -200,6 +206,15 @@ func escapedSize(s string) int {
 				break
 			}
 			i += 8
+		}
+		if i > len(b)-8 && i < len(b) {
+			// The tail in one word: the last eight bytes, less those already seen.
+			seen := i - (len(b) - 8)
+			m := specialBytes(binary.LittleEndian.Uint64(b[len(b)-8:])) &^ (1<<(8*seen) - 1)
+			if m == 0 {
+				return n
+			}
+			i = len(b) - 8 + bits.TrailingZeros64(m)>>3
 		}
 		if i >= len(b) {
 			return n
