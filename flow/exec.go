@@ -70,10 +70,17 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 	for attempt := 1; ; attempt++ {
 		tok.retries = int32(attempt - 1)
 		var began time.Duration // since the run began: one monotonic clock read, no wall clock
+		taskCtx := ctx          // the node's own, when an interceptor is a NodeStarter
 		if len(r.icpts) > 0 {
 			began = time.Since(r.began)
 			for i := range r.icpts {
-				r.icpts[i].i.OnNodeStart(ctx, &tok.view, n)
+				if s := r.icpts[i].starter; s != nil {
+					if c := s.StartNode(taskCtx, &tok.view, n); c != nil {
+						taskCtx = c
+					}
+				} else {
+					r.icpts[i].i.OnNodeStart(taskCtx, &tok.view, n)
+				}
 			}
 		}
 		var (
@@ -85,7 +92,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			err, routing = first.err, first.routing
 			first = nil
 		} else {
-			err = r.runNode(ctx, tok)
+			err = r.runNode(taskCtx, tok)
 		}
 		status := nodeCompleted
 		held := errors.Is(err, errCallHalted)

@@ -27,6 +27,20 @@ type Interceptor interface {
 	OnNodeEnd(ctx context.Context, c *Context, n *Node, end NodeEnd)
 }
 
+// NodeStarter is an Interceptor that gives each node execution a context of its own,
+// such as a tracer that puts the node's span in it, so that what the node's task does
+// (an HTTP call, a model call, a sub-graph it calls, with that sub-graph's
+// InterceptFlow and nodes, a run it starts itself) is traced under the node. The
+// engine calls StartNode in place of OnNodeStart, in the interceptors' order, each
+// given the context the ones before returned, and the node's guard and task run with
+// the context the last one returned. It must derive that context from ctx (nil keeps
+// ctx). The conditions of the node's links and OnNodeEnd keep the run's context; a
+// retried node gets a new context per attempt.
+type NodeStarter interface {
+	Interceptor
+	StartNode(ctx context.Context, c *Context, n *Node) context.Context
+}
+
 // NopInterceptor implements Interceptor with hooks that do nothing but invoke.
 type NopInterceptor struct{}
 
@@ -176,12 +190,14 @@ func (inv *Invocation) Invoke(ctx context.Context) error {
 }
 
 type indexedInterceptor struct {
-	i     Interceptor
-	index int
+	i       Interceptor
+	starter NodeStarter // i, when it is one
+	index   int
 }
 
 func addInterceptor(list []indexedInterceptor, i Interceptor, index int) []indexedInterceptor {
-	list = append(slices.Clone(list), indexedInterceptor{i, index})
+	s, _ := i.(NodeStarter)
+	list = append(slices.Clone(list), indexedInterceptor{i, s, index})
 	slices.SortStableFunc(list, func(a, b indexedInterceptor) int { return cmp.Compare(a.index, b.index) })
 	return list
 }
