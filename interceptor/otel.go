@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,11 +45,15 @@ const (
 // node execution ("node <node id>"), as a child of its graph's evaluation span. A
 // sub-graph's evaluation span names the calling node in flow.call.node and is a child
 // of that node's span, should that span be unknown, of the calling graph's evaluation
-// span. The engine gives InterceptFlow the calling node but not its branch, so the
-// node's span is found by node and call path; where that node runs in several
-// branches at once (a node with two incoming links and no join), the call's span
-// starts when the call's first node does, whose branch tells which one called, with
-// the time the call began.
+// span. Tracing is a flow.NodeStarter: a node's task runs with the node's span in its
+// context, so the spans the task starts (an instrumented HTTP client's, a model
+// call's, a run it evaluates itself) are children of the node's span, and a
+// sub-graph's evaluation finds its calling node's span there. Where another
+// interceptor gave the task a context without it, the calling node's span is found
+// by node and call path; where that node runs in several branches at once (a node
+// with two incoming links and no join), the call's span then starts when the call's
+// first node does, whose branch tells which one called, with the time the call
+// began.
 //
 // Spans carry the graph, node, node type, instance, run and branch ids and, when they
 // end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
@@ -190,9 +195,13 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	var span oteltrace.Span
 	if inv.Node != nil {
 		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
-		switch callers := t.callers(run.spans, inv); len(callers) {
-		case 0:
-		case 1:
+		callers := t.callers(run.spans, inv)
+		own := oteltrace.SpanFromContext(ctx).SpanContext()
+		switch {
+		case own.IsValid() && slices.ContainsFunc(callers, func(c caller) bool { return c.span.SpanContext().Equal(own) }):
+			// StartNode put the calling node's span in the context: the parent is known.
+		case len(callers) == 0:
+		case len(callers) == 1:
 			ctx = oteltrace.ContextWithSpan(ctx, callers[0].span)
 		default:
 			run.call = &pendingCall{t: t, parent: ctx, name: "flow " + inv.Graph.ID, start: time.Now(), attrs: attrs,
@@ -325,6 +334,23 @@ func (t *Tracing) fail(span oteltrace.Span, info *trace.ErrorInfo) {
 // attributes sees them when the evaluation span records; below one that does not, it
 // decides without them.)
 func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
+	t.startNode(ctx, c, n)
+}
+
+// StartNode starts the node's span, as OnNodeStart does, and returns ctx with it (see
+// flow.NodeStarter): the spans the node's task starts (an HTTP client's, a model
+// call's, a run it starts itself) and the evaluation span of a sub-graph it calls are
+// children of the node's span.
+func (t *Tracing) StartNode(ctx context.Context, c *flow.Context, n *flow.Node) context.Context {
+	if span := t.startNode(ctx, c, n); span != nil {
+		return oteltrace.ContextWithSpan(ctx, span)
+	}
+	return ctx
+}
+
+// startNode starts and returns the node's span; nil if the execution has one already
+// (the Tracing is registered twice) or its run is over.
+func (t *Tracing) startNode(ctx context.Context, c *flow.Context, n *flow.Node) oteltrace.Span {
 	rs := &t.stray
 	if r, ok := ctx.Value(tracingKey{t}).(*tracingRun); ok {
 		rs = r.spans
@@ -340,7 +366,7 @@ func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node
 	if open || closed {
 		// Registered twice: this execution has its span (replacing it would leave
 		// that span never ended). Or the run is over: its spans were ended.
-		return
+		return nil
 	}
 	var span oteltrace.Span
 	if oteltrace.SpanFromContext(ctx).IsRecording() {
@@ -355,6 +381,7 @@ func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node
 	rs.m[k] = span
 	rs.mu.Unlock()
 	t.openSpans.Add(1)
+	return span
 }
 
 // nodeAttrs returns the attributes a node span starts with.
