@@ -157,5 +157,8 @@
 //
 // Tracing opens a span per graph evaluation and per node execution with a tracer
 // provider passed in (no global state). Node spans are keyed by the branch view and
-// node, as the engine guarantees one node at a time per view.
+// node, as the engine guarantees one node at a time per view. Tracing is a
+// flow.NodeStarter: a node's task runs with the node's span in its context, so what
+// the task traces with that context (an instrumented HTTP or database client, a
+// model call, a graph it evaluates) nests under the node's span.
 package interceptor
