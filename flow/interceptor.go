@@ -35,7 +35,9 @@ type Interceptor interface {
 // given the context the ones before returned, and the node's guard and task run with
 // the context the last one returned. It must derive that context from ctx (nil keeps
 // ctx). The conditions of the node's links and OnNodeEnd keep the run's context; a
-// retried node gets a new context per attempt.
+// retried node gets a new context per attempt. A context with its own cancellation
+// (a deadline per node) is the interceptor's to cancel, in OnNodeEnd; a task that
+// fails because of it fails its node (it is not an interruption of the run).
 type NodeStarter interface {
 	Interceptor
 	StartNode(ctx context.Context, c *Context, n *Node) context.Context
