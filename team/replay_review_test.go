@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
 )
@@ -53,3 +54,194 @@ func TestSupervisorSameQuestionTwiceReplaysInOrder(t *testing.T) {
 	assert.Equal(t, sup.Requests()[1].LastUserMessage(), sup.Requests()[3].LastUserMessage(),
 		"the supervisor sees the work it saw before the failure")
 }
+
+// down is a retryable failure of a turnsAgent's call.
+var down = &team.Error{Type: team.TypeSourceUnavailable, Retry: true, Message: "down"}
+
+// loopGraph is s → l (loop over two items) → crew (the team's Task) → close → e, on
+// an engine with the team's Interceptor and opts.
+func loopGraph(t *testing.T, tm *team.TeamAgent, opts ...flow.Option) (*flow.Engine, *flow.Graph) {
+	t.Helper()
+	spec := flow.NewSpec("loop")
+	spec.Start("s").LinkTo("l")
+	spec.Loop("l", "item", []any{1, 2}).LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("close")
+	spec.Loop("close", "", nil).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	return flow.NewEngine(append(opts, flow.WithInterceptor(tm.Interceptor(), -100))...), g
+}
+
+// The team runs in a loop body with the same question each pass. Its second pass
+// fails; the retried call replays that pass's answer of a, never the first pass's.
+func TestLoopRetryReplaysItsOwnPass(t *testing.T) {
+	a := &turnsAgent{name: "a"}
+	b := &turnsAgent{name: "b", outcomes: []error{nil, down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(a, b))
+	require.NoError(t, err)
+	eng, g := loopGraph(t, tm)
+	fc := flow.NewContextWith("loop-retry", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, a.calls(), "a answered each pass once")
+	assert.Equal(t, 3, b.calls())
+	tr := tm.Trace(fc)
+	assert.Equal(t, "answer 2", tr.Records[0].Content, "the second pass's answer")
+	assert.Equal(t, "answer 3", tr.FinalAnswer)
+	_, kept := fc.Get("_team.crew:turns")
+	assert.False(t, kept, "the completed run leaves no turn log")
+}
+
+// The team's first pass in a loop body fails and an error policy recovers the call:
+// the second pass asks the same question at the same node and branch, but it is a
+// new run, and a is asked again.
+func TestLoopRecoveredPassDoesNotReplay(t *testing.T) {
+	a := &turnsAgent{name: "a"}
+	b := &turnsAgent{name: "b", outcomes: []error{down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(a, b))
+	require.NoError(t, err)
+	eng, g := loopGraph(t, tm, recoverNode("crew"))
+	fc := flow.NewContextWith("loop-recovered", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, a.calls(), "the second pass asks a again")
+	assert.Equal(t, 2, b.calls())
+	assert.Equal(t, "answer 2", tm.Trace(fc).FinalAnswer)
+}
+
+// The team's call has a retry policy: b fails twice, and each attempt replays the
+// turns of the attempts before it, so a answers once over three attempts.
+func TestRetryPolicyThirdAttemptReplays(t *testing.T) {
+	a := &turnsAgent{name: "a"}
+	b := &turnsAgent{name: "b", outcomes: []error{down, down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(a, b))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).SetRetry(flow.RetryPolicy{Max: 3}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	fc := flow.NewContextWith("ops-attempts", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a.calls())
+	assert.Equal(t, 3, b.calls())
+	tr := tm.Trace(fc)
+	assert.Equal(t, []string{"a", "b"}, tr.Route)
+	assert.Equal(t, 2, tr.Turns)
+	assert.Equal(t, "answer 1", tr.Records[0].Content)
+	assert.Equal(t, "answer 3", tr.FinalAnswer)
+}
+
+// A parallel team's merge fails once, after every member answered (four at once).
+// The retried call replays all four, concurrently, and merges them.
+func TestParallelMergeFailureReplaysAllMembers(t *testing.T) {
+	var members []team.Agent
+	var fixed []*testkit.FixedAgent
+	for _, name := range []string{"w1", "w2", "w3", "w4"} {
+		f := testkit.NewFixedAgent(name, name+" done")
+		fixed, members = append(fixed, f), append(members, f)
+	}
+	merges := 0
+	merge := team.ParallelMerge(func(_ context.Context, tr *team.TeamTrace) (string, error) {
+		merges++
+		if merges == 1 {
+			return "", down
+		}
+		return "merged " + string(rune('0'+len(tr.MemberRecords()))), nil
+	})
+	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel(merge)), team.WithMembers(members...))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	fc := flow.NewContextWith("ops-merge", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	var log eventLog
+	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	for _, f := range fixed {
+		assert.Len(t, f.Prompts(), 1, f.Name())
+		assert.Empty(t, log.byAgent(f.Name()), f.Name())
+	}
+	tr := tm.Trace(fc)
+	assert.Len(t, tr.MemberRecords(), 4)
+	assert.Equal(t, "merged 4", tr.FinalAnswer)
+}
+
+// As TestTeamTaskRetryReplaysRecoveredFailure, with the retried call in another
+// process: the recovered failure comes back from the file store as plain maps, and
+// replays as the failure the policy recovers again (payer's new model is not asked,
+// its transfer ran once).
+func TestRecoveredFailureReplaysAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	box, botBox := &toolbox{}, &toolbox{}
+	store, err := session.NewFileStore(t.TempDir())
+	require.NoError(t, err)
+	build := func(bot ...testkit.Turn) (*session.Runner, *testkit.ScriptedModel) {
+		payModel := testkit.NewScriptedModel().
+			When(testkit.LastIsToolResult("transfer"), testkit.FailWith(team.TypeSourceUnavailable)).
+			When(func(*team.ChatRequest) bool { return true },
+				testkit.CallTools(testkit.ToolCall("p1", "transfer", `{"to":"acme","amount":5000}`)))
+		payer, err := team.NewReActAgent("payer", payModel, team.WithTools(box.transfer()))
+		require.NoError(t, err)
+		b, err := team.NewReActAgent("bot", testkit.NewScriptedModel(bot...), team.WithTools(botBox.remove()))
+		require.NoError(t, err)
+		tm, err := team.NewTeam("crew", team.WithMembers(payer, b))
+		require.NoError(t, err)
+		spec := flow.NewSpec("ops")
+		spec.Start("s").LinkTo("crew")
+		spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+		spec.End("e")
+		g, err := spec.Build()
+		require.NoError(t, err)
+		eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), recoverNode("payer"))
+		require.NoError(t, eng.Register(g))
+		return session.NewRunner(eng, store), payModel
+	}
+	runner, _ := build(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
+	res, err := runner.Run(ctx, "ops", flow.NewContextWith("ops-rec-far", map[string]any{"prompt": "pay acme, then clean up"}))
+	require.NoError(t, err)
+	for _, agent := range []string{"payer", "bot"} {
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		snap, err := runner.Load(ctx, "ops-rec-far")
+		require.NoError(t, err)
+		p := team.PendingIn(snap.Vars, agent)
+		require.NotNil(t, p, agent)
+		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
+		require.NoError(t, err)
+		res, err = runner.Resume(ctx, "ops-rec-far", updates)
+		if agent == "bot" {
+			require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, flow.StatusFailed, res.Status)
+
+	runner, payModel := build(afterRemove("cleaned"))
+	res, err = runner.Resume(ctx, "ops-rec-far", nil)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Zero(t, payModel.Calls(), "payer's model is not asked again")
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	tr := team.TraceOf(res.Context.Vars(), "crew")
+	require.NotNil(t, tr)
+	require.Len(t, tr.Records, 2)
+	assert.Equal(t, team.RunFailed, tr.Records[0].Status)
+	assert.Equal(t, team.TypeSourceUnavailable, tr.Records[0].Error.Type)
+	assert.Equal(t, "cleaned", tr.FinalAnswer)
+	assert.Empty(t, team.SessionOf(res.Context).PendingAll())
+}
+
