@@ -245,3 +245,77 @@ func TestRecoveredFailureReplaysAcrossProcesses(t *testing.T) {
 	assert.Empty(t, team.SessionOf(res.Context).PendingAll())
 }
 
+// A team run's turn log is only there for a retry of the run: once the run's call
+// can no longer be retried, none is left in the variables (which a snapshot stores
+// and the command line prints). Here the team's call fails and an error policy
+// recovers it, and a nested team's failure is recovered in a root team that
+// completes.
+func TestUnretriableFailureLeavesNoTurnLog(t *testing.T) {
+	t.Run("task", func(t *testing.T) {
+		b := &turnsAgent{name: "b", outcomes: []error{down}}
+		tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, b))
+		require.NoError(t, err)
+		spec := flow.NewSpec("ops")
+		spec.Start("s").LinkTo("crew")
+		spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+		spec.End("e")
+		g, err := spec.Build()
+		require.NoError(t, err)
+		eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), recoverNode("crew"))
+		fc := flow.NewContextWith("ops-left", map[string]any{"prompt": "work"})
+		res, err := eng.EvalGraph(context.Background(), g, fc)
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		require.Equal(t, team.TeamFailed, tm.Trace(fc).Status)
+		_, left := fc.Get("_team.crew:turns")
+		assert.False(t, left)
+	})
+	t.Run("nested", func(t *testing.T) {
+		w := &turnsAgent{name: "w", outcomes: []error{down}}
+		inner, err := team.NewTeam("inner", team.WithMembers(&turnsAgent{name: "x"}, w))
+		require.NoError(t, err)
+		outer, err := team.NewTeam("outer", team.WithMembers(inner), team.WithEngineOptions(recoverNode("inner")))
+		require.NoError(t, err)
+		sess := team.NewSession("nested-left")
+		_, err = outer.Call(context.Background(), "work", sess)
+		require.NoError(t, err)
+		require.Equal(t, team.TeamCompleted, outer.Trace(sess.Context()).Status)
+		require.Equal(t, team.TeamFailed, inner.Trace(sess.Context()).Status)
+		_, left := sess.Context().Get("_team.inner:turns")
+		assert.False(t, left)
+	})
+}
+
+// A nested team's failure is recovered in its parent, which a later member's failure
+// then fails. The retried call calls the nested team again (its failure is not
+// replayed), and it retries its failed run: x, which answered there, replays.
+func TestRecoveredNestedFailureRetriedWithParent(t *testing.T) {
+	x := &turnsAgent{name: "x"}
+	w := &turnsAgent{name: "w", outcomes: []error{down}}
+	inner, err := team.NewTeam("inner", team.WithMembers(x, w))
+	require.NoError(t, err)
+	bot := &turnsAgent{name: "bot", outcomes: []error{down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(inner, bot))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), recoverNode("inner"))
+	require.NoError(t, eng.Register(inner.Graph()))
+	fc := flow.NewContextWith("ops-nested-rec", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, 1, w.calls())
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, x.calls(), "x is not asked again")
+	assert.Equal(t, 2, w.calls())
+	assert.Equal(t, 2, bot.calls())
+	_, left := fc.Get("_team.inner:turns")
+	assert.False(t, left, "the completed parent leaves no log of its nested team")
+}

@@ -45,6 +45,17 @@ type answeredTurn struct {
 // (checkName), so no team's other variables can be named so.
 func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ":turns" }
 
+// dropTurns removes the turn logs of the team and of the teams nested in it: their
+// runs can no longer be retried (the team's completed, or its call's failure was
+// recovered and the flow went on), and a log left behind would stay in the variables
+// a snapshot stores and the command line prints.
+func (t *TeamAgent) dropTurns(c *flow.Context) {
+	c.Delete(t.turnsKey())
+	for _, sub := range t.nested {
+		sub.dropTurns(c)
+	}
+}
+
 // questionDigest is the digest of a prompt a turn log keeps.
 func questionDigest(prompt string) string {
 	sum := sha256.Sum256([]byte(prompt))
