@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -318,4 +319,81 @@ func TestRecoveredNestedFailureRetriedWithParent(t *testing.T) {
 	assert.Equal(t, 2, bot.calls())
 	_, left := fc.Get("_team.inner:turns")
 	assert.False(t, left, "the completed parent leaves no log of its nested team")
+}
+
+// funcAgent answers with its function, which gets the call's number (1, 2, …).
+type funcAgent struct {
+	name string
+	mu   sync.Mutex
+	n    int
+	fn   func(ctx context.Context, n int) (*team.Answer, error)
+}
+
+func (a *funcAgent) Name() string { return a.name }
+func (a *funcAgent) Role() string { return "worker" }
+
+func (a *funcAgent) Call(ctx context.Context, _ string, _ *team.AgentSession) (*team.Answer, error) {
+	a.mu.Lock()
+	a.n++
+	n := a.n
+	a.mu.Unlock()
+	return a.fn(ctx, n)
+}
+
+func (a *funcAgent) calls() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n
+}
+
+// Two teams run as sub-graphs in parallel branches. One fails (fail-fast) while the
+// other's second member is working, after its first answered. The resumed run goes
+// on with both: neither asks a member that answered again, and the members that
+// failed or were cancelled run.
+func TestParallelTeamsFailFastReplayEach(t *testing.T) {
+	started := make(chan struct{})
+	blocker := &funcAgent{name: "blocker", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "unblocked"}, nil
+	}}
+	f := &funcAgent{name: "f", fn: func(_ context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			<-started
+			return nil, down
+		}
+		return &team.Answer{Content: "f done"}, nil
+	}}
+	a1, a2 := &turnsAgent{name: "a1"}, &turnsAgent{name: "a2"}
+	t1, err := team.NewTeam("one", team.WithMembers(a1, f))
+	require.NoError(t, err)
+	t2, err := team.NewTeam("two", team.WithMembers(a2, blocker))
+	require.NoError(t, err)
+	spec := flow.NewSpec("both")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").LinkTo("one").LinkTo("two")
+	spec.Activity("one").Do(t1.Task()).LinkTo("join")
+	spec.Activity("two").Do(t2.Task()).LinkTo("join")
+	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(t1.Interceptor(), -101), flow.WithInterceptor(t2.Interceptor(), -100))
+	fc := flow.NewContextWith("both", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, team.TeamFailed, t2.Trace(fc).Status)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a1.calls())
+	assert.Equal(t, 1, a2.calls())
+	assert.Equal(t, 2, f.calls())
+	assert.Equal(t, 2, blocker.calls())
+	assert.Equal(t, "f done", t1.Trace(fc).FinalAnswer)
+	assert.Equal(t, "unblocked", t2.Trace(fc).FinalAnswer)
 }
