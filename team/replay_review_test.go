@@ -397,3 +397,75 @@ func TestParallelTeamsFailFastReplayEach(t *testing.T) {
 	assert.Equal(t, "f done", t1.Trace(fc).FinalAnswer)
 	assert.Equal(t, "unblocked", t2.Trace(fc).FinalAnswer)
 }
+
+// The team's hooks see a retried call's run without the replayed turn: no admission
+// check, member start or end for a, whose turn the failed call's run reported.
+func TestRetriedCallHooksSkipReplayedTurn(t *testing.T) {
+	h := &ttHooks{}
+	b := &turnsAgent{name: "b", outcomes: []error{down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, b), team.WithTeamInterceptor(h, 0))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	fc := flow.NewContextWith("ops-hooks", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	failed := len(h.Log())
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{
+		"team_start:crew:running",
+		"agent_continue:b", "member_start:b:work", "member_end:b:answer 2:false",
+		"team_end:crew:completed:false",
+	}, h.Log()[failed:])
+	assert.Equal(t, 2, h.sawTurnsEnd)
+}
+
+// session.Runner on an engine with DiscardStaleRuns (installed twice) retries a team
+// run as a sub-graph: the resume that retries the failed call is no new run, so bot's
+// kept run survives it, payer replays, and the completed run leaves nothing pending.
+func TestDiscardStaleRunsKeepsRetriedTeamRuns(t *testing.T) {
+	ctx := context.Background()
+	box := &toolbox{}
+	payer, payModel := payerAgent(t, box)
+	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	tm, err := team.NewTeam("crew", team.WithMembers(payer, bot))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100),
+		flow.WithInterceptor(team.DiscardStaleRuns(), 0), flow.WithInterceptor(team.DiscardStaleRuns(), 1))
+	require.NoError(t, eng.Register(g))
+	runner := session.NewRunner(eng, session.NewMemoryStore())
+	res, err := runner.Run(ctx, "ops", flow.NewContextWith("ops-stale", map[string]any{"prompt": "pay acme, then clean up"}))
+	require.NoError(t, err)
+	for _, agent := range []string{"payer", "bot"} {
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		snap, err := runner.Load(ctx, "ops-stale")
+		require.NoError(t, err)
+		p := team.PendingIn(snap.Vars, agent)
+		require.NotNil(t, p, agent)
+		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
+		require.NoError(t, err)
+		res, err = runner.Resume(ctx, "ops-stale", updates)
+		if agent == "bot" {
+			require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		}
+	}
+	require.Equal(t, flow.StatusFailed, res.Status)
+
+	res, err = runner.Resume(ctx, "ops-stale", nil)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	assert.Equal(t, 2, payModel.Calls())
+	assert.Equal(t, 3, botModel.Calls())
+	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
+	assert.Empty(t, team.SessionOf(res.Context).PendingAll())
+	assert.Equal(t, "cleaned", tm.Trace(res.Context).FinalAnswer)
+}
