@@ -469,3 +469,34 @@ func TestDiscardStaleRunsKeepsRetriedTeamRuns(t *testing.T) {
 	assert.Empty(t, team.SessionOf(res.Context).PendingAll())
 	assert.Equal(t, "cleaned", tm.Trace(res.Context).FinalAnswer)
 }
+
+// The same team is called at two nodes with the same question. The first call fails
+// and an error policy recovers it; the second fails. The retried second call replays
+// its own run's answer of a, not the first call's.
+func TestTeamCalledAtTwoNodesReplaysItsOwnCall(t *testing.T) {
+	a := &turnsAgent{name: "a"}
+	b := &turnsAgent{name: "b", outcomes: []error{down, down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(a, b))
+	require.NoError(t, err)
+	spec := flow.NewSpec("twice")
+	spec.Start("s").LinkTo("first")
+	spec.Activity("first").Do(tm.Task()).LinkTo("second")
+	spec.Activity("second").Do(tm.Task()).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), recoverNode("first"))
+	fc := flow.NewContextWith("twice", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, a.calls(), "a answered each call once")
+	assert.Equal(t, 3, b.calls())
+	tr := tm.Trace(fc)
+	assert.Equal(t, "answer 2", tr.Records[0].Content, "the second call's answer")
+	assert.Equal(t, "answer 3", tr.FinalAnswer)
+}
+
