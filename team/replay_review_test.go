@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 
@@ -500,3 +501,29 @@ func TestTeamCalledAtTwoNodesReplaysItsOwnCall(t *testing.T) {
 	assert.Equal(t, "answer 3", tr.FinalAnswer)
 }
 
+// Every attempt of a retry policy fails b. The turn log keeps what a later attempt
+// could replay (a's answer, and the last attempt's turns), not one dead failure per
+// attempt: a failure that ended its attempt never replays.
+func TestTurnLogDoesNotGrowWithFailedAttempts(t *testing.T) {
+	b := &turnsAgent{name: "b", outcomes: []error{down, down, down, down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, b))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").Do(tm.Task()).SetRetry(flow.RetryPolicy{Max: 4}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	fc := flow.NewContextWith("ops-growth", map[string]any{"prompt": "work"})
+	_, err = eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, 4, b.calls())
+
+	raw, err := json.Marshal(fc.Value("_team.crew:turns"))
+	require.NoError(t, err)
+	var log struct{ Turns, Replay []json.RawMessage }
+	require.NoError(t, json.Unmarshal(raw, &log))
+	assert.Len(t, log.Turns, 2, "the last attempt's turns: a replayed, b failed")
+	assert.Len(t, log.Replay, 0, "nothing left that could replay")
+}
