@@ -527,3 +527,39 @@ func TestTurnLogDoesNotGrowWithFailedAttempts(t *testing.T) {
 	assert.Len(t, log.Turns, 2, "the last attempt's turns: a replayed, b failed")
 	assert.Len(t, log.Replay, 0, "nothing left that could replay")
 }
+
+// A parallel team's merge fails once after its nested team and a member answered.
+// The retried call replays the nested team as one turn beside the member's replay:
+// nobody is asked again and the stream shows neither working.
+func TestParallelRetryReplaysNestedTeam(t *testing.T) {
+	x, w := &turnsAgent{name: "x"}, &turnsAgent{name: "w"}
+	inner, err := team.NewTeam("inner", team.WithMembers(x))
+	require.NoError(t, err)
+	merges := 0
+	merge := team.ParallelMerge(func(_ context.Context, tr *team.TeamTrace) (string, error) {
+		if merges++; merges == 1 {
+			return "", down
+		}
+		return tr.LastAnswerOf("inner") + " + " + tr.LastAnswerOf("w"), nil
+	})
+	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel(merge)), team.WithMembers(inner, w))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	require.NoError(t, eng.Register(inner.Graph()))
+	fc := flow.NewContextWith("ops-par-nested", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	innerRun := inner.Trace(fc).RunID
+
+	var log eventLog
+	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, x.calls())
+	assert.Equal(t, 1, w.calls())
+	assert.Empty(t, log.byAgent("inner"))
+	assert.Empty(t, log.byAgent("x"))
+	assert.Empty(t, log.byAgent("w"))
+	assert.Equal(t, innerRun, inner.Trace(fc).RunID)
+	assert.Equal(t, "answer 1 + answer 1", tm.Trace(fc).FinalAnswer)
+}
