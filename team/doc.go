@@ -245,11 +245,13 @@
 // duration) and counts its metrics once, so the retried run's trace is the one it
 // would have had without the failure. What the replay needs (a log of the answered
 // turns of a team run as a sub-graph, "_team.<name>:turns", dropped when the run
-// completes) is kept in the context variables with the team's trace, so a retry in
-// another process (a restored snapshot) replays too. A member's failed turn whose
-// failure an error policy recovered (the team's Interceptor notes it) is replayed
-// too: the node fails again with the recorded error, without running the member, for
-// the policy to recover again, so the failed run's approved calls do not run again.
+// can no longer be retried: it completes, its parent's run completes, or an error
+// policy recovers its call) is kept in the context variables with the team's trace,
+// so a retry in another process (a restored snapshot) replays too. A member's failed
+// turn whose failure an error policy recovered (the team's Interceptor notes it) is
+// replayed too: the node fails again with the recorded error, without running the
+// member, for the policy to recover again, so the failed run's approved calls do not
+// run again.
 // A failure that ended the run is not replayed (its member goes on with the run it
 // kept, or starts afresh), nor is a nested team's failure, nor a parallel member's
 // failure withdrawn by the fork's branch policy. (A team run with Task learns that

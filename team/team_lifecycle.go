@@ -202,7 +202,10 @@ func (s *teamEndTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) er
 		tr.closeSegment(time.Now())
 	})
 	c.Set(AnswerKey(t.name), tr.FinalAnswer)
-	c.Delete(t.turnsKey()) // a completed run is never retried
+	// A completed run is never retried, nor are the runs of nested teams it called
+	// (a nested team whose failure was recovered keeps its log until then: a retry
+	// of this run calls it again).
+	t.dropTurns(c)
 	if st := invStateOf(ctx, t); st != nil {
 		st.ended.Store(true)
 	}

@@ -91,17 +91,21 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	// A member whose run waits for decisions was admitted before the pause: it goes on,
 	// with its prompt, if its node continues the run (else the node discards it, and
 	// this is a new turn).
-	run := SessionOf(c).State(name).Run
-	resuming := run != nil && mt.inner.continues(ctx, run, c, n)
 	prompt := t.promptFor(tr, m)
 	asked := prompt
-	if resuming {
-		asked = run.Prompt
-	} else if q, err := mt.inner.question(c, n, prompt); err == nil {
+	if q, err := mt.inner.question(c, n, prompt); err == nil {
 		asked = q
+		// A replay comes first: the run a failure kept waiting is the member's last
+		// turn in the failed run, so a turn it answered there with the same question
+		// came before it.
 		if turn, ok := t.replayable(c, tr.RunID, name, n.ID, branch, questionDigest(q)); ok {
 			return mt.replay(c, n, prompt, turn)
 		}
+	}
+	run := SessionOf(c).State(name).Run
+	resuming := run != nil && mt.inner.continues(ctx, run, c, n)
+	if resuming {
+		asked = run.Prompt
 	}
 	start := nodeEvent(EventNodeStart, tr, name, n.ID, branch)
 	if !resuming {

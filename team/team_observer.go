@@ -35,12 +35,17 @@ func callKey(runID, callerPath, callerBranch string) string {
 }
 
 // callsTeam reports whether node n calls the graph of a team this observer follows.
-func (o *observer) callsTeam(n *flow.Node) bool {
+func (o *observer) callsTeam(n *flow.Node) bool { return o.calledTeam(n) != nil }
+
+// calledTeam returns the team whose graph node n calls, if this observer follows it.
+func (o *observer) calledTeam(n *flow.Node) *TeamAgent {
 	if g, ok := flow.CalledGraph(n.Component); ok {
-		return o.teamOf(g) != nil
+		return o.teamOf(g)
 	}
-	id, ok := strings.CutPrefix(n.Task, "#")
-	return ok && n.Component == nil && o.teams[id] != nil
+	if id, ok := strings.CutPrefix(n.Task, "#"); ok && n.Component == nil {
+		return o.teams[id]
+	}
+	return nil
 }
 
 // callerContinues reports whether the call of graph graphID that c's node belongs to
@@ -253,6 +258,14 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		SessionOf(c).discardRunsAt(n.ID, c.BranchID())
 		if p := o.teamOf(n.Graph()); p != nil && p.byName[n.ID] != nil {
 			p.markRecovered(c, n.ID, c.BranchID()) // a retry of the team's run replays the failure
+		}
+		if sub := o.calledTeam(n); sub != nil {
+			if p, _ := o.nestedAt(n); p == nil {
+				// The flow went on past the call: nothing retries the team's run. (A
+				// nested team's log waits for its parent's run, which a retry of the
+				// parent's call would retry with it.)
+				sub.dropTurns(c)
+			}
 		}
 	}
 	if st, _ := ctx.Value(invKey{}).(*invState); st != nil && c.CallPath() == st.path {

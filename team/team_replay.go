@@ -45,6 +45,17 @@ type answeredTurn struct {
 // (checkName), so no team's other variables can be named so.
 func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ":turns" }
 
+// dropTurns removes the turn logs of the team and of the teams nested in it: their
+// runs can no longer be retried (the team's completed, or its call's failure was
+// recovered and the flow went on), and a log left behind would stay in the variables
+// a snapshot stores and the command line prints.
+func (t *TeamAgent) dropTurns(c *flow.Context) {
+	c.Delete(t.turnsKey())
+	for _, sub := range t.nested {
+		sub.dropTurns(c)
+	}
+}
+
 // questionDigest is the digest of a prompt a turn log keeps.
 func questionDigest(prompt string) string {
 	sum := sha256.Sum256([]byte(prompt))
@@ -81,7 +92,10 @@ func (t *TeamAgent) startTurns(c *flow.Context, runID, retried string) {
 	c.Update(t.turnsKey(), func(old any, _ bool) any {
 		l := turnLog{RunID: runID}
 		if prev := turnLogValue(old); retried != "" && prev.RunID == retried {
-			l.Replay = append(prev.Turns, prev.Replay...)
+			// Carried on, the failures that ended their runs (which never replay) would
+			// grow the log by one per failed attempt.
+			l.Replay = slices.DeleteFunc(append(prev.Turns, prev.Replay...),
+				func(a answeredTurn) bool { return !a.canReplay() })
 		}
 		return l
 	})
@@ -145,10 +159,13 @@ func (l turnLog) find(runID, member, node, branch, q string) int {
 	}
 	return slices.IndexFunc(l.Replay, func(a answeredTurn) bool {
 		r := a.Record
-		return r.Source == member && r.Node == node && r.Branch == branch && a.Question == q &&
-			(r.Status != RunFailed || a.Recovered)
+		return r.Source == member && r.Node == node && r.Branch == branch && a.Question == q && a.canReplay()
 	})
 }
+
+// canReplay reports whether a retry may replay the turn: an answer, or a failure an
+// error policy recovered.
+func (a answeredTurn) canReplay() bool { return a.Record.Status != RunFailed || a.Recovered }
 
 // markRecovered marks the failed turns at node and branch in the team's turn log as
 // recovered: the node's failure was recovered (its earlier attempts, if a retry
