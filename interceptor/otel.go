@@ -342,7 +342,9 @@ func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node
 // call's, a run it starts itself) and the evaluation span of a sub-graph it calls are
 // children of the node's span.
 func (t *Tracing) StartNode(ctx context.Context, c *flow.Context, n *flow.Node) context.Context {
-	if span := t.startNode(ctx, c, n); span != nil {
+	// A span with no trace to belong to (a no-op provider's, without a parent)
+	// would add a context per node for nothing.
+	if span := t.startNode(ctx, c, n); span != nil && (span.SpanContext().IsValid() || span.IsRecording()) {
 		return oteltrace.ContextWithSpan(ctx, span)
 	}
 	return ctx
