@@ -214,6 +214,14 @@
 //     presented as the team's without saying that the member who should have
 //     answered failed.
 //
+// A team keeps its state in context variables named from its name: "_team.<name>"
+// (its trace), "_team.<name>.input", "_team.<name>.next" (the router's),
+// "_team.<name>.prompt.<member>" and "_team.<name>:turns". NewTeam refuses a name
+// that ends with ".input", ".next" or ".prompt", or contains ".prompt.": only such a
+// name can give a variable of another team (the one whose name it extends), and two
+// teams over one context (a nested team, two teams in one graph) would overwrite
+// each other's state. The variables keep the names snapshots already hold.
+//
 // The TeamTrace (TraceIn, TraceOf) is plain data in the FlowContext under
 // TraceKey(name): records (kind, role, source member, content, status, duration,
 // tokens), the route, every decision and the last one, the turn count, the protocol's
