@@ -254,7 +254,10 @@
 // would have had without the failure. What the replay needs (a log of the answered
 // turns of a team run as a sub-graph, "_team.<name>:turns", dropped when the run
 // can no longer be retried: it completes, its parent's run completes, or an error
-// policy recovers its call) is kept in the context variables with the team's trace,
+// policy recovers its call; RunFlow and ResumeFlow, and an engine with
+// DiscardStaleRuns, also drop every turn log when a new flow run starts over the
+// context, which retries no earlier run even where it never reaches the team's
+// node, and when a flow run completes) is kept in the context variables with the team's trace,
 // so a retry in another process (a restored snapshot) replays too. A member's failed
 // turn whose failure an error policy recovered (the team's Interceptor notes it) is
 // replayed too: the node fails again with the recorded error, without running the
