@@ -198,13 +198,20 @@
 //     in the message, the stack in Error.Err), as a panicking tool fails its call: the
 //     agent's run ends, traced and with its RunEnd event, instead of vanishing.
 //   - Parallel members follow the fork's branch policy: fail-fast fails the team and
-//     cancels the other members; continue lets them finish, and the coordinator reports
-//     the failed member as a gap ("[m] failed: …") instead of leaving it out. Members
-//     that are sub-agents (a SubResult, or failed tool calls RecordToolCalls kept) get
-//     coverage notes at the end of the merge, and an empty success that failed
-//     searches contradict is marked as a gap where it stands. A custom merge
-//     (ParallelMerge) replaces all of that; ParallelMergeWithCoverage hands it the
-//     notes.
+//     cancels the other members, whose turns are interrupted, not failed (as flow
+//     ends their nodes): the trace records no turn of theirs, their NodeEnd says
+//     interrupted (RunInterrupted), and the retry (a resume, a Call with the same
+//     prompt) runs them like any interrupted node. The same holds for a member
+//     cancelled because any other branch of the run, or of the sub-graph call it runs
+//     in, failed; a member whose context the caller cancelled fails. (The team's
+//     Interceptor tells them apart from flow's classification of the node: on an
+//     engine without it, such a turn is recorded as failed.) Continue lets them
+//     finish, and the coordinator reports the failed member as a gap ("[m] failed:
+//     …") instead of leaving it out. Members that are sub-agents (a SubResult, or
+//     failed tool calls RecordToolCalls kept) get coverage notes at the end of the
+//     merge, and an empty success that failed searches contradict is marked as a gap
+//     where it stands. A custom merge (ParallelMerge) replaces all of that;
+//     ParallelMergeWithCoverage hands it the notes.
 //   - The team's answer is the last member's answer, or the answer a supervisor gives
 //     when finishing with the route tool, or the coordinator's merge; WithAnswerFrom
 //     names the member whose last answer it is. When that member's last turn failed
