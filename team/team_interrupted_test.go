@@ -109,3 +109,39 @@ func TestMemberCancelledByCallerFails(t *testing.T) {
 	require.Len(t, ends, 1)
 	assert.Equal(t, team.RunFailed, ends[0].Status)
 }
+
+// The same for a nested team cut short by a parallel sibling's failure: the node of
+// the nested team and its member's node end "interrupted" (not flow's "INTERRUPTED"),
+// and neither team records a failure of them.
+func TestNestedTeamCancelledByFailFastIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	bad := &funcAgent{name: "bad", fn: func(context.Context, int) (*team.Answer, error) {
+		<-started
+		return nil, down
+	}}
+	inner, err := team.NewTeam("inner", team.WithMembers(slow))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad))
+	require.NoError(t, err)
+	sess := team.NewSession("ff-nested")
+	status := map[string]string{}
+	var runErr error
+	for ev, err := range outer.Stream(context.Background(), "go", sess) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		if ev.Kind == team.EventNodeEnd {
+			status[ev.Agent] = ev.Status
+		}
+	}
+	require.ErrorIs(t, runErr, team.ErrSourceUnavailable)
+	assert.Equal(t, map[string]string{"slow": team.RunInterrupted, "inner": team.RunInterrupted, "bad": team.RunFailed}, status)
+	assert.Equal(t, []string{"bad"}, outer.Trace(sess.Context()).Route)
+	assert.Empty(t, inner.Trace(sess.Context()).Route)
+}
