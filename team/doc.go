@@ -198,13 +198,20 @@
 //     in the message, the stack in Error.Err), as a panicking tool fails its call: the
 //     agent's run ends, traced and with its RunEnd event, instead of vanishing.
 //   - Parallel members follow the fork's branch policy: fail-fast fails the team and
-//     cancels the other members; continue lets them finish, and the coordinator reports
-//     the failed member as a gap ("[m] failed: …") instead of leaving it out. Members
-//     that are sub-agents (a SubResult, or failed tool calls RecordToolCalls kept) get
-//     coverage notes at the end of the merge, and an empty success that failed
-//     searches contradict is marked as a gap where it stands. A custom merge
-//     (ParallelMerge) replaces all of that; ParallelMergeWithCoverage hands it the
-//     notes.
+//     cancels the other members, whose turns are interrupted, not failed (as flow
+//     ends their nodes): the trace records no turn of theirs, their NodeEnd says
+//     interrupted (RunInterrupted), and the retry (a resume, a Call with the same
+//     prompt) runs them like any interrupted node. The same holds for a member
+//     cancelled because any other branch of the run, or of the sub-graph call it runs
+//     in, failed; a member whose context the caller cancelled fails. (The team's
+//     Interceptor tells them apart from flow's classification of the node: on an
+//     engine without it, such a turn is recorded as failed.) Continue lets them
+//     finish, and the coordinator reports the failed member as a gap ("[m] failed:
+//     …") instead of leaving it out. Members that are sub-agents (a SubResult, or
+//     failed tool calls RecordToolCalls kept) get coverage notes at the end of the
+//     merge, and an empty success that failed searches contradict is marked as a gap
+//     where it stands. A custom merge (ParallelMerge) replaces all of that;
+//     ParallelMergeWithCoverage hands it the notes.
 //   - The team's answer is the last member's answer, or the answer a supervisor gives
 //     when finishing with the route tool, or the coordinator's merge; WithAnswerFrom
 //     names the member whose last answer it is. When that member's last turn failed
@@ -213,6 +220,14 @@
 //     (the note alone when nobody answered): an earlier member's answer is never
 //     presented as the team's without saying that the member who should have
 //     answered failed.
+//
+// A team keeps its state in context variables named from its name: "_team.<name>"
+// (its trace), "_team.<name>.input", "_team.<name>.next" (the router's),
+// "_team.<name>.prompt.<member>" and "_team.<name>:turns". NewTeam refuses a name
+// that ends with ".input", ".next" or ".prompt", or contains ".prompt.": only such a
+// name can give a variable of another team (the one whose name it extends), and two
+// teams over one context (a nested team, two teams in one graph) would overwrite
+// each other's state. The variables keep the names snapshots already hold.
 //
 // The TeamTrace (TraceIn, TraceOf) is plain data in the FlowContext under
 // TraceKey(name): records (kind, role, source member, content, status, duration,
@@ -246,7 +261,10 @@
 // would have had without the failure. What the replay needs (a log of the answered
 // turns of a team run as a sub-graph, "_team.<name>:turns", dropped when the run
 // can no longer be retried: it completes, its parent's run completes, or an error
-// policy recovers its call) is kept in the context variables with the team's trace,
+// policy recovers its call; RunFlow and ResumeFlow, and an engine with
+// DiscardStaleRuns, also drop every turn log when a new flow run starts over the
+// context, which retries no earlier run even where it never reaches the team's
+// node, and when a flow run completes) is kept in the context variables with the team's trace,
 // so a retry in another process (a restored snapshot) replays too. A member's failed
 // turn whose failure an error policy recovered (the team's Interceptor notes it) is
 // replayed too: the node fails again with the recorded error, without running the

@@ -36,6 +36,11 @@ const (
 	RunCompleted = "completed"
 	RunPending   = "pending" // waiting for human decisions
 	RunFailed    = "failed"
+	// RunInterrupted ends a team member's node whose turn the flow cut short: its
+	// context ended because the run halted (another branch failed fast) or its
+	// sub-graph call failed elsewhere. The failure is not the member's, and its node
+	// runs again on resume.
+	RunInterrupted = "interrupted"
 )
 
 // Event is one thing that happened in an agent run. Every event carries the run id and

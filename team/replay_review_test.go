@@ -387,6 +387,9 @@ func TestParallelTeamsFailFastReplayEach(t *testing.T) {
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 	require.Equal(t, team.TeamFailed, t2.Trace(fc).Status)
+	// blocker was cancelled because the other call failed: its turn is interrupted,
+	// not failed (the node runs again on resume).
+	assert.Equal(t, []string{"a2"}, t2.Trace(fc).Route)
 
 	res, err = eng.Resume(context.Background(), res.Frontier, fc)
 	require.NoError(t, err)
@@ -397,6 +400,7 @@ func TestParallelTeamsFailFastReplayEach(t *testing.T) {
 	assert.Equal(t, 2, blocker.calls())
 	assert.Equal(t, "f done", t1.Trace(fc).FinalAnswer)
 	assert.Equal(t, "unblocked", t2.Trace(fc).FinalAnswer)
+	assert.Equal(t, []string{"a2", "blocker"}, t2.Trace(fc).Route)
 }
 
 // The team's hooks see a retried call's run without the replayed turn: no admission

@@ -212,11 +212,6 @@ func (s *AgentSession) Discard(agent string) {
 	s.setState(agent, st)
 }
 
-// discardNodeRuns drops every agent run waiting at a flow node in the session.
-func (s *AgentSession) discardNodeRuns() {
-	s.discardRuns(func(r *PendingRun) bool { return r.Info.Node != "" })
-}
-
 // discardRunsAt drops the agent runs waiting at node in branch, and inside the
 // sub-graph node calls there: the node's failure was recovered, so the flow went on
 // past them and nothing continues them.
@@ -230,21 +225,44 @@ func (s *AgentSession) discardRunsAt(node, branch string) {
 // discardRuns drops every agent run waiting in the session that drop selects.
 func (s *AgentSession) discardRuns(drop func(*PendingRun) bool) {
 	for k := range s.fc.Vars() {
-		if name, ok := strings.CutPrefix(k, StateKey("")); !ok || name == "" {
+		s.discardRunIn(k, drop)
+	}
+}
+
+// discardStale drops what no flow run over the session can continue once a new run
+// starts or a run completes: the agent runs waiting at flow nodes, and the teams'
+// turn logs. A turn log serves only a retry of the failed team run it belongs to,
+// which only a resume of that flow run makes; left behind, it would be carried in
+// every later snapshot. (One pass over the variables does both.)
+func (s *AgentSession) discardStale() {
+	for k := range s.fc.Vars() {
+		if isTurnsKey(k) {
+			s.fc.Delete(k)
 			continue
 		}
-		s.fc.Update(k, func(old any, _ bool) any {
-			if st, ok := old.(AgentState); ok && (st.Run == nil || !drop(st.Run)) {
-				return old // the usual case, without stateOf's JSON round trip
-			}
-			st := stateOf(old)
-			if st.Run == nil || !drop(st.Run) {
-				return old
-			}
-			st.Run = nil
-			return st
-		})
+		s.discardRunIn(k, isNodeRun)
 	}
+}
+
+func isNodeRun(r *PendingRun) bool { return r.Info.Node != "" }
+
+// discardRunIn drops the agent run waiting in variable k, if k holds an agent's state
+// and drop selects its run.
+func (s *AgentSession) discardRunIn(k string, drop func(*PendingRun) bool) {
+	if name, ok := strings.CutPrefix(k, StateKey("")); !ok || name == "" {
+		return
+	}
+	s.fc.Update(k, func(old any, _ bool) any {
+		if st, ok := old.(AgentState); ok && (st.Run == nil || !drop(st.Run)) {
+			return old // the usual case, without stateOf's JSON round trip
+		}
+		st := stateOf(old)
+		if st.Run == nil || !drop(st.Run) {
+			return old
+		}
+		st.Run = nil
+		return st
+	})
 }
 
 // ReActTrace returns the trace of the agent's last (or pending) ReAct run, or nil.
@@ -294,9 +312,11 @@ var ErrGraphChanged = errors.New("graph definition changed since the session was
 // discarded first. The agent nodes of the new run would not continue them (only a
 // resume or a retry of their node does), but the nodes the new run does not reach
 // would leave them in Pending, waiting for decisions nobody needs. ResumeFlow is the
-// way to continue such a run; runs of agents called outside a graph are kept.
+// way to continue such a run; runs of agents called outside a graph are kept. The
+// turn logs of failed team runs ("_team.<name>:turns") are dropped too: the new run
+// retries none of them.
 func (s *AgentSession) RunFlow(ctx context.Context, eng *flow.Engine, g *flow.Graph, opts ...flow.EvalOption) (*flow.Result, error) {
-	s.discardNodeRuns()
+	s.discardStale()
 	res, err := eng.EvalGraph(ctx, g, s.fc, opts...)
 	s.ended(g, res)
 	return res, err
@@ -305,14 +325,15 @@ func (s *AgentSession) RunFlow(ctx context.Context, eng *flow.Engine, g *flow.Gr
 // ended records where the flow run of g stands once an evaluation returned. A run
 // that completed leaves no agent run waiting at a node: nothing can continue one (a
 // run left there by a failure an error policy recovered, or by a branch withdrawn
-// with its failure), and Pending would show it waiting for nothing.
+// with its failure), and Pending would show it waiting for nothing; nor a team's
+// turn log, which nothing retries.
 func (s *AgentSession) ended(g *flow.Graph, res *flow.Result) {
 	if res == nil {
 		return
 	}
 	s.SetFlow(g, res)
 	if res.Status == flow.StatusCompleted {
-		s.discardNodeRuns()
+		s.discardStale()
 	}
 }
 
@@ -489,7 +510,9 @@ func DecideIn(vars map[string]any, agent string, ds ...Decision) (map[string]any
 // DiscardStaleRuns returns a flow interceptor that gives every run of an engine what
 // RunFlow and ResumeFlow give the flow runs of an AgentSession: a new evaluation (not
 // a resume) first discards the agent runs waiting at flow nodes in its context, and
-// an evaluation that completes discards those still waiting. Add it to the engine of
+// an evaluation that completes discards those still waiting; both also drop the
+// teams' turn logs ("_team.<name>:turns"), which only a resume of the failed run
+// they belong to replays. Add it to the engine of
 // a session.Runner (flow.WithInterceptor(team.DiscardStaleRuns(), i)): Runner.Run
 // would otherwise leave an agent run waiting at a node the new run never reaches (in
 // variables copied from another instance, say) listed in Pending, waiting for
@@ -510,11 +533,11 @@ func (staleRuns) InterceptFlow(ctx context.Context, inv *flow.Invocation) error 
 	}
 	sess := SessionOf(inv.Context)
 	if !inv.Resumed {
-		sess.discardNodeRuns()
+		sess.discardStale()
 	}
 	err := inv.Invoke(ctx)
 	if st, _, _ := inv.Outcome(); st == flow.StatusCompleted {
-		sess.discardNodeRuns()
+		sess.discardStale()
 	}
 	return err
 }

@@ -78,9 +78,13 @@ var _ Agent = (*TeamAgent)(nil)
 
 // NewTeam builds a team: it checks the members, generates the protocol's graph, lets
 // the adjusters edit it, builds it and registers it (and the graphs of nested teams)
-// on the team's engine.
+// on the team's engine. A name whose variables could be another team's (one ending
+// with ".input", ".next" or ".prompt", or containing ".prompt.") is refused.
 func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	if err := checkTeamName(name); err != nil {
 		return nil, fmt.Errorf("team: %w", err)
 	}
 	t := &TeamAgent{name: name, byName: map[string]Agent{}, nested: map[string]*TeamAgent{}}
@@ -187,6 +191,28 @@ func checkName(s string) error {
 	}
 	if strings.ContainsAny(s, "\"'`\\/: \t\r\n") || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return fmt.Errorf("name %q may not contain quotes, backslashes, slashes, colons, spaces or control characters", s)
+	}
+	return nil
+}
+
+// checkTeamName rejects team names whose variables could be another team's. A team
+// named n keeps "_team.n" (its trace), "_team.n.input", "_team.n.next" and
+// "_team.n.prompt.<member>" ("_team.n:turns" cannot clash: names have no colon). Two
+// names give the same variable only when one is the other followed by ".input",
+// ".next", ".prompt" or ".prompt.<part of a member name>", so such a name would
+// overwrite, over one context (a nested team, two teams in one graph), the state of a
+// team whose name it extends. The variables keep their names (snapshots written
+// before hold them); the names that could collide are refused instead.
+func checkTeamName(s string) error {
+	for _, suffix := range []string{".input", ".next", ".prompt"} {
+		if strings.HasSuffix(s, suffix) {
+			return fmt.Errorf("team name %q may not end with %q: its trace variable %q is a variable of another team, %q, and over one context each team would overwrite the other's state",
+				s, suffix, TraceKey(s), strings.TrimSuffix(s, suffix))
+		}
+	}
+	if i := strings.Index(s, ".prompt."); i >= 0 {
+		return fmt.Errorf("team name %q may not contain %q: its variables are named like the member prompts (%q) of another team, %q, and over one context each team would overwrite the other's state",
+			s, ".prompt.", "_team."+s[:i]+".prompt.<member>", s[:i])
 	}
 	return nil
 }

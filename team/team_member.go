@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -142,6 +143,15 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 		return mt.inner.Run(mctx, c, n)
 	}()
 	if err != nil {
+		if st := invStateOf(ctx, t); st != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Ended with its context: flow alone knows whether for a reason of the
+			// node's (the caller's cancellation: the node fails) or because the run
+			// halted or the sub-graph call failed elsewhere (the node is interrupted,
+			// and runs again on resume: the failure is not the member's). The team's
+			// observer records the turn when flow says how the node ended.
+			st.cut.Store(turnKey(n.ID, branch), cutTurn{mt: mt, ctx: ctx, asked: asked, began: began, err: err})
+			return err
+		}
 		mt.failed(ctx, c, n, asked, began, err)
 		return err
 	}
@@ -213,6 +223,43 @@ func (mt *memberTask) failed(ctx context.Context, c *flow.Context, n *flow.Node,
 	t.decided(ctx, tr, dec, n.ID, branch)
 	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
 	end.Duration, end.Status, end.Error = d, RunFailed, e
+	Emit(ctx, end)
+	t.icpts.memberEnd(ctx, tr, m, nil, err)
+}
+
+// cutTurn is a member turn whose context ended before its answer, waiting for flow
+// to say how its node ended (observer.OnNodeEnd).
+type cutTurn struct {
+	mt    *memberTask
+	ctx   context.Context
+	asked string
+	began time.Time
+	err   error
+}
+
+// turnKey identifies a member turn in an evaluation of its team's graph: one node
+// runs at most once at a time in a branch.
+func turnKey(node, branch string) string { return node + "\x00" + branch }
+
+// ended records the cut turn as flow classified its node: interrupted (the run
+// halted, or the call failed, elsewhere), else failed.
+func (ct cutTurn) ended(c *flow.Context, n *flow.Node, interrupted bool) {
+	if !interrupted {
+		ct.mt.failed(ct.ctx, c, n, ct.asked, ct.began, ct.err)
+		return
+	}
+	ct.mt.interrupted(ct.ctx, c, n, ct.began, ct.err)
+}
+
+// interrupted reports the end of a turn flow interrupted. The trace records no turn
+// (no record, no turn counted, no routing), as for a turn that never began: the node
+// runs again on resume, and the member then takes its turn; a run it kept waiting for
+// decisions still waits.
+func (mt *memberTask) interrupted(ctx context.Context, c *flow.Context, n *flow.Node, began time.Time, err error) {
+	t, m := mt.t, mt.m
+	tr := t.trace(c)
+	end := nodeEvent(EventNodeEnd, tr, m.Name(), n.ID, c.BranchID())
+	end.Duration, end.Status = time.Since(began), RunInterrupted
 	Emit(ctx, end)
 	t.icpts.memberEnd(ctx, tr, m, nil, err)
 }

@@ -113,7 +113,8 @@ type invState struct {
 	retried   string   // the id of the failed team run the start node retries (kept)
 	replayed  sync.Map // callKey of the nested teams' nodes whose turn was replayed -> struct{}
 	failed    error
-	waitsAt   string // "callpath:node" of the first node that suspended
+	waitsAt   string   // "callpath:node" of the first node that suspended
+	cut       sync.Map // turnKey -> cutTurn: member turns whose context ended, until their node ends
 }
 
 type invKey struct{}
@@ -249,6 +250,14 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 	if (c.Resumed() || c.Attempt() > 1) && o.callsTeam(n) {
 		o.continuing.Delete(callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID))
 	}
+	if p := o.teamOf(n.Graph()); p != nil && p.byName[n.ID] != nil {
+		// Before the recovered failure's bookkeeping, which marks the failed turn.
+		if st := invStateOf(ctx, p); st != nil {
+			if ct, ok := st.cut.LoadAndDelete(turnKey(n.ID, c.BranchID())); ok {
+				ct.(cutTurn).ended(c, n, end.Status == trace.Interrupted)
+			}
+		}
+	}
 	if end.Status == trace.Failed && end.Recovered {
 		// A member run kept waiting by its failure (a model call that failed after an
 		// approved batch) waits for a retry of its node; once the error policy
@@ -314,6 +323,8 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		ev.Status, ev.Error = RunFailed, AsError(end.Err, TypeAgentFailed)
 	case trace.Suspended:
 		ev.Status = RunPending
+	case trace.Interrupted:
+		ev.Status = RunInterrupted
 	default:
 		ev.Status = string(end.Status)
 	}

@@ -45,6 +45,17 @@ type answeredTurn struct {
 // (checkName), so no team's other variables can be named so.
 func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ":turns" }
 
+// isTurnsKey reports whether k names a team's turn log (of any team: a new run
+// drops them all).
+func isTurnsKey(k string) bool {
+	name, ok := strings.CutPrefix(k, "_team.")
+	if !ok {
+		return false
+	}
+	name, ok = strings.CutSuffix(name, ":turns")
+	return ok && name != "" && checkName(name) == nil
+}
+
 // dropTurns removes the turn logs of the team and of the teams nested in it: their
 // runs can no longer be retried (the team's completed, or its call's failure was
 // recovered and the flow went on), and a log left behind would stay in the variables
