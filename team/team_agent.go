@@ -58,6 +58,7 @@ var ErrTeamSuspendedInNode = errors.New("team suspended inside an agent node")
 // different sessions.
 type TeamAgent struct {
 	name     string
+	turnsVar string // turnsKey, made once: a member's turn looks it up
 	cfg      teamConfig
 	members  []Agent
 	byName   map[string]Agent
@@ -87,7 +88,7 @@ func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 	if err := checkTeamName(name); err != nil {
 		return nil, fmt.Errorf("team: %w", err)
 	}
-	t := &TeamAgent{name: name, byName: map[string]Agent{}, nested: map[string]*TeamAgent{}}
+	t := &TeamAgent{name: name, turnsVar: "_team." + name + ":turns", byName: map[string]Agent{}, nested: map[string]*TeamAgent{}}
 	for _, o := range opts {
 		o(&t.cfg)
 	}

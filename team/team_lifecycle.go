@@ -355,10 +355,10 @@ func (t *TeamAgent) decided(ctx context.Context, tr *TeamTrace, d *RouteDecision
 func (t *TeamAgent) nestedBegin(ctx context.Context, c *flow.Context, nest nesting, sub *TeamAgent) (prompt string, skip, replayed bool, tr *TeamTrace) {
 	tr = t.trace(c)
 	prompt = t.promptFor(tr, sub)
-	if turn, ok := t.replayable(c, tr.RunID, sub.name, nest.node, nest.branch, questionDigest(prompt)); ok {
+	if turn, ok := t.replayable(c, tr.RunID, sub.name, nest.node, nest.branch, prompt); ok {
 		c.Set(AnswerKey(sub.name), turn.Record.Content)
 		ans := &Answer{Agent: sub.name, RunID: turn.Record.RunID, Content: turn.Record.Content, Metrics: turn.Metrics}
-		tr, _ = t.answered(c, sub.name, turn.Question, turn.Record, ans, turn.Handoff)
+		tr, _ = t.answered(c, sub.name, turnQuestion{digest: turn.Question}, turn.Record, ans, turn.Handoff)
 		if st := enclosingStateOf(ctx, t); st != nil {
 			st.replayed.Store(callKey(c.RunID(), nest.node, nest.branch), struct{}{}) // for the observer's node end
 		}
@@ -380,7 +380,7 @@ func (t *TeamAgent) nestedEnd(ctx context.Context, c *flow.Context, nest nesting
 	rec := TeamRecord{Kind: RecordMember, Role: sub.Role(), Source: sub.name, Node: nest.node, Branch: nest.branch,
 		RunID: str.RunID, Content: str.FinalAnswer, Status: RunCompleted, Started: str.Started,
 		Duration: str.Metrics.Duration, Usage: str.Metrics.Usage()}
-	tr, dec := t.answered(c, sub.name, questionDigest(str.Prompt), rec, ans, nil)
+	tr, dec := t.answered(c, sub.name, turnQuestion{prompt: str.Prompt}, rec, ans, nil)
 	t.decided(ctx, tr, dec, nest.node, nest.branch)
 	t.icpts.memberEnd(ctx, tr, sub, ans, nil)
 }

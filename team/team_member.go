@@ -99,7 +99,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 		// A replay comes first: the run a failure kept waiting is the member's last
 		// turn in the failed run, so a turn it answered there with the same question
 		// came before it.
-		if turn, ok := t.replayable(c, tr.RunID, name, n.ID, branch, questionDigest(q)); ok {
+		if turn, ok := t.replayable(c, tr.RunID, name, n.ID, branch, q); ok {
 			return mt.replay(c, n, prompt, turn)
 		}
 	}
@@ -176,7 +176,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}
 	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
 		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: ans.Metrics.Usage()}
-	tr, dec := t.answered(c, name, questionDigest(asked), rec, ans, ho)
+	tr, dec := t.answered(c, name, turnQuestion{prompt: asked}, rec, ans, ho)
 	t.decided(ctx, tr, dec, n.ID, branch)
 	end.Status, end.Content = RunCompleted, ans.Content
 	u := ans.Metrics.Usage()
@@ -199,7 +199,7 @@ func (mt *memberTask) replay(c *flow.Context, n *flow.Node, prompt string, turn 
 	name, rec := mt.m.Name(), turn.Record
 	c.Set(mt.t.promptKey(name), prompt)
 	if rec.Status == RunFailed {
-		mt.t.failedTurn(c, name, turn.Question, rec)
+		mt.t.failedTurn(c, name, turnQuestion{digest: turn.Question}, rec)
 		if rec.Error == nil {
 			return &Error{Type: TypeAgentFailed, Message: fmt.Sprintf("agent %q failed", name)}
 		}
@@ -207,7 +207,7 @@ func (mt *memberTask) replay(c *flow.Context, n *flow.Node, prompt string, turn 
 	}
 	c.Set(mt.inner.answerKeyAt(n), rec.Content)
 	ans := &Answer{Agent: name, RunID: rec.RunID, Content: rec.Content, Metrics: turn.Metrics}
-	mt.t.answered(c, name, turn.Question, rec, ans, turn.Handoff)
+	mt.t.answered(c, name, turnQuestion{digest: turn.Question}, rec, ans, turn.Handoff)
 	return nil
 }
 
@@ -218,7 +218,7 @@ func (mt *memberTask) failed(ctx context.Context, c *flow.Context, n *flow.Node,
 	name, branch := m.Name(), c.BranchID()
 	d := time.Since(began)
 	e := AsError(err, TypeAgentFailed)
-	tr, dec := t.failedTurn(c, name, questionDigest(asked), TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name,
+	tr, dec := t.failedTurn(c, name, turnQuestion{prompt: asked}, TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name,
 		Node: n.ID, Branch: branch, Status: RunFailed, Error: e, Started: began, Duration: d})
 	t.decided(ctx, tr, dec, n.ID, branch)
 	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)

@@ -43,7 +43,7 @@ type answeredTurn struct {
 
 // turnsKey is the variable holding the team's turnLog. A name has no colon
 // (checkName), so no team's other variables can be named so.
-func (t *TeamAgent) turnsKey() string { return "_team." + t.name + ":turns" }
+func (t *TeamAgent) turnsKey() string { return t.turnsVar }
 
 // isTurnsKey reports whether k names a team's turn log (of any team: a new run
 // drops them all).
@@ -65,6 +65,18 @@ func (t *TeamAgent) dropTurns(c *flow.Context) {
 	for _, sub := range t.nested {
 		sub.dropTurns(c)
 	}
+}
+
+// turnQuestion is the question a turn answered, as its prompt or, for a replayed turn, as
+// the digest its log entry keeps; the digest of a prompt is computed only when a log
+// takes it (a root team keeps none, and hashes no prompt).
+type turnQuestion struct{ prompt, digest string }
+
+func (q turnQuestion) sum() string {
+	if q.digest == "" {
+		return questionDigest(q.prompt)
+	}
+	return q.digest
 }
 
 // questionDigest is the digest of a prompt a turn log keeps.
@@ -112,14 +124,19 @@ func (t *TeamAgent) startTurns(c *flow.Context, runID, retried string) {
 	})
 }
 
-// logTurn adds an answered turn to the log of the team run runID, if it keeps one.
-func (t *TeamAgent) logTurn(c *flow.Context, runID string, turn answeredTurn) {
+// logTurn adds an answered turn to the log of the team run runID, if it keeps one,
+// with the digest of the question q it answered.
+func (t *TeamAgent) logTurn(c *flow.Context, runID string, q turnQuestion, turn answeredTurn) {
+	if _, ok := c.Get(t.turnsKey()); !ok {
+		return // a root team keeps no log: no atomic update for it
+	}
 	_ = c.Atomic(func(v flow.Vars) error {
 		old, ok := v.Get(t.turnsKey())
 		if !ok {
 			return nil
 		}
 		if l := turnLogValue(old); l.RunID == runID {
+			turn.Question = q.sum()
 			l.Turns = append(l.Turns, turn)
 			v.Put(t.turnsKey(), l)
 		}
@@ -128,19 +145,26 @@ func (t *TeamAgent) logTurn(c *flow.Context, runID string, turn answeredTurn) {
 }
 
 // replayable takes from the log of the team run runID the turn of the failed run it
-// retries in which member answered q at node and branch, if there is one.
+// retries in which member answered the question q at node and branch, if there is
+// one.
 func (t *TeamAgent) replayable(c *flow.Context, runID, member, node, branch, q string) (answeredTurn, bool) {
 	var (
 		turn  answeredTurn
 		found bool
 	)
+	if _, ok := c.Get(t.turnsKey()); !ok {
+		return turn, false
+	}
 	_ = c.Atomic(func(v flow.Vars) error {
 		old, ok := v.Get(t.turnsKey())
 		if !ok {
 			return nil
 		}
 		l := turnLogValue(old)
-		if i := l.find(runID, member, node, branch, q); i >= 0 {
+		if len(l.Replay) == 0 {
+			return nil
+		}
+		if i := l.find(runID, member, node, branch, questionDigest(q)); i >= 0 {
 			turn, found = l.Replay[i], true
 			l.Replay = slices.Delete(l.Replay, i, i+1)
 			v.Put(t.turnsKey(), l)
@@ -200,9 +224,9 @@ func (t *TeamAgent) markRecovered(c *flow.Context, node, branch string) {
 	})
 }
 
-// answered records member's answered turn (q is the digest of its question) in the
+// answered records member's answered turn (q is its question) in the
 // team's trace and in the run's turn log, and lets the protocol route after it.
-func (t *TeamAgent) answered(c *flow.Context, member, q string, rec TeamRecord, ans *Answer, ho *handoff) (*TeamTrace, *RouteDecision) {
+func (t *TeamAgent) answered(c *flow.Context, member string, q turnQuestion, rec TeamRecord, ans *Answer, ho *handoff) (*TeamTrace, *RouteDecision) {
 	var dec *RouteDecision
 	tr := t.update(c, func(tr *TeamTrace) {
 		tr.Turns++
@@ -215,14 +239,14 @@ func (t *TeamAgent) answered(c *flow.Context, member, q string, rec TeamRecord, 
 		}
 		dec = t.cfg.proto.afterMember(t, tr, member, ans, ho)
 	})
-	t.logTurn(c, tr.RunID, answeredTurn{Question: q, Record: rec, Metrics: ans.Metrics, Handoff: ho})
+	t.logTurn(c, tr.RunID, q, answeredTurn{Record: rec, Metrics: ans.Metrics, Handoff: ho})
 	t.setNext(c, tr)
 	return tr, dec
 }
 
-// failedTurn records member's failed turn (q is the digest of its question) in the
+// failedTurn records member's failed turn (q is its question) in the
 // team's trace and in the run's turn log, and lets the protocol route after it.
-func (t *TeamAgent) failedTurn(c *flow.Context, member, q string, rec TeamRecord) (*TeamTrace, *RouteDecision) {
+func (t *TeamAgent) failedTurn(c *flow.Context, member string, q turnQuestion, rec TeamRecord) (*TeamTrace, *RouteDecision) {
 	var dec *RouteDecision
 	tr := t.update(c, func(tr *TeamTrace) {
 		tr.Turns++
@@ -234,7 +258,7 @@ func (t *TeamAgent) failedTurn(c *flow.Context, member, q string, rec TeamRecord
 		}
 		dec = t.cfg.proto.afterFailure(t, tr, member)
 	})
-	t.logTurn(c, tr.RunID, answeredTurn{Question: q, Record: rec})
+	t.logTurn(c, tr.RunID, q, answeredTurn{Record: rec})
 	if dec != nil {
 		t.setNext(c, tr)
 	}
