@@ -107,7 +107,10 @@
 // AWS name/value pairs, in text and as maps or structs) or, in XML, in the element's
 // text; or the text of a "key" or "name" element whose secret is in the element after
 // it (property lists, XML-RPC); an XML namespace prefix (x:name, <ns:password>) does
-// not hide a key. A key, its separator and the quotes of its value may be escaped:
+// not hide a key. An HTML password field says by its type what its value is: in
+// <input type="password" value="x">, whatever the field's name and the attributes'
+// order, and in a {"type": "password", "value": ...} map, the value is that of
+// "password" (the type "password" only: {"type": "token"} names a kind). A key, its separator and the quotes of its value may be escaped:
 // percent-encoded (a URL, a form body, where a '+' next to an encoded separator is a
 // space: password+%3D+x), HTML or XML character references (&quot;), JSON \u
 // escapes, or several of these in layers; the value is masked where it stands, in its

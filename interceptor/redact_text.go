@@ -37,7 +37,9 @@ import (
 // secret in the text of the element after it (a property list's
 // <key>Password</key><string>***</string>, an XML-RPC member's
 // <name>token</name><value>***</value>). The name must be a single word
-// ("DB_PASSWORD"): "reset password" names no key.
+// ("DB_PASSWORD"): "reset password" names no key. A "type" member whose value is
+// "password" (an HTML password field, `<input type="password" value="***">`) makes
+// the value member beside it the value of "password".
 //
 // Escaped text is masked as well: a key, separator or quote may be percent-encoded
 // (`password%3D***`, `?api%5Fkey=***`, `password+%3D+***` with a form's '+' for a

@@ -1,0 +1,44 @@
+package interceptor_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flowteam/flowteam/interceptor"
+)
+
+// An HTML password field says by its type, not its name, that its value is a
+// password: <input type="password" value="..."> holds one whatever the field is
+// called, its attributes in any order. Only the type "password" says so: an input of
+// another type, or a "type" member that names a kind of thing (a lexer's token), does
+// not, and the text after a password field without a value is not its value.
+func TestRedactorStringPasswordInput(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`<input type="password" value="hunter2">`, `<input type="password" value="***">`},
+		{`<input value="hunter2" type="password">`, `<input value="***" type="password">`},
+		{`<input type='password' value='hunter2'>`, `<input type='password' value='***'>`},
+		{`<input name="pwd" type="password" value="x"/>`, `<input name="pwd" type="password" value="***"/>`},
+		{`<input type="password" name="new_pass" id="p1" value="hunter2">`, `<input type="password" name="new_pass" id="p1" value="***">`},
+		{`<input value="hunter2" name="new_pass" type="password">`, `<input value="***" name="new_pass" type="password">`},
+		{`<INPUT TYPE=PASSWORD VALUE="hunter2">`, `<INPUT TYPE=PASSWORD VALUE="***">`},
+		{`{"type":"password","value":"hunter2"}`, `{"type":"password","value":"***"}`},
+		// Not a password field: nothing to mask.
+		{`<input type="text" name="user" value="bob">`, `<input type="text" name="user" value="bob">`},
+		{`<input type="passwords" value="x">`, `<input type="passwords" value="x">`},
+		{`{"type":"token","value":"IDENT"}`, `{"type":"token","value":"IDENT"}`},
+		{`<label>Password <input type="password" name="p"> hint</label>`, `<label>Password <input type="password" name="p"> hint</label>`},
+		{`<input type="password" name="p"><input type="text" value="bob">`, `<input type="password" name="p"><input type="text" value="bob">`},
+		{`<input value="bob" name="user"><input type="password" name="p">`, `<input value="bob" name="user"><input type="password" name="p">`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+	assert.Equal(t, map[string]any{"type": "password", "value": interceptor.Mask},
+		r.Map(map[string]any{"type": "password", "value": "hunter2"}))
+	assert.Equal(t, map[string]any{"type": "token", "value": "IDENT"},
+		r.Map(map[string]any{"type": "token", "value": "IDENT"}))
+	assert.Equal(t, `<input type="password" value="x">`,
+		interceptor.NewRedactorKeys("token").String(`<input type="password" value="x">`),
+		"the value of a password field is the value of the key password")
+}
