@@ -42,3 +42,23 @@ func TestRedactorStringPasswordInput(t *testing.T) {
 		interceptor.NewRedactorKeys("token").String(`<input type="password" value="x">`),
 		"the value of a password field is the value of the key password")
 }
+
+// SQL in a form-encoded query string has '+' for its spaces and %27 for its quotes
+// (CREATE+USER+bob+IDENTIFIED+BY+%27pw%27): the '+' between its keywords are spaces,
+// and a bare value ends at the next one.
+func TestRedactorStringSQLFormEncoded(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`CREATE+USER+bob+IDENTIFIED+BY+%27hunter2%27`, `CREATE+USER+bob+IDENTIFIED+BY+%27***%27`},
+		{`IDENTIFIED%20BY%20%27hunter2%27`, `IDENTIFIED%20BY%20%27***%27`},
+		{`q=ALTER+USER+bob+IDENTIFIED+BY+hunter2+ACCOUNT+LOCK&page=2`, `q=ALTER+USER+bob+IDENTIFIED+BY+***+ACCOUNT+LOCK&page=2`},
+		{`q=CREATE+USER+bob+IDENTIFIED+WITH+caching_sha2_password+BY+%27pw%27`, `q=CREATE+USER+bob+IDENTIFIED+WITH+caching_sha2_password+BY+%27***%27`},
+		{`ALTER+USER+bob+IDENTIFIED+BY+%27new1%27+REPLACE+%27old1%27`, `ALTER+USER+bob+IDENTIFIED+BY+%27***%27+REPLACE+%27***%27`},
+		{`q=create+user+bob+identified+by+%27hunter2%27`, `q=create+user+bob+identified+by+%27***%27`},
+		// Prose, and lower-case keywords before an unquoted value: nothing to mask.
+		{`q=a+node+identified+by+its+id`, `q=a+node+identified+by+its+id`},
+		{`q=the+run+identified+by+%22r-1%22`, `q=the+run+identified+by+%22r-1%22`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

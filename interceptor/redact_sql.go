@@ -8,7 +8,9 @@ import "strings"
 // 'hash' (MySQL 5), and ALTER USER ... REPLACE
 // 'current' quotes the current password. Upper-case keywords, as SQL is written,
 // take a bare or quoted value (Oracle's IDENTIFIED BY pw); keywords in other case
-// only a single-quoted string, since prose says "a node identified by its id".
+// only a single-quoted string, since prose says "a node identified by its id". SQL
+// carried in a form-encoded query string has a '+' for each space
+// (IDENTIFIED+BY+%27pw%27, its quotes undone by String's unescaping).
 
 // identifiedValue returns where the value of the next IDENTIFIED ... BY clause at or
 // after s[from] starts, or -1 if there is none. f keeps its searches between calls
@@ -114,7 +116,7 @@ func afterIdentified(s string, k int) int {
 		return -1
 	}
 	upper = upper && w[0] <= 'Z'
-	v := skipSpace(s, j)
+	v := sqlSpace(s, j)
 	if v == j || v == len(s) {
 		return -1
 	}
@@ -123,7 +125,7 @@ func afterIdentified(s string, k int) int {
 			return -1 // IDENTIFIED BY RANDOM PASSWORD: the server makes one up
 		}
 		v, _ = sqlWord(s, v)
-		v = skipSpace(s, v)
+		v = sqlSpace(s, v)
 	}
 	return sqlValueAt(s, v, upper)
 }
@@ -135,7 +137,7 @@ func replacedValue(s string, end int) int {
 	if !strings.EqualFold(w, "REPLACE") {
 		return -1
 	}
-	return sqlValueAt(s, skipSpace(s, j), w[0] == 'R')
+	return sqlValueAt(s, sqlSpace(s, j), w[0] == 'R')
 }
 
 // sqlValueAt returns v if a password may start at s[v]: a single-quoted string, or,
@@ -155,7 +157,7 @@ func sqlValueAt(s string, v int, upper bool) int {
 // sqlWord returns the word after white space from s[i] (a quoted one with its
 // quotes) and where it ends; "" if none.
 func sqlWord(s string, i int) (end int, word string) {
-	i = skipSpace(s, i)
+	i = sqlSpace(s, i)
 	j := i
 	if j < len(s) && (s[j] == '\'' || s[j] == '"' || s[j] == '`') {
 		if k := strings.IndexByte(s[j+1:], s[j]); k >= 0 {
@@ -167,4 +169,27 @@ func sqlWord(s string, i int) (end int, word string) {
 		j++
 	}
 	return j, s[i:j]
+}
+
+// sqlSpace returns where the white space from s[i] ends. A '+' counts as a space: SQL
+// in a form-encoded query string (?q=CREATE+USER+bob+IDENTIFIED+BY+%27pw%27) has one
+// for each, and no prose puts one between these keywords.
+func sqlSpace(s string, i int) int {
+	for i < len(s) && (isBlank(s[i]) || s[i] == '\n' || s[i] == '\r' || s[i] == '+') {
+		i++
+	}
+	return i
+}
+
+// sqlBareEnd returns where the unquoted password at s[v] ends: where a plain value
+// does, or, after a form's '+' for a space (IDENTIFIED+BY+pw+ACCOUNT+LOCK), at the
+// next '+', as a '+' in the password would be encoded (%2B).
+func sqlBareEnd(s string, v int) int {
+	end := plainEnd(s, v)
+	if v > 0 && s[v-1] == '+' {
+		if k := strings.IndexByte(s[v:end], '+'); k >= 0 {
+			end = v + k
+		}
+	}
+	return end
 }

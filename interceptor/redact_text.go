@@ -18,7 +18,8 @@ import (
 // not a Kubernetes object name after "secret" and before its status, as in `secret
 // "db-creds" not found`), and SQL's account passwords (IDENTIFIED BY ***,
 // IDENTIFIED WITH plugin BY '***', REPLACE '***': bare or quoted after upper-case
-// keywords, single-quoted after others). Tabs count as spaces around a separator, a
+// keywords, single-quoted after others; a form's '+' for a space between them,
+// IDENTIFIED+BY+%27***%27). Tabs count as spaces around a separator, a
 // value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
@@ -126,7 +127,7 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	if i := sc.sql; s[i] == '\'' || s[i] == '"' {
 		vs, ve, quote = valueAfter(s, i)
 	} else {
-		vs, ve = i, plainEnd(s, i)
+		vs, ve = i, sqlBareEnd(s, i)
 	}
 	if sc.sql = replacedValue(s, ve); sc.sql < 0 {
 		sc.sql = identifiedValue(s, ve, &sc.ident)
