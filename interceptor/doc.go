@@ -119,7 +119,11 @@
 // masked too (IDENTIFIED BY pw, IDENTIFIED
 // WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
 // bare or quoted value, after others only a single-quoted one; in a form-encoded
-// query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). Ordinary words are not
+// query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
+// MySQL's SET PASSWORD [FOR account] = 'pw', whatever the account, and the argument
+// of a PASSWORD('pw') or OLD_PASSWORD call wherever it stands (UPDATE mysql.user SET
+// authentication_string = PASSWORD('pw')), by the same rule for the keywords' case.
+// Ordinary words are not
 // masked: a space alone does not separate a key from a value (but after a --flag, or
 // before a quoted value, as in SQL's PASSWORD 'x'), so in prose ("wrong password for
 // bob", "token bucket full", "auth failed", "identified by its id") the next word is

@@ -62,3 +62,44 @@ func TestRedactorStringSQLFormEncoded(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// MySQL before 8.0 sets a password with SET PASSWORD [FOR account] = 'pw' or =
+// PASSWORD('pw') (OLD_PASSWORD before 5.7), and 8.0 may add REPLACE 'current': the
+// values are masked whatever the account looks like, and only them. The argument of
+// a PASSWORD call is a password wherever it stands (UPDATE mysql.user SET
+// authentication_string = PASSWORD('pw')).
+func TestRedactorStringSetPassword(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`SET PASSWORD FOR 'bob'@'%' = PASSWORD('hunter2')`, `SET PASSWORD FOR 'bob'@'%' = PASSWORD('***')`},
+		{`SET PASSWORD = 'hunter2'`, `SET PASSWORD = '***'`},
+		{`SET PASSWORD FOR bob = PASSWORD("hunter2")`, `SET PASSWORD FOR bob = PASSWORD("***")`},
+		{`SET PASSWORD = PASSWORD('hunter2')`, `SET PASSWORD = PASSWORD('***')`},
+		{`SET PASSWORD FOR 'bob'@'localhost' = 'hunter2';`, `SET PASSWORD FOR 'bob'@'localhost' = '***';`},
+		{`SET PASSWORD FOR bob@localhost=OLD_PASSWORD('hunter2')`, `SET PASSWORD FOR bob@localhost=OLD_PASSWORD('***')`},
+		{"SET PASSWORD FOR `bob`@`10.0.0.0/255.0.0.0` = 'hunter2'", "SET PASSWORD FOR `bob`@`10.0.0.0/255.0.0.0` = '***'"},
+		{`SET PASSWORD FOR CURRENT_USER() = 'hunter2'`, `SET PASSWORD FOR CURRENT_USER() = '***'`},
+		{`set password for 'bob'@'%' = 'hunter2'`, `set password for 'bob'@'%' = '***'`},
+		{`SET PASSWORD FOR 'bob'@'%' = 'new1' REPLACE 'old1'`, `SET PASSWORD FOR 'bob'@'%' = '***' REPLACE '***'`},
+		{`Error 1133: query "SET PASSWORD FOR 'bob'@'%' = PASSWORD('pw')" failed`, `Error 1133: query "SET PASSWORD FOR 'bob'@'%' = PASSWORD('***')" failed`},
+		{`q=SET+PASSWORD+FOR+%27bob%27%40%27%25%27+%3D+PASSWORD(%27hunter2%27)`, `q=SET+PASSWORD+FOR+%27bob%27%40%27%25%27+%3D+PASSWORD(%27***%27)`},
+		{`q=SET+PASSWORD+FOR+bob+%3D+%27hunter2%27`, `q=SET+PASSWORD+FOR+bob+%3D+%27***%27`},
+		// The argument of a PASSWORD call is a password wherever it stands.
+		{`UPDATE mysql.user SET authentication_string=PASSWORD('hunter2') WHERE User='bob'`, `UPDATE mysql.user SET authentication_string=PASSWORD('***') WHERE User='bob'`},
+		{`UPDATE mysql.user SET Password = PASSWORD('hunter2')`, `UPDATE mysql.user SET Password = PASSWORD('***')`},
+		{`password=PASSWORD('hunter2')`, `password=PASSWORD('***')`},
+		{`SELECT PASSWORD('hunter2')`, `SELECT PASSWORD('***')`},
+		{`INSERT INTO user VALUES ('bob', OLD_PASSWORD( "hunter2" ))`, `INSERT INTO user VALUES ('bob', OLD_PASSWORD( "***" ))`},
+		// No password, or no SET PASSWORD: nothing to mask.
+		{`getPassword('db') failed`, `getPassword('db') failed`},
+		{`the password(s) expired`, `the password(s) expired`},
+		{`see password("x") in lower case`, `see password("x") in lower case`},
+		{`SET PASSWORD FOR bob TO RANDOM`, `SET PASSWORD FOR bob TO RANDOM`},
+		{`RESET PASSWORD FOR bob = done`, `RESET PASSWORD FOR bob = done`},
+		{`SET PASSWORD FOR = 'x'`, `SET PASSWORD FOR = 'x'`},
+		{`SET PASSWORDS FOR bob = 'x'`, `SET PASSWORDS FOR bob = 'x'`},
+		{`SET mode FOR bob = 'x'`, `SET mode FOR bob = 'x'`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

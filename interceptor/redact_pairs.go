@@ -110,7 +110,7 @@ func (r *Redactor) isPasswordType(typ string) bool {
 }
 
 // isTypeKey reports whether a member with key may give the type of a form field.
-func isTypeKey(key string) bool { return strings.EqualFold(key, "type") }
+func isTypeKey(key string) bool { return isKeyword(key, "type") }
 
 // wordAfter returns the value after the separator at s[sep], quoted or not, if it is a
 // word of key characters, else "". It looks no further than the key characters that
