@@ -135,8 +135,10 @@
 // (`token "x" expired` quotes the token itself). Out of scope are secrets with no key
 // before them (a bare token in a sentence, curl -u user:pw), a key and a bare value
 // separated by a space only ("auth hunter2", "token abc": prose reads the same),
-// keys split from their values by other markup, short flags (-p pw) and other
-// encodings (base64, gzip).
+// keys split from their values by other markup, short flags (-p pw), SET PASSWORD
+// FOR an account whose quoted name holds a space ('my user'@'%': the account is read
+// back from the '=' up to a space, to stay linear) and other encodings (base64,
+// gzip).
 //
 // An attribute is masked in every form a sink may write it: a []byte as text; a
 // struct, pointer or other map as its JSON encoding and as fmt prints it (a slog text
