@@ -107,7 +107,10 @@
 // AWS name/value pairs, in text and as maps or structs) or, in XML, in the element's
 // text; or the text of a "key" or "name" element whose secret is in the element after
 // it (property lists, XML-RPC); an XML namespace prefix (x:name, <ns:password>) does
-// not hide a key. A key, its separator and the quotes of its value may be escaped:
+// not hide a key. An HTML password field says by its type what its value is: in
+// <input type="password" value="x">, whatever the field's name and the attributes'
+// order, and in a {"type": "password", "value": ...} map, the value is that of
+// "password" (the type "password" only: {"type": "token"} names a kind). A key, its separator and the quotes of its value may be escaped:
 // percent-encoded (a URL, a form body, where a '+' next to an encoded separator is a
 // space: password+%3D+x), HTML or XML character references (&quot;), JSON \u
 // escapes, or several of these in layers; the value is masked where it stands, in its
@@ -115,7 +118,12 @@
 // (app:pw@tcp(db:3306)/x) is the value of "password". SQL's account passwords are
 // masked too (IDENTIFIED BY pw, IDENTIFIED
 // WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
-// bare or quoted value, after others only a single-quoted one. Ordinary words are not
+// bare or quoted value, after others only a single-quoted one; in a form-encoded
+// query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
+// MySQL's SET PASSWORD [FOR account] = 'pw', whatever the account, and the argument
+// of a PASSWORD('pw') or OLD_PASSWORD call wherever it stands (UPDATE mysql.user SET
+// authentication_string = PASSWORD('pw')), by the same rule for the keywords' case.
+// Ordinary words are not
 // masked: a space alone does not separate a key from a value (but after a --flag, or
 // before a quoted value, as in SQL's PASSWORD 'x'), so in prose ("wrong password for
 // bob", "token bucket full", "auth failed", "identified by its id") the next word is
@@ -127,8 +135,10 @@
 // (`token "x" expired` quotes the token itself). Out of scope are secrets with no key
 // before them (a bare token in a sentence, curl -u user:pw), a key and a bare value
 // separated by a space only ("auth hunter2", "token abc": prose reads the same),
-// keys split from their values by other markup, short flags (-p pw) and other
-// encodings (base64, gzip).
+// keys split from their values by other markup, short flags (-p pw), SET PASSWORD
+// FOR an account whose quoted name holds a space ('my user'@'%': the account is read
+// back from the '=' up to a space, to stay linear) and other encodings (base64,
+// gzip).
 //
 // An attribute is masked in every form a sink may write it: a []byte as text; a
 // struct, pointer or other map as its JSON encoding and as fmt prints it (a slog text

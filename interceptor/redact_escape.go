@@ -36,7 +36,7 @@ func (r *Redactor) unescaped(s string) string {
 			}
 		}
 		text, at = u, uat
-		sc := scanner{r: r, s: text, ident: newIdentFinder(text)}
+		sc := scanner{r: r, s: text, ident: newIdentFinder(text), pw: indexPassword(text)}
 		sc.sql = identifiedValue(text, 0, &sc.ident)
 		for {
 			vs, ve, quote, ok := sc.next()

@@ -10,12 +10,16 @@ const maxBeside = 4
 // namedValue looks at the member whose key (not itself sensitive) ends before the
 // separator at s[sep], for a key that a name member holds as its value and whose
 // secret is in a value member beside it (`<property name="password" value="x"/>`,
-// `{"name":"Authorization","value":"Bearer x"}`, `{"Key":"token","Value":"x"}`):
+// `{"name":"Authorization","value":"Bearer x"}`, `{"Key":"token","Value":"x"}`), or
+// for the type of an HTML password field (`<input type="password" value="x">`):
 //
 //   - for a name member ("name" or "key") whose value is a sensitive key, it returns
 //     the separator of the value member after it, or, if an XML start tag ends after
 //     it with no value attribute, the tag's '>', as the element's text is the value;
-//   - for a value member ("value") with such a name member after it, it returns sep;
+//   - for a type member ("type") whose value is "password", it returns the separator
+//     of the value member after it, name members between included;
+//   - for a value member ("value") with such a name or type member after it, it
+//     returns sep;
 //
 // and -1 otherwise. Only members next to each other count, maxBeside others between
 // them at most, each with a string or plain value (no object or list). A member inside
@@ -26,10 +30,14 @@ func (sc *scanner) namedValue(sep int, key string) int {
 		return -1 // the common case, cheaply
 	}
 	r, s := sc.r, sc.s
-	isName := isNameKey(key)
-	if !isName && !strings.EqualFold(key, "value") || sep < sc.checked || isName && !r.namesSecret(s, sep) {
+	isName, isType := isNameKey(key), isTypeKey(key)
+	switch {
+	case !isName && !isType && !strings.EqualFold(key, "value"), sep < sc.checked:
+		return -1
+	case isName && !r.namesSecret(s, sep), isType && !r.passwordType(s, sep):
 		return -1
 	}
+	named := false // a value member passed a name member naming no secret
 	j := valueEnd(s, sep)
 	for range maxBeside + 1 {
 		if j < 0 {
@@ -39,19 +47,41 @@ func (sc *scanner) namedValue(sep int, key string) int {
 		m, ok := memberAt(s, j)
 		switch {
 		case !ok:
+			// A password field is an <input>, which has no text: what follows its tag
+			// is not its value.
 			if k := skipSpace(s, j); isName && k < len(s) && s[k] == '>' {
 				return k // the element's text is the value
 			}
 			return -1
-		case isName && strings.EqualFold(m.key, "value"):
-			return m.sep
-		case !isName && isNameKey(m.key):
+		case strings.EqualFold(m.key, "value"):
+			if isName || isType {
+				return m.sep
+			}
+			return -1 // another pair
+		case isName:
+			if isNameKey(m.key) {
+				return -1 // another pair
+			}
+		case isType:
+			if isTypeKey(m.key) {
+				return -1 // another field
+			}
+			// A name member beside the type names the field (name="new_pass"), which
+			// the type says is a password whatever it is called.
+		case isTypeKey(m.key):
+			if r.passwordType(s, m.sep) {
+				return sep
+			}
+		case isNameKey(m.key):
+			if named {
+				return -1 // another pair
+			}
 			if r.namesSecret(s, m.sep) {
 				return sep
 			}
-			return -1
-		case isNameKey(m.key) || strings.EqualFold(m.key, "value"):
-			return -1 // another pair
+			// The field's own name, in <input value="x" name="new" type="password">:
+			// its type may still say the value is a password.
+			named = true
 		}
 		j = valueEnd(s, m.sep)
 	}
@@ -64,10 +94,29 @@ func isNameKey(key string) bool {
 }
 
 // namesSecret reports whether the value after the separator at s[sep], quoted or not,
-// is a sensitive key (see secretName). It looks no further than the key characters
-// that start the value: every '=' of "name=name=name=..." makes a name member, and
-// scanning each one's whole value would take time quadratic in the text's length.
+// is a sensitive key (see secretName).
 func (r *Redactor) namesSecret(s string, sep int) bool {
+	return r.secretName(wordAfter(s, sep))
+}
+
+// passwordType reports whether the value after the separator at s[sep] is "password":
+// the type of an HTML password field, whose value is the value of a key "password".
+func (r *Redactor) passwordType(s string, sep int) bool {
+	return r.isPasswordType(wordAfter(s, sep))
+}
+
+func (r *Redactor) isPasswordType(typ string) bool {
+	return strings.EqualFold(typ, "password") && r.Sensitive("password")
+}
+
+// isTypeKey reports whether a member with key may give the type of a form field.
+func isTypeKey(key string) bool { return isKeyword(key, "type") }
+
+// wordAfter returns the value after the separator at s[sep], quoted or not, if it is a
+// word of key characters, else "". It looks no further than the key characters that
+// start the value: every '=' of "name=name=name=..." makes a name member, and
+// scanning each one's whole value would take time quadratic in the text's length.
+func wordAfter(s string, sep int) string {
 	vs := valueStart(s, opEnd(s, sep))
 	quote := ""
 	if strings.HasPrefix(s[vs:], `\"`) {
@@ -83,12 +132,12 @@ func (r *Redactor) namesSecret(s string, sep int) bool {
 	if quote == "" {
 		// The word must be the whole value: a plain value ends there.
 		if end < len(s) && plainEnd(s[end:min(end+2, len(s))], 0) > 0 {
-			return false
+			return ""
 		}
 	} else if !strings.HasPrefix(s[end:], quote) || end+len(quote) < len(s) && isAlnum(s[end+len(quote)]) {
-		return false // unclosed, not a word, or more of the value after its quote
+		return "" // unclosed, not a word, or more of the value after its quote
 	}
-	return start < end && r.secretName(s[start:end])
+	return s[start:end]
 }
 
 // secretName reports whether name, the value of a name member or entry, is a
@@ -104,12 +153,13 @@ func (r *Redactor) secretName(name string) bool {
 }
 
 // maskNamed masks the "value" entries of m (ignoring case) if its "name" or "key"
-// entry is a sensitive key: a HAR header, a Kubernetes variable or an AWS tag kept as
-// an attribute holds its secret so, as their text does (see namedValue).
+// entry is a sensitive key, or its "type" entry is "password": a HAR header, a
+// Kubernetes variable, an AWS tag or a form field kept as an attribute holds its
+// secret so, as their text does (see namedValue).
 func maskNamed[V any](r *Redactor, m map[string]V, mask V, w *walk) {
 	named := false
 	for k, v := range m {
-		if s, ok := any(v).(string); ok && isNameKey(k) && r.secretName(s) {
+		if s, ok := any(v).(string); ok && (isNameKey(k) && r.secretName(s) || isTypeKey(k) && r.isPasswordType(s)) {
 			named = true
 			break
 		}

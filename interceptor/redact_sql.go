@@ -8,7 +8,140 @@ import "strings"
 // 'hash' (MySQL 5), and ALTER USER ... REPLACE
 // 'current' quotes the current password. Upper-case keywords, as SQL is written,
 // take a bare or quoted value (Oracle's IDENTIFIED BY pw); keywords in other case
-// only a single-quoted string, since prose says "a node identified by its id".
+// only a single-quoted string, since prose says "a node identified by its id". SQL
+// carried in a form-encoded query string has a '+' for each space
+// (IDENTIFIED+BY+%27pw%27, its quotes undone by String's unescaping).
+
+// MySQL before 8.0 sets a password with SET PASSWORD [FOR account] = 'pw', or =
+// PASSWORD('pw') (OLD_PASSWORD('pw') before 5.7), as UPDATE mysql.user SET
+// Password = PASSWORD('pw') does: the '=' announces the value, as in key=value,
+// whatever the account, and the argument of a PASSWORD call is a password wherever
+// it stands. 8.0 adds REPLACE 'current'. As for IDENTIFIED BY, keywords in upper
+// case take a bare or quoted value, others a single-quoted one.
+
+// setPasswordValue returns where the password that the '=' at s[eq] sets in SET
+// PASSWORD [FOR account] = pw starts (the argument of a PASSWORD call), or -1 if the
+// '=' is not one of those. The account is as MySQL writes it: bob, bob@localhost,
+// 'bob'@'%', CURRENT_USER(). It looks back no further than the previous '=', which
+// none of the words it looks at holds: the scans stay linear.
+func setPasswordValue(s string, eq int) int {
+	j := sqlSpaceBack(s, eq)
+	a := j
+	for a > 0 && accountChars[s[a-1]] {
+		a--
+	}
+	// The account, or PASSWORD itself, follows a space: most '=' (a=1&b=2) end here,
+	// cheaply, as every '=' after the word password comes here.
+	if a == j || a == 0 || !isSQLSpace(s[a-1]) {
+		return -1
+	}
+	p := a
+	if !isKeyword(s[a:j], "PASSWORD") {
+		f := sqlSpaceBack(s, a)
+		fs := wordStart(s, f)
+		if !isKeyword(s[fs:f], "FOR") {
+			return -1
+		}
+		if j = sqlSpaceBack(s, fs); j == fs {
+			return -1
+		}
+		if p = wordStart(s, j); !isKeyword(s[p:j], "PASSWORD") {
+			return -1
+		}
+	}
+	e := sqlSpaceBack(s, p)
+	if e == p || !isKeyword(s[wordStart(s, e):e], "SET") {
+		return -1
+	}
+	v := sqlSpace(s, eq+1)
+	if a := passwordCallArg(s, v); a >= 0 {
+		return a
+	}
+	return sqlValueAt(s, v, s[p+1] == 'A')
+}
+
+// indexPassword returns where the word "password" first occurs in s, or len(s):
+// SET PASSWORD's '=' and a PASSWORD call's quote come after it, and most text has
+// none, which one search tells rather than a look back from each '=' and quote. In
+// upper case it is looked for by its 'W', a letter prose rarely writes in upper case;
+// in other case (PASSWORD's tail), as for IDENTIFIED, only in text with a single
+// quote, the only value such keywords take.
+func indexPassword(s string) int {
+	i := len(s)
+	tails := []string{"ASSWORD", "assword"}
+	if strings.IndexByte(s, '\'') < 0 {
+		tails = tails[:1]
+	}
+	for _, tail := range tails {
+		const w = len("ASS") // where the tail has its 'W'
+		for k := w + 1; k < i; k++ {
+			j := strings.IndexByte(s[k:i], tail[w])
+			if j < 0 {
+				break
+			}
+			if k += j; strings.HasPrefix(s[k-w:], tail) {
+				i = k - w - 1
+				break
+			}
+		}
+	}
+	return i
+}
+
+// accountChars marks the bytes of a MySQL account: 'bob'@'%', `bob`@`10.0.0.0/8`,
+// CURRENT_USER().
+var accountChars = func() (t [256]bool) {
+	for c := range t {
+		t[c] = isKeyChar(byte(c))
+	}
+	for _, c := range []byte("'\"`@%():/") {
+		t[c] = true
+	}
+	return t
+}()
+
+func isKeyword(w, keyword string) bool {
+	return len(w) == len(keyword) && strings.EqualFold(w, keyword)
+}
+
+// passwordCallArg returns where the quoted argument of the PASSWORD or OLD_PASSWORD
+// call at s[v] starts, or -1 if there is none.
+func passwordCallArg(s string, v int) int {
+	if v >= len(s) || s[v]|0x20 != 'p' && s[v]|0x20 != 'o' {
+		return -1 // the common case, cheaply
+	}
+	w := wordEnd(s, v)
+	if w == len(s) || s[w] != '(' || !isPasswordFunc(s[v:w]) {
+		return -1
+	}
+	a := w + 1
+	for a < len(s) && isBlank(s[a]) {
+		a++
+	}
+	if a < len(s) && (s[a] == '\'' || s[a] == '"') {
+		return a
+	}
+	return -1
+}
+
+// passwordArg reports whether the quote at s[q] starts the argument of a PASSWORD or
+// OLD_PASSWORD call (PASSWORD('pw')): single-quoted, or double-quoted after an
+// upper-case name, as for IDENTIFIED BY.
+func passwordArg(s string, q int) bool {
+	p := q
+	for p > 0 && isBlank(s[p-1]) {
+		p--
+	}
+	if p == 0 || s[p-1] != '(' {
+		return false
+	}
+	w := wordStart(s, p-1)
+	return isPasswordFunc(s[w:p-1]) && sqlValueAt(s, q, s[w+1] <= 'Z') == q
+}
+
+func isPasswordFunc(name string) bool {
+	return isKeyword(name, "PASSWORD") || isKeyword(name, "OLD_PASSWORD")
+}
 
 // identifiedValue returns where the value of the next IDENTIFIED ... BY clause at or
 // after s[from] starts, or -1 if there is none. f keeps its searches between calls
@@ -114,7 +247,7 @@ func afterIdentified(s string, k int) int {
 		return -1
 	}
 	upper = upper && w[0] <= 'Z'
-	v := skipSpace(s, j)
+	v := sqlSpace(s, j)
 	if v == j || v == len(s) {
 		return -1
 	}
@@ -123,7 +256,7 @@ func afterIdentified(s string, k int) int {
 			return -1 // IDENTIFIED BY RANDOM PASSWORD: the server makes one up
 		}
 		v, _ = sqlWord(s, v)
-		v = skipSpace(s, v)
+		v = sqlSpace(s, v)
 	}
 	return sqlValueAt(s, v, upper)
 }
@@ -135,7 +268,7 @@ func replacedValue(s string, end int) int {
 	if !strings.EqualFold(w, "REPLACE") {
 		return -1
 	}
-	return sqlValueAt(s, skipSpace(s, j), w[0] == 'R')
+	return sqlValueAt(s, sqlSpace(s, j), w[0] == 'R')
 }
 
 // sqlValueAt returns v if a password may start at s[v]: a single-quoted string, or,
@@ -155,7 +288,7 @@ func sqlValueAt(s string, v int, upper bool) int {
 // sqlWord returns the word after white space from s[i] (a quoted one with its
 // quotes) and where it ends; "" if none.
 func sqlWord(s string, i int) (end int, word string) {
-	i = skipSpace(s, i)
+	i = sqlSpace(s, i)
 	j := i
 	if j < len(s) && (s[j] == '\'' || s[j] == '"' || s[j] == '`') {
 		if k := strings.IndexByte(s[j+1:], s[j]); k >= 0 {
@@ -167,4 +300,62 @@ func sqlWord(s string, i int) (end int, word string) {
 		j++
 	}
 	return j, s[i:j]
+}
+
+// sqlSpace returns where the white space from s[i] ends. A '+' counts as a space: SQL
+// in a form-encoded query string (?q=CREATE+USER+bob+IDENTIFIED+BY+%27pw%27) has one
+// for each, and no prose puts one between these keywords.
+func sqlSpace(s string, i int) int {
+	for i < len(s) && isSQLSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isSQLSpace(c byte) bool { return isBlank(c) || c == '\n' || c == '\r' || c == '+' }
+
+// sqlBareEnd returns where the unquoted password at s[v] ends: where a plain value
+// does, or, after a form's '+' for a space (IDENTIFIED+BY+pw+ACCOUNT+LOCK), at the
+// next '+', as a '+' in the password would be encoded (%2B).
+func sqlBareEnd(s string, v int) int {
+	end := plainEnd(s, v)
+	if v > 0 && s[v-1] == '+' {
+		if k := strings.IndexByte(s[v:end], '+'); k >= 0 {
+			end = v + k
+		}
+	}
+	return end
+}
+
+// sqlSpaceBack returns where the white space (see sqlSpace) that ends at s[i] starts.
+func sqlSpaceBack(s string, i int) int {
+	for i > 0 && isSQLSpace(s[i-1]) {
+		i--
+	}
+	return i
+}
+
+// wordStart returns where the word of key characters that ends at s[i] starts.
+func wordStart(s string, i int) int {
+	for i > 0 && isKeyChar(s[i-1]) {
+		i--
+	}
+	return i
+}
+
+// wordEnd returns where the word of key characters that starts at s[i] ends.
+func wordEnd(s string, i int) int {
+	for i < len(s) && isKeyChar(s[i]) {
+		i++
+	}
+	return i
+}
+
+// sqlValue returns the bounds of the password at s[v] (see sqlValueAt), with its
+// quotes, and its quote.
+func sqlValue(s string, v int) (vs, ve int, quote string) {
+	if s[v] == '\'' || s[v] == '"' {
+		return valueAfter(s, v)
+	}
+	return v, sqlBareEnd(s, v), ""
 }

@@ -18,7 +18,9 @@ import (
 // not a Kubernetes object name after "secret" and before its status, as in `secret
 // "db-creds" not found`), and SQL's account passwords (IDENTIFIED BY ***,
 // IDENTIFIED WITH plugin BY '***', REPLACE '***': bare or quoted after upper-case
-// keywords, single-quoted after others). Tabs count as spaces around a separator, a
+// keywords, single-quoted after others; a form's '+' for a space between them,
+// IDENTIFIED+BY+%27***%27), MySQL's SET PASSWORD FOR 'bob'@'%' = '***' and the
+// argument of a PASSWORD call (PASSWORD('***')). Tabs count as spaces around a separator, a
 // value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
@@ -37,7 +39,9 @@ import (
 // secret in the text of the element after it (a property list's
 // <key>Password</key><string>***</string>, an XML-RPC member's
 // <name>token</name><value>***</value>). The name must be a single word
-// ("DB_PASSWORD"): "reset password" names no key.
+// ("DB_PASSWORD"): "reset password" names no key. A "type" member whose value is
+// "password" (an HTML password field, `<input type="password" value="***">`) makes
+// the value member beside it the value of "password".
 //
 // Escaped text is masked as well: a key, separator or quote may be percent-encoded
 // (`password%3D***`, `?api%5Fkey=***`, `password+%3D+***` with a form's '+' for a
@@ -58,12 +62,13 @@ func (r *Redactor) mask(s string) string {
 	ident := newIdentFinder(s)
 	sql := identifiedValue(s, 0, &ident)
 	if sql < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
-		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') {
+		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') &&
+		strings.IndexByte(s, '(') < 0 {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
-	sc := scanner{r: r, s: s, sql: sql, ident: ident}
+	sc := scanner{r: r, s: s, sql: sql, ident: ident, pw: indexPassword(s)}
 	for {
 		vs, ve, quote, ok := sc.next()
 		if !ok {
@@ -103,6 +108,7 @@ type scanner struct {
 	sql     int // where the next SQL password starts (see identifiedValue), -1 if none
 	ident   identFinder
 	dsnEnd  int // the end of the word dsnPassword looked at last
+	pw      int // where the word "password" first occurs (see indexPassword)
 }
 
 // next returns the bounds of the next value to mask, with its quotes, and its quote
@@ -121,11 +127,7 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	}
 	// The scan stopped at an SQL password (IDENTIFIED BY x), which no separator
 	// announces: it is looked for apart, not byte by byte.
-	if i := sc.sql; s[i] == '\'' || s[i] == '"' {
-		vs, ve, quote = valueAfter(s, i)
-	} else {
-		vs, ve = i, plainEnd(s, i)
-	}
+	vs, ve, quote = sqlValue(s, sc.sql)
 	if sc.sql = replacedValue(s, ve); sc.sql < 0 {
 		sc.sql = identifiedValue(s, ve, &sc.ident)
 	}
@@ -144,7 +146,9 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 		}
 		switch {
 		case s[i] == '"' || s[i] == '\'':
-			if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
+			if i > sc.pw && i > sc.done && passwordArg(s[sc.done:], i-sc.done) && r.Sensitive("password") {
+				vs, ve, quote = valueAfter(s, i)
+			} else if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				continue
 			}
 		case s[i] == '-':
@@ -168,6 +172,11 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			}
 		case s[i] == ':' && i >= sc.dsnEnd && r.dsnPassword(sc, i):
 			vs, ve, quote = i+1, sc.dsnEnd, ""
+		case s[i] == '=' && i > sc.pw && setPasswordValue(s[sc.done:], i-sc.done) >= 0 && r.Sensitive("password"):
+			vs, ve, quote = sqlValue(s, sc.done+setPasswordValue(s[sc.done:], i-sc.done))
+			if p := replacedValue(s, ve); p >= 0 {
+				sc.sql = p // before any IDENTIFIED BY value after it: next masks it
+			}
 		default:
 			// A key starts after the value masked last: a secret ending in a key
 			// name ("password\tmytoken\tnext") is not the key of what follows it.
@@ -189,6 +198,9 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 				continue // "key\t= value": the '=' is the separator
 			}
 			vs, ve, quote = valueAfter(s, opEnd(s, i))
+			if a := passwordCallArg(s, vs); a >= 0 {
+				vs, ve, quote = valueAfter(s, a) // password=PASSWORD('pw') keeps its call
+			}
 			if s[i] == ':' && quote == "" {
 				vs, ve, quote = yamlValue(s, vs, ve, quote)
 			}
