@@ -201,6 +201,22 @@ func mergeState(dst, src map[string]any) map[string]any {
 // started. Seeds inside deeper sub-graph calls (on resume) re-enter those calls.
 func (r *run) driveCall(ctx context.Context, cf *frame, seeds []*token) {
 	seeds = groupSeeds(r, cf, seeds)
+	if r.withdrew.Load() {
+		// Restored tokens of a withdrawn branch end at their first step. Ended first,
+		// before a sibling branch can complete a node, no checkpoint lists them.
+		kept := seeds[:0:0]
+		for _, s := range seeds {
+			if r.withdrawn(s) {
+				r.drive(ctx, s)
+			} else {
+				kept = append(kept, s)
+			}
+		}
+		if seeds = kept; len(seeds) == 0 {
+			cf.wg.Wait()
+			return
+		}
+	}
 	if len(seeds) == 1 {
 		r.drive(ctx, seeds[0])
 		cf.wg.Wait()
