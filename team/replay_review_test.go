@@ -214,22 +214,7 @@ func TestRecoveredFailureReplaysAcrossProcesses(t *testing.T) {
 	runner, _ := build(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
 	res, err := runner.Run(ctx, "ops", flow.NewContextWith("ops-rec-far", map[string]any{"prompt": "pay acme, then clean up"}))
 	require.NoError(t, err)
-	for _, agent := range []string{"payer", "bot"} {
-		require.Equal(t, flow.StatusSuspended, res.Status)
-		snap, err := runner.Load(ctx, "ops-rec-far")
-		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, agent)
-		require.NotNil(t, p, agent)
-		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
-		require.NoError(t, err)
-		res, err = runner.Resume(ctx, "ops-rec-far", updates)
-		if agent == "bot" {
-			require.ErrorIs(t, err, team.ErrSourceUnavailable)
-		} else {
-			require.NoError(t, err)
-		}
-	}
-	require.Equal(t, flow.StatusFailed, res.Status)
+	res = approvePayerThenFailingBot(t, runner, "ops-rec-far", res)
 
 	runner, payModel := build(afterRemove("cleaned"))
 	res, err = runner.Resume(ctx, "ops-rec-far", nil)
@@ -449,20 +434,7 @@ func TestDiscardStaleRunsKeepsRetriedTeamRuns(t *testing.T) {
 	runner := session.NewRunner(eng, session.NewMemoryStore())
 	res, err := runner.Run(ctx, "ops", flow.NewContextWith("ops-stale", map[string]any{"prompt": "pay acme, then clean up"}))
 	require.NoError(t, err)
-	for _, agent := range []string{"payer", "bot"} {
-		require.Equal(t, flow.StatusSuspended, res.Status)
-		snap, err := runner.Load(ctx, "ops-stale")
-		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, agent)
-		require.NotNil(t, p, agent)
-		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
-		require.NoError(t, err)
-		res, err = runner.Resume(ctx, "ops-stale", updates)
-		if agent == "bot" {
-			require.ErrorIs(t, err, team.ErrSourceUnavailable)
-		}
-	}
-	require.Equal(t, flow.StatusFailed, res.Status)
+	res = approvePayerThenFailingBot(t, runner, "ops-stale", res)
 
 	res, err = runner.Resume(ctx, "ops-stale", nil)
 	require.NoError(t, err)

@@ -204,22 +204,7 @@ func TestTeamTaskRetryReplaysAcrossProcesses(t *testing.T) {
 	runner, _, _ := build(removeA(), testkit.FailWith(team.TypeSourceUnavailable))
 	res, err := runner.Run(ctx, "ops", flow.NewContextWith("ops-far", map[string]any{"prompt": "pay acme, then clean up"}))
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	for _, agent := range []string{"payer", "bot"} {
-		snap, err := runner.Load(ctx, "ops-far")
-		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, agent)
-		require.NotNil(t, p, agent)
-		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
-		require.NoError(t, err)
-		res, err = runner.Resume(ctx, "ops-far", updates)
-		if agent == "bot" {
-			require.ErrorIs(t, err, team.ErrSourceUnavailable)
-		} else {
-			require.NoError(t, err)
-		}
-	}
-	require.Equal(t, flow.StatusFailed, res.Status)
+	res = approvePayerThenFailingBot(t, runner, "ops-far", res)
 
 	runner, payModel, botModel := build(afterRemove("cleaned"))
 	res, err = runner.Resume(ctx, "ops-far", nil)
@@ -551,4 +536,29 @@ func TestTeamTaskRetryReplaysRecoveredFailure(t *testing.T) {
 	assert.Equal(t, team.RunFailed, tr.Records[0].Status)
 	assert.Equal(t, team.TypeSourceUnavailable, tr.Records[0].Error.Type)
 	assert.Equal(t, "cleaned", tr.FinalAnswer)
+}
+
+// approvePayerThenFailingBot approves the pending call of payer, then of bot, each
+// through the store as another process would (Load, DecideIn, Resume), where bot's
+// run fails after its approved batch; it returns the failed run's result.
+func approvePayerThenFailingBot(t *testing.T, runner *session.Runner, id string, res *session.Result) *session.Result {
+	t.Helper()
+	ctx := context.Background()
+	for _, agent := range []string{"payer", "bot"} {
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		snap, err := runner.Load(ctx, id)
+		require.NoError(t, err)
+		p := team.PendingIn(snap.Vars, agent)
+		require.NotNil(t, p, agent)
+		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
+		require.NoError(t, err)
+		res, err = runner.Resume(ctx, id, updates)
+		if agent == "bot" {
+			require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		} else {
+			require.NoError(t, err)
+		}
+	}
+	require.Equal(t, flow.StatusFailed, res.Status)
+	return res
 }
