@@ -66,13 +66,7 @@ func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
 	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
 	tm, err := team.NewTeam("crew", team.WithMembers(payer, bot))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
-	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-replay", map[string]any{"prompt": "pay acme, then clean up"})
 
 	res, err := eng.EvalGraph(context.Background(), g, fc)
@@ -122,7 +116,7 @@ func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
 
 // opsGraph is s → crew (the team's Task) → e, on an engine with the team's
 // Interceptor.
-func opsGraph(t *testing.T, tm *team.TeamAgent) (*flow.Engine, *flow.Graph) {
+func opsGraph(t *testing.T, tm *team.TeamAgent, opts ...flow.Option) (*flow.Engine, *flow.Graph) {
 	t.Helper()
 	spec := flow.NewSpec("ops")
 	spec.Start("s").LinkTo(tm.Name())
@@ -130,7 +124,7 @@ func opsGraph(t *testing.T, tm *team.TeamAgent) (*flow.Engine, *flow.Graph) {
 	spec.End("e")
 	g, err := spec.Build()
 	require.NoError(t, err)
-	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	eng := flow.NewEngine(append([]flow.Option{flow.WithInterceptor(tm.Interceptor(), -100)}, opts...)...)
 	require.NoError(t, eng.Register(g))
 	return eng, g
 }
@@ -501,13 +495,7 @@ func TestTeamTaskRetryReplaysRecoveredFailure(t *testing.T) {
 	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
 	tm, err := team.NewTeam("crew", team.WithMembers(payer, bot))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
-	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), recoverNode("payer"))
+	eng, g := opsGraph(t, tm, recoverNode("payer"))
 	fc := flow.NewContextWith("ops-recovered", map[string]any{"prompt": "pay acme, then clean up"})
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
