@@ -13,6 +13,10 @@ import (
 // call frame keeps the caller's place in the frontier.
 var errCallHalted = errors.New("sub-graph halted")
 
+// errCallCut tells the calling node that its sub-graph call was cut short: the branch
+// it runs in was withdrawn, and the call's tokens ended before the child's end.
+var errCallCut = errors.New("sub-graph call cut short: its branch was withdrawn")
+
 // callSubgraph runs the node's sub-graph on the caller's goroutine, sharing the
 // FlowContext, under its own call frame.
 func (r *run) callSubgraph(ctx context.Context, tok *token) error {
@@ -68,7 +72,8 @@ func (r *run) resumeCall(ctx context.Context, tok *token) error {
 
 // runCall drives the tokens of a call frame under the interceptors' InterceptFlow and
 // reports how the call ended: nil when the sub-graph completed, errCallHalted when the
-// run halted inside it, or the error that aborted it.
+// run halted inside it, errCallCut when its branch was withdrawn, or the error that
+// aborted it.
 func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token) error {
 	r.mu.Lock()
 	if r.calls == nil {
@@ -127,6 +132,10 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 		}
 		return errCallHalted
 	}
+	if cf.cut.Load() {
+		out.Status = StatusInterrupted
+		return errCallCut
+	}
 	return nil
 }
 
@@ -163,7 +172,9 @@ func (c *frame) within(cf *frame) bool {
 
 // CallOutcome is how a sub-graph call ended, so the caller can tell a normal
 // completion (the context holds the child's final state) from a fatal child whose
-// fallback state was applied (Fallback lists it; Error is the child's terminal error).
+// fallback state was applied (Fallback lists it; Error is the child's terminal error),
+// a call the run stopped or suspended in, and a call cut short because its branch was
+// withdrawn (StatusInterrupted).
 type CallOutcome struct {
 	Path     string           `json:"path"`
 	Graph    string           `json:"graph"`

@@ -88,8 +88,9 @@
 // tokens of the branch, when the failure was inside an inclusive split or an
 // activity's fan-out there, end before their next step, so neither the inner join nor
 // the outer one runs for it, also after a restart; so do the tokens of a sub-graph
-// call in the branch, whose calling node then finishes, with the call's status,
-// completed, as the child has no branch left; a node already running finishes,
+// call in the branch, whose calling node then ends INTERRUPTED, as the call did not
+// reach its end (Context.CallOutcome says StatusInterrupted; a call that returned
+// before the branch was withdrawn completed); a node already running finishes,
 // as branches share no context.Context to cancel) and records it
 // in Result.BranchFailures and under KeyBranchFailures (read it with
 // BranchFailuresOf: a restored context holds it as plain JSON values); when no branch

@@ -19,6 +19,10 @@ const (
 	StatusSuspended Status = "suspended" // a task called Suspend; resumable
 	StatusStopped   Status = "stopped"   // a task called Stop with something left to run; resumable
 	StatusFailed    Status = "failed"    // a node failed, the step limit was hit or ctx ended
+	// StatusInterrupted is a sub-graph call's (CallOutcome) only: the call was cut
+	// short because the ContinueOnError branch it ran in was withdrawn. A run never
+	// ends with it.
+	StatusInterrupted Status = "interrupted"
 )
 
 // Result is the outcome of Eval or Resume. Unless the run's state is recycled, it is

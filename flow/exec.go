@@ -105,6 +105,8 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			status, err = nodeInterrupted, nil
 		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && (r.halted() || r.aborted(tok)):
 			status = nodeInterrupted // cancelled because the run or its sub-graph call failed elsewhere
+		case err != nil && errors.Is(err, errCallCut):
+			status, err = nodeInterrupted, nil
 		case err != nil:
 			status = nodeFailed
 		case tok.suspended:

@@ -21,14 +21,15 @@ const (
 
 type frame struct {
 	kind frameKind
-	// policy (a split's) and left (a loop's) sit by kind, where the padding would
-	// be: a frame then stays in its allocation size class.
+	// policy (a split's), left (a loop's) and cut (a call's) sit by kind, where the
+	// padding would be: a frame then stays in its allocation size class.
 	policy  BranchPolicy
-	left    bool   // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
-	parent  *frame // enclosing frame; nil for the root call
-	call    *frame // innermost call frame (itself for a call frame)
-	pending int    // units (tokens or nested frames) still running inside; guarded by run.mu
-	branch  string // branch id of the token that opened the frame
+	left    bool        // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
+	cut     atomic.Bool // call: a token of it ended because its branch was withdrawn (cutCalls): the call did not reach its end
+	parent  *frame      // enclosing frame; nil for the root call
+	call    *frame      // innermost call frame (itself for a call frame)
+	pending int         // units (tokens or nested frames) still running inside; guarded by run.mu
+	branch  string      // branch id of the token that opened the frame
 
 	// split
 	split   *cnode

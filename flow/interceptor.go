@@ -128,7 +128,8 @@ var errNotInvoked = errors.New("returned without invoking the graph (InterceptFl
 // Outcome reports how the evaluation ended; it is meaningful once Invoke has returned.
 // For the root graph it is the run's status (the suspend reason, and the error of a
 // failed run); for a sub-graph call, how that call ended: completed, failed (its
-// error), or suspended/stopped when the run halted inside it. A call that was still in
+// error), interrupted (its branch was withdrawn, see StatusInterrupted), or
+// suspended/stopped when the run halted inside it. A call that was still in
 // progress when the run failed elsewhere (a sibling branch) reports failed with the
 // run's first error, which is not the call's own: tell the two apart by comparing
 // that error's call path (NodeError.Path) with the call's Path.
@@ -155,6 +156,9 @@ func (inv *Invocation) Outcome() (Status, string, error) {
 	reason := r.reason
 	r.mu.Unlock()
 	if pending == 0 {
+		if cf.cut.Load() {
+			return StatusInterrupted, "", nil
+		}
 		return StatusCompleted, "", nil
 	}
 	if runState(r.state.Load()) == stateSuspended {

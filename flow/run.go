@@ -198,6 +198,7 @@ func (r *run) aborted(tok *token) bool {
 // step handles one token at its node and returns the token to continue with, if any.
 func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 	if r.withdrew.Load() && r.withdrawn(tok) {
+		r.cutCalls(tok)
 		if tok.mode == modeResumeCall && r.live != nil {
 			// The call is not re-entered: its parked tokens, live since the resume
 			// began, end with it, or every later checkpoint would list them.
@@ -269,6 +270,23 @@ func withdrawnAt(f *frame, branch string) bool {
 		branch = f.branch // tok's branch one level up: the one that opened f (or called it)
 	}
 	return false
+}
+
+// cutCalls marks the sub-graph calls a withdrawn token ends inside, up to the split
+// that withdrew its branch: those calls did not reach their end.
+func (r *run) cutCalls(tok *token) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	branch := tok.branch
+	for f := tok.frame; f != nil; f = f.parent {
+		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
+			return
+		}
+		if f.kind == frameCall {
+			f.cut.Store(true)
+		}
+		branch = f.branch
+	}
 }
 
 // arrive registers a token at a join. It reports whether the token goes on: it was

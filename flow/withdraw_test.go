@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -346,4 +347,95 @@ layout:
 	assert.Equal(t, "f", res.BranchFailures[0].Node)
 	slices.Sort(log)
 	assert.Equal(t, []string{"b", "j", "n1", "y"}, log, "n2, n3 and the joins qj and ij do not run")
+}
+
+// endStatuses records each node's last end status, and closes callEnded when the
+// node "call" ends.
+type endStatuses struct {
+	flow.NopInterceptor
+	mu        sync.Mutex
+	end       map[string]flow.NodeStatus
+	callEnded chan struct{}
+}
+
+func (h *endStatuses) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.end[n.ID] = end.Status
+	if n.ID == "call" {
+		close(h.callEnded)
+	}
+}
+
+// A sub-graph call cut short because its branch was withdrawn did not complete: its
+// calling node ends INTERRUPTED and CallOutcome says interrupted. It ended COMPLETED,
+// and an audit said the call had run to its end. A call in the same kind of branch
+// that returned before the withdrawal still completes.
+func TestWithdrawnSubGraphCallEndsInterrupted(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, cut := range []bool{true, false} {
+		h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+		started := make(chan struct{})
+		e := flow.NewEngine(flow.WithMaxConcurrency(4),
+			flow.WithTaskFunc("fail", func(context.Context, *flow.Context, *flow.Node) error {
+				if cut {
+					<-started // the call is running
+				} else {
+					<-h.callEnded
+				}
+				return errors.New("f failed")
+			}),
+			flow.WithTaskFunc("wait", func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+				close(started)
+				for cut && len(flow.BranchFailuresOf(c.Value(flow.KeyBranchFailures))) == 0 {
+					runtime.Gosched()
+				}
+				return nil
+			}))
+		for _, def := range []string{`
+id: sub
+layout:
+  - {id: cs, type: start}
+  - {id: n1, task: "@wait"}
+  - {id: n2}
+  - {id: ce, type: end}
+`, `
+id: main
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, meta: {branchPolicy: continue}, link: [x, b]}
+  - {id: x, type: inclusive, link: [q, f]}
+  - {id: q, type: parallel, link: [y, call]}
+  - {id: y, link: qj}
+  - {id: call, task: "#sub", link: qj}
+  - {id: qj, type: parallel, link: ij}
+  - {id: f, task: "@fail", link: ij}
+  - {id: ij, type: inclusive, link: j}
+  - {id: b, link: j}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`} {
+			g, err := flow.LoadGraph("g.yml", []byte(def))
+			require.NoError(t, err)
+			require.NoError(t, e.Register(g))
+		}
+		fc := flow.NewContext("i")
+		res, err := e.Eval(context.Background(), "main", fc, flow.WithEvalInterceptor(h, 0))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		require.Len(t, res.BranchFailures, 1)
+		out, ok := fc.CallOutcome("main/call/sub")
+		require.True(t, ok)
+		if cut {
+			assert.Equal(t, flow.StatusInterrupted, out.Status, "the call was cut short")
+			assert.Equal(t, trace.Interrupted, h.end["call"])
+			assert.NotContains(t, h.end, "n2", "the child's next node does not run")
+			assert.NotContains(t, h.end, "qj", "the withdrawn branch's joins do not run")
+		} else {
+			assert.Equal(t, flow.StatusCompleted, out.Status, "the call had returned")
+			assert.Equal(t, trace.Completed, h.end["call"])
+			assert.Equal(t, trace.Completed, h.end["n2"])
+		}
+		assert.NotContains(t, h.end, "ij", "the withdrawn branch's join does not run")
+	}
 }

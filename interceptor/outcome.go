@@ -19,6 +19,8 @@ func runOutcome(inv *flow.Invocation, invokeErr error, redact *Redactor) (trace.
 		return trace.Suspended, redact.String(reason), nil
 	case st == flow.StatusStopped:
 		return trace.Interrupted, "stopped", nil
+	case st == flow.StatusInterrupted: // a sub-graph call whose branch was withdrawn
+		return trace.Interrupted, "", nil
 	}
 	return trace.Completed, "", nil
 }
