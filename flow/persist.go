@@ -375,6 +375,12 @@ func (e *Engine) RestoreFrontier(root *Graph, st FrontierState) (*Frontier, erro
 				if f.policy, err = ParseBranchPolicy(fs.Policy); err != nil {
 					return bad("frame %d: %v", i, err)
 				}
+				if len(fs.Failed) > 0 && (f.split.n.Type != Parallel || f.policy != ContinueOnError) {
+					// Only a ContinueOnError parallel split withdraws failed branches
+					// (fatal): restored elsewhere, they would fail the split with
+					// all_branches_failed for branches that never failed there.
+					return bad("frame %d: failed branches in split %q, which is not a parallel split with branch policy continue", i, fs.Split)
+				}
 				for j, fb := range fs.Failed {
 					n := g.node(fb.Node)
 					if n == nil {
