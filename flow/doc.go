@@ -71,8 +71,11 @@
 // Context.Suspend stops the run with a reason and makes the current node run again on
 // resume, so a task can check for the decision it waited for. A step limit
 // (WithMaxSteps, WithSteps) bounds every run; context.Context cancellation and
-// deadlines fail the run (errors.Is tells which); a panicking task becomes an error
-// naming the node. A panicking interceptor hook fails the run and is raised again in
+// deadlines fail the run (errors.Is tells which, the NodeError's code is cancelled):
+// a node whose task returns the context's error (errors.Is) is not failed but
+// INTERRUPTED, its error policy is not asked (a cancellation recovered by a goto
+// would skip the node on resume), and it runs again on resume, in every branch the
+// cancellation cut short; a panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in
 // the caller's goroutine (as a *BranchPanic when it happened in a branch's goroutine,
 // which would otherwise end the process), once the root's branches have ended (before
 // the panic passes back through the interceptors around the run); the

@@ -103,8 +103,15 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			status, err = nodeSuspended, nil
 		case held:
 			status, err = nodeInterrupted, nil
-		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && (r.halted() || r.aborted(tok)):
-			status = nodeInterrupted // cancelled because the run or its sub-graph call failed elsewhere
+		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			// Cancelled: because the run or its sub-graph call failed elsewhere, or by
+			// the caller. The cancellation is not the node's failure for its error
+			// policy to recover from: the run fails with it, as when the drive loop
+			// notices it between nodes, and the node runs again on resume.
+			if !r.halted() && !r.aborted(tok) {
+				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+			}
+			status = nodeInterrupted
 		case err != nil && errors.Is(err, errCallCut):
 			status, err = nodeInterrupted, nil
 		case err != nil:

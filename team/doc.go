@@ -203,9 +203,10 @@
 //     interrupted (RunInterrupted), and the retry (a resume, a Call with the same
 //     prompt) runs them like any interrupted node. The same holds for a member
 //     cancelled because any other branch of the run, or of the sub-graph call it runs
-//     in, failed; a member whose context the caller cancelled fails. (The team's
-//     Interceptor tells them apart from flow's classification of the node: on an
-//     engine without it, such a turn is recorded as failed.) Continue lets them
+//     in, failed, and for a member whose context the caller cancelled (the run fails
+//     with the cancellation, and the member runs again on resume). (The team's
+//     Interceptor follows flow's classification of the node: on an engine without
+//     it, such a turn is recorded as failed.) Continue lets them
 //     finish, and the coordinator reports the failed member as a gap ("[m] failed:
 //     …") instead of leaving it out. Members that are sub-agents (a SubResult, or
 //     failed tool calls RecordToolCalls kept) get coverage notes at the end of the

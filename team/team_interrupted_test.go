@@ -76,12 +76,16 @@ func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 	assert.Equal(t, []string{team.RunCompleted}, slowRecs)
 }
 
-// A member whose context the caller cancelled fails its turn: flow fails the node
-// (the run did not halt elsewhere), and the trace records the failure as before.
-func TestMemberCancelledByCallerFails(t *testing.T) {
+// A member whose context the caller cancelled is interrupted, as flow ends its node:
+// the run fails with the cancellation, the trace records no turn of the member, and
+// the retry runs it again. (It failed its turn before, as flow failed the node.)
+func TestMemberCancelledByCallerIsInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, _ int) (*team.Answer, error) {
+	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n > 1 {
+			return &team.Answer{Content: "done"}, nil
+		}
 		cancel()
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -102,12 +106,18 @@ func TestMemberCancelledByCallerFails(t *testing.T) {
 	}
 	require.ErrorIs(t, runErr, context.Canceled)
 	tr := tm.Trace(sess.Context())
-	require.Len(t, tr.MemberRecords(), 1)
-	assert.Equal(t, team.RunFailed, tr.MemberRecords()[0].Status)
-	assert.Equal(t, team.TypeCancelled, tr.MemberRecords()[0].Error.Type)
-	assert.Equal(t, 1, tr.Turns)
+	assert.Empty(t, tr.MemberRecords())
+	assert.Equal(t, 0, tr.Turns)
 	require.Len(t, ends, 1)
-	assert.Equal(t, team.RunFailed, ends[0].Status)
+	assert.Equal(t, team.RunInterrupted, ends[0].Status)
+
+	ans, err := tm.Call(context.Background(), "go", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "done", ans.Content)
+	assert.Equal(t, 2, waiter.calls())
+	tr = tm.Trace(sess.Context())
+	assert.Equal(t, team.TeamCompleted, tr.Status)
+	assert.Equal(t, 1, tr.Turns)
 }
 
 // The same for a nested team cut short by a parallel sibling's failure: the node of

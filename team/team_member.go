@@ -144,11 +144,12 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}()
 	if err != nil {
 		if st := invStateOf(ctx, t); st != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			// Ended with its context: flow alone knows whether for a reason of the
-			// node's (the caller's cancellation: the node fails) or because the run
-			// halted or the sub-graph call failed elsewhere (the node is interrupted,
-			// and runs again on resume: the failure is not the member's). The team's
-			// observer records the turn when flow says how the node ended.
+			// Ended with its context: flow ends such a node INTERRUPTED (the run
+			// halted, the sub-graph call failed elsewhere, or the caller cancelled:
+			// the node runs again on resume, the failure is not the member's), but
+			// only flow knows which context it checked (a NodeStarter may give the
+			// task a context of its own). The team's observer records the turn when
+			// flow says how the node ended.
 			st.cut.Store(turnKey(n.ID, branch), cutTurn{mt: mt, ctx: ctx, asked: asked, began: began, err: err})
 			return err
 		}

@@ -1,0 +1,108 @@
+package flow_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// A node whose task returns because the caller's context ended did not fail: the run
+// fails with the cancellation (errors.Is tells which), the node ends INTERRUPTED and
+// runs again on resume, and its error policy is not consulted. Before, the node ended
+// FAILED and its policy took the cancellation for the node's failure: a recover
+// policy applied its update, recorded a recoverable error and moved the run on to
+// its goto node (which a resume then ran, skipping the node), and a fallback policy
+// applied its fallback state.
+func TestCallerCancelInterruptsTheNode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, meta := range []string{`{onError: {goto: g, recover: true, set: {fell: true}}}`, `{onError: {fallback: {state: fb}}}`, `{}`} {
+		t.Run(meta, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var runs []string
+			e := flow.NewEngine(
+				flow.WithTaskFunc("block", func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+					runs = append(runs, n.ID)
+					if c.Resumed() {
+						return nil
+					}
+					cancel()
+					<-ctx.Done()
+					return ctx.Err()
+				}),
+				flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+					runs = append(runs, n.ID)
+					return nil
+				}))
+			g, err := flow.LoadGraph("c.yml", []byte(`
+id: c
+layout:
+  - {id: s, type: start}
+  - {id: w, task: '@block', meta: `+meta+`}
+  - {id: n, task: '@note'}
+  - {id: g, task: '@note'}
+  - {id: e, type: end}
+`))
+			require.NoError(t, err)
+			h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+			fc := flow.NewContext("i")
+			res, err := e.EvalGraph(ctx, g, fc, flow.WithEvalInterceptor(h, 0))
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			var ne *flow.NodeError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, flow.CodeCancelled, ne.Code)
+			assert.Equal(t, "w", ne.Node)
+			assert.Equal(t, trace.Interrupted, h.end["w"])
+			assert.Empty(t, res.ExecutionErrors, "a cancellation is not the node's error")
+			assert.Nil(t, fc.Value("fell"), "no recovery update")
+			assert.Nil(t, fc.Value("state"), "no fallback state")
+			assert.Equal(t, []string{"w"}, runs)
+
+			res, err = e.Resume(context.Background(), res.Frontier, fc)
+			require.NoError(t, err)
+			assert.Equal(t, flow.StatusCompleted, res.Status)
+			assert.Equal(t, []string{"w", "w", "n", "g"}, runs, "the resume runs the cancelled node again, then its links")
+		})
+	}
+}
+
+// Every branch a caller's cancel cuts short ends INTERRUPTED, whichever notices
+// first: before, the first node to return ended FAILED and the others INTERRUPTED.
+func TestCallerCancelInterruptsEveryBranch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ready sync.WaitGroup
+	ready.Add(3)
+	go func() { ready.Wait(); cancel() }()
+	e := flow.NewEngine(flow.WithMaxConcurrency(4), flow.WithTaskFunc("block", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		ready.Done()
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	s := flow.NewSpec("p")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("b").LinkTo("c")
+	for _, id := range []string{"a", "b", "c"} {
+		s.Activity(id).SetTask("@block").LinkTo("j")
+	}
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+	res, err := e.EvalGraph(ctx, build(t, s), flow.NewContext("i"), flow.WithEvalInterceptor(h, 0))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	for _, id := range []string{"a", "b", "c"} {
+		assert.Equal(t, trace.Interrupted, h.end[id], id)
+	}
+	assert.Empty(t, res.ExecutionErrors)
+	assert.Len(t, res.Frontier.State().Tokens, 3, "each branch runs its node again on resume")
+}
