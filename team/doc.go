@@ -205,7 +205,14 @@
 //     cancelled because any other branch of the run, or of the sub-graph call it runs
 //     in, failed; a member whose context the caller cancelled fails. (The team's
 //     Interceptor tells them apart from flow's classification of the node: on an
-//     engine without it, such a turn is recorded as failed.) Continue lets them
+//     engine without it, such a turn is recorded as failed.) A team run as a
+//     sub-graph (a nested team, or Task) cut short so, by no failure of its own,
+//     did not fail either: its run ends interrupted (TeamInterrupted, in its trace,
+//     which keeps no error, its TeamEnd and OnTeamEnd, which gets the cause as
+//     OnMemberEnd does for an interrupted turn), and goes on when flow runs its node
+//     again (a TeamStart "resumed"), or is retried like a failed run when flow calls
+//     its graph again. A team whose context the caller cancelled, or whose own
+//     member failed fast, fails. Branch policy continue lets the other members
 //     finish, and the coordinator reports the failed member as a gap ("[m] failed:
 //     …") instead of leaving it out. Members that are sub-agents (a SubResult, or
 //     failed tool calls RecordToolCalls kept) get coverage notes at the end of the
@@ -284,10 +291,10 @@
 // id, the branch id and the agent. The team's run id is its own and survives pauses;
 // a member run's parent is the team run, a nested team's parent its parent team's
 // run, and a root team's parent the flow run. TeamEnd is emitted whenever a run stops
-// being active, completed or not (status failed, suspended or stopped), and a resumed
-// run starts with a TeamStart "resumed", so every start has its end in each process;
-// a nested team emits its own TeamEnd (Solon does not). Parallel members' events
-// interleave; group them by Branch.
+// being active, completed or not (status failed, interrupted, suspended or stopped),
+// and a resumed run starts with a TeamStart "resumed", so every start has its end in
+// each process; a nested team emits its own TeamEnd (Solon does not). Parallel
+// members' events interleave; group them by Branch.
 //
 // TeamInterceptor (WithTeamInterceptor) adds team hooks to the flow hooks: team start
 // and end, the supervisor's continue check, model start and end, decision, and each

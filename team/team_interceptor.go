@@ -26,7 +26,8 @@ import (
 // ReActInterceptor. Embed NopTeamInterceptor to implement only some of them.
 //
 // OnTeamStart is called when a run starts and when a suspended run resumes; OnTeamEnd
-// when the run completes, fails, stops or suspends (tr.Status says which), so each
+// when the run completes, fails, is interrupted, stops or suspends (tr.Status says
+// which; an interrupted run's err is the cancellation that cut it short), so each
 // process sees its starts and ends paired.
 type TeamInterceptor interface {
 	flow.Interceptor

@@ -176,7 +176,7 @@ func (t *TeamAgent) continues(c *flow.Context) bool {
 // team's parent run id is the flow run's, which a resume renews.
 func (t *TeamAgent) retries(ctx context.Context, c *flow.Context, tr *TeamTrace, parent *TeamAgent) string {
 	old := TraceIn(c, t.name)
-	if old == nil || old.Status != TeamFailed || old.Branch != tr.Branch || old.Prompt != tr.Prompt {
+	if old == nil || old.Status != TeamFailed && old.Status != TeamInterrupted || old.Branch != tr.Branch || old.Prompt != tr.Prompt {
 		return ""
 	}
 	if parent != nil && old.ParentRunID != tr.ParentRunID && !enclosingStateOf(ctx, parent).retries(old.ParentRunID) {

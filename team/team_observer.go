@@ -26,6 +26,9 @@ type observer struct {
 	// graph called again from its start (a failed call) runs no resumed node: its
 	// start node reads here whether the call belongs to the run it retries.
 	continuing sync.Map
+	// cut holds the team runs (keyed by callKey of their call) whose evaluation ended
+	// with its context and no failure of their own, until the calling node ends.
+	cut sync.Map
 }
 
 // callKey identifies a sub-graph call by the calling node's execution: the run, the
@@ -171,7 +174,7 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 		resumed := false
 		tr := t.update(c, func(tr *TeamTrace) {
 			switch tr.Status {
-			case TeamSuspended, TeamStopped, TeamFailed, TeamRunning:
+			case TeamSuspended, TeamStopped, TeamFailed, TeamInterrupted, TeamRunning:
 				if tr.RunID != "" {
 					tr.Status, tr.Segment, tr.Error = TeamRunning, time.Now(), nil
 					resumed = true
@@ -189,7 +192,8 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	if st.ended.Load() {
 		return err
 	}
-	if tr := TraceIn(c, t.name); tr == nil || tr.Status != TeamRunning {
+	cur := TraceIn(c, t.name)
+	if cur == nil || cur.Status != TeamRunning {
 		return err // the run never started (or was skipped): nothing to end
 	}
 	status := TeamStopped
@@ -199,6 +203,15 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	switch {
 	case st.suspended.Load():
 		status = TeamSuspended
+	case failure == nil && err == nil && ctx.Err() != nil && inv.Node != nil:
+		// Cut short with its context, by no failure of its own: flow alone knows
+		// whether for a reason of the calling node's (the caller's cancellation: the
+		// node fails) or because another branch of the run, or of the call it runs
+		// in, failed (the node is interrupted, and runs again on resume). The calling
+		// node's end (OnNodeEnd) ends the run as flow classifies the node.
+		key := callKey(c.RunID(), strings.TrimSuffix(inv.Path, "/"+inv.Graph.ID), strings.TrimSuffix(cur.Branch, "/"+inv.Graph.ID))
+		o.cut.Store(key, cutRun{t: t, ctx: ctx, cause: context.Cause(ctx), at: time.Now()})
+		return err
 	case failure != nil || err != nil || ctx.Err() != nil:
 		status = TeamFailed
 		if failure == nil {
@@ -247,8 +260,18 @@ func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Nod
 // recovered failure left waiting at its node, and reports the end of a nested team's
 // member node.
 func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
-	if (c.Resumed() || c.Attempt() > 1) && o.callsTeam(n) {
-		o.continuing.Delete(callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID))
+	if o.callsTeam(n) {
+		key := callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID)
+		if c.Resumed() || c.Attempt() > 1 {
+			o.continuing.Delete(key)
+		}
+		// Before the nested team's node end, which its run's end precedes. A call cut
+		// short by the failure of the call it runs in may end its node completed (its
+		// interrupted nodes ended instead of parking): the run did not reach its end
+		// node, and failed only if flow fails the node.
+		if cr, ok := o.cut.LoadAndDelete(key); ok {
+			cr.(cutRun).ended(c, end.Status != trace.Failed)
+		}
 	}
 	if p := o.teamOf(n.Graph()); p != nil && p.byName[n.ID] != nil {
 		// Before the recovered failure's bookkeeping, which marks the failed turn.
@@ -329,4 +352,32 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		ev.Status = string(end.Status)
 	}
 	Emit(ctx, ev)
+}
+
+// cutRun is a team run, called as a sub-graph, whose evaluation ended with its
+// context before the run's end, waiting for flow to say how the calling node ended.
+type cutRun struct {
+	t     *TeamAgent
+	ctx   context.Context
+	cause error
+	at    time.Time // when the evaluation ended
+}
+
+// ended ends the cut run as flow classified its calling node: interrupted (the run
+// halted, or the call it runs in failed, elsewhere: the run did not fail, and goes
+// on when the node runs again, or is retried when the call it runs in is), else
+// failed. The team's end hooks get the cause
+// either way, as a member's do for its interrupted turn.
+func (cr cutRun) ended(c *flow.Context, interrupted bool) {
+	tr := cr.t.update(c, func(tr *TeamTrace) {
+		if tr.Status != TeamRunning {
+			return
+		}
+		tr.Status, tr.Error = TeamInterrupted, nil
+		if !interrupted {
+			tr.Status, tr.Error = TeamFailed, AsError(cr.cause, TypeAgentFailed)
+		}
+		tr.closeSegment(cr.at)
+	})
+	cr.t.emitEnd(cr.ctx, tr, cr.cause, nil)
 }
