@@ -282,7 +282,10 @@
 // failure withdrawn by the fork's branch policy. (A team run with Task learns that
 // the call resumes or retries its node from Interceptor(), which the enclosing engine
 // then needs.) A new evaluation of the team's graph, or of a graph that calls it,
-// starts the members afresh even on the same question, and replays nothing.
+// starts the members afresh even on the same question, and replays nothing; so does
+// a new execution of a nested team's node in the same run of its parent (the parent
+// routes it again after an error policy recovered its failure: a new turn, which a
+// member would also run afresh).
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the

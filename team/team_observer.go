@@ -107,6 +107,7 @@ func (o *observer) nestedAt(n *flow.Node) (*TeamAgent, *TeamAgent) {
 // invState follows one evaluation of a team's graph.
 type invState struct {
 	team      *TeamAgent
+	obs       *observer // the observer framing it, which sees the calling node's execution
 	path      string
 	ended     atomic.Bool // the end node ran
 	suspended atomic.Bool
@@ -166,7 +167,7 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	if t == nil {
 		return inv.Invoke(ctx)
 	}
-	st := &invState{team: t, path: inv.Path}
+	st := &invState{team: t, obs: o, path: inv.Path}
 	st.outer, _ = ctx.Value(invKey{}).(*invState)
 	ctx = context.WithValue(ctx, invKey{}, st)
 	c := inv.Context
