@@ -301,3 +301,47 @@ func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
 	assert.Equal(t, []string{"a", "slow"}, inner.Trace(fc).Route)
 	assert.Equal(t, team.TeamCompleted, inner.Trace(fc).Status)
 }
+
+// The same with the team's graph called by reference, written with spaces around it
+// (flow trims them): the team's Interceptor still knows the calling node, so the cut
+// run ends, interrupted, as the node does.
+func TestTeamCalledByPaddedReferenceCutBySiblingIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	tm, err := team.NewTeam("crew", team.WithMembers(slow))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
+	spec.Activity("crew").SetTask(" #" + tm.Graph().ID + " ").LinkTo("join")
+	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		<-started
+		return down
+	})).LinkTo("join")
+	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	require.NoError(t, eng.Register(tm.Graph()))
+	var (
+		mu   sync.Mutex
+		ends []string
+	)
+	ctx := team.WithSink(context.Background(), func(ev team.Event) {
+		if ev.Kind == team.EventTeamEnd {
+			mu.Lock()
+			ends = append(ends, ev.Status)
+			mu.Unlock()
+		}
+	})
+	fc := flow.NewContextWith("ops-ref", map[string]any{"prompt": "work"})
+	_, err = eng.EvalGraph(ctx, g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, []string{team.TeamInterrupted}, ends)
+	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
+}

@@ -45,8 +45,9 @@ func (o *observer) calledTeam(n *flow.Node) *TeamAgent {
 	if g, ok := flow.CalledGraph(n.Component); ok {
 		return o.teamOf(g)
 	}
-	if id, ok := strings.CutPrefix(n.Task, "#"); ok && n.Component == nil {
-		return o.teams[id]
+	// Trimmed as flow trims a task reference: a call it makes is a call here too.
+	if id, ok := strings.CutPrefix(strings.TrimSpace(n.Task), "#"); ok && n.Component == nil {
+		return o.teams[strings.TrimSpace(id)]
 	}
 	return nil
 }
