@@ -345,3 +345,37 @@ func TestTeamCalledByPaddedReferenceCutBySiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, []string{team.TeamInterrupted}, ends)
 	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
 }
+
+// A team run with Task whose context the caller cancelled fails, as its member does:
+// flow fails the calling node.
+func TestTeamTaskCancelledByCallerFails(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, _ int) (*team.Answer, error) {
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	tm, err := team.NewTeam("crew", team.WithMembers(waiter))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	var (
+		mu   sync.Mutex
+		ends []string
+	)
+	ctx = team.WithSink(ctx, func(ev team.Event) {
+		if ev.Kind == team.EventTeamEnd {
+			mu.Lock()
+			ends = append(ends, ev.Status)
+			mu.Unlock()
+		}
+	})
+	fc := flow.NewContextWith("ops-caller", map[string]any{"prompt": "work"})
+	_, err = eng.EvalGraph(ctx, g, fc)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, []string{team.TeamFailed}, ends)
+	tr := tm.Trace(fc)
+	assert.Equal(t, team.TeamFailed, tr.Status)
+	require.NotNil(t, tr.Error)
+	assert.Equal(t, team.TypeCancelled, tr.Error.Type)
+}
