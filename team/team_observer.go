@@ -368,8 +368,8 @@ type cutRun struct {
 // ended ends the cut run as flow classified its calling node: interrupted (the run
 // halted, or the call it runs in failed, elsewhere: the run did not fail, and goes
 // on when the node runs again, or is retried when the call it runs in is), else
-// failed. The team's end hooks get the cause
-// either way, as a member's do for its interrupted turn.
+// failed. The team's end hooks get the cause either way, as a member's do for its
+// interrupted turn.
 func (cr cutRun) ended(c *flow.Context, interrupted bool) {
 	tr := cr.t.update(c, func(tr *TeamTrace) {
 		if tr.Status != TeamRunning {

@@ -17,9 +17,9 @@ const (
 	TeamStopped   = "stopped"
 	// TeamInterrupted is the status of a team run as a sub-graph (a nested team, or
 	// Task) that the flow cut short for a reason outside it: another branch of the
-	// run, or of the sub-graph call it runs in, failed. Flow ends the calling node
-	// INTERRUPTED and runs it again on resume, where the run goes on (as
-	// RunInterrupted for a member's turn): the run did not fail.
+	// run, or of the sub-graph call it runs in, failed. The run did not fail (as
+	// RunInterrupted for a member's turn): it goes on when flow runs the calling
+	// node again on resume, or is retried when flow calls its graph again.
 	TeamInterrupted = "interrupted"
 	// TeamSkipped is the status of a nested team its parent did not let run (max
 	// turns, or an interceptor's ShouldAgentContinue).
