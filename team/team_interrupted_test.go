@@ -379,3 +379,41 @@ func TestTeamTaskCancelledByCallerFails(t *testing.T) {
 	require.NotNil(t, tr.Error)
 	assert.Equal(t, team.TypeCancelled, tr.Error.Type)
 }
+
+// The parent's hooks see the cut turn of a nested team as a member's: its end, with
+// the cause, when it is interrupted, and a new start when the resume goes on with it.
+func TestNestedTeamInterruptedTurnHooksPaired(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			<-started
+			return nil, down
+		}
+		return &team.Answer{Content: "bad done"}, nil
+	}}
+	inner, err := team.NewTeam("inner", team.WithMembers(slow))
+	require.NoError(t, err)
+	h := &ttHooks{}
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad),
+		team.WithTeamInterceptor(h, 0))
+	require.NoError(t, err)
+	sess := team.NewSession("ff-nested-hooks")
+	_, err = outer.Call(context.Background(), "go", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, []string{"member_start:inner:go", "member_end:inner::true"}, filterLog(h.Log(), "member_start:inner", "member_end:inner"))
+	n := len(h.Log())
+
+	ans, err := outer.Call(context.Background(), "go", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "[inner] slow done\n\n[bad] bad done", ans.Content)
+	assert.Equal(t, []string{"member_start:inner:go", "member_end:inner:slow done:false"},
+		filterLog(h.Log()[n:], "member_start:inner", "member_end:inner"))
+}

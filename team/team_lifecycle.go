@@ -63,7 +63,12 @@ type nesting struct {
 
 // nestingOf finds the parent team from the call path "…/<parentGraph>/<node>/<graph>".
 func (t *TeamAgent) nestingOf(c *flow.Context) nesting {
-	path := c.CallPath()
+	return t.nestingAt(c.CallPath(), c.BranchID())
+}
+
+// nestingAt is nestingOf for the evaluation of the team's graph at call path path,
+// whose top-level branch is branch.
+func (t *TeamAgent) nestingAt(path, branch string) nesting {
 	i := strings.LastIndexByte(path, '/')
 	if i < 0 {
 		return nesting{}
@@ -79,8 +84,7 @@ func (t *TeamAgent) nestingOf(c *flow.Context) nesting {
 	if p == nil {
 		return nesting{}
 	}
-	branch := strings.TrimSuffix(c.BranchID(), "/"+node+"/"+t.graph.ID)
-	return nesting{parent: p, node: node, branch: branch}
+	return nesting{parent: p, node: node, branch: strings.TrimSuffix(branch, "/"+node+"/"+t.graph.ID)}
 }
 
 // teamStartTask is the task of the start node: it opens the team's trace.

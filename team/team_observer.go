@@ -173,11 +173,12 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	ctx = context.WithValue(ctx, invKey{}, st)
 	c := inv.Context
 	if inv.Resumed {
-		resumed := false
+		resumed, was := false, ""
 		tr := t.update(c, func(tr *TeamTrace) {
 			switch tr.Status {
 			case TeamSuspended, TeamStopped, TeamFailed, TeamInterrupted, TeamRunning:
 				if tr.RunID != "" {
+					was = tr.Status
 					tr.Status, tr.Segment, tr.Error = TeamRunning, time.Now(), nil
 					resumed = true
 				}
@@ -188,6 +189,12 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 			ev.Prompt, ev.Status = tr.Prompt, TeamResumed
 			Emit(ctx, ev)
 			t.icpts.teamStart(ctx, tr)
+			if haltedElsewhere(was) {
+				// Its parent's hooks saw the turn end when it was cut short (OnNodeEnd).
+				if nest := t.nestingAt(inv.Path, tr.Branch); nest.parent != nil {
+					nest.parent.icpts.memberStart(ctx, nest.parent.trace(c), t, tr.Prompt)
+				}
+			}
 		}
 	}
 	err := inv.Invoke(ctx)
@@ -262,6 +269,7 @@ func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Nod
 // recovered failure left waiting at its node, and reports the end of a nested team's
 // member node.
 func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	var cause error // why a team run the node called was cut short
 	if o.callsTeam(n) {
 		key := callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID)
 		if c.Resumed() || c.Attempt() > 1 {
@@ -273,6 +281,7 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		// node, and failed only if flow fails the node.
 		if cr, ok := o.cut.LoadAndDelete(key); ok {
 			cr.(cutRun).ended(c, end.Status != trace.Failed)
+			cause = cr.(cutRun).cause
 		}
 	}
 	if p := o.teamOf(n.Graph()); p != nil && p.byName[n.ID] != nil {
@@ -354,7 +363,18 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		ev.Status = string(end.Status)
 	}
 	Emit(ctx, ev)
+	if end.Status != trace.Failed && haltedElsewhere(sub.trace(c).Status) {
+		// Cut short by a halt elsewhere, the turn ends for the parent's hooks as a
+		// member's does, and starts again if the resume goes on with it
+		// (InterceptFlow). (A nested team waiting for its own members' decisions is
+		// one turn until it ends.)
+		p.icpts.memberEnd(ctx, tr, sub, nil, cause)
+	}
 }
+
+// haltedElsewhere reports whether a team run of this status was cut short, not by
+// itself: interrupted, or stopped.
+func haltedElsewhere(status string) bool { return status == TeamInterrupted || status == TeamStopped }
 
 // cutRun is a team run, called as a sub-graph, whose evaluation ended with its
 // context before the run's end, waiting for flow to say how the calling node ended.
