@@ -206,7 +206,14 @@
 //     in, failed, and for a member whose context the caller cancelled (the run fails
 //     with the cancellation, and the member runs again on resume). (The team's
 //     Interceptor follows flow's classification of the node: on an engine without
-//     it, such a turn is recorded as failed.) Continue lets them
+//     it, such a turn is recorded as failed.) A team run as a
+//     sub-graph (a nested team, or Task) cut short so, by no failure of its own,
+//     did not fail either: its run ends interrupted (TeamInterrupted, in its trace,
+//     which keeps no error, its TeamEnd and OnTeamEnd, which gets the cause as
+//     OnMemberEnd does for an interrupted turn), and goes on when flow runs its node
+//     again (a TeamStart "resumed"), or is retried like a failed run when flow calls
+//     its graph again. A root team whose context the caller cancelled, or a team
+//     whose own member failed fast, fails. Branch policy continue lets the other members
 //     finish, and the coordinator reports the failed member as a gap ("[m] failed:
 //     …") instead of leaving it out. Members that are sub-agents (a SubResult, or
 //     failed tool calls RecordToolCalls kept) get coverage notes at the end of the
@@ -276,7 +283,10 @@
 // failure withdrawn by the fork's branch policy. (A team run with Task learns that
 // the call resumes or retries its node from Interceptor(), which the enclosing engine
 // then needs.) A new evaluation of the team's graph, or of a graph that calls it,
-// starts the members afresh even on the same question, and replays nothing.
+// starts the members afresh even on the same question, and replays nothing; so does
+// a new execution of a nested team's node in the same run of its parent (the parent
+// routes it again after an error policy recovered its failure: a new turn, which a
+// member would also run afresh).
 //
 // A team's events are those of its members framed by its own: TeamStart, then per
 // member turn NodeStart … NodeEnd with the member's events between them, the
@@ -285,10 +295,10 @@
 // id, the branch id and the agent. The team's run id is its own and survives pauses;
 // a member run's parent is the team run, a nested team's parent its parent team's
 // run, and a root team's parent the flow run. TeamEnd is emitted whenever a run stops
-// being active, completed or not (status failed, suspended or stopped), and a resumed
-// run starts with a TeamStart "resumed", so every start has its end in each process;
-// a nested team emits its own TeamEnd (Solon does not). Parallel members' events
-// interleave; group them by Branch.
+// being active, completed or not (status failed, interrupted, suspended or stopped),
+// and a resumed run starts with a TeamStart "resumed", so every start has its end in
+// each process; a nested team emits its own TeamEnd (Solon does not). Parallel
+// members' events interleave; group them by Branch.
 //
 // TeamInterceptor (WithTeamInterceptor) adds team hooks to the flow hooks: team start
 // and end, the supervisor's continue check, model start and end, decision, and each

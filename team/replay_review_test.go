@@ -352,9 +352,10 @@ func TestParallelTeamsFailFastReplayEach(t *testing.T) {
 	fc := flow.NewContextWith("both", map[string]any{"prompt": "work"})
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
-	require.Equal(t, team.TeamFailed, t2.Trace(fc).Status)
+	require.Equal(t, team.TeamFailed, t1.Trace(fc).Status)
 	// blocker was cancelled because the other call failed: its turn is interrupted,
-	// not failed (the node runs again on resume).
+	// not failed (the node runs again on resume), and so is two's run.
+	require.Equal(t, team.TeamInterrupted, t2.Trace(fc).Status)
 	assert.Equal(t, []string{"a2"}, t2.Trace(fc).Route)
 
 	res, err = eng.Resume(context.Background(), res.Frontier, fc)

@@ -6,14 +6,14 @@ import (
 )
 
 // Team event kinds. A team run emits TeamStart first and TeamEnd last (also when it
-// fails or suspends; a resumed run starts with a TeamStart whose Status is "resumed").
-// Each member turn is framed by NodeStart and NodeEnd (Agent is the member, Node its
-// node), and between them come the member's own events (run start/end, reasoning,
-// tools, HITL). The supervisor's model calls emit ReasonStart, ReasonDelta and
-// ReasonEnd with the team's name as Agent and the supervisor node as Node, and every
-// routing decision emits a Decision event carrying the RouteDecision. A nested team
-// emits its own TeamStart and TeamEnd inside its parent's NodeStart/NodeEnd (Solon
-// emits no end event for a nested team).
+// fails, is interrupted or suspends; a resumed run starts with a TeamStart whose
+// Status is "resumed"). Each member turn is framed by NodeStart and NodeEnd (Agent is
+// the member, Node its node), and between them come the member's own events (run
+// start/end, reasoning, tools, HITL). The supervisor's model calls emit ReasonStart,
+// ReasonDelta and ReasonEnd with the team's name as Agent and the supervisor node as
+// Node, and every routing decision emits a Decision event carrying the
+// RouteDecision. A nested team emits its own TeamStart and TeamEnd inside its
+// parent's NodeStart/NodeEnd (Solon emits no end event for a nested team).
 const (
 	EventTeamStart EventKind = "team_start"
 	EventTeamEnd   EventKind = "team_end"

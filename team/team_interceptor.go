@@ -26,8 +26,14 @@ import (
 // ReActInterceptor. Embed NopTeamInterceptor to implement only some of them.
 //
 // OnTeamStart is called when a run starts and when a suspended run resumes; OnTeamEnd
-// when the run completes, fails, stops or suspends (tr.Status says which), so each
-// process sees its starts and ends paired.
+// when the run completes, fails, is interrupted, stops or suspends (tr.Status says
+// which; an interrupted run's err is the cancellation that cut it short), so each
+// process sees its starts and ends paired. OnMemberStart and OnMemberEnd frame each
+// segment of a member's turn: a turn suspended for decisions, or cut short by a halt
+// elsewhere (its node interrupted), ends, and starts again when the resume goes on
+// with it. A nested team's turn is framed so too when a halt elsewhere cuts it short
+// (its run interrupted or stopped); while it waits for its own members' decisions it
+// is one turn, from its start to its end.
 type TeamInterceptor interface {
 	flow.Interceptor
 	OnTeamStart(ctx context.Context, tr *TeamTrace)

@@ -2,11 +2,14 @@ package team_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 )
 
@@ -139,19 +142,298 @@ func TestNestedTeamCancelledByFailFastIsInterrupted(t *testing.T) {
 	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-nested")
-	status := map[string]string{}
+	status, teamEnds := map[string]string{}, map[string]string{}
 	var runErr error
 	for ev, err := range outer.Stream(context.Background(), "go", sess) {
 		if err != nil {
 			runErr = err
 			continue
 		}
-		if ev.Kind == team.EventNodeEnd {
+		switch ev.Kind {
+		case team.EventNodeEnd:
 			status[ev.Agent] = ev.Status
+		case team.EventTeamEnd:
+			teamEnds[ev.Agent] = ev.Status
 		}
 	}
 	require.ErrorIs(t, runErr, team.ErrSourceUnavailable)
 	assert.Equal(t, map[string]string{"slow": team.RunInterrupted, "inner": team.RunInterrupted, "bad": team.RunFailed}, status)
 	assert.Equal(t, []string{"bad"}, outer.Trace(sess.Context()).Route)
 	assert.Empty(t, inner.Trace(sess.Context()).Route)
+	// The nested team's own run did not fail either: the outer one did.
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, team.TeamInterrupted, inner.Trace(sess.Context()).Status)
+	assert.Nil(t, inner.Trace(sess.Context()).Error)
+}
+
+// A team run as a node (Task) in one branch of a flow's parallel gateway, cut short
+// because the sibling branch failed fast, did not fail: flow ends its node
+// INTERRUPTED and the resume goes on with it. Its trace, its TeamEnd and its team
+// interceptor's end say interrupted, with no error of its own; the resume starts it
+// "resumed" and it completes.
+func TestTeamTaskCancelledByFailFastSiblingIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	h := &ttHooks{}
+	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, slow), team.WithTeamInterceptor(h, 0))
+	require.NoError(t, err)
+	failures := 0
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
+	spec.Activity("crew").Do(tm.Task()).LinkTo("join")
+	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		if failures++; failures == 1 {
+			<-started
+			return down
+		}
+		return nil
+	})).LinkTo("join")
+	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	var (
+		mu   sync.Mutex
+		ends []team.Event
+	)
+	ctx := team.WithSink(context.Background(), func(ev team.Event) {
+		if ev.Kind == team.EventTeamEnd {
+			mu.Lock()
+			ends = append(ends, ev)
+			mu.Unlock()
+		}
+	})
+	fc := flow.NewContextWith("ops-ff", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(ctx, g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	tr := tm.Trace(fc)
+	assert.Equal(t, team.TeamInterrupted, tr.Status)
+	assert.Nil(t, tr.Error, "the team did not fail")
+	assert.Equal(t, []string{"a"}, tr.Route)
+	require.Len(t, ends, 1)
+	assert.Equal(t, team.TeamInterrupted, ends[0].Status)
+	assert.Nil(t, ends[0].Error)
+	assert.Equal(t, "team_end:crew:interrupted:true", h.Log()[len(h.Log())-1], "the hook gets the cause, as a member's end does")
+	n := len(h.Log())
+
+	res, err = eng.Resume(ctx, res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{"team_start:crew:running", "member_start:slow:work", "member_end:slow:slow done:false",
+		"team_end:crew:completed:false"}, filterLog(h.Log()[n:], "team_", "member_"))
+	tr = tm.Trace(fc)
+	assert.Equal(t, team.TeamCompleted, tr.Status)
+	assert.Equal(t, []string{"a", "slow"}, tr.Route)
+	assert.Equal(t, 2, slow.calls())
+}
+
+// filterLog keeps the entries of a hook log that start with one of the prefixes.
+func filterLog(log []string, prefixes ...string) []string {
+	var out []string
+	for _, s := range log {
+		for _, p := range prefixes {
+			if strings.HasPrefix(s, p) {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// A nested team cut short because its parent's fork failed fast, the parent running
+// as a sub-graph (Task): the failure aborts the parent's call rather than the run, and
+// flow ends the nested team's node without its run reaching its end. The nested run
+// is interrupted all the same (its member's node is), not failed; the retried call
+// retries it, replaying the turn it had answered.
+func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			<-started
+			return nil, down
+		}
+		return &team.Answer{Content: "bad done"}, nil
+	}}
+	a := &turnsAgent{name: "a"}
+	inner, err := team.NewTeam("inner", team.WithMembers(a, slow))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, outer)
+	require.NoError(t, eng.Register(inner.Graph()))
+	var (
+		mu       sync.Mutex
+		nodeEnds = map[string]string{}
+		teamEnds = map[string]string{}
+	)
+	ctx := team.WithSink(context.Background(), func(ev team.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Kind {
+		case team.EventNodeEnd:
+			nodeEnds[ev.Agent] = ev.Status
+		case team.EventTeamEnd:
+			teamEnds[ev.Agent] = ev.Status
+		}
+	})
+	fc := flow.NewContextWith("ops-cut", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(ctx, g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted, "inner": team.RunInterrupted,
+		"bad": team.RunFailed}, nodeEnds)
+	assert.Equal(t, team.TeamInterrupted, inner.Trace(fc).Status)
+	assert.Equal(t, []string{"bad"}, outer.Trace(fc).Route, "no turn of inner's")
+
+	res, err = eng.Resume(ctx, res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
+	assert.Equal(t, 2, slow.calls())
+	assert.Equal(t, []string{"a", "slow"}, inner.Trace(fc).Route)
+	assert.Equal(t, team.TeamCompleted, inner.Trace(fc).Status)
+}
+
+// The same with the team's graph called by reference, written with spaces around it
+// (flow trims them): the team's Interceptor still knows the calling node, so the cut
+// run ends, interrupted, as the node does.
+func TestTeamCalledByPaddedReferenceCutBySiblingIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	tm, err := team.NewTeam("crew", team.WithMembers(slow))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
+	spec.Activity("crew").SetTask(" #" + tm.Graph().ID + " ").LinkTo("join")
+	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		<-started
+		return down
+	})).LinkTo("join")
+	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	require.NoError(t, eng.Register(tm.Graph()))
+	var (
+		mu   sync.Mutex
+		ends []string
+	)
+	ctx := team.WithSink(context.Background(), func(ev team.Event) {
+		if ev.Kind == team.EventTeamEnd {
+			mu.Lock()
+			ends = append(ends, ev.Status)
+			mu.Unlock()
+		}
+	})
+	fc := flow.NewContextWith("ops-ref", map[string]any{"prompt": "work"})
+	_, err = eng.EvalGraph(ctx, g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, []string{team.TeamInterrupted}, ends)
+	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
+}
+
+// A team run with Task whose context the caller cancelled is interrupted, as its
+// member is: flow ends the calling node INTERRUPTED (the run fails with the
+// cancellation), and the resume goes on with the team.
+func TestTeamTaskCancelledByCallerIsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n > 1 {
+			return &team.Answer{Content: "done"}, nil
+		}
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	tm, err := team.NewTeam("crew", team.WithMembers(waiter))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, tm)
+	var (
+		mu   sync.Mutex
+		ends []string
+	)
+	sink := func(ev team.Event) {
+		if ev.Kind == team.EventTeamEnd {
+			mu.Lock()
+			ends = append(ends, ev.Status)
+			mu.Unlock()
+		}
+	}
+	fc := flow.NewContextWith("ops-caller", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(team.WithSink(ctx, sink), g, fc)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, []string{team.TeamInterrupted}, ends)
+	tr := tm.Trace(fc)
+	assert.Equal(t, team.TeamInterrupted, tr.Status)
+	assert.Nil(t, tr.Error)
+
+	res, err = eng.Resume(team.WithSink(context.Background(), sink), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, waiter.calls())
+	assert.Equal(t, []string{team.TeamInterrupted, team.TeamCompleted}, ends)
+	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
+}
+
+// The parent's hooks see the cut turn of a nested team as a member's: its end, with
+// the cause, when it is interrupted, and a new start when the resume goes on with it.
+func TestNestedTeamInterruptedTurnHooksPaired(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			<-started
+			return nil, down
+		}
+		return &team.Answer{Content: "bad done"}, nil
+	}}
+	inner, err := team.NewTeam("inner", team.WithMembers(slow))
+	require.NoError(t, err)
+	h := &ttHooks{}
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad),
+		team.WithTeamInterceptor(h, 0))
+	require.NoError(t, err)
+	sess := team.NewSession("ff-nested-hooks")
+	_, err = outer.Call(context.Background(), "go", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, []string{"member_start:inner:go", "member_end:inner::true"}, filterLog(h.Log(), "member_start:inner", "member_end:inner"))
+	n := len(h.Log())
+
+	ans, err := outer.Call(context.Background(), "go", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "[inner] slow done\n\n[bad] bad done", ans.Content)
+	assert.Equal(t, []string{"member_start:inner:go", "member_end:inner:slow done:false"},
+		filterLog(h.Log()[n:], "member_start:inner", "member_end:inner"))
 }

@@ -63,7 +63,12 @@ type nesting struct {
 
 // nestingOf finds the parent team from the call path "…/<parentGraph>/<node>/<graph>".
 func (t *TeamAgent) nestingOf(c *flow.Context) nesting {
-	path := c.CallPath()
+	return t.nestingAt(c.CallPath(), c.BranchID())
+}
+
+// nestingAt is nestingOf for the evaluation of the team's graph at call path path,
+// whose top-level branch is branch.
+func (t *TeamAgent) nestingAt(path, branch string) nesting {
 	i := strings.LastIndexByte(path, '/')
 	if i < 0 {
 		return nesting{}
@@ -79,8 +84,7 @@ func (t *TeamAgent) nestingOf(c *flow.Context) nesting {
 	if p == nil {
 		return nesting{}
 	}
-	branch := strings.TrimSuffix(c.BranchID(), "/"+node+"/"+t.graph.ID)
-	return nesting{parent: p, node: node, branch: branch}
+	return nesting{parent: p, node: node, branch: strings.TrimSuffix(branch, "/"+node+"/"+t.graph.ID)}
 }
 
 // teamStartTask is the task of the start node: it opens the team's trace.
@@ -133,7 +137,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	// approved batch) must go on with it, as on a retry of its own node, instead of
 	// asking the human again and running the approved calls twice. Only the flow run
 	// that failed retries it: a new evaluation asking the same question is a new run.
-	if old := t.retries(ctx, c, tr, nest.parent); old != "" && (nest.parent != nil || t.continues(c)) {
+	if old := t.retries(ctx, c, tr, nest.parent); old != "" {
 		if st := invStateOf(ctx, t); st != nil {
 			st.keep(old)
 		}
@@ -159,27 +163,40 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	return nil
 }
 
-// continues reports whether the evaluation of the team's graph, which has no parent
-// team, belongs to the flow run that left the team's failed run: the start node's
-// own execution, or the sub-graph call it runs in, resumes that run or retries its
-// node. A new evaluation (EvalGraph, session.Runner.Run) over a context that still
-// holds a failed run of the team, with the same question, is a new run all the same.
-// (A nested team's parent run id tells the same: a new parent run has a new one.)
-func (t *TeamAgent) continues(c *flow.Context) bool {
-	return c.Resumed() || c.Attempt() > 1 || t.obs.callerContinues(c, t.graph.ID)
+// continues reports whether the evaluation of the team's graph belongs to the flow
+// run that left the team's failed run: the start node's own execution, or the
+// sub-graph call it runs in, resumes that run or retries its node. A new evaluation
+// (EvalGraph, session.Runner.Run) over a context that still holds a failed run of
+// the team, with the same question, is a new run all the same. The call is known to
+// the observer of the engine that runs it (a nested team's is its root team's).
+func (t *TeamAgent) continues(ctx context.Context, c *flow.Context) bool {
+	o := t.obs
+	if st := invStateOf(ctx, t); st != nil {
+		o = st.obs
+	}
+	return c.Resumed() || c.Attempt() > 1 || o.callerContinues(c, t.graph.ID)
 }
 
 // retries returns the id of the team's failed run in c that the run tr starts
-// retries, or "": the same question in the same branch and, for a nested team, in
-// the same run of its parent, or in the failed run its parent retries (a parent
-// called again from its start, which its start node kept, has a new run id). A root
-// team's parent run id is the flow run's, which a resume renews.
+// retries, or "": the same question in the same branch, where the evaluation belongs
+// to the flow run that left the failed run (continues). For a nested team that is
+// the same run of its parent, where the calling node resumes or retries, or the
+// failed run its parent retries (a parent called again from its start, which its
+// start node kept, has a new run id). In the same run of its parent, a call made by
+// a new execution of the node (the parent routed the team again after an error
+// policy recovered its failure) is a new turn, as it is for a member, and retries
+// nothing. A root team's parent run id is the flow run's, which a resume renews.
 func (t *TeamAgent) retries(ctx context.Context, c *flow.Context, tr *TeamTrace, parent *TeamAgent) string {
 	old := TraceIn(c, t.name)
-	if old == nil || old.Status != TeamFailed || old.Branch != tr.Branch || old.Prompt != tr.Prompt {
+	if old == nil || old.Status != TeamFailed && old.Status != TeamInterrupted || old.Branch != tr.Branch || old.Prompt != tr.Prompt {
 		return ""
 	}
-	if parent != nil && old.ParentRunID != tr.ParentRunID && !enclosingStateOf(ctx, parent).retries(old.ParentRunID) {
+	switch {
+	case parent == nil || old.ParentRunID == tr.ParentRunID:
+		if !t.continues(ctx, c) {
+			return ""
+		}
+	case !enclosingStateOf(ctx, parent).retries(old.ParentRunID):
 		return ""
 	}
 	return old.RunID

@@ -26,6 +26,9 @@ type observer struct {
 	// graph called again from its start (a failed call) runs no resumed node: its
 	// start node reads here whether the call belongs to the run it retries.
 	continuing sync.Map
+	// cut holds the team runs (keyed by callKey of their call) whose evaluation ended
+	// with its context and no failure of their own, until the calling node ends.
+	cut sync.Map
 }
 
 // callKey identifies a sub-graph call by the calling node's execution: the run, the
@@ -42,8 +45,9 @@ func (o *observer) calledTeam(n *flow.Node) *TeamAgent {
 	if g, ok := flow.CalledGraph(n.Component); ok {
 		return o.teamOf(g)
 	}
-	if id, ok := strings.CutPrefix(n.Task, "#"); ok && n.Component == nil {
-		return o.teams[id]
+	// Trimmed as flow trims a task reference: a call it makes is a call here too.
+	if id, ok := strings.CutPrefix(strings.TrimSpace(n.Task), "#"); ok && n.Component == nil {
+		return o.teams[strings.TrimSpace(id)]
 	}
 	return nil
 }
@@ -104,6 +108,7 @@ func (o *observer) nestedAt(n *flow.Node) (*TeamAgent, *TeamAgent) {
 // invState follows one evaluation of a team's graph.
 type invState struct {
 	team      *TeamAgent
+	obs       *observer // the observer framing it, which sees the calling node's execution
 	path      string
 	ended     atomic.Bool // the end node ran
 	suspended atomic.Bool
@@ -163,16 +168,17 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	if t == nil {
 		return inv.Invoke(ctx)
 	}
-	st := &invState{team: t, path: inv.Path}
+	st := &invState{team: t, obs: o, path: inv.Path}
 	st.outer, _ = ctx.Value(invKey{}).(*invState)
 	ctx = context.WithValue(ctx, invKey{}, st)
 	c := inv.Context
 	if inv.Resumed {
-		resumed := false
+		resumed, was := false, ""
 		tr := t.update(c, func(tr *TeamTrace) {
 			switch tr.Status {
-			case TeamSuspended, TeamStopped, TeamFailed, TeamRunning:
+			case TeamSuspended, TeamStopped, TeamFailed, TeamInterrupted, TeamRunning:
 				if tr.RunID != "" {
+					was = tr.Status
 					tr.Status, tr.Segment, tr.Error = TeamRunning, time.Now(), nil
 					resumed = true
 				}
@@ -183,13 +189,20 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 			ev.Prompt, ev.Status = tr.Prompt, TeamResumed
 			Emit(ctx, ev)
 			t.icpts.teamStart(ctx, tr)
+			if haltedElsewhere(was) {
+				// Its parent's hooks saw the turn end when it was cut short (OnNodeEnd).
+				if nest := t.nestingAt(inv.Path, tr.Branch); nest.parent != nil {
+					nest.parent.icpts.memberStart(ctx, nest.parent.trace(c), t, tr.Prompt)
+				}
+			}
 		}
 	}
 	err := inv.Invoke(ctx)
 	if st.ended.Load() {
 		return err
 	}
-	if tr := TraceIn(c, t.name); tr == nil || tr.Status != TeamRunning {
+	cur := TraceIn(c, t.name)
+	if cur == nil || cur.Status != TeamRunning {
 		return err // the run never started (or was skipped): nothing to end
 	}
 	status := TeamStopped
@@ -199,6 +212,16 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	switch {
 	case st.suspended.Load():
 		status = TeamSuspended
+	case failure == nil && err == nil && ctx.Err() != nil && inv.Node != nil:
+		// Cut short with its context, by no failure of its own: because another
+		// branch of the run, or of the call it runs in, failed, or the caller
+		// cancelled. Flow then ends the calling node INTERRUPTED (it runs again on
+		// resume), but only flow knows which context it checked (a NodeStarter may
+		// give the task its own): the calling node's end (OnNodeEnd) ends the run as
+		// flow classifies the node.
+		key := callKey(c.RunID(), strings.TrimSuffix(inv.Path, "/"+inv.Graph.ID), strings.TrimSuffix(cur.Branch, "/"+inv.Graph.ID))
+		o.cut.Store(key, cutRun{t: t, ctx: ctx, cause: context.Cause(ctx), at: time.Now()})
+		return err
 	case failure != nil || err != nil || ctx.Err() != nil:
 		status = TeamFailed
 		if failure == nil {
@@ -247,8 +270,20 @@ func (o *observer) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Nod
 // recovered failure left waiting at its node, and reports the end of a nested team's
 // member node.
 func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd) {
-	if (c.Resumed() || c.Attempt() > 1) && o.callsTeam(n) {
-		o.continuing.Delete(callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID))
+	var cause error // why a team run the node called was cut short
+	if o.callsTeam(n) {
+		key := callKey(c.RunID(), c.CallPath()+"/"+n.ID, c.BranchID()+"/"+n.ID)
+		if c.Resumed() || c.Attempt() > 1 {
+			o.continuing.Delete(key)
+		}
+		// Before the nested team's node end, which its run's end precedes. A call cut
+		// short by the failure of the call it runs in may end its node completed (its
+		// interrupted nodes ended instead of parking): the run did not reach its end
+		// node, and failed only if flow fails the node.
+		if cr, ok := o.cut.LoadAndDelete(key); ok {
+			cr.(cutRun).ended(c, end.Status != trace.Failed)
+			cause = cr.(cutRun).cause
+		}
 	}
 	if p := o.teamOf(n.Graph()); p != nil && p.byName[n.ID] != nil {
 		// Before the recovered failure's bookkeeping, which marks the failed turn.
@@ -329,4 +364,43 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		ev.Status = string(end.Status)
 	}
 	Emit(ctx, ev)
+	if end.Status != trace.Failed && haltedElsewhere(sub.trace(c).Status) {
+		// Cut short by a halt elsewhere, the turn ends for the parent's hooks as a
+		// member's does, and starts again if the resume goes on with it
+		// (InterceptFlow). (A nested team waiting for its own members' decisions is
+		// one turn until it ends.)
+		p.icpts.memberEnd(ctx, tr, sub, nil, cause)
+	}
+}
+
+// haltedElsewhere reports whether a team run of this status was cut short, not by
+// itself: interrupted, or stopped.
+func haltedElsewhere(status string) bool { return status == TeamInterrupted || status == TeamStopped }
+
+// cutRun is a team run, called as a sub-graph, whose evaluation ended with its
+// context before the run's end, waiting for flow to say how the calling node ended.
+type cutRun struct {
+	t     *TeamAgent
+	ctx   context.Context
+	cause error
+	at    time.Time // when the evaluation ended
+}
+
+// ended ends the cut run as flow classified its calling node: interrupted (the run
+// halted, or the call it runs in failed, elsewhere: the run did not fail, and goes
+// on when the node runs again, or is retried when the call it runs in is), else
+// failed. The team's end hooks get the cause either way, as a member's do for its
+// interrupted turn.
+func (cr cutRun) ended(c *flow.Context, interrupted bool) {
+	tr := cr.t.update(c, func(tr *TeamTrace) {
+		if tr.Status != TeamRunning {
+			return
+		}
+		tr.Status, tr.Error = TeamInterrupted, nil
+		if !interrupted {
+			tr.Status, tr.Error = TeamFailed, AsError(cr.cause, TypeAgentFailed)
+		}
+		tr.closeSegment(cr.at)
+	})
+	cr.t.emitEnd(cr.ctx, tr, cr.cause, nil)
 }

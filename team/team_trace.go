@@ -15,6 +15,12 @@ const (
 	TeamCompleted = "completed"
 	TeamFailed    = "failed"
 	TeamStopped   = "stopped"
+	// TeamInterrupted is the status of a team run as a sub-graph (a nested team, or
+	// Task) that the flow cut short for a reason outside it: another branch of the
+	// run, or of the sub-graph call it runs in, failed. The run did not fail (as
+	// RunInterrupted for a member's turn): it goes on when flow runs the calling
+	// node again on resume, or is retried when flow calls its graph again.
+	TeamInterrupted = "interrupted"
 	// TeamSkipped is the status of a nested team its parent did not let run (max
 	// turns, or an interceptor's ShouldAgentContinue).
 	TeamSkipped = "skipped"
@@ -135,7 +141,7 @@ type TeamTrace struct {
 	Instance    string `json:"instance,omitempty"`
 	Branch      string `json:"branch,omitempty"`
 	Prompt      string `json:"prompt"`
-	// Status is running, suspended, completed, failed, stopped or skipped.
+	// Status is running, suspended, completed, failed, interrupted, stopped or skipped.
 	Status string `json:"status"`
 
 	Records      []TeamRecord    `json:"records"`
