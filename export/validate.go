@@ -93,7 +93,8 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // another node with the same condition, which the gateway never takes (a link without
 // when is tried only after every condition, so it makes no link dead, and an inclusive
 // gateway takes every link that holds; other constant expressions such as "1 == 1" are
-// not recognised: conditions are compiled, never folded, and compared as text); conditions other than the
+// not recognised: conditions are compiled, never folded, and compared by their syntax
+// tree, see the package doc); conditions other than the
 // literal true on the links of a parallel gateway (ignored: it takes every link); split
 // branches that end without reaching the join the others reach; splits without a join;
 // joins that belong to no split; cycles that pass through no condition and no loop

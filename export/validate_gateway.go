@@ -197,9 +197,9 @@ func (v *validator) checkDuplicateLinks(vg *vgraph) {
 	}
 }
 
-// sameWhen reports whether two links have the same condition: the same text, but for
-// spaces around it, or both always hold (no condition, or the literal true).
-// Conditions are not compared further ("a>1" and "a > 1" differ).
+// sameWhen reports whether two links have the same condition: the same normal form
+// (normalWhen: "a>1" and "(a > 1)" are the same), or both always hold (no condition, or
+// the literal true).
 func sameWhen(a, b *vlink) bool {
-	return strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When) || holds(a) && holds(b)
+	return a.cond == b.cond || holds(a) && holds(b)
 }

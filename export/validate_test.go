@@ -284,6 +284,56 @@ layout:
 			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and has the same condition; change the condition, or remove the link`,
 		},
 		{
+			// Conditions are compared as expressions, not as text: spaces, redundant
+			// parentheses and the quotes of a string do not make another condition.
+			name: "exclusive link after one with the same condition written differently",
+			doc: `
+id: samecondform
+layout:
+  - {id: s, type: start, link: [x, y]}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n>1"}, {nextId: b, when: "n > 1"}, {nextId: c, when: "(n>1)"}, a]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: 'k == "v" && n >= 2'}, {nextId: b, when: "k=='v'&&(n>=2)"}, {nextId: c, when: "k == 'v' || n >= 2"}, a]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x", "exclusive.unreachable-link@x", "exclusive.unreachable-link@y"},
+			msg:  `exclusive gateway "y" never takes its link to "b" (k=='v'&&(n>=2)): the link to "a" comes first in priority order and has the same condition`,
+		},
+		{
+			// The same for duplicate links; a condition that does not parse (a Go
+			// condition, a syntax error with its own finding) is compared as text.
+			name: "duplicate links with the same condition written differently",
+			doc: `
+id: dupform
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: c, when: "n>1"}, d, {nextId: c, when: "( n > 1 )"}]}
+  - {id: c, link: m}
+  - {id: d, link: m}
+  - {id: m, link: [{nextId: f, when: 'k=="v"'}, {nextId: f, when: " k == 'v' "}, {nextId: f, when: "@ok"}, {nextId: f, when: " @ok"}, {nextId: f, when: "n >"}, {nextId: f, when: "n>"}]}
+  - {id: f, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"link.duplicate@x", "condition.compile@m", "condition.compile@m", "link.duplicate@m", "link.duplicate@m"},
+			msg:  `node "m" has 2 links to "f" with the same condition (k == 'v'): when it holds, it takes each of them, so "f" runs 2 times`,
+		},
+		{
+			// Conditions that print alike but differ are not the same: expr prints the
+			// float 1.0 as 1, and "(a ? b : c).d" as "a ? b : c.d".
+			name: "conditions that print alike but differ",
+			doc: `
+id: printalike
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n == 1.0"}, {nextId: b, when: "n == 1"}, {nextId: a, when: "(p ? q : r).d"}, {nextId: b, when: "p ? q : r.d"}, a]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
 			// Not duplicates: other conditions; links reported otherwise (two defaults of
 			// an exclusive gateway, links after its literal true, literal false links).
 			name: "links to one target that are not duplicates",
@@ -945,6 +995,30 @@ layout:
 	assert.Empty(t, export.ValidateSpecs([]*flow.GraphSpec{spec}), "names are not checked unless listed")
 	fs := export.ValidateSpecs([]*flow.GraphSpec{spec}, export.WithTaskNames("known"), export.WithConditionNames("other"))
 	assert.Equal(t, []string{"condition.unknown@b", "task.unknown@b"}, codes(fs), joinFindings(fs))
+}
+
+// textEvaluator compiles with the default evaluator, but is another one: the validator
+// cannot assume its language is expr's.
+type textEvaluator struct{ *flow.ExprEvaluator }
+
+// TestValidateOtherEvaluatorComparesText: with another evaluator than the default one,
+// conditions are compared as text, since "a>1" and "a > 1" need not be the same in its
+// language; the default evaluator parses them.
+func TestValidateOtherEvaluatorComparesText(t *testing.T) {
+	spec := parse(t, "othereval.yml", `
+id: othereval
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n>1"}, {nextId: b, when: "n > 1"}, {nextId: c, when: " n > 1 "}, a]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`)
+	fs := export.ValidateSpecs([]*flow.GraphSpec{spec}, export.WithEvaluator(textEvaluator{flow.NewExprEvaluator()}))
+	assert.Equal(t, []string{"exclusive.unreachable-link@x"}, codes(fs), joinFindings(fs))
+	fs = export.ValidateSpecs([]*flow.GraphSpec{spec})
+	assert.Equal(t, []string{"exclusive.unreachable-link@x", "exclusive.unreachable-link@x"}, codes(fs), joinFindings(fs))
 }
 
 func TestValidateCodeSpec(t *testing.T) {
