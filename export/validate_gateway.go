@@ -122,14 +122,16 @@ func liveLinks(n *vnode) []*vlink {
 	return slices.DeleteFunc(slices.Clone(out[:i+1]), func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
 }
 
-// never reports whether a link's condition is the literal false.
-func never(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "false" }
+// never reports whether a link's condition is the literal false (in its normal form,
+// so "(false)" is too: it is compared with the others in that form, see sameWhen).
+func never(l *vlink) bool { return l.cond == "false" }
 
-// holds reports whether a link's condition always holds (alwaysHolds).
-func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
+// holds reports whether a link's condition always holds (alwaysHolds of its normal
+// form).
+func holds(l *vlink) bool { return alwaysHolds(l.cond) }
 
-// alwaysHolds reports whether a condition (a link's or a node's when) always holds: it
-// is empty, or the literal true.
+// alwaysHolds reports whether a condition (a link's or a node's when, in its normal
+// form: normalWhen) always holds: it is empty, or the literal true.
 func alwaysHolds(when string) bool {
 	when = strings.TrimSpace(when)
 	return when == "" || when == "true"

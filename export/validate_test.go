@@ -215,6 +215,25 @@ layout:
 			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and its condition is the literal true`,
 		},
 		{
+			// A literal true or false in parentheses, or with a trailing semicolon, is
+			// still the literal: x never looks past its true link, the false links are
+			// never taken, and a parallel gateway's "(true)" asks for nothing.
+			name: "literal true and false written differently",
+			doc: `
+id: literalform
+layout:
+  - {id: s, type: start, link: [x, p]}
+  - {id: x, type: exclusive, link: [{nextId: c, when: "( false )"}, {nextId: a, when: "(true)"}, {nextId: b, when: "n > 1"}]}
+  - {id: p, type: parallel, link: [{nextId: a, when: "(true)"}, {nextId: b, when: "true;"}]}
+  - {id: a, link: [{nextId: e, when: "false;"}, c]}
+  - {id: b, link: c}
+  - {id: c, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x", "link.never-taken@x", "link.never-taken@a"},
+			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and its condition is the literal true`,
+		},
+		{
 			// A literal false: no exclusive, inclusive or activity takes the link; a
 			// parallel gateway ignores the condition (its own warning says so).
 			name: "links whose condition is the literal false are never taken",
@@ -762,6 +781,19 @@ layout:
 `,
 			want: []string{"subgraph.recursive@call"},
 			msg:  `sub-graph calls recurse without a bound: "self" (node "call") -> "self"`,
+		},
+		{
+			// Nor does a task condition that is the literal true, however written.
+			name: "recursion under a node condition that always holds",
+			doc: `
+id: whenrec
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: "#whenrec", when: "(true)", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound: "whenrec" (node "call") -> "whenrec"`,
 		},
 		{
 			name: "a condition on a parallel gateway's link does not bound recursion",
