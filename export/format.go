@@ -28,7 +28,10 @@
 // parallel gateway starts two branches doing the same work, an inclusive gateway or an
 // activity runs the target twice, and an exclusive gateway never takes the second link
 // (nor a later link to another node with the same condition:
-// exclusive.unreachable-link).
+// exclusive.unreachable-link). The checks that follow a run's way (cycle exits, the
+// branches of a split, calls that always run) leave out every link an exclusive
+// gateway never takes, whether after a true link or after the same condition: a cycle
+// whose only way out is such a link is a cycle.no-exit.
 //
 // The reader lives in package flow (an engine must load files, and flow cannot import
 // export).

@@ -231,7 +231,8 @@ func (v *validator) checkCycles(vg *vgraph) {
 
 	// A guarded cycle that no link leaves is never left either: its conditions only
 	// choose the way round. Every link the engine can take counts here (not those after
-	// an exclusive gateway's literal true link), and onError goto too. A node may
+	// an exclusive gateway's literal true link, nor one after a link to another node
+	// with the same condition: liveLinks), and onError goto too. A node may
 	// also end the branch itself: a loop node when its items run out, and any node but a
 	// parallel gateway when every link has a condition and none holds (an exclusive
 	// gateway then fails the run, which ends it too).
@@ -288,13 +289,19 @@ func noExitText(scc, cycle []*vnode, member []bool) string {
 	b.WriteString(cycleNodes(scc, cycle) + " that a run cannot leave: ")
 	var dead []string
 	for _, n := range scc {
-		for _, l := range n.out {
+		for k, l := range n.out {
 			if member[l.to.index] || slices.Contains(n.live, l) {
 				continue
 			}
-			why := "its condition is the literal false"
-			if !never(l) {
-				why = fmt.Sprintf("%q always takes its link to %q instead, whose condition is the literal true", n.id(), n.out[firstTrue(n)].to.id())
+			// Why liveLinks left it out.
+			var why string
+			switch i := firstTrue(n); {
+			case never(l):
+				why = "its condition is the literal false"
+			case i >= 0 && (k > i || holds(l)):
+				why = fmt.Sprintf("%q always takes its link to %q instead, whose condition is the literal true", n.id(), n.out[i].to.id())
+			default:
+				why = fmt.Sprintf("%q takes its link to %q instead, which comes first with the same condition", n.id(), shadowedBy(n.out, k).to.id())
 			}
 			dead = append(dead, fmt.Sprintf("from %q to %q (%s)", n.id(), l.to.id(), why))
 		}

@@ -354,7 +354,8 @@ layout:
 		},
 		{
 			// Not duplicates: other conditions; links reported otherwise (two defaults of
-			// an exclusive gateway, links after its literal true, literal false links).
+			// an exclusive gateway, links after its literal true or after a link to another
+			// node with the same condition, literal false links).
 			name: "links to one target that are not duplicates",
 			doc: `
 id: notdup
@@ -363,10 +364,11 @@ layout:
   - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: a, when: "n > 2"}, b]}
   - {id: a, link: [{nextId: y, when: "false"}, {nextId: y, when: "false"}, y]}
   - {id: y, type: exclusive, link: [{nextId: b, when: "true"}, {nextId: e, when: "n > 1"}, {nextId: e, when: "n > 1"}]}
-  - {id: b, type: exclusive, link: [e, e]}
+  - {id: b, type: exclusive, link: [z, z]}
+  - {id: z, type: exclusive, link: [{nextId: e, when: "n > 1"}, {nextId: s, when: "n>1"}, {nextId: s, when: "(n > 1)"}, e]}
   - {id: e, type: end, link: [s, s]}
 `,
-			want: []string{"link.never-taken@a", "link.never-taken@a", "exclusive.unreachable-link@y", "exclusive.unreachable-link@y", "exclusive.multiple-defaults@b"},
+			want: []string{"link.never-taken@a", "link.never-taken@a", "exclusive.unreachable-link@y", "exclusive.unreachable-link@y", "exclusive.multiple-defaults@b", "exclusive.unreachable-link@z", "exclusive.unreachable-link@z"},
 		},
 		{
 			// The only way out of the cycle is a link that is never taken: the cycle
@@ -437,6 +439,41 @@ layout:
   - {id: e, type: end}
 `,
 			want: []string{"exclusive.unreachable-link@x"},
+		},
+		{
+			// A link after one with the same condition is as dead as one after a literal
+			// true: g's only way out of the cycle is such a link (cycle.no-exit), h also
+			// has a live way out (no cycle finding).
+			name: "cycles through an exclusive link after one with the same condition",
+			doc: `
+id: samecondcycle
+layout:
+  - {id: s, type: start, link: [a, b]}
+  - {id: a, link: g}
+  - {id: g, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: e, when: "(n>1)"}, a]}
+  - {id: b, link: h}
+  - {id: h, type: exclusive, link: [{nextId: b, when: "n > 1"}, {nextId: e, when: "n>1"}, {nextId: e, when: "done"}, b]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.no-exit@a", "exclusive.unreachable-link@g", "exclusive.unreachable-link@h"},
+			msg:  `nodes "a", "g" form a cycle ("a" -> "g" -> "a") that a run cannot leave: its only link out, from "g" to "e" ("g" takes its link to "a" instead, which comes first with the same condition), is never taken, and each of its nodes goes on round it: "a" always takes its link to "g" (no condition), "g" falls back on its link to "a" (no condition)`,
+		},
+		{
+			// Nor does a link after one with the same condition end a split's branch
+			// early; the same link in the other order would (x2 goes to e first).
+			name: "split branch through an exclusive link after one with the same condition",
+			doc: `
+id: samecondsplit
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [x, x2]}
+  - {id: x, type: exclusive, link: [{nextId: j, when: "ok"}, {nextId: e, when: "(ok)"}, j]}
+  - {id: x2, type: exclusive, link: [{nextId: e, when: "ok"}, {nextId: j, when: "(ok)"}, j]}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"split.branch-escapes@p", "exclusive.unreachable-link@x", "exclusive.unreachable-link@x2"},
+			msg:  `branch "x2" of parallel split "p" can end at "e" without reaching its join "j"`,
 		},
 		{
 			// An exclusive gateway whose first link is a literal true always takes it:
