@@ -107,7 +107,8 @@ func walkBranch(split, first *vnode, budget *int) (branchEnds, bool) {
 }
 
 // checkSplits pairs parallel and inclusive splits with their joins: every branch of a
-// split must reach the same join, and no branch should end before it.
+// split must reach the same join, and no branch should end before it. A split with one
+// branch it can start needs no join.
 func (v *validator) checkSplits(vg *vgraph) {
 	paired := map[*vnode]bool{}
 	budget := splitBudget
@@ -117,9 +118,12 @@ func (v *validator) checkSplits(vg *vgraph) {
 		}
 		gateway := s.spec.Type == flow.Parallel || s.spec.Type == flow.Inclusive
 		kind := s.spec.Type.String() + " split"
+		// Only the branches the split can start: an inclusive split never starts one
+		// through a literal false link, and such a branch reaching another join or
+		// ending early changes nothing.
 		var joins []*vnode
-		branches := make([]branchEnds, len(s.out))
-		for i, l := range s.out {
+		branches := make([]branchEnds, len(s.live))
+		for i, l := range s.live {
 			var ok bool
 			if branches[i], ok = walkBranch(s, l.to, &budget); !ok {
 				return
@@ -138,7 +142,7 @@ func (v *validator) checkSplits(vg *vgraph) {
 		case len(joins) > 1:
 			v.report(vg, SeverityError, CodeSplitJoinMismatch, s.id(), s.spec.Pos,
 				"branches of %s %q reach different joins (%s): the run fails when they arrive at more than one", kind, s.id(), quoteIDs(joins))
-		case len(joins) == 0 && gateway:
+		case len(joins) == 0 && gateway && len(s.live) > 1:
 			var ends []*vnode
 			for _, b := range branches {
 				for _, e := range b.escapes {
@@ -148,12 +152,12 @@ func (v *validator) checkSplits(vg *vgraph) {
 				}
 			}
 			v.report(vg, SeverityWarning, CodeSplitNoJoin, s.id(), s.spec.Pos,
-				"%s %q has no join: its %d branches end separately%s", kind, s.id(), len(s.out), atNodes(ends))
+				"%s %q has no join: its %d branches end separately%s", kind, s.id(), len(s.live), atNodes(ends))
 		case len(joins) == 1 && gateway:
 			for i, b := range branches {
 				if len(b.escapes) > 0 {
-					v.report(vg, SeverityWarning, CodeSplitBranchEscapes, s.id(), s.out[i].pos(),
-						"branch %q of %s %q can end at %s without reaching its join %q", s.out[i].to.id(), kind, s.id(), quoteIDs(b.escapes), joins[0].id())
+					v.report(vg, SeverityWarning, CodeSplitBranchEscapes, s.id(), s.live[i].pos(),
+						"branch %q of %s %q can end at %s without reaching its join %q", s.live[i].to.id(), kind, s.id(), quoteIDs(b.escapes), joins[0].id())
 				}
 			}
 		}

@@ -476,6 +476,35 @@ layout:
 			msg:  `branch "x2" of parallel split "p" can end at "e" without reaching its join "j"`,
 		},
 		{
+			// An inclusive split never starts the branch of a literal false link: that
+			// branch neither reaches another join (i's branch to b, which would be an
+			// error) nor ends before the join (k's branch to kb), and m, with one
+			// branch it can start, needs no join.
+			name: "split branches through a literal false link",
+			doc: `
+id: falsesplit
+layout:
+  - {id: s, type: start, link: i}
+  - {id: i, type: inclusive, link: [{nextId: a, when: "ok"}, {nextId: b, when: "false"}, c]}
+  - {id: a, link: j1}
+  - {id: c, link: j1}
+  - {id: b, link: j2}
+  - {id: x, link: j2}
+  - {id: j1, type: inclusive, link: k}
+  - {id: j2, type: inclusive, link: e}
+  - {id: k, type: inclusive, link: [ka, {nextId: kb, when: "false"}, {nextId: kc, when: "ok"}]}
+  - {id: ka, link: kj}
+  - {id: kb, link: e}
+  - {id: kc, link: kj}
+  - {id: kj, type: inclusive, link: m}
+  - {id: m, type: inclusive, link: [mb, {nextId: ma, when: "false"}]}
+  - {id: ma, link: e}
+  - {id: mb, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"link.never-taken@i", "node.unreachable@x", "join.unpaired@j2", "link.never-taken@k", "link.never-taken@m"},
+		},
+		{
 			// An exclusive gateway whose first link is a literal true always takes it:
 			// the call always runs, and the recursion has no bound.
 			name: "recursion through an exclusive literal true link",
