@@ -93,7 +93,7 @@ func walkBranch(split, first *vnode, budget *int) (branchEnds, bool) {
 		if isSplit(n) {
 			depth++
 		}
-		if n.spec.Type == flow.End || len(n.out) == 0 {
+		if n.spec.Type == flow.End || len(n.live) == 0 { // no link, or none it takes
 			if depth == 0 && !slices.Contains(out.escapes, n) {
 				out.escapes = append(out.escapes, n)
 			}

@@ -505,6 +505,23 @@ layout:
 			want: []string{"link.never-taken@i", "node.unreachable@x", "join.unpaired@j2", "link.never-taken@k", "link.never-taken@m"},
 		},
 		{
+			// A branch whose only link on is never taken ends there, as one without a link
+			// does: b's branch always ends at b, without reaching the join.
+			name: "split branch ending at a node whose links are never taken",
+			doc: `
+id: falseescape
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, b]}
+  - {id: a, link: j}
+  - {id: b, link: {nextId: j, when: "false"}}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"split.branch-escapes@p", "link.never-taken@b"},
+			msg:  `branch "b" of parallel split "p" can end at "b" without reaching its join "j"`,
+		},
+		{
 			// An exclusive gateway whose first link is a literal true always takes it:
 			// the call always runs, and the recursion has no bound.
 			name: "recursion through an exclusive literal true link",
