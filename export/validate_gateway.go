@@ -56,6 +56,8 @@ func (v *validator) checkGateways(vg *vgraph) {
 					}
 				}
 			}
+			// A condition is tried once: a link after one to another node with the same
+			// condition is never taken (shadowedBy).
 			for k, l := range n.out {
 				if holds(l) || never(l) || i >= 0 && k > i {
 					continue
@@ -110,15 +112,14 @@ func shadowedBy(links []*vlink, k int) *vlink {
 	return links[j]
 }
 
-// liveLinks returns the links of n the engine can take, in priority order. An
-// exclusive gateway with a literal true link takes only the conditional links up to it:
-// it never looks further (firstTrue), and its defaults are tried only when no condition
-// holds, which the true link rules out. Nor does it take a conditional link after one
-// to another node with the same condition (shadowedBy). Every other node may take
-// every link. The
-// checks that follow a run's way (cycles, split branches, calls that always run) use
-// these; reachability and joins stay structural, so the target of a dead link is named
-// by exclusive.unreachable-link, not as an unreachable node.
+// liveLinks returns the links of n the engine can take, in priority order. An exclusive
+// gateway with a literal true link takes only the conditional links up to it: it never
+// looks further (firstTrue), and its defaults are tried only when no condition holds,
+// which the true link rules out. Nor does it take a conditional link after one to
+// another node with the same condition (shadowedBy). Every other node may take every
+// link. The checks that follow a run's way (cycles, split branches, calls that always
+// run) use these; reachability and joins stay structural, so the target of a dead link
+// is named by exclusive.unreachable-link, not as an unreachable node.
 //
 // A link whose condition is the literal false is never taken, except by a parallel
 // gateway, which ignores conditions.
