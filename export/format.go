@@ -13,13 +13,25 @@
 // an exclusive gateway never looks past a true link, and the links after it are
 // reported as unreachable), the literal false never holds (the link is reported as
 // never taken, and the checks that follow a run's way, such as cycle exits, leave it
-// out); any other condition may or may not hold. Two conditions are the same when
-// their text is (spaces around it aside) or both always hold: two links from one node
-// to one target with the same condition are a warning (link.duplicate), not an error,
-// because the graph runs, though not as meant: a parallel gateway starts two branches
-// doing the same work, an inclusive gateway or an activity runs the target twice, and
-// an exclusive gateway never takes the second link (nor a later link to another node
-// with the same condition: exclusive.unreachable-link).
+// out); any other condition may or may not hold.
+//
+// Conditions are read in a normal form: with the default evaluator, expr's syntax
+// tree, so that spaces, redundant parentheses, trailing semicolons and a string's
+// quotes do not count ("a>1" and "(a > 1)", `x == "y"` and "x=='y'", "true" and
+// "(true)" are one condition each), but other ways to write an equivalent expression
+// do ("a > 1" and "1 < a" differ). Conditions that do not parse ("@name", a syntax
+// error), and every condition with another evaluator (whose language need not be
+// expr's), are read as text, spaces around it aside. Each condition is parsed once per
+// validation. Two conditions are the same when their normal forms are, or both always
+// hold. Two links from one node to one target with the same condition are a warning
+// (link.duplicate), not an error, because the graph runs, though not as meant: a
+// parallel gateway starts two branches doing the same work, an inclusive gateway or an
+// activity runs the target twice, and an exclusive gateway never takes the second link
+// (nor a later link to another node with the same condition:
+// exclusive.unreachable-link). The checks that follow a run's way (cycle exits, the
+// branches of a split, calls that always run) leave out every link an exclusive
+// gateway never takes, whether after a true link or after the same condition: a cycle
+// whose only way out is such a link is a cycle.no-exit.
 //
 // The reader lives in package flow (an engine must load files, and flow cannot import
 // export).

@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
+
 	"github.com/flowteam/flowteam/flow"
 )
 
@@ -40,6 +43,38 @@ func (v *validator) checkCondition(vg *vgraph, n *vnode, pos flow.Pos, what, src
 	} else {
 		v.checkJava(vg, n, pos, what, src)
 	}
+}
+
+// normalWhen returns a condition in the form two conditions are compared in: expr's
+// printed syntax tree, so that spaces, redundant parentheses and the quotes of a string
+// make no other condition. A condition that does not parse ("@name", a syntax error
+// with its own finding) is compared as trimmed text, and so is every condition when
+// another evaluator than the default one compiles them: its language need not be
+// expr's. Trailing semicolons are dropped, as the default evaluator drops them.
+//
+// The printer loses a little: the float 1.0 prints as the integer 1, and a ternary or a
+// negation it should wrap (as in "(a ? b : c).d") it does not. So a tree is used only
+// when its printed form parses back to the same tree; otherwise the text is, and two
+// conditions that differ are never taken for one.
+func (v *validator) normalWhen(when string) string {
+	when = strings.TrimSpace(when)
+	if _, ok := v.cfg.eval.(*flow.ExprEvaluator); !ok || when == "" || strings.HasPrefix(when, "@") {
+		return when
+	}
+	src := when
+	for strings.HasSuffix(src, ";") {
+		src = strings.TrimSpace(strings.TrimSuffix(src, ";"))
+	}
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return when
+	}
+	printed := tree.Node.String()
+	back, err := parser.Parse(printed)
+	if err != nil || ast.Dump(back.Node) != ast.Dump(tree.Node) {
+		return when
+	}
+	return printed
 }
 
 // checkJava warns about a script that compiles as an expression but is Java: the

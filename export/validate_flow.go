@@ -93,7 +93,7 @@ func walkBranch(split, first *vnode, budget *int) (branchEnds, bool) {
 		if isSplit(n) {
 			depth++
 		}
-		if n.spec.Type == flow.End || len(n.out) == 0 {
+		if n.spec.Type == flow.End || len(n.live) == 0 { // no link, or none it takes
 			if depth == 0 && !slices.Contains(out.escapes, n) {
 				out.escapes = append(out.escapes, n)
 			}
@@ -107,7 +107,8 @@ func walkBranch(split, first *vnode, budget *int) (branchEnds, bool) {
 }
 
 // checkSplits pairs parallel and inclusive splits with their joins: every branch of a
-// split must reach the same join, and no branch should end before it.
+// split must reach the same join, and no branch should end before it. A split with one
+// branch it can start needs no join.
 func (v *validator) checkSplits(vg *vgraph) {
 	paired := map[*vnode]bool{}
 	budget := splitBudget
@@ -117,9 +118,12 @@ func (v *validator) checkSplits(vg *vgraph) {
 		}
 		gateway := s.spec.Type == flow.Parallel || s.spec.Type == flow.Inclusive
 		kind := s.spec.Type.String() + " split"
+		// Only the branches the split can start: an inclusive split never starts one
+		// through a literal false link, and such a branch reaching another join or
+		// ending early changes nothing.
 		var joins []*vnode
-		branches := make([]branchEnds, len(s.out))
-		for i, l := range s.out {
+		branches := make([]branchEnds, len(s.live))
+		for i, l := range s.live {
 			var ok bool
 			if branches[i], ok = walkBranch(s, l.to, &budget); !ok {
 				return
@@ -138,7 +142,7 @@ func (v *validator) checkSplits(vg *vgraph) {
 		case len(joins) > 1:
 			v.report(vg, SeverityError, CodeSplitJoinMismatch, s.id(), s.spec.Pos,
 				"branches of %s %q reach different joins (%s): the run fails when they arrive at more than one", kind, s.id(), quoteIDs(joins))
-		case len(joins) == 0 && gateway:
+		case len(joins) == 0 && gateway && len(s.live) > 1:
 			var ends []*vnode
 			for _, b := range branches {
 				for _, e := range b.escapes {
@@ -148,12 +152,12 @@ func (v *validator) checkSplits(vg *vgraph) {
 				}
 			}
 			v.report(vg, SeverityWarning, CodeSplitNoJoin, s.id(), s.spec.Pos,
-				"%s %q has no join: its %d branches end separately%s", kind, s.id(), len(s.out), atNodes(ends))
+				"%s %q has no join: its %d branches end separately%s", kind, s.id(), len(s.live), atNodes(ends))
 		case len(joins) == 1 && gateway:
 			for i, b := range branches {
 				if len(b.escapes) > 0 {
-					v.report(vg, SeverityWarning, CodeSplitBranchEscapes, s.id(), s.out[i].pos(),
-						"branch %q of %s %q can end at %s without reaching its join %q", s.out[i].to.id(), kind, s.id(), quoteIDs(b.escapes), joins[0].id())
+					v.report(vg, SeverityWarning, CodeSplitBranchEscapes, s.id(), s.live[i].pos(),
+						"branch %q of %s %q can end at %s without reaching its join %q", s.live[i].to.id(), kind, s.id(), quoteIDs(b.escapes), joins[0].id())
 				}
 			}
 		}
@@ -231,7 +235,8 @@ func (v *validator) checkCycles(vg *vgraph) {
 
 	// A guarded cycle that no link leaves is never left either: its conditions only
 	// choose the way round. Every link the engine can take counts here (not those after
-	// an exclusive gateway's literal true link), and onError goto too. A node may
+	// an exclusive gateway's literal true link, nor one after a link to another node
+	// with the same condition: liveLinks), and onError goto too. A node may
 	// also end the branch itself: a loop node when its items run out, and any node but a
 	// parallel gateway when every link has a condition and none holds (an exclusive
 	// gateway then fails the run, which ends it too).
@@ -288,13 +293,19 @@ func noExitText(scc, cycle []*vnode, member []bool) string {
 	b.WriteString(cycleNodes(scc, cycle) + " that a run cannot leave: ")
 	var dead []string
 	for _, n := range scc {
-		for _, l := range n.out {
+		for k, l := range n.out {
 			if member[l.to.index] || slices.Contains(n.live, l) {
 				continue
 			}
-			why := "its condition is the literal false"
-			if !never(l) {
-				why = fmt.Sprintf("%q always takes its link to %q instead, whose condition is the literal true", n.id(), n.out[firstTrue(n)].to.id())
+			// Why liveLinks left it out.
+			var why string
+			switch i := firstTrue(n); {
+			case never(l):
+				why = "its condition is the literal false"
+			case i >= 0 && (k > i || holds(l)):
+				why = fmt.Sprintf("%q always takes its link to %q instead, whose condition is the literal true", n.id(), n.out[i].to.id())
+			default:
+				why = fmt.Sprintf("%q takes its link to %q instead, which comes first with the same condition", n.id(), shadowedBy(n.out, k).to.id())
 			}
 			dead = append(dead, fmt.Sprintf("from %q to %q (%s)", n.id(), l.to.id(), why))
 		}

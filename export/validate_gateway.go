@@ -56,16 +56,15 @@ func (v *validator) checkGateways(vg *vgraph) {
 					}
 				}
 			}
-			// A condition is tried once: a link after one with the same condition is
-			// never taken (to the same target it is a link.duplicate).
+			// A condition is tried once: a link after one to another node with the same
+			// condition is never taken (shadowedBy).
 			for k, l := range n.out {
 				if holds(l) || never(l) || i >= 0 && k > i {
 					continue
 				}
-				j := slices.IndexFunc(n.out[:k], func(e *vlink) bool { return sameWhen(e, l) })
-				if j >= 0 && n.out[j].to != l.to {
+				if e := shadowedBy(n.out, k); e != nil {
 					v.report(vg, SeverityWarning, CodeExclusiveUnreachable, n.id(), l.pos(),
-						"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and has the same condition; change the condition, or remove the link", n.id(), l.to.id(), oneLine(l.spec.When), n.out[j].to.id())
+						"exclusive gateway %q never takes its link to %q (%s): the link to %q comes first in priority order and has the same condition; change the condition, or remove the link", n.id(), l.to.id(), oneLine(l.spec.When), e.to.id())
 				}
 			}
 		case flow.Parallel:
@@ -100,13 +99,27 @@ func firstTrue(n *vnode) int {
 	return slices.IndexFunc(n.out, func(l *vlink) bool { return holds(l) && strings.TrimSpace(l.spec.When) != "" })
 }
 
-// liveLinks returns the links of n the engine can take, in priority order. An
-// exclusive gateway with a literal true link takes only the conditional links up to it:
-// it never looks further (firstTrue), and its defaults are tried only when no condition
-// holds, which the true link rules out. Every other node may take every link. The
-// checks that follow a run's way (cycles, split branches, calls that always run) use
-// these; reachability and joins stay structural, so the target of a dead link is named
-// by exclusive.unreachable-link, not as an unreachable node.
+// shadowedBy returns the first link of an exclusive gateway's links (in priority
+// order) before links[k] with the same condition, when it goes to another node, or nil.
+// The gateway tries a condition once, so links[k] is never taken; to the same node it
+// is a link.duplicate instead, which that check reports.
+func shadowedBy(links []*vlink, k int) *vlink {
+	l := links[k]
+	j := slices.IndexFunc(links[:k], func(e *vlink) bool { return sameWhen(e, l) })
+	if j < 0 || links[j].to == l.to {
+		return nil
+	}
+	return links[j]
+}
+
+// liveLinks returns the links of n the engine can take, in priority order. An exclusive
+// gateway with a literal true link takes only the conditional links up to it: it never
+// looks further (firstTrue), and its defaults are tried only when no condition holds,
+// which the true link rules out. Nor does it take a conditional link after one to
+// another node with the same condition (shadowedBy). Every other node may take every
+// link. The checks that follow a run's way (cycles, split branches, calls that always
+// run) use these; reachability and joins stay structural, so the target of a dead link
+// is named by exclusive.unreachable-link, not as an unreachable node.
 //
 // A link whose condition is the literal false is never taken, except by a parallel
 // gateway, which ignores conditions.
@@ -115,21 +128,31 @@ func liveLinks(n *vnode) []*vlink {
 	if n.spec.Type != flow.Parallel && slices.ContainsFunc(out, never) {
 		out = slices.DeleteFunc(slices.Clone(out), never)
 	}
-	i := slices.IndexFunc(out, func(l *vlink) bool { return holds(l) && strings.TrimSpace(l.spec.When) != "" })
-	if n.spec.Type != flow.Exclusive || i < 0 {
+	if n.spec.Type != flow.Exclusive {
 		return out
 	}
-	return slices.DeleteFunc(slices.Clone(out[:i+1]), func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+	if i := slices.IndexFunc(out, func(l *vlink) bool { return holds(l) && strings.TrimSpace(l.spec.When) != "" }); i >= 0 {
+		out = slices.DeleteFunc(slices.Clone(out[:i+1]), func(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "" })
+	}
+	live := out[:0:0]
+	for k, l := range out {
+		if holds(l) || shadowedBy(out, k) == nil {
+			live = append(live, l)
+		}
+	}
+	return live
 }
 
-// never reports whether a link's condition is the literal false.
-func never(l *vlink) bool { return strings.TrimSpace(l.spec.When) == "false" }
+// never reports whether a link's condition is the literal false (in its normal form,
+// so "(false)" is too: it is compared with the others in that form, see sameWhen).
+func never(l *vlink) bool { return l.cond == "false" }
 
-// holds reports whether a link's condition always holds (alwaysHolds).
-func holds(l *vlink) bool { return alwaysHolds(l.spec.When) }
+// holds reports whether a link's condition always holds (alwaysHolds of its normal
+// form).
+func holds(l *vlink) bool { return alwaysHolds(l.cond) }
 
-// alwaysHolds reports whether a condition (a link's or a node's when) always holds: it
-// is empty, or the literal true.
+// alwaysHolds reports whether a condition (a link's or a node's when, in its normal
+// form: normalWhen) always holds: it is empty, or the literal true.
 func alwaysHolds(when string) bool {
 	when = strings.TrimSpace(when)
 	return when == "" || when == "true"
@@ -197,9 +220,9 @@ func (v *validator) checkDuplicateLinks(vg *vgraph) {
 	}
 }
 
-// sameWhen reports whether two links have the same condition: the same text, but for
-// spaces around it, or both always hold (no condition, or the literal true).
-// Conditions are not compared further ("a>1" and "a > 1" differ).
+// sameWhen reports whether two links have the same condition: the same normal form
+// (normalWhen: "a>1" and "(a > 1)" are the same), or both always hold (no condition, or
+// the literal true).
 func sameWhen(a, b *vlink) bool {
-	return strings.TrimSpace(a.spec.When) == strings.TrimSpace(b.spec.When) || holds(a) && holds(b)
+	return a.cond == b.cond || holds(a) && holds(b)
 }

@@ -29,6 +29,7 @@ type vnode struct {
 type vlink struct {
 	spec     flow.LinkSpec
 	from, to *vnode
+	cond     string // the condition's normal form (normalWhen), computed once
 }
 
 func (n *vnode) id() string { return n.spec.ID }
@@ -70,7 +71,7 @@ func (v *validator) model(s *flow.GraphSpec) *vgraph {
 	}
 	for _, n := range vg.nodes {
 		for _, ls := range n.spec.Links {
-			l := &vlink{spec: ls, from: n, to: vg.byID[ls.NextID]}
+			l := &vlink{spec: ls, from: n, to: vg.byID[ls.NextID], cond: v.normalWhen(ls.When)}
 			if l.to == nil {
 				v.report(vg, SeverityError, CodeLinkMissingTarget, n.id(), l.pos(), "node %q links to %q, which is not a node of graph %q", n.id(), ls.NextID, s.ID)
 				continue

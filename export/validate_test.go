@@ -215,6 +215,25 @@ layout:
 			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and its condition is the literal true`,
 		},
 		{
+			// A literal true or false in parentheses, or with a trailing semicolon, is
+			// still the literal: x never looks past its true link, the false links are
+			// never taken, and a parallel gateway's "(true)" asks for nothing.
+			name: "literal true and false written differently",
+			doc: `
+id: literalform
+layout:
+  - {id: s, type: start, link: [x, p]}
+  - {id: x, type: exclusive, link: [{nextId: c, when: "( false )"}, {nextId: a, when: "(true)"}, {nextId: b, when: "n > 1"}]}
+  - {id: p, type: parallel, link: [{nextId: a, when: "(true)"}, {nextId: b, when: "true;"}]}
+  - {id: a, link: [{nextId: e, when: "false;"}, c]}
+  - {id: b, link: c}
+  - {id: c, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x", "link.never-taken@x", "link.never-taken@a"},
+			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and its condition is the literal true`,
+		},
+		{
 			// A literal false: no exclusive, inclusive or activity takes the link; a
 			// parallel gateway ignores the condition (its own warning says so).
 			name: "links whose condition is the literal false are never taken",
@@ -284,8 +303,59 @@ layout:
 			msg:  `exclusive gateway "x" never takes its link to "b" (n > 1): the link to "a" comes first in priority order and has the same condition; change the condition, or remove the link`,
 		},
 		{
+			// Conditions are compared as expressions, not as text: spaces, redundant
+			// parentheses and the quotes of a string do not make another condition.
+			name: "exclusive link after one with the same condition written differently",
+			doc: `
+id: samecondform
+layout:
+  - {id: s, type: start, link: [x, y]}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n>1"}, {nextId: b, when: "n > 1"}, {nextId: c, when: "(n>1)"}, a]}
+  - {id: y, type: exclusive, link: [{nextId: a, when: 'k == "v" && n >= 2'}, {nextId: b, when: "k=='v'&&(n>=2)"}, {nextId: c, when: "k == 'v' || n >= 2"}, a]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"exclusive.unreachable-link@x", "exclusive.unreachable-link@x", "exclusive.unreachable-link@y"},
+			msg:  `exclusive gateway "y" never takes its link to "b" (k=='v'&&(n>=2)): the link to "a" comes first in priority order and has the same condition`,
+		},
+		{
+			// The same for duplicate links; a condition that does not parse (a Go
+			// condition, a syntax error with its own finding) is compared as text.
+			name: "duplicate links with the same condition written differently",
+			doc: `
+id: dupform
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: c, when: "n>1"}, d, {nextId: c, when: "( n > 1 )"}]}
+  - {id: c, link: m}
+  - {id: d, link: m}
+  - {id: m, link: [{nextId: f, when: 'k=="v"'}, {nextId: f, when: " k == 'v' "}, {nextId: f, when: "@ok"}, {nextId: f, when: " @ok"}, {nextId: f, when: "n >"}, {nextId: f, when: "n>"}]}
+  - {id: f, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"link.duplicate@x", "condition.compile@m", "condition.compile@m", "link.duplicate@m", "link.duplicate@m"},
+			msg:  `node "m" has 2 links to "f" with the same condition (k == 'v'): when it holds, it takes each of them, so "f" runs 2 times`,
+		},
+		{
+			// Conditions that print alike but differ are not the same: expr prints the
+			// float 1.0 as 1, and "(a ? b : c).d" as "a ? b : c.d".
+			name: "conditions that print alike but differ",
+			doc: `
+id: printalike
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n == 1.0"}, {nextId: b, when: "n == 1"}, {nextId: a, when: "(p ? q : r).d"}, {nextId: b, when: "p ? q : r.d"}, a]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: e, type: end}
+`,
+		},
+		{
 			// Not duplicates: other conditions; links reported otherwise (two defaults of
-			// an exclusive gateway, links after its literal true, literal false links).
+			// an exclusive gateway, links after its literal true or after a link to another
+			// node with the same condition, literal false links).
 			name: "links to one target that are not duplicates",
 			doc: `
 id: notdup
@@ -294,10 +364,11 @@ layout:
   - {id: x, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: a, when: "n > 2"}, b]}
   - {id: a, link: [{nextId: y, when: "false"}, {nextId: y, when: "false"}, y]}
   - {id: y, type: exclusive, link: [{nextId: b, when: "true"}, {nextId: e, when: "n > 1"}, {nextId: e, when: "n > 1"}]}
-  - {id: b, type: exclusive, link: [e, e]}
+  - {id: b, type: exclusive, link: [z, z]}
+  - {id: z, type: exclusive, link: [{nextId: e, when: "n > 1"}, {nextId: s, when: "n>1"}, {nextId: s, when: "(n > 1)"}, e]}
   - {id: e, type: end, link: [s, s]}
 `,
-			want: []string{"link.never-taken@a", "link.never-taken@a", "exclusive.unreachable-link@y", "exclusive.unreachable-link@y", "exclusive.multiple-defaults@b"},
+			want: []string{"link.never-taken@a", "link.never-taken@a", "exclusive.unreachable-link@y", "exclusive.unreachable-link@y", "exclusive.multiple-defaults@b", "exclusive.unreachable-link@z", "exclusive.unreachable-link@z"},
 		},
 		{
 			// The only way out of the cycle is a link that is never taken: the cycle
@@ -368,6 +439,87 @@ layout:
   - {id: e, type: end}
 `,
 			want: []string{"exclusive.unreachable-link@x"},
+		},
+		{
+			// A link after one with the same condition is as dead as one after a literal
+			// true: g's only way out of the cycle is such a link (cycle.no-exit), h also
+			// has a live way out (no cycle finding).
+			name: "cycles through an exclusive link after one with the same condition",
+			doc: `
+id: samecondcycle
+layout:
+  - {id: s, type: start, link: [a, b]}
+  - {id: a, link: g}
+  - {id: g, type: exclusive, link: [{nextId: a, when: "n > 1"}, {nextId: e, when: "(n>1)"}, a]}
+  - {id: b, link: h}
+  - {id: h, type: exclusive, link: [{nextId: b, when: "n > 1"}, {nextId: e, when: "n>1"}, {nextId: e, when: "done"}, b]}
+  - {id: e, type: end}
+`,
+			want: []string{"cycle.no-exit@a", "exclusive.unreachable-link@g", "exclusive.unreachable-link@h"},
+			msg:  `nodes "a", "g" form a cycle ("a" -> "g" -> "a") that a run cannot leave: its only link out, from "g" to "e" ("g" takes its link to "a" instead, which comes first with the same condition), is never taken, and each of its nodes goes on round it: "a" always takes its link to "g" (no condition), "g" falls back on its link to "a" (no condition)`,
+		},
+		{
+			// Nor does a link after one with the same condition end a split's branch
+			// early; the same link in the other order would (x2 goes to e first).
+			name: "split branch through an exclusive link after one with the same condition",
+			doc: `
+id: samecondsplit
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [x, x2]}
+  - {id: x, type: exclusive, link: [{nextId: j, when: "ok"}, {nextId: e, when: "(ok)"}, j]}
+  - {id: x2, type: exclusive, link: [{nextId: e, when: "ok"}, {nextId: j, when: "(ok)"}, j]}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"split.branch-escapes@p", "exclusive.unreachable-link@x", "exclusive.unreachable-link@x2"},
+			msg:  `branch "x2" of parallel split "p" can end at "e" without reaching its join "j"`,
+		},
+		{
+			// An inclusive split never starts the branch of a literal false link: that
+			// branch neither reaches another join (i's branch to b, which would be an
+			// error) nor ends before the join (k's branch to kb), and m, with one
+			// branch it can start, needs no join.
+			name: "split branches through a literal false link",
+			doc: `
+id: falsesplit
+layout:
+  - {id: s, type: start, link: i}
+  - {id: i, type: inclusive, link: [{nextId: a, when: "ok"}, {nextId: b, when: "false"}, c]}
+  - {id: a, link: j1}
+  - {id: c, link: j1}
+  - {id: b, link: j2}
+  - {id: x, link: j2}
+  - {id: j1, type: inclusive, link: k}
+  - {id: j2, type: inclusive, link: e}
+  - {id: k, type: inclusive, link: [ka, {nextId: kb, when: "false"}, {nextId: kc, when: "ok"}]}
+  - {id: ka, link: kj}
+  - {id: kb, link: e}
+  - {id: kc, link: kj}
+  - {id: kj, type: inclusive, link: m}
+  - {id: m, type: inclusive, link: [mb, {nextId: ma, when: "false"}]}
+  - {id: ma, link: e}
+  - {id: mb, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"link.never-taken@i", "node.unreachable@x", "join.unpaired@j2", "link.never-taken@k", "link.never-taken@m"},
+		},
+		{
+			// A branch whose only link on is never taken ends there, as one without a link
+			// does: b's branch always ends at b, without reaching the join.
+			name: "split branch ending at a node whose links are never taken",
+			doc: `
+id: falseescape
+layout:
+  - {id: s, type: start, link: p}
+  - {id: p, type: parallel, link: [a, b]}
+  - {id: a, link: j}
+  - {id: b, link: {nextId: j, when: "false"}}
+  - {id: j, type: parallel, link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"split.branch-escapes@p", "link.never-taken@b"},
+			msg:  `branch "b" of parallel split "p" can end at "b" without reaching its join "j"`,
 		},
 		{
 			// An exclusive gateway whose first link is a literal true always takes it:
@@ -714,6 +866,19 @@ layout:
 			msg:  `sub-graph calls recurse without a bound: "self" (node "call") -> "self"`,
 		},
 		{
+			// Nor does a task condition that is the literal true, however written.
+			name: "recursion under a node condition that always holds",
+			doc: `
+id: whenrec
+layout:
+  - {id: s, type: start, link: call}
+  - {id: call, task: "#whenrec", when: "(true)", link: e}
+  - {id: e, type: end}
+`,
+			want: []string{"subgraph.recursive@call"},
+			msg:  `sub-graph calls recurse without a bound: "whenrec" (node "call") -> "whenrec"`,
+		},
+		{
 			name: "a condition on a parallel gateway's link does not bound recursion",
 			doc: `
 id: parrec
@@ -945,6 +1110,30 @@ layout:
 	assert.Empty(t, export.ValidateSpecs([]*flow.GraphSpec{spec}), "names are not checked unless listed")
 	fs := export.ValidateSpecs([]*flow.GraphSpec{spec}, export.WithTaskNames("known"), export.WithConditionNames("other"))
 	assert.Equal(t, []string{"condition.unknown@b", "task.unknown@b"}, codes(fs), joinFindings(fs))
+}
+
+// textEvaluator compiles with the default evaluator, but is another one: the validator
+// cannot assume its language is expr's.
+type textEvaluator struct{ *flow.ExprEvaluator }
+
+// TestValidateOtherEvaluatorComparesText: with another evaluator than the default one,
+// conditions are compared as text, since "a>1" and "a > 1" need not be the same in its
+// language; the default evaluator parses them.
+func TestValidateOtherEvaluatorComparesText(t *testing.T) {
+	spec := parse(t, "othereval.yml", `
+id: othereval
+layout:
+  - {id: s, type: start, link: x}
+  - {id: x, type: exclusive, link: [{nextId: a, when: "n>1"}, {nextId: b, when: "n > 1"}, {nextId: c, when: " n > 1 "}, a]}
+  - {id: a, link: e}
+  - {id: b, link: e}
+  - {id: c, link: e}
+  - {id: e, type: end}
+`)
+	fs := export.ValidateSpecs([]*flow.GraphSpec{spec}, export.WithEvaluator(textEvaluator{flow.NewExprEvaluator()}))
+	assert.Equal(t, []string{"exclusive.unreachable-link@x"}, codes(fs), joinFindings(fs))
+	fs = export.ValidateSpecs([]*flow.GraphSpec{spec})
+	assert.Equal(t, []string{"exclusive.unreachable-link@x", "exclusive.unreachable-link@x"}, codes(fs), joinFindings(fs))
 }
 
 func TestValidateCodeSpec(t *testing.T) {
