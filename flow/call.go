@@ -14,7 +14,8 @@ import (
 var errCallHalted = errors.New("sub-graph halted")
 
 // errCallCut tells the calling node that its sub-graph call was cut short: the branch
-// it runs in was withdrawn, and the call's tokens ended before the child's end.
+// it runs in was withdrawn, or a call it runs in was aborted, and the call's tokens
+// ended before the child's end.
 var errCallCut = errors.New("sub-graph call cut short: its branch was withdrawn")
 
 // callSubgraph runs the node's sub-graph on the caller's goroutine, sharing the
@@ -174,7 +175,7 @@ func (c *frame) within(cf *frame) bool {
 // completion (the context holds the child's final state) from a fatal child whose
 // fallback state was applied (Fallback lists it; Error is the child's terminal error),
 // a call the run stopped or suspended in, and a call cut short because its branch was
-// withdrawn (StatusInterrupted).
+// withdrawn or a call it ran in was aborted (StatusInterrupted).
 type CallOutcome struct {
 	Path     string           `json:"path"`
 	Graph    string           `json:"graph"`

@@ -132,8 +132,9 @@
 // A fatal failure inside a sub-graph call ends the call and becomes the calling
 // node's failure, for the caller's policy to decide (recover, retry, withdraw a
 // ContinueOnError branch, or fail): the call is one task of the calling node, and the
-// call's other tokens are withdrawn as it ends, so its frames no longer describe a
-// place to continue from. The frontier of a run that fails this way therefore holds
+// call's other tokens are withdrawn as it ends (a sub-graph call among them ends its
+// calling node INTERRUPTED, with CallOutcome StatusInterrupted), so its frames no
+// longer describe a place to continue from. The frontier of a run that fails this way therefore holds
 // the calling node, not the node that failed inside the call, and a resume calls the
 // sub-graph again from its start: the child's nodes that completed before the
 // failure run again, and so do its branches that were cancelled or had suspended. (A

@@ -20,8 +20,8 @@ const (
 	StatusStopped   Status = "stopped"   // a task called Stop with something left to run; resumable
 	StatusFailed    Status = "failed"    // a node failed, the step limit was hit or ctx ended
 	// StatusInterrupted is a sub-graph call's (CallOutcome) only: the call was cut
-	// short because the ContinueOnError branch it ran in was withdrawn. A run never
-	// ends with it.
+	// short because the ContinueOnError branch it ran in was withdrawn, or because a
+	// failure aborted a sub-graph call it ran in. A run never ends with it.
 	StatusInterrupted Status = "interrupted"
 )
 

@@ -186,6 +186,9 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				return nil
 			}
 			tok.arrivals = 0
+			if tok.call.caller != nil && r.aborted(tok) {
+				cutUnderAbort(tok)
+			}
 			return r.endToken(tok)
 		default: // nodeSuspended
 			tok.suspended, tok.reason = false, ""

@@ -149,6 +149,7 @@ func (r *run) drive(ctx context.Context, tok *token) {
 				break
 			}
 			if tok.call.caller != nil && r.aborted(tok) {
+				cutUnderAbort(tok)
 				tok = r.endToken(tok) // the sub-graph call failed: withdraw
 				continue
 			}
@@ -286,6 +287,15 @@ func (r *run) cutCalls(tok *token) {
 			f.cut.Store(true)
 		}
 		branch = f.branch
+	}
+}
+
+// cutUnderAbort marks the sub-graph calls a token ends inside because a call
+// enclosing them was aborted: those calls did not reach their end (the aborted call
+// itself reports its failure).
+func cutUnderAbort(tok *token) {
+	for c := tok.call; c.caller != nil && c.abort.Load() == nil; c = c.caller {
+		c.cut.Store(true)
 	}
 }
 

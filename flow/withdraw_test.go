@@ -439,3 +439,63 @@ layout:
 		assert.NotContains(t, h.end, "ij", "the withdrawn branch's join does not run")
 	}
 }
+
+// A sub-graph call inside a call that a failure aborts is cut short with it: its
+// calling node ends INTERRUPTED and its CallOutcome says interrupted. It ended
+// COMPLETED, though its node was interrupted and its end node never ran.
+func TestCallInsideAnAbortedCallEndsInterrupted(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	started := make(chan struct{})
+	e := flow.NewEngine(flow.WithMaxConcurrency(4),
+		flow.WithTaskFunc("block", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		}),
+		flow.WithTaskFunc("fail", func(context.Context, *flow.Context, *flow.Node) error {
+			<-started
+			return errors.New("f failed")
+		}))
+	for _, def := range []string{`
+id: inner
+layout:
+  - {id: is, type: start}
+  - {id: w, task: "@block"}
+  - {id: ie, type: end}
+`, `
+id: outer
+layout:
+  - {id: os, type: start}
+  - {id: p, type: parallel, link: [cb, f]}
+  - {id: cb, task: "#inner", link: j}
+  - {id: f, task: "@fail", link: j}
+  - {id: j, type: parallel, link: oe}
+  - {id: oe, type: end}
+`, `
+id: main
+layout:
+  - {id: s, type: start}
+  - {id: ca, task: "#outer"}
+  - {id: e, type: end}
+`} {
+		g, err := flow.LoadGraph("g.yml", []byte(def))
+		require.NoError(t, err)
+		require.NoError(t, e.Register(g))
+	}
+	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+	fc := flow.NewContext("i")
+	res, err := e.Eval(context.Background(), "main", fc, flow.WithEvalInterceptor(h, 0))
+	require.Error(t, err)
+	require.Equal(t, flow.StatusFailed, res.Status)
+	assert.Equal(t, trace.Failed, h.end["ca"])
+	assert.Equal(t, trace.Failed, h.end["f"])
+	assert.Equal(t, trace.Interrupted, h.end["w"])
+	assert.Equal(t, trace.Interrupted, h.end["cb"], "its call was cut short")
+	assert.NotContains(t, h.end, "ie")
+	out, ok := fc.CallOutcome("main/ca/outer/cb/inner")
+	require.True(t, ok)
+	assert.Equal(t, flow.StatusInterrupted, out.Status)
+	out, ok = fc.CallOutcome("main/ca/outer")
+	require.True(t, ok)
+	assert.Equal(t, flow.StatusFailed, out.Status)
+}
