@@ -2,8 +2,10 @@ package flow_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,4 +107,105 @@ func TestCallerCancelInterruptsEveryBranch(t *testing.T) {
 	}
 	assert.Empty(t, res.ExecutionErrors)
 	assert.Len(t, res.Frontier.State().Tokens, 3, "each branch runs its node again on resume")
+}
+
+// A retry whose backoff the caller's cancel cuts short is put off, not given up: the
+// node's error policy is not asked (a recover goto moved the run on, and a resume then
+// skipped the node), the run fails with the cancellation, and the resume runs the
+// node again. Before, the last failure stood and the policy decided on it.
+func TestCallerCancelDuringRetryBackoffPutsTheRetryOff(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	blocking := clockFunc(func(time.Duration) <-chan time.Time { cancel(); return make(chan time.Time) })
+	var runs []string
+	e := flow.NewEngine(flow.WithClock(blocking),
+		flow.WithTaskFunc("flaky", func(_ context.Context, c *flow.Context, n *flow.Node) error {
+			runs = append(runs, n.ID)
+			if c.Resumed() {
+				return nil
+			}
+			return flow.MarkRetryable(errors.New("busy"))
+		}),
+		flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+			runs = append(runs, n.ID)
+			return nil
+		}))
+	g, err := flow.LoadGraph("r.yml", []byte(`
+id: r
+layout:
+  - {id: s, type: start}
+  - {id: w, task: '@flaky', meta: {retry: {max: 3, backoff: 1h}, idempotent: true, onError: {goto: g, recover: true, set: {fell: true}}}}
+  - {id: n, task: '@note'}
+  - {id: g, task: '@note'}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(ctx, g, fc, flow.WithEvalInterceptor(h, 0))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.Empty(t, res.ExecutionErrors, "the policy did not decide on the put-off retry")
+	assert.Nil(t, fc.Value("fell"))
+	assert.Equal(t, []string{"w"}, runs)
+
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{"w", "w", "n", "g"}, runs, "the resume runs the node again, then its links")
+}
+
+// The same when a sibling's failure cancels the backoff (fail-fast): the run fails
+// with the sibling's error alone, and the node waiting to retry runs again on resume.
+// Before, its last failure was recorded as a second error of the run.
+func TestFailFastDuringRetryBackoffPutsTheRetryOff(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	waiting := make(chan struct{})
+	var once sync.Once
+	blocking := clockFunc(func(time.Duration) <-chan time.Time {
+		once.Do(func() { close(waiting) })
+		return make(chan time.Time)
+	})
+	var mu sync.Mutex
+	runs := map[string]int{}
+	e := flow.NewEngine(flow.WithClock(blocking), flow.WithMaxConcurrency(4),
+		flow.WithTaskFunc("flaky", func(_ context.Context, c *flow.Context, n *flow.Node) error {
+			mu.Lock()
+			runs[n.ID]++
+			mu.Unlock()
+			if c.Resumed() {
+				return nil
+			}
+			return flow.MarkRetryable(errors.New("busy"))
+		}),
+		flow.WithTaskFunc("bad", func(_ context.Context, c *flow.Context, n *flow.Node) error {
+			mu.Lock()
+			runs[n.ID]++
+			mu.Unlock()
+			if c.Resumed() {
+				return nil
+			}
+			<-waiting
+			return errors.New("b failed")
+		}))
+	s := flow.NewSpec("ff")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("r").LinkTo("b")
+	s.Activity("r").SetTask("@flaky").SetRetry(flow.RetryPolicy{Max: 3, Backoff: time.Hour}).SetMeta(flow.MetaIdempotent, true).LinkTo("j")
+	s.Activity("b").SetTask("@bad").LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.Error(t, err)
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	require.Len(t, res.ExecutionErrors, 1, "b's failure alone")
+	assert.Equal(t, "b", res.ExecutionErrors[0].NodeID)
+
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"r": 2, "b": 2}, runs)
 }

@@ -145,7 +145,11 @@
 // (onError inside the child), so that the call does not end.
 //
 // A node with a retry policy that is marked idempotent retries retryable errors with
-// exponential backoff and jitter, each attempt visible to interceptors.
+// exponential backoff and jitter, each attempt visible to interceptors. A backoff
+// that a cancellation cuts short (the caller's, or a fail-fast sibling's failure) puts
+// the retry off: the attempt's end said it was retrying, the error policy does not
+// decide on the failure, and the node runs again on resume (or ends with a sub-graph
+// call a failure aborted).
 //
 // In YAML the same model is available through node meta:
 //

@@ -164,7 +164,21 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				}
 				continue
 			}
-			// Cancelled while waiting: the last failure stands.
+			// Cancelled while waiting: the retry is put off, not given up. As for a
+			// node the cancellation cut short, the policy does not decide on the
+			// failure (a recover goto would skip the node on resume): the node runs
+			// again on resume, or ends with the sub-graph call a failure aborted.
+			if !r.halted() && !r.aborted(tok) {
+				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+			}
+			if r.halted() {
+				tok.mode, tok.resume = modeExec, nil // a resumed call failed: a fresh call, as a retry makes
+				r.park(tok)
+				return nil
+			}
+			tok.arrivals = 0
+			cutUnderAbort(tok)
+			return r.endToken(tok)
 		}
 		if held {
 			return nil // the sub-graph halted: its call frame keeps the caller's place
