@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -355,10 +356,22 @@ func TestSwarmRetriedCallReplaysHandoff(t *testing.T) {
 // A parallel team run as a sub-graph: writer answers at once, bot waits for its
 // decision; bot's resumed run then fails, which fails the call (fail-fast; writer's
 // branch had ended). In the retried call writer replays its answer, and the merge
-// sees both members once.
+// sees both members once. Bot asks for its decision only once writer was asked: else
+// its suspension could park writer's branch before writer ran, and writer's first
+// turn would be in the resume the failure cancels.
 func TestParallelRetriedCallReplaysFinishedMembers(t *testing.T) {
 	writer := testkit.NewFixedAgent("writer", "report written")
-	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
+	askRemove := removeA()
+	afterWriter := testkit.Turn{Respond: func(*team.ChatRequest) (*team.ChatResponse, error) {
+		for len(writer.Prompts()) == 0 {
+			runtime.Gosched()
+		}
+		return &team.ChatResponse{Message: team.Message{Role: team.RoleAssistant, ToolCalls: askRemove.ToolCalls}}, nil
+	}}
+	botBox := &toolbox{}
+	botModel := testkit.NewScriptedModel(afterWriter, testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
+	bot, err := team.NewReActAgent("bot", botModel, team.WithTools(botBox.remove()))
+	require.NoError(t, err)
 	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel()), team.WithMembers(writer, bot))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
