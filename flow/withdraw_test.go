@@ -142,18 +142,40 @@ func TestWithdrawnBranchIsTheFailedOneWhenNodeIDsHoldASlash(t *testing.T) {
 // The same after a restart: a frontier state keeps the failing token's branch only,
 // and a restored failure of branch a/x still withdraws a/x alone, so the parked
 // token of branch a runs on. The frontier is the suspended one of a run in which
-// a/x arrived, edited as if a/x had failed instead.
+// a/x arrived, edited as if a/x had failed instead. As in the test above, the hold
+// branch takes the engine's only goroutine until a2 runs, so p's branches run in
+// order on one goroutine: a/x has arrived at j when a2 suspends. (With a goroutine
+// for branch a, a2 could suspend first, and a/x would not have arrived.)
 func TestRestoredFailureWithdrawsTheFailedBranchWhenNodeIDsHoldASlash(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
 	s := flow.NewSpec("sl")
-	s.Start("s").LinkTo("p")
+	s.Start("s").LinkTo("o")
+	s.Parallel("o").LinkTo("p").LinkTo("hold")
+	s.Activity("hold").SetTask("@hold").LinkTo("oj")
 	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("a/x").LinkTo("a")
 	s.Activity("a/x").LinkTo("j")
 	s.Activity("a").LinkTo("a2")
-	s.Activity("a2").SetTask(`ok == true || context.suspend("wait")`).LinkTo("j")
-	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("e")
+	s.Activity("a2").SetTask("@a2").LinkTo("j")
+	s.Parallel("j").SetTask(`context.put("joined", true)`).LinkTo("oj")
+	s.Parallel("oj").LinkTo("e")
 	s.End("e")
 	g := build(t, s)
-	e := flow.NewEngine()
+	e := flow.NewEngine(flow.WithMaxConcurrency(1),
+		flow.WithTaskFunc("hold", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}),
+		flow.WithTaskFunc("a2", func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			once.Do(func() { close(release) })
+			if ok, _ := c.GetBool("ok"); !ok {
+				c.Suspend("wait")
+			}
+			return nil
+		}))
 	fc := flow.NewContext("i")
 	res, err := e.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
