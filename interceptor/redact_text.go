@@ -204,6 +204,9 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			if s[i] == ':' && quote == "" {
 				vs, ve, quote = yamlValue(s, vs, ve, quote)
 			}
+			if quote == "" {
+				ve = attrValueEnd(s, sc.done, vs, ve)
+			}
 			if vs == ve {
 				continue
 			}
