@@ -15,7 +15,8 @@ const maxBeside = 4
 //
 //   - for a name member ("name" or "key") whose value is a sensitive key, it returns
 //     the separator of the value member after it, or, if an XML start tag ends after
-//     it with no value attribute, the tag's '>', as the element's text is the value;
+//     it with no value attribute, the tag's '>', as the element's text is the value
+//     (but not for an HTML void element, <input name="password">, which has none);
 //   - for a type member ("type") whose value is "password", it returns the separator
 //     of the value member after it, name members between included;
 //   - for a value member ("value") with such a name or type member after it, it
@@ -49,7 +50,7 @@ func (sc *scanner) namedValue(sep int, key string) int {
 		case !ok:
 			// A password field is an <input>, which has no text: what follows its tag
 			// is not its value.
-			if k := skipSpace(s, j); isName && k < len(s) && s[k] == '>' {
+			if k := skipSpace(s, j); isName && k < len(s) && s[k] == '>' && !isVoidElement(startTag(s, sc.done, k)) {
 				return k // the element's text is the value
 			}
 			return -1

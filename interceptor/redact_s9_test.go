@@ -26,3 +26,23 @@ func TestRedactorStringUnquotedAttrValue(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// An HTML void element (<input>, <meta>, <img>...) has no text: what follows the tag
+// of a field named by a sensitive key is a label or other markup, not its value. An
+// element that has text (<param name="token">x</param>) keeps its text masked.
+func TestRedactorStringVoidElementText(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`<input name="password"> Remember me`, `<input name="password"> Remember me`},
+		{`<label><input name="password"> Remember me</label>`, `<label><input name="password"> Remember me</label>`},
+		{`<INPUT NAME="api_key">key</INPUT>`, `<INPUT NAME="api_key">key</INPUT>`},
+		{`<img name="token" src="a.png"> caption`, `<img name="token" src="a.png"> caption`},
+		{`<html:input name="password"> Remember me`, `<html:input name="password"> Remember me`},
+		// Elements with text: the text is the value.
+		{`<param name="token">abc</param>`, `<param name="token">***</param>`},
+		{`<inputs name="token">abc</inputs>`, `<inputs name="token">***</inputs>`},
+		{`<entry key="db.password">hunter2</entry>`, `<entry key="db.password">***</entry>`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

@@ -114,3 +114,20 @@ func attrValueEnd(s string, from, vs, ve int) int {
 	}
 	return end
 }
+
+// voidElements are the HTML elements that have no text and no end tag. <param> is
+// one in HTML but holds its value as text in XML (<param name="token">x</param>), so
+// it is not listed.
+var voidElements = []string{"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+// isVoidElement reports whether the element name, namespace prefix aside, is an HTML
+// void element: the text after its tag (a field's label) is not its value.
+func isVoidElement(name string) bool {
+	local := name[strings.LastIndexByte(name, ':')+1:]
+	for _, v := range voidElements {
+		if strings.EqualFold(local, v) {
+			return true
+		}
+	}
+	return false
+}
