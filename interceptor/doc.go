@@ -120,7 +120,8 @@
 // WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
 // bare or quoted value, after others only a single-quoted one; in a form-encoded
 // query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
-// MySQL's SET PASSWORD [FOR account] = 'pw', whatever the account, and the argument
+// MySQL's SET PASSWORD [FOR account] = 'pw', whatever the account (a quoted name may
+// hold spaces: 'my user'@'%'), and the argument
 // of a PASSWORD('pw') or OLD_PASSWORD call wherever it stands (UPDATE mysql.user SET
 // authentication_string = PASSWORD('pw')), by the same rule for the keywords' case.
 // Ordinary words are not
@@ -135,10 +136,8 @@
 // (`token "x" expired` quotes the token itself). Out of scope are secrets with no key
 // before them (a bare token in a sentence, curl -u user:pw), a key and a bare value
 // separated by a space only ("auth hunter2", "token abc": prose reads the same),
-// keys split from their values by other markup, short flags (-p pw), SET PASSWORD
-// FOR an account whose quoted name holds a space ('my user'@'%': the account is read
-// back from the '=' up to a space, to stay linear) and other encodings (base64,
-// gzip).
+// keys split from their values by other markup, short flags (-p pw) and other
+// encodings (base64, gzip).
 //
 // An attribute is masked in every form a sink may write it: a []byte as text; a
 // struct, pointer or other map as its JSON encoding and as fmt prints it (a slog text

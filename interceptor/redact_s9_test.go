@@ -46,3 +46,22 @@ func TestRedactorStringVoidElementText(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// MySQL quotes an account name that holds a space or another special character
+// ('my user'@'%'): SET PASSWORD FOR such an account masks its password as for any
+// other. A quote with no opening one before it is not an account.
+func TestRedactorStringSetPasswordQuotedAccount(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`SET PASSWORD FOR 'my user'@'%' = 'x'`, `SET PASSWORD FOR 'my user'@'%' = '***'`},
+		{`SET PASSWORD FOR 'my user'@'my host' = PASSWORD('x')`, `SET PASSWORD FOR 'my user'@'my host' = PASSWORD('***')`},
+		{"SET PASSWORD FOR `app user`@`10.0.0.%` = 'x'", "SET PASSWORD FOR `app user`@`10.0.0.%` = '***'"},
+		{`SET PASSWORD FOR "my user" = 'x';`, `SET PASSWORD FOR "my user" = '***';`},
+		{`set password for 'a b'@'%' = 'x'`, `set password for 'a b'@'%' = '***'`},
+		{`q=SET+PASSWORD+FOR+%27my+user%27%40%27%25%27+%3D+%27x%27`, `q=SET+PASSWORD+FOR+%27my+user%27%40%27%25%27+%3D+%27***%27`},
+		// Not SET PASSWORD FOR an account.
+		{`SET mode FOR 'my user' = 'x'`, `SET mode FOR 'my user' = 'x'`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

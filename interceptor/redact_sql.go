@@ -26,10 +26,7 @@ import "strings"
 // none of the words it looks at holds: the scans stay linear.
 func setPasswordValue(s string, eq int) int {
 	j := sqlSpaceBack(s, eq)
-	a := j
-	for a > 0 && accountChars[s[a-1]] {
-		a--
-	}
+	a := accountStart(s, j)
 	// The account, or PASSWORD itself, follows a space: most '=' (a=1&b=2) end here,
 	// cheaply, as every '=' after the word password comes here.
 	if a == j || a == 0 || !isSQLSpace(s[a-1]) {
@@ -88,17 +85,45 @@ func indexPassword(s string) int {
 	return i
 }
 
-// accountChars marks the bytes of a MySQL account: 'bob'@'%', `bob`@`10.0.0.0/8`,
-// CURRENT_USER().
+// accountChars marks the bytes of a MySQL account outside its quotes: bob@localhost,
+// 10.0.0.0/8, CURRENT_USER().
 var accountChars = func() (t [256]bool) {
 	for c := range t {
 		t[c] = isKeyChar(byte(c))
 	}
-	for _, c := range []byte("'\"`@%():/") {
+	for _, c := range []byte("@%():/") {
 		t[c] = true
 	}
 	return t
 }()
+
+// accountStart returns where the MySQL account that ends at s[j] starts: accountChars
+// and quoted names, which may hold spaces ('my user'@'%', `bob`@`%`). A quoted name
+// ends at its opening quote on the same line and holds no '=': the look back from an
+// '=' stops at the previous one, and the scans stay linear. A closing quote without
+// an opening one ends the account after it.
+func accountStart(s string, j int) int {
+	a := j
+	for a > 0 {
+		switch c := s[a-1]; c {
+		case '\'', '"', '`':
+			o := a - 2
+			for o >= 0 && s[o] != c && s[o] != '=' && s[o] != '\n' {
+				o--
+			}
+			if o < 0 || s[o] != c {
+				return a
+			}
+			a = o
+		default:
+			if !accountChars[c] {
+				return a
+			}
+			a--
+		}
+	}
+	return a
+}
 
 func isKeyword(w, keyword string) bool {
 	return len(w) == len(keyword) && strings.EqualFold(w, keyword)
