@@ -118,7 +118,9 @@
 // (app:pw@tcp(db:3306)/x) is the value of "password". SQL's account passwords are
 // masked too (IDENTIFIED BY pw, IDENTIFIED
 // WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
-// bare or quoted value, after others only a single-quoted one; in a form-encoded
+// bare or quoted value, after others only a single-quoted one, unless they follow
+// the account of a CREATE USER or ALTER USER statement in any case (create user bob
+// identified by pw; prose has "a user bob identified by his email"); in a form-encoded
 // query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
 // MySQL's SET PASSWORD [FOR account] = 'pw', whatever the account (a quoted name may
 // hold spaces: 'my user'@'%'), and the argument

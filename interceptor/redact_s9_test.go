@@ -65,3 +65,32 @@ func TestRedactorStringSetPasswordQuotedAccount(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// SQL is case-insensitive: in a CREATE USER or ALTER USER statement written in lower
+// case, IDENTIFIED BY takes a bare password as in upper case. Outside such a statement
+// lower-case keywords still take only a quoted one, as prose says "identified by its
+// id".
+func TestRedactorStringSQLLowerCaseBare(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`create user bob identified by hunter2`, `create user bob identified by ***`},
+		{`alter user bob identified by hunter2;`, `alter user bob identified by ***;`},
+		{`Create User bob Identified By hunter2 account lock`, `Create User bob Identified By *** account lock`},
+		{`create user if not exists 'bob'@'%' identified by hunter2`, `create user if not exists 'bob'@'%' identified by ***`},
+		{`alter user if exists "my user" identified by hunter2`, `alter user if exists "my user" identified by ***`},
+		{`create user bob identified with mysql_native_password by hunter2`, `create user bob identified with mysql_native_password by ***`},
+		{`create user bob identified by values S:ABC`, `create user bob identified by values ***`},
+		{`alter user bob identified by new1 replace old1`, `alter user bob identified by *** replace ***`},
+		{"create user bob\n  identified by hunter2", "create user bob\n  identified by ***"},
+		{`q=create+user+bob+identified+by+hunter2&page=2`, `q=create+user+bob+identified+by+***&page=2`},
+		// No password, or no user statement: nothing to mask.
+		{`create user bob identified by random password`, `create user bob identified by random password`},
+		{`create user bob identified externally`, `create user bob identified externally`},
+		{`a node identified by its id`, `a node identified by its id`},
+		{`the user account identified by its id`, `the user account identified by its id`},
+		{`a user bob identified by his email`, `a user bob identified by his email`},
+		{`to create users identified by email`, `to create users identified by email`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

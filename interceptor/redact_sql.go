@@ -8,7 +8,9 @@ import "strings"
 // 'hash' (MySQL 5), and ALTER USER ... REPLACE
 // 'current' quotes the current password. Upper-case keywords, as SQL is written,
 // take a bare or quoted value (Oracle's IDENTIFIED BY pw); keywords in other case
-// only a single-quoted string, since prose says "a node identified by its id". SQL
+// only a single-quoted string, since prose says "a node identified by its id",
+// unless the clause follows the account of a CREATE USER or ALTER USER statement
+// (create user bob identified by pw), whose keywords say it is SQL. SQL
 // carried in a form-encoded query string has a '+' for each space
 // (IDENTIFIED+BY+%27pw%27, its quotes undone by String's unescaping).
 
@@ -220,14 +222,9 @@ type identFinder struct {
 	at [2]int // where identTails[k] occurs next (len(s) for nowhere), or -1 before the first search
 }
 
-// newIdentFinder returns an identFinder for s. Keywords not in upper case take only a
-// single-quoted value: in text without a single quote, it does not search for them.
+// newIdentFinder returns an identFinder for s.
 func newIdentFinder(s string) identFinder {
-	f := identFinder{at: [2]int{-1, -1}}
-	if strings.IndexByte(s, '\'') < 0 {
-		f.at[1] = len(s)
-	}
-	return f
+	return identFinder{at: [2]int{-1, -1}}
 }
 
 // index returns where the next word "identified" (in any case) at or after s[from]
@@ -276,24 +273,71 @@ func afterIdentified(s string, k int) int {
 	if v == j || v == len(s) {
 		return -1
 	}
-	if _, next := sqlWord(s, v); upper && (next == "RANDOM" || next == "VALUES" || next == "PASSWORD") {
-		if next == "RANDOM" {
+	// In a user statement in other case (create user bob identified by pw), the
+	// keywords are SQL's as much as in upper case, and so are those after them.
+	bare := upper || inUserStatement(s, k)
+	if _, next := sqlWord(s, v); bare && (keywordIn(next, "RANDOM", upper) || keywordIn(next, "VALUES", upper) || keywordIn(next, "PASSWORD", upper)) {
+		if keywordIn(next, "RANDOM", upper) {
 			return -1 // IDENTIFIED BY RANDOM PASSWORD: the server makes one up
 		}
 		v, _ = sqlWord(s, v)
 		v = sqlSpace(s, v)
 	}
-	return sqlValueAt(s, v, upper)
+	return sqlValueAt(s, v, bare)
+}
+
+// keywordIn reports whether w is keyword, in upper case if upper, else in any case.
+func keywordIn(w, keyword string, upper bool) bool {
+	if upper {
+		return w == keyword
+	}
+	return isKeyword(w, keyword)
+}
+
+// inUserStatement reports whether the IDENTIFIED at s[k] follows the account of a
+// CREATE USER or ALTER USER statement, with IF [NOT] EXISTS before the account, in
+// any case: prose has "a user bob identified by his email", not these keywords in
+// this order. It looks back over five words at most.
+func inUserStatement(s string, k int) bool {
+	e := sqlSpaceBack(s, k)
+	a := accountStart(s, e)
+	if e == k || a == e {
+		return false
+	}
+	word := func(end int) (start int, w string) {
+		if e := sqlSpaceBack(s, end); e < end {
+			start = wordStart(s, e)
+			return start, s[start:e]
+		}
+		return end, ""
+	}
+	p, w := word(a)
+	if isKeyword(w, "EXISTS") {
+		if p, w = word(p); isKeyword(w, "NOT") {
+			p, w = word(p)
+		}
+		if !isKeyword(w, "IF") {
+			return false
+		}
+		p, w = word(p)
+	}
+	if !isKeyword(w, "USER") {
+		return false
+	}
+	_, w = word(p)
+	return isKeyword(w, "CREATE") || isKeyword(w, "ALTER")
 }
 
 // replacedValue returns where the current password of a REPLACE clause right after
-// an IDENTIFIED BY value that ends at s[end] starts, or -1.
+// an IDENTIFIED BY value that ends at s[end] starts, or -1. After a bare password
+// (the clause took one), REPLACE takes one too.
 func replacedValue(s string, end int) int {
 	j, w := sqlWord(s, end)
 	if !strings.EqualFold(w, "REPLACE") {
 		return -1
 	}
-	return sqlValueAt(s, sqlSpace(s, j), w[0] == 'R')
+	bare := end > 0 && s[end-1] != '\'' && s[end-1] != '"'
+	return sqlValueAt(s, sqlSpace(s, j), w[0] == 'R' || bare)
 }
 
 // sqlValueAt returns v if a password may start at s[v]: a single-quoted string, or,

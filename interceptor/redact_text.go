@@ -18,7 +18,8 @@ import (
 // not a Kubernetes object name after "secret" and before its status, as in `secret
 // "db-creds" not found`), and SQL's account passwords (IDENTIFIED BY ***,
 // IDENTIFIED WITH plugin BY '***', REPLACE '***': bare or quoted after upper-case
-// keywords, single-quoted after others; a form's '+' for a space between them,
+// keywords or in a CREATE USER or ALTER USER statement, single-quoted after others; a
+// form's '+' for a space between them,
 // IDENTIFIED+BY+%27***%27), MySQL's SET PASSWORD FOR 'bob'@'%' = '***' and the
 // argument of a PASSWORD call (PASSWORD('***')). Tabs count as spaces around a separator, a
 // value may start on the next line
