@@ -126,18 +126,26 @@
 // hold spaces: 'my user'@'%'), and the argument
 // of a PASSWORD('pw') or OLD_PASSWORD call wherever it stands (UPDATE mysql.user SET
 // authentication_string = PASSWORD('pw')), by the same rule for the keywords' case.
-// Ordinary words are not
-// masked: a space alone does not separate a key from a value (but after a --flag, or
-// before a quoted value, as in SQL's PASSWORD 'x'), so in prose ("wrong password for
-// bob", "token bucket full", "auth failed", "identified by its id") the next word is
-// not a secret, and text with no key followed by a value passes unchanged. A
+// So are the passwords of Redis's AUTH pw and AUTH user pw, read as the command only
+// where Redis takes one, as the first word of a line or after a redis-cli prompt
+// ("127.0.0.1:6379> "), with one or two arguments that end the line (after an
+// "auth" not in upper case and with no prompt, an argument of letters only reads as
+// prose: "auth failed", "auth token expired"), and of redis-cli's -a pw and --pass pw
+// (after "redis-cli" on the same line; ls -a x is another option). These are the
+// value of "password", as a URL's is.
+//
+// Ordinary words are not masked: a space alone does not separate a key from a value
+// (but after a --flag, or before a quoted value, as in SQL's PASSWORD 'x'), so in
+// prose ("wrong password for bob", "token bucket full", "auth failed for user bob",
+// "identified by its id") the next word is not a secret, and text with no key
+// followed by a value passes unchanged. A
 // Kubernetes object name (lower-case letters, digits, '-', '.', '/') quoted after
 // "secret", at the start of the text or after a ':', and before a status (`secret
 // "db-creds" not found`, "already exists", "is forbidden:", "is invalid:") names a
 // Secret and stays; a quoted token or password stays masked whatever follows it
 // (`token "x" expired` quotes the token itself). Out of scope are secrets with no key
 // before them (a bare token in a sentence, curl -u user:pw), a key and a bare value
-// separated by a space only ("auth hunter2", "token abc": prose reads the same),
+// separated by a space only ("token abc", "auth for bob": prose reads the same),
 // keys split from their values by other markup, short flags (-p pw) and other
 // encodings (base64, gzip).
 //

@@ -94,3 +94,50 @@ func TestRedactorStringSQLLowerCaseBare(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// Redis takes a password as the argument of its AUTH command (AUTH pw, AUTH user pw)
+// and of redis-cli's -a and --pass flags. AUTH is a command, not a word of prose,
+// where it starts a line (or follows a redis-cli prompt) with one or two arguments
+// that end the line: its last argument is masked. After an "auth" not in upper case
+// and with no prompt, an argument of letters only reads as prose ("auth failed",
+// "auth token expired") and stays.
+func TestRedactorStringRedisAuth(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`AUTH hunter2`, `AUTH ***`},
+		{`auth hunter2`, `auth ***`},
+		{`AUTH default hunter2`, `AUTH default ***`},
+		{`auth default hunter2`, `auth default ***`},
+		{`AUTH secret`, `AUTH ***`},
+		{"PING\nAUTH hunter2\r\nGET k", "PING\nAUTH ***\r\nGET k"},
+		{"  AUTH \"my pass\"", "  AUTH \"***\""},
+		{`127.0.0.1:6379> auth hunter2`, `127.0.0.1:6379> auth ***`},
+		{`127.0.0.1:6379[2]> AUTH bob secret`, `127.0.0.1:6379[2]> AUTH bob ***`},
+		{`redis> auth secret`, `redis> auth ***`},
+		{`redis-cli -a hunter2 ping`, `redis-cli -a *** ping`},
+		{`exec: "redis-cli -h db -p 6379 -a hunter2 --no-auth-warning ping": exit status 1`, `exec: "redis-cli -h db -p 6379 -a *** --no-auth-warning ping": exit status 1`},
+		{`redis-cli --user bob --pass hunter2 info`, `redis-cli --user bob --pass *** info`},
+		// Prose, and -a of other commands: nothing to mask.
+		{`auth failed for user bob`, `auth failed for user bob`},
+		{`auth token expired`, `auth token expired`},
+		{`auth failed`, `auth failed`},
+		{`Auth required`, `Auth required`},
+		{`the auth hunter2 step`, `the auth hunter2 step`},
+		{`AUTH hunter2 failed for user bob`, `AUTH hunter2 failed for user bob`},
+		{`ls -a hunter2`, `ls -a hunter2`},
+		{"redis-cli ping\nls -a x", "redis-cli ping\nls -a x"},
+		{`git commit -a -m x`, `git commit -a -m x`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
+
+// A command's password is the value of the key "password", as a URL's is: a Redactor
+// without it leaves AUTH alone.
+func TestRedactorStringRedisAuthNeedsPasswordKey(t *testing.T) {
+	r := interceptor.NewRedactorKeys("token")
+	for _, s := range []string{`AUTH hunter2`, `redis-cli -a hunter2 ping`} {
+		assert.Equal(t, s, r.String(s))
+	}
+	assert.Equal(t, `redis-cli x-a hunter2`, interceptor.NewRedactor().String(`redis-cli x-a hunter2`))
+}

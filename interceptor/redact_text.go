@@ -21,7 +21,9 @@ import (
 // keywords or in a CREATE USER or ALTER USER statement, single-quoted after others; a
 // form's '+' for a space between them,
 // IDENTIFIED+BY+%27***%27), MySQL's SET PASSWORD FOR 'bob'@'%' = '***' and the
-// argument of a PASSWORD call (PASSWORD('***')). Tabs count as spaces around a separator, a
+// argument of a PASSWORD call (PASSWORD('***')), and the passwords of Redis's AUTH
+// command (a line "AUTH ***" or "AUTH user ***", see authFinder) and of redis-cli's
+// -a *** flag. Tabs count as spaces around a separator, a
 // value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
@@ -60,16 +62,14 @@ func (r *Redactor) String(s string) string {
 
 // mask masks the values String finds in s as it stands.
 func (r *Redactor) mask(s string) string {
-	ident := newIdentFinder(s)
-	sql := identifiedValue(s, 0, &ident)
-	if sql < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
+	sc := newScanner(r, s)
+	if sc.sql < 0 && sc.cmd < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') &&
 		strings.IndexByte(s, '(') < 0 {
 		return s
 	}
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
-	sc := scanner{r: r, s: s, sql: sql, ident: ident, pw: indexPassword(s)}
 	for {
 		vs, ve, quote, ok := sc.next()
 		if !ok {
@@ -110,6 +110,22 @@ type scanner struct {
 	ident   identFinder
 	dsnEnd  int // the end of the word dsnPassword looked at last
 	pw      int // where the word "password" first occurs (see indexPassword)
+	// cmd and cmdEnd are the bounds of the next password of a command (see
+	// authFinder), cmdQuote its quote; cmd is -1 if none.
+	cmd, cmdEnd int
+	cmdQuote    string
+	auth        authFinder
+}
+
+// newScanner returns a scanner for the values to mask in s.
+func newScanner(r *Redactor, s string) scanner {
+	sc := scanner{r: r, s: s, ident: newIdentFinder(s), pw: indexPassword(s)}
+	sc.sql = identifiedValue(s, 0, &sc.ident)
+	sc.cmd = -1
+	if r.Sensitive("password") { // a command's password is the value of "password"
+		sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, 0)
+	}
+	return sc
 }
 
 // next returns the bounds of the next value to mask, with its quotes, and its quote
@@ -119,12 +135,25 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	if sc.sql >= 0 && sc.sql < sc.i {
 		sc.sql = identifiedValue(s, sc.i, &sc.ident) // the value masked last covered it
 	}
+	if sc.cmd >= 0 && sc.cmd < sc.i {
+		sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, sc.i)
+	}
 	limit := len(s)
 	if sc.sql >= 0 {
 		limit = sc.sql
 	}
-	if vs, ve, quote, ok = sc.scan(limit); ok || sc.sql < 0 {
+	if sc.cmd >= 0 && sc.cmd < limit {
+		limit = sc.cmd
+	}
+	if vs, ve, quote, ok = sc.scan(limit); ok || limit == len(s) {
 		return vs, ve, quote, ok
+	}
+	if limit == sc.cmd {
+		// A command's password (AUTH pw), which no separator announces either.
+		vs, ve, quote = sc.cmd, sc.cmdEnd, sc.cmdQuote
+		sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, ve)
+		sc.done, sc.i = ve, ve
+		return vs, ve, quote, true
 	}
 	// The scan stopped at an SQL password (IDENTIFIED BY x), which no separator
 	// announces: it is looked for apart, not byte by byte.
@@ -154,7 +183,9 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			}
 		case s[i] == '-':
 			if vs, ve, quote = r.flagValue(s, i); vs == ve {
-				continue
+				if vs, ve, quote = redisCLIFlag(s, i); vs == ve || !r.Sensitive("password") {
+					continue
+				}
 			}
 		case s[i] == '>':
 			if i == sc.pending {
