@@ -131,8 +131,15 @@
 // ("127.0.0.1:6379> "), with one or two arguments that end the line (after an
 // "auth" not in upper case and with no prompt, an argument of letters only reads as
 // prose: "auth failed", "auth token expired"), and of redis-cli's -a pw and --pass pw
-// (after "redis-cli" on the same line; ls -a x is another option). These are the
-// value of "password", as a URL's is.
+// (after "redis-cli" on the same line; ls -a x is another option). So is the
+// password of an Oracle logon, user/password[@connect_identifier], where a tool that
+// takes one stands right before it, its flags between (sqlplus -s scott/pw@db,
+// CONNECT scott/pw, expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary
+// on a line with "rman" before them), or after userid=; the password ends at the '@'.
+// Elsewhere that shape is a path (a/b@c), a package (@scope/pkg@1.0), a module
+// (example.com/mod@v1.2.3) or an address, and stays; so does the logon after the
+// deprecated exp and imp, words that more often abbreviate something else. These
+// are the value of "password", as a URL's is.
 //
 // Ordinary words are not masked: a space alone does not separate a key from a value
 // (but after a --flag, or before a quoted value, as in SQL's PASSWORD 'x'), so in

@@ -153,3 +153,115 @@ func redisCLIFlag(s string, i int) (start, end int, quote string) {
 // maxCommandLine bounds how far back a flag looks for the command it belongs to: the
 // look back of each flag is bounded, and redaction stays linear.
 const maxCommandLine = 512
+
+// Oracle's tools take a logon, user/password[@connect_identifier], as an argument
+// with no key before it: sqlplus scott/tiger@db, SQL*Plus's CONNECT scott/tiger, RMAN's
+// target sys/pw@prod. The same shape is a path (a/b@c), a package (@scope/pkg@1.0), a
+// module (example.com/mod@v1.2.3) or an address elsewhere: a logon's password is
+// masked only where a tool that takes one comes right before it (its flags between),
+// or after userid= (sqlldr, exp).
+
+// logonTools are the Oracle tools and SQL*Plus commands that take a logon. The old
+// exp and imp are left out: as words they are abbreviations more often than tools.
+var logonTools = []string{"sqlplus", "connect", "conn", "expdp", "impdp", "sqlldr", "dgmgrl"}
+
+// rmanLogons are the keywords of RMAN before a logon, on a line with "rman" before
+// them (rman target sys/pw@prod catalog rman/pw@cat, RMAN> connect target ...).
+var rmanLogons = []string{"target", "catalog", "auxiliary"}
+
+// maxLogonFlags bounds how many flags may stand between a tool and its logon
+// (sqlplus -s -L scott/tiger).
+const maxLogonFlags = 4
+
+// logonPassword returns the bounds of the password of the Oracle logon whose '/' is at
+// s[slash], with its quotes, and its quote, if a tool takes the logon there (see
+// logonTaker); slash, slash otherwise. The user, the tool and its flags start at or
+// after s[from]. A password ends at the '@' before the connect identifier, or where
+// the word does; a double-quoted one (Oracle's quoting of special characters) at its
+// closing quote.
+func logonPassword(s string, from, slash int) (start, end int, quote string) {
+	v := slash + 1
+	u := slash
+	for u > 0 && (isKeyChar(s[u-1]) || s[u-1] == '#' || s[u-1] == '$') {
+		u-- // an Oracle user name: scott, c##admin
+	}
+	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) || !logonTaker(s, from, u) {
+		return slash, slash, ""
+	}
+	if s[v] == '"' {
+		k := strings.IndexAny(s[v+1:], "\"\n")
+		if k < 0 || s[v+1+k] != '"' {
+			return slash, slash, ""
+		}
+		return v, v + 1 + k + 1, `"`
+	}
+	e := v
+	for e < len(s) && !logonEnd[s[e]] {
+		e++
+	}
+	return v, e, ""
+}
+
+// logonEnd marks the bytes that end an unquoted logon password.
+var logonEnd = [256]bool{'@': true, ' ': true, '\t': true, '\n': true, '\r': true, '\'': true, '"': true, ',': true, ';': true, ')': true}
+
+// logonTaker reports whether the logon whose user starts at s[u] follows a tool that
+// takes one (logonTools, rmanLogons after "rman"), with at most maxLogonFlags flags
+// between, or userid=; the logon may be quoted. It looks no further back than s[from].
+func logonTaker(s string, from, u int) bool {
+	p := u
+	if p > from && (s[p-1] == '\'' || s[p-1] == '"') {
+		p-- // a quoted logon: sqlplus 'scott/tiger@db'
+	}
+	if p > from && s[p-1] == '=' {
+		k := wordStart(s, p-1)
+		return k >= from && isKeyword(s[k:p-1], "userid")
+	}
+	for range maxLogonFlags + 1 {
+		if p == from || !isBlank(s[p-1]) {
+			return false
+		}
+		e := p
+		for e > from && isBlank(s[e-1]) {
+			e--
+		}
+		w := wordStart(s, e)
+		if w < from || w == e {
+			return false
+		}
+		word := s[w:e]
+		if word[0] == '-' {
+			p = w // a flag of the tool
+			continue
+		}
+		if n := len(word) - len(".exe"); n > 0 && strings.EqualFold(word[n:], ".exe") {
+			word = word[:n]
+		}
+		switch {
+		case isOneOf(word, logonTools):
+			return true
+		case isOneOf(word, rmanLogons):
+			// "rman" may stand before a logon masked already (rman target a/x catalog).
+			line := s[max(0, w-maxCommandLine):w]
+			k := max(strings.LastIndex(line, "rman"), strings.LastIndex(line, "RMAN"))
+			return k >= 0 && strings.IndexByte(line[k:], '\n') < 0
+		}
+		return false
+	}
+	return false
+}
+
+func isLetter(c byte) bool {
+	c |= 0x20
+	return 'a' <= c && c <= 'z'
+}
+
+// isOneOf reports whether w is one of words, ignoring case.
+func isOneOf(w string, words []string) bool {
+	for _, k := range words {
+		if isKeyword(w, k) {
+			return true
+		}
+	}
+	return false
+}

@@ -141,3 +141,42 @@ func TestRedactorStringRedisAuthNeedsPasswordKey(t *testing.T) {
 	}
 	assert.Equal(t, `redis-cli x-a hunter2`, interceptor.NewRedactor().String(`redis-cli x-a hunter2`))
 }
+
+// Oracle's tools take a logon as user/password[@connect_identifier]: its password is
+// masked where an Oracle tool or SQL*Plus's CONNECT takes it (sqlplus, connect, conn,
+// expdp, impdp, sqlldr, dgmgrl, rman's target and catalog, a userid= parameter), with
+// the tool's flags between. Elsewhere user/x@host is a path, a
+// package or a module, and stays.
+func TestRedactorStringOracleLogon(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`sqlplus scott/tiger@db`, `sqlplus scott/***@db`},
+		{`sqlplus scott/tiger@//host:1521/svc`, `sqlplus scott/***@//host:1521/svc`},
+		{`exec: "sqlplus -s -L scott/tiger@db @run.sql": exit status 1`, `exec: "sqlplus -s -L scott/***@db @run.sql": exit status 1`},
+		{`/opt/oracle/bin/sqlplus scott/tiger`, `/opt/oracle/bin/sqlplus scott/***`},
+		{`SQL> CONNECT scott/tiger@db AS SYSDBA`, `SQL> CONNECT scott/***@db AS SYSDBA`},
+		{`conn sys/"p@ss w"@db as sysdba`, `conn sys/"***"@db as sysdba`},
+		{"expdp system/manager@orcl directory=d dumpfile=x.dmp", "expdp system/***@orcl directory=d dumpfile=x.dmp"},
+		{"sqlldr userid=scott/tiger@db control=x.ctl", "sqlldr userid=scott/***@db control=x.ctl"},
+		{"rman target sys/pw1@prod catalog rman/pw2@cat", "rman target sys/***@prod catalog rman/***@cat"},
+		{`sqlplus 'scott/tiger@db'`, `sqlplus 'scott/***@db'`},
+		{`sqlplus c##admin/pw$1@cdb`, `sqlplus c##admin/***@cdb`},
+		{`RMAN> connect target sys/pw@prod`, `RMAN> connect target sys/***@prod`},
+		// Paths, packages, modules, addresses: nothing to mask.
+		{`scott/tiger@db`, `scott/tiger@db`},
+		{`see https://example.com/a/b@c`, `see https://example.com/a/b@c`},
+		{`git@github.com:org/repo.git`, `git@github.com:org/repo.git`},
+		{`npm install @scope/pkg@1.2.3`, `npm install @scope/pkg@1.2.3`},
+		{`mail user@example.com/path`, `mail user@example.com/path`},
+		{`go get example.com/mod@v1.2.3`, `go get example.com/mod@v1.2.3`},
+		{`connect to db/primary@east failed`, `connect to db/primary@east failed`},
+		{`sqlplus / as sysdba`, `sqlplus / as sysdba`},
+		{`sqlplus /nolog`, `sqlplus /nolog`},
+		{`build target app/server@v2`, `build target app/server@v2`},
+		{`could not connect: a/b@c`, `could not connect: a/b@c`},
+		{`exp 2/3`, `exp 2/3`},
+		{`connect 10.0.0.1/24@x`, `connect 10.0.0.1/24@x`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

@@ -22,8 +22,9 @@ import (
 // form's '+' for a space between them,
 // IDENTIFIED+BY+%27***%27), MySQL's SET PASSWORD FOR 'bob'@'%' = '***' and the
 // argument of a PASSWORD call (PASSWORD('***')), and the passwords of Redis's AUTH
-// command (a line "AUTH ***" or "AUTH user ***", see authFinder) and of redis-cli's
-// -a *** flag. Tabs count as spaces around a separator, a
+// command (a line "AUTH ***" or "AUTH user ***", see authFinder), of redis-cli's
+// -a *** flag and of an Oracle logon after a tool that takes one (sqlplus
+// scott/***@db, see logonPassword). Tabs count as spaces around a separator, a
 // value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
@@ -65,7 +66,7 @@ func (r *Redactor) mask(s string) string {
 	sc := newScanner(r, s)
 	if sc.sql < 0 && sc.cmd < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') &&
-		strings.IndexByte(s, '(') < 0 {
+		strings.IndexByte(s, '(') < 0 && strings.IndexByte(s, '/') < 0 {
 		return s
 	}
 	var b strings.Builder
@@ -92,8 +93,9 @@ func (r *Redactor) mask(s string) string {
 }
 
 // mayStart marks the bytes a value to mask may follow: separators, the '>' of a start
-// tag, the dash of a flag and the quote of a value after a space.
-var mayStart = [256]bool{'=': true, ':': true, '\t': true, '>': true, '-': true, '"': true, '\'': true}
+// tag, the dash of a flag, the quote of a value after a space and the '/' of an
+// Oracle logon.
+var mayStart = [256]bool{'=': true, ':': true, '\t': true, '>': true, '-': true, '"': true, '\'': true, '/': true}
 
 // scanner finds the values to mask in s, one after the other.
 type scanner struct {
@@ -179,6 +181,10 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			if i > sc.pw && i > sc.done && passwordArg(s[sc.done:], i-sc.done) && r.Sensitive("password") {
 				vs, ve, quote = valueAfter(s, i)
 			} else if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
+				continue
+			}
+		case s[i] == '/':
+			if vs, ve, quote = logonPassword(s, sc.done, i); vs == ve || !r.Sensitive("password") {
 				continue
 			}
 		case s[i] == '-':
