@@ -128,14 +128,18 @@
 // authentication_string = PASSWORD('pw')), by the same rule for the keywords' case.
 // So are the passwords of Redis's AUTH pw and AUTH user pw, read as the command only
 // where Redis takes one, as the first word of a line or after a redis-cli prompt
-// ("127.0.0.1:6379> "), with one or two arguments that end the line (after an
-// "auth" not in upper case and with no prompt, an argument of letters only reads as
-// prose: "auth failed", "auth token expired"), and of redis-cli's -a pw and --pass pw
+// ("127.0.0.1:6379> "), with one or two arguments that end the line (an "auth" not
+// in upper case and with no prompt must start its line unindented, as code indents
+// a field "auth []string", and an argument of letters only reads as prose: "auth
+// failed", "auth token expired"), and of redis-cli's -a pw and --pass pw
 // (after "redis-cli" on the same line; ls -a x is another option). So is the
-// password of an Oracle logon, user/password[@connect_identifier], where a tool that
+// password of an Oracle logon, user/password[@connect_identifier] (the user an
+// Oracle name: a letter, then letters, digits, '_', '$', '#'), where a tool that
 // takes one stands right before it, its flags between (sqlplus -s scott/pw@db,
-// CONNECT scott/pw, expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary
-// on a line with "rman" before them), or after userid=; the password ends at the '@'.
+// expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary on a line with
+// "rman" before them), or after userid=; the password ends at the '@'. CONNECT and
+// conn are words of prose too ("connect I/O with pipes"): after them, the logon must
+// be followed by '@', AS (AS SYSDBA), a closing quote or the end of its line.
 // Elsewhere that shape is a path (a/b@c), a package (@scope/pkg@1.0), a module
 // (example.com/mod@v1.2.3) or an address, and stays; so does the logon after the
 // deprecated exp and imp, words that more often abbreviate something else. These

@@ -7,9 +7,10 @@ import "strings"
 // for user bob", "auth token expired"): it is read as the command only where Redis
 // takes one, as the first word of a line (or after a redis-cli prompt,
 // "127.0.0.1:6379> "), followed by one or two arguments that end the line. Prose
-// rarely writes AUTH in upper case, nor a prompt; after "auth" in other case with no
-// prompt, an argument of letters only ("auth failed", "auth token expired") reads as
-// prose, and one with another character (a digit, a symbol) as a password.
+// rarely writes AUTH in upper case, nor a prompt; "auth" in other case with no
+// prompt must start its line unindented (code indents a field "auth []string"), and
+// an argument of letters only ("auth failed", "auth token expired") reads as prose,
+// one with another character (a digit, a symbol) as a password.
 
 // authFinder finds the passwords of Redis AUTH commands in a text, line by line. The
 // lines are looked at once, in order, as the scanner asks for values further on:
@@ -83,8 +84,8 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 	vs, ve := args[n-1][0], args[n-1][1]
 	if s[vs] == '"' || s[vs] == '\'' {
 		quote = s[vs : vs+1]
-	} else if !upper && !prompt && isLetters(s[vs:ve]) {
-		return -1, -1, ""
+	} else if !upper && !prompt && (i > ls || isLetters(s[vs:ve])) {
+		return -1, -1, "" // prose, or an indented line of code (a struct's auth []string)
 	}
 	return vs, ve, quote
 }
@@ -161,9 +162,14 @@ const maxCommandLine = 512
 // masked only where a tool that takes one comes right before it (its flags between),
 // or after userid= (sqlldr, exp).
 
-// logonTools are the Oracle tools and SQL*Plus commands that take a logon. The old
-// exp and imp are left out: as words they are abbreviations more often than tools.
-var logonTools = []string{"sqlplus", "connect", "conn", "expdp", "impdp", "sqlldr", "dgmgrl"}
+// logonTools are the Oracle tools that take a logon. The old exp and imp are left
+// out: as words they are abbreviations more often than tools.
+var logonTools = []string{"sqlplus", "expdp", "impdp", "sqlldr", "dgmgrl"}
+
+// logonCommands are SQL*Plus's commands that take a logon. They are words of prose
+// too ("connect I/O with pipes"): the logon after them must be followed by its
+// connect identifier ('@'), AS (AS SYSDBA) or the end of its line.
+var logonCommands = []string{"connect", "conn"}
 
 // rmanLogons are the keywords of RMAN before a logon, on a line with "rman" before
 // them (rman target sys/pw@prod catalog rman/pw@cat, RMAN> connect target ...).
@@ -182,44 +188,68 @@ const maxLogonFlags = 4
 func logonPassword(s string, from, slash int) (start, end int, quote string) {
 	v := slash + 1
 	u := slash
-	for u > 0 && (isKeyChar(s[u-1]) || s[u-1] == '#' || s[u-1] == '$') {
-		u-- // an Oracle user name: scott, c##admin
+	for u > 0 && (isAlnum(s[u-1]) || s[u-1] == '_' || s[u-1] == '#' || s[u-1] == '$') {
+		u-- // an Oracle user name: scott, c##admin (libc.a/x is a path)
 	}
-	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) || !logonTaker(s, from, u) {
+	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) {
 		return slash, slash, ""
 	}
+	takes, prose := logonTaker(s, from, u)
+	if !takes {
+		return slash, slash, ""
+	}
+	end = v
 	if s[v] == '"' {
 		k := strings.IndexAny(s[v+1:], "\"\n")
 		if k < 0 || s[v+1+k] != '"' {
 			return slash, slash, ""
 		}
-		return v, v + 1 + k + 1, `"`
+		end, quote = v+1+k+1, `"`
+	} else {
+		for end < len(s) && !logonEnd[s[end]] {
+			end++
+		}
 	}
-	e := v
-	for e < len(s) && !logonEnd[s[e]] {
-		e++
+	if prose && !endsLogon(s, end) {
+		return slash, slash, ""
 	}
-	return v, e, ""
+	return v, end, quote
+}
+
+// endsLogon reports whether a logon's password that ends at s[end] is followed by
+// its connect identifier ('@'), AS (CONNECT scott/tiger AS SYSDBA) or the end of its
+// line, or of the quoted command it is in.
+func endsLogon(s string, end int) bool {
+	if end < len(s) && (s[end] == '@' || s[end] == '\'' || s[end] == '"') {
+		return true
+	}
+	j := skipBlanks(s, end, len(s))
+	if j == len(s) || s[j] == '\n' || s[j] == '\r' {
+		return true
+	}
+	_, w := sqlWord(s, j)
+	return isKeyword(w, "AS")
 }
 
 // logonEnd marks the bytes that end an unquoted logon password.
 var logonEnd = [256]bool{'@': true, ' ': true, '\t': true, '\n': true, '\r': true, '\'': true, '"': true, ',': true, ';': true, ')': true}
 
-// logonTaker reports whether the logon whose user starts at s[u] follows a tool that
-// takes one (logonTools, rmanLogons after "rman"), with at most maxLogonFlags flags
-// between, or userid=; the logon may be quoted. It looks no further back than s[from].
-func logonTaker(s string, from, u int) bool {
+// logonTaker reports whether the logon whose user starts at s[u] follows a tool or a
+// command that takes one (logonTools, logonCommands, rmanLogons after "rman"), with
+// at most maxLogonFlags flags between, or userid=, and whether that was one of
+// logonCommands; the logon may be quoted. It looks no further back than s[from].
+func logonTaker(s string, from, u int) (takes, prose bool) {
 	p := u
 	if p > from && (s[p-1] == '\'' || s[p-1] == '"') {
 		p-- // a quoted logon: sqlplus 'scott/tiger@db'
 	}
 	if p > from && s[p-1] == '=' {
 		k := wordStart(s, p-1)
-		return k >= from && isKeyword(s[k:p-1], "userid")
+		return k >= from && isKeyword(s[k:p-1], "userid"), false
 	}
 	for range maxLogonFlags + 1 {
 		if p == from || !isBlank(s[p-1]) {
-			return false
+			return false, false
 		}
 		e := p
 		for e > from && isBlank(s[e-1]) {
@@ -227,7 +257,7 @@ func logonTaker(s string, from, u int) bool {
 		}
 		w := wordStart(s, e)
 		if w < from || w == e {
-			return false
+			return false, false
 		}
 		word := s[w:e]
 		if word[0] == '-' {
@@ -239,16 +269,18 @@ func logonTaker(s string, from, u int) bool {
 		}
 		switch {
 		case isOneOf(word, logonTools):
-			return true
+			return true, false
+		case isOneOf(word, logonCommands):
+			return true, true
 		case isOneOf(word, rmanLogons):
 			// "rman" may stand before a logon masked already (rman target a/x catalog).
 			line := s[max(0, w-maxCommandLine):w]
 			k := max(strings.LastIndex(line, "rman"), strings.LastIndex(line, "RMAN"))
-			return k >= 0 && strings.IndexByte(line[k:], '\n') < 0
+			return k >= 0 && strings.IndexByte(line[k:], '\n') < 0, false
 		}
-		return false
+		return false, false
 	}
-	return false
+	return false, false
 }
 
 func isLetter(c byte) bool {

@@ -98,9 +98,10 @@ func TestRedactorStringSQLLowerCaseBare(t *testing.T) {
 // Redis takes a password as the argument of its AUTH command (AUTH pw, AUTH user pw)
 // and of redis-cli's -a and --pass flags. AUTH is a command, not a word of prose,
 // where it starts a line (or follows a redis-cli prompt) with one or two arguments
-// that end the line: its last argument is masked. After an "auth" not in upper case
-// and with no prompt, an argument of letters only reads as prose ("auth failed",
-// "auth token expired") and stays.
+// that end the line: its last argument is masked. An "auth" not in upper case and
+// with no prompt must start its line unindented (code indents a field "auth
+// []string"), and an argument of letters only reads as prose ("auth failed", "auth
+// token expired") and stays.
 func TestRedactorStringRedisAuth(t *testing.T) {
 	r := interceptor.NewRedactor()
 	for _, c := range []struct{ in, want string }{
@@ -125,6 +126,8 @@ func TestRedactorStringRedisAuth(t *testing.T) {
 		{`the auth hunter2 step`, `the auth hunter2 step`},
 		{`AUTH hunter2 failed for user bob`, `AUTH hunter2 failed for user bob`},
 		{`ls -a hunter2`, `ls -a hunter2`},
+		{"type client struct {\n\tauth     []string\n}", "type client struct {\n\tauth     []string\n}"},
+		{"  auth *Config", "  auth *Config"},
 		{"redis-cli ping\nls -a x", "redis-cli ping\nls -a x"},
 		{`git commit -a -m x`, `git commit -a -m x`},
 	} {
@@ -175,6 +178,10 @@ func TestRedactorStringOracleLogon(t *testing.T) {
 		{`build target app/server@v2`, `build target app/server@v2`},
 		{`could not connect: a/b@c`, `could not connect: a/b@c`},
 		{`exp 2/3`, `exp 2/3`},
+		{`connect I/O with pipes`, `connect I/O with pipes`},
+		{`//go:cgo_import_dynamic libc_connect connect "libc.a/shr_64.o"`, `//go:cgo_import_dynamic libc_connect connect "libc.a/shr_64.o"`},
+		{"SQL> connect scott/tiger\nConnected.", "SQL> connect scott/***\nConnected."},
+		{`exec: "connect scott/tiger": failed`, `exec: "connect scott/***": failed`},
 		{`connect 10.0.0.1/24@x`, `connect 10.0.0.1/24@x`},
 	} {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
