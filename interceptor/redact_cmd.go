@@ -128,7 +128,8 @@ func isLetters(w string) bool {
 // --pass pw) that starts at s[i], and its quote, if the flag follows "redis-cli" on
 // its line, at most maxCommandLine bytes back; i, i otherwise. -a is another option
 // of most commands (ls -a, git commit -a).
-func redisCLIFlag(s string, i int) (start, end int, quote string) {
+func (sc *scanner) redisCLIFlag(i int) (start, end int, quote string) {
+	s := sc.s
 	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
 		return i, i, ""
 	}
@@ -143,17 +144,40 @@ func redisCLIFlag(s string, i int) (start, end int, quote string) {
 	if v == len(s) || s[v] == '-' || s[v] == '\n' || s[v] == '\r' {
 		return i, i, ""
 	}
-	line := s[max(0, i-maxCommandLine):i]
-	k := strings.LastIndex(line, "redis-cli")
-	if k < 0 || strings.IndexByte(line[k:], '\n') >= 0 {
+	if !sc.cli.onLine(s, "redis-cli", i) {
 		return i, i, ""
 	}
 	return valueAfter(s, v)
 }
 
-// maxCommandLine bounds how far back a flag looks for the command it belongs to: the
-// look back of each flag is bounded, and redaction stays linear.
+// maxCommandLine bounds how far back before a flag or a logon the command it belongs
+// to may start.
 const maxCommandLine = 512
+
+// commandFinder finds a command's name on the line before a position. It searches s
+// once, forward, as the positions asked about do not go back: redaction stays
+// linear.
+type commandFinder struct {
+	started    bool
+	prev, next int // the occurrences before and after the position asked about last; -1 for none
+}
+
+// onLine reports whether name occurs before s[i] on its line, at most maxCommandLine
+// bytes back. Each call must ask about a position at or after the one before, for
+// one name and s.
+func (f *commandFinder) onLine(s, name string, i int) bool {
+	if !f.started {
+		f.started, f.prev, f.next = true, -1, strings.Index(s, name)
+	}
+	for f.next >= 0 && f.next+len(name) <= i {
+		f.prev = f.next
+		if f.next = strings.Index(s[f.prev+1:], name); f.next >= 0 {
+			f.next += f.prev + 1
+		}
+	}
+	k := f.prev
+	return k >= 0 && k+len(name) <= i && i-k <= maxCommandLine && strings.IndexByte(s[k:i], '\n') < 0
+}
 
 // Oracle's tools take a logon, user/password[@connect_identifier], as an argument
 // with no key before it: sqlplus scott/tiger@db, SQL*Plus's CONNECT scott/tiger, RMAN's
@@ -185,7 +209,8 @@ const maxLogonFlags = 4
 // after s[from]. A password ends at the '@' before the connect identifier, or where
 // the word does; a double-quoted one (Oracle's quoting of special characters) at its
 // closing quote.
-func logonPassword(s string, from, slash int) (start, end int, quote string) {
+func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
+	s, from := sc.s, sc.done
 	v := slash + 1
 	u := slash
 	for u > 0 && (isAlnum(s[u-1]) || s[u-1] == '_' || s[u-1] == '#' || s[u-1] == '$') {
@@ -194,7 +219,7 @@ func logonPassword(s string, from, slash int) (start, end int, quote string) {
 	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) {
 		return slash, slash, ""
 	}
-	takes, prose := logonTaker(s, from, u)
+	takes, prose := sc.logonTaker(from, u)
 	if !takes {
 		return slash, slash, ""
 	}
@@ -238,7 +263,8 @@ var logonEnd = [256]bool{'@': true, ' ': true, '\t': true, '\n': true, '\r': tru
 // command that takes one (logonTools, logonCommands, rmanLogons after "rman"), with
 // at most maxLogonFlags flags between, or userid=, and whether that was one of
 // logonCommands; the logon may be quoted. It looks no further back than s[from].
-func logonTaker(s string, from, u int) (takes, prose bool) {
+func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
+	s := sc.s
 	p := u
 	if p > from && (s[p-1] == '\'' || s[p-1] == '"') {
 		p-- // a quoted logon: sqlplus 'scott/tiger@db'
@@ -274,9 +300,7 @@ func logonTaker(s string, from, u int) (takes, prose bool) {
 			return true, true
 		case isOneOf(word, rmanLogons):
 			// "rman" may stand before a logon masked already (rman target a/x catalog).
-			line := s[max(0, w-maxCommandLine):w]
-			k := max(strings.LastIndex(line, "rman"), strings.LastIndex(line, "RMAN"))
-			return k >= 0 && strings.IndexByte(line[k:], '\n') < 0, false
+			return sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w), false
 		}
 		return false, false
 	}

@@ -117,6 +117,8 @@ type scanner struct {
 	cmd, cmdEnd int
 	cmdQuote    string
 	auth        authFinder
+	cli         commandFinder    // redis-cli, before its -a flag
+	rman        [2]commandFinder // rman and RMAN, before a logon
 }
 
 // newScanner returns a scanner for the values to mask in s.
@@ -184,12 +186,12 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 				continue
 			}
 		case s[i] == '/':
-			if vs, ve, quote = logonPassword(s, sc.done, i); vs == ve || !r.Sensitive("password") {
+			if vs, ve, quote = sc.logonPassword(i); vs == ve || !r.Sensitive("password") {
 				continue
 			}
 		case s[i] == '-':
 			if vs, ve, quote = r.flagValue(s, i); vs == ve {
-				if vs, ve, quote = redisCLIFlag(s, i); vs == ve || !r.Sensitive("password") {
+				if vs, ve, quote = sc.redisCLIFlag(i); vs == ve || !r.Sensitive("password") {
 					continue
 				}
 			}
