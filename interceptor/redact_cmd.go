@@ -53,13 +53,15 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 		le--
 	}
 	i := skipBlanks(s, ls, le)
-	w := i
-	for w < le && !isBlank(s[w]) {
-		w++
-	}
-	prompt := w > i+1 && s[w-1] == '>' && w < le // a redis-cli prompt: host:port>, redis>
-	if prompt {
-		i = skipBlanks(s, w, le)
+	prompt := false
+	if i < le && s[i]|0x20 != 'a' {
+		// Not AUTH (the common case, cheaply), unless after a redis-cli prompt, a word
+		// that ends in '>': host:port>, redis>.
+		k := strings.IndexByte(s[i:le], '>')
+		if k <= 0 || i+k+1 == le || !isBlank(s[i+k+1]) || strings.IndexAny(s[i:i+k], " \t") >= 0 {
+			return -1, -1, ""
+		}
+		prompt, i = true, skipBlanks(s, i+k+1, le)
 	}
 	if le-i < len("AUTH x") || !isKeyword(s[i:i+4], "AUTH") || !isBlank(s[i+4]) {
 		return -1, -1, ""

@@ -36,7 +36,9 @@ func (r *Redactor) unescaped(s string) string {
 			}
 		}
 		text, at = u, uat
-		sc := newScanner(r, text)
+		var sc scanner
+		sc.init(r, text)
+		sc.pw = indexPassword(text)
 		for {
 			vs, ve, quote, ok := sc.next()
 			if !ok {

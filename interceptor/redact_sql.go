@@ -192,23 +192,18 @@ func identifiedValue(s string, from int, f *identFinder) int {
 var identTails = [2]string{"DENTIFIED", "dentified"}
 
 // indexTail returns where identTails[t] next occurs at or after s[from], or len(s).
-// The upper-case tail is looked for by its 'F', a letter prose rarely writes in
-// upper case: a search for one byte costs a third of one for the tail, and every
-// text redacted goes through it.
+// The tail is looked for by its 'F' (or 'f'), a letter rarer than its others, and
+// rare in upper case: a search for one byte costs a fraction of one for the tail,
+// and every text redacted goes through it.
 func indexTail(s string, from, t int) int {
-	if t == 1 {
-		if j := strings.Index(s[from:], identTails[1]); j >= 0 {
-			return from + j
-		}
-		return len(s)
-	}
 	const f = len("DENTI") // where the tail has its 'F'
+	tail := identTails[t]
 	for i := from + f; i < len(s); i++ {
-		j := strings.IndexByte(s[i:], 'F')
+		j := strings.IndexByte(s[i:], tail[f])
 		if j < 0 {
 			break
 		}
-		if i += j; strings.HasPrefix(s[i-f:], identTails[0]) {
+		if i += j; strings.HasPrefix(s[i-f:], tail) {
 			return i - f
 		}
 	}

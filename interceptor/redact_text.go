@@ -63,12 +63,14 @@ func (r *Redactor) String(s string) string {
 
 // mask masks the values String finds in s as it stands.
 func (r *Redactor) mask(s string) string {
-	sc := newScanner(r, s)
+	var sc scanner
+	sc.init(r, s)
 	if sc.sql < 0 && sc.cmd < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') &&
 		strings.IndexByte(s, '(') < 0 && strings.IndexByte(s, '/') < 0 {
 		return s
 	}
+	sc.pw = indexPassword(s)
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
 	for {
@@ -121,15 +123,16 @@ type scanner struct {
 	rman        [2]commandFinder // rman and RMAN, before a logon
 }
 
-// newScanner returns a scanner for the values to mask in s.
-func newScanner(r *Redactor, s string) scanner {
-	sc := scanner{r: r, s: s, ident: newIdentFinder(s), pw: indexPassword(s)}
+// init makes sc, a zero scanner, a scanner for the values to mask in s, but for its
+// pw (see scanner.pw), which text that has no value to mask does not need.
+func (sc *scanner) init(r *Redactor, s string) {
+	sc.r, sc.s, sc.ident = r, s, newIdentFinder(s)
 	sc.sql = identifiedValue(s, 0, &sc.ident)
-	sc.cmd = -1
-	if r.Sensitive("password") { // a command's password is the value of "password"
-		sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, 0)
+	sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, 0)
+	if sc.cmd >= 0 && !r.Sensitive("password") {
+		// A command's password is the value of "password": none is.
+		sc.auth, sc.cmd = authFinder{line: len(s) + 1, at: -1, searched: true}, -1
 	}
-	return sc
 }
 
 // next returns the bounds of the next value to mask, with its quotes, and its quote
@@ -186,6 +189,9 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 				continue
 			}
 		case s[i] == '/':
+			if i == 0 || !isAlnum(s[i-1]) {
+				continue // the common case, cheaply: a logon has a user before its '/'
+			}
 			if vs, ve, quote = sc.logonPassword(i); vs == ve || !r.Sensitive("password") {
 				continue
 			}
