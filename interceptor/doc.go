@@ -139,7 +139,7 @@
 // expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary on a line with
 // "rman" before them), or after userid=; the password ends at the '@'. CONNECT and
 // conn are words of prose too ("connect I/O with pipes"): after them, the logon must
-// be followed by '@', AS (AS SYSDBA), a closing quote or the end of its line.
+// be followed by '@', AS (AS SYSDBA), a ';', a closing quote or the end of its line.
 // Elsewhere that shape is a path (a/b@c), a package (@scope/pkg@1.0), a module
 // (example.com/mod@v1.2.3) or an address, and stays; so does the logon after the
 // deprecated exp and imp, words that more often abbreviate something else. These

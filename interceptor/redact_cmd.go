@@ -194,7 +194,7 @@ var logonTools = []string{"sqlplus", "expdp", "impdp", "sqlldr", "dgmgrl"}
 
 // logonCommands are SQL*Plus's commands that take a logon. They are words of prose
 // too ("connect I/O with pipes"): the logon after them must be followed by its
-// connect identifier ('@'), AS (AS SYSDBA) or the end of its line.
+// connect identifier ('@'), AS (AS SYSDBA), a ';' or the end of its line.
 var logonCommands = []string{"connect", "conn"}
 
 // rmanLogons are the keywords of RMAN before a logon, on a line with "rman" before
@@ -245,9 +245,9 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 
 // endsLogon reports whether a logon's password that ends at s[end] is followed by
 // its connect identifier ('@'), AS (CONNECT scott/tiger AS SYSDBA) or the end of its
-// line, or of the quoted command it is in.
+// line, statement (';') or the quoted command it is in.
 func endsLogon(s string, end int) bool {
-	if end < len(s) && (s[end] == '@' || s[end] == '\'' || s[end] == '"') {
+	if end < len(s) && (s[end] == '@' || s[end] == '\'' || s[end] == '"' || s[end] == ';') {
 		return true
 	}
 	j := skipBlanks(s, end, len(s))

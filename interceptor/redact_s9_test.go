@@ -182,6 +182,7 @@ func TestRedactorStringOracleLogon(t *testing.T) {
 		{`connect I/O with pipes`, `connect I/O with pipes`},
 		{`//go:cgo_import_dynamic libc_connect connect "libc.a/shr_64.o"`, `//go:cgo_import_dynamic libc_connect connect "libc.a/shr_64.o"`},
 		{"SQL> connect scott/tiger\nConnected.", "SQL> connect scott/***\nConnected."},
+		{"connect scott/tiger;", "connect scott/***;"},
 		{`exec: "connect scott/tiger": failed`, `exec: "connect scott/***": failed`},
 		{`connect 10.0.0.1/24@x`, `connect 10.0.0.1/24@x`},
 	} {
