@@ -122,10 +122,11 @@
 // the account of a CREATE USER or ALTER USER statement in any case (create user bob
 // identified by pw; prose has "a user bob identified by his email"); in a form-encoded
 // query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
-// MySQL's SET PASSWORD [FOR account] = 'pw', whatever the account (a quoted name may
-// hold spaces: 'my user'@'%'), and the argument
-// of a PASSWORD('pw') or OLD_PASSWORD call wherever it stands (UPDATE mysql.user SET
-// authentication_string = PASSWORD('pw')), by the same rule for the keywords' case.
+// MySQL's SET PASSWORD [FOR account] = pw, whatever the account (a quoted name may
+// hold spaces: 'my user'@'%') and in any case (as "set password = pw" is a key and
+// its value), and the argument of a PASSWORD('pw') or OLD_PASSWORD call wherever it
+// stands (UPDATE mysql.user SET authentication_string = PASSWORD('pw')), by
+// IDENTIFIED BY's rule for the keywords' case.
 // So are the passwords of Redis's AUTH pw and AUTH user pw, read as the command only
 // where Redis takes one, as the first word of a line or after a redis-cli prompt
 // ("127.0.0.1:6379> "), with one or two arguments that end the line (an "auth" not

@@ -201,3 +201,20 @@ func BenchmarkRedactStringCommandFlags(b *testing.B) {
 		_ = r.String(msg)
 	}
 }
+
+// SET PASSWORD [FOR account] = pw is SQL in any case, as "set password = pw" is a
+// key and its value: in lower case too, a bare or double-quoted password is masked.
+func TestRedactorStringSetPasswordLowerCase(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`set password for bob = hunter2`, `set password for bob = ***`},
+		{`set password for bob = "hunter2"`, `set password for bob = "***"`},
+		{`set password for 'bob'@'%' = hunter2 replace old1`, `set password for 'bob'@'%' = *** replace ***`},
+		{`set password = hunter2`, `set password = ***`},
+		// Not SET PASSWORD.
+		{`reset password for bob = done`, `reset password for bob = done`},
+		{`set mode for bob = fast`, `set mode for bob = fast`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

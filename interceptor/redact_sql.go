@@ -18,8 +18,10 @@ import "strings"
 // PASSWORD('pw') (OLD_PASSWORD('pw') before 5.7), as UPDATE mysql.user SET
 // Password = PASSWORD('pw') does: the '=' announces the value, as in key=value,
 // whatever the account, and the argument of a PASSWORD call is a password wherever
-// it stands. 8.0 adds REPLACE 'current'. As for IDENTIFIED BY, keywords in upper
-// case take a bare or quoted value, others a single-quoted one.
+// it stands. 8.0 adds REPLACE 'current'. The value after SET PASSWORD's '=' may be
+// bare or quoted in any case, as the value of "set password = pw" is; as for
+// IDENTIFIED BY, a PASSWORD call in upper case takes a single- or double-quoted
+// argument, in other case a single-quoted one.
 
 // setPasswordValue returns where the password that the '=' at s[eq] sets in SET
 // PASSWORD [FOR account] = pw starts (the argument of a PASSWORD call), or -1 if the
@@ -56,22 +58,19 @@ func setPasswordValue(s string, eq int) int {
 	if a := passwordCallArg(s, v); a >= 0 {
 		return a
 	}
-	return sqlValueAt(s, v, s[p+1] == 'A')
+	// SET PASSWORD and an '=' are SQL in any case, as "set password = pw" is a key
+	// and its value: the value may be bare.
+	return sqlValueAt(s, v, true)
 }
 
 // indexPassword returns where the word "password" first occurs in s, or len(s):
 // SET PASSWORD's '=' and a PASSWORD call's quote come after it, and most text has
 // none, which one search tells rather than a look back from each '=' and quote. In
-// upper case it is looked for by its 'W', a letter prose rarely writes in upper case;
-// in other case (PASSWORD's tail), as for IDENTIFIED, only in text with a single
-// quote, the only value such keywords take.
+// upper case it is looked for by its 'W', a letter prose rarely writes in upper case,
+// and in other case (PASSWORD's tail) by its 'w'.
 func indexPassword(s string) int {
 	i := len(s)
-	tails := []string{"ASSWORD", "assword"}
-	if strings.IndexByte(s, '\'') < 0 {
-		tails = tails[:1]
-	}
-	for _, tail := range tails {
+	for _, tail := range [2]string{"ASSWORD", "assword"} {
 		const w = len("ASS") // where the tail has its 'W'
 		for k := w + 1; k < i; k++ {
 			j := strings.IndexByte(s[k:i], tail[w])
