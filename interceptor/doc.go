@@ -128,8 +128,9 @@
 // stands (UPDATE mysql.user SET authentication_string = PASSWORD('pw')), by
 // IDENTIFIED BY's rule for the keywords' case.
 // So are the passwords of Redis's AUTH pw and AUTH user pw, read as the command only
-// where Redis takes one, as the first word of a line or after a redis-cli prompt
-// ("127.0.0.1:6379> "), with one or two arguments that end the line (an "auth" not
+// where Redis takes one, as the first word of a line, of a quoted message that starts
+// a line, or after a redis-cli prompt ("127.0.0.1:6379> "), with one or two arguments
+// that end the line, the message or an escaped line break (\n) (an "auth" not
 // in upper case and with no prompt must start its line unindented, as code indents
 // a field "auth []string", and an argument of letters only reads as prose: "auth
 // failed", "auth token expired"), and of redis-cli's -a pw and --pass pw

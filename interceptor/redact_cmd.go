@@ -5,8 +5,9 @@ import "strings"
 // Some commands take a password with no key before it: Redis's AUTH pw and AUTH user
 // pw, and redis-cli's -a pw and --pass pw. AUTH is a word of prose too ("auth failed
 // for user bob", "auth token expired"): it is read as the command only where Redis
-// takes one, as the first word of a line (or after a redis-cli prompt,
-// "127.0.0.1:6379> "), followed by one or two arguments that end the line. Prose
+// takes one, as the first word of a line (or of a quoted message that starts one, or
+// after a redis-cli prompt, "127.0.0.1:6379> "), followed by one or two arguments
+// that end the line (or the message, or come before an escaped line break). Prose
 // rarely writes AUTH in upper case, nor a prompt; "auth" in other case with no
 // prompt must start its line unindented (code indents a field "auth []string"), and
 // an argument of letters only ("auth failed", "auth token expired") reads as prose,
@@ -53,6 +54,14 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 		le--
 	}
 	i := skipBlanks(s, ls, le)
+	indented := i > ls
+	if i < le && (s[i] == '"' || s[i] == '\'') {
+		// A quoted message that starts with the command: its quote ends the line.
+		if k := strings.IndexByte(s[i+1:le], s[i]); k >= 0 {
+			le = i + 1 + k
+		}
+		i++
+	}
 	prompt := false
 	if i < le && s[i]|0x20 != 'a' {
 		// Not AUTH (the common case, cheaply), unless after a redis-cli prompt, a word
@@ -67,6 +76,12 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 		return -1, -1, ""
 	}
 	upper := s[i:i+4] == "AUTH"
+	for _, br := range [...]string{`\n`, `\r`} {
+		// A line break escaped (JSON, Go's %q) ends the line as one does.
+		if k := strings.Index(s[i:le], br); k >= 0 {
+			le = i + k
+		}
+	}
 	var args [2][2]int
 	n := 0
 	for a := skipBlanks(s, i+4, le); a < le; a = skipBlanks(s, args[n-1][1], le) {
@@ -86,7 +101,7 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 	vs, ve := args[n-1][0], args[n-1][1]
 	if s[vs] == '"' || s[vs] == '\'' {
 		quote = s[vs : vs+1]
-	} else if !upper && !prompt && (i > ls || isLetters(s[vs:ve])) {
+	} else if !upper && !prompt && (indented || isLetters(s[vs:ve])) {
 		return -1, -1, "" // prose, or an indented line of code (a struct's auth []string)
 	}
 	return vs, ve, quote

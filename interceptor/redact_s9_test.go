@@ -119,6 +119,10 @@ func TestRedactorStringRedisAuth(t *testing.T) {
 		{`redis-cli -a hunter2 ping`, `redis-cli -a *** ping`},
 		{`exec: "redis-cli -h db -p 6379 -a hunter2 --no-auth-warning ping": exit status 1`, `exec: "redis-cli -h db -p 6379 -a *** --no-auth-warning ping": exit status 1`},
 		{`redis-cli --user bob --pass hunter2 info`, `redis-cli --user bob --pass *** info`},
+		// A line break escaped (JSON, %q) ends the command's line as one does.
+		{`AUTH hunter2\nGET k`, `AUTH ***\nGET k`},
+		{`"auth default hunter2\r\nPING"`, `"auth default ***\r\nPING"`},
+		{`"AUTH hunter2": WRONGPASS`, `"AUTH ***": WRONGPASS`},
 		// Prose, and -a of other commands: nothing to mask.
 		{`auth failed for user bob`, `auth failed for user bob`},
 		{`auth token expired`, `auth token expired`},
