@@ -104,9 +104,11 @@
 // The goal is that a secret following a configured key in any common serialisation is
 // masked. So a key may also be the value of a "name" or "key" member whose secret is
 // in the "value" member beside it (XML properties and parameters, HAR, Kubernetes and
-// AWS name/value pairs, in text and as maps or structs) or, in XML, in the element's
-// text; or the text of a "key" or "name" element whose secret is in the element after
-// it (property lists, XML-RPC); an XML namespace prefix (x:name, <ns:password>) does
+// AWS name/value pairs, in text and as maps or structs; in an HTML <meta>, the
+// "content" member: <meta name="csrf-token" content="x">) or, in XML, in the
+// element's text (not for an HTML void element, <input>, <meta>, <img>, which has
+// none: the label after <input name="password"> stays); or the text of a "key" or
+// "name" element whose secret is in the element after it (property lists, XML-RPC); an XML namespace prefix (x:name, <ns:password>) does
 // not hide a key. An HTML password field says by its type what its value is: in
 // <input type="password" value="x">, whatever the field's name and the attributes'
 // order, and in a {"type": "password", "value": ...} map, the value is that of

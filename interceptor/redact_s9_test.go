@@ -222,3 +222,23 @@ func TestRedactorStringSetPasswordLowerCase(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// An HTML <meta> element holds the value its name announces in its content attribute
+// (Rails' <meta name="csrf-token" content="...">): the content is masked as a value
+// member is. Elsewhere a content member is no value of a name member.
+func TestRedactorStringMetaContent(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`<meta name="csrf-token" content="abc">`, `<meta name="csrf-token" content="***">`},
+		{`<meta content="abc" name="csrf-token"> text`, `<meta content="***" name="csrf-token"> text`},
+		{`<META NAME="api-key" CONTENT='k-1'/>`, `<META NAME="api-key" CONTENT='***'/>`},
+		{`<meta x-token="a" name="csrf-token" content="b">`, `<meta x-token="***" name="csrf-token" content="***">`},
+		{`<input value="x" name="password"> Remember me`, `<input value="***" name="password"> Remember me`},
+		// Not a sensitive name, or not a <meta>: nothing to mask.
+		{`<meta name="viewport" content="width=device-width">`, `<meta name="viewport" content="width=device-width">`},
+		{`{"name":"get_token","content":"ok"}`, `{"name":"get_token","content":"ok"}`},
+		{`<p name="token" content="x">`, `<p name="token" content="x">`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

@@ -121,6 +121,8 @@ type scanner struct {
 	auth        authFinder
 	cli         commandFinder    // redis-cli, before its -a flag
 	rman        [2]commandFinder // rman and RMAN, before a logon
+	lt          int              // where the first '<' is, if ltKnown (see tagFrom)
+	ltKnown     bool
 }
 
 // init makes sc, a zero scanner, a scanner for the values to mask in s, but for its
