@@ -20,6 +20,7 @@ func TestRedactorStringUnquotedAttrValue(t *testing.T) {
 		{`<input type=password value=hunter2/><p>hi</p>`, `<input type=password value=***/><p>hi</p>`},
 		{`<user password=hunter2>bob</user>`, `<user password=***>bob</user>`},
 		{`<add key=token value=abc>`, `<add key=token value=***>`},
+		{`<input x-token=a name=password value=x> Remember me`, `<input x-token=*** name=password value=***> Remember me`},
 		// Not in a tag: the '>' is part of the value.
 		{`password=a>b rest`, `password=*** rest`},
 		{`x > 1 and password=a>b`, `x > 1 and password=***`},

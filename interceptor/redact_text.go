@@ -253,7 +253,7 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 				vs, ve, quote = yamlValue(s, vs, ve, quote)
 			}
 			if quote == "" {
-				ve = attrValueEnd(s, sc.done, vs, ve)
+				ve = sc.attrValueEnd(vs, ve)
 			}
 			if vs == ve {
 				continue

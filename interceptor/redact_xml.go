@@ -99,13 +99,13 @@ func textEnd(s string, i int) int {
 }
 
 // attrValueEnd returns where the plain value s[vs:ve] ends if it is an unquoted
-// attribute value of a start tag that starts at or after s[from] (`<input
-// name=password value=x>`): at the '>' or "/>" that ends the tag, which, like the
-// text after it, is no part of the value. Elsewhere a '>' is part of the value
-// (password=a>b), and it returns ve.
-func attrValueEnd(s string, from, vs, ve int) int {
+// attribute value of a start tag (`<input name=password value=x>`): at the '>' or
+// "/>" that ends the tag, which, like the text after it, is no part of the value.
+// Elsewhere a '>' is part of the value (password=a>b), and it returns ve.
+func (sc *scanner) attrValueEnd(vs, ve int) int {
+	s := sc.s
 	k := strings.IndexByte(s[vs:ve], '>')
-	if k < 0 || startTag(s, from, vs) == "" {
+	if k < 0 || startTag(s, sc.tagFrom(vs), vs) == "" {
 		return ve
 	}
 	end := vs + k
