@@ -27,8 +27,8 @@ const maxBeside = 4
 // a value looked at already (`{"value":"a 'value':'b"}`) is not looked at again: the
 // scans stay linear in the length of s.
 func (sc *scanner) namedValue(sep int, key string) int {
-	if len(key) < len("key") || len(key) > len("content") {
-		return -1 // the common case, cheaply
+	if n := len(key); n < len("key") || n > len("content") || n == len("status") {
+		return -1 // the common case, cheaply: no key, name, type, value or content
 	}
 	r, s := sc.r, sc.s
 	isName, isType := isNameKey(key), isTypeKey(key)
@@ -111,7 +111,7 @@ func (sc *scanner) tagFrom(at int) int {
 // the value a name or type member beside it announces: "value", or "content" in an
 // HTML <meta> element (<meta name="csrf-token" content="x">).
 func (sc *scanner) isValueKey(key string, sep int) bool {
-	if strings.EqualFold(key, "value") {
+	if isKeyword(key, "value") {
 		return true
 	}
 	if !isKeyword(key, "content") {
@@ -124,7 +124,7 @@ func (sc *scanner) isValueKey(key string, sep int) bool {
 
 // isNameKey reports whether a member with key names the value of the member beside it.
 func isNameKey(key string) bool {
-	return strings.EqualFold(key, "name") || strings.EqualFold(key, "key")
+	return isKeyword(key, "name") || isKeyword(key, "key")
 }
 
 // namesSecret reports whether the value after the separator at s[sep], quoted or not,
