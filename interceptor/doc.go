@@ -104,9 +104,11 @@
 // The goal is that a secret following a configured key in any common serialisation is
 // masked. So a key may also be the value of a "name" or "key" member whose secret is
 // in the "value" member beside it (XML properties and parameters, HAR, Kubernetes and
-// AWS name/value pairs, in text and as maps or structs) or, in XML, in the element's
-// text; or the text of a "key" or "name" element whose secret is in the element after
-// it (property lists, XML-RPC); an XML namespace prefix (x:name, <ns:password>) does
+// AWS name/value pairs, in text and as maps or structs; in an HTML <meta>, the
+// "content" member: <meta name="csrf-token" content="x">) or, in XML, in the
+// element's text (not for an HTML void element, <input>, <meta>, <img>, which has
+// none: the label after <input name="password"> stays); or the text of a "key" or
+// "name" element whose secret is in the element after it (property lists, XML-RPC); an XML namespace prefix (x:name, <ns:password>) does
 // not hide a key. An HTML password field says by its type what its value is: in
 // <input type="password" value="x">, whatever the field's name and the attributes'
 // order, and in a {"type": "password", "value": ...} map, the value is that of
@@ -118,27 +120,49 @@
 // (app:pw@tcp(db:3306)/x) is the value of "password". SQL's account passwords are
 // masked too (IDENTIFIED BY pw, IDENTIFIED
 // WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
-// bare or quoted value, after others only a single-quoted one; in a form-encoded
+// bare or quoted value, after others only a single-quoted one, unless they follow
+// the account of a CREATE USER or ALTER USER statement in any case (create user bob
+// identified by pw; prose has "a user bob identified by his email"); in a form-encoded
 // query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
-// MySQL's SET PASSWORD [FOR account] = 'pw', whatever the account, and the argument
-// of a PASSWORD('pw') or OLD_PASSWORD call wherever it stands (UPDATE mysql.user SET
-// authentication_string = PASSWORD('pw')), by the same rule for the keywords' case.
-// Ordinary words are not
-// masked: a space alone does not separate a key from a value (but after a --flag, or
-// before a quoted value, as in SQL's PASSWORD 'x'), so in prose ("wrong password for
-// bob", "token bucket full", "auth failed", "identified by its id") the next word is
-// not a secret, and text with no key followed by a value passes unchanged. A
+// MySQL's SET PASSWORD [FOR account] = pw, whatever the account (a quoted name may
+// hold spaces: 'my user'@'%') and in any case (as "set password = pw" is a key and
+// its value), and the argument of a PASSWORD('pw') or OLD_PASSWORD call wherever it
+// stands (UPDATE mysql.user SET authentication_string = PASSWORD('pw')), by
+// IDENTIFIED BY's rule for the keywords' case.
+// So are the passwords of Redis's AUTH pw and AUTH user pw, read as the command only
+// where Redis takes one, as the first word of a line, of a quoted message that starts
+// a line, or after a redis-cli prompt ("127.0.0.1:6379> "), with one or two arguments
+// that end the line, the message or an escaped line break (\n) (an "auth" not
+// in upper case and with no prompt must start its line unindented, as code indents
+// a field "auth []string", and an argument of letters only reads as prose: "auth
+// failed", "auth token expired"), and of redis-cli's -a pw and --pass pw
+// (after "redis-cli" on the same line; ls -a x is another option). So is the
+// password of an Oracle logon, user/password[@connect_identifier] (the user an
+// Oracle name: a letter, then letters, digits, '_', '$', '#'), where a tool that
+// takes one stands right before it, its flags between (sqlplus -s scott/pw@db,
+// expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary on a line with
+// "rman" before them), or after userid=; the password ends at the '@'. CONNECT and
+// conn are words of prose too ("connect I/O with pipes"): after them, the logon must
+// be followed by '@', AS (AS SYSDBA), a ';', a closing quote or the end of its line.
+// Elsewhere that shape is a path (a/b@c), a package (@scope/pkg@1.0), a module
+// (example.com/mod@v1.2.3) or an address, and stays; so does the logon after the
+// deprecated exp and imp, words that more often abbreviate something else. These
+// are the value of "password", as a URL's is.
+//
+// Ordinary words are not masked: a space alone does not separate a key from a value
+// (but after a --flag, or before a quoted value, as in SQL's PASSWORD 'x'), so in
+// prose ("wrong password for bob", "token bucket full", "auth failed for user bob",
+// "identified by its id") the next word is not a secret, and text with no key
+// followed by a value passes unchanged. A
 // Kubernetes object name (lower-case letters, digits, '-', '.', '/') quoted after
 // "secret", at the start of the text or after a ':', and before a status (`secret
 // "db-creds" not found`, "already exists", "is forbidden:", "is invalid:") names a
 // Secret and stays; a quoted token or password stays masked whatever follows it
 // (`token "x" expired` quotes the token itself). Out of scope are secrets with no key
 // before them (a bare token in a sentence, curl -u user:pw), a key and a bare value
-// separated by a space only ("auth hunter2", "token abc": prose reads the same),
-// keys split from their values by other markup, short flags (-p pw), SET PASSWORD
-// FOR an account whose quoted name holds a space ('my user'@'%': the account is read
-// back from the '=' up to a space, to stay linear) and other encodings (base64,
-// gzip).
+// separated by a space only ("token abc", "auth for bob": prose reads the same),
+// keys split from their values by other markup, short flags (-p pw) and other
+// encodings (base64, gzip).
 //
 // An attribute is masked in every form a sink may write it: a []byte as text; a
 // struct, pointer or other map as its JSON encoding and as fmt prints it (a slog text

@@ -36,8 +36,9 @@ func (r *Redactor) unescaped(s string) string {
 			}
 		}
 		text, at = u, uat
-		sc := scanner{r: r, s: text, ident: newIdentFinder(text), pw: indexPassword(text)}
-		sc.sql = identifiedValue(text, 0, &sc.ident)
+		var sc scanner
+		sc.init(r, text)
+		sc.pw = indexPassword(text)
 		for {
 			vs, ve, quote, ok := sc.next()
 			if !ok {

@@ -14,8 +14,9 @@ const maxBeside = 4
 // for the type of an HTML password field (`<input type="password" value="x">`):
 //
 //   - for a name member ("name" or "key") whose value is a sensitive key, it returns
-//     the separator of the value member after it, or, if an XML start tag ends after
-//     it with no value attribute, the tag's '>', as the element's text is the value;
+//     the separator of the value member after it (see isValueKey), or, if an XML start tag ends after
+//     it with no value attribute, the tag's '>', as the element's text is the value
+//     (but not for an HTML void element, <input name="password">, which has none);
 //   - for a type member ("type") whose value is "password", it returns the separator
 //     of the value member after it, name members between included;
 //   - for a value member ("value") with such a name or type member after it, it
@@ -26,13 +27,13 @@ const maxBeside = 4
 // a value looked at already (`{"value":"a 'value':'b"}`) is not looked at again: the
 // scans stay linear in the length of s.
 func (sc *scanner) namedValue(sep int, key string) int {
-	if len(key) < len("key") || len(key) > len("value") {
-		return -1 // the common case, cheaply
+	if n := len(key); n < len("key") || n > len("content") || n == len("status") {
+		return -1 // the common case, cheaply: no key, name, type, value or content
 	}
 	r, s := sc.r, sc.s
 	isName, isType := isNameKey(key), isTypeKey(key)
 	switch {
-	case !isName && !isType && !strings.EqualFold(key, "value"), sep < sc.checked:
+	case !isName && !isType && !sc.isValueKey(key, sep), sep < sc.checked:
 		return -1
 	case isName && !r.namesSecret(s, sep), isType && !r.passwordType(s, sep):
 		return -1
@@ -49,11 +50,11 @@ func (sc *scanner) namedValue(sep int, key string) int {
 		case !ok:
 			// A password field is an <input>, which has no text: what follows its tag
 			// is not its value.
-			if k := skipSpace(s, j); isName && k < len(s) && s[k] == '>' {
+			if k := skipSpace(s, j); isName && k < len(s) && s[k] == '>' && !isVoidElement(startTag(s, sc.tagFrom(k), k)) {
 				return k // the element's text is the value
 			}
 			return -1
-		case strings.EqualFold(m.key, "value"):
+		case sc.isValueKey(m.key, m.sep):
 			if isName || isType {
 				return m.sep
 			}
@@ -88,9 +89,42 @@ func (sc *scanner) namedValue(sep int, key string) int {
 	return -1
 }
 
+// maxTag bounds how far back from an attribute the start of its tag is looked for, so
+// that text with many attributes is not searched back to its start from each of
+// them.
+const maxTag = 512
+
+// tagFrom returns where to look back from s[at] for the start of the tag at is in
+// (see startTag): at most maxTag bytes back, and nowhere (at) in text with no '<'
+// before at, the common case, which one search tells.
+func (sc *scanner) tagFrom(at int) int {
+	if !sc.ltKnown {
+		sc.lt, sc.ltKnown = strings.IndexByte(sc.s, '<'), true
+	}
+	if sc.lt < 0 || sc.lt >= at {
+		return at
+	}
+	return max(sc.lt, at-maxTag)
+}
+
+// isValueKey reports whether a member with key, whose separator is at s[sep], holds
+// the value a name or type member beside it announces: "value", or "content" in an
+// HTML <meta> element (<meta name="csrf-token" content="x">).
+func (sc *scanner) isValueKey(key string, sep int) bool {
+	if isKeyword(key, "value") {
+		return true
+	}
+	if !isKeyword(key, "content") {
+		return false
+	}
+	// The tag may start before a value masked already: <meta x-token="***" ...>.
+	name := startTag(sc.s, sc.tagFrom(sep), sep)
+	return isKeyword(name[strings.LastIndexByte(name, ':')+1:], "meta")
+}
+
 // isNameKey reports whether a member with key names the value of the member beside it.
 func isNameKey(key string) bool {
-	return strings.EqualFold(key, "name") || strings.EqualFold(key, "key")
+	return isKeyword(key, "name") || isKeyword(key, "key")
 }
 
 // namesSecret reports whether the value after the separator at s[sep], quoted or not,

@@ -8,7 +8,9 @@ import "strings"
 // 'hash' (MySQL 5), and ALTER USER ... REPLACE
 // 'current' quotes the current password. Upper-case keywords, as SQL is written,
 // take a bare or quoted value (Oracle's IDENTIFIED BY pw); keywords in other case
-// only a single-quoted string, since prose says "a node identified by its id". SQL
+// only a single-quoted string, since prose says "a node identified by its id",
+// unless the clause follows the account of a CREATE USER or ALTER USER statement
+// (create user bob identified by pw), whose keywords say it is SQL. SQL
 // carried in a form-encoded query string has a '+' for each space
 // (IDENTIFIED+BY+%27pw%27, its quotes undone by String's unescaping).
 
@@ -16,8 +18,10 @@ import "strings"
 // PASSWORD('pw') (OLD_PASSWORD('pw') before 5.7), as UPDATE mysql.user SET
 // Password = PASSWORD('pw') does: the '=' announces the value, as in key=value,
 // whatever the account, and the argument of a PASSWORD call is a password wherever
-// it stands. 8.0 adds REPLACE 'current'. As for IDENTIFIED BY, keywords in upper
-// case take a bare or quoted value, others a single-quoted one.
+// it stands. 8.0 adds REPLACE 'current'. The value after SET PASSWORD's '=' may be
+// bare or quoted in any case, as the value of "set password = pw" is; as for
+// IDENTIFIED BY, a PASSWORD call in upper case takes a single- or double-quoted
+// argument, in other case a single-quoted one.
 
 // setPasswordValue returns where the password that the '=' at s[eq] sets in SET
 // PASSWORD [FOR account] = pw starts (the argument of a PASSWORD call), or -1 if the
@@ -26,10 +30,7 @@ import "strings"
 // none of the words it looks at holds: the scans stay linear.
 func setPasswordValue(s string, eq int) int {
 	j := sqlSpaceBack(s, eq)
-	a := j
-	for a > 0 && accountChars[s[a-1]] {
-		a--
-	}
+	a := accountStart(s, j)
 	// The account, or PASSWORD itself, follows a space: most '=' (a=1&b=2) end here,
 	// cheaply, as every '=' after the word password comes here.
 	if a == j || a == 0 || !isSQLSpace(s[a-1]) {
@@ -57,22 +58,19 @@ func setPasswordValue(s string, eq int) int {
 	if a := passwordCallArg(s, v); a >= 0 {
 		return a
 	}
-	return sqlValueAt(s, v, s[p+1] == 'A')
+	// SET PASSWORD and an '=' are SQL in any case, as "set password = pw" is a key
+	// and its value: the value may be bare.
+	return sqlValueAt(s, v, true)
 }
 
 // indexPassword returns where the word "password" first occurs in s, or len(s):
 // SET PASSWORD's '=' and a PASSWORD call's quote come after it, and most text has
 // none, which one search tells rather than a look back from each '=' and quote. In
-// upper case it is looked for by its 'W', a letter prose rarely writes in upper case;
-// in other case (PASSWORD's tail), as for IDENTIFIED, only in text with a single
-// quote, the only value such keywords take.
+// upper case it is looked for by its 'W', a letter prose rarely writes in upper case,
+// and in other case (PASSWORD's tail) by its 'w'.
 func indexPassword(s string) int {
 	i := len(s)
-	tails := []string{"ASSWORD", "assword"}
-	if strings.IndexByte(s, '\'') < 0 {
-		tails = tails[:1]
-	}
-	for _, tail := range tails {
+	for _, tail := range [2]string{"ASSWORD", "assword"} {
 		const w = len("ASS") // where the tail has its 'W'
 		for k := w + 1; k < i; k++ {
 			j := strings.IndexByte(s[k:i], tail[w])
@@ -88,17 +86,45 @@ func indexPassword(s string) int {
 	return i
 }
 
-// accountChars marks the bytes of a MySQL account: 'bob'@'%', `bob`@`10.0.0.0/8`,
-// CURRENT_USER().
+// accountChars marks the bytes of a MySQL account outside its quotes: bob@localhost,
+// 10.0.0.0/8, CURRENT_USER().
 var accountChars = func() (t [256]bool) {
 	for c := range t {
 		t[c] = isKeyChar(byte(c))
 	}
-	for _, c := range []byte("'\"`@%():/") {
+	for _, c := range []byte("@%():/") {
 		t[c] = true
 	}
 	return t
 }()
+
+// accountStart returns where the MySQL account that ends at s[j] starts: accountChars
+// and quoted names, which may hold spaces ('my user'@'%', `bob`@`%`). A quoted name
+// ends at its opening quote on the same line and holds no '=': the look back from an
+// '=' stops at the previous one, and the scans stay linear. A closing quote without
+// an opening one ends the account after it.
+func accountStart(s string, j int) int {
+	a := j
+	for a > 0 {
+		switch c := s[a-1]; c {
+		case '\'', '"', '`':
+			o := a - 2
+			for o >= 0 && s[o] != c && s[o] != '=' && s[o] != '\n' {
+				o--
+			}
+			if o < 0 || s[o] != c {
+				return a
+			}
+			a = o
+		default:
+			if !accountChars[c] {
+				return a
+			}
+			a--
+		}
+	}
+	return a
+}
 
 func isKeyword(w, keyword string) bool {
 	return len(w) == len(keyword) && strings.EqualFold(w, keyword)
@@ -165,23 +191,18 @@ func identifiedValue(s string, from int, f *identFinder) int {
 var identTails = [2]string{"DENTIFIED", "dentified"}
 
 // indexTail returns where identTails[t] next occurs at or after s[from], or len(s).
-// The upper-case tail is looked for by its 'F', a letter prose rarely writes in
-// upper case: a search for one byte costs a third of one for the tail, and every
-// text redacted goes through it.
+// The tail is looked for by its 'F' (or 'f'), a letter rarer than its others, and
+// rare in upper case: a search for one byte costs a fraction of one for the tail,
+// and every text redacted goes through it.
 func indexTail(s string, from, t int) int {
-	if t == 1 {
-		if j := strings.Index(s[from:], identTails[1]); j >= 0 {
-			return from + j
-		}
-		return len(s)
-	}
 	const f = len("DENTI") // where the tail has its 'F'
+	tail := identTails[t]
 	for i := from + f; i < len(s); i++ {
-		j := strings.IndexByte(s[i:], 'F')
+		j := strings.IndexByte(s[i:], tail[f])
 		if j < 0 {
 			break
 		}
-		if i += j; strings.HasPrefix(s[i-f:], identTails[0]) {
+		if i += j; strings.HasPrefix(s[i-f:], tail) {
 			return i - f
 		}
 	}
@@ -195,14 +216,9 @@ type identFinder struct {
 	at [2]int // where identTails[k] occurs next (len(s) for nowhere), or -1 before the first search
 }
 
-// newIdentFinder returns an identFinder for s. Keywords not in upper case take only a
-// single-quoted value: in text without a single quote, it does not search for them.
+// newIdentFinder returns an identFinder for s.
 func newIdentFinder(s string) identFinder {
-	f := identFinder{at: [2]int{-1, -1}}
-	if strings.IndexByte(s, '\'') < 0 {
-		f.at[1] = len(s)
-	}
-	return f
+	return identFinder{at: [2]int{-1, -1}}
 }
 
 // index returns where the next word "identified" (in any case) at or after s[from]
@@ -251,24 +267,71 @@ func afterIdentified(s string, k int) int {
 	if v == j || v == len(s) {
 		return -1
 	}
-	if _, next := sqlWord(s, v); upper && (next == "RANDOM" || next == "VALUES" || next == "PASSWORD") {
-		if next == "RANDOM" {
+	// In a user statement in other case (create user bob identified by pw), the
+	// keywords are SQL's as much as in upper case, and so are those after them.
+	bare := upper || inUserStatement(s, k)
+	if _, next := sqlWord(s, v); bare && (keywordIn(next, "RANDOM", upper) || keywordIn(next, "VALUES", upper) || keywordIn(next, "PASSWORD", upper)) {
+		if keywordIn(next, "RANDOM", upper) {
 			return -1 // IDENTIFIED BY RANDOM PASSWORD: the server makes one up
 		}
 		v, _ = sqlWord(s, v)
 		v = sqlSpace(s, v)
 	}
-	return sqlValueAt(s, v, upper)
+	return sqlValueAt(s, v, bare)
+}
+
+// keywordIn reports whether w is keyword, in upper case if upper, else in any case.
+func keywordIn(w, keyword string, upper bool) bool {
+	if upper {
+		return w == keyword
+	}
+	return isKeyword(w, keyword)
+}
+
+// inUserStatement reports whether the IDENTIFIED at s[k] follows the account of a
+// CREATE USER or ALTER USER statement, with IF [NOT] EXISTS before the account, in
+// any case: prose has "a user bob identified by his email", not these keywords in
+// this order. It looks back over five words at most.
+func inUserStatement(s string, k int) bool {
+	e := sqlSpaceBack(s, k)
+	a := accountStart(s, e)
+	if e == k || a == e {
+		return false
+	}
+	word := func(end int) (start int, w string) {
+		if e := sqlSpaceBack(s, end); e < end {
+			start = wordStart(s, e)
+			return start, s[start:e]
+		}
+		return end, ""
+	}
+	p, w := word(a)
+	if isKeyword(w, "EXISTS") {
+		if p, w = word(p); isKeyword(w, "NOT") {
+			p, w = word(p)
+		}
+		if !isKeyword(w, "IF") {
+			return false
+		}
+		p, w = word(p)
+	}
+	if !isKeyword(w, "USER") {
+		return false
+	}
+	_, w = word(p)
+	return isKeyword(w, "CREATE") || isKeyword(w, "ALTER")
 }
 
 // replacedValue returns where the current password of a REPLACE clause right after
-// an IDENTIFIED BY value that ends at s[end] starts, or -1.
+// an IDENTIFIED BY value that ends at s[end] starts, or -1. After a bare password
+// (the clause took one), REPLACE takes one too.
 func replacedValue(s string, end int) int {
 	j, w := sqlWord(s, end)
 	if !strings.EqualFold(w, "REPLACE") {
 		return -1
 	}
-	return sqlValueAt(s, sqlSpace(s, j), w[0] == 'R')
+	bare := end > 0 && s[end-1] != '\'' && s[end-1] != '"'
+	return sqlValueAt(s, sqlSpace(s, j), w[0] == 'R' || bare)
 }
 
 // sqlValueAt returns v if a password may start at s[v]: a single-quoted string, or,

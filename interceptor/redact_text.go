@@ -18,9 +18,13 @@ import (
 // not a Kubernetes object name after "secret" and before its status, as in `secret
 // "db-creds" not found`), and SQL's account passwords (IDENTIFIED BY ***,
 // IDENTIFIED WITH plugin BY '***', REPLACE '***': bare or quoted after upper-case
-// keywords, single-quoted after others; a form's '+' for a space between them,
+// keywords or in a CREATE USER or ALTER USER statement, single-quoted after others; a
+// form's '+' for a space between them,
 // IDENTIFIED+BY+%27***%27), MySQL's SET PASSWORD FOR 'bob'@'%' = '***' and the
-// argument of a PASSWORD call (PASSWORD('***')). Tabs count as spaces around a separator, a
+// argument of a PASSWORD call (PASSWORD('***')), and the passwords of Redis's AUTH
+// command (a line "AUTH ***" or "AUTH user ***", see authFinder), of redis-cli's
+// -a *** flag and of an Oracle logon after a tool that takes one (sqlplus
+// scott/***@db, see logonPassword). Tabs count as spaces around a separator, a
 // value may start on the next line
 // ("password:\n  x", as in YAML, and the credentials of a folded "Authorization:
 // Bearer" header), a YAML block scalar ("private_key: |") is every line below its key
@@ -59,16 +63,16 @@ func (r *Redactor) String(s string) string {
 
 // mask masks the values String finds in s as it stands.
 func (r *Redactor) mask(s string) string {
-	ident := newIdentFinder(s)
-	sql := identifiedValue(s, 0, &ident)
-	if sql < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
+	var sc scanner
+	sc.init(r, s)
+	if sc.sql < 0 && sc.cmd < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') &&
-		strings.IndexByte(s, '(') < 0 {
+		strings.IndexByte(s, '(') < 0 && strings.IndexByte(s, '/') < 0 {
 		return s
 	}
+	sc.pw = indexPassword(s)
 	var b strings.Builder
 	done := 0 // s[:done] is written to b (or needs no change)
-	sc := scanner{r: r, s: s, sql: sql, ident: ident, pw: indexPassword(s)}
 	for {
 		vs, ve, quote, ok := sc.next()
 		if !ok {
@@ -91,8 +95,9 @@ func (r *Redactor) mask(s string) string {
 }
 
 // mayStart marks the bytes a value to mask may follow: separators, the '>' of a start
-// tag, the dash of a flag and the quote of a value after a space.
-var mayStart = [256]bool{'=': true, ':': true, '\t': true, '>': true, '-': true, '"': true, '\'': true}
+// tag, the dash of a flag, the quote of a value after a space and the '/' of an
+// Oracle logon.
+var mayStart = [256]bool{'=': true, ':': true, '\t': true, '>': true, '-': true, '"': true, '\'': true, '/': true}
 
 // scanner finds the values to mask in s, one after the other.
 type scanner struct {
@@ -109,6 +114,27 @@ type scanner struct {
 	ident   identFinder
 	dsnEnd  int // the end of the word dsnPassword looked at last
 	pw      int // where the word "password" first occurs (see indexPassword)
+	// cmd and cmdEnd are the bounds of the next password of a command (see
+	// authFinder), cmdQuote its quote; cmd is -1 if none.
+	cmd, cmdEnd int
+	cmdQuote    string
+	auth        authFinder
+	cli         commandFinder    // redis-cli, before its -a flag
+	rman        [2]commandFinder // rman and RMAN, before a logon
+	lt          int              // where the first '<' is, if ltKnown (see tagFrom)
+	ltKnown     bool
+}
+
+// init makes sc, a zero scanner, a scanner for the values to mask in s, but for its
+// pw (see scanner.pw), which text that has no value to mask does not need.
+func (sc *scanner) init(r *Redactor, s string) {
+	sc.r, sc.s, sc.ident = r, s, newIdentFinder(s)
+	sc.sql = identifiedValue(s, 0, &sc.ident)
+	sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, 0)
+	if sc.cmd >= 0 && !r.Sensitive("password") {
+		// A command's password is the value of "password": none is.
+		sc.auth, sc.cmd = authFinder{line: len(s) + 1, at: -1, searched: true}, -1
+	}
 }
 
 // next returns the bounds of the next value to mask, with its quotes, and its quote
@@ -118,12 +144,25 @@ func (sc *scanner) next() (vs, ve int, quote string, ok bool) {
 	if sc.sql >= 0 && sc.sql < sc.i {
 		sc.sql = identifiedValue(s, sc.i, &sc.ident) // the value masked last covered it
 	}
+	if sc.cmd >= 0 && sc.cmd < sc.i {
+		sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, sc.i)
+	}
 	limit := len(s)
 	if sc.sql >= 0 {
 		limit = sc.sql
 	}
-	if vs, ve, quote, ok = sc.scan(limit); ok || sc.sql < 0 {
+	if sc.cmd >= 0 && sc.cmd < limit {
+		limit = sc.cmd
+	}
+	if vs, ve, quote, ok = sc.scan(limit); ok || limit == len(s) {
 		return vs, ve, quote, ok
+	}
+	if limit == sc.cmd {
+		// A command's password (AUTH pw), which no separator announces either.
+		vs, ve, quote = sc.cmd, sc.cmdEnd, sc.cmdQuote
+		sc.cmd, sc.cmdEnd, sc.cmdQuote = sc.auth.next(s, ve)
+		sc.done, sc.i = ve, ve
+		return vs, ve, quote, true
 	}
 	// The scan stopped at an SQL password (IDENTIFIED BY x), which no separator
 	// announces: it is looked for apart, not byte by byte.
@@ -151,9 +190,18 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			} else if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				continue
 			}
+		case s[i] == '/':
+			if i == 0 || !isAlnum(s[i-1]) {
+				continue // the common case, cheaply: a logon has a user before its '/'
+			}
+			if vs, ve, quote = sc.logonPassword(i); vs == ve || !r.Sensitive("password") {
+				continue
+			}
 		case s[i] == '-':
 			if vs, ve, quote = r.flagValue(s, i); vs == ve {
-				continue
+				if vs, ve, quote = sc.redisCLIFlag(i); vs == ve || !r.Sensitive("password") {
+					continue
+				}
 			}
 		case s[i] == '>':
 			if i == sc.pending {
@@ -203,6 +251,9 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			}
 			if s[i] == ':' && quote == "" {
 				vs, ve, quote = yamlValue(s, vs, ve, quote)
+			}
+			if quote == "" {
+				ve = sc.attrValueEnd(vs, ve)
 			}
 			if vs == ve {
 				continue

@@ -97,3 +97,37 @@ func textEnd(s string, i int) int {
 	}
 	return len(s)
 }
+
+// attrValueEnd returns where the plain value s[vs:ve] ends if it is an unquoted
+// attribute value of a start tag (`<input name=password value=x>`): at the '>' or
+// "/>" that ends the tag, which, like the text after it, is no part of the value.
+// Elsewhere a '>' is part of the value (password=a>b), and it returns ve.
+func (sc *scanner) attrValueEnd(vs, ve int) int {
+	s := sc.s
+	k := strings.IndexByte(s[vs:ve], '>')
+	if k < 0 || startTag(s, sc.tagFrom(vs), vs) == "" {
+		return ve
+	}
+	end := vs + k
+	if end > vs && s[end-1] == '/' {
+		end--
+	}
+	return end
+}
+
+// voidElements are the HTML elements that have no text and no end tag. <param> is
+// one in HTML but holds its value as text in XML (<param name="token">x</param>), so
+// it is not listed.
+var voidElements = []string{"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+// isVoidElement reports whether the element name, namespace prefix aside, is an HTML
+// void element: the text after its tag (a field's label) is not its value.
+func isVoidElement(name string) bool {
+	local := name[strings.LastIndexByte(name, ':')+1:]
+	for _, v := range voidElements {
+		if strings.EqualFold(local, v) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,340 @@
+package interceptor
+
+import "strings"
+
+// Some commands take a password with no key before it: Redis's AUTH pw and AUTH user
+// pw, and redis-cli's -a pw and --pass pw. AUTH is a word of prose too ("auth failed
+// for user bob", "auth token expired"): it is read as the command only where Redis
+// takes one, as the first word of a line (or of a quoted message that starts one, or
+// after a redis-cli prompt, "127.0.0.1:6379> "), followed by one or two arguments
+// that end the line (or the message, or come before an escaped line break). Prose
+// rarely writes AUTH in upper case, nor a prompt; "auth" in other case with no
+// prompt must start its line unindented (code indents a field "auth []string"), and
+// an argument of letters only ("auth failed", "auth token expired") reads as prose,
+// one with another character (a digit, a symbol) as a password.
+
+// authFinder finds the passwords of Redis AUTH commands in a text, line by line. The
+// lines are looked at once, in order, as the scanner asks for values further on:
+// redaction stays linear.
+type authFinder struct {
+	line     int // where the first line not looked at yet starts
+	at, end  int // the bounds of the password found last; at is -1 if none
+	quote    string
+	searched bool
+}
+
+// next returns the bounds of the password of the next AUTH command that starts at or
+// after s[from], and its quote; start is -1 if there is none. from must not go back
+// between calls.
+func (f *authFinder) next(s string, from int) (start, end int, quote string) {
+	if f.searched && (f.at < 0 || f.at >= from) {
+		return f.at, f.end, f.quote
+	}
+	f.searched = true
+	for f.line <= len(s) {
+		ls := f.line
+		le := len(s)
+		if k := strings.IndexByte(s[ls:], '\n'); k >= 0 {
+			le = ls + k
+		}
+		f.line = le + 1
+		if vs, ve, q := authCommand(s, ls, le); vs >= from {
+			f.at, f.end, f.quote = vs, ve, q
+			return vs, ve, q
+		}
+	}
+	f.at = -1
+	return -1, -1, ""
+}
+
+// authCommand returns the bounds of the password, with its quotes, and its quote, of
+// the AUTH command on the line s[ls:le], if the line is one; start is -1 otherwise.
+func authCommand(s string, ls, le int) (start, end int, quote string) {
+	if le > ls && s[le-1] == '\r' {
+		le--
+	}
+	i := skipBlanks(s, ls, le)
+	indented := i > ls
+	if i < le && (s[i] == '"' || s[i] == '\'') {
+		// A quoted message that starts with the command: its quote ends the line.
+		if k := strings.IndexByte(s[i+1:le], s[i]); k >= 0 {
+			le = i + 1 + k
+		}
+		i++
+	}
+	prompt := false
+	if i < le && s[i]|0x20 != 'a' {
+		// Not AUTH (the common case, cheaply), unless after a redis-cli prompt, a word
+		// that ends in '>': host:port>, redis>.
+		k := strings.IndexByte(s[i:le], '>')
+		if k <= 0 || i+k+1 == le || !isBlank(s[i+k+1]) || strings.IndexAny(s[i:i+k], " \t") >= 0 {
+			return -1, -1, ""
+		}
+		prompt, i = true, skipBlanks(s, i+k+1, le)
+	}
+	if le-i < len("AUTH x") || !isKeyword(s[i:i+4], "AUTH") || !isBlank(s[i+4]) {
+		return -1, -1, ""
+	}
+	upper := s[i:i+4] == "AUTH"
+	for _, br := range [...]string{`\n`, `\r`} {
+		// A line break escaped (JSON, Go's %q) ends the line as one does.
+		if k := strings.Index(s[i:le], br); k >= 0 {
+			le = i + k
+		}
+	}
+	var args [2][2]int
+	n := 0
+	for a := skipBlanks(s, i+4, le); a < le; a = skipBlanks(s, args[n-1][1], le) {
+		if n == len(args) {
+			return -1, -1, "" // more words: prose
+		}
+		e := argEnd(s, a, le)
+		if e < 0 {
+			return -1, -1, ""
+		}
+		args[n] = [2]int{a, e}
+		n++
+	}
+	if n == 0 {
+		return -1, -1, ""
+	}
+	vs, ve := args[n-1][0], args[n-1][1]
+	if s[vs] == '"' || s[vs] == '\'' {
+		quote = s[vs : vs+1]
+	} else if !upper && !prompt && (indented || isLetters(s[vs:ve])) {
+		return -1, -1, "" // prose, or an indented line of code (a struct's auth []string)
+	}
+	return vs, ve, quote
+}
+
+// argEnd returns where the command argument at s[a] ends on a line that ends at
+// s[le]: a quoted string to its closing quote, else a word to a blank; -1 for an
+// unclosed quote.
+func argEnd(s string, a, le int) int {
+	if c := s[a]; c == '"' || c == '\'' {
+		k := strings.IndexByte(s[a+1:le], c)
+		if k < 0 {
+			return -1
+		}
+		return a + 1 + k + 1
+	}
+	e := a
+	for e < le && !isBlank(s[e]) {
+		e++
+	}
+	return e
+}
+
+func skipBlanks(s string, i, end int) int {
+	for i < end && isBlank(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isLetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// redisCLIFlag returns the bounds of the value of redis-cli's password flag (-a pw,
+// --pass pw) that starts at s[i], and its quote, if the flag follows "redis-cli" on
+// its line, at most maxCommandLine bytes back; i, i otherwise. -a is another option
+// of most commands (ls -a, git commit -a).
+func (sc *scanner) redisCLIFlag(i int) (start, end int, quote string) {
+	s := sc.s
+	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
+		return i, i, ""
+	}
+	n := i + 1
+	for n < len(s) && isKeyChar(s[n]) {
+		n++
+	}
+	if f := s[i:n]; f != "-a" && f != "--pass" || n == len(s) || !isBlank(s[n]) {
+		return i, i, ""
+	}
+	v := skipBlanks(s, n, len(s))
+	if v == len(s) || s[v] == '-' || s[v] == '\n' || s[v] == '\r' {
+		return i, i, ""
+	}
+	if !sc.cli.onLine(s, "redis-cli", i) {
+		return i, i, ""
+	}
+	return valueAfter(s, v)
+}
+
+// maxCommandLine bounds how far back before a flag or a logon the command it belongs
+// to may start.
+const maxCommandLine = 512
+
+// commandFinder finds a command's name on the line before a position. It searches s
+// once, forward, as the positions asked about do not go back: redaction stays
+// linear.
+type commandFinder struct {
+	started    bool
+	prev, next int // the occurrences before and after the position asked about last; -1 for none
+}
+
+// onLine reports whether name occurs before s[i] on its line, at most maxCommandLine
+// bytes back. Each call must ask about a position at or after the one before, for
+// one name and s.
+func (f *commandFinder) onLine(s, name string, i int) bool {
+	if !f.started {
+		f.started, f.prev, f.next = true, -1, strings.Index(s, name)
+	}
+	for f.next >= 0 && f.next+len(name) <= i {
+		f.prev = f.next
+		if f.next = strings.Index(s[f.prev+1:], name); f.next >= 0 {
+			f.next += f.prev + 1
+		}
+	}
+	k := f.prev
+	return k >= 0 && k+len(name) <= i && i-k <= maxCommandLine && strings.IndexByte(s[k:i], '\n') < 0
+}
+
+// Oracle's tools take a logon, user/password[@connect_identifier], as an argument
+// with no key before it: sqlplus scott/tiger@db, SQL*Plus's CONNECT scott/tiger, RMAN's
+// target sys/pw@prod. The same shape is a path (a/b@c), a package (@scope/pkg@1.0), a
+// module (example.com/mod@v1.2.3) or an address elsewhere: a logon's password is
+// masked only where a tool that takes one comes right before it (its flags between),
+// or after userid= (sqlldr, exp).
+
+// logonTools are the Oracle tools that take a logon. The old exp and imp are left
+// out: as words they are abbreviations more often than tools.
+var logonTools = []string{"sqlplus", "expdp", "impdp", "sqlldr", "dgmgrl"}
+
+// logonCommands are SQL*Plus's commands that take a logon. They are words of prose
+// too ("connect I/O with pipes"): the logon after them must be followed by its
+// connect identifier ('@'), AS (AS SYSDBA), a ';' or the end of its line.
+var logonCommands = []string{"connect", "conn"}
+
+// rmanLogons are the keywords of RMAN before a logon, on a line with "rman" before
+// them (rman target sys/pw@prod catalog rman/pw@cat, RMAN> connect target ...).
+var rmanLogons = []string{"target", "catalog", "auxiliary"}
+
+// maxLogonFlags bounds how many flags may stand between a tool and its logon
+// (sqlplus -s -L scott/tiger).
+const maxLogonFlags = 4
+
+// logonPassword returns the bounds of the password of the Oracle logon whose '/' is at
+// s[slash], with its quotes, and its quote, if a tool takes the logon there (see
+// logonTaker); slash, slash otherwise. The user, the tool and its flags start at or
+// after s[from]. A password ends at the '@' before the connect identifier, or where
+// the word does; a double-quoted one (Oracle's quoting of special characters) at its
+// closing quote.
+func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
+	s, from := sc.s, sc.done
+	v := slash + 1
+	u := slash
+	for u > 0 && (isAlnum(s[u-1]) || s[u-1] == '_' || s[u-1] == '#' || s[u-1] == '$') {
+		u-- // an Oracle user name: scott, c##admin (libc.a/x is a path)
+	}
+	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) {
+		return slash, slash, ""
+	}
+	takes, prose := sc.logonTaker(from, u)
+	if !takes {
+		return slash, slash, ""
+	}
+	end = v
+	if s[v] == '"' {
+		k := strings.IndexAny(s[v+1:], "\"\n")
+		if k < 0 || s[v+1+k] != '"' {
+			return slash, slash, ""
+		}
+		end, quote = v+1+k+1, `"`
+	} else {
+		for end < len(s) && !logonEnd[s[end]] {
+			end++
+		}
+	}
+	if prose && !endsLogon(s, end) {
+		return slash, slash, ""
+	}
+	return v, end, quote
+}
+
+// endsLogon reports whether a logon's password that ends at s[end] is followed by
+// its connect identifier ('@'), AS (CONNECT scott/tiger AS SYSDBA) or the end of its
+// line, statement (';') or the quoted command it is in.
+func endsLogon(s string, end int) bool {
+	if end < len(s) && (s[end] == '@' || s[end] == '\'' || s[end] == '"' || s[end] == ';') {
+		return true
+	}
+	j := skipBlanks(s, end, len(s))
+	if j == len(s) || s[j] == '\n' || s[j] == '\r' {
+		return true
+	}
+	_, w := sqlWord(s, j)
+	return isKeyword(w, "AS")
+}
+
+// logonEnd marks the bytes that end an unquoted logon password.
+var logonEnd = [256]bool{'@': true, ' ': true, '\t': true, '\n': true, '\r': true, '\'': true, '"': true, ',': true, ';': true, ')': true}
+
+// logonTaker reports whether the logon whose user starts at s[u] follows a tool or a
+// command that takes one (logonTools, logonCommands, rmanLogons after "rman"), with
+// at most maxLogonFlags flags between, or userid=, and whether that was one of
+// logonCommands; the logon may be quoted. It looks no further back than s[from].
+func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
+	s := sc.s
+	p := u
+	if p > from && (s[p-1] == '\'' || s[p-1] == '"') {
+		p-- // a quoted logon: sqlplus 'scott/tiger@db'
+	}
+	if p > from && s[p-1] == '=' {
+		k := wordStart(s, p-1)
+		return k >= from && isKeyword(s[k:p-1], "userid"), false
+	}
+	for range maxLogonFlags + 1 {
+		if p == from || !isBlank(s[p-1]) {
+			return false, false
+		}
+		e := p
+		for e > from && isBlank(s[e-1]) {
+			e--
+		}
+		w := wordStart(s, e)
+		if w < from || w == e {
+			return false, false
+		}
+		word := s[w:e]
+		if word[0] == '-' {
+			p = w // a flag of the tool
+			continue
+		}
+		if n := len(word) - len(".exe"); n > 0 && strings.EqualFold(word[n:], ".exe") {
+			word = word[:n]
+		}
+		switch {
+		case isOneOf(word, logonTools):
+			return true, false
+		case isOneOf(word, logonCommands):
+			return true, true
+		case isOneOf(word, rmanLogons):
+			// "rman" may stand before a logon masked already (rman target a/x catalog).
+			return sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w), false
+		}
+		return false, false
+	}
+	return false, false
+}
+
+func isLetter(c byte) bool {
+	c |= 0x20
+	return 'a' <= c && c <= 'z'
+}
+
+// isOneOf reports whether w is one of words, ignoring case.
+func isOneOf(w string, words []string) bool {
+	for _, k := range words {
+		if isKeyword(w, k) {
+			return true
+		}
+	}
+	return false
+}
