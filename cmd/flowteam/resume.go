@@ -127,7 +127,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	r, err := cfg.store.runner(eng, store, sources)
+	r, err := cfg.store.runner(eng, store, sources, recordedRedaction(snap))
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -170,6 +170,25 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return code
+}
+
+// recordedRedaction returns the variables the instance's last save masked. The
+// resume masks them too, --redact or not: the help tells the user to supply them
+// again with --set, and a secret supplied so must not be saved in clear because the
+// flag was not repeated. A sealed body is opened with $FLOWTEAM_SESSION_KEY; if it
+// cannot be, nothing is returned, and the Runner reports why when it loads the
+// instance to claim it, before anything runs or is saved.
+func recordedRedaction(snap *session.Snapshot) []string {
+	if snap.Sealed != nil {
+		c, err := cipherFromEnv()
+		if err != nil || c == nil {
+			return nil
+		}
+		if snap, err = c.Open(snap); err != nil {
+			return nil
+		}
+	}
+	return snap.Redacted
 }
 
 // checkSet checks the form of a --set argument.

@@ -434,3 +434,37 @@ func TestRedisUnreachableReportedOnce(t *testing.T) {
 	require.Len(t, lines, 1, stderr.String())
 	assert.Regexp(t, `^flowteam run: .*connection refused$`, lines[0])
 }
+
+// A variable the run redacted stays redacted when a resume supplies it again, as the
+// help tells the user to, without repeating --redact: the instance's redaction is
+// recorded in its snapshot, so forgetting the flag must not store the secret in clear.
+func TestResumeKeepsRedaction(t *testing.T) {
+	noLeaks(t)
+	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	for _, sealed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clear", true: "sealed"}[sealed], func(t *testing.T) {
+			if sealed {
+				t.Setenv(keyEnv, key)
+			}
+			dir := filepath.Join(t.TempDir(), "sessions")
+			dsn := "file:" + dir
+			code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "r",
+				"--set", "token=s3cr3t", "--redact", "token")
+			require.Equal(t, exitOK, code, stderr)
+
+			// approved is not set: the run suspends again, and is saved.
+			code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "token=s3cr3t")
+			require.Equal(t, exitOK, code, stderr)
+			require.Equal(t, "suspended", out["status"])
+			assert.Equal(t, "s3cr3t", out["vars"].(map[string]any)["token"], "the run had it")
+
+			raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+			require.NoError(t, err)
+			assert.NotContains(t, string(raw), "s3cr3t")
+			code, stdout, stderr := call(t, cmdSessions, "show", "r", "--store", dsn)
+			require.Equal(t, exitOK, code, stderr)
+			assert.NotContains(t, stdout, "s3cr3t", "masked, also once opened")
+			assert.Contains(t, stdout, session.DefaultMask)
+		})
+	}
+}

@@ -51,6 +51,7 @@ const storeFlagsUsage = `  --durability M       on-exit (default: save when the 
                        within DURATION (e.g. 720h)
   --redact KEYS        comma-separated variables whose values are masked in the
                        store; they are not restored: supply them again with --set
+                       (resume masks them again without --redact being repeated)
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
@@ -172,8 +173,9 @@ func redactKeys(list string) ([]string, error) {
 }
 
 // runner builds the session Runner these flags describe. sources are the definition
-// files, recorded in the snapshot so that resume can load them again.
-func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string) (*session.Runner, error) {
+// files, recorded in the snapshot so that resume can load them again. redacted names
+// variables masked besides those of --redact (a resume's: those its instance masked).
+func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, redacted []string) (*session.Runner, error) {
 	d, err := session.ParseDurability(s.durability)
 	if err != nil {
 		return nil, fmt.Errorf("--durability: %w", err)
@@ -189,6 +191,7 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []str
 	if err != nil {
 		return nil, err
 	}
+	keys = append(keys, redacted...)
 	if len(keys) > 0 {
 		opts = append(opts, session.WithRedaction(keys...))
 	}
@@ -228,7 +231,7 @@ func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, 
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
 	}
-	r, err := s.runner(eng, store, sources)
+	r, err := s.runner(eng, store, sources, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
