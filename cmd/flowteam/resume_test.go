@@ -468,3 +468,28 @@ func TestResumeKeepsRedaction(t *testing.T) {
 		})
 	}
 }
+
+// A --store DSN that is refused is named in the message, but never with its password:
+// stderr ends up in CI logs and terminals shared on screen.
+func TestStoreErrorsHideThePassword(t *testing.T) {
+	for _, dsn := range []string{
+		"redis://app:hunter2@127.0.0.1:6379/0?ttl=soon",
+		"redis://app:hunter2@127.0.0.1:6379/0?bogus=1",
+		"redis://:hunter2@127.0.0.1:6379/0/x",
+		"rediss://app:hunter2@127.0.0.1:6379/0?ttl=-1h",
+		"redis://app:hunter2%zz@127.0.0.1:6379/0", // does not parse as a URL
+		"redsi://app:hunter2@127.0.0.1:6379/0",    // a typo in the scheme
+	} {
+		_, _, err := openStore(dsn)
+		require.Error(t, err, dsn)
+		assert.NotContains(t, err.Error(), "hunter2", dsn)
+		assert.Contains(t, err.Error(), "--store", dsn)
+		for _, cmd := range [][]string{{"run", approvalYML, "--store", dsn}, {"sessions", "list", "--store", dsn}} {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, exitUsage, dispatch(cmd, &stdout, &stderr), "%v", cmd)
+			assert.NotContains(t, stderr.String(), "hunter2", "%v", cmd)
+		}
+	}
+	_, _, err := openStore("redis://app:hunter2@127.0.0.1:6379/0?ttl=soon")
+	assert.ErrorContains(t, err, `"redis://app:xxxxx@127.0.0.1:6379/0?ttl=soon"`, "the rest of the DSN is shown")
+}

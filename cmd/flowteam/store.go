@@ -61,32 +61,39 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.redact, "redact", "", "")
 }
 
-// openStore opens the store a DSN names. close releases it.
+// openStore opens the store a DSN names. close releases it. Its errors show the DSN
+// without its password (shownDSN).
 func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 	nop := func() {}
+	shown := shownDSN(dsn)
 	scheme, rest, ok := strings.Cut(dsn, ":")
 	if !ok {
-		return nil, nil, fmt.Errorf("--store %q: want memory:, file:DIR or redis://HOST:PORT/DB", dsn)
+		return nil, nil, fmt.Errorf("--store %q: want memory:, file:DIR or redis://HOST:PORT/DB", shown)
 	}
 	switch scheme {
 	case "memory":
 		if rest != "" {
-			return nil, nil, fmt.Errorf("--store %q: memory: takes nothing after the colon", dsn)
+			return nil, nil, fmt.Errorf("--store %q: memory: takes nothing after the colon", shown)
 		}
 		return session.NewMemoryStore(), nop, nil
 	case "file":
 		if rest == "" {
-			return nil, nil, fmt.Errorf("--store %q: want file:DIR", dsn)
+			return nil, nil, fmt.Errorf("--store %q: want file:DIR", shown)
 		}
 		fs, err := session.NewFileStore(rest)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
 		}
 		return fs, nop, nil
 	case "redis", "rediss":
 		u, err := url.Parse(dsn)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--store: %w", err)
+			// The url.Error would repeat the whole DSN: say only what is wrong.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
 		}
 		var opts []session.RedisOption
 		q := u.Query()
@@ -96,7 +103,7 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		if t := q.Get("ttl"); t != "" {
 			d, err := time.ParseDuration(t)
 			if err != nil || d < 0 {
-				return nil, nil, fmt.Errorf("--store %q: ttl=%q: want a duration such as 24h", dsn, t)
+				return nil, nil, fmt.Errorf("--store %q: ttl=%q: want a duration such as 24h", shown, t)
 			}
 			opts = append(opts, session.WithTTL(d))
 		}
@@ -105,7 +112,7 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		u.RawQuery = q.Encode()
 		ro, err := redis.ParseURL(u.String())
 		if err != nil {
-			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
 		}
 		// go-redis logs every failed dial to the process's stderr itself; the error
 		// also reaches the store's caller, which reports it once, with its context.
@@ -113,7 +120,7 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		rdb := redis.NewClient(ro)
 		return session.NewRedisStore(rdb, opts...), func() { rdb.Close() }, nil
 	}
-	return nil, nil, fmt.Errorf("--store %q: unknown store %q: want memory:, file:DIR or redis://HOST:PORT/DB", dsn, scheme+":")
+	return nil, nil, fmt.Errorf("--store %q: unknown store %q: want memory:, file:DIR or redis://HOST:PORT/DB", shown, scheme+":")
 }
 
 // openExistingStore opens the store of a command that reads or changes stored instances
@@ -132,6 +139,23 @@ func openExistingStore(dsn string) (store session.Store, closeFn func(), err err
 		}
 	}
 	return openStore(dsn)
+}
+
+// shownDSN returns dsn as messages show it: a URL with its password replaced by
+// "xxxxx" (url.URL.Redacted), as stderr ends up in logs. A DSN with user info that does
+// not parse as a URL, where the password's end cannot be told, is cut to its scheme.
+func shownDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	switch {
+	case err == nil && u.User != nil:
+		if _, has := u.User.Password(); has {
+			return u.Redacted()
+		}
+	case err != nil && strings.Contains(dsn, "@"):
+		scheme, _, _ := strings.Cut(dsn, ":")
+		return scheme + "://..."
+	}
+	return dsn
 }
 
 // quietRedisLogger drops go-redis's own log lines.
