@@ -94,6 +94,12 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(sessionExit(err), err)
 	}
+	// Checked again by the Runner, but here before the definitions load: a script
+	// retrying a resume of an instance that completed long ago must get the conflict,
+	// not bad input because a deploy has since moved the recorded files.
+	if err := checkResumable(snap, cfg); err != nil {
+		return fail(exitConflict, explainResumeError(err, cfg))
+	}
 	files := cfg.files
 	loadFailed := func(err error) int { return fail(exitUsage, err) }
 	if len(files) == 0 {
@@ -144,12 +150,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := r.Resume(ctx, cfg.id, updates, opts...)
 	if res == nil {
-		switch {
-		case errors.Is(err, session.ErrSealed):
-			err = fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
-		case errors.Is(err, session.ErrRunning) && !cfg.recover:
-			err = fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
-		}
+		err = explainResumeError(err, cfg)
 		return fail(sessionExit(err), err)
 	}
 	code := exitOK
@@ -170,6 +171,35 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return code
+}
+
+// checkResumable returns the conflict a Runner's Resume would report for snap before
+// it looks at the definitions: the stored version is not --expect-version, or the
+// instance completed, or it is running (and --recover was not given).
+func checkResumable(snap *session.Snapshot, cfg resumeConfig) error {
+	switch {
+	case cfg.expect > 0 && snap.Version != cfg.expect:
+		return fmt.Errorf("resume %q: %w: expected version %d, stored version is %d", cfg.id, session.ErrConflict,
+			cfg.expect, snap.Version)
+	case snap.Status == session.StatusCompleted:
+		return fmt.Errorf("resume %q: %w: %w (version %d)", cfg.id, session.ErrConflict, session.ErrCompleted, snap.Version)
+	case snap.Status == session.StatusRunning && !cfg.recover:
+		return fmt.Errorf("resume %q: %w: %w (claimed at version %d)", cfg.id, session.ErrConflict, session.ErrRunning,
+			snap.Version)
+	}
+	return nil
+}
+
+// explainResumeError adds to a resume's error what the user can do about it, in terms
+// of the command's flags and environment.
+func explainResumeError(err error, cfg resumeConfig) error {
+	switch {
+	case errors.Is(err, session.ErrSealed):
+		return fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
+	case errors.Is(err, session.ErrRunning) && !cfg.recover:
+		return fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
+	}
+	return err
 }
 
 // recordedRedaction returns the variables the instance's last save masked. The

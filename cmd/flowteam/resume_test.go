@@ -493,3 +493,49 @@ func TestStoreErrorsHideThePassword(t *testing.T) {
 	_, _, err := openStore("redis://app:hunter2@127.0.0.1:6379/0?ttl=soon")
 	assert.ErrorContains(t, err, `"redis://app:xxxxx@127.0.0.1:6379/0?ttl=soon"`, "the rest of the DSN is shown")
 }
+
+// An instance no resume may continue (completed, running, or not at --expect-version)
+// is a conflict, exit 3, also when its recorded definition files have gone since (a
+// deploy moved them): a script retrying a resume must not take an instance finished
+// long ago for bad input, nor be told to give --file for it.
+func TestResumeConflictBeforeDefinitions(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	data, err := os.ReadFile(approvalYML)
+	require.NoError(t, err)
+	def := filepath.Join(t.TempDir(), "approval.yml")
+	require.NoError(t, os.WriteFile(def, data, 0o600))
+	for _, id := range []string{"done", "busy", "waiting"} {
+		code, _, stderr := call(t, cmdRun, def, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	code, _, stderr := call(t, cmdResume, "done", "--store", dsn, "--set", "approved=true")
+	require.Equal(t, exitOK, code, stderr)
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	snap, err := store.Load(context.Background(), "busy")
+	require.NoError(t, err)
+	snap.Status = session.StatusRunning // its resumer is at work, or died
+	require.NoError(t, store.Save(context.Background(), snap, snap.Version))
+	require.NoError(t, os.Remove(def))
+
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"done"}, "already completed"},
+		{[]string{"busy"}, "--recover takes it over"},
+		{[]string{"waiting", "--expect-version", "1"}, "stored version is 2"},
+	} {
+		code, stdout, stderr := call(t, cmdResume, append(tc.args, "--store", dsn, "--set", "approved=true")...)
+		assert.Equal(t, exitConflict, code, "%v: %s", tc.args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tc.msg, "%v", tc.args)
+		assert.NotContains(t, stderr, "definition files", "%v", tc.args)
+	}
+	// Resumable, it needs the files: their absence is bad input, as before.
+	code, _, stderr = call(t, cmdResume, "waiting", "--store", dsn, "--set", "approved=true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "definition files recorded")
+}
