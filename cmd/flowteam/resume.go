@@ -58,6 +58,9 @@ type resumeConfig struct {
 	audit    string
 	output   string
 	store    storeFlags
+	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
+	// last saved with.
+	keepTTL bool
 }
 
 // cmdResume implements "flowteam resume".
@@ -99,6 +102,11 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	// not bad input because a deploy has since moved the recorded files.
 	if err := checkResumable(snap, cfg); err != nil {
 		return fail(exitConflict, explainResumeError(err, cfg))
+	}
+	if cfg.keepTTL && !snap.Expires.IsZero() {
+		// A store stamps Expires as Updated plus the save's time to live. Dropped, it
+		// would have an instance meant to be kept for a while kept forever.
+		cfg.store.ttl = max(snap.Expires.Sub(snap.Updated), 0)
 	}
 	files := cfg.files
 	loadFailed := func(err error) int { return fail(exitUsage, err) }
@@ -247,6 +255,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, help, err
 	}
 	cfg.sets, cfg.files = sets, files
+	cfg.keepTTL = !flagGiven(fs, "ttl")
 	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact"); err != nil {
 		return cfg, false, err
 	}

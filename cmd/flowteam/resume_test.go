@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
@@ -538,4 +539,41 @@ func TestResumeConflictBeforeDefinitions(t *testing.T) {
 	code, _, stderr = call(t, cmdResume, "waiting", "--store", dsn, "--set", "approved=true")
 	assert.Equal(t, exitUsage, code, stderr)
 	assert.Contains(t, stderr, "definition files recorded")
+}
+
+// A resume keeps the instance's time to live unless --ttl is given: an instance
+// started with --ttl 720h (kept no longer than that) must not be kept forever because
+// the resume did not repeat the flag. --ttl 0 removes it.
+func TestResumeKeepsTheTTL(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	ttlOf := func() time.Duration {
+		t.Helper()
+		snap, err := store.Load(context.Background(), "t")
+		require.NoError(t, err)
+		if snap.Expires.IsZero() {
+			return 0
+		}
+		return snap.Expires.Sub(snap.Updated)
+	}
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "t", "--ttl", "720h")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, 720*time.Hour, ttlOf())
+
+	// approved is not set: each resume suspends again, and saves.
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 720*time.Hour, ttlOf(), "kept")
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn, "--ttl", "2h")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 2*time.Hour, ttlOf(), "replaced")
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn, "--ttl", "0")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Zero(t, ttlOf(), "removed")
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Zero(t, ttlOf(), "none to keep")
 }

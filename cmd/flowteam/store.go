@@ -48,7 +48,8 @@ type storeFlags struct {
 const storeFlagsUsage = `  --durability M       on-exit (default: save when the run ends) or per-node (also
                        save after every completed node)
   --ttl DURATION       the store forgets the instance unless it is saved again
-                       within DURATION (e.g. 720h)
+                       within DURATION (e.g. 720h; 0: never); resume keeps the
+                       instance's unless --ttl is given
   --redact KEYS        comma-separated variables whose values are masked in the
                        store; they are not restored: supply them again with --set
                        (resume masks them again without --redact being repeated)
