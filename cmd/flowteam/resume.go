@@ -103,9 +103,10 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err := checkResumable(snap, cfg); err != nil {
 		return fail(exitConflict, explainResumeError(err, cfg))
 	}
-	if cfg.keepTTL && !snap.Expires.IsZero() {
+	if cfg.keepTTL && !snap.Expires.IsZero() && !dsnSetsTTL(cfg.store.dsn) {
 		// A store stamps Expires as Updated plus the save's time to live. Dropped, it
-		// would have an instance meant to be kept for a while kept forever.
+		// would have an instance meant to be kept for a while kept forever. (A DSN's
+		// ttl= is the store's own for every save: it applies instead.)
 		cfg.store.ttl = max(snap.Expires.Sub(snap.Updated), 0)
 	}
 	files := cfg.files

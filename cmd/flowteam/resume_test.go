@@ -577,3 +577,22 @@ func TestResumeKeepsTheTTL(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Zero(t, ttlOf(), "none to keep")
 }
+
+// A redis DSN's ttl= is the store's time to live for every save: a resume through a
+// DSN that sets one follows it, rather than the time to live the instance had.
+func TestResumeFollowsTheDSNTTL(t *testing.T) {
+	noLeaks(t)
+	mr := miniredis.RunT(t)
+	dsn := "redis://" + mr.Addr() + "/0"
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn+"?ttl=1h", "--instance", "t")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn+"?ttl=3h")
+	require.Equal(t, exitOK, code, stderr)
+	var key string
+	for _, k := range mr.Keys() {
+		if strings.HasSuffix(k, ":t") {
+			key = k
+		}
+	}
+	assert.Equal(t, 3*time.Hour, mr.TTL(key))
+}

@@ -142,6 +142,13 @@ func openExistingStore(dsn string) (store session.Store, closeFn func(), err err
 	return openStore(dsn)
 }
 
+// dsnSetsTTL reports whether dsn gives the store a time to live of its own (redis's
+// ttl= option), which every save then has unless --ttl says otherwise.
+func dsnSetsTTL(dsn string) bool {
+	u, err := url.Parse(dsn)
+	return err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") && u.Query().Get("ttl") != ""
+}
+
 // shownDSN returns dsn as messages show it: a URL with its password replaced by
 // "xxxxx" (url.URL.Redacted), as stderr ends up in logs. A DSN with user info that does
 // not parse as a URL, where the password's end cannot be told, is cut to its scheme.
