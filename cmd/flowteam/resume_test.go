@@ -596,3 +596,28 @@ func TestResumeFollowsTheDSNTTL(t *testing.T) {
 	}
 	assert.Equal(t, 3*time.Hour, mr.TTL(key))
 }
+
+// "file:~/sessions" is in the home directory: no shell expands a "~" after "file:",
+// and taken as is it made a directory named "~" in the current one (which a later
+// "rm -rf ~" would take for the home directory), so that a resume from elsewhere
+// found nothing.
+func TestFileStoreInHomeDirectory(t *testing.T) {
+	noLeaks(t)
+	def, err := filepath.Abs(approvalYML)
+	require.NoError(t, err)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	code, _, stderr := call(t, cmdRun, def, "--store", "file:~/sessions", "--instance", "h")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NoDirExists(t, filepath.Join(cwd, "~"))
+	assert.FileExists(t, filepath.Join(home, "sessions", "h.json"))
+
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", "file:~/sessions")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "h ")
+	code, _, stderr = call(t, cmdResume, "h", "--store", "file:~/sessions", "--set", "approved=true")
+	assert.Equal(t, exitOK, code, stderr)
+}

@@ -31,7 +31,8 @@ const keyEnv = "FLOWTEAM_SESSION_KEY"
 
 const storeUsage = `Stores (--store DSN):
   memory:                  in this process only (nothing survives the command)
-  file:DIR                 one JSON file per instance in DIR (run creates it)
+  file:DIR                 one JSON file per instance in DIR (run creates it;
+                           a leading ~ is the home directory)
   redis://HOST:PORT/DB     Redis; also rediss:// and redis://USER:PASS@HOST:PORT/DB;
                            query options prefix=P (key prefix, default
                            "flowteam:session:") and ttl=DURATION (expiry of every save)
@@ -81,7 +82,11 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		if rest == "" {
 			return nil, nil, fmt.Errorf("--store %q: want file:DIR", shown)
 		}
-		fs, err := session.NewFileStore(rest)
+		dir, err := homeDir(rest)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
+		}
+		fs, err := session.NewFileStore(dir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
 		}
@@ -129,6 +134,10 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 // reported instead of being created and found empty.
 func openExistingStore(dsn string) (store session.Store, closeFn func(), err error) {
 	if dir, ok := strings.CutPrefix(dsn, "file:"); ok && dir != "" {
+		dir, err := homeDir(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+		}
 		fi, err := os.Stat(dir)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -164,6 +173,21 @@ func shownDSN(dsn string) string {
 		return scheme + "://..."
 	}
 	return dsn
+}
+
+// homeDir returns dir with a leading "~" (alone or before a slash) replaced by the home
+// directory. No shell expands the "~" of "file:~/sessions": taken as is, it made a
+// directory named "~" in the current one.
+func homeDir(dir string) (string, error) {
+	rest, ok := strings.CutPrefix(dir, "~")
+	if !ok || (rest != "" && rest[0] != '/' && rest[0] != filepath.Separator) {
+		return dir, nil // "~user" stays as it is: only the own home directory is meant
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	return home + rest, nil
 }
 
 // quietRedisLogger drops go-redis's own log lines.
