@@ -43,7 +43,7 @@ type storeFlags struct {
 	dsn        string
 	durability string
 	ttl        time.Duration
-	redact     string
+	redact     setFlag // repeatable, each comma-separated
 }
 
 const storeFlagsUsage = `  --durability M       on-exit (default: save when the run ends) or per-node (also
@@ -52,7 +52,8 @@ const storeFlagsUsage = `  --durability M       on-exit (default: save when the 
                        within DURATION (e.g. 720h; 0: never); resume keeps the
                        instance's unless --ttl is given
   --redact KEYS        comma-separated variables whose values are masked in the
-                       store; they are not restored: supply them again with --set
+                       store (repeatable); they are not restored: supply them again
+                       with --set
                        (resume masks them again without --redact being repeated)
 `
 
@@ -60,7 +61,7 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.dsn, "store", "", "")
 	fs.StringVar(&s.durability, "durability", "on-exit", "")
 	fs.DurationVar(&s.ttl, "ttl", 0, "")
-	fs.StringVar(&s.redact, "redact", "", "")
+	fs.Var(&s.redact, "redact", "")
 }
 
 // openStore opens the store a DSN names. close releases it. Its errors show the DSN
@@ -212,18 +213,21 @@ func cipherFromEnv() (*session.Cipher, error) {
 	return c, nil
 }
 
-// redactKeys returns the variables named by --redact's comma-separated list. A list
-// given but naming none (" , ") is an error: taken for no redaction, it would store in
-// clear the values the user meant to mask.
-func redactKeys(list string) ([]string, error) {
+// redactKeys returns the variables named by the comma-separated lists of the --redact
+// flags. A list naming none (" , ") is an error: taken for no redaction, it would store
+// in clear the values the user meant to mask.
+func redactKeys(lists []string) ([]string, error) {
 	var keys []string
-	for _, k := range strings.Split(list, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
+	for _, list := range lists {
+		n := len(keys)
+		for _, k := range strings.Split(list, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
+			}
 		}
-	}
-	if list != "" && len(keys) == 0 {
-		return nil, fmt.Errorf("--redact %q names no variable", list)
+		if len(keys) == n {
+			return nil, fmt.Errorf("--redact %q names no variable", list)
+		}
 	}
 	return keys, nil
 }
