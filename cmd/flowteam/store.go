@@ -49,8 +49,9 @@ type storeFlags struct {
 const storeFlagsUsage = `  --durability M       on-exit (default: save when the run ends) or per-node (also
                        save after every completed node)
   --ttl DURATION       the store forgets the instance unless it is saved again
-                       within DURATION (e.g. 720h; 0: never); resume keeps the
-                       instance's unless --ttl is given
+                       within DURATION (e.g. 720h; 0: the store's own, a redis
+                       DSN's ttl= or none); resume keeps the instance's unless
+                       --ttl or a DSN's ttl= is given
   --redact KEYS        comma-separated variables whose values are masked in the
                        store (repeatable); they are not restored: supply them again
                        with --set
