@@ -54,8 +54,7 @@ const storeFlagsUsage = `  --durability M       on-exit (default: save when the 
                        --ttl or a DSN's ttl= is given
   --redact KEYS        comma-separated variables whose values are masked in the
                        store (repeatable); they are not restored: supply them again
-                       with --set
-                       (resume masks them again without --redact being repeated)
+                       with --set, and resume masks them again, --redact or not
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
@@ -171,8 +170,9 @@ func shownDSN(dsn string) string {
 			return u.Redacted()
 		}
 	case err != nil && strings.Contains(dsn, "@"):
-		scheme, _, _ := strings.Cut(dsn, ":")
-		return scheme + "://..."
+		if scheme, _, ok := strings.Cut(dsn, "://"); ok {
+			return scheme + "://..."
+		}
 	}
 	return dsn
 }
