@@ -13,10 +13,13 @@ import (
 // flags. help is true when -h or --help was given. Arguments before -h are ignored (a
 // command line with -h appended asks for help), but any after it is an error: "run -h
 // extra" would otherwise print the help and exit 0, letting a script's mistake pass, as
-// "help run extra" does not.
+// "help run extra" does not. A flag that takes one value may be given once: the flag
+// package keeps the last, and "--vars defaults.json --vars mine.json" would drop a file
+// unsaid (the repeatable ones are setFlags).
 func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, help bool, err error) {
 	fs.SetOutput(io.Discard) // errors are reported by the caller, with the usage
 	var flags []string
+	given := make(map[string]bool)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -36,10 +39,18 @@ func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, hel
 		}
 		flags = append(flags, a)
 		f := fs.Lookup(name)
-		if hasValue || f == nil { // an unknown flag is reported by Parse
+		if f == nil { // an unknown flag is reported by Parse
 			continue
 		}
-		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		b, isBool := f.Value.(interface{ IsBoolFlag() bool })
+		isBool = isBool && b.IsBoolFlag()
+		if _, repeatable := f.Value.(*setFlag); !repeatable && !isBool {
+			if given[f.Name] {
+				return nil, false, fmt.Errorf("%s given twice: give it once", strings.SplitN(a, "=", 2)[0])
+			}
+			given[f.Name] = true
+		}
+		if hasValue || isBool {
 			continue
 		}
 		if i+1 < len(args) {

@@ -14,7 +14,8 @@
 // arguments are a usage error, as are arguments after a command's -h ("flowteam run -h
 // extra").
 //
-// Run "flowteam COMMAND -h" for the flags of a command. Exit codes: 0 the command
+// Run "flowteam COMMAND -h" for the flags of a command. A flag that takes a value may be
+// given once; --set, --file and --redact repeat. Exit codes: 0 the command
 // succeeded (for run and resume: the run completed, was suspended or was stopped), 1
 // the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
 // (run --store: the instance exists already; resume: another process resumed it
@@ -104,6 +105,8 @@ Commands:
   sessions  list, show or delete stored instances (flowteam sessions -h)
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
   help      print this help, or with a command its help (flowteam help run)
+
+A flag that takes a value may be given once; --set, --file and --redact repeat.
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
 2 bad input (usage, unreadable or invalid definition), 3 conflict (run --store,

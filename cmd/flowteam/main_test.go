@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,38 @@ func TestSubcommandHelpExtraArguments(t *testing.T) {
 		assert.Contains(t, stdout, "Usage:", "%v", args)
 		assert.Empty(t, stderr, "%v", args)
 	}
+}
+
+// A flag that takes one value, given twice, is a usage error: the first value was
+// silently dropped ("--vars defaults.json --vars mine.json" loaded only mine.json,
+// "--audit a --audit b" audited to b only, "--node x --node y" showed y only). The
+// repeatable flags (--set, --file, --redact) and switches may repeat.
+func TestSingleValueFlagGivenTwice(t *testing.T) {
+	dsn := fileDSN(t)
+	leaveYML, err := filepath.Abs(leaveYML)
+	require.NoError(t, err)
+	vars, err := filepath.Abs("testdata/misc/vars.json")
+	require.NoError(t, err)
+	t.Chdir(t.TempDir()) // nothing a command might write lands in the package
+	for _, args := range [][]string{
+		{"run", leaveYML, "--vars", "a.json", "--vars", "b.json"},
+		{"run", leaveYML, "--audit", "a.jsonl", "--audit=b.jsonl"},
+		{"run", leaveYML, "--instance", "a", "-instance", "b"},
+		{"resume", "x", "--store", dsn, "--store", dsn},
+		{"validate", leaveYML, "--output", "json", "--output", "text"},
+		{"export", leaveYML, "--format", "yaml", "--format", "json"},
+		{"export", leaveYML, "--format", "yaml", "-o", "a", "-o", "b"},
+		{"audit", "a.jsonl", "--node", "a", "--node", "b"},
+		{"sessions", "list", "--store", dsn, "--status", "failed", "--status", "suspended"},
+	} {
+		code, stdout, stderr := call(t, dispatch, args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		assert.Empty(t, stdout, "%v", args)
+		assert.Regexp(t, `--?[a-z]+ given twice`, stderr, "%v", args)
+	}
+	code, _, stderr := call(t, cmdRun, leaveYML, "--set", "day=1", "--set", "day=5", "--output", "json")
+	assert.Equal(t, exitOK, code, stderr)
+	code, _, stderr = call(t, cmdAudit, vars, "--summary", "--summary")
+	assert.NotContains(t, stderr, "given twice")
+	assert.Equal(t, exitOK, code, stderr)
 }

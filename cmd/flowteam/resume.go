@@ -58,6 +58,9 @@ type resumeConfig struct {
 	audit    string
 	output   string
 	store    storeFlags
+	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
+	// last saved with.
+	keepTTL bool
 }
 
 // cmdResume implements "flowteam resume".
@@ -94,6 +97,18 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(sessionExit(err), err)
 	}
+	// Checked again by the Runner, but here before the definitions load: a script
+	// retrying a resume of an instance that completed long ago must get the conflict,
+	// not bad input because a deploy has since moved the recorded files.
+	if err := checkResumable(snap, cfg); err != nil {
+		return fail(exitConflict, explainResumeError(err, cfg))
+	}
+	if cfg.keepTTL && !snap.Expires.IsZero() && !dsnSetsTTL(cfg.store.dsn) {
+		// A store stamps Expires as Updated plus the save's time to live. Dropped, it
+		// would have an instance meant to be kept for a while kept forever. (A DSN's
+		// ttl= is the store's own for every save: it applies instead.)
+		cfg.store.ttl = max(snap.Expires.Sub(snap.Updated), 0)
+	}
 	files := cfg.files
 	loadFailed := func(err error) int { return fail(exitUsage, err) }
 	if len(files) == 0 {
@@ -127,7 +142,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	r, err := cfg.store.runner(eng, store, sources)
+	r, err := cfg.store.runner(eng, store, sources, recordedRedaction(snap))
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -144,12 +159,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := r.Resume(ctx, cfg.id, updates, opts...)
 	if res == nil {
-		switch {
-		case errors.Is(err, session.ErrSealed):
-			err = fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
-		case errors.Is(err, session.ErrRunning) && !cfg.recover:
-			err = fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
-		}
+		err = explainResumeError(err, cfg)
 		return fail(sessionExit(err), err)
 	}
 	code := exitOK
@@ -170,6 +180,54 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return code
+}
+
+// checkResumable returns the conflict a Runner's Resume would report for snap before
+// it looks at the definitions: the stored version is not --expect-version, or the
+// instance completed, or it is running (and --recover was not given).
+func checkResumable(snap *session.Snapshot, cfg resumeConfig) error {
+	switch {
+	case cfg.expect > 0 && snap.Version != cfg.expect:
+		return fmt.Errorf("resume %q: %w: expected version %d, stored version is %d", cfg.id, session.ErrConflict,
+			cfg.expect, snap.Version)
+	case snap.Status == session.StatusCompleted:
+		return fmt.Errorf("resume %q: %w: %w (version %d)", cfg.id, session.ErrConflict, session.ErrCompleted, snap.Version)
+	case snap.Status == session.StatusRunning && !cfg.recover:
+		return fmt.Errorf("resume %q: %w: %w (claimed at version %d)", cfg.id, session.ErrConflict, session.ErrRunning,
+			snap.Version)
+	}
+	return nil
+}
+
+// explainResumeError adds to a resume's error what the user can do about it, in terms
+// of the command's flags and environment.
+func explainResumeError(err error, cfg resumeConfig) error {
+	switch {
+	case errors.Is(err, session.ErrSealed):
+		return fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
+	case errors.Is(err, session.ErrRunning) && !cfg.recover:
+		return fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
+	}
+	return err
+}
+
+// recordedRedaction returns the variables the instance's last save masked. The
+// resume masks them too, --redact or not: the help tells the user to supply them
+// again with --set, and a secret supplied so must not be saved in clear because the
+// flag was not repeated. A sealed body is opened with $FLOWTEAM_SESSION_KEY; if it
+// cannot be, nothing is returned, and the Runner reports why when it loads the
+// instance to claim it, before anything runs or is saved.
+func recordedRedaction(snap *session.Snapshot) []string {
+	if snap.Sealed != nil {
+		c, err := cipherFromEnv()
+		if err != nil || c == nil {
+			return nil
+		}
+		if snap, err = c.Open(snap); err != nil {
+			return nil
+		}
+	}
+	return snap.Redacted
 }
 
 // checkSet checks the form of a --set argument.
@@ -198,6 +256,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, help, err
 	}
 	cfg.sets, cfg.files = sets, files
+	cfg.keepTTL = !flagGiven(fs, "ttl")
 	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact"); err != nil {
 		return cfg, false, err
 	}

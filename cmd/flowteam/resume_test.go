@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
@@ -433,4 +434,190 @@ func TestRedisUnreachableReportedOnce(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	require.Len(t, lines, 1, stderr.String())
 	assert.Regexp(t, `^flowteam run: .*connection refused$`, lines[0])
+}
+
+// A variable the run redacted stays redacted when a resume supplies it again, as the
+// help tells the user to, without repeating --redact: the instance's redaction is
+// recorded in its snapshot, so forgetting the flag must not store the secret in clear.
+func TestResumeKeepsRedaction(t *testing.T) {
+	noLeaks(t)
+	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	for _, sealed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clear", true: "sealed"}[sealed], func(t *testing.T) {
+			if sealed {
+				t.Setenv(keyEnv, key)
+			}
+			dir := filepath.Join(t.TempDir(), "sessions")
+			dsn := "file:" + dir
+			code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "r",
+				"--set", "token=s3cr3t", "--redact", "token")
+			require.Equal(t, exitOK, code, stderr)
+
+			// approved is not set: the run suspends again, and is saved.
+			code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "token=s3cr3t")
+			require.Equal(t, exitOK, code, stderr)
+			require.Equal(t, "suspended", out["status"])
+			assert.Equal(t, "s3cr3t", out["vars"].(map[string]any)["token"], "the run had it")
+
+			raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+			require.NoError(t, err)
+			assert.NotContains(t, string(raw), "s3cr3t")
+			code, stdout, stderr := call(t, cmdSessions, "show", "r", "--store", dsn)
+			require.Equal(t, exitOK, code, stderr)
+			assert.NotContains(t, stdout, "s3cr3t", "masked, also once opened")
+			assert.Contains(t, stdout, session.DefaultMask)
+		})
+	}
+}
+
+// A --store DSN that is refused is named in the message, but never with its password:
+// stderr ends up in CI logs and terminals shared on screen.
+func TestStoreErrorsHideThePassword(t *testing.T) {
+	for _, dsn := range []string{
+		"redis://app:hunter2@127.0.0.1:6379/0?ttl=soon",
+		"redis://app:hunter2@127.0.0.1:6379/0?bogus=1",
+		"redis://:hunter2@127.0.0.1:6379/0/x",
+		"rediss://app:hunter2@127.0.0.1:6379/0?ttl=-1h",
+		"redis://app:hunter2%zz@127.0.0.1:6379/0", // does not parse as a URL
+		"redsi://app:hunter2@127.0.0.1:6379/0",    // a typo in the scheme
+	} {
+		_, _, err := openStore(dsn)
+		require.Error(t, err, dsn)
+		assert.NotContains(t, err.Error(), "hunter2", dsn)
+		assert.Contains(t, err.Error(), "--store", dsn)
+		for _, cmd := range [][]string{{"run", approvalYML, "--store", dsn}, {"sessions", "list", "--store", dsn}} {
+			var stdout, stderr bytes.Buffer
+			assert.Equal(t, exitUsage, dispatch(cmd, &stdout, &stderr), "%v", cmd)
+			assert.NotContains(t, stderr.String(), "hunter2", "%v", cmd)
+		}
+	}
+	_, _, err := openStore("redis://app:hunter2@127.0.0.1:6379/0?ttl=soon")
+	assert.ErrorContains(t, err, `"redis://app:xxxxx@127.0.0.1:6379/0?ttl=soon"`, "the rest of the DSN is shown")
+}
+
+// An instance no resume may continue (completed, running, or not at --expect-version)
+// is a conflict, exit 3, also when its recorded definition files have gone since (a
+// deploy moved them): a script retrying a resume must not take an instance finished
+// long ago for bad input, nor be told to give --file for it.
+func TestResumeConflictBeforeDefinitions(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	data, err := os.ReadFile(approvalYML)
+	require.NoError(t, err)
+	def := filepath.Join(t.TempDir(), "approval.yml")
+	require.NoError(t, os.WriteFile(def, data, 0o600))
+	for _, id := range []string{"done", "busy", "waiting"} {
+		code, _, stderr := call(t, cmdRun, def, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	code, _, stderr := call(t, cmdResume, "done", "--store", dsn, "--set", "approved=true")
+	require.Equal(t, exitOK, code, stderr)
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	snap, err := store.Load(context.Background(), "busy")
+	require.NoError(t, err)
+	snap.Status = session.StatusRunning // its resumer is at work, or died
+	require.NoError(t, store.Save(context.Background(), snap, snap.Version))
+	require.NoError(t, os.Remove(def))
+
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"done"}, "already completed"},
+		{[]string{"busy"}, "--recover takes it over"},
+		{[]string{"waiting", "--expect-version", "1"}, "stored version is 2"},
+	} {
+		code, stdout, stderr := call(t, cmdResume, append(tc.args, "--store", dsn, "--set", "approved=true")...)
+		assert.Equal(t, exitConflict, code, "%v: %s", tc.args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, tc.msg, "%v", tc.args)
+		assert.NotContains(t, stderr, "definition files", "%v", tc.args)
+	}
+	// Resumable, it needs the files: their absence is bad input, as before.
+	code, _, stderr = call(t, cmdResume, "waiting", "--store", dsn, "--set", "approved=true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "definition files recorded")
+}
+
+// A resume keeps the instance's time to live unless --ttl is given: an instance
+// started with --ttl 720h (kept no longer than that) must not be kept forever because
+// the resume did not repeat the flag. --ttl 0 removes it.
+func TestResumeKeepsTheTTL(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	ttlOf := func() time.Duration {
+		t.Helper()
+		snap, err := store.Load(context.Background(), "t")
+		require.NoError(t, err)
+		if snap.Expires.IsZero() {
+			return 0
+		}
+		return snap.Expires.Sub(snap.Updated)
+	}
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "t", "--ttl", "720h")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, 720*time.Hour, ttlOf())
+
+	// approved is not set: each resume suspends again, and saves.
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 720*time.Hour, ttlOf(), "kept")
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn, "--ttl", "2h")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, 2*time.Hour, ttlOf(), "replaced")
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn, "--ttl", "0")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Zero(t, ttlOf(), "removed")
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Zero(t, ttlOf(), "none to keep")
+}
+
+// A redis DSN's ttl= is the store's time to live for every save: a resume through a
+// DSN that sets one follows it, rather than the time to live the instance had.
+func TestResumeFollowsTheDSNTTL(t *testing.T) {
+	noLeaks(t)
+	mr := miniredis.RunT(t)
+	dsn := "redis://" + mr.Addr() + "/0"
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn+"?ttl=1h", "--instance", "t")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = call(t, cmdResume, "t", "--store", dsn+"?ttl=3h")
+	require.Equal(t, exitOK, code, stderr)
+	var key string
+	for _, k := range mr.Keys() {
+		if strings.HasSuffix(k, ":t") {
+			key = k
+		}
+	}
+	assert.Equal(t, 3*time.Hour, mr.TTL(key))
+}
+
+// "file:~/sessions" is in the home directory: no shell expands a "~" after "file:",
+// and taken as is it made a directory named "~" in the current one (which a later
+// "rm -rf ~" would take for the home directory), so that a resume from elsewhere
+// found nothing.
+func TestFileStoreInHomeDirectory(t *testing.T) {
+	noLeaks(t)
+	def, err := filepath.Abs(approvalYML)
+	require.NoError(t, err)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	code, _, stderr := call(t, cmdRun, def, "--store", "file:~/sessions", "--instance", "h")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NoDirExists(t, filepath.Join(cwd, "~"))
+	assert.FileExists(t, filepath.Join(home, "sessions", "h.json"))
+
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", "file:~/sessions")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "h ")
+	code, _, stderr = call(t, cmdResume, "h", "--store", "file:~/sessions", "--set", "approved=true")
+	assert.Equal(t, exitOK, code, stderr)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -239,12 +240,30 @@ func runVars(cfg runConfig) (map[string]any, error) {
 
 // definitionFiles expands the command line's FILE|DIR|GLOB arguments (flow.ExpandPaths).
 // An empty one (an unset shell variable) is refused by name, where opening it would
-// report "open : no such file or directory".
+// report "open : no such file or directory". A file named twice (a directory and a file
+// in it, "./x.yml" and "x.yml", a link to it) is kept once, under its first name: loaded
+// twice, its graph would be reported as defined twice, by itself.
 func definitionFiles(args []string) ([]string, error) {
 	if slices.ContainsFunc(args, func(a string) bool { return strings.TrimSpace(a) == "" }) {
 		return nil, errors.New("an empty file name among the definition files")
 	}
-	return flow.ExpandPaths(args...)
+	files, err := flow.ExpandPaths(args...)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(files))
+	return slices.DeleteFunc(files, func(f string) bool {
+		target, err := filepath.EvalSymlinks(f)
+		if err == nil {
+			target, err = filepath.Abs(target)
+		}
+		if err != nil {
+			return false // a file that cannot be resolved is left for loading to report
+		}
+		dup := seen[target]
+		seen[target] = true
+		return dup
+	}), nil
 }
 
 // pickGraph chooses the graph to run (or export: verb names what the command does with

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -528,4 +529,24 @@ func TestStoreFlagsNeedStore(t *testing.T) {
 	code, _, stderr := runCmd(t, leaveYML, "--set", "day=1", "--store", "memory:", "--instance", "i",
 		"--redact", "token", "--durability", "per-node", "--ttl", "1h")
 	assert.Equal(t, exitOK, code, stderr)
+}
+
+// --redact is repeatable, as --set is: "--redact token --redact password" masks both,
+// where the last one alone was masked and the first stored in clear.
+func TestRedactRepeated(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", "file:"+dir, "--instance", "r",
+		"--set", "token=s3cr3t", "--set", "password=pw123", "--set", "pin=1234",
+		"--redact", "token", "--redact", "password,pin")
+	require.Equal(t, exitOK, code, stderr)
+	raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	require.NoError(t, err)
+	for _, secret := range []string{"s3cr3t", "pw123", "1234"} {
+		assert.NotContains(t, string(raw), secret)
+	}
+	code, _, stderr = call(t, cmdRun, approvalYML, "--store", "file:"+dir, "--instance", "q",
+		"--redact", "token", "--redact", ",")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--redact "," names no variable`, "each one must name one")
 }

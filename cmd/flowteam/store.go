@@ -31,7 +31,8 @@ const keyEnv = "FLOWTEAM_SESSION_KEY"
 
 const storeUsage = `Stores (--store DSN):
   memory:                  in this process only (nothing survives the command)
-  file:DIR                 one JSON file per instance in DIR (run creates it)
+  file:DIR                 one JSON file per instance in DIR (run creates it;
+                           a leading ~ is the home directory)
   redis://HOST:PORT/DB     Redis; also rediss:// and redis://USER:PASS@HOST:PORT/DB;
                            query options prefix=P (key prefix, default
                            "flowteam:session:") and ttl=DURATION (expiry of every save)
@@ -42,50 +43,64 @@ type storeFlags struct {
 	dsn        string
 	durability string
 	ttl        time.Duration
-	redact     string
+	redact     setFlag // repeatable, each comma-separated
 }
 
 const storeFlagsUsage = `  --durability M       on-exit (default: save when the run ends) or per-node (also
                        save after every completed node)
   --ttl DURATION       the store forgets the instance unless it is saved again
-                       within DURATION (e.g. 720h)
+                       within DURATION (e.g. 720h; 0: the store's own, a redis
+                       DSN's ttl= or none); resume keeps the instance's unless
+                       --ttl or a DSN's ttl= is given
   --redact KEYS        comma-separated variables whose values are masked in the
-                       store; they are not restored: supply them again with --set
+                       store (repeatable); they are not restored: supply them again
+                       with --set, and resume masks them again, --redact or not
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.dsn, "store", "", "")
 	fs.StringVar(&s.durability, "durability", "on-exit", "")
 	fs.DurationVar(&s.ttl, "ttl", 0, "")
-	fs.StringVar(&s.redact, "redact", "", "")
+	fs.Var(&s.redact, "redact", "")
 }
 
-// openStore opens the store a DSN names. close releases it.
+// openStore opens the store a DSN names. close releases it. Its errors show the DSN
+// without its password (shownDSN).
 func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 	nop := func() {}
+	shown := shownDSN(dsn)
 	scheme, rest, ok := strings.Cut(dsn, ":")
 	if !ok {
-		return nil, nil, fmt.Errorf("--store %q: want memory:, file:DIR or redis://HOST:PORT/DB", dsn)
+		return nil, nil, fmt.Errorf("--store %q: want memory:, file:DIR or redis://HOST:PORT/DB", shown)
 	}
 	switch scheme {
 	case "memory":
 		if rest != "" {
-			return nil, nil, fmt.Errorf("--store %q: memory: takes nothing after the colon", dsn)
+			return nil, nil, fmt.Errorf("--store %q: memory: takes nothing after the colon", shown)
 		}
 		return session.NewMemoryStore(), nop, nil
 	case "file":
 		if rest == "" {
-			return nil, nil, fmt.Errorf("--store %q: want file:DIR", dsn)
+			return nil, nil, fmt.Errorf("--store %q: want file:DIR", shown)
 		}
-		fs, err := session.NewFileStore(rest)
+		dir, err := homeDir(rest)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
+		}
+		fs, err := session.NewFileStore(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
 		}
 		return fs, nop, nil
 	case "redis", "rediss":
 		u, err := url.Parse(dsn)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--store: %w", err)
+			// The url.Error would repeat the whole DSN: say only what is wrong.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
 		}
 		var opts []session.RedisOption
 		q := u.Query()
@@ -95,7 +110,7 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		if t := q.Get("ttl"); t != "" {
 			d, err := time.ParseDuration(t)
 			if err != nil || d < 0 {
-				return nil, nil, fmt.Errorf("--store %q: ttl=%q: want a duration such as 24h", dsn, t)
+				return nil, nil, fmt.Errorf("--store %q: ttl=%q: want a duration such as 24h", shown, t)
 			}
 			opts = append(opts, session.WithTTL(d))
 		}
@@ -104,7 +119,7 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		u.RawQuery = q.Encode()
 		ro, err := redis.ParseURL(u.String())
 		if err != nil {
-			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+			return nil, nil, fmt.Errorf("--store %q: %w", shown, err)
 		}
 		// go-redis logs every failed dial to the process's stderr itself; the error
 		// also reaches the store's caller, which reports it once, with its context.
@@ -112,7 +127,7 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 		rdb := redis.NewClient(ro)
 		return session.NewRedisStore(rdb, opts...), func() { rdb.Close() }, nil
 	}
-	return nil, nil, fmt.Errorf("--store %q: unknown store %q: want memory:, file:DIR or redis://HOST:PORT/DB", dsn, scheme+":")
+	return nil, nil, fmt.Errorf("--store %q: unknown store %q: want memory:, file:DIR or redis://HOST:PORT/DB", shown, scheme+":")
 }
 
 // openExistingStore opens the store of a command that reads or changes stored instances
@@ -120,6 +135,10 @@ func openStore(dsn string) (store session.Store, closeFn func(), err error) {
 // reported instead of being created and found empty.
 func openExistingStore(dsn string) (store session.Store, closeFn func(), err error) {
 	if dir, ok := strings.CutPrefix(dsn, "file:"); ok && dir != "" {
+		dir, err := homeDir(dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--store %q: %w", dsn, err)
+		}
 		fi, err := os.Stat(dir)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -131,6 +150,46 @@ func openExistingStore(dsn string) (store session.Store, closeFn func(), err err
 		}
 	}
 	return openStore(dsn)
+}
+
+// dsnSetsTTL reports whether dsn gives the store a time to live of its own (redis's
+// ttl= option), which every save then has unless --ttl says otherwise.
+func dsnSetsTTL(dsn string) bool {
+	u, err := url.Parse(dsn)
+	return err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") && u.Query().Get("ttl") != ""
+}
+
+// shownDSN returns dsn as messages show it: a URL with its password replaced by
+// "xxxxx" (url.URL.Redacted), as stderr ends up in logs. A DSN with user info that does
+// not parse as a URL, where the password's end cannot be told, is cut to its scheme.
+func shownDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	switch {
+	case err == nil && u.User != nil:
+		if _, has := u.User.Password(); has {
+			return u.Redacted()
+		}
+	case err != nil && strings.Contains(dsn, "@"):
+		if scheme, _, ok := strings.Cut(dsn, "://"); ok {
+			return scheme + "://..."
+		}
+	}
+	return dsn
+}
+
+// homeDir returns dir with a leading "~" (alone or before a slash) replaced by the home
+// directory. No shell expands the "~" of "file:~/sessions": taken as is, it made a
+// directory named "~" in the current one.
+func homeDir(dir string) (string, error) {
+	rest, ok := strings.CutPrefix(dir, "~")
+	if !ok || (rest != "" && rest[0] != '/' && rest[0] != filepath.Separator) {
+		return dir, nil // "~user" stays as it is: only the own home directory is meant
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	return home + rest, nil
 }
 
 // quietRedisLogger drops go-redis's own log lines.
@@ -155,25 +214,29 @@ func cipherFromEnv() (*session.Cipher, error) {
 	return c, nil
 }
 
-// redactKeys returns the variables named by --redact's comma-separated list. A list
-// given but naming none (" , ") is an error: taken for no redaction, it would store in
-// clear the values the user meant to mask.
-func redactKeys(list string) ([]string, error) {
+// redactKeys returns the variables named by the comma-separated lists of the --redact
+// flags. A list naming none (" , ") is an error: taken for no redaction, it would store
+// in clear the values the user meant to mask.
+func redactKeys(lists []string) ([]string, error) {
 	var keys []string
-	for _, k := range strings.Split(list, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
+	for _, list := range lists {
+		n := len(keys)
+		for _, k := range strings.Split(list, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
+			}
 		}
-	}
-	if list != "" && len(keys) == 0 {
-		return nil, fmt.Errorf("--redact %q names no variable", list)
+		if len(keys) == n {
+			return nil, fmt.Errorf("--redact %q names no variable", list)
+		}
 	}
 	return keys, nil
 }
 
 // runner builds the session Runner these flags describe. sources are the definition
-// files, recorded in the snapshot so that resume can load them again.
-func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string) (*session.Runner, error) {
+// files, recorded in the snapshot so that resume can load them again. redacted names
+// variables masked besides those of --redact (a resume's: those its instance masked).
+func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, redacted []string) (*session.Runner, error) {
 	d, err := session.ParseDurability(s.durability)
 	if err != nil {
 		return nil, fmt.Errorf("--durability: %w", err)
@@ -189,6 +252,7 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []str
 	if err != nil {
 		return nil, err
 	}
+	keys = append(keys, redacted...)
 	if len(keys) > 0 {
 		opts = append(opts, session.WithRedaction(keys...))
 	}
@@ -228,7 +292,7 @@ func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, 
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
 	}
-	r, err := s.runner(eng, store, sources)
+	r, err := s.runner(eng, store, sources, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage

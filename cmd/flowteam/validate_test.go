@@ -147,3 +147,27 @@ func TestValidateCorpus(t *testing.T) {
 	assert.Contains(t, stdout, `solon-flow__flow__rule__BehaviorTree.MainTree.yml:13: error link.missing-target: node "CallUser" links to "xx", which is not a node of graph "MainTree"`)
 	assert.Contains(t, stdout, `solon-flow__lab__fetch-demo-chains.yml:1: error definition.invalid: no "layout"`)
 }
+
+// A file named twice on the command line (a directory and a file in it, "./x.yml" and
+// "x.yml", an absolute and a relative path, a link to it) is one definition: every
+// command loads it once, where its graph was reported as defined twice, by itself.
+func TestSameFileNamedTwice(t *testing.T) {
+	dir := writeDefs(t, map[string]string{"clean.yml": cleanDef})
+	require.NoError(t, os.Symlink("clean.yml", filepath.Join(dir, "alias.yml")))
+	t.Chdir(dir)
+	abs := filepath.Join(dir, "clean.yml")
+	for _, args := range [][]string{
+		{".", "./clean.yml"},
+		{"clean.yml", abs},
+		{"alias.yml", "clean.yml"},
+		{"."}, // holds the link too
+	} {
+		code, stdout, stderr := validateCmd(t, args...)
+		assert.Equal(t, exitOK, code, "validate %v: %s%s", args, stdout, stderr)
+		assert.Contains(t, stderr, "1 file checked", "validate %v", args)
+		code, _, stderr = call(t, cmdRun, args...)
+		assert.Equal(t, exitOK, code, "run %v: %s", args, stderr)
+		code, _, stderr = call(t, cmdExport, append(args, "--format", "dot")...)
+		assert.Equal(t, exitOK, code, "export %v: %s", args, stderr)
+	}
+}
