@@ -16,7 +16,9 @@ import (
 // meta, and links with their titles, conditions, meta and priorities, in definition
 // order. A node whose task is a graph used as a task (flow.Call) is written as "#id";
 // one whose task is another Go component is written as "@name" when a WithTaskNamer
-// resolver names it, and is otherwise an error wrapping ErrNoTextualForm.
+// resolver names it, and is otherwise an error wrapping ErrNoTextualForm. Strings are
+// quoted wherever YAML 1.2 or YAML 1.1 (Solon's parser) would read them as something
+// else: "true" and "1" as in any YAML, and "yes", "off" or the loop stepper "1:10:2" too.
 func YAML(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 	doc, err := document(g, newWriteConfig(opts))
 	if err != nil {
@@ -87,13 +89,57 @@ func yamlNode(v any, depth int) *yaml.Node {
 // into "\n" and other line breaks (NEL, LS, PS) into whatever the parser makes of them,
 // and yaml.v3 drops the leading empty lines of a literal block and cannot read one
 // whose first line starts with a tab. Double quotes escape all of these.
+//
+// It also quotes what a YAML 1.1 parser, as Solon's (SnakeYAML) is, resolves to
+// something else than the string (yaml11Typed): yaml.v3 writes YAML 1.2 and leaves
+// those plain.
 func stringNode(s string) *yaml.Node {
 	n := scalar("!!str", s)
 	if s == "<<" || strings.HasPrefix(s, "\n") || strings.HasPrefix(s, "\t") || strings.Contains(s, "\n\t") ||
-		strings.ContainsAny(s, "\r\u0085\u2028\u2029") {
+		strings.ContainsAny(s, "\r\u0085\u2028\u2029") || yaml11Typed(s) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n
+}
+
+// yaml11Typed reports whether a plain scalar s reads as a boolean, a sexagesimal
+// number or the value key "=" in YAML 1.1, though as a string in YAML 1.2: "yes",
+// "off", "Y", and "1:10:2", a loop stepper, which is the integer 4202 there.
+func yaml11Typed(s string) bool {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
+		"on", "On", "ON", "off", "Off", "OFF", "=":
+		return true
+	}
+	return sexagesimal(s)
+}
+
+// sexagesimal reports whether s is a YAML 1.1 base-60 integer
+// ([-+]?[1-9][0-9_]*(:[0-5]?[0-9])+) or float ([-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*).
+func sexagesimal(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	head, rest, ok := strings.Cut(s, ":")
+	if !ok || head == "" || head[0] < '0' || head[0] > '9' || strings.Trim(head, "0123456789_") != "" {
+		return false
+	}
+	rest, frac, float := strings.Cut(rest, ".")
+	if float && strings.Trim(frac, "0123456789_") != "" {
+		return false
+	}
+	if !float && head[0] == '0' {
+		return false
+	}
+	for part := range strings.SplitSeq(rest, ":") {
+		switch {
+		case len(part) == 1 && part[0] >= '0' && part[0] <= '9':
+		case len(part) == 2 && part[0] >= '0' && part[0] <= '5' && part[1] >= '0' && part[1] <= '9':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func scalar(tag, value string) *yaml.Node {
