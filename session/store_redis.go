@@ -88,7 +88,13 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:" + id }
 // members are more than a fraction of about 1/pruneSample, a save removes more of them
 // on average than it adds, so without any List the sets stay within a small factor
 // of the live instances. A set of at most pruneSample members is pruned whole.
+//
+// A key at an instance's place that is not a hash (another program's) is never
+// written over ({5, 0}), and pruning leaves its id alone: a save of another instance
+// must not fail on it.
 const saveScript = `
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t ~= 'hash' and t ~= 'none' then return {5, 0} end
 local v = redis.call('HGET', KEYS[1], 'v')
 if not v then
   if redis.call('EXISTS', KEYS[1]) == 1 then return {2, 0} end
@@ -110,8 +116,10 @@ redis.call('SADD', ARGV[6] .. ARGV[3], ARGV[7])
 redis.call('SADD', KEYS[2], ARGV[7])
 local function prune(set, status)
   for _, id in ipairs(redis.call('SRANDMEMBER', set, ` + pruneSample + `)) do
-    local st = redis.call('HGET', ARGV[8] .. id, 'st')
-    if (not st) or (status and st ~= status) then redis.call('SREM', set, id) end
+    local st = redis.pcall('HGET', ARGV[8] .. id, 'st')
+    if type(st) == 'table' then
+      -- not a hash: another program's key, left for Load and Delete to report
+    elseif (not st) or (status and st ~= status) then redis.call('SREM', set, id) end
   end
 end
 prune(ARGV[6] .. ARGV[3], ARGV[3])
@@ -125,11 +133,14 @@ const pruneSample = "8"
 
 // deleteScript: KEYS[1] the instance hash, KEYS[2] the set of all ids; ARGV status
 // set prefix, id, snapshot format. It returns 1, 0 when the instance is not stored, or
-// -1 when the hash holds a snapshot of another format (not deleted, see saveScript). A
+// -1 when the hash holds a snapshot of another format (not deleted, see saveScript), -2
+// when the key is not a hash (another program's: not deleted either). A
 // hash that lost its status (damage Load reports) is deleted too; its id leaves the
 // status set it is in when List or a save checks that set.
 const deleteScript = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t == 'none' then return 0 end
+if t ~= 'hash' then return -2 end
 local f = redis.call('HGET', KEYS[1], 'f')
 if f and f ~= ARGV[3] then return -1 end
 local st = redis.call('HGET', KEYS[1], 'st')
@@ -140,13 +151,16 @@ return 1
 `
 
 // listScript: KEYS[1] the index set; ARGV instance key prefix, status ("" for all).
-// Members whose instance expired or changed status are removed from the set on the way.
+// Members whose instance expired or changed status are removed from the set on the way;
+// a member whose key is not a hash is not listed (it failed the whole List).
 const listScript = `
 local ids = redis.call('SMEMBERS', KEYS[1])
 local out = {}
 for _, id in ipairs(ids) do
-  local st = redis.call('HGET', ARGV[1] .. id, 'st')
-  if (not st) or (ARGV[2] ~= '' and st ~= ARGV[2]) then
+  local st = redis.pcall('HGET', ARGV[1] .. id, 'st')
+  if type(st) == 'table' then
+    -- not a hash: not an instance (another program's key); Load reports it
+  elseif (not st) or (ARGV[2] ~= '' and st ~= ARGV[2]) then
     redis.call('SREM', KEYS[1], id)
   else
     table.insert(out, id)
@@ -165,6 +179,9 @@ func (s *RedisStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 		return nil, err
 	}
 	vals, err := s.rdb.HMGet(ctx, s.key(id), "v", "st", "d").Result()
+	if redis.HasErrorPrefix(err, "WRONGTYPE") {
+		return nil, fmt.Errorf("session: redis: load %q: %w: the key is not a hash", id, ErrCorrupt)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session: redis: load %q: %w", id, err)
 	}
@@ -244,6 +261,8 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 			ErrConflict, id, expectedVersion, check)
 	case 4:
 		return fmt.Errorf("session: redis: save %q: %w %d (this build writes format %d): not saved over", id, ErrFormat, res[1], FormatVersion)
+	case 5:
+		return fmt.Errorf("session: redis: save %q: %w: the key is not a hash: not saved over", id, ErrCorrupt)
 	default:
 		return conflict(id, expectedVersion, res[1])
 	}
@@ -263,6 +282,9 @@ func (s *RedisStore) Delete(ctx context.Context, id string) error {
 	n, err := s.rdb.Eval(ctx, deleteScript, []string{s.key(id), s.prefix + "all"}, s.prefix+"status:", id, FormatVersion).Int64()
 	if err != nil {
 		return fmt.Errorf("session: redis: delete %q: %w", id, err)
+	}
+	if n == -2 {
+		return fmt.Errorf("session: redis: delete %q: %w: the key is not a hash; not deleted", id, ErrCorrupt)
 	}
 	if n < 0 {
 		return fmt.Errorf("session: redis: delete %q: %w: the hash holds a snapshot of another format; not deleted", id, ErrFormat)
