@@ -45,7 +45,9 @@
 // TTLStore for expiry. ValidateID is the common rule for instance ids; every store
 // applies it. FileStore and RedisStore never save over or delete a snapshot of a
 // format this build cannot read (ErrFormat; a Redis hash written before this check
-// existed carries no format and is not checked). The conformance suite in
+// existed carries no format and is not checked), nor a Redis key at an instance's
+// place that is not a hash (another program's: Load and Delete report ErrCorrupt,
+// List leaves it out). The conformance suite in
 // session/storetest checks any Store.
 //
 // A save that took effect but whose durability the store cannot assure (FileStore:
