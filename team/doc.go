@@ -212,8 +212,18 @@
 //     which keeps no error, its TeamEnd and OnTeamEnd, which gets the cause as
 //     OnMemberEnd does for an interrupted turn), and goes on when flow runs its node
 //     again (a TeamStart "resumed"), or is retried like a failed run when flow calls
-//     its graph again. A root team whose context the caller cancelled, or a team
-//     whose own member failed fast, fails. Branch policy continue lets the other members
+//     its graph again. A team used as a plain agent node of another graph (AsTask,
+//     "@crew") whose node's context ended so (a fail-fast sibling, the caller's
+//     cancellation), by no failure of its own, is interrupted too, and so is its
+//     member's turn: flow ends the node INTERRUPTED, and the node's resume (or
+//     retry) retries the team's run as flow's call of a failed Task team does, under
+//     a new run id (the node's run keeps no frames inside it): a member that
+//     answered replays its answer, the one cut short runs. (The team cannot tell a
+//     node context of an interceptor's own that ends, a deadline per node, from the
+//     run's: flow fails that node, the team's run says interrupted, and the node's
+//     retry retries it the same.) A root team called by user code (Call, Stream)
+//     whose context the caller cancelled, or a team whose own member failed fast,
+//     fails. Branch policy continue lets the other members
 //     finish, and the coordinator reports the failed member as a gap ("[m] failed:
 //     …") instead of leaving it out. Members that are sub-agents (a SubResult, or
 //     failed tool calls RecordToolCalls kept) get coverage notes at the end of the

@@ -519,10 +519,17 @@ func (t *TeamAgent) callInNode(ctx context.Context, prompt string, sess *AgentSe
 	before := outer.Vars()
 	inner := flow.NewContextWith(outer.InstanceID(), before)
 	inner.Set(t.InputKey(), prompt)
-	res, err := t.eng.EvalGraph(withParent(ctx, outer.RunID()), t.graph, inner)
-	for k, v := range inner.Vars() {
+	in := &inNodeCall{team: t, node: ctx, continues: outer.Resumed() || outer.Attempt() > 1}
+	res, err := t.eng.EvalGraph(context.WithValue(withParent(ctx, outer.RunID()), inNodeKey{}, in), t.graph, inner)
+	after := inner.Vars()
+	for k, v := range after {
 		if old, ok := before[k]; !ok || !sameValue(old, v) {
 			outer.Set(k, v)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			outer.Delete(k) // the team's completed run dropped its turn log, say
 		}
 	}
 	if err != nil {

@@ -1,0 +1,165 @@
+package team_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// nodeEnds records how flow ends each node, by id.
+type nodeEnds struct {
+	flow.NopInterceptor
+	mu  sync.Mutex
+	end map[string]trace.Status
+}
+
+func (h *nodeEnds) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.end == nil {
+		h.end = map[string]trace.Status{}
+	}
+	h.end[n.ID] = end.Status
+}
+
+func (h *nodeEnds) of(id string) trace.Status {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.end[id]
+}
+
+// teamEvents collects a team's TeamEnd and NodeEnd statuses by agent.
+type teamEvents struct {
+	mu    sync.Mutex
+	teams []string
+	nodes map[string]string
+}
+
+func (e *teamEvents) sink(ctx context.Context) context.Context {
+	return team.WithSink(ctx, func(ev team.Event) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		switch ev.Kind {
+		case team.EventTeamEnd:
+			e.teams = append(e.teams, ev.Status)
+		case team.EventNodeEnd:
+			if e.nodes == nil {
+				e.nodes = map[string]string{}
+			}
+			e.nodes[ev.Agent] = ev.Status
+		}
+	})
+}
+
+// A team used as a plain agent node (AsTask, "@crew") in one branch of a parallel
+// gateway, cut short because the sibling branch failed fast: flow ends the node
+// INTERRUPTED, and the team's run and its member's turn are interrupted too, not
+// failed. The resume of the node goes on with the team: the member that answered is
+// not asked again, the one cut short runs.
+func TestTeamInNodeCutByFailFastSiblingIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	a := &turnsAgent{name: "a"}
+	tm, err := team.NewTeam("crew", team.WithMembers(a, slow))
+	require.NoError(t, err)
+	failures := 0
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
+	spec.Activity("crew").SetTask("@crew").LinkTo("join")
+	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		if failures++; failures == 1 {
+			<-started
+			return down
+		}
+		return nil
+	})).LinkTo("join")
+	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	h := &nodeEnds{}
+	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
+	evs := &teamEvents{}
+	fc := flow.NewContextWith("ops-innode", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(evs.sink(context.Background()), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, trace.Interrupted, h.of("crew"), "flow interrupts the node")
+	tr := tm.Trace(fc)
+	assert.Equal(t, team.TeamInterrupted, tr.Status)
+	assert.Nil(t, tr.Error, "the team did not fail")
+	assert.Equal(t, []string{"a"}, tr.Route)
+	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
+	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted}, evs.nodes)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a.calls(), "a's answer is not asked for again")
+	assert.Equal(t, 2, slow.calls())
+	tr = tm.Trace(fc)
+	assert.Equal(t, team.TeamCompleted, tr.Status)
+	assert.Equal(t, []string{"a", "slow"}, tr.Route)
+	assert.Equal(t, "slow done", fc.Value(team.AnswerKey("crew")))
+	_, left := fc.Get("_team.crew:turns")
+	assert.False(t, left, "the completed run leaves no log")
+}
+
+// The same for a team node whose context the caller cancelled: the flow run fails
+// with the cancellation, the node is interrupted, and so are the team's run and its
+// member's turn; the resume goes on with the team.
+func TestTeamInNodeCancelledByCallerIsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n > 1 {
+			return &team.Answer{Content: "done"}, nil
+		}
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	a := &turnsAgent{name: "a"}
+	tm, err := team.NewTeam("crew", team.WithMembers(a, waiter))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").SetTask("@crew").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	h := &nodeEnds{}
+	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
+	evs := &teamEvents{}
+	fc := flow.NewContextWith("ops-innode-cancel", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(evs.sink(ctx), g, fc)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, trace.Interrupted, h.of("crew"), "flow interrupts the node")
+	tr := tm.Trace(fc)
+	assert.Equal(t, team.TeamInterrupted, tr.Status)
+	assert.Nil(t, tr.Error)
+	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
+	assert.Equal(t, map[string]string{"a": team.RunCompleted, "waiter": team.RunInterrupted}, evs.nodes)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a.calls(), "a's answer is not asked for again")
+	assert.Equal(t, 2, waiter.calls())
+	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
+	assert.Equal(t, "done", fc.Value(team.AnswerKey("crew")))
+}
