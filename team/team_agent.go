@@ -417,7 +417,10 @@ func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, er
 //
 // Called as the task of a node of another graph (AsTask), the team runs on a copy of
 // the node's context and writes back what it changed; it cannot suspend there
-// (ErrTeamSuspendedInNode): use Task or make it a team member for that.
+// (ErrTeamSuspendedInNode): use Task or make it a team member for that. There its run
+// ends interrupted when the node's context ends by no failure of the team's (as flow
+// ends the node), and the node's resume or retry retries it, replaying the members
+// that answered (see Teams in the package documentation).
 func (t *TeamAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
 	if sess == nil {
 		sess = NewSession("")

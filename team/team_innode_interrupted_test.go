@@ -163,3 +163,61 @@ func TestTeamInNodeCancelledByCallerIsInterrupted(t *testing.T) {
 	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
 	assert.Equal(t, "done", fc.Value(team.AnswerKey("crew")))
 }
+
+// The same with the member cut short inside a team nested in the node's team: the
+// nested run is interrupted too, and the node's resume retries both, replaying the
+// answer given before the cut.
+func TestTeamInNodeWithNestedTeamCutBySiblingIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	a, b := &turnsAgent{name: "a"}, &turnsAgent{name: "b"}
+	sub, err := team.NewTeam("sub", team.WithMembers(b, slow))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("crew", team.WithMembers(a, sub))
+	require.NoError(t, err)
+	failures := 0
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
+	spec.Activity("crew").SetTask("@crew").LinkTo("join")
+	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		if failures++; failures == 1 {
+			<-started
+			return down
+		}
+		return nil
+	})).LinkTo("join")
+	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	h := &nodeEnds{}
+	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
+	evs := &teamEvents{}
+	fc := flow.NewContextWith("ops-innode-nested", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(evs.sink(context.Background()), g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	require.Equal(t, trace.Interrupted, h.of("crew"))
+	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
+	assert.Equal(t, team.TeamInterrupted, sub.Trace(fc).Status)
+	assert.Equal(t, []string{team.TeamInterrupted, team.TeamInterrupted}, evs.teams)
+	assert.Equal(t, map[string]string{"a": team.RunCompleted, "b": team.RunCompleted, "slow": team.RunInterrupted,
+		"sub": team.RunInterrupted}, evs.nodes)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
+	assert.Equal(t, 1, b.calls(), "b's answer is replayed")
+	assert.Equal(t, 2, slow.calls())
+	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
+	assert.Equal(t, team.TeamCompleted, sub.Trace(fc).Status)
+	assert.Equal(t, "slow done", fc.Value(team.AnswerKey("crew")))
+}

@@ -1,0 +1,139 @@
+package team_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+)
+
+// A team nested two levels deep, cut short because the root team's fork failed fast:
+// both nested runs and their nodes are interrupted, not failed, and the retried run
+// goes on with them, replaying the answer given before the cut.
+func TestTwoLevelNestedTeamCutByFailFastIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			<-started
+			return nil, down
+		}
+		return &team.Answer{Content: "bad done"}, nil
+	}}
+	a := &turnsAgent{name: "a"}
+	inner, err := team.NewTeam("inner", team.WithMembers(a, slow))
+	require.NoError(t, err)
+	mid, err := team.NewTeam("mid", team.WithMembers(inner))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(mid, bad))
+	require.NoError(t, err)
+	var (
+		mu       sync.Mutex
+		nodeEnds = map[string]string{}
+		teamEnds = map[string]string{}
+	)
+	ctx := team.WithSink(context.Background(), func(ev team.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Kind {
+		case team.EventNodeEnd:
+			nodeEnds[ev.Agent] = ev.Status
+		case team.EventTeamEnd:
+			teamEnds[ev.Agent] = ev.Status
+		}
+	})
+	sess := team.NewSession("two-levels")
+	_, err = outer.Call(ctx, "work", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "mid": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted, "inner": team.RunInterrupted,
+		"mid": team.RunInterrupted, "bad": team.RunFailed}, nodeEnds)
+	fc := sess.Context()
+	assert.Nil(t, inner.Trace(fc).Error)
+	assert.Nil(t, mid.Trace(fc).Error)
+	assert.Empty(t, mid.Trace(fc).Route, "no turn of inner's")
+
+	ans, err := outer.Call(context.Background(), "work", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "[mid] slow done\n\n[bad] bad done", ans.Content)
+	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
+	assert.Equal(t, 2, slow.calls())
+	assert.Equal(t, team.TeamCompleted, inner.Trace(fc).Status)
+	assert.Equal(t, team.TeamCompleted, mid.Trace(fc).Status)
+}
+
+// The same with the root team run as a sub-graph (Task): the failure aborts its call,
+// and the teams nested two levels inside it are cut short with it, interrupted; the
+// resumed flow retries the call, replaying the answer given before the cut.
+func TestTwoLevelNestedTeamCutByAbortedCallIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			<-started
+			return nil, down
+		}
+		return &team.Answer{Content: "bad done"}, nil
+	}}
+	a := &turnsAgent{name: "a"}
+	inner, err := team.NewTeam("inner", team.WithMembers(a, slow))
+	require.NoError(t, err)
+	mid, err := team.NewTeam("mid", team.WithMembers(inner))
+	require.NoError(t, err)
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(mid, bad))
+	require.NoError(t, err)
+	eng, g := opsGraph(t, outer)
+	require.NoError(t, eng.Register(inner.Graph()))
+	require.NoError(t, eng.Register(mid.Graph()))
+	var (
+		mu       sync.Mutex
+		nodeEnds = map[string]string{}
+		teamEnds = map[string]string{}
+	)
+	ctx := team.WithSink(context.Background(), func(ev team.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Kind {
+		case team.EventNodeEnd:
+			nodeEnds[ev.Agent] = ev.Status
+		case team.EventTeamEnd:
+			teamEnds[ev.Agent] = ev.Status
+		}
+	})
+	fc := flow.NewContextWith("two-levels-call", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(ctx, g, fc)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "mid": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted, "inner": team.RunInterrupted,
+		"mid": team.RunInterrupted, "bad": team.RunFailed}, nodeEnds)
+	assert.Nil(t, inner.Trace(fc).Error)
+	assert.Nil(t, mid.Trace(fc).Error)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
+	assert.Equal(t, 2, slow.calls())
+	assert.Equal(t, team.TeamCompleted, inner.Trace(fc).Status)
+	assert.Equal(t, team.TeamCompleted, mid.Trace(fc).Status)
+	assert.Equal(t, "[mid] slow done\n\n[bad] bad done", outer.Trace(fc).FinalAnswer)
+}
