@@ -350,7 +350,10 @@
 // not_found, invalid_query, source_unavailable, step_limit, cancelled, ...), a
 // retryable flag and a message; errors.Is(err, ErrRateLimited) matches by type. In a
 // graph the type is the failed node's code and a retryable error is retried by the
-// node's retry policy (flow reads Retryable()).
+// node's retry policy (flow reads Retryable()). An agent cut short by its context's
+// end fails with cancelled (or timeout) whose chain holds the context's error, also
+// when the caller gave a cause (context.WithCancelCause; the message and the chain
+// keep it too): that is how flow tells a cut node (INTERRUPTED) from a failed one.
 //
 // # Sub-agent results and coverage notes
 //

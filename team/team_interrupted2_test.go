@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // A team nested two levels deep, cut short because the root team's fork failed fast:
@@ -136,4 +138,41 @@ func TestTwoLevelNestedTeamCutByAbortedCallIsInterrupted(t *testing.T) {
 	assert.Equal(t, team.TeamCompleted, inner.Trace(fc).Status)
 	assert.Equal(t, team.TeamCompleted, mid.Trace(fc).Status)
 	assert.Equal(t, "[mid] slow done\n\n[bad] bad done", outer.Trace(fc).FinalAnswer)
+}
+
+// A member whose model call the caller's cancellation cut short is interrupted also
+// when the caller gave a cause (context.WithCancelCause): the agent's error keeps the
+// context's error, which flow looks for, beside the cause. It failed the member's
+// turn and its node (the error policy asked, the node skipped on resume after a
+// recover goto), as the cause alone hid the cancellation.
+func TestMemberCancelledWithCauseIsInterrupted(t *testing.T) {
+	shutdown := errors.New("shutting down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	model := testkit.NewScriptedModel(testkit.Turn{Wait: make(chan struct{})}, testkit.Reply("done"))
+	w, err := team.NewSimpleAgent("w", model)
+	require.NoError(t, err)
+	tm, err := team.NewTeam("seq", team.WithMembers(w))
+	require.NoError(t, err)
+	var ends []string
+	ctx = team.WithSink(ctx, func(ev team.Event) {
+		switch {
+		case ev.Kind == team.EventReasonStart && ev.Agent == "w":
+			cancel(shutdown)
+		case ev.Kind == team.EventNodeEnd:
+			ends = append(ends, ev.Status)
+		}
+	})
+	sess := team.NewSession("cause")
+	_, err = tm.Call(ctx, "go", sess)
+	require.ErrorIs(t, err, shutdown, "the run fails with the cause")
+	assert.Equal(t, []string{team.RunInterrupted}, ends)
+	tr := tm.Trace(sess.Context())
+	assert.Empty(t, tr.MemberRecords())
+	assert.Equal(t, 0, tr.Turns)
+
+	ans, err := tm.Call(context.Background(), "go", sess)
+	require.NoError(t, err)
+	assert.Equal(t, "done", ans.Content)
+	assert.Equal(t, 1, tm.Trace(sess.Context()).Turns)
 }
