@@ -536,6 +536,11 @@ func (t *TeamAgent) callInNode(ctx context.Context, prompt string, sess *AgentSe
 		}
 	}
 	if err != nil {
+		if tr := t.Trace(inner); tr != nil && tr.Status == TeamInterrupted && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			// The run's error holds the cause a caller gave its cancellation: flow
+			// interrupts the node, as the team's run was, only when it holds ctx.Err().
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
 		return nil, fmt.Errorf("team %q: %w", t.name, err)
 	}
 	if res.Status != flow.StatusCompleted {

@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -220,4 +221,41 @@ func TestTeamInNodeWithNestedTeamCutBySiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
 	assert.Equal(t, team.TeamCompleted, sub.Trace(fc).Status)
 	assert.Equal(t, "slow done", fc.Value(team.AnswerKey("crew")))
+}
+
+// The same when the caller cancels with a cause (context.WithCancelCause): the team's
+// error keeps the context's error beside the cause, so flow interrupts the node as
+// the team's run is interrupted. With the cause alone, flow failed the node.
+func TestTeamInNodeCancelledWithCauseIsInterrupted(t *testing.T) {
+	shutdown := errors.New("shutting down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n > 1 {
+			return &team.Answer{Content: "done"}, nil
+		}
+		cancel(shutdown)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	tm, err := team.NewTeam("crew", team.WithMembers(waiter))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").SetTask("@crew").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	h := &nodeEnds{}
+	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
+	fc := flow.NewContextWith("ops-innode-cause", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(ctx, g, fc)
+	require.ErrorIs(t, err, shutdown)
+	assert.Equal(t, trace.Interrupted, h.of("crew"), "flow interrupts the node")
+	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
+
+	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "done", fc.Value(team.AnswerKey("crew")))
 }
