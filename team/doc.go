@@ -380,7 +380,9 @@
 // never turns an error into an empty success. As a graph node it writes its SubResult
 // to ResultKey(name) and, when it could not resolve a failure, also fails the node
 // with the structured *Error, so the failure is an ExecutionError record and an audit
-// FAILED record: put sub-agents behind a parallel gateway with branchPolicy
+// FAILED record (unless its context ended: that error, cancelled or timeout, holds
+// the context's, and flow interrupts the node, which runs again on resume, as it
+// does any agent's): put sub-agents behind a parallel gateway with branchPolicy
 // "continue" (or give their nodes an onError policy) so the other sub-tasks go on.
 //
 // A sub-agent that swallows an error and reports an empty success is found out by

@@ -176,3 +176,56 @@ func TestMemberCancelledWithCauseIsInterrupted(t *testing.T) {
 	assert.Equal(t, "done", ans.Content)
 	assert.Equal(t, 1, tm.Trace(sess.Context()).Turns)
 }
+
+// A sub-agent member of a parallel team cancelled because another member failed fast
+// is interrupted like any member: its error keeps the context's error, which flow
+// looks for. Its report said cancelled with no cause to unwrap, so flow failed its
+// node and the team recorded a failed turn of it.
+func TestSubAgentMemberCancelledByFailFastIsInterrupted(t *testing.T) {
+	started := make(chan struct{})
+	searches := 0
+	sub := &team.SubAgent{Task: "search", Search: func(ctx context.Context, _ string) ([]any, error) {
+		if searches++; searches == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return []any{"hit"}, nil
+	}}
+	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			<-started
+			return nil, down
+		}
+		return &team.Answer{Content: "bad done"}, nil
+	}}
+	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel()), team.WithMembers(sub, bad))
+	require.NoError(t, err)
+	var (
+		mu   sync.Mutex
+		ends = map[string]string{}
+	)
+	ctx := team.WithSink(context.Background(), func(ev team.Event) {
+		if ev.Kind == team.EventNodeEnd {
+			mu.Lock()
+			ends[ev.Agent] = ev.Status
+			mu.Unlock()
+		}
+	})
+	sess := team.NewSession("sub-ff")
+	_, err = tm.Call(ctx, "find", sess)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, map[string]string{"search": team.RunInterrupted, "bad": team.RunFailed}, ends)
+	assert.Equal(t, []string{"bad"}, tm.Trace(sess.Context()).Route, "no turn of the sub-agent's")
+
+	_, err = tm.Call(context.Background(), "find", sess)
+	require.NoError(t, err)
+	assert.Equal(t, 2, searches)
+	var recs []string
+	for _, r := range tm.Trace(sess.Context()).MemberRecords() {
+		if r.Source == "search" {
+			recs = append(recs, r.Status)
+		}
+	}
+	assert.Equal(t, []string{team.RunCompleted}, recs)
+}
