@@ -260,8 +260,9 @@
 // prompt) starts its members afresh, discarding member runs the failed run left
 // waiting for decisions. Where the failed node is the call of a nested team (or of a
 // team run as a sub-graph with Task), flow calls the team's graph again from its
-// start; the team, started again on the same question in the same place by the
-// resume (or the retry) of that node, retries its failed run (under a new run id).
+// start, and a team used as a plain agent node (AsTask) is evaluated again; the team,
+// started again on the same question in the same place by the resume (or the retry)
+// of that node, retries its failed (or interrupted) run (under a new run id).
 // The member whose failure kept its run waiting goes on with it, so an approved call
 // still runs once and nobody is asked again; and a member turn that ended with an
 // answer in the failed run (or in a run it retried) is replayed when the retry asks
@@ -277,9 +278,11 @@
 // answer); the trace records it as it was (the member's run id, answer, usage and
 // duration) and counts its metrics once, so the retried run's trace is the one it
 // would have had without the failure. What the replay needs (a log of the answered
-// turns of a team run as a sub-graph, "_team.<name>:turns", dropped when the run
-// can no longer be retried: it completes, its parent's run completes, or an error
-// policy recovers its call; RunFlow and ResumeFlow, and an engine with
+// turns of a team run as a sub-graph or in an agent node, "_team.<name>:turns",
+// dropped when the run can no longer be retried: it completes, its parent's run
+// completes, or an error policy recovers its call (a Task's, or a nested team's:
+// the team's Interceptor sees it; an agent node's log stays until the team runs
+// again there or a flow run of RunFlow, ResumeFlow or DiscardStaleRuns ends); RunFlow and ResumeFlow, and an engine with
 // DiscardStaleRuns, also drop every turn log when a new flow run starts over the
 // context, which retries no earlier run even where it never reaches the team's
 // node, and when a flow run completes) is kept in the context variables with the team's trace,

@@ -259,3 +259,29 @@ func TestTeamInNodeCancelledWithCauseIsInterrupted(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, "done", fc.Value(team.AnswerKey("crew")))
 }
+
+// A team in an agent node whose run failed is retried by the node's retry policy as
+// by the node's resume: the member that answered replays its answer, the one that
+// failed runs again. (It started afresh, asking every member again.)
+func TestTeamInNodeRetriedReplaysAnsweredMembers(t *testing.T) {
+	a := &turnsAgent{name: "a"}
+	f := &turnsAgent{name: "f", outcomes: []error{down}}
+	tm, err := team.NewTeam("crew", team.WithMembers(a, f))
+	require.NoError(t, err)
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	spec.Activity("crew").SetTask("@crew").SetRetry(flow.RetryPolicy{Max: 2, NoJitter: true}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(team.WithAgents(tm))
+	fc := flow.NewContextWith("ops-innode-retry", map[string]any{"prompt": "work"})
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
+	assert.Equal(t, 2, f.calls())
+	tr := tm.Trace(fc)
+	assert.Equal(t, team.TeamCompleted, tr.Status)
+	assert.Equal(t, "answer 2", tr.FinalAnswer)
+}
