@@ -212,8 +212,18 @@
 //     which keeps no error, its TeamEnd and OnTeamEnd, which gets the cause as
 //     OnMemberEnd does for an interrupted turn), and goes on when flow runs its node
 //     again (a TeamStart "resumed"), or is retried like a failed run when flow calls
-//     its graph again. A root team whose context the caller cancelled, or a team
-//     whose own member failed fast, fails. Branch policy continue lets the other members
+//     its graph again. A team used as a plain agent node of another graph (AsTask,
+//     "@crew") whose node's context ended so (a fail-fast sibling, the caller's
+//     cancellation), by no failure of its own, is interrupted too, and so is its
+//     member's turn: flow ends the node INTERRUPTED, and the node's resume (or
+//     retry) retries the team's run as flow's call of a failed Task team does, under
+//     a new run id (the node's run keeps no frames inside it): a member that
+//     answered replays its answer, the one cut short runs. (The team cannot tell a
+//     node context of an interceptor's own that ends, a deadline per node, from the
+//     run's: flow fails that node, the team's run says interrupted, and the node's
+//     retry retries it the same.) A root team called by user code (Call, Stream)
+//     whose context the caller cancelled, or a team whose own member failed fast,
+//     fails. Branch policy continue lets the other members
 //     finish, and the coordinator reports the failed member as a gap ("[m] failed:
 //     …") instead of leaving it out. Members that are sub-agents (a SubResult, or
 //     failed tool calls RecordToolCalls kept) get coverage notes at the end of the
@@ -250,8 +260,9 @@
 // prompt) starts its members afresh, discarding member runs the failed run left
 // waiting for decisions. Where the failed node is the call of a nested team (or of a
 // team run as a sub-graph with Task), flow calls the team's graph again from its
-// start; the team, started again on the same question in the same place by the
-// resume (or the retry) of that node, retries its failed run (under a new run id).
+// start, and a team used as a plain agent node (AsTask) is evaluated again; the team,
+// started again on the same question in the same place by the resume (or the retry)
+// of that node, retries its failed (or interrupted) run (under a new run id).
 // The member whose failure kept its run waiting goes on with it, so an approved call
 // still runs once and nobody is asked again; and a member turn that ended with an
 // answer in the failed run (or in a run it retried) is replayed when the retry asks
@@ -267,9 +278,11 @@
 // answer); the trace records it as it was (the member's run id, answer, usage and
 // duration) and counts its metrics once, so the retried run's trace is the one it
 // would have had without the failure. What the replay needs (a log of the answered
-// turns of a team run as a sub-graph, "_team.<name>:turns", dropped when the run
-// can no longer be retried: it completes, its parent's run completes, or an error
-// policy recovers its call; RunFlow and ResumeFlow, and an engine with
+// turns of a team run as a sub-graph or in an agent node, "_team.<name>:turns",
+// dropped when the run can no longer be retried: it completes, its parent's run
+// completes, or an error policy recovers its call (a Task's, or a nested team's:
+// the team's Interceptor sees it; an agent node's log stays until the team runs
+// again there or a flow run of RunFlow, ResumeFlow or DiscardStaleRuns ends); RunFlow and ResumeFlow, and an engine with
 // DiscardStaleRuns, also drop every turn log when a new flow run starts over the
 // context, which retries no earlier run even where it never reaches the team's
 // node, and when a flow run completes) is kept in the context variables with the team's trace,
@@ -340,7 +353,10 @@
 // not_found, invalid_query, source_unavailable, step_limit, cancelled, ...), a
 // retryable flag and a message; errors.Is(err, ErrRateLimited) matches by type. In a
 // graph the type is the failed node's code and a retryable error is retried by the
-// node's retry policy (flow reads Retryable()).
+// node's retry policy (flow reads Retryable()). An agent cut short by its context's
+// end fails with cancelled (or timeout) whose chain holds the context's error, also
+// when the caller gave a cause (context.WithCancelCause; the message and the chain
+// keep it too): that is how flow tells a cut node (INTERRUPTED) from a failed one.
 //
 // # Sub-agent results and coverage notes
 //
@@ -367,7 +383,9 @@
 // never turns an error into an empty success. As a graph node it writes its SubResult
 // to ResultKey(name) and, when it could not resolve a failure, also fails the node
 // with the structured *Error, so the failure is an ExecutionError record and an audit
-// FAILED record: put sub-agents behind a parallel gateway with branchPolicy
+// FAILED record (unless its context ended: that error, cancelled or timeout, holds
+// the context's, and flow interrupts the node, which runs again on resume, as it
+// does any agent's): put sub-agents behind a parallel gateway with branchPolicy
 // "continue" (or give their nodes an onError policy) so the other sub-tasks go on.
 //
 // A sub-agent that swallows an error and reports an empty success is found out by

@@ -152,7 +152,16 @@ func AsError(err error, fallback ErrorType) *Error {
 	return &Error{Type: fallback, Retry: fallback.Retryable(), Message: err.Error(), Err: err}
 }
 
-// ctxError converts the end of ctx into a structured error.
+// ctxError converts the end of ctx into a structured error. Its chain holds ctx.Err()
+// whatever the cause: flow tells a task its run's end cut short (INTERRUPTED, run
+// again on resume) from one that failed by errors.Is(err, ctx.Err()), and a cause
+// the caller gave (context.WithCancelCause) alone would make the cut a failure.
 func ctxError(ctx context.Context) *Error {
-	return AsError(context.Cause(ctx), TypeCancelled)
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if err == nil || errors.Is(cause, err) {
+		return AsError(cause, TypeCancelled)
+	}
+	e := AsError(err, TypeCancelled)
+	e.Message, e.Err = cause.Error(), fmt.Errorf("%w: %w", err, cause)
+	return e
 }

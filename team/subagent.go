@@ -117,7 +117,14 @@ func (s *SubAgent) Call(ctx context.Context, prompt string, sess *AgentSession) 
 	r, ans := s.call(ctx, ri, prompt)
 	sess.Context().Set(ResultKey(s.Task), r)
 	if !r.OK() {
-		return nil, r.Err()
+		err := r.Err()
+		if e, ok := err.(*Error); ok && ctx.Err() != nil && (e.Type == TypeCancelled || e.Type == TypeTimeout) {
+			// The caller gave up, not the source: the error holds the context's, which
+			// is how flow tells a node cut short (INTERRUPTED, run again on resume, and
+			// so is a team member's turn) from a failed one.
+			e.Err = ctx.Err()
+		}
+		return nil, err
 	}
 	return ans, nil
 }

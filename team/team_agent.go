@@ -417,7 +417,10 @@ func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, er
 //
 // Called as the task of a node of another graph (AsTask), the team runs on a copy of
 // the node's context and writes back what it changed; it cannot suspend there
-// (ErrTeamSuspendedInNode): use Task or make it a team member for that.
+// (ErrTeamSuspendedInNode): use Task or make it a team member for that. There its run
+// ends interrupted when the node's context ends by no failure of the team's (as flow
+// ends the node), and the node's resume or retry retries it, replaying the members
+// that answered (see Teams in the package documentation).
 func (t *TeamAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
 	if sess == nil {
 		sess = NewSession("")
@@ -519,13 +522,25 @@ func (t *TeamAgent) callInNode(ctx context.Context, prompt string, sess *AgentSe
 	before := outer.Vars()
 	inner := flow.NewContextWith(outer.InstanceID(), before)
 	inner.Set(t.InputKey(), prompt)
-	res, err := t.eng.EvalGraph(withParent(ctx, outer.RunID()), t.graph, inner)
-	for k, v := range inner.Vars() {
+	in := &inNodeCall{team: t, node: ctx, continues: outer.Resumed() || outer.Attempt() > 1}
+	res, err := t.eng.EvalGraph(context.WithValue(withParent(ctx, outer.RunID()), inNodeKey{}, in), t.graph, inner)
+	after := inner.Vars()
+	for k, v := range after {
 		if old, ok := before[k]; !ok || !sameValue(old, v) {
 			outer.Set(k, v)
 		}
 	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			outer.Delete(k) // the team's completed run dropped its turn log, say
+		}
+	}
 	if err != nil {
+		if tr := t.Trace(inner); tr != nil && tr.Status == TeamInterrupted && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			// The run's error holds the cause a caller gave its cancellation: flow
+			// interrupts the node, as the team's run was, only when it holds ctx.Err().
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
 		return nil, fmt.Errorf("team %q: %w", t.name, err)
 	}
 	if res.Status != flow.StatusCompleted {

@@ -109,6 +109,7 @@ func TestMemberCancelledByCallerIsInterrupted(t *testing.T) {
 	}
 	require.ErrorIs(t, runErr, context.Canceled)
 	tr := tm.Trace(sess.Context())
+	assert.Equal(t, team.TeamFailed, tr.Status, "a root team the caller cancelled fails")
 	assert.Empty(t, tr.MemberRecords())
 	assert.Equal(t, 0, tr.Turns)
 	require.Len(t, ends, 1)

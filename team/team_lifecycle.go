@@ -137,13 +137,15 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	// approved batch) must go on with it, as on a retry of its own node, instead of
 	// asking the human again and running the approved calls twice. Only the flow run
 	// that failed retries it: a new evaluation asking the same question is a new run.
+	st := invStateOf(ctx, t)
+	logged := strings.Contains(c.CallPath(), "/") || st != nil && st.inNode != nil
 	if old := t.retries(ctx, c, tr, nest.parent); old != "" {
-		if st := invStateOf(ctx, t); st != nil {
+		if st != nil {
 			st.keep(old)
 		}
 		// The members whose turns ended with an answer in the failed run replay them
 		// (memberTask.replay) for the same question: they acted already.
-		t.startTurns(c, tr.RunID, old)
+		t.startTurns(c, tr.RunID, old, logged)
 	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
@@ -151,7 +153,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 				sess.Discard(name)
 			}
 		}
-		t.startTurns(c, tr.RunID, "")
+		t.startTurns(c, tr.RunID, "", logged)
 	}
 	t.cfg.proto.start(t, tr)
 	c.Set(TraceKey(t.name), *tr)
@@ -173,6 +175,11 @@ func (t *TeamAgent) continues(ctx context.Context, c *flow.Context) bool {
 	o := t.obs
 	if st := invStateOf(ctx, t); st != nil {
 		o = st.obs
+		if st.inNode != nil {
+			// Evaluated afresh for an agent node of another graph: the node's execution
+			// says which flow run it belongs to.
+			return st.inNode.continues
+		}
 	}
 	return c.Resumed() || c.Attempt() > 1 || o.callerContinues(c, t.graph.ID)
 }

@@ -118,9 +118,25 @@ type invState struct {
 	retried   string   // the id of the failed team run the start node retries (kept)
 	replayed  sync.Map // callKey of the nested teams' nodes whose turn was replayed -> struct{}
 	failed    error
-	waitsAt   string   // "callpath:node" of the first node that suspended
-	cut       sync.Map // turnKey -> cutTurn: member turns whose context ended, until their node ends
+	waitsAt   string      // "callpath:node" of the first node that suspended
+	cut       sync.Map    // turnKey -> cutTurn: member turns whose context ended, until their node ends
+	inNode    *inNodeCall // set when this is the evaluation callInNode makes for an agent node
 }
+
+// inNodeCall describes the agent node of another graph a team runs for (callInNode):
+// its evaluation there is a root evaluation of the team's graph on the team's engine,
+// which no interceptor of the node's engine frames, so the node's execution is told
+// through the context.
+type inNodeCall struct {
+	team *TeamAgent
+	// node is the node task's context: when it ends, flow ends the node INTERRUPTED.
+	node context.Context
+	// continues is set when the node's execution resumes the halted flow run or
+	// retries the node: the team then retries the run the node's last execution left.
+	continues bool
+}
+
+type inNodeKey struct{}
 
 type invKey struct{}
 
@@ -170,6 +186,14 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	}
 	st := &invState{team: t, obs: o, path: inv.Path}
 	st.outer, _ = ctx.Value(invKey{}).(*invState)
+	if in, _ := ctx.Value(inNodeKey{}).(*inNodeCall); in != nil {
+		if in.team == t && inv.Node == nil {
+			st.inNode = in
+		}
+		// The mark is for the node's own evaluation: nothing the team runs inside it
+		// (a nested team, a member calling a team) is that node's.
+		ctx = context.WithValue(ctx, inNodeKey{}, (*inNodeCall)(nil))
+	}
 	ctx = context.WithValue(ctx, invKey{}, st)
 	c := inv.Context
 	if inv.Resumed {
@@ -209,9 +233,16 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	st.mu.Lock()
 	failure := st.failed
 	st.mu.Unlock()
+	cause := failure // why the run ended, for the end hooks
 	switch {
 	case st.suspended.Load():
 		status = TeamSuspended
+	case failure == nil && st.inNode != nil && st.inNode.node.Err() != nil:
+		// Run for an agent node whose context ended (a fail-fast sibling, the
+		// caller's cancellation), by no failure of its own: flow ends that node
+		// INTERRUPTED and runs it again on resume, which retries this run, so it did
+		// not fail. (Unlike a root team the caller cancelled: nothing runs it again.)
+		status, cause = TeamInterrupted, context.Cause(st.inNode.node)
 	case failure == nil && err == nil && ctx.Err() != nil && inv.Node != nil:
 		// Cut short with its context, by no failure of its own: because another
 		// branch of the run, or of the call it runs in, failed, or the caller
@@ -230,6 +261,7 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 		if failure == nil {
 			failure = context.Cause(ctx)
 		}
+		cause = failure
 	}
 	tr := t.update(c, func(tr *TeamTrace) {
 		tr.Status = status
@@ -245,7 +277,7 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 		st.mu.Unlock()
 		pending = t.pending(c, tr, node)
 	}
-	t.emitEnd(ctx, tr, failure, pending)
+	t.emitEnd(ctx, tr, cause, pending)
 	return err
 }
 

@@ -102,13 +102,14 @@ func turnLogValue(v any) turnLog {
 	return l
 }
 
-// startTurns begins the log of the team run runID when the team's graph runs as a
-// sub-graph (a nested team, or Task): only a call is made again from the start to
-// retry it; a root evaluation is retried from its failed node, and a new one replays
-// nothing. When the run retries the failed run retried, the turns that run (and the
-// runs it retried) answered become the turns to replay.
-func (t *TeamAgent) startTurns(c *flow.Context, runID, retried string) {
-	if !strings.Contains(c.CallPath(), "/") {
+// startTurns begins the log of the team run runID when logged: the team's graph runs
+// as a sub-graph (a nested team, or Task), or for an agent node of another graph
+// (callInNode): only such an evaluation is made again from the start to retry it; a
+// root evaluation is retried from its failed node, and a new one replays nothing.
+// When the run retries the failed run retried, the turns that run (and the runs it
+// retried) answered become the turns to replay.
+func (t *TeamAgent) startTurns(c *flow.Context, runID, retried string, logged bool) {
+	if !logged {
 		c.Delete(t.turnsKey())
 		return
 	}
