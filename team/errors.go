@@ -152,11 +152,13 @@ func AsError(err error, fallback ErrorType) *Error {
 	return &Error{Type: fallback, Retry: fallback.Retryable(), Message: err.Error(), Err: err}
 }
 
-// ctxError converts the end of ctx into a structured error. Its chain holds ctx.Err()
-// whatever the cause: flow tells a task its run's end cut short (INTERRUPTED, run
-// again on resume) from one that failed by errors.Is(err, ctx.Err()), and a cause
-// the caller gave (context.WithCancelCause) alone would make the cut a failure.
-func ctxError(ctx context.Context) *Error {
+// ContextError converts the end of ctx into a structured error (TypeCancelled, or
+// the cause's own type). Its chain holds ctx.Err() whatever the cause: flow tells a
+// task its run's end cut short (INTERRUPTED, run again on resume) from one that
+// failed by errors.Is(err, ctx.Err()), and a cause the caller gave
+// (context.WithCancelCause) alone would make the cut a failure. An Agent written
+// outside this package returns it when its context ends.
+func ContextError(ctx context.Context) *Error {
 	err, cause := ctx.Err(), context.Cause(ctx)
 	if err == nil || errors.Is(cause, err) {
 		return AsError(cause, TypeCancelled)

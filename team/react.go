@@ -170,7 +170,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 		}
 		x.act(ctx, len(tr.StepsOf(StepReason)), run.Batch, run.Decisions)
 		if run.Batch != nil {
-			return nil, ctxError(ctx) // the context ended part-way: the rest waits
+			return nil, ContextError(ctx) // the context ended part-way: the rest waits
 		}
 	}
 	for {
@@ -179,7 +179,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 			return nil, &Error{Type: TypeStepLimit, Message: fmt.Sprintf("no answer after %d model calls", x.a.cfg.maxSteps)}
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, ctxError(ctx)
+			return nil, ContextError(ctx)
 		}
 		began := time.Now()
 		resp, d, err := x.reason(ctx, step, &ChatRequest{Messages: cloneMessages(run.Messages), Tools: x.a.defs, Options: x.a.cfg.options})
@@ -382,7 +382,7 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 		// The caller gave up (a resume that was cancelled, a call after one the
 		// cancellation stopped): the run fails before the model sees anything, so a
 		// tool run now would act for nobody; one that ignores ctx would still act.
-		o = Failure(ctxError(ctx))
+		o = Failure(ContextError(ctx))
 	} else {
 		x.run.Trace.Metrics.ToolCalls++
 		o = invoke(ctx, t, c.Args)

@@ -33,7 +33,7 @@ func (r *runner) reason(ctx context.Context, step int, req *ChatRequest) (*ChatR
 	ev := Event{Kind: EventReasonEnd, Step: step, Duration: d}
 	if err != nil {
 		if ctx.Err() != nil {
-			err = ctxError(ctx)
+			err = ContextError(ctx)
 		}
 		e := AsError(err, TypeAgentFailed)
 		err, ev.Error = e, e

@@ -204,7 +204,7 @@ func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now f
 		} else {
 			last = AsError(err, TypeSourceUnavailable)
 			if ctx.Err() != nil { // the caller gave up: that, not the attempt, is the outcome
-				last = ctxError(ctx)
+				last = ContextError(ctx)
 			}
 			out.Status, out.ErrorType, out.Message = StatusError, last.Type, last.Message
 			obs = Failure(last)

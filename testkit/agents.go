@@ -197,7 +197,7 @@ func (a *SlowAgent) Call(ctx context.Context, prompt string, sess *team.AgentSes
 	case <-a.release:
 	case <-timer:
 	case <-ctx.Done():
-		err := team.AsError(context.Cause(ctx), team.TypeCancelled)
+		err := team.ContextError(ctx)
 		end.Status, end.Error = team.RunFailed, err
 		team.Emit(ctx, end)
 		return nil, err

@@ -104,3 +104,26 @@ func TestSlowAgentSignalsEveryStart(t *testing.T) {
 	}
 	assert.Len(t, a.Started(), calls)
 }
+
+// A SlowAgent and a ScriptedModel cancelled with a cause keep the context's error in
+// their error's chain, as team's agents do: flow recognises the cut by it (the node
+// is interrupted, not failed), and the cause alone hid it.
+func TestCancelledWithACauseKeepsTheContextError(t *testing.T) {
+	stop := errors.New("shutting down")
+	a := testkit.NewSlowAgent("slow", "done")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.Call(ctx, "x", nil)
+		errc <- err
+	}()
+	<-a.Started()
+	cancel(stop)
+	err := <-errc
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, stop)
+
+	_, err = testkit.NewScriptedModel(testkit.Reply("hi")).Chat(ctx, &team.ChatRequest{})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorIs(t, err, stop)
+}

@@ -183,11 +183,11 @@ func (m *ScriptedModel) Chat(ctx context.Context, req *team.ChatRequest) (*team.
 		select {
 		case <-t.Wait:
 		case <-ctx.Done():
-			return nil, team.AsError(context.Cause(ctx), team.TypeCancelled)
+			return nil, team.ContextError(ctx)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, team.AsError(context.Cause(ctx), team.TypeCancelled)
+		return nil, team.ContextError(ctx)
 	}
 	if t.Respond != nil {
 		return t.Respond(req)
