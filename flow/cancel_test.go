@@ -209,3 +209,44 @@ func TestFailFastDuringRetryBackoffPutsTheRetryOff(t *testing.T) {
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, map[string]int{"r": 2, "b": 2}, runs)
 }
+
+// A task that calls Interrupt and then returns the caller's cancellation has ended its
+// branch, as Interrupt says: the cancellation is not the node's failure, so it decides
+// nothing about the node, and the run ends as it would had the task returned nil (a
+// branch left to run notices the cancellation at its next step and runs again on
+// resume). Before, the node halted the run with the cancellation and ended its branch
+// all the same: the run failed, naming a node that would not run again, with no
+// frontier to resume from.
+func TestInterruptThenCallerCancelEndsTheBranch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var runs []string
+	e := flow.NewEngine(
+		flow.WithTaskFunc("quit", func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+			runs = append(runs, n.ID)
+			c.Interrupt()
+			cancel()
+			return ctx.Err()
+		}),
+		flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+			runs = append(runs, n.ID)
+			return nil
+		}))
+	g, err := flow.LoadGraph("q.yml", []byte(`
+id: q
+layout:
+  - {id: s, type: start}
+  - {id: w, task: '@quit'}
+  - {id: n, task: '@note'}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+	res, err := e.EvalGraph(ctx, g, flow.NewContext("i"), flow.WithEvalInterceptor(h, 0))
+	require.NoError(t, err, "nothing was left to run: the interrupted branch was the last")
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Nil(t, res.Frontier)
+	assert.Equal(t, trace.Interrupted, h.end["w"])
+	assert.Equal(t, []string{"w"}, runs, "the branch ended at w")
+}

@@ -75,7 +75,8 @@
 // a node whose task returns the context's error (errors.Is) is not failed but
 // INTERRUPTED, its error policy is not asked (a cancellation recovered by a goto
 // would skip the node on resume), and it runs again on resume, in every branch the
-// cancellation cut short; a panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in
+// cancellation cut short (a task that called Interrupt first has ended its branch: the
+// run fails only if another node is left to run); a panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in
 // the caller's goroutine (as a *BranchPanic when it happened in a branch's goroutine,
 // which would otherwise end the process), once the root's branches have ended (before
 // the panic passes back through the interceptors around the run); the

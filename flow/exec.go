@@ -107,8 +107,12 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			// Cancelled: because the run or its sub-graph call failed elsewhere, or by
 			// the caller. The cancellation is not the node's failure for its error
 			// policy to recover from: the run fails with it, as when the drive loop
-			// notices it between nodes, and the node runs again on resume.
-			if !r.halted() && !r.aborted(tok) {
+			// notices it between nodes, and the node runs again on resume. A task that
+			// called Interrupt first has ended its branch: the run fails only if
+			// something is left to run, which notices the cancellation at its next
+			// step and runs again on resume (halted here, the run failed naming a node
+			// that would not run again, with nothing to resume).
+			if !tok.interrupted && !r.halted() && !r.aborted(tok) {
 				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
 			}
 			status = nodeInterrupted
