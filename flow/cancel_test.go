@@ -250,3 +250,73 @@ layout:
 	assert.Equal(t, trace.Interrupted, h.end["w"])
 	assert.Equal(t, []string{"w"}, runs, "the branch ended at w")
 }
+
+// A link condition that returns the caller's cancellation did not fail the node
+// either: its error policy is not asked, the run fails with the cancellation and the
+// node decides its links again on resume. Before, the policy took the cancellation
+// for a routing failure: a recover policy recorded it as a recoverable error and
+// ended the branch (a routing failure has no links to follow), so the run completed,
+// although the caller had cancelled it, without ever running n. That held for a
+// node whose task completed (it runs again on resume, as a node whose task the
+// cancellation cut short) and for one whose failure the policy had recovered, which
+// goes on along its links (the resume follows them without running it again).
+func TestCallerCancelInALinkConditionInterruptsTheNode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct {
+		name     string
+		fail     bool // w's task fails and its policy recovers: w goes on along its links
+		want     []string
+		wantErrs int // the recovered failure's record
+	}{
+		{"completed", false, []string{"w", "w", "n"}, 0},
+		{"recovered", true, []string{"w", "n"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			resuming := false
+			var runs []string
+			e := flow.NewEngine(
+				flow.WithCondition("ask", flow.ConditionFunc(func(ctx context.Context, _ *flow.Context) (bool, error) {
+					if resuming {
+						return true, nil
+					}
+					cancel()
+					return false, ctx.Err()
+				})),
+				flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+					runs = append(runs, n.ID)
+					if tc.fail && !resuming && n.ID == "w" {
+						return errors.New("soft")
+					}
+					return nil
+				}))
+			g, err := flow.LoadGraph("l.yml", []byte(`
+id: l
+layout:
+  - {id: s, type: start}
+  - {id: w, task: '@note', meta: {onError: {recover: true}}, link: [{nextId: n, when: '@ask'}]}
+  - {id: n, task: '@note', link: [e]}
+  - {id: e, type: end}
+`))
+			require.NoError(t, err)
+			fc := flow.NewContext("i")
+			res, err := e.EvalGraph(ctx, g, fc)
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			var ne *flow.NodeError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, flow.CodeCancelled, ne.Code)
+			assert.Equal(t, "w", ne.Node)
+			assert.Len(t, res.ExecutionErrors, tc.wantErrs, "a cancellation is not the node's error")
+			require.NotNil(t, res.Frontier)
+			assert.Equal(t, []string{"l:w"}, res.Frontier.Pending())
+
+			resuming = true
+			res, err = e.Resume(context.Background(), res.Frontier, fc)
+			require.NoError(t, err)
+			assert.Equal(t, flow.StatusCompleted, res.Status)
+			assert.Equal(t, tc.want, runs)
+		})
+	}
+}

@@ -97,25 +97,14 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		status := nodeCompleted
 		held := errors.Is(err, errCallHalted)
 		switch {
+		case r.cancelled(ctx, tok, err):
+			status, routing = nodeInterrupted, false // a link condition's, too
 		case routing:
 			status = nodeFailed
 		case held && runState(r.state.Load()) == stateSuspended:
 			status, err = nodeSuspended, nil
 		case held:
 			status, err = nodeInterrupted, nil
-		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-			// Cancelled: because the run or its sub-graph call failed elsewhere, or by
-			// the caller. The cancellation is not the node's failure for its error
-			// policy to recover from: the run fails with it, as when the drive loop
-			// notices it between nodes, and the node runs again on resume. A task that
-			// called Interrupt first has ended its branch: the run fails only if
-			// something is left to run, which notices the cancellation at its next
-			// step and runs again on resume (halted here, the run failed naming a node
-			// that would not run again, with nothing to resume).
-			if !tok.interrupted && !r.halted() && !r.aborted(tok) {
-				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
-			}
-			status = nodeInterrupted
 		case err != nil && errors.Is(err, errCallCut):
 			status, err = nodeInterrupted, nil
 		case err != nil:
@@ -133,6 +122,9 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		if status == nodeCompleted {
 			if rt, err = r.decide(ctx, tok); err != nil {
 				status, routing = nodeFailed, true
+				if r.cancelled(ctx, tok, err) {
+					status, routing = nodeInterrupted, false
+				}
 			}
 		}
 		if status == nodeFailed {
@@ -215,6 +207,26 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			return nil
 		}
 	}
+}
+
+// cancelled reports whether err, a node's (its guard, task or link conditions), is
+// ctx's cancellation: because the run or its sub-graph call failed elsewhere, or by
+// the caller. The cancellation is not the node's failure for its error policy to
+// recover from (a recover goto would skip the node on resume, a recovered routing
+// failure would end the branch): the run fails with it, as when the drive loop
+// notices it between nodes, and the node is interrupted, to run again on resume. A
+// task that called Interrupt first has ended its branch: the run fails only if
+// something is left to run, which notices the cancellation at its next step (halted
+// here, the run failed naming a node that would not run again, with nothing to
+// resume).
+func (r *run) cancelled(ctx context.Context, tok *token, err error) bool {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return false
+	}
+	if !tok.interrupted && !r.halted() && !r.aborted(tok) {
+		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+	}
+	return true
 }
 
 // completed moves a token whose node completed along its decided route.
