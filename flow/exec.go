@@ -160,12 +160,16 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				}
 				continue
 			}
+		}
+		if retry && r.runCancelled(tok) {
 			// Cancelled while waiting: the retry is put off, not given up. As for a
 			// node the cancellation cut short, the policy does not decide on the
 			// failure (a recover goto would skip the node on resume): the node runs
-			// again on resume, or ends with the sub-graph call a failure aborted.
+			// again on resume, or ends with the sub-graph call a failure aborted. (A
+			// context a node gave the call ending the wait, its own deadline, leaves
+			// the last failure standing, for the policy.)
 			if !r.halted() && !r.aborted(tok) {
-				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(r.root.ctx)))
 			}
 			if r.halted() {
 				tok.mode, tok.resume = modeExec, nil // a resumed call failed: a fresh call, as a retry makes
@@ -218,15 +222,26 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 // task that called Interrupt first has ended its branch: the run fails only if
 // something is left to run, which notices the cancellation at its next step (halted
 // here, the run failed naming a node that would not run again, with nothing to
-// resume).
+// resume). Inside a sub-graph call, ctx may have ended for a reason of a node's own
+// (a NodeStarter's deadline for the calling node, which the call runs under): that
+// fails the node, as the NodeStarter's doc says, so the call and its calling node
+// fail, for their policies to decide.
 func (r *run) cancelled(ctx context.Context, tok *token, err error) bool {
-	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) || !r.runCancelled(tok) {
 		return false
 	}
 	if !tok.interrupted && !r.halted() && !r.aborted(tok) {
-		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(r.root.ctx)))
 	}
 	return true
+}
+
+// runCancelled reports whether the token's context ended because the run's did (the
+// caller cancelled, the run failed and cancelled its branches, or a deadline an
+// interceptor gave the whole run passed) or because its sub-graph call, or one it
+// runs in, was aborted: not for a reason of a node's own.
+func (r *run) runCancelled(tok *token) bool {
+	return r.root.ctx.Err() != nil || r.aborted(tok)
 }
 
 // completed moves a token whose node completed along its decided route.
