@@ -80,8 +80,8 @@
 // cancellation cut short (a task that called Interrupt first has ended its branch: the
 // run fails only if another node is left to run). A node's own context (a
 // NodeStarter's deadline for it) is not the run's, also inside the sub-graph the node
-// calls: a task that fails because it ended fails its node, for the policies to
-// decide. A panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in
+// calls, and neither is one an interceptor gives a sub-graph call: a task that fails
+// because it ended fails its node, for the policies to decide. A panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in
 // the caller's goroutine (as a *BranchPanic when it happened in a branch's goroutine,
 // which would otherwise end the process), once the root's branches have ended (before
 // the panic passes back through the interceptors around the run); the

@@ -115,19 +115,32 @@ func TestNodeStarterContextReachesTheTask(t *testing.T) {
 	}
 }
 
-// ownContext is a NodeStarter that gives node "call" a context of its own, which a
-// task of the sub-graph that node calls cancels, as the node's own deadline would
-// end it, and which OnNodeEnd cancels as the doc asks.
+// ownContext is a NodeStarter that gives node "call" a context of its own (or, with
+// call set, gives the sub-graph call that node makes one in InterceptFlow), which a
+// task of the sub-graph cancels, as a deadline would end it, and which OnNodeEnd
+// cancels as the doc asks.
 type ownContext struct {
 	flow.NopInterceptor
+	call   bool
 	mu     sync.Mutex
 	cancel context.CancelFunc
 }
 
 func (o *ownContext) StartNode(ctx context.Context, _ *flow.Context, n *flow.Node) context.Context {
-	if n.ID != "call" {
+	if n.ID != "call" || o.call {
 		return nil
 	}
+	return o.own(ctx)
+}
+
+func (o *ownContext) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if o.call && inv.Node != nil {
+		ctx = o.own(ctx)
+	}
+	return inv.Invoke(ctx)
+}
+
+func (o *ownContext) own(ctx context.Context) context.Context {
 	ctx, cancel := context.WithCancel(ctx)
 	o.mu.Lock()
 	o.cancel = cancel
@@ -151,13 +164,15 @@ func (o *ownContext) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node,
 // node calls; a child task that fails because it ended fails its node, and so the
 // call and the calling node, whose error policy decides: it is not an interruption of
 // the run, whether it ends while a child task waits on it or between two child nodes.
+// The same holds for a context an interceptor gives the sub-graph call.
 // Before, the child node took it for the caller's cancellation (it ended INTERRUPTED)
 // and so did the sub-graph's drive loop: either failed the whole run as cancelled,
 // without asking any policy.
 func TestNodeStarterContextEndingInASubGraphFailsTheCallingNode(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	for _, between := range []bool{false, true} {
-		own := &ownContext{}
+	for _, tc := range []struct{ between, call bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		between := tc.between
+		own := &ownContext{call: tc.call}
 		e := flow.NewEngine(
 			flow.WithTaskFunc("slow", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
 				own.expire() // the calling node's deadline passes while the child works
