@@ -320,3 +320,48 @@ layout:
 		})
 	}
 }
+
+// A caller's context that ended with a cause (context.WithCancelCause,
+// WithDeadlineCause) fails the run with an error that errors.Is tells both from:
+// context.Canceled or context.DeadlineExceeded, as the doc promises, and the cause.
+// Before, the NodeError held the cause alone, so errors.Is(err, context.Canceled) was
+// false for a cancelled run.
+func TestCallerCancelCauseKeepsTheContextError(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	errBudget := errors.New("budget spent")
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, func())
+		want error
+	}{
+		{"cancelled in a task", func() (context.Context, func()) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			return ctx, func() { cancel(errBudget) }
+		}, context.Canceled},
+		{"deadline passed before a node", func() (context.Context, func()) {
+			ctx, cancel := context.WithDeadlineCause(context.Background(), time.Unix(0, 0), errBudget)
+			return ctx, cancel
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, end := tc.ctx()
+			defer end()
+			e := flow.NewEngine(flow.WithTaskFunc("block", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+				end()
+				<-ctx.Done()
+				return ctx.Err()
+			}))
+			s := flow.NewSpec("c")
+			s.Start("s").LinkTo("w")
+			s.Activity("w").SetTask("@block").LinkTo("e")
+			s.End("e")
+			res, err := e.EvalGraph(ctx, build(t, s), flow.NewContext("i"))
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			var ne *flow.NodeError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, flow.CodeCancelled, ne.Code)
+			assert.ErrorIs(t, err, tc.want)
+			assert.ErrorIs(t, err, errBudget)
+		})
+	}
+}

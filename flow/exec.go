@@ -169,7 +169,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			// context a node gave the call ending the wait, its own deadline, leaves
 			// the last failure standing, for the policy.)
 			if !r.halted() && !r.aborted(tok) {
-				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(r.root.ctx)))
+				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
 			}
 			if r.halted() {
 				tok.mode, tok.resume = modeExec, nil // a resumed call failed: a fresh call, as a retry makes
@@ -231,7 +231,7 @@ func (r *run) cancelled(ctx context.Context, tok *token, err error) bool {
 		return false
 	}
 	if !tok.interrupted && !r.halted() && !r.aborted(tok) {
-		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(r.root.ctx)))
+		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
 	}
 	return true
 }

@@ -157,7 +157,7 @@ func (r *run) drive(ctx context.Context, tok *token) {
 				select {
 				case <-done:
 					// The root's cause: a call's context may not have ended yet.
-					r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(r.root.ctx)))
+					r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
 					r.park(tok)
 					tok = nil
 					continue
