@@ -365,3 +365,41 @@ func TestCallerCancelCauseKeepsTheContextError(t *testing.T) {
 		})
 	}
 }
+
+// A task that calls Suspend and then returns the caller's cancellation suspended its
+// node, as Suspend says: the cancellation is not the node's failure, and the run,
+// suspended first, stays suspended with the node's reason. Its end says SUSPENDED, so
+// the audit holds the node's suspension the run reports. Before, it said
+// INTERRUPTED.
+func TestSuspendThenCallerCancelSuspendsTheNode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	e := flow.NewEngine(flow.WithTaskFunc("ask", func(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+		runs++
+		if c.Resumed() {
+			return nil
+		}
+		c.Suspend("waiting for approval")
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	s := flow.NewSpec("a")
+	s.Start("s").LinkTo("w")
+	s.Activity("w").SetTask("@ask").LinkTo("e")
+	s.End("e")
+	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(ctx, build(t, s), fc, flow.WithEvalInterceptor(h, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Equal(t, "waiting for approval", res.Reason)
+	assert.Equal(t, trace.Suspended, h.end["w"])
+
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, runs)
+}

@@ -78,7 +78,8 @@
 // node that goes on along its links after its policy recovered a failure decides
 // them again instead), in every branch the
 // cancellation cut short (a task that called Interrupt first has ended its branch: the
-// run fails only if another node is left to run). A node's own context (a
+// run fails only if another node is left to run; one that called Suspend first has
+// suspended its node). A node's own context (a
 // NodeStarter's deadline for it) is not the run's, also inside the sub-graph the node
 // calls, and neither is one an interceptor gives a sub-graph call: a task that fails
 // because it ended fails its node, for the policies to decide. A panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in

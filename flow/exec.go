@@ -99,6 +99,9 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		switch {
 		case r.cancelled(ctx, tok, err):
 			status, routing = nodeInterrupted, false // a link condition's, too
+			if tok.suspended {
+				status, err = nodeSuspended, nil // the task suspended first: its node runs again on resume
+			}
 		case routing:
 			status = nodeFailed
 		case held && runState(r.state.Load()) == stateSuspended:
