@@ -403,3 +403,68 @@ func TestSuspendThenCallerCancelSuspendsTheNode(t *testing.T) {
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, 2, runs)
 }
+
+// cancelOnCall is an interceptor that, like one waiting for a slot before each
+// sub-graph call, gives up when the caller cancels: armed, it cancels the caller's
+// context before a call and returns the cancellation without invoking the call.
+type cancelOnCall struct {
+	flow.NopInterceptor
+	cancel context.CancelFunc // nil: disarmed
+}
+
+func (c *cancelOnCall) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if c.cancel != nil && inv.Node != nil {
+		c.cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return inv.Invoke(ctx)
+}
+
+// A resumed sub-graph call that the caller's cancellation stops before it is entered
+// again keeps its place, as a cancellation inside the call does: the next resume goes
+// on inside the child. Before, the calling node was parked to call the sub-graph
+// afresh, and the child's nodes that had completed ran again.
+func TestCallerCancelBeforeAResumedCallKeepsItsPlace(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	runs := map[string]int{}
+	e := flow.NewEngine(flow.WithTaskFunc("note", func(_ context.Context, c *flow.Context, n *flow.Node) error {
+		runs[n.ID]++
+		if n.ID == "b" && runs[n.ID] == 1 {
+			c.Suspend("wait")
+		}
+		return nil
+	}))
+	c := flow.NewSpec("child")
+	c.Start("cs").LinkTo("a")
+	c.Activity("a").SetTask("@note").LinkTo("b")
+	c.Activity("b").SetTask("@note").LinkTo("ce")
+	c.End("ce")
+	require.NoError(t, e.Register(build(t, c)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	fc := flow.NewContext("i")
+	gate := &cancelOnCall{}
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(gate, 0))
+	require.NoError(t, err)
+	require.Equal(t, []string{"root/call/child:b"}, res.Frontier.Pending())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gate.cancel = cancel
+	res, err = e.Resume(ctx, res.Frontier, fc, flow.WithEvalInterceptor(gate, 0))
+	require.ErrorIs(t, err, context.Canceled)
+	var ne *flow.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, flow.CodeCancelled, ne.Code)
+	assert.Equal(t, []string{"root/call/child:b"}, res.Frontier.Pending(), "the call's place")
+
+	gate.cancel = nil
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(gate, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"a": 1, "b": 2}, runs, "a completed before the suspension and does not run again")
+}
