@@ -100,6 +100,15 @@ func (r *run) runCall(ctx context.Context, tok *token, cf *frame, seeds []*token
 	if err == nil && !inv.invoked {
 		err = errNotInvoked // the call's start token never ran, though a checkpoint counts it live
 	}
+	if err != nil && !inv.invoked && tok.mode == modeResumeCall && !r.aborted(tok) && r.cancelled(ctx, tok, err) {
+		// The run was cancelled before the resumed call was entered again (an
+		// interceptor waiting for it gave up): the call keeps its place, its parked
+		// tokens the frontier, as a cancellation inside it would. Dropped, the
+		// calling node would call the sub-graph afresh, running its completed nodes
+		// again.
+		r.park(tok)
+		return errCallHalted
+	}
 	if err != nil {
 		r.dropCall(cf) // the calling node fails (and may recover and go on)
 		return r.nodeError(tok, CodeTask, fmt.Errorf("interceptor of sub-graph %q: %w", cf.graph.g.ID, err))

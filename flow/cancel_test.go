@@ -209,3 +209,262 @@ func TestFailFastDuringRetryBackoffPutsTheRetryOff(t *testing.T) {
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, map[string]int{"r": 2, "b": 2}, runs)
 }
+
+// A task that calls Interrupt and then returns the caller's cancellation has ended its
+// branch, as Interrupt says: the cancellation is not the node's failure, so it decides
+// nothing about the node, and the run ends as it would had the task returned nil (a
+// branch left to run notices the cancellation at its next step and runs again on
+// resume). Before, the node halted the run with the cancellation and ended its branch
+// all the same: the run failed, naming a node that would not run again, with no
+// frontier to resume from.
+func TestInterruptThenCallerCancelEndsTheBranch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var runs []string
+	e := flow.NewEngine(
+		flow.WithTaskFunc("quit", func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+			runs = append(runs, n.ID)
+			c.Interrupt()
+			cancel()
+			return ctx.Err()
+		}),
+		flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+			runs = append(runs, n.ID)
+			return nil
+		}))
+	g, err := flow.LoadGraph("q.yml", []byte(`
+id: q
+layout:
+  - {id: s, type: start}
+  - {id: w, task: '@quit'}
+  - {id: n, task: '@note'}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+	res, err := e.EvalGraph(ctx, g, flow.NewContext("i"), flow.WithEvalInterceptor(h, 0))
+	require.NoError(t, err, "nothing was left to run: the interrupted branch was the last")
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Nil(t, res.Frontier)
+	assert.Equal(t, trace.Interrupted, h.end["w"])
+	assert.Equal(t, []string{"w"}, runs, "the branch ended at w")
+}
+
+// A link condition that returns the caller's cancellation did not fail the node
+// either: its error policy is not asked, the run fails with the cancellation and the
+// node decides its links again on resume. Before, the policy took the cancellation
+// for a routing failure: a recover policy recorded it as a recoverable error and
+// ended the branch (a routing failure has no links to follow), so the run completed,
+// although the caller had cancelled it, without ever running n. That held for a
+// node whose task completed (it runs again on resume, as a node whose task the
+// cancellation cut short) and for one whose failure the policy had recovered, which
+// goes on along its links (the resume follows them without running it again).
+func TestCallerCancelInALinkConditionInterruptsTheNode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct {
+		name     string
+		fail     bool // w's task fails and its policy recovers: w goes on along its links
+		want     []string
+		wantErrs int // the recovered failure's record
+	}{
+		{"completed", false, []string{"w", "w", "n"}, 0},
+		{"recovered", true, []string{"w", "n"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			resuming := false
+			var runs []string
+			e := flow.NewEngine(
+				flow.WithCondition("ask", flow.ConditionFunc(func(ctx context.Context, _ *flow.Context) (bool, error) {
+					if resuming {
+						return true, nil
+					}
+					cancel()
+					return false, ctx.Err()
+				})),
+				flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+					runs = append(runs, n.ID)
+					if tc.fail && !resuming && n.ID == "w" {
+						return errors.New("soft")
+					}
+					return nil
+				}))
+			g, err := flow.LoadGraph("l.yml", []byte(`
+id: l
+layout:
+  - {id: s, type: start}
+  - {id: w, task: '@note', meta: {onError: {recover: true}}, link: [{nextId: n, when: '@ask'}]}
+  - {id: n, task: '@note', link: [e]}
+  - {id: e, type: end}
+`))
+			require.NoError(t, err)
+			fc := flow.NewContext("i")
+			res, err := e.EvalGraph(ctx, g, fc)
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			var ne *flow.NodeError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, flow.CodeCancelled, ne.Code)
+			assert.Equal(t, "w", ne.Node)
+			assert.Len(t, res.ExecutionErrors, tc.wantErrs, "a cancellation is not the node's error")
+			require.NotNil(t, res.Frontier)
+			assert.Equal(t, []string{"l:w"}, res.Frontier.Pending())
+
+			resuming = true
+			res, err = e.Resume(context.Background(), res.Frontier, fc)
+			require.NoError(t, err)
+			assert.Equal(t, flow.StatusCompleted, res.Status)
+			assert.Equal(t, tc.want, runs)
+		})
+	}
+}
+
+// A caller's context that ended with a cause (context.WithCancelCause,
+// WithDeadlineCause) fails the run with an error that errors.Is tells both from:
+// context.Canceled or context.DeadlineExceeded, as the doc promises, and the cause.
+// Before, the NodeError held the cause alone, so errors.Is(err, context.Canceled) was
+// false for a cancelled run.
+func TestCallerCancelCauseKeepsTheContextError(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	errBudget := errors.New("budget spent")
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, func())
+		want error
+	}{
+		{"cancelled in a task", func() (context.Context, func()) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			return ctx, func() { cancel(errBudget) }
+		}, context.Canceled},
+		{"deadline passed before a node", func() (context.Context, func()) {
+			ctx, cancel := context.WithDeadlineCause(context.Background(), time.Unix(0, 0), errBudget)
+			return ctx, cancel
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, end := tc.ctx()
+			defer end()
+			e := flow.NewEngine(flow.WithTaskFunc("block", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+				end()
+				<-ctx.Done()
+				return ctx.Err()
+			}))
+			s := flow.NewSpec("c")
+			s.Start("s").LinkTo("w")
+			s.Activity("w").SetTask("@block").LinkTo("e")
+			s.End("e")
+			res, err := e.EvalGraph(ctx, build(t, s), flow.NewContext("i"))
+			assert.Equal(t, flow.StatusFailed, res.Status)
+			var ne *flow.NodeError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, flow.CodeCancelled, ne.Code)
+			assert.ErrorIs(t, err, tc.want)
+			assert.ErrorIs(t, err, errBudget)
+		})
+	}
+}
+
+// A task that calls Suspend and then returns the caller's cancellation suspended its
+// node, as Suspend says: the cancellation is not the node's failure, and the run,
+// suspended first, stays suspended with the node's reason. Its end says SUSPENDED, so
+// the audit holds the node's suspension the run reports. Before, it said
+// INTERRUPTED.
+func TestSuspendThenCallerCancelSuspendsTheNode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	e := flow.NewEngine(flow.WithTaskFunc("ask", func(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+		runs++
+		if c.Resumed() {
+			return nil
+		}
+		c.Suspend("waiting for approval")
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	s := flow.NewSpec("a")
+	s.Start("s").LinkTo("w")
+	s.Activity("w").SetTask("@ask").LinkTo("e")
+	s.End("e")
+	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+	fc := flow.NewContext("i")
+	res, err := e.EvalGraph(ctx, build(t, s), fc, flow.WithEvalInterceptor(h, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Equal(t, "waiting for approval", res.Reason)
+	assert.Equal(t, trace.Suspended, h.end["w"])
+
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 2, runs)
+}
+
+// cancelOnCall is an interceptor that, like one waiting for a slot before each
+// sub-graph call, gives up when the caller cancels: armed, it cancels the caller's
+// context before a call and returns the cancellation without invoking the call.
+type cancelOnCall struct {
+	flow.NopInterceptor
+	cancel context.CancelFunc // nil: disarmed
+}
+
+func (c *cancelOnCall) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if c.cancel != nil && inv.Node != nil {
+		c.cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return inv.Invoke(ctx)
+}
+
+// A resumed sub-graph call that the caller's cancellation stops before it is entered
+// again keeps its place, as a cancellation inside the call does: the next resume goes
+// on inside the child. Before, the calling node was parked to call the sub-graph
+// afresh, and the child's nodes that had completed ran again.
+func TestCallerCancelBeforeAResumedCallKeepsItsPlace(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	runs := map[string]int{}
+	e := flow.NewEngine(flow.WithTaskFunc("note", func(_ context.Context, c *flow.Context, n *flow.Node) error {
+		runs[n.ID]++
+		if n.ID == "b" && runs[n.ID] == 1 {
+			c.Suspend("wait")
+		}
+		return nil
+	}))
+	c := flow.NewSpec("child")
+	c.Start("cs").LinkTo("a")
+	c.Activity("a").SetTask("@note").LinkTo("b")
+	c.Activity("b").SetTask("@note").LinkTo("ce")
+	c.End("ce")
+	require.NoError(t, e.Register(build(t, c)))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("call")
+	s.Activity("call").SetTask("#child").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	fc := flow.NewContext("i")
+	gate := &cancelOnCall{}
+	res, err := e.EvalGraph(context.Background(), g, fc, flow.WithEvalInterceptor(gate, 0))
+	require.NoError(t, err)
+	require.Equal(t, []string{"root/call/child:b"}, res.Frontier.Pending())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gate.cancel = cancel
+	res, err = e.Resume(ctx, res.Frontier, fc, flow.WithEvalInterceptor(gate, 0))
+	require.ErrorIs(t, err, context.Canceled)
+	var ne *flow.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, flow.CodeCancelled, ne.Code)
+	assert.Equal(t, []string{"root/call/child:b"}, res.Frontier.Pending(), "the call's place")
+
+	gate.cancel = nil
+	res, err = e.Resume(context.Background(), res.Frontier, fc, flow.WithEvalInterceptor(gate, 0))
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"a": 1, "b": 2}, runs, "a completed before the suspension and does not run again")
+}

@@ -72,10 +72,17 @@
 // resume, so a task can check for the decision it waited for. A step limit
 // (WithMaxSteps, WithSteps) bounds every run; context.Context cancellation and
 // deadlines fail the run (errors.Is tells which, the NodeError's code is cancelled):
-// a node whose task returns the context's error (errors.Is) is not failed but
-// INTERRUPTED, its error policy is not asked (a cancellation recovered by a goto
-// would skip the node on resume), and it runs again on resume, in every branch the
-// cancellation cut short; a panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in
+// a node whose task, guard or link condition returns the context's error (errors.Is)
+// is not failed but INTERRUPTED, its error policy is not asked (a cancellation
+// recovered by a goto would skip the node on resume), and it runs again on resume (a
+// node that goes on along its links after its policy recovered a failure decides
+// them again instead), in every branch the
+// cancellation cut short (a task that called Interrupt first has ended its branch: the
+// run fails only if another node is left to run; one that called Suspend first has
+// suspended its node). A node's own context (a
+// NodeStarter's deadline for it) is not the run's, also inside the sub-graph the node
+// calls, and neither is one an interceptor gives a sub-graph call: a task that fails
+// because it ended fails its node, for the policies to decide. A panicking task becomes an error naming the node. A panicking interceptor hook fails the run and is raised again in
 // the caller's goroutine (as a *BranchPanic when it happened in a branch's goroutine,
 // which would otherwise end the process), once the root's branches have ended (before
 // the panic passes back through the interceptors around the run); the

@@ -97,21 +97,17 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		status := nodeCompleted
 		held := errors.Is(err, errCallHalted)
 		switch {
+		case r.cancelled(ctx, tok, err):
+			status, routing = nodeInterrupted, false // a link condition's, too
+			if tok.suspended {
+				status, err = nodeSuspended, nil // the task suspended first: its node runs again on resume
+			}
 		case routing:
 			status = nodeFailed
 		case held && runState(r.state.Load()) == stateSuspended:
 			status, err = nodeSuspended, nil
 		case held:
 			status, err = nodeInterrupted, nil
-		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-			// Cancelled: because the run or its sub-graph call failed elsewhere, or by
-			// the caller. The cancellation is not the node's failure for its error
-			// policy to recover from: the run fails with it, as when the drive loop
-			// notices it between nodes, and the node runs again on resume.
-			if !r.halted() && !r.aborted(tok) {
-				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
-			}
-			status = nodeInterrupted
 		case err != nil && errors.Is(err, errCallCut):
 			status, err = nodeInterrupted, nil
 		case err != nil:
@@ -129,6 +125,9 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		if status == nodeCompleted {
 			if rt, err = r.decide(ctx, tok); err != nil {
 				status, routing = nodeFailed, true
+				if r.cancelled(ctx, tok, err) {
+					status, routing = nodeInterrupted, false
+				}
 			}
 		}
 		if status == nodeFailed {
@@ -164,12 +163,16 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				}
 				continue
 			}
+		}
+		if retry && r.runCancelled(tok) {
 			// Cancelled while waiting: the retry is put off, not given up. As for a
 			// node the cancellation cut short, the policy does not decide on the
 			// failure (a recover goto would skip the node on resume): the node runs
-			// again on resume, or ends with the sub-graph call a failure aborted.
+			// again on resume, or ends with the sub-graph call a failure aborted. (A
+			// context a node gave the call ending the wait, its own deadline, leaves
+			// the last failure standing, for the policy.)
 			if !r.halted() && !r.aborted(tok) {
-				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
 			}
 			if r.halted() {
 				tok.mode, tok.resume = modeExec, nil // a resumed call failed: a fresh call, as a retry makes
@@ -211,6 +214,37 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			return nil
 		}
 	}
+}
+
+// cancelled reports whether err, a node's (its guard, task or link conditions), is
+// ctx's cancellation: because the run or its sub-graph call failed elsewhere, or by
+// the caller. The cancellation is not the node's failure for its error policy to
+// recover from (a recover goto would skip the node on resume, a recovered routing
+// failure would end the branch): the run fails with it, as when the drive loop
+// notices it between nodes, and the node is interrupted, to run again on resume. A
+// task that called Interrupt first has ended its branch: the run fails only if
+// something is left to run, which notices the cancellation at its next step (halted
+// here, the run failed naming a node that would not run again, with nothing to
+// resume). Inside a sub-graph call, ctx may have ended for a reason of a node's own
+// (a NodeStarter's deadline for the calling node, which the call runs under): that
+// fails the node, as the NodeStarter's doc says, so the call and its calling node
+// fail, for their policies to decide.
+func (r *run) cancelled(ctx context.Context, tok *token, err error) bool {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) || !r.runCancelled(tok) {
+		return false
+	}
+	if !tok.interrupted && !r.halted() && !r.aborted(tok) {
+		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
+	}
+	return true
+}
+
+// runCancelled reports whether the token's context ended because the run's did (the
+// caller cancelled, the run failed and cancelled its branches, or a deadline an
+// interceptor gave the whole run passed) or because its sub-graph call, or one it
+// runs in, was aborted: not for a reason of a node's own.
+func (r *run) runCancelled(tok *token) bool {
+	return r.root.ctx.Err() != nil || r.aborted(tok)
 }
 
 // completed moves a token whose node completed along its decided route.

@@ -300,6 +300,16 @@ func (r *run) apply(tok *token, rt route, local *[]*token) *token {
 func (r *run) follow(ctx context.Context, tok *token, local *[]*token) *token {
 	rt, err := r.decide(ctx, tok)
 	if err != nil {
+		if r.cancelled(ctx, tok, err) {
+			// As if the drive loop had noticed the cancellation before this step: the
+			// node ran already, and a resume decides its links again.
+			if r.halted() {
+				r.park(tok)
+				return nil
+			}
+			cutUnderAbort(tok)
+			return r.endToken(tok)
+		}
 		return r.failed(ctx, tok, r.taskError(tok, err), true, 1, local)
 	}
 	return r.apply(tok, rt, local)

@@ -13,7 +13,8 @@ import (
 // Interceptor observes and wraps runs. InterceptFlow is an around-hook for every
 // evaluation of a graph, the root graph and each sub-graph call (on resume too): it
 // must call inv.Invoke to run the graph, and may pass a derived context (a span, a
-// deadline) to it; returning nil without invoking it fails the run (for a sub-graph
+// deadline) to it (a sub-graph call's deadline is the call's: a child task failing
+// because it passed fails its node, and so the calling node, not the run); returning nil without invoking it fails the run (for a sub-graph
 // call, the calling node), since nothing ran. OnNodeStart and OnNodeEnd observe every
 // node execution; every OnNodeStart is followed by exactly one OnNodeEnd for the same
 // node and view,

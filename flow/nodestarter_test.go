@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 type nodeKey struct{ name string }
@@ -110,5 +112,108 @@ func TestNodeStarterContextReachesTheTask(t *testing.T) {
 		default:
 			require.Regexp(t, `^[a-z0-9]+=$`, end, "OnNodeEnd keeps the run's context")
 		}
+	}
+}
+
+// ownContext is a NodeStarter that gives node "call" a context of its own (or, with
+// call set, gives the sub-graph call that node makes one in InterceptFlow), which a
+// task of the sub-graph cancels, as a deadline would end it, and which OnNodeEnd
+// cancels as the doc asks.
+type ownContext struct {
+	flow.NopInterceptor
+	call   bool
+	mu     sync.Mutex
+	cancel context.CancelFunc
+}
+
+func (o *ownContext) StartNode(ctx context.Context, _ *flow.Context, n *flow.Node) context.Context {
+	if n.ID != "call" || o.call {
+		return nil
+	}
+	return o.own(ctx)
+}
+
+func (o *ownContext) InterceptFlow(ctx context.Context, inv *flow.Invocation) error {
+	if o.call && inv.Node != nil {
+		ctx = o.own(ctx)
+	}
+	return inv.Invoke(ctx)
+}
+
+func (o *ownContext) own(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	o.mu.Lock()
+	o.cancel = cancel
+	o.mu.Unlock()
+	return ctx
+}
+
+func (o *ownContext) expire() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cancel()
+}
+
+func (o *ownContext) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, _ flow.NodeEnd) {
+	if n.ID == "call" {
+		o.expire()
+	}
+}
+
+// A node's own context (a NodeStarter's, a deadline per node) reaches the sub-graph the
+// node calls; a child task that fails because it ended fails its node, and so the
+// call and the calling node, whose error policy decides: it is not an interruption of
+// the run, whether it ends while a child task waits on it or between two child nodes.
+// The same holds for a context an interceptor gives the sub-graph call.
+// Before, the child node took it for the caller's cancellation (it ended INTERRUPTED)
+// and so did the sub-graph's drive loop: either failed the whole run as cancelled,
+// without asking any policy.
+func TestNodeStarterContextEndingInASubGraphFailsTheCallingNode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tc := range []struct{ between, call bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		between := tc.between
+		own := &ownContext{call: tc.call}
+		e := flow.NewEngine(
+			flow.WithTaskFunc("slow", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+				own.expire() // the calling node's deadline passes while the child works
+				if between {
+					return nil
+				}
+				<-ctx.Done()
+				return ctx.Err()
+			}),
+			flow.WithTaskFunc("check", func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+				return ctx.Err()
+			}))
+		c := flow.NewSpec("child")
+		c.Start("cs").LinkTo("work")
+		c.Activity("work").SetTask("@slow").LinkTo("next")
+		c.Activity("next").SetTask("@check").LinkTo("ce")
+		c.End("ce")
+		require.NoError(t, e.Register(build(t, c)))
+		s := flow.NewSpec("parent")
+		s.Start("s").LinkTo("call")
+		s.Activity("call").SetTask("#child").SetMeta(flow.MetaOnError, map[string]any{"goto": "late", "recover": true, "set": map[string]any{"late": true}}).LinkTo("e")
+		s.Activity("late").LinkTo("e")
+		s.End("e")
+		h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
+		fc := flow.NewContext("i")
+		res, err := e.EvalGraph(context.Background(), build(t, s), fc, flow.WithEvalInterceptor(own, 0), flow.WithEvalInterceptor(h, 1))
+		require.NoError(t, err, "the calling node's policy recovered the failure")
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		require.Equal(t, true, fc.Value("late"))
+		failed := "work"
+		if between {
+			failed = "next"
+		}
+		require.Equal(t, trace.Failed, h.end[failed])
+		require.Equal(t, trace.Failed, h.end["call"])
+		out, ok := fc.CallOutcome("parent/call/child")
+		require.True(t, ok)
+		require.Equal(t, flow.StatusFailed, out.Status)
+		require.NotEmpty(t, res.ExecutionErrors)
+		last := res.ExecutionErrors[len(res.ExecutionErrors)-1]
+		require.Equal(t, "call", last.NodeID)
+		require.Equal(t, flow.Recoverable, last.Severity)
 	}
 }

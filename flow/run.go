@@ -141,7 +141,7 @@ func (r *run) park(tok *token) {
 // waits at a join, or is parked because the run halted.
 func (r *run) drive(ctx context.Context, tok *token) {
 	var local []*token
-	done := r.doneOf(ctx)
+	done := r.doneOf()
 	for {
 		for tok != nil {
 			if r.halted() {
@@ -156,7 +156,8 @@ func (r *run) drive(ctx context.Context, tok *token) {
 			if done != nil { // a context that cannot end has none: skip the select
 				select {
 				case <-done:
-					r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, context.Cause(ctx)))
+					// The root's cause: a call's context may not have ended yet.
+					r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
 					r.park(tok)
 					tok = nil
 					continue
@@ -176,10 +177,15 @@ func (r *run) drive(ctx context.Context, tok *token) {
 	}
 }
 
-// doneOf returns the channel drive watches for cancellation. For the run's own context
-// that is the caller's channel: the run's cancellation is seen through halted, and
-// asking runCtx for its channel would allocate one.
-func (r *run) doneOf(ctx context.Context) <-chan struct{} {
+// doneOf returns the channel drive watches for cancellation: the run's (the root
+// call's) whatever call the token is in. A sub-graph call's own context also ends
+// when the call is aborted, seen through aborted, or for a reason of the calling
+// node's (a NodeStarter's deadline for it), which is not the run's cancellation: the
+// child's tasks that honour it fail their nodes (see run.cancelled). For the run's
+// own context that is the caller's channel: the run's cancellation is seen through
+// halted, and asking runCtx for its channel would allocate one.
+func (r *run) doneOf() <-chan struct{} {
+	ctx := r.root.ctx
 	if rc, ok := ctx.(*runCtx); ok && rc == &r.rctx {
 		return rc.parent.Done()
 	}

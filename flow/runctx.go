@@ -2,6 +2,8 @@ package flow
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -82,4 +84,16 @@ func (c *runCtx) finish() {
 	if stop != nil {
 		stop()
 	}
+}
+
+// cancelCause returns what a run that ctx's end cancelled fails with: ctx's error
+// (context.Canceled or DeadlineExceeded, which errors.Is tells apart, as the package
+// doc promises) and the cause the caller gave, if any (WithCancelCause,
+// WithDeadlineCause), which errors.Is finds too.
+func cancelCause(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause == nil || errors.Is(cause, err) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", err, cause)
 }
