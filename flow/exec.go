@@ -97,7 +97,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		status := nodeCompleted
 		held := errors.Is(err, errCallHalted)
 		switch {
-		case r.cancelled(ctx, tok, err):
+		case err != nil && r.cancelled(ctx, tok, err): // err first: the call is not inlined
 			status, routing = nodeInterrupted, false // a link condition's, too
 			if tok.suspended {
 				status, err = nodeSuspended, nil // the task suspended first: its node runs again on resume
