@@ -18,22 +18,7 @@ import (
 // both nested runs and their nodes are interrupted, not failed, and the retried run
 // goes on with them, replaying the answer given before the cut.
 func TestTwoLevelNestedTeamCutByFailFastIsInterrupted(t *testing.T) {
-	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
-	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			<-started
-			return nil, down
-		}
-		return &team.Answer{Content: "bad done"}, nil
-	}}
+	slow, bad := slowCutByBad()
 	a := &turnsAgent{name: "a"}
 	inner, err := team.NewTeam("inner", team.WithMembers(a, slow))
 	require.NoError(t, err)
@@ -80,22 +65,7 @@ func TestTwoLevelNestedTeamCutByFailFastIsInterrupted(t *testing.T) {
 // and the teams nested two levels inside it are cut short with it, interrupted; the
 // resumed flow retries the call, replaying the answer given before the cut.
 func TestTwoLevelNestedTeamCutByAbortedCallIsInterrupted(t *testing.T) {
-	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
-	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			<-started
-			return nil, down
-		}
-		return &team.Answer{Content: "bad done"}, nil
-	}}
+	slow, bad := slowCutByBad()
 	a := &turnsAgent{name: "a"}
 	inner, err := team.NewTeam("inner", team.WithMembers(a, slow))
 	require.NoError(t, err)

@@ -13,13 +13,12 @@ import (
 	"github.com/flowteam/flowteam/team"
 )
 
-// A parallel member cancelled because another member failed fast did not fail: its
-// turn is interrupted. The trace records no failure of it (no record, no turn, not in
-// the route), its node ends "interrupted", and the retried run takes its turn as it
-// would any interrupted node's: once, recorded once.
-func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
+// slowCutByBad returns two members for a fail-fast cut: on its first call slow
+// starts and waits for its context to end, and bad fails with down once slow has
+// started; on later calls both answer ("slow done", "bad done").
+func slowCutByBad() (slow, bad *funcAgent) {
 	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+	slow = &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
 		if n == 1 {
 			close(started)
 			<-ctx.Done()
@@ -27,13 +26,22 @@ func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 		}
 		return &team.Answer{Content: "slow done"}, nil
 	}}
-	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
+	bad = &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
 		if n == 1 {
 			<-started
 			return nil, down
 		}
 		return &team.Answer{Content: "bad done"}, nil
 	}}
+	return slow, bad
+}
+
+// A parallel member cancelled because another member failed fast did not fail: its
+// turn is interrupted. The trace records no failure of it (no record, no turn, not in
+// the route), its node ends "interrupted", and the retried run takes its turn as it
+// would any interrupted node's: once, recorded once.
+func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
+	slow, bad := slowCutByBad()
 	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel()), team.WithMembers(slow, bad))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-interrupted")
@@ -257,22 +265,7 @@ func filterLog(log []string, prefixes ...string) []string {
 // is interrupted all the same (its member's node is), not failed; the retried call
 // retries it, replaying the turn it had answered.
 func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
-	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
-	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			<-started
-			return nil, down
-		}
-		return &team.Answer{Content: "bad done"}, nil
-	}}
+	slow, bad := slowCutByBad()
 	a := &turnsAgent{name: "a"}
 	inner, err := team.NewTeam("inner", team.WithMembers(a, slow))
 	require.NoError(t, err)
@@ -404,22 +397,7 @@ func TestTeamTaskCancelledByCallerIsInterrupted(t *testing.T) {
 // The parent's hooks see the cut turn of a nested team as a member's: its end, with
 // the cause, when it is interrupted, and a new start when the resume goes on with it.
 func TestNestedTeamInterruptedTurnHooksPaired(t *testing.T) {
-	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
-	bad := &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			<-started
-			return nil, down
-		}
-		return &team.Answer{Content: "bad done"}, nil
-	}}
+	slow, bad := slowCutByBad()
 	inner, err := team.NewTeam("inner", team.WithMembers(slow))
 	require.NoError(t, err)
 	h := &ttHooks{}
