@@ -465,6 +465,11 @@ type auditFile struct {
 // probe has a name of its own: creating and removing path itself could remove the file
 // another "flowteam run --audit path" had just opened.)
 func openAuditFile(path string) (*auditFile, error) {
+	if path == "-" {
+		// "audit -" reads standard input, but the run's outcome goes to stdout: the
+		// records would be mixed into it, and a file named "-" was made instead.
+		return nil, errors.New(`"-" is not a file: the run's outcome goes to stdout; give a file (/dev/stderr for the terminal)`)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err == nil {
 		return &auditFile{path: path, f: f}, nil

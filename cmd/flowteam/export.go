@@ -32,7 +32,7 @@ Formats:
 Flags:
   --format FORMAT   required: yaml, json, plantuml, mermaid or dot
   --graph ID        the graph to write when the files hold several
-  -o OUT            write to the file OUT instead of stdout; OUT is replaced whole
+  -o OUT            write to the file OUT instead of stdout ("-": stdout); OUT is replaced whole
                     once written, so a failed write leaves it as it was
 
 Exit codes: 0 written; 1 the graph cannot be written in that format, or OUT cannot be
@@ -110,7 +110,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 		return exitFail
 	}
-	if *out == "" {
+	if *out == "" || *out == "-" {
 		if _, err := stdout.Write(buf.Bytes()); err != nil {
 			fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 			return exitFail

@@ -143,3 +143,15 @@ func TestExportCorpus(t *testing.T) {
 		}
 	}
 }
+
+// "-o -" is stdout, as "-" is standard input for audit: it wrote a file named "-".
+func TestExportToDash(t *testing.T) {
+	leave, err := filepath.Abs(leaveYML)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, stdout, stderr := exportCmd(t, leave, "--format", "yaml", "-o", "-")
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, "id: leave\n"), stdout)
+	assert.NoFileExists(t, filepath.Join(dir, "-"))
+}

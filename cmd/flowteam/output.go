@@ -123,7 +123,11 @@ func (o *runOutput) writeText(w io.Writer) error {
 	if o.Status == string(flow.StatusCompleted) {
 		prep = "in"
 	}
-	fmt.Fprintf(&b, "graph %s: %s %s %d steps (instance %s)\n", o.Graph, o.Status, prep, o.Steps, o.Instance)
+	steps := "steps"
+	if o.Steps == 1 {
+		steps = "step"
+	}
+	fmt.Fprintf(&b, "graph %s: %s %s %d %s (instance %s)\n", o.Graph, o.Status, prep, o.Steps, steps, o.Instance)
 	if o.Reason != nil {
 		fmt.Fprintf(&b, "reason: %s\n", *o.Reason)
 	}

@@ -550,3 +550,25 @@ func TestRedactRepeated(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `--redact "," names no variable`, "each one must name one")
 }
+
+// A run of one step says "1 step", not "1 steps".
+func TestRunTextOutputOneStep(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "one.yml")
+	require.NoError(t, os.WriteFile(file, []byte("id: one\nlayout:\n  - {id: s, type: start}\n"), 0o644))
+	code, stdout, stderr := runCmd(t, file, "--instance", "i-1")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "graph one: completed in 1 step (instance i-1)\n")
+}
+
+// "--audit -" is a usage error, not a file named "-": the run's outcome goes to stdout.
+func TestRunAuditToDashIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	leave, err := filepath.Abs(leaveYML)
+	require.NoError(t, err)
+	t.Chdir(dir)
+	code, _, stderr := runCmd(t, leave, "--set", "day=5", "--audit", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--audit: "-" is not a file`)
+	assert.NoFileExists(t, filepath.Join(dir, "-"))
+}
