@@ -29,8 +29,9 @@ Flags:
                     than one of them is not called as a sub-graph by the others
   --set KEY=VALUE   set a variable (repeatable); VALUE is parsed as JSON when it is
                     valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
-                    taken as a string; a number beyond float64 (1e999) is an
-                    error, as in --vars; --set wins over --vars
+                    taken as a string; a number beyond float64 (1e999) or an
+                    integer beyond int64 is an error, as in --vars; --set wins
+                    over --vars
   --vars FILE       read variables from a JSON object
   --steps N         step limit of the run, at least 1 (default: the engine's, 100000)
   --instance ID     instance id (default: a random one)

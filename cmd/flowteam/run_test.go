@@ -143,7 +143,7 @@ func TestParseValue(t *testing.T) {
 		{"5.0", 5.0},
 		{"2.5", 2.5},
 		{"1e3", 1000.0},
-		{"99999999999999999999", 1e20}, // does not fit an int
+		{"99999999999999999999.0", 1e20}, // a float: an integer beyond int64 is an error (below)
 		{"true", true},
 		{"null", nil},
 		{`"5"`, "5"},
@@ -163,10 +163,21 @@ func TestParseValue(t *testing.T) {
 	}
 	// A number beyond float64 is JSON, but no value the run could compute with: taking
 	// it as the string "1e999" would make every comparison with it go wrong.
-	for _, in := range []string{"1e999", "-1e999", "[1, 1e999]", `{"a": 1e999}`} {
+	// So is an integer beyond int64: as a float64 it lost its last digits
+	// (12345678901234567890 became 12345678901234567000), an id silently changed.
+	for _, in := range []string{"1e999", "-1e999", "[1, 1e999]", `{"a": 1e999}`,
+		"12345678901234567890", "-9223372036854775809", `{"id": 12345678901234567890}`} {
 		_, err := parseValue(in)
 		assert.ErrorContains(t, err, "number out of range", "parseValue(%q)", in)
 	}
+	_, err := decodeVars("v.json", []byte("{\n  \"a\": 1,\n  \"id\": 12345678901234567890\n}"))
+	assert.EqualError(t, err, `v.json:3: variable "id": number out of range`)
+	got, err := parseValue(`"12345678901234567890"`)
+	require.NoError(t, err)
+	assert.Equal(t, "12345678901234567890", got, "quoted, it is a string")
+	got, err = parseValue("1.2345678901234567890e19")
+	require.NoError(t, err)
+	assert.Equal(t, 1.2345678901234567e19, got, "a float says it is one")
 }
 
 func TestRunSetAndVars(t *testing.T) {

@@ -13,8 +13,10 @@ import (
 // parseValue reads a --set value: JSON when s is exactly one valid JSON value, else the
 // string itself. So 5 is a number, "5" (with the quotes reaching the program) is a
 // string, abc is a string, and [1,2] is a list. A JSON value holding a number beyond
-// float64 (1e999) is an error, as it is in a --vars file: the user meant a number,
-// and the string "1e999" would compare wrongly with every number of the run.
+// float64 (1e999), or an integer beyond int64 (which as a float64 would lose its last
+// digits: an id silently changed), is an error, as it is in a --vars file: the user
+// meant a number, and the string "1e999" would compare wrongly with every number of
+// the run. Quoted, such a value is a string.
 func parseValue(s string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -87,6 +89,9 @@ func normalizeJSON(v any) (any, bool) {
 	case json.Number:
 		if i, err := t.Int64(); err == nil && int64(int(i)) == i {
 			return int(i), true
+		}
+		if !strings.ContainsAny(string(t), ".eE") {
+			return nil, false // an integer beyond int64: as a float64 it would lose digits
 		}
 		f, err := t.Float64()
 		if err != nil || math.IsInf(f, 0) {
