@@ -171,9 +171,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 			// again on resume, or ends with the sub-graph call a failure aborted. (A
 			// context a node gave the call ending the wait, its own deadline, leaves
 			// the last failure standing, for the policy.)
-			if !r.halted() && !r.aborted(tok) {
-				r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
-			}
+			r.haltCancelled(tok)
 			if r.halted() {
 				tok.mode, tok.resume = modeExec, nil // a resumed call failed: a fresh call, as a retry makes
 				r.park(tok)
@@ -203,9 +201,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				return nil
 			}
 			tok.arrivals = 0
-			if tok.call.caller != nil && r.aborted(tok) {
-				cutUnderAbort(tok)
-			}
+			cutUnderAbort(tok)
 			return r.endToken(tok)
 		default: // nodeSuspended
 			tok.suspended, tok.reason = false, ""
@@ -233,8 +229,8 @@ func (r *run) cancelled(ctx context.Context, tok *token, err error) bool {
 	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) || !r.runCancelled(tok) {
 		return false
 	}
-	if !tok.interrupted && !r.halted() && !r.aborted(tok) {
-		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
+	if !tok.interrupted {
+		r.haltCancelled(tok)
 	}
 	return true
 }

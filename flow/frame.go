@@ -25,7 +25,7 @@ type frame struct {
 	// padding would be: a frame then stays in its allocation size class.
 	policy  BranchPolicy
 	left    bool        // loop: an error policy's goto left it (leaveLoop): no further item, no closing node
-	cut     atomic.Bool // call: a token of it ended because its branch was withdrawn (cutCalls): the call did not reach its end
+	cut     atomic.Bool // call: a token of it ended because its branch was withdrawn (endsWithdrawn, cutUnderAbort): the call did not reach its end
 	parent  *frame      // enclosing frame; nil for the root call
 	call    *frame      // innermost call frame (itself for a call frame)
 	pending int         // units (tokens or nested frames) still running inside; guarded by run.mu

@@ -156,8 +156,7 @@ func (r *run) drive(ctx context.Context, tok *token) {
 			if done != nil { // a context that cannot end has none: skip the select
 				select {
 				case <-done:
-					// The root's cause: a call's context may not have ended yet.
-					r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
+					r.haltCancelled(tok)
 					r.park(tok)
 					tok = nil
 					continue
@@ -204,8 +203,7 @@ func (r *run) aborted(tok *token) bool {
 
 // step handles one token at its node and returns the token to continue with, if any.
 func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
-	if r.withdrew.Load() && r.withdrawn(tok) {
-		r.cutCalls(tok)
+	if r.withdrew.Load() && r.endsWithdrawn(tok) {
 		if tok.mode == modeResumeCall && r.live != nil {
 			// The call is not re-entered: its parked tokens, live since the resume
 			// began, end with it, or every later checkpoint would list them.
@@ -261,47 +259,64 @@ func (r *run) step(ctx context.Context, tok *token, local *[]*token) *token {
 func (r *run) withdrawn(tok *token) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return withdrawnAt(tok.frame, tok.branch)
+	return withdrawnBy(tok.frame, tok.branch) != nil
 }
 
-// withdrawnAt reports whether branch, a branch of frame f (a token's, or the one
-// that opened a frame nested in f), is or is inside a withdrawn branch. The caller
-// holds r.mu. It looks past sub-graph calls (a call frame's parent and branch are its
-// calling token's): a call in a withdrawn branch is part of it, so its tokens end
-// too, instead of running the rest of the child for a branch that is over.
-func withdrawnAt(f *frame, branch string) bool {
-	for ; f != nil; f = f.parent {
-		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
-			return true
-		}
-		branch = f.branch // tok's branch one level up: the one that opened f (or called it)
-	}
-	return false
-}
-
-// cutCalls marks the sub-graph calls a withdrawn token ends inside, up to the split
-// that withdrew its branch: those calls did not reach their end.
-func (r *run) cutCalls(tok *token) {
+// endsWithdrawn is withdrawn for a token about to end because of it: the sub-graph
+// calls it ends inside, below the split that withdrew its branch, are marked cut, as
+// they did not reach their end.
+func (r *run) endsWithdrawn(tok *token) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	branch := tok.branch
-	for f := tok.frame; f != nil; f = f.parent {
-		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
-			return
-		}
+	split := withdrawnBy(tok.frame, tok.branch)
+	if split == nil {
+		return false
+	}
+	for f := tok.frame; f != split; f = f.parent {
 		if f.kind == frameCall {
 			f.cut.Store(true)
 		}
-		branch = f.branch
 	}
+	return true
+}
+
+// withdrawnBy returns the split frame that withdrew branch, a branch of frame f (a
+// token's, or the one that opened a frame nested in f), or a branch it is inside; nil
+// if none did. The caller holds r.mu. It looks past sub-graph calls (a call frame's
+// parent and branch are its calling token's): a call in a withdrawn branch is part of
+// it, so its tokens end too, instead of running the rest of the child for a branch
+// that is over.
+func withdrawnBy(f *frame, branch string) *frame {
+	for ; f != nil; f = f.parent {
+		if f.kind == frameSplit && slices.Contains(f.failedIn, branch) {
+			return f
+		}
+		branch = f.branch // tok's branch one level up: the one that opened f (or called it)
+	}
+	return nil
 }
 
 // cutUnderAbort marks the sub-graph calls a token ends inside because a call
-// enclosing them was aborted: those calls did not reach their end (the aborted call
-// itself reports its failure).
+// enclosing them was aborted, if one was: those calls did not reach their end (the
+// aborted call itself reports its failure).
 func cutUnderAbort(tok *token) {
-	for c := tok.call; c.caller != nil && c.abort.Load() == nil; c = c.caller {
-		c.cut.Store(true)
+	for c := tok.call; c.caller != nil; c = c.caller {
+		if c.abort.Load() != nil {
+			for d := tok.call; d != c; d = d.caller {
+				d.cut.Store(true)
+			}
+			return
+		}
+	}
+}
+
+// haltCancelled fails the run with the cancellation of its context, unless it halted
+// already or tok's sub-graph call was aborted (the call's failure is the calling
+// node's). Noticed between nodes or by a node, the error is the root's: a call's own
+// context may not have ended.
+func (r *run) haltCancelled(tok *token) {
+	if !r.halted() && !r.aborted(tok) {
+		r.halt(stateFailed, "", nil, r.nodeError(tok, CodeCancelled, cancelCause(r.root.ctx)))
 	}
 }
 
@@ -402,7 +417,7 @@ func (r *run) unitDone(f *frame) *token {
 		}
 		switch f.kind {
 		case frameSplit:
-			if f.arrived > 0 && r.withdrew.Load() && withdrawnAt(f.parent, f.branch) {
+			if f.arrived > 0 && r.withdrew.Load() && withdrawnBy(f.parent, f.branch) != nil {
 				// The branch that opened f was withdrawn after some of f's branches
 				// arrived: its join does not run, and arrivals at a join f shares with
 				// an enclosing split (joinUp) do not count there either.
