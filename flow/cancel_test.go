@@ -28,52 +28,73 @@ func TestCallerCancelInterruptsTheNode(t *testing.T) {
 		t.Run(meta, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var runs []string
-			e := flow.NewEngine(
-				flow.WithTaskFunc("block", func(ctx context.Context, c *flow.Context, n *flow.Node) error {
-					runs = append(runs, n.ID)
-					if c.Resumed() {
-						return nil
-					}
-					cancel()
-					<-ctx.Done()
-					return ctx.Err()
-				}),
-				flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
-					runs = append(runs, n.ID)
-					return nil
-				}))
-			g, err := flow.LoadGraph("c.yml", []byte(`
-id: c
-layout:
-  - {id: s, type: start}
-  - {id: w, task: '@block', meta: `+meta+`}
-  - {id: n, task: '@note'}
-  - {id: g, task: '@note'}
-  - {id: e, type: end}
-`))
-			require.NoError(t, err)
-			h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
-			fc := flow.NewContext("i")
-			res, err := e.EvalGraph(ctx, g, fc, flow.WithEvalInterceptor(h, 0))
+			cr, res, err := runCancelled(t, ctx, meta, func(ctx context.Context) error {
+				cancel()
+				<-ctx.Done()
+				return ctx.Err()
+			})
 			require.ErrorIs(t, err, context.Canceled)
 			assert.Equal(t, flow.StatusFailed, res.Status)
 			var ne *flow.NodeError
 			require.ErrorAs(t, err, &ne)
 			assert.Equal(t, flow.CodeCancelled, ne.Code)
 			assert.Equal(t, "w", ne.Node)
-			assert.Equal(t, trace.Interrupted, h.end["w"])
+			assert.Equal(t, trace.Interrupted, cr.h.end["w"])
 			assert.Empty(t, res.ExecutionErrors, "a cancellation is not the node's error")
-			assert.Nil(t, fc.Value("fell"), "no recovery update")
-			assert.Nil(t, fc.Value("state"), "no fallback state")
-			assert.Equal(t, []string{"w"}, runs)
-
-			res, err = e.Resume(context.Background(), res.Frontier, fc)
-			require.NoError(t, err)
-			assert.Equal(t, flow.StatusCompleted, res.Status)
-			assert.Equal(t, []string{"w", "w", "n", "g"}, runs, "the resume runs the cancelled node again, then its links")
+			assert.Nil(t, cr.fc.Value("fell"), "no recovery update")
+			assert.Nil(t, cr.fc.Value("state"), "no fallback state")
+			assert.Equal(t, []string{"w"}, cr.runs)
+			cr.resumeRunsAgain(t, res)
 		})
 	}
+}
+
+// cancelledRun is a run of the graph s, w, n, g, e that a cancellation cut short at w.
+type cancelledRun struct {
+	e    *flow.Engine
+	fc   *flow.Context
+	h    *endStatuses
+	runs []string // the nodes w, n and g in the order they ran
+}
+
+// runCancelled evaluates that graph under ctx, w with the given meta and a task that
+// returns first(ctx) unless it is resumed (then it succeeds).
+func runCancelled(t *testing.T, ctx context.Context, meta string, first func(context.Context) error, opts ...flow.Option) (*cancelledRun, *flow.Result, error) {
+	t.Helper()
+	cr := &cancelledRun{fc: flow.NewContext("i"), h: &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}}
+	cr.e = flow.NewEngine(append(opts,
+		flow.WithTaskFunc("first", func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+			cr.runs = append(cr.runs, n.ID)
+			if c.Resumed() {
+				return nil
+			}
+			return first(ctx)
+		}),
+		flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
+			cr.runs = append(cr.runs, n.ID)
+			return nil
+		}))...)
+	g, err := flow.LoadGraph("c.yml", []byte(`
+id: c
+layout:
+  - {id: s, type: start}
+  - {id: w, task: '@first', meta: `+meta+`}
+  - {id: n, task: '@note'}
+  - {id: g, task: '@note'}
+  - {id: e, type: end}
+`))
+	require.NoError(t, err)
+	res, err := cr.e.EvalGraph(ctx, g, cr.fc, flow.WithEvalInterceptor(cr.h, 0))
+	return cr, res, err
+}
+
+// resumeRunsAgain resumes the run that ended with res: w runs again, then its links.
+func (cr *cancelledRun) resumeRunsAgain(t *testing.T, res *flow.Result) {
+	t.Helper()
+	res, err := cr.e.Resume(context.Background(), res.Frontier, cr.fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, []string{"w", "w", "n", "g"}, cr.runs, "the resume runs the cancelled node again, then its links")
 }
 
 // Every branch a caller's cancel cuts short ends INTERRUPTED, whichever notices
@@ -118,42 +139,14 @@ func TestCallerCancelDuringRetryBackoffPutsTheRetryOff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	blocking := clockFunc(func(time.Duration) <-chan time.Time { cancel(); return make(chan time.Time) })
-	var runs []string
-	e := flow.NewEngine(flow.WithClock(blocking),
-		flow.WithTaskFunc("flaky", func(_ context.Context, c *flow.Context, n *flow.Node) error {
-			runs = append(runs, n.ID)
-			if c.Resumed() {
-				return nil
-			}
-			return flow.MarkRetryable(errors.New("busy"))
-		}),
-		flow.WithTaskFunc("note", func(_ context.Context, _ *flow.Context, n *flow.Node) error {
-			runs = append(runs, n.ID)
-			return nil
-		}))
-	g, err := flow.LoadGraph("r.yml", []byte(`
-id: r
-layout:
-  - {id: s, type: start}
-  - {id: w, task: '@flaky', meta: {retry: {max: 3, backoff: 1h}, idempotent: true, onError: {goto: g, recover: true, set: {fell: true}}}}
-  - {id: n, task: '@note'}
-  - {id: g, task: '@note'}
-  - {id: e, type: end}
-`))
-	require.NoError(t, err)
-	h := &endStatuses{end: map[string]flow.NodeStatus{}, callEnded: make(chan struct{})}
-	fc := flow.NewContext("i")
-	res, err := e.EvalGraph(ctx, g, fc, flow.WithEvalInterceptor(h, 0))
+	cr, res, err := runCancelled(t, ctx, `{retry: {max: 3, backoff: 1h}, idempotent: true, onError: {goto: g, recover: true, set: {fell: true}}}`,
+		func(context.Context) error { return flow.MarkRetryable(errors.New("busy")) }, flow.WithClock(blocking))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, flow.StatusFailed, res.Status)
 	assert.Empty(t, res.ExecutionErrors, "the policy did not decide on the put-off retry")
-	assert.Nil(t, fc.Value("fell"))
-	assert.Equal(t, []string{"w"}, runs)
-
-	res, err = e.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, res.Status)
-	assert.Equal(t, []string{"w", "w", "n", "g"}, runs, "the resume runs the node again, then its links")
+	assert.Nil(t, cr.fc.Value("fell"))
+	assert.Equal(t, []string{"w"}, cr.runs)
+	cr.resumeRunsAgain(t, res)
 }
 
 // The same when a sibling's failure cancels the backoff (fail-fast): the run fails
