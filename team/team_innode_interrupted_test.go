@@ -77,22 +77,7 @@ func TestTeamInNodeCutByFailFastSiblingIsInterrupted(t *testing.T) {
 	a := &turnsAgent{name: "a"}
 	tm, err := team.NewTeam("crew", team.WithMembers(a, slow))
 	require.NoError(t, err)
-	failures := 0
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("fork")
-	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
-	spec.Activity("crew").SetTask("@crew").LinkTo("join")
-	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
-		if failures++; failures == 1 {
-			<-started
-			return down
-		}
-		return nil
-	})).LinkTo("join")
-	spec.Parallel("join").LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
+	g := crewForkedWithBad(t, started)
 	h := &nodeEnds{}
 	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
 	evs := &teamEvents{}
@@ -183,22 +168,7 @@ func TestTeamInNodeWithNestedTeamCutBySiblingIsInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	tm, err := team.NewTeam("crew", team.WithMembers(a, sub))
 	require.NoError(t, err)
-	failures := 0
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("fork")
-	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
-	spec.Activity("crew").SetTask("@crew").LinkTo("join")
-	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
-		if failures++; failures == 1 {
-			<-started
-			return down
-		}
-		return nil
-	})).LinkTo("join")
-	spec.Parallel("join").LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
+	g := crewForkedWithBad(t, started)
 	h := &nodeEnds{}
 	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
 	evs := &teamEvents{}
@@ -284,4 +254,27 @@ func TestTeamInNodeRetriedReplaysAnsweredMembers(t *testing.T) {
 	tr := tm.Trace(fc)
 	assert.Equal(t, team.TeamCompleted, tr.Status)
 	assert.Equal(t, "answer 2", tr.FinalAnswer)
+}
+
+// crewForkedWithBad is a graph forking, fail-fast, to the agent node "@crew" and a
+// node "bad" that fails once started is closed (on its first run only).
+func crewForkedWithBad(t *testing.T, started <-chan struct{}) *flow.Graph {
+	t.Helper()
+	failures := 0
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("fork")
+	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
+	spec.Activity("crew").SetTask("@crew").LinkTo("join")
+	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		if failures++; failures == 1 {
+			<-started
+			return down
+		}
+		return nil
+	})).LinkTo("join")
+	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	return g
 }
