@@ -38,9 +38,10 @@ func (h *nodeEnds) of(id string) trace.Status {
 
 // teamEvents collects a team's TeamEnd and NodeEnd statuses by agent.
 type teamEvents struct {
-	mu    sync.Mutex
-	teams []string
-	nodes map[string]string
+	mu     sync.Mutex
+	teams  []string          // the statuses of TeamEnd events, in order
+	teamOf map[string]string // the last TeamEnd status of each team
+	nodes  map[string]string // the last NodeEnd status of each member
 }
 
 func (e *teamEvents) sink(ctx context.Context) context.Context {
@@ -50,6 +51,10 @@ func (e *teamEvents) sink(ctx context.Context) context.Context {
 		switch ev.Kind {
 		case team.EventTeamEnd:
 			e.teams = append(e.teams, ev.Status)
+			if e.teamOf == nil {
+				e.teamOf = map[string]string{}
+			}
+			e.teamOf[ev.Agent] = ev.Status
 		case team.EventNodeEnd:
 			if e.nodes == nil {
 				e.nodes = map[string]string{}

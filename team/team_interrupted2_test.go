@@ -26,27 +26,14 @@ func TestTwoLevelNestedTeamCutByFailFastIsInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(mid, bad))
 	require.NoError(t, err)
-	var (
-		mu       sync.Mutex
-		nodeEnds = map[string]string{}
-		teamEnds = map[string]string{}
-	)
-	ctx := team.WithSink(context.Background(), func(ev team.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev.Kind {
-		case team.EventNodeEnd:
-			nodeEnds[ev.Agent] = ev.Status
-		case team.EventTeamEnd:
-			teamEnds[ev.Agent] = ev.Status
-		}
-	})
+	evs := &teamEvents{}
+	ctx := evs.sink(context.Background())
 	sess := team.NewSession("two-levels")
 	_, err = outer.Call(ctx, "work", sess)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
-	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "mid": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "mid": team.TeamInterrupted, "outer": team.TeamFailed}, evs.teamOf)
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted, "inner": team.RunInterrupted,
-		"mid": team.RunInterrupted, "bad": team.RunFailed}, nodeEnds)
+		"mid": team.RunInterrupted, "bad": team.RunFailed}, evs.nodes)
 	fc := sess.Context()
 	assert.Nil(t, inner.Trace(fc).Error)
 	assert.Nil(t, mid.Trace(fc).Error)
@@ -76,27 +63,14 @@ func TestTwoLevelNestedTeamCutByAbortedCallIsInterrupted(t *testing.T) {
 	eng, g := opsGraph(t, outer)
 	require.NoError(t, eng.Register(inner.Graph()))
 	require.NoError(t, eng.Register(mid.Graph()))
-	var (
-		mu       sync.Mutex
-		nodeEnds = map[string]string{}
-		teamEnds = map[string]string{}
-	)
-	ctx := team.WithSink(context.Background(), func(ev team.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev.Kind {
-		case team.EventNodeEnd:
-			nodeEnds[ev.Agent] = ev.Status
-		case team.EventTeamEnd:
-			teamEnds[ev.Agent] = ev.Status
-		}
-	})
+	evs := &teamEvents{}
+	ctx := evs.sink(context.Background())
 	fc := flow.NewContextWith("two-levels-call", map[string]any{"prompt": "work"})
 	res, err := eng.EvalGraph(ctx, g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
-	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "mid": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "mid": team.TeamInterrupted, "outer": team.TeamFailed}, evs.teamOf)
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted, "inner": team.RunInterrupted,
-		"mid": team.RunInterrupted, "bad": team.RunFailed}, nodeEnds)
+		"mid": team.RunInterrupted, "bad": team.RunFailed}, evs.nodes)
 	assert.Nil(t, inner.Trace(fc).Error)
 	assert.Nil(t, mid.Trace(fc).Error)
 

@@ -273,27 +273,14 @@ func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, outer)
 	require.NoError(t, eng.Register(inner.Graph()))
-	var (
-		mu       sync.Mutex
-		nodeEnds = map[string]string{}
-		teamEnds = map[string]string{}
-	)
-	ctx := team.WithSink(context.Background(), func(ev team.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev.Kind {
-		case team.EventNodeEnd:
-			nodeEnds[ev.Agent] = ev.Status
-		case team.EventTeamEnd:
-			teamEnds[ev.Agent] = ev.Status
-		}
-	})
+	evs := &teamEvents{}
+	ctx := evs.sink(context.Background())
 	fc := flow.NewContextWith("ops-cut", map[string]any{"prompt": "work"})
 	res, err := eng.EvalGraph(ctx, g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
-	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "outer": team.TeamFailed}, evs.teamOf)
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted, "inner": team.RunInterrupted,
-		"bad": team.RunFailed}, nodeEnds)
+		"bad": team.RunFailed}, evs.nodes)
 	assert.Equal(t, team.TeamInterrupted, inner.Trace(fc).Status)
 	assert.Equal(t, []string{"bad"}, outer.Trace(fc).Route, "no turn of inner's")
 
