@@ -544,3 +544,29 @@ func BenchmarkParseCase1(b *testing.B) {
 		}
 	}
 }
+
+// A directory named like a definition file is skipped by a directory argument and a
+// glob alike; a directory's own sub-directories are never read.
+func TestExpandPathsSkipsDirectories(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yml"), []byte("id: a\nlayout: [{id: s, type: start}]\n"), 0o644))
+	for _, sub := range []string{"sub.yml", "sub.yaml", "sub.json"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, sub), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, sub, "b.yml"), []byte("id: b\nlayout: [{id: s, type: start}]\n"), 0o644))
+	}
+	want := []string{filepath.Join(dir, "a.yml")}
+	for _, arg := range []string{dir, filepath.Join(dir, "*"), filepath.Join(dir, "*.y*ml")} {
+		files, err := flow.ExpandPaths(arg)
+		require.NoError(t, err, arg)
+		assert.Equal(t, want, files, arg)
+	}
+	gs, err := flow.NewEngine().Load(dir)
+	require.NoError(t, err)
+	require.Len(t, gs, 1)
+	assert.Equal(t, "a", gs[0].ID)
+
+	only := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(only, "sub.yml"), 0o755))
+	_, err = flow.ExpandPaths(only)
+	assert.ErrorContains(t, err, "no definition files", "a directory with only a directory in it")
+}

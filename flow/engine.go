@@ -197,9 +197,11 @@ func (e *Engine) Load(paths ...string) ([]*Graph, error) {
 	return e.LoadFiles(files...)
 }
 
-// ExpandPaths turns files, directories (their *.yml, *.yaml and *.json files) and glob
-// patterns into a sorted list of files without duplicates. A name that does not exist
-// and is no pattern is kept, so that reading it reports the problem.
+// ExpandPaths turns files, directories (their *.yml, *.yaml and *.json files, not those
+// of their sub-directories) and glob patterns into a sorted list of files without
+// duplicates. A directory that a directory or a pattern yields is skipped, whatever its
+// name. A name that does not exist and is no pattern is kept, so that reading it reports
+// the problem.
 func ExpandPaths(paths ...string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
@@ -211,6 +213,7 @@ func ExpandPaths(paths ...string) ([]string, error) {
 				m, _ := filepath.Glob(filepath.Join(p, ext))
 				found = append(found, m...)
 			}
+			found = slices.DeleteFunc(found, isDir)
 			if len(found) == 0 {
 				return nil, fmt.Errorf("%s: no definition files (*.yml, *.yaml, *.json)", p)
 			}
@@ -222,10 +225,7 @@ func ExpandPaths(paths ...string) ([]string, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", p, err)
 			}
-			m = slices.DeleteFunc(m, func(f string) bool {
-				fi, err := os.Stat(f)
-				return err == nil && fi.IsDir()
-			})
+			m = slices.DeleteFunc(m, isDir)
 			if len(m) == 0 {
 				return nil, fmt.Errorf("%s: no file matches", p)
 			}
@@ -234,6 +234,13 @@ func ExpandPaths(paths ...string) ([]string, error) {
 	}
 	slices.Sort(files)
 	return slices.Compact(files), nil
+}
+
+// isDir reports whether path names a directory (or a link to one): a directory named
+// like a definition file ("old.yml/") is not one, and reading it would fail.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // LoadFiles reads and registers several definition files as one batch: either all are

@@ -14,8 +14,8 @@ const validateUsage = `Usage: flowteam validate FILE|DIR|GLOB... [--output text|
 
 Checks definition files against the production checklist, as one set of graphs: graph
 ids must be unique across them and "#id" sub-graph calls resolve within them. A
-directory checks its *.yml, *.yaml and *.json files. Flags may come before or after the
-files.
+directory checks its *.yml, *.yaml and *.json files, not those of its sub-directories.
+Flags may come before or after the files.
 
 Prints one finding per line, sorted by file and line:
 

@@ -171,3 +171,28 @@ func TestSameFileNamedTwice(t *testing.T) {
 		assert.Equal(t, exitOK, code, "export %v: %s", args, stderr)
 	}
 }
+
+// A directory whose name ends in .yml (or .yaml, .json) is not a definition: a
+// directory argument and a glob skip it, and its files are not read, as a directory
+// argument reads only the files directly in it.
+func TestValidateSkipsDirectoriesNamedLikeDefinitions(t *testing.T) {
+	dir := writeDefs(t, map[string]string{"clean.yml": cleanDef})
+	for _, sub := range []string{"sub.yml", "sub.yaml", "sub.json"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, sub), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, sub, "dangling.yml"), []byte(strings.TrimLeft(danglingDef, "\n")), 0o644))
+	}
+	for _, args := range [][]string{{dir}, {filepath.Join(dir, "*.yml")}, {filepath.Join(dir, "*")}} {
+		code, stdout, stderr := validateCmd(t, args...)
+		assert.Equal(t, exitOK, code, "validate %v: %s%s", args, stdout, stderr)
+		assert.Contains(t, stderr, "1 file checked", "validate %v", args)
+		assert.NotContains(t, stderr, "unreadable", "validate %v", args)
+		code, _, stderr = call(t, cmdRun, args...)
+		assert.Equal(t, exitOK, code, "run %v: %s", args, stderr)
+	}
+
+	only := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(only, "sub.yml"), 0o755))
+	code, _, stderr := validateCmd(t, only)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "no definition files")
+}
