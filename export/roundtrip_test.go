@@ -421,7 +421,7 @@ func TestRoundTripHardValues(t *testing.T) {
 	require.Equal(t, "context.put(\"k\", \"it's \\\"quoted\\\" # not a comment\");\ncontext.put(\"v\", 'x: y');", spec.NodeByID("0x10").Task)
 	l := spec.NodeByID("yes").Links[0]
 	require.Equal(t, flow.LinkSpec{NextID: "0x10", Title: "trail ", When: `name == "a#b: c"`, Priority: 2,
-		Meta: map[string]any{"w": 1.5, "on": "on"}, Pos: l.Pos}, l)
+		Meta: map[string]any{"w": 1.5, "on": "on"}, Pos: l.Pos, WhenPos: l.WhenPos}, l)
 	g, err := spec.Build()
 	require.NoError(t, err)
 	for _, w := range documentWriters {

@@ -17,9 +17,9 @@ import (
 // WithConditionNames.
 func (v *validator) checkExpressions(vg *vgraph) {
 	for _, n := range vg.nodes {
-		v.checkCondition(vg, n, n.spec.Pos, "node condition", n.spec.When)
+		v.checkCondition(vg, n, n.spec.Pos, n.spec.WhenPos, "node condition", n.spec.When)
 		for _, l := range n.out {
-			v.checkCondition(vg, n, l.pos(), fmt.Sprintf("condition of the link to %q", l.to.id()), l.spec.When)
+			v.checkCondition(vg, n, l.pos(), l.spec.WhenPos, fmt.Sprintf("condition of the link to %q", l.to.id()), l.spec.When)
 		}
 		if n.spec.Component == nil {
 			v.checkTask(vg, n)
@@ -27,7 +27,9 @@ func (v *validator) checkExpressions(vg *vgraph) {
 	}
 }
 
-func (v *validator) checkCondition(vg *vgraph, n *vnode, pos flow.Pos, what, src string) {
+// checkCondition checks a condition defined at pos; a compile error is reported at its
+// line in the condition, which starts at at.
+func (v *validator) checkCondition(vg *vgraph, n *vnode, pos flow.Pos, at flow.ScriptPos, what, src string) {
 	src = strings.TrimSpace(src)
 	if src == "" {
 		return
@@ -39,7 +41,7 @@ func (v *validator) checkCondition(vg *vgraph, n *vnode, pos flow.Pos, what, src
 		return
 	}
 	if _, err := v.cfg.eval.CompileCondition(src); err != nil {
-		v.report(vg, SeverityError, CodeConditionCompile, n.id(), pos, "node %q: %s %q does not compile: %s%s", n.id(), what, oneLine(src), firstLine(err), javaHint(src))
+		v.report(vg, SeverityError, CodeConditionCompile, n.id(), at.Locate(err, pos), "node %q: %s %q does not compile: %s%s", n.id(), what, oneLine(src), firstLine(err), javaHint(src))
 	} else {
 		v.checkJava(vg, n, pos, what, src)
 	}
@@ -88,7 +90,7 @@ func (v *validator) checkJava(vg *vgraph, n *vnode, pos flow.Pos, what, src stri
 
 func (v *validator) checkTask(vg *vgraph, n *vnode) {
 	src := strings.TrimSpace(n.spec.Task)
-	what := "task script"
+	what, at := "task script", n.spec.TaskPos
 	switch {
 	case src == "", strings.HasPrefix(src, "#"):
 		return // sub-graph calls are checked with the whole set
@@ -104,10 +106,10 @@ func (v *validator) checkTask(vg *vgraph, n *vnode) {
 			v.report(vg, SeverityError, CodeTaskMetaMissing, n.id(), n.spec.Pos, "node %q: task %q: the graph's meta has no script at %q", n.id(), src, key)
 			return
 		}
-		what, src = fmt.Sprintf("task script (meta %q)", key), s
+		what, src, at = fmt.Sprintf("task script (meta %q)", key), s, flow.ScriptPos{}
 	}
 	if _, err := v.cfg.eval.CompileScript(src); err != nil {
-		v.report(vg, SeverityError, CodeTaskCompile, n.id(), n.spec.Pos, "node %q: %s %q does not compile: %s%s", n.id(), what, oneLine(src), firstLine(err), javaHint(src))
+		v.report(vg, SeverityError, CodeTaskCompile, n.id(), at.Locate(err, n.spec.Pos), "node %q: %s %q does not compile: %s%s", n.id(), what, oneLine(src), firstLine(err), javaHint(src))
 	} else {
 		v.checkJava(vg, n, n.spec.Pos, what, src)
 		v.checkNoEffect(vg, n, what, src)

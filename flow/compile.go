@@ -84,7 +84,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		err := fmt.Errorf(format, args...)
 		errs = append(errs, &DefinitionError{Pos: orPos(pos, Pos{File: g.Source}), Graph: g.ID, Node: n.ID, Msg: err.Error(), Err: errors.Unwrap(err)})
 	}
-	compileCond := func(n *Node, pos Pos, what, src string) cond {
+	compileCond := func(n *Node, pos Pos, at ScriptPos, what, src string) cond {
 		src = strings.TrimSpace(src)
 		if src == "" {
 			return cond{}
@@ -98,7 +98,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		}
 		x, err := e.eval.CompileCondition(src)
 		if err != nil {
-			fail(n, pos, "%s %q %w: %v", what, src, ErrCompile, err)
+			fail(n, at.Locate(err, pos), "%s %q %w: %v", what, src, ErrCompile, err)
 		}
 		return cond{expr: x}
 	}
@@ -107,8 +107,8 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		cn.n = n
 		cn.join = n.IsJoin()
 		cn.split = (n.Type == Inclusive || n.Type == Parallel) && len(n.links) > 1
-		cn.guard = compileCond(n, n.Pos, "node condition", n.When)
-		e.compileTask(g, n, cn, func(format string, args ...any) { fail(n, n.Pos, format, args...) })
+		cn.guard = compileCond(n, n.Pos, n.whenAt, "node condition", n.When)
+		e.compileTask(g, n, cn, func(pos Pos, format string, args ...any) { fail(n, pos, format, args...) })
 		if n.Type == Loop {
 			if v, ok := n.Meta[MetaFor]; ok {
 				s, isStr := v.(string)
@@ -149,7 +149,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		cn.links = make([]clink, len(n.links))
 		cn.targets = make([]*cnode, len(n.links))
 		for j, l := range n.links {
-			cn.links[j] = clink{l: l, to: &cg.nodes[l.to.index], when: compileCond(n, l.Pos, fmt.Sprintf("link to %q: condition", l.To), l.When)}
+			cn.links[j] = clink{l: l, to: &cg.nodes[l.to.index], when: compileCond(n, l.Pos, l.whenAt, fmt.Sprintf("link to %q: condition", l.To), l.When)}
 			cn.targets[j] = cn.links[j].to
 		}
 	}
@@ -193,7 +193,7 @@ func (e *Engine) sealed(cg *compiled) bool {
 	return true
 }
 
-func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...any)) {
+func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(Pos, string, ...any)) {
 	if n.Component != nil {
 		if sg, ok := n.Component.(subGraphTask); ok {
 			cn.kind, cn.subGraph = taskSubgraph, sg.g
@@ -202,7 +202,7 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 		cn.kind, cn.task = taskGo, n.Component
 		return
 	}
-	src := strings.TrimSpace(n.Task)
+	src, at := strings.TrimSpace(n.Task), n.taskAt
 	switch {
 	case src == "":
 		return
@@ -210,7 +210,7 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 		name := src[1:]
 		t := e.tasks[name]
 		if t == nil {
-			fail("%w %q (register it on the engine before loading the graph)", ErrUnknownTask, name)
+			fail(n.Pos, "%w %q (register it on the engine before loading the graph)", ErrUnknownTask, name)
 			return
 		}
 		cn.kind, cn.task = taskGo, t
@@ -218,22 +218,23 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(string, ...
 	case strings.HasPrefix(src, "#"):
 		cn.kind, cn.subID = taskSubgraph, strings.TrimSpace(src[1:])
 		if cn.subID == "" {
-			fail("sub-graph reference %q names no graph", src)
+			fail(n.Pos, "sub-graph reference %q names no graph", src)
 		}
 		return
 	case strings.HasPrefix(src, "$"):
+		at = ScriptPos{} // the script is in the graph's meta: report the node
 		key := src[1:]
 		v, ok := g.MetaValue(key)
 		s, isStr := v.(string)
 		if !ok || !isStr {
-			fail("task %q: graph meta has no script at %q", src, key)
+			fail(n.Pos, "task %q: graph meta has no script at %q", src, key)
 			return
 		}
 		src = s
 	}
 	x, err := e.eval.CompileScript(src)
 	if err != nil {
-		fail("task script %q %w: %v", oneLine(src), ErrCompile, err)
+		fail(at.Locate(err, n.Pos), "task script %q %w: %v", oneLine(src), ErrCompile, err)
 		return
 	}
 	cn.kind, cn.script = taskScript, x

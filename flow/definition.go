@@ -6,7 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 
+	"github.com/expr-lang/expr/file"
 	"gopkg.in/yaml.v3"
 )
 
@@ -28,7 +30,9 @@ import (
 // ParseDefinition reads a Solon definition document, YAML or JSON, into a GraphSpec. file
 // names the document in positions and messages (and becomes spec.Source); it is not opened.
 //
-// Every node and link of the result carries the file and line it was defined at. A node
+// Every node and link of the result carries the file and line it was defined at, and
+// every task and condition where its script starts (TaskPos, WhenPos: see ScriptPos),
+// so that a script that does not compile is reported at the line of the problem. A node
 // without id gets Solon's automatic id "n-<position>" (1-based); a node without link goes
 // to the next layout entry (an explicit empty list means no links); an unknown or missing
 // type reads as an activity. Node and link "when" and "task" are trimmed, as Solon trims
@@ -238,10 +242,10 @@ func (r *defReader) node(i int, n *yaml.Node) layoutNode {
 		ns.Title = r.scalar(e, ns.ID)
 	}
 	if e, ok := lookup(fields, "when"); ok {
-		ns.When = strings.TrimSpace(r.scalar(e, ns.ID))
+		ns.When, ns.WhenPos = strings.TrimSpace(r.scalar(e, ns.ID)), r.scriptPos(e)
 	}
 	if e, ok := lookup(fields, "task"); ok {
-		ns.Task = strings.TrimSpace(r.scalar(e, ns.ID))
+		ns.Task, ns.TaskPos = strings.TrimSpace(r.scalar(e, ns.ID)), r.scriptPos(e)
 	}
 	if e, ok := lookup(fields, "meta"); ok {
 		ns.Meta = r.meta(e, ns.ID)
@@ -253,6 +257,52 @@ func (r *defReader) node(i int, n *yaml.Node) layoutNode {
 		}
 	}
 	return layoutNode{spec: ns, link: link}
+}
+
+// ScriptPos is where a script (a task or a condition) read from a definition document
+// starts, so that a problem the evaluator finds inside it is reported at its own line.
+// Pos is the line of the script's first line (its text as trimmed). When Lines is set,
+// the script's lines are the document's lines, and the script's line k is the
+// document's line Pos.Line+k-1: the script is a literal block scalar ("task: |"), whose
+// first line is the one after the "|" (after any blank lines). Otherwise every line of
+// the script is reported at Pos: a one-line value on its own line (on the key's line
+// or the next); a folded block (">") at its indicator, which is the key's line, since
+// folding joins lines and a position in the joined text no longer says which line it
+// came from; a flow scalar over several lines where it starts; and a JSON string,
+// whose "\n" escapes make lines that are not the document's, on the line of its value.
+// The zero ScriptPos is a script not read from a document.
+type ScriptPos struct {
+	Pos
+	Lines bool
+}
+
+// Locate returns where in the document lies the problem err reports in the script: the
+// script's line that an expr error (*file.Error, printed as "(line:column)") names
+// when the script's lines are the document's, else the script's first line. For a
+// script not read from a document it returns fallback.
+func (p ScriptPos) Locate(err error, fallback Pos) Pos {
+	if p.Pos == (Pos{}) {
+		return fallback
+	}
+	var fe *file.Error
+	if p.Lines && errors.As(err, &fe) && fe.Line > 1 {
+		return Pos{File: p.File, Line: p.Line + fe.Line - 1}
+	}
+	return p.Pos
+}
+
+// scriptPos locates the script held by the value of e (see ScriptPos).
+func (r *defReader) scriptPos(e entry) ScriptPos {
+	v := deref(e.val)
+	p := ScriptPos{Pos: Pos{File: r.file, Line: v.Line}}
+	if v.Kind == yaml.ScalarNode && v.Style&yaml.LiteralStyle != 0 {
+		// Line is the indicator's; the script, trimmed, starts below it and below the
+		// blank lines the trimming dropped.
+		lead := v.Value[:len(v.Value)-len(strings.TrimLeftFunc(v.Value, unicode.IsSpace))]
+		p.Line += 1 + strings.Count(lead, "\n")
+		p.Lines = true
+	}
+	return p
 }
 
 // links reads a node's link: a node id, a link object, or a list of both.
@@ -311,7 +361,7 @@ func (r *defReader) linkObject(ns *NodeSpec, v *yaml.Node) {
 		when = cond
 		fallthrough
 	case hasWhen:
-		ls.When = strings.TrimSpace(r.scalar(when, ns.ID))
+		ls.When, ls.WhenPos = strings.TrimSpace(r.scalar(when, ns.ID)), r.scriptPos(when)
 	}
 	if e, ok := lookup(fields, "meta"); ok {
 		ls.Meta = r.meta(e, ns.ID)

@@ -223,3 +223,48 @@ func TestParseDefinitionDeepJSON(t *testing.T) {
 	assert.Equal(t, flow.Pos{File: "deep.json", Line: 3}, de.Pos, err.Error())
 	assert.Contains(t, de.Msg, "nested more than")
 }
+
+// A script that does not compile is reported at the line of the problem in the script,
+// not at the node's first line, with the node still named: a literal block's line k is
+// the k-th line of the block; a value the reader folds (">", a flow scalar over several
+// lines) or a JSON string is reported where it starts.
+func TestScriptCompileErrorNamesScriptLine(t *testing.T) {
+	const head = "id: g\nlayout:\n  - id: s\n    type: start\n" // lines 1-4
+	tests := []struct {
+		name, file, doc, node string
+		line                  int
+	}{
+		{"a literal block starts on the line after its indicator", "g.yml", head +
+			"  - id: a\n    type: activity\n    title: hello\n    task: |\n      context.put(\"x\", 1 +);\n  - id: e\n    type: end\n", "a", 9},
+		{"line k of a literal block, after blank lines the reader trims", "g.yml", head +
+			"  - id: a\n    task: |\n\n      context.put(\"x\", 1);\n      context.put(\"y\", 2 +);\n  - {id: e, type: end}\n", "a", 9},
+		{"a plain value on the task line", "g.yml", head +
+			"  - id: a\n    task: context.put(\"x\", 1 +)\n  - {id: e, type: end}\n", "a", 6},
+		{"a quoted value on the line after the key", "g.yml", head +
+			"  - id: a\n    task:\n      'context.put(\"x\", 1 +)'\n  - {id: e, type: end}\n", "a", 7},
+		{"a folded block is reported at its indicator, the key's line", "g.yml", head +
+			"  - id: a\n    task: >\n      context.put(\"x\",\n      1 +)\n  - {id: e, type: end}\n", "a", 6},
+		{"a node condition in a literal block", "g.yml", head +
+			"  - id: a\n    when: |\n      day >=\n    task: context.put(\"x\", 1)\n  - {id: e, type: end}\n", "a", 7},
+		{"a link condition in a literal block", "g.yml", head +
+			"  - id: a\n    link:\n      - nextId: e\n        when: |\n          day > 1 &&\n          day <\n  - {id: e, type: end}\n", "a", 10},
+		{"a link condition under its old name", "g.yml", head +
+			"  - id: a\n    link:\n      - nextId: e\n        condition: |\n          day > 1 &&\n          day <\n  - {id: e, type: end}\n", "a", 10},
+		{"a JSON string is on one line", "g.json",
+			"{\"id\": \"g\", \"layout\": [\n  {\"id\": \"s\", \"type\": \"start\"},\n  {\"id\": \"a\",\n   \"task\": \"context.put(\\\"x\\\", 1);\\ncontext.put(\\\"y\\\", 2 +)\"},\n  {\"id\": \"e\", \"type\": \"end\"}\n]}\n", "a", 4},
+		{"a JSON document only encoding/json reads", "g.json",
+			"{\"id\": \"g\", \"layout\": [\n  {\"id\": \"s\", \"type\": \"start\"},\n  {\"id\": \"a\", \"title\": \"a\\/b\",\n   \"task\": \"context.put(\\\"x\\\", 1 +)\"},\n  {\"id\": \"e\", \"type\": \"end\"}\n]}\n", "a", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := flow.LoadGraph(tt.file, []byte(tt.doc))
+			require.NoError(t, err)
+			err = flow.NewEngine().Register(g)
+			require.ErrorIs(t, err, flow.ErrCompile)
+			des := definitionErrors(t, err)
+			require.Len(t, des, 1, err.Error())
+			assert.Equal(t, flow.Pos{File: tt.file, Line: tt.line}, des[0].Pos, err.Error())
+			assert.Equal(t, tt.node, des[0].Node)
+		})
+	}
+}

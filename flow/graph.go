@@ -133,6 +133,7 @@ func (s *GraphSpec) Build() (*Graph, error) {
 		n := &Node{
 			ID: ns.ID, Type: ns.Type, Title: ns.Title, When: ns.When, Task: ns.Task,
 			Component: ns.Component, Meta: ns.Meta, Pos: ns.Pos, index: len(g.nodes), graph: g,
+			taskAt: ns.TaskPos, whenAt: ns.WhenPos,
 		}
 		switch {
 		case n.ID == "":
@@ -163,7 +164,7 @@ func (s *GraphSpec) Build() (*Graph, error) {
 				fail(orPos(ls.Pos, ns.Pos), from.ID, "link from %q to missing node %q", from.ID, ls.NextID)
 				continue
 			}
-			l := &Link{From: from.ID, To: to.ID, Title: ls.Title, When: ls.When, Priority: ls.Priority, Meta: ls.Meta, Pos: orPos(ls.Pos, ns.Pos), to: to}
+			l := &Link{From: from.ID, To: to.ID, Title: ls.Title, When: ls.When, Priority: ls.Priority, Meta: ls.Meta, Pos: orPos(ls.Pos, ns.Pos), to: to, whenAt: ls.WhenPos}
 			from.links = append(from.links, l)
 			to.incoming = append(to.incoming, l)
 		}

@@ -80,8 +80,9 @@ type Link struct {
 	// Pos is where the link was defined.
 	Pos Pos
 
-	index int // position among the source node's sorted links
-	to    *Node
+	index  int // position among the source node's sorted links
+	to     *Node
+	whenAt ScriptPos
 }
 
 // Target returns the node the link points to.
@@ -112,6 +113,8 @@ type Node struct {
 	links    []*Link // outgoing, sorted by priority
 	incoming []*Link
 	graph    *Graph
+	taskAt   ScriptPos
+	whenAt   ScriptPos
 }
 
 // Links returns the node's outgoing links, highest priority first. The slice must not

@@ -38,6 +38,9 @@ type NodeSpec struct {
 	Meta      map[string]any
 	Links     []LinkSpec
 	Pos       Pos
+	// TaskPos and WhenPos are where the task script and the condition start in the
+	// document, so that a problem inside them is reported at its own line.
+	TaskPos, WhenPos ScriptPos
 	// TypeName is the type as written when it is not a known type (the node then
 	// behaves as an activity); empty otherwise.
 	TypeName string
@@ -59,6 +62,8 @@ type LinkSpec struct {
 	Priority int
 	Meta     map[string]any
 	Pos      Pos
+	// WhenPos is where the condition starts in the document.
+	WhenPos ScriptPos
 }
 
 // NewSpec starts the specification of a graph with the given id.

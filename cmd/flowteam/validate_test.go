@@ -196,3 +196,27 @@ func TestValidateSkipsDirectoriesNamedLikeDefinitions(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "no definition files")
 }
+
+// A script that does not compile is reported at the line of the problem, inside the
+// script, with the node named: here the line after "task: |".
+func TestValidateScriptErrorLine(t *testing.T) {
+	dir := writeDefs(t, map[string]string{"bad.yml": `
+id: bad
+layout:
+  - id: s
+    type: start
+  - id: a
+    type: activity
+    title: hello
+    task: |
+      context.put("x", 1 +);
+  - id: e
+    type: end
+`})
+	code, stdout, stderr := validateCmd(t, filepath.Join(dir, "bad.yml"))
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Contains(t, stdout, `bad.yml:9: error task.compile: node "a": task script`, stdout)
+	code, _, stderr = call(t, cmdRun, filepath.Join(dir, "bad.yml"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `bad.yml:9: graph "bad": node "a": task script`)
+}
