@@ -22,6 +22,9 @@ const (
 // Finding codes. They are stable: tools and CI scripts may match on them.
 const (
 	CodeDefinitionInvalid = "definition.invalid" // the reader rejected the document
+	// CodeJSONLenient: a .json file is not JSON but YAML (unquoted keys, a trailing
+	// comma): it loads, as Solon's lenient reader loads it, but other JSON tools reject it.
+	CodeJSONLenient = "json.lenient"
 
 	CodeGraphIDMissing   = "graph.id-missing"
 	CodeGraphIDDuplicate = "graph.id-duplicate" // within the validated set or the registry

@@ -45,6 +45,11 @@ import (
 // integer), duplicate keys, and a document without layout. Whether links point at existing
 // nodes, ids are unique and a start node exists is checked by Build.
 //
+// A .json document is read as YAML when it is not JSON (unquoted keys, single quotes,
+// a trailing comma, comments), as Solon reads .json documents with a lenient JSON
+// parser; spec.LenientJSON then names the line of the first token JSON rejects, for a
+// validator to warn that other JSON tools will not read the file.
+//
 // Scalars follow YAML 1.2 (gopkg.in/yaml.v3), not the YAML 1.1 of Solon's SnakeYAML:
 // yes, no, on and off are strings, not booleans, and 017 is the integer 17, not octal
 // 15 (write 0o17). This matters only for meta values a task reads; write true, false and
@@ -58,7 +63,7 @@ func ParseDefinition(file string, data []byte) (*GraphSpec, error) {
 	spec := r.graphSpec(root)
 	switch len(r.errs) {
 	case 0:
-		spec.Source = file
+		spec.Source, spec.LenientJSON = file, r.lenient
 		return spec, nil
 	case 1:
 		return nil, r.errs[0]
@@ -93,11 +98,12 @@ func LoadGraph(file string, data []byte) (*Graph, error) {
 
 // defReader turns a decoded document into a GraphSpec, collecting every problem it finds.
 type defReader struct {
-	file   string
-	graph  string // graph id, once known, for messages
-	errs   []error
-	budget int                 // values meta may still expand to; bounds alias bombs
-	active map[*yaml.Node]bool // collections being expanded; catches alias cycles
+	file    string
+	graph   string // graph id, once known, for messages
+	lenient Pos    // where a .json document YAML read stops being JSON
+	errs    []error
+	budget  int                 // values meta may still expand to; bounds alias bombs
+	active  map[*yaml.Node]bool // collections being expanded; catches alias cycles
 }
 
 func (r *defReader) fail(line int, node, format string, args ...any) {

@@ -25,6 +25,7 @@ import (
 func (r *defReader) document(data []byte) (*yaml.Node, error) {
 	root, yerr := decodeYAML(data)
 	if yerr == nil {
+		r.checkJSON(data)
 		return root, nil
 	}
 	if looksLikeJSON(data) {
@@ -42,12 +43,32 @@ func (r *defReader) document(data []byte) (*yaml.Node, error) {
 	if relaxed, changed := relaxFlowColons(data); changed {
 		root, err := decodeYAML(relaxed)
 		if err == nil {
+			r.checkJSON(data)
 			return root, nil
 		}
 		// The relaxed text has the same lines; its error is the one Solon would meet.
 		data, yerr = relaxed, err
 	}
 	return nil, r.syntaxError(data, yerr)
+}
+
+// checkJSON records, for a .json document YAML has read, where it stops being JSON.
+// Accepting such a document is deliberate (see ParseDefinition); recording it lets a
+// validator say that other JSON tools will reject the file.
+func (r *defReader) checkJSON(data []byte) {
+	if !strings.HasSuffix(strings.ToLower(r.file), ".json") {
+		return
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if json.Valid(data) {
+		return
+	}
+	var raw json.RawMessage
+	var serr *json.SyntaxError
+	if err := json.Unmarshal(data, &raw); errors.As(err, &serr) {
+		// Offset counts the byte JSON rejected.
+		r.lenient = Pos{File: r.file, Line: lineAt(data, int(serr.Offset)-1)}
+	}
 }
 
 // decodeYAML parses one YAML document and returns its root (nil when empty).

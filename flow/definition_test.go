@@ -570,3 +570,35 @@ func TestExpandPathsSkipsDirectories(t *testing.T) {
 	_, err = flow.ExpandPaths(only)
 	assert.ErrorContains(t, err, "no definition files", "a directory with only a directory in it")
 }
+
+// A .json document that is not JSON but is YAML (unquoted keys, a trailing comma, a
+// comment) loads, as Solon's lenient JSON reader loads it; the spec says where the first
+// token strict JSON rejects is, for a validator to warn that other JSON tools will not
+// read the file.
+func TestParseDefinitionLenientJSON(t *testing.T) {
+	tests := []struct {
+		name, file, doc string
+		want            int // line of LenientJSON, 0 for none
+	}{
+		{"unquoted keys", "j.json", `{"id":"j", layout: [{id: s, type: start}]}`, 1},
+		{"an unquoted key further down", "j.json", "{\"id\": \"j\",\n \"layout\": [\n  {\"id\": \"s\", type: \"start\"}\n]}\n", 3},
+		{"a trailing comma", "j.json", "{\"id\": \"j\",\n \"layout\": [\n  {\"id\": \"s\", \"type\": \"start\"},\n]}\n", 4},
+		{"YAML in a .json file", "j.JSON", "id: j\nlayout:\n  - {id: s, type: start}\n", 1},
+		{"strict JSON", "j.json", "{\"id\": \"j\",\n \"layout\": [{\"id\": \"s\", \"type\": \"start\"}]}\n", 0},
+		{"strict JSON that only encoding/json reads", "j.json", "{\"id\": \"j\", \"title\": \"a\\/b\",\n \"layout\": [{\"id\": \"s\", \"type\": \"start\"}]}\n", 0},
+		{"strict JSON after a byte order mark", "j.json", "\ufeff{\"id\": \"j\", \"layout\": [{\"id\": \"s\", \"type\": \"start\"}]}", 0},
+		{"not a .json file", "j.yml", `{"id":"j", layout: [{id: s, type: start}]}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec, err := flow.ParseDefinition(tt.file, []byte(tt.doc))
+			require.NoError(t, err)
+			assert.Equal(t, "j", spec.ID)
+			want := flow.Pos{}
+			if tt.want > 0 {
+				want = flow.Pos{File: tt.file, Line: tt.want}
+			}
+			assert.Equal(t, want, spec.LenientJSON)
+		})
+	}
+}

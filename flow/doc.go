@@ -173,6 +173,17 @@
 // writers) because the engine loads definition files itself and flow cannot import
 // packages that build on it.
 //
+// A .json file that is not JSON but is YAML (unquoted keys, single quotes, a trailing
+// comma, comments) loads, on purpose: Solon reads .json files with a lenient JSON
+// parser, and its users' files may rely on that. The reader records the line of the
+// first token JSON rejects (GraphSpec.LenientJSON), and export.Validate (flowteam
+// validate) warns with code json.lenient, so the author learns that other JSON tools
+// will reject the file.
+//
+// A script or condition that does not compile is reported at the line of the problem
+// in the document when the script is a literal block ("task: |"), and at the line
+// where it starts otherwise (a folded block ">" at the key's line): see ScriptPos.
+//
 // # Performance
 //
 // Two fast paths keep loading and running cheap without changing behaviour. The reader

@@ -25,6 +25,9 @@ type GraphSpec struct {
 	Nodes  []*NodeSpec
 	// Source is the file the spec was read from; it prefixes error positions.
 	Source string
+	// LenientJSON is, for a .json document that is not JSON but reads as YAML (see
+	// ParseDefinition), the line of the first token JSON rejects; zero otherwise.
+	LenientJSON Pos
 }
 
 // NodeSpec describes one node. Links lists the outgoing links in definition order.

@@ -220,3 +220,17 @@ layout:
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `bad.yml:9: graph "bad": node "a": task script`)
 }
+
+// A .json file that is YAML rather than JSON loads, as in Solon, with a warning on the
+// line of the first token that JSON rejects; strict JSON gets none.
+func TestValidateLenientJSON(t *testing.T) {
+	dir := writeDefs(t, map[string]string{
+		"lenient.json": "{\"id\": \"lenient\",\n \"layout\": [\n  {id: s, type: start}, {\"id\": \"e\", \"type\": \"end\"}]}\n",
+		"strict.json":  `{"id": "strict", "layout": [{"id": "s", "type": "start"}, {"id": "e", "type": "end"}]}`,
+	})
+	code, stdout, stderr := validateCmd(t, dir)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "2 files checked: 0 errors, 1 warning", stdout)
+	assert.Contains(t, stdout, "lenient.json:3: warning json.lenient: ")
+	assert.Regexp(t, findingLine, strings.TrimSpace(stdout))
+}
