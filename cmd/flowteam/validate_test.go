@@ -216,6 +216,24 @@ layout:
 	code, stdout, stderr := validateCmd(t, filepath.Join(dir, "bad.yml"))
 	assert.Equal(t, exitFail, code, stderr)
 	assert.Contains(t, stdout, `bad.yml:9: error task.compile: node "a": task script`, stdout)
+
+	cond := writeDefs(t, map[string]string{"cond.yml": `
+id: cond
+layout:
+  - id: s
+    type: exclusive
+    link:
+      - nextId: e
+        when: |
+          day > 1 &&
+          day <
+      - e
+  - id: e
+    type: end
+`})
+	code, stdout, stderr = validateCmd(t, filepath.Join(cond, "cond.yml"))
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Contains(t, stdout, `cond.yml:9: error condition.compile: node "s": condition of the link to "e"`, stdout)
 	code, _, stderr = call(t, cmdRun, filepath.Join(dir, "bad.yml"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `bad.yml:9: graph "bad": node "a": task script`)
