@@ -59,8 +59,9 @@ type resumeConfig struct {
 	output   string
 	store    storeFlags
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
-	// last saved with.
-	keepTTL bool
+	// last saved with; keepDurability: --durability was not given, so it keeps the
+	// recorded one.
+	keepTTL, keepDurability bool
 }
 
 // cmdResume implements "flowteam resume".
@@ -142,7 +143,23 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	r, err := cfg.store.runner(eng, store, sources, recordedRedaction(snap))
+	st, err := cfg.store.settings()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	var redacted []string
+	if opened := openedSnapshot(snap); opened != nil {
+		// (One that cannot be opened is reported by the Runner before anything runs.)
+		rec, err := recordedSettings(opened)
+		if err != nil {
+			return fail(exitUsage, err)
+		}
+		if cfg.keepDurability {
+			st.durability = rec.durability
+		}
+		redacted = opened.Redacted
+	}
+	r, err := cfg.store.runner(eng, store, sources, redacted, st)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -211,23 +228,25 @@ func explainResumeError(err error, cfg resumeConfig) error {
 	return err
 }
 
-// recordedRedaction returns the variables the instance's last save masked. The
-// resume masks them too, --redact or not: the help tells the user to supply them
-// again with --set, and a secret supplied so must not be saved in clear because the
-// flag was not repeated. A sealed body is opened with $FLOWTEAM_SESSION_KEY; if it
-// cannot be, nothing is returned, and the Runner reports why when it loads the
-// instance to claim it, before anything runs or is saved.
-func recordedRedaction(snap *session.Snapshot) []string {
-	if snap.Sealed != nil {
-		c, err := cipherFromEnv()
-		if err != nil || c == nil {
-			return nil
-		}
-		if snap, err = c.Open(snap); err != nil {
-			return nil
-		}
+// openedSnapshot returns snap with its body, where the instance's settings and the
+// variables its last save masked are recorded: the resume masks those too, --redact
+// or not, as the help tells the user to supply them again with --set, and a secret
+// supplied so must not be saved in clear because the flag was not repeated. A sealed
+// body is opened with $FLOWTEAM_SESSION_KEY; if it cannot be, nil is returned, and the
+// Runner reports why when it loads the instance to claim it, before anything runs or
+// is saved.
+func openedSnapshot(snap *session.Snapshot) *session.Snapshot {
+	if snap.Sealed == nil {
+		return snap
 	}
-	return snap.Redacted
+	c, err := cipherFromEnv()
+	if err != nil || c == nil {
+		return nil
+	}
+	if snap, err = c.Open(snap); err != nil {
+		return nil
+	}
+	return snap
 }
 
 // checkSet checks the form of a --set argument.
@@ -257,6 +276,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	}
 	cfg.sets, cfg.files = sets, files
 	cfg.keepTTL = !flagGiven(fs, "ttl")
+	cfg.keepDurability = !flagGiven(fs, "durability")
 	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact"); err != nil {
 		return cfg, false, err
 	}

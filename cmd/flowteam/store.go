@@ -46,8 +46,9 @@ type storeFlags struct {
 	redact     setFlag // repeatable, each comma-separated
 }
 
-const storeFlagsUsage = `  --durability M       on-exit (default: save when the run ends) or per-node (also
-                       save after every completed node)
+const storeFlagsUsage = `  --durability M       on-exit (save when the run ends; run's default) or per-node
+                       (also save after every completed node); resume keeps the
+                       instance's unless --durability is given, which is then kept
   --ttl DURATION       the store forgets the instance unless it is saved again
                        within DURATION (e.g. 720h; 0: the store's own, a redis
                        DSN's ttl= or none); resume keeps the instance's unless
@@ -233,18 +234,58 @@ func redactKeys(lists []string) ([]string, error) {
 	return keys, nil
 }
 
-// runner builds the session Runner these flags describe. sources are the definition
-// files, recorded in the snapshot so that resume can load them again. redacted names
-// variables masked besides those of --redact (a resume's: those its instance masked).
-func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, redacted []string) (*session.Runner, error) {
+// settings are how an instance is run that the command records with it
+// (Snapshot.Meta, as "name=value" entries), so that a resume runs it the same way
+// unless its own flags say otherwise.
+type settings struct {
+	durability session.Durability
+}
+
+// Names of the settings' entries in Snapshot.Meta.
+const metaDurability = "durability"
+
+// meta returns the entries that record st.
+func (st settings) meta() []string {
+	return []string{metaDurability + "=" + st.durability.String()}
+}
+
+// recordedSettings returns the settings recorded with snap, opened. An instance saved
+// before they were recorded gets what resume did then: on-exit durability. Entries
+// of other names (another program's) are left alone.
+func recordedSettings(snap *session.Snapshot) (settings, error) {
+	var st settings
+	for _, e := range snap.Meta {
+		name, value, _ := strings.Cut(e, "=")
+		if name == metaDurability {
+			d, err := session.ParseDurability(value)
+			if err != nil {
+				return st, fmt.Errorf("instance %q records a bad setting: %w", snap.Instance, err)
+			}
+			st.durability = d
+		}
+	}
+	return st, nil
+}
+
+// settings returns the settings these flags give.
+func (s *storeFlags) settings() (settings, error) {
 	d, err := session.ParseDurability(s.durability)
 	if err != nil {
-		return nil, fmt.Errorf("--durability: %w", err)
+		return settings{}, fmt.Errorf("--durability: %w", err)
 	}
+	return settings{durability: d}, nil
+}
+
+// runner builds the session Runner that runs an instance with st and records st with
+// it. sources are the definition files, recorded in the snapshot so that resume can
+// load them again. redacted names variables masked besides those of --redact (a
+// resume's: those its instance masked).
+func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, redacted []string, st settings) (*session.Runner, error) {
 	if s.ttl < 0 {
 		return nil, fmt.Errorf("--ttl must not be negative, got %v", s.ttl)
 	}
-	opts := []session.Option{session.WithDurability(d), session.WithSources(sources...)}
+	opts := []session.Option{session.WithDurability(st.durability), session.WithSources(sources...),
+		session.WithMeta(st.meta()...)}
 	if s.ttl > 0 {
 		opts = append(opts, session.WithExpiry(s.ttl))
 	}
@@ -292,7 +333,12 @@ func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, 
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
 	}
-	r, err := s.runner(eng, store, sources, nil)
+	st, err := s.settings()
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return nil, exitUsage
+	}
+	r, err := s.runner(eng, store, sources, nil, st)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage

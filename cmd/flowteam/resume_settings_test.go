@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
+)
+
+// roundsYML suspends at its gate until go=true, then runs gate, more and tick and
+// suspends again; it ends after three ticks.
+const roundsYML = "testdata/session/rounds.yml"
+
+// loadSnap returns the stored snapshot of instance id in the file store dir.
+func loadSnap(t *testing.T, dir, id string) *session.Snapshot {
+	t.Helper()
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	snap, err := store.Load(context.Background(), id)
+	require.NoError(t, err)
+	return snap
+}
+
+// An instance started with --durability per-node is resumed per node unless the
+// resume says otherwise: resumed on exit, a crash during the resumed run would lose
+// the progress the user asked to keep. A resume of rounds.yml completes three nodes:
+// per node each is saved (a version each) besides the claim and the outcome.
+func TestResumeKeepsTheDurability(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, _, stderr := call(t, cmdRun, roundsYML, "--store", dsn, "--instance", "d", "--durability", "per-node")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, loadSnap(t, dir, "d").Meta, "durability=per-node")
+
+	v := loadSnap(t, dir, "d").Version
+	code, _, stderr = call(t, cmdResume, "d", "--store", dsn, "--set", "go=true")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, v+5, loadSnap(t, dir, "d").Version, "the claim, gate, more, tick, the outcome")
+
+	// A given flag wins, and is what later resumes keep.
+	v = loadSnap(t, dir, "d").Version
+	code, _, stderr = call(t, cmdResume, "d", "--store", dsn, "--set", "go=true", "--durability", "on-exit")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, v+2, loadSnap(t, dir, "d").Version, "the claim and the outcome")
+	assert.Contains(t, loadSnap(t, dir, "d").Meta, "durability=on-exit")
+	assert.NotContains(t, loadSnap(t, dir, "d").Meta, "durability=per-node")
+	v = loadSnap(t, dir, "d").Version
+	code, out, stderr := callJSON(t, cmdResume, "d", "--store", dsn, "--set", "go=true")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, "completed", out["status"])
+	assert.Equal(t, v+2, loadSnap(t, dir, "d").Version, "on exit, as the last resume said")
+}
