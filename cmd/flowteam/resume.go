@@ -28,7 +28,10 @@ Flags:
   --set KEY=VALUE      update a variable before continuing (repeatable; VALUE as in run)
   --vars FILE          updates from a JSON object; --set wins
   --file FILE          load these definition files instead of the recorded ones
-  --steps N            step limit of this evaluation
+  --steps N            step limit of this resume, counting its own steps only, as
+                       the output's steps do (default: the limit the instance was
+                       run or last resumed with, else the engine's, 100000); kept
+                       for later resumes
   --recover            take over an instance whose status is running because the
                        process running it died (per-node durability resumes from its
                        last completed node)
@@ -59,9 +62,9 @@ type resumeConfig struct {
 	output   string
 	store    storeFlags
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
-	// last saved with; keepDurability: --durability was not given, so it keeps the
-	// recorded one.
-	keepTTL, keepDurability bool
+	// last saved with; keepDurability, keepSteps: --durability, --steps were not
+	// given, so it keeps the recorded ones.
+	keepTTL, keepDurability, keepSteps bool
 }
 
 // cmdResume implements "flowteam resume".
@@ -143,7 +146,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	st, err := cfg.store.settings()
+	st, err := cfg.store.settings(cfg.steps)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -156,6 +159,9 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		}
 		if cfg.keepDurability {
 			st.durability = rec.durability
+		}
+		if cfg.keepSteps {
+			st.steps = rec.steps
 		}
 		redacted = opened.Redacted
 	}
@@ -171,8 +177,8 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if cfg.expect > 0 {
 		opts = append(opts, session.ExpectVersion(cfg.expect))
 	}
-	if cfg.steps > 0 {
-		opts = append(opts, session.WithEvalOptions(flow.WithSteps(cfg.steps)))
+	if st.steps > 0 {
+		opts = append(opts, session.WithEvalOptions(flow.WithSteps(st.steps)))
 	}
 	res, err := r.Resume(ctx, cfg.id, updates, opts...)
 	if res == nil {
@@ -277,6 +283,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	cfg.sets, cfg.files = sets, files
 	cfg.keepTTL = !flagGiven(fs, "ttl")
 	cfg.keepDurability = !flagGiven(fs, "durability")
+	cfg.keepSteps = !flagGiven(fs, "steps")
 	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact"); err != nil {
 		return cfg, false, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
 )
 
@@ -54,4 +55,34 @@ func TestResumeKeepsTheDurability(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	require.Equal(t, "completed", out["status"])
 	assert.Equal(t, v+2, loadSnap(t, dir, "d").Version, "on exit, as the last resume said")
+}
+
+// The step limit given to run is the limit of each later resume of the instance too,
+// each counting its own steps, until a resume gives --steps, which is then kept.
+func TestResumeKeepsTheStepLimit(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, out, stderr := callJSON(t, cmdRun, roundsYML, "--store", dsn, "--instance", "s", "--steps", "3")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, "suspended", out["status"])
+	require.Equal(t, 3.0, out["steps"], "s, tick, gate")
+	assert.Contains(t, loadSnap(t, dir, "s").Meta, "steps=3")
+
+	// gate, more and tick run; the fourth step, gate again, is refused. A limit of
+	// the instance's total would have refused the first.
+	code, out, stderr = callJSON(t, cmdResume, "s", "--store", dsn, "--set", "go=true")
+	require.Equal(t, exitFail, code, stderr)
+	assert.Equal(t, flow.CodeStepLimit, out["error"].(map[string]any)["code"])
+	assert.Equal(t, 3.0, out["steps"])
+
+	// gate runs again and suspends (go was used up).
+	code, out, stderr = callJSON(t, cmdResume, "s", "--store", dsn, "--steps", "2")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, "suspended", out["status"])
+	assert.Contains(t, loadSnap(t, dir, "s").Meta, "steps=2")
+	code, out, stderr = callJSON(t, cmdResume, "s", "--store", dsn, "--set", "go=true")
+	require.Equal(t, exitFail, code, stderr)
+	assert.Equal(t, flow.CodeStepLimit, out["error"].(map[string]any)["code"], "the last resume's limit")
+	assert.Equal(t, 2.0, out["steps"], "gate and more; tick is refused")
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -239,41 +240,59 @@ func redactKeys(lists []string) ([]string, error) {
 // unless its own flags say otherwise.
 type settings struct {
 	durability session.Durability
+	steps      int // the step limit of each evaluation; 0: the engine's
 }
 
 // Names of the settings' entries in Snapshot.Meta.
-const metaDurability = "durability"
+const (
+	metaDurability = "durability"
+	metaSteps      = "steps"
+)
 
 // meta returns the entries that record st.
 func (st settings) meta() []string {
-	return []string{metaDurability + "=" + st.durability.String()}
+	m := []string{metaDurability + "=" + st.durability.String()}
+	if st.steps > 0 {
+		m = append(m, metaSteps+"="+strconv.Itoa(st.steps))
+	}
+	return m
 }
 
 // recordedSettings returns the settings recorded with snap, opened. An instance saved
-// before they were recorded gets what resume did then: on-exit durability. Entries
-// of other names (another program's) are left alone.
+// before they were recorded gets what resume did then: on-exit durability and the
+// engine's step limit. Entries of other names (another program's) are left alone.
 func recordedSettings(snap *session.Snapshot) (settings, error) {
 	var st settings
+	bad := func(err error) (settings, error) {
+		return st, fmt.Errorf("instance %q records a bad setting: %w", snap.Instance, err)
+	}
 	for _, e := range snap.Meta {
 		name, value, _ := strings.Cut(e, "=")
-		if name == metaDurability {
+		switch name {
+		case metaDurability:
 			d, err := session.ParseDurability(value)
 			if err != nil {
-				return st, fmt.Errorf("instance %q records a bad setting: %w", snap.Instance, err)
+				return bad(err)
 			}
 			st.durability = d
+		case metaSteps:
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 1 {
+				return bad(fmt.Errorf("step limit %q: want a number of at least 1", value))
+			}
+			st.steps = n
 		}
 	}
 	return st, nil
 }
 
-// settings returns the settings these flags give.
-func (s *storeFlags) settings() (settings, error) {
+// settings returns the settings these flags give, with the step limit steps.
+func (s *storeFlags) settings(steps int) (settings, error) {
 	d, err := session.ParseDurability(s.durability)
 	if err != nil {
 		return settings{}, fmt.Errorf("--durability: %w", err)
 	}
-	return settings{durability: d}, nil
+	return settings{durability: d, steps: steps}, nil
 }
 
 // runner builds the session Runner that runs an instance with st and records st with
@@ -313,7 +332,11 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, reda
 // should end with unless the run failed (exitFail when the outcome could not be
 // saved).
 func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, files []string, fc *flow.Context,
-	opts []flow.EvalOption, stderr io.Writer) (res *flow.Result, code int) {
+	steps int, stderr io.Writer) (res *flow.Result, code int) {
+	var opts []flow.EvalOption
+	if steps > 0 {
+		opts = append(opts, flow.WithSteps(steps))
+	}
 	if s.dsn == "" {
 		res, err := eng.Eval(ctx, g.ID, fc, opts...)
 		if res == nil {
@@ -333,7 +356,7 @@ func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, 
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
 	}
-	st, err := s.settings()
+	st, err := s.settings(steps)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
