@@ -150,7 +150,6 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	var redacted []string
 	if opened := openedSnapshot(snap); opened != nil {
 		// (One that cannot be opened is reported by the Runner before anything runs.)
 		rec, err := recordedSettings(opened)
@@ -163,9 +162,11 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		if cfg.keepSteps {
 			st.steps = rec.steps
 		}
-		redacted = opened.Redacted
+		// --redact adds names: a secret supplied again with --set must not be
+		// saved in clear because the flag was not repeated.
+		st.addRedact(rec.redact...)
 	}
-	r, err := cfg.store.runner(eng, store, sources, redacted, st)
+	r, err := cfg.store.runner(eng, store, sources, st)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -235,10 +236,7 @@ func explainResumeError(err error, cfg resumeConfig) error {
 }
 
 // openedSnapshot returns snap with its body, where the instance's settings and the
-// variables its last save masked are recorded: the resume masks those too, --redact
-// or not, as the help tells the user to supply them again with --set, and a secret
-// supplied so must not be saved in clear because the flag was not repeated. A sealed
-// body is opened with $FLOWTEAM_SESSION_KEY; if it cannot be, nil is returned, and the
+// variables its last save masked are recorded. A sealed body is opened with $FLOWTEAM_SESSION_KEY; if it cannot be, nil is returned, and the
 // Runner reports why when it loads the instance to claim it, before anything runs or
 // is saved.
 func openedSnapshot(snap *session.Snapshot) *session.Snapshot {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -85,4 +87,41 @@ func TestResumeKeepsTheStepLimit(t *testing.T) {
 	require.Equal(t, exitFail, code, stderr)
 	assert.Equal(t, flow.CodeStepLimit, out["error"].(map[string]any)["code"], "the last resume's limit")
 	assert.Equal(t, 2.0, out["steps"], "gate and more; tick is refused")
+}
+
+// A --redact name is recorded whether or not a variable of that name exists when the
+// instance is saved: approval.yml sets status only once approved, and the resume that
+// sets it must mask it although no save before had a status to mask.
+func TestResumeRedactsAVariableSetLater(t *testing.T) {
+	noLeaks(t)
+	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	for _, sealed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clear", true: "sealed"}[sealed], func(t *testing.T) {
+			if sealed {
+				t.Setenv(keyEnv, key)
+			}
+			dir := filepath.Join(t.TempDir(), "sessions")
+			dsn := "file:" + dir
+			code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "r", "--redact", "status")
+			require.Equal(t, exitOK, code, stderr)
+			if !sealed {
+				assert.Contains(t, loadSnap(t, dir, "r").Meta, "redact=status")
+			}
+			// Not approved yet: suspended again, still without a status.
+			code, _, stderr = call(t, cmdResume, "r", "--store", dsn)
+			require.Equal(t, exitOK, code, stderr)
+
+			code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "approved=true")
+			require.Equal(t, exitOK, code, stderr)
+			require.Equal(t, "completed", out["status"])
+			assert.Equal(t, "approved", out["vars"].(map[string]any)["status"], "the run had it")
+			raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+			require.NoError(t, err)
+			assert.NotContains(t, string(raw), `"status":"approved"`)
+			code, stdout, stderr := call(t, cmdSessions, "show", "r", "--store", dsn)
+			require.Equal(t, exitOK, code, stderr)
+			assert.NotContains(t, stdout, `"status": "approved"`, "masked, also once opened")
+			assert.Contains(t, stdout, `"status": "`+session.DefaultMask+`"`)
+		})
+	}
 }

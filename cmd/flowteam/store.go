@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,8 +56,9 @@ const storeFlagsUsage = `  --durability M       on-exit (save when the run ends;
                        DSN's ttl= or none); resume keeps the instance's unless
                        --ttl or a DSN's ttl= is given
   --redact KEYS        comma-separated variables whose values are masked in the
-                       store (repeatable); they are not restored: supply them again
-                       with --set, and resume masks them again, --redact or not
+                       store (repeatable), also ones a task sets only later; they
+                       are not restored: supply them again with --set; resume
+                       masks the instance's again, --redact or not, and adds these
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
@@ -241,12 +243,18 @@ func redactKeys(lists []string) ([]string, error) {
 type settings struct {
 	durability session.Durability
 	steps      int // the step limit of each evaluation; 0: the engine's
+	// redact names the variables to mask, sorted, each once. They are recorded
+	// whether or not such a variable exists (Snapshot.Redacted names only those
+	// masked): one that a task sets after a resume must be masked too.
+	redact []string
 }
 
-// Names of the settings' entries in Snapshot.Meta.
+// Names of the settings' entries in Snapshot.Meta. Each redacted name has an entry
+// of its own: a name may hold a comma.
 const (
 	metaDurability = "durability"
 	metaSteps      = "steps"
+	metaRedact     = "redact"
 )
 
 // meta returns the entries that record st.
@@ -255,14 +263,26 @@ func (st settings) meta() []string {
 	if st.steps > 0 {
 		m = append(m, metaSteps+"="+strconv.Itoa(st.steps))
 	}
+	for _, k := range st.redact {
+		m = append(m, metaRedact+"="+k)
+	}
 	return m
 }
 
+// addRedact adds names to st.redact.
+func (st *settings) addRedact(names ...string) {
+	st.redact = append(st.redact, names...)
+	slices.Sort(st.redact)
+	st.redact = slices.Compact(st.redact)
+}
+
 // recordedSettings returns the settings recorded with snap, opened. An instance saved
-// before they were recorded gets what resume did then: on-exit durability and the
-// engine's step limit. Entries of other names (another program's) are left alone.
+// before they were recorded gets what resume did then: on-exit durability, the
+// engine's step limit, and masking the variables its last save masked
+// (Snapshot.Redacted). Entries of other names (another program's) are left alone.
 func recordedSettings(snap *session.Snapshot) (settings, error) {
 	var st settings
+	st.addRedact(snap.Redacted...)
 	bad := func(err error) (settings, error) {
 		return st, fmt.Errorf("instance %q records a bad setting: %w", snap.Instance, err)
 	}
@@ -281,6 +301,8 @@ func recordedSettings(snap *session.Snapshot) (settings, error) {
 				return bad(fmt.Errorf("step limit %q: want a number of at least 1", value))
 			}
 			st.steps = n
+		case metaRedact:
+			st.addRedact(value)
 		}
 	}
 	return st, nil
@@ -292,14 +314,19 @@ func (s *storeFlags) settings(steps int) (settings, error) {
 	if err != nil {
 		return settings{}, fmt.Errorf("--durability: %w", err)
 	}
-	return settings{durability: d, steps: steps}, nil
+	keys, err := redactKeys(s.redact)
+	if err != nil {
+		return settings{}, err
+	}
+	st := settings{durability: d, steps: steps}
+	st.addRedact(keys...)
+	return st, nil
 }
 
 // runner builds the session Runner that runs an instance with st and records st with
 // it. sources are the definition files, recorded in the snapshot so that resume can
-// load them again. redacted names variables masked besides those of --redact (a
-// resume's: those its instance masked).
-func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, redacted []string, st settings) (*session.Runner, error) {
+// load them again.
+func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string, st settings) (*session.Runner, error) {
 	if s.ttl < 0 {
 		return nil, fmt.Errorf("--ttl must not be negative, got %v", s.ttl)
 	}
@@ -308,13 +335,8 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, reda
 	if s.ttl > 0 {
 		opts = append(opts, session.WithExpiry(s.ttl))
 	}
-	keys, err := redactKeys(s.redact)
-	if err != nil {
-		return nil, err
-	}
-	keys = append(keys, redacted...)
-	if len(keys) > 0 {
-		opts = append(opts, session.WithRedaction(keys...))
+	if len(st.redact) > 0 {
+		opts = append(opts, session.WithRedaction(st.redact...))
 	}
 	c, err := cipherFromEnv()
 	if err != nil {
@@ -361,7 +383,7 @@ func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, 
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
 	}
-	r, err := s.runner(eng, store, sources, nil, st)
+	r, err := s.runner(eng, store, sources, st)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
