@@ -125,3 +125,40 @@ func TestResumeRedactsAVariableSetLater(t *testing.T) {
 		})
 	}
 }
+
+// stripMeta rewrites instance id in the file store dir as the command wrote it
+// before it recorded its settings, with meta instead of the recorded entries.
+func stripMeta(t *testing.T, dir, id string, meta ...string) {
+	t.Helper()
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	snap, err := store.Load(context.Background(), id)
+	require.NoError(t, err)
+	snap.Meta = meta
+	require.NoError(t, store.Save(context.Background(), snap, snap.Version))
+}
+
+// An instance saved before the command recorded its settings resumes as it did then:
+// on exit, with the engine's step limit, masking the variables its last save masked.
+func TestResumeInstanceSavedWithoutSettings(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, _, stderr := call(t, cmdRun, roundsYML, "--store", dsn, "--instance", "o", "--durability", "per-node",
+		"--steps", "3", "--set", "token=s3cr3t", "--redact", "token,absent")
+	require.Equal(t, exitOK, code, stderr)
+	stripMeta(t, dir, "o")
+	raw, err := os.ReadFile(filepath.Join(dir, "o.json"))
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), `"meta"`)
+
+	v := loadSnap(t, dir, "o").Version
+	code, out, stderr := callJSON(t, cmdResume, "o", "--store", dsn, "--set", "go=true", "--set", "token=fresh")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "suspended", out["status"])
+	assert.Equal(t, 4.0, out["steps"], "the engine's limit, not 3")
+	snap := loadSnap(t, dir, "o")
+	assert.Equal(t, v+2, snap.Version, "on exit: the claim and the outcome")
+	assert.Equal(t, session.DefaultMask, snap.Vars["token"])
+	assert.Equal(t, []string{"durability=on-exit", "redact=token"}, snap.Meta, "recorded now")
+}
