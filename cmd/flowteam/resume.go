@@ -165,6 +165,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		// --redact adds names: a secret supplied again with --set must not be
 		// saved in clear because the flag was not repeated.
 		st.addRedact(rec.redact...)
+		st.other = rec.other
 	}
 	r, err := cfg.store.runner(eng, store, sources, st)
 	if err != nil {

@@ -162,3 +162,24 @@ func TestResumeInstanceSavedWithoutSettings(t *testing.T) {
 	assert.Equal(t, session.DefaultMask, snap.Vars["token"])
 	assert.Equal(t, []string{"durability=on-exit", "redact=token"}, snap.Meta, "recorded now")
 }
+
+// Entries of the meta that are not the command's settings (another program's) are
+// kept; a setting the command cannot read is bad input, not a default.
+func TestResumeRecordedSettingsOfOthers(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, _, stderr := call(t, cmdRun, roundsYML, "--store", dsn, "--instance", "m")
+	require.Equal(t, exitOK, code, stderr)
+	stripMeta(t, dir, "m", "owner=billing", "durability=per-node")
+	code, _, stderr = call(t, cmdResume, "m", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, []string{"durability=per-node", "owner=billing"}, loadSnap(t, dir, "m").Meta)
+
+	for _, bad := range []string{"durability=sometimes", "steps=0", "steps=many"} {
+		stripMeta(t, dir, "m", bad)
+		code, _, stderr = call(t, cmdResume, "m", "--store", dsn)
+		assert.Equal(t, exitUsage, code, bad)
+		assert.Contains(t, stderr, `instance "m" records a bad setting`, bad)
+	}
+}

@@ -247,6 +247,10 @@ type settings struct {
 	// whether or not such a variable exists (Snapshot.Redacted names only those
 	// masked): one that a task sets after a resume must be masked too.
 	redact []string
+	// other are the meta entries that are not the command's (another program's),
+	// kept as they are: the Runner saves the entries it is given in place of the
+	// instance's.
+	other []string
 }
 
 // Names of the settings' entries in Snapshot.Meta. Each redacted name has an entry
@@ -266,7 +270,7 @@ func (st settings) meta() []string {
 	for _, k := range st.redact {
 		m = append(m, metaRedact+"="+k)
 	}
-	return m
+	return append(m, st.other...)
 }
 
 // addRedact adds names to st.redact.
@@ -279,7 +283,7 @@ func (st *settings) addRedact(names ...string) {
 // recordedSettings returns the settings recorded with snap, opened. An instance saved
 // before they were recorded gets what resume did then: on-exit durability, the
 // engine's step limit, and masking the variables its last save masked
-// (Snapshot.Redacted). Entries of other names (another program's) are left alone.
+// (Snapshot.Redacted). Entries of other names are kept in other.
 func recordedSettings(snap *session.Snapshot) (settings, error) {
 	var st settings
 	st.addRedact(snap.Redacted...)
@@ -303,6 +307,8 @@ func recordedSettings(snap *session.Snapshot) (settings, error) {
 			st.steps = n
 		case metaRedact:
 			st.addRedact(value)
+		default:
+			st.other = append(st.other, e)
 		}
 	}
 	return st, nil
