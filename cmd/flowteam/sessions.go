@@ -28,7 +28,8 @@ instance that cannot be read is named on stderr, and list then exits 2. show pri
 instance's snapshot as JSON: its definition hash and files, status, version, variables
 (redacted ones masked), frontier, FlowTrace, errors, and in "meta" the settings a
 resume applies again ("durability=...", "steps=N", one "redact=NAME" per name); an
-encrypted snapshot is opened with $` + keyEnv + `, or shown sealed without it. delete removes an instance.
+encrypted snapshot is opened with $` + keyEnv + `, or shown sealed without it.
+delete removes an instance.
 
 ` + storeUsage + `
 Exit codes: 0 success; 1 the store failed; 2 bad input, unknown or corrupt instance.
