@@ -237,9 +237,9 @@ func explainResumeError(err error, cfg resumeConfig) error {
 }
 
 // openedSnapshot returns snap with its body, where the instance's settings and the
-// variables its last save masked are recorded. A sealed body is opened with $FLOWTEAM_SESSION_KEY; if it cannot be, nil is returned, and the
-// Runner reports why when it loads the instance to claim it, before anything runs or
-// is saved.
+// variables its last save masked are recorded. A sealed body is opened with
+// $FLOWTEAM_SESSION_KEY; if it cannot be, nil is returned, and the Runner reports why
+// when it loads the instance to claim it, before anything runs or is saved.
 func openedSnapshot(snap *session.Snapshot) *session.Snapshot {
 	if snap.Sealed == nil {
 		return snap
