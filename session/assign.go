@@ -38,6 +38,7 @@ func (d *Snapshot) assign(s *Snapshot) {
 	setSlice(&d.Errors, s.Errors)
 	setSlice(&d.Dropped, s.Dropped)
 	setSlice(&d.Redacted, s.Redacted)
+	setSlice(&d.Meta, s.Meta)
 	setSlice(&d.Sealed, s.Sealed)
 }
 

@@ -87,7 +87,8 @@ func canonInto(dst, s *Snapshot, owned bool, hint *Snapshot, varsDone bool) erro
 	}
 	*c = Snapshot{Format: s.Format, Instance: cs(s.Instance, h.Instance), Graph: cs(s.Graph, h.Graph), Hash: cs(s.Hash, h.Hash),
 		Status: Status(cs(string(s.Status), string(h.Status))), Version: s.Version, Sources: sources,
-		RunID: cs(s.RunID, h.RunID), Reason: cs(s.Reason, h.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted)}
+		RunID: cs(s.RunID, h.RunID), Reason: cs(s.Reason, h.Reason), Dropped: canonStrings(s.Dropped), Redacted: canonStrings(s.Redacted),
+		Meta: canonStrings(s.Meta)}
 	var err error
 	if c.Created, err = canonTime(s.Created); err != nil {
 		return err

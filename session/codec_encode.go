@@ -209,6 +209,7 @@ func (e *encoder) body(s *Snapshot) {
 	}
 	e.strings("dropped", dropped)
 	e.strings("redacted", s.Redacted)
+	e.strings("meta", s.Meta)
 }
 
 func (e *encoder) vars(vars map[string]any) {

@@ -121,6 +121,8 @@ func (d *decoder) bodyField(s *Snapshot, key []byte) error {
 		return d.strings(&s.Dropped)
 	case "redacted":
 		return d.strings(&s.Redacted)
+	case "meta":
+		return d.strings(&s.Meta)
 	}
 	return d.errorf("unknown field")
 }

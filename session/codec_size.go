@@ -57,7 +57,7 @@ func (path *sizePath) enter(depth int, c container) bool {
 // sizeHint returns about how many bytes encoding s takes.
 func sizeHint(s *Snapshot) int {
 	n := 320 + len(s.Instance) + len(s.Graph) + len(s.Hash) + len(s.Status) + len(s.RunID) + escapedSize(s.Reason)
-	n += stringsSize(s.Sources) + stringsSize(s.Dropped) + stringsSize(s.Redacted)
+	n += stringsSize(s.Sources) + stringsSize(s.Dropped) + stringsSize(s.Redacted) + stringsSize(s.Meta)
 	var path sizePath
 	for k, v := range s.Vars {
 		n += escapedSize(k) + 2 + valueSize(v, &path, 0)

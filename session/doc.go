@@ -121,7 +121,7 @@
 // messages, the suspend reason or values nested inside other variables.
 //
 // Encryption (WithCipher, NewCipher): the body of the snapshot (variables, frontier,
-// FlowTrace, reason, errors, run id, dropped and redacted names) is sealed with AES-GCM
+// FlowTrace, reason, errors, run id, dropped and redacted names, meta) is sealed with AES-GCM
 // under a caller-supplied 128-, 192- or 256-bit key and stored as Snapshot.Sealed:
 // one version byte (2), a random 12-byte nonce, then the ciphertext and tag. The
 // header (format, instance, graph, hash, status, version, timestamps, sources) stays in
@@ -141,5 +141,7 @@
 // A snapshot stores the definition hash, not the definition. Resume needs the graph
 // registered in the Runner's engine; Snapshot.Sources may record the definition files
 // (WithSources), which is how the flowteam command finds them again ("flowteam resume
-// ID --store DSN"). A definition that changed is detected by its hash.
+// ID --store DSN"), and Snapshot.Meta what else a program needs to resume the instance
+// as it was run (WithMeta; the flowteam command records its durability, step limit and
+// redacted names there). A definition that changed is detected by its hash.
 package session

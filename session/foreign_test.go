@@ -197,6 +197,7 @@ func TestOpenRejectsAClearBesideTheSealedBody(t *testing.T) {
 		"frontier": func(s *session.Snapshot) { s.Frontier = storetest.NewSnapshot("x").Frontier },
 		"errors":   func(s *session.Snapshot) { s.Errors = []session.ErrorRecord{{Code: "x", Message: "y"}} },
 		"redacted": func(s *session.Snapshot) { s.Redacted = []string{"approved"} },
+		"meta":     func(s *session.Snapshot) { s.Meta = []string{"durability=on-exit"} },
 		"reason":   func(s *session.Snapshot) { s.Reason = "planted" },
 	} {
 		snap := storetest.NewSnapshot("open-1")

@@ -41,7 +41,7 @@ func redact(vars map[string]any, keys []string, mask string) (map[string]any, []
 // version, timestamps, sources: what a store needs to check versions and list
 // instances, and what an operator needs to find an instance) and stores everything
 // else (variables, frontier, FlowTrace, reason, errors, dropped and redacted names,
-// run id) in Sealed:
+// meta, run id) in Sealed:
 //
 //	Sealed = 0x02 || nonce (12 bytes, random) || AES-GCM(key, nonce, body JSON, aad)
 //	aad    = "flowteam-session\x00" || format || "\x00" || instance || "\x00" || graph || "\x00" || hash || "\x00" || status

@@ -81,6 +81,7 @@ type Runner struct {
 	ttl        time.Duration
 	drop       bool
 	sources    []string
+	meta       []string
 	migrate    MigrateFunc
 	// hashes caches the definition hash of the last graph run under each graph id
 	// (graph id -> *graphHash); see hash.
@@ -163,6 +164,12 @@ func WithDropUnserializable() Option { return func(r *Runner) { r.drop = true } 
 // WithSources records where the graph definitions came from (Snapshot.Sources).
 func WithSources(files ...string) Option {
 	return func(r *Runner) { r.sources = append(r.sources, files...) }
+}
+
+// WithMeta records entries in Snapshot.Meta of every snapshot the Runner saves. A
+// resume by a Runner with entries replaces the instance's; one without keeps them.
+func WithMeta(entries ...string) Option {
+	return func(r *Runner) { r.meta = append(r.meta, entries...) }
 }
 
 // WithMigration lets Resume continue a snapshot saved under another definition hash,
@@ -255,7 +262,7 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	startState := start.State()
 	in := &instance{r: r}
 	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
-		RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
+		Meta: r.meta, RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
 	// The variables and the frontier were made for this save: a MemoryStore keeps them.
 	if err := in.saveNew(ctx, &in.snap, 0); err != nil {
 		err = in.claimNotDurable(ctx, err)
@@ -356,6 +363,9 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	in := &instance{r: r, snap: *snap, version: snap.Version}
 	in.snap.Status, in.snap.Reason, in.snap.RunID, in.snap.Vars = StatusRunning, "", flow.NewRunID(), fc.Vars()
 	in.snap.Redacted, in.snap.Dropped = nil, nil
+	if len(r.meta) > 0 {
+		in.snap.Meta = r.meta
+	}
 	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
 		err = in.claimNotDurable(ctx, err)
 		return nil, fmt.Errorf("session: resume %q: claim: %w", id, err)

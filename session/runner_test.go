@@ -215,6 +215,37 @@ func TestRedaction(t *testing.T) {
 	assert.Equal(t, session.DefaultMask, snap.Vars["apiToken"])
 }
 
+// Meta is the program's record of how it runs the instance: saved with every
+// snapshot of a Runner that has entries, kept by a resume that has none (a program
+// that does not use it must not erase another's), sealed with the body.
+func TestMeta(t *testing.T) {
+	ctx := t.Context()
+	eng := flow.NewEngine()
+	approvalGraph(t, eng, newCounter(), "Manager")
+	c, err := session.NewCipher(make([]byte, 32))
+	require.NoError(t, err)
+	store := session.NewMemoryStore()
+	meta := func() []string {
+		snap, err := session.NewRunner(eng, store, session.WithCipher(c)).Load(ctx, "m")
+		require.NoError(t, err)
+		return snap.Meta
+	}
+	_, err = session.NewRunner(eng, store, session.WithCipher(c), session.WithMeta("steps=5", "durability=per-node")).
+		Run(ctx, "leave", flow.NewContextWith("m", nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"steps=5", "durability=per-node"}, meta())
+	sealed, err := store.Load(ctx, "m")
+	require.NoError(t, err)
+	assert.Nil(t, sealed.Meta, "in the sealed body")
+
+	_, err = session.NewRunner(eng, store, session.WithCipher(c)).Resume(ctx, "m", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"steps=5", "durability=per-node"}, meta(), "kept")
+	_, err = session.NewRunner(eng, store, session.WithCipher(c), session.WithMeta("steps=7")).Resume(ctx, "m", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"steps=7"}, meta(), "replaced")
+}
+
 func TestEncryption(t *testing.T) {
 	ctx := t.Context()
 	eng, cnt := flow.NewEngine(), newCounter()

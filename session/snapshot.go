@@ -86,6 +86,10 @@ type Snapshot struct {
 	// Redacted names the variables whose values were masked before saving. Their
 	// values are not restored on resume: supply them again with the updates.
 	Redacted []string `json:"redacted,omitempty"`
+	// Meta holds what the program running the instance records about how it runs
+	// it (WithMeta), for it to apply again when it resumes the instance, such as the
+	// flowteam command's "durability=per-node". The package does not read it.
+	Meta []string `json:"meta,omitempty"`
 
 	// Sealed is the encrypted body (see Seal); when set, the body fields are empty.
 	Sealed []byte `json:"sealed,omitempty"`
@@ -290,7 +294,7 @@ func (s *Snapshot) checkAfterID(known *Snapshot) error {
 // sealed body does not damage it.
 func (s *Snapshot) hasClearBody() bool {
 	return len(s.Vars) > 0 || s.Frontier != nil || len(s.Trace.Last) > 0 || s.Reason != "" || len(s.Errors) > 0 ||
-		len(s.Dropped) > 0 || len(s.Redacted) > 0 || s.RunID != ""
+		len(s.Dropped) > 0 || len(s.Redacted) > 0 || len(s.Meta) > 0 || s.RunID != ""
 }
 
 func (s *Snapshot) checkBody() error {
@@ -335,6 +339,7 @@ func (s *Snapshot) Clone() *Snapshot {
 	c.Errors = slices.Clone(s.Errors)
 	c.Dropped = slices.Clone(s.Dropped)
 	c.Redacted = slices.Clone(s.Redacted)
+	c.Meta = slices.Clone(s.Meta)
 	c.Sealed = slices.Clone(s.Sealed)
 	return &c
 }

@@ -28,7 +28,10 @@ Flags:
   --set KEY=VALUE      update a variable before continuing (repeatable; VALUE as in run)
   --vars FILE          updates from a JSON object; --set wins
   --file FILE          load these definition files instead of the recorded ones
-  --steps N            step limit of this evaluation
+  --steps N            step limit of this resume, counting its own steps only, as
+                       the output's steps do (default: the limit the instance was
+                       run or last resumed with, else the engine's, 100000); kept
+                       for later resumes
   --recover            take over an instance whose status is running because the
                        process running it died (per-node durability resumes from its
                        last completed node)
@@ -59,8 +62,9 @@ type resumeConfig struct {
 	output   string
 	store    storeFlags
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
-	// last saved with.
-	keepTTL bool
+	// last saved with; keepDurability, keepSteps: --durability, --steps were not
+	// given, so it keeps the recorded ones.
+	keepTTL, keepDurability, keepSteps bool
 }
 
 // cmdResume implements "flowteam resume".
@@ -142,7 +146,28 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	r, err := cfg.store.runner(eng, store, sources, recordedRedaction(snap))
+	st, err := cfg.store.settings(cfg.steps)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	if opened := openedSnapshot(snap); opened != nil {
+		// (One that cannot be opened is reported by the Runner before anything runs.)
+		rec, err := recordedSettings(opened)
+		if err != nil {
+			return fail(exitUsage, err)
+		}
+		if cfg.keepDurability {
+			st.durability = rec.durability
+		}
+		if cfg.keepSteps {
+			st.steps = rec.steps
+		}
+		// --redact adds names: a secret supplied again with --set must not be
+		// saved in clear because the flag was not repeated.
+		st.addRedact(rec.redact...)
+		st.other = rec.other
+	}
+	r, err := cfg.store.runner(eng, store, sources, st)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -154,8 +179,8 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if cfg.expect > 0 {
 		opts = append(opts, session.ExpectVersion(cfg.expect))
 	}
-	if cfg.steps > 0 {
-		opts = append(opts, session.WithEvalOptions(flow.WithSteps(cfg.steps)))
+	if st.steps > 0 {
+		opts = append(opts, session.WithEvalOptions(flow.WithSteps(st.steps)))
 	}
 	res, err := r.Resume(ctx, cfg.id, updates, opts...)
 	if res == nil {
@@ -211,23 +236,22 @@ func explainResumeError(err error, cfg resumeConfig) error {
 	return err
 }
 
-// recordedRedaction returns the variables the instance's last save masked. The
-// resume masks them too, --redact or not: the help tells the user to supply them
-// again with --set, and a secret supplied so must not be saved in clear because the
-// flag was not repeated. A sealed body is opened with $FLOWTEAM_SESSION_KEY; if it
-// cannot be, nothing is returned, and the Runner reports why when it loads the
-// instance to claim it, before anything runs or is saved.
-func recordedRedaction(snap *session.Snapshot) []string {
-	if snap.Sealed != nil {
-		c, err := cipherFromEnv()
-		if err != nil || c == nil {
-			return nil
-		}
-		if snap, err = c.Open(snap); err != nil {
-			return nil
-		}
+// openedSnapshot returns snap with its body, where the instance's settings and the
+// variables its last save masked are recorded. A sealed body is opened with
+// $FLOWTEAM_SESSION_KEY; if it cannot be, nil is returned, and the Runner reports why
+// when it loads the instance to claim it, before anything runs or is saved.
+func openedSnapshot(snap *session.Snapshot) *session.Snapshot {
+	if snap.Sealed == nil {
+		return snap
 	}
-	return snap.Redacted
+	c, err := cipherFromEnv()
+	if err != nil || c == nil {
+		return nil
+	}
+	if snap, err = c.Open(snap); err != nil {
+		return nil
+	}
+	return snap
 }
 
 // checkSet checks the form of a --set argument.
@@ -257,6 +281,8 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	}
 	cfg.sets, cfg.files = sets, files
 	cfg.keepTTL = !flagGiven(fs, "ttl")
+	cfg.keepDurability = !flagGiven(fs, "durability")
+	cfg.keepSteps = !flagGiven(fs, "steps")
 	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact"); err != nil {
 		return cfg, false, err
 	}

@@ -33,7 +33,9 @@ Flags:
                     integer beyond int64 is an error, as in --vars; --set wins
                     over --vars
   --vars FILE       read variables from a JSON object
-  --steps N         step limit of the run, at least 1 (default: the engine's, 100000)
+  --steps N         step limit of the run, at least 1 (default: the engine's, 100000);
+                    with --store it is kept with the instance, and each resume has
+                    the same limit for its own steps
   --instance ID     instance id (default: a random one)
   --output FORMAT   text (default) or json
   --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
@@ -125,14 +127,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if cfg.instance == "" {
 		cfg.instance = newInstanceID()
 	}
-	var opts []flow.EvalOption
-	if cfg.steps > 0 {
-		opts = append(opts, flow.WithSteps(cfg.steps))
-	}
 	ctx, stop := interruptible()
 	defer stop()
 	fc := flow.NewContextWith(cfg.instance, vars)
-	res, code := cfg.store.eval(ctx, eng, g, files, fc, opts, stderr)
+	res, code := cfg.store.eval(ctx, eng, g, files, fc, cfg.steps, stderr)
 	if res == nil {
 		return code
 	}

@@ -26,8 +26,10 @@ list prints the stored instances (with --status only those with that status:
 running, suspended, stopped, failed or completed, in any case), sorted by id; an
 instance that cannot be read is named on stderr, and list then exits 2. show prints one
 instance's snapshot as JSON: its definition hash and files, status, version, variables
-(redacted ones masked), frontier, FlowTrace and errors; an encrypted snapshot is opened
-with $` + keyEnv + `, or shown sealed without it. delete removes an instance.
+(redacted ones masked), frontier, FlowTrace, errors, and in "meta" the settings a
+resume applies again ("durability=...", "steps=N", one "redact=NAME" per name); an
+encrypted snapshot is opened with $` + keyEnv + `, or shown sealed without it.
+delete removes an instance.
 
 ` + storeUsage + `
 Exit codes: 0 success; 1 the store failed; 2 bad input, unknown or corrupt instance.

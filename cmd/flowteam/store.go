@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,15 +48,17 @@ type storeFlags struct {
 	redact     setFlag // repeatable, each comma-separated
 }
 
-const storeFlagsUsage = `  --durability M       on-exit (default: save when the run ends) or per-node (also
-                       save after every completed node)
+const storeFlagsUsage = `  --durability M       on-exit (save when the run ends; run's default) or per-node
+                       (also save after every completed node); resume keeps the
+                       instance's unless --durability is given, which is then kept
   --ttl DURATION       the store forgets the instance unless it is saved again
                        within DURATION (e.g. 720h; 0: the store's own, a redis
                        DSN's ttl= or none); resume keeps the instance's unless
                        --ttl or a DSN's ttl= is given
   --redact KEYS        comma-separated variables whose values are masked in the
-                       store (repeatable); they are not restored: supply them again
-                       with --set, and resume masks them again, --redact or not
+                       store (repeatable), also ones a task sets only later; they
+                       are not restored: supply them again with --set; resume
+                       masks the instance's again, --redact or not, and adds these
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
@@ -233,28 +237,112 @@ func redactKeys(lists []string) ([]string, error) {
 	return keys, nil
 }
 
-// runner builds the session Runner these flags describe. sources are the definition
-// files, recorded in the snapshot so that resume can load them again. redacted names
-// variables masked besides those of --redact (a resume's: those its instance masked).
-func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, redacted []string) (*session.Runner, error) {
+// settings are how an instance is run that the command records with it
+// (Snapshot.Meta, as "name=value" entries), so that a resume runs it the same way
+// unless its own flags say otherwise.
+type settings struct {
+	durability session.Durability
+	steps      int // the step limit of each evaluation; 0: the engine's
+	// redact names the variables to mask, sorted, each once. They are recorded
+	// whether or not such a variable exists (Snapshot.Redacted names only those
+	// masked): one that a task sets after a resume must be masked too.
+	redact []string
+	// other are the meta entries that are not the command's (another program's),
+	// kept as they are: the Runner saves the entries it is given in place of the
+	// instance's.
+	other []string
+}
+
+// Names of the settings' entries in Snapshot.Meta. Each redacted name has an entry
+// of its own: a name may hold a comma.
+const (
+	metaDurability = "durability"
+	metaSteps      = "steps"
+	metaRedact     = "redact"
+)
+
+// meta returns the entries that record st.
+func (st settings) meta() []string {
+	m := []string{metaDurability + "=" + st.durability.String()}
+	if st.steps > 0 {
+		m = append(m, metaSteps+"="+strconv.Itoa(st.steps))
+	}
+	for _, k := range st.redact {
+		m = append(m, metaRedact+"="+k)
+	}
+	return append(m, st.other...)
+}
+
+// addRedact adds names to st.redact.
+func (st *settings) addRedact(names ...string) {
+	st.redact = append(st.redact, names...)
+	slices.Sort(st.redact)
+	st.redact = slices.Compact(st.redact)
+}
+
+// recordedSettings returns the settings recorded with snap, opened. An instance saved
+// before they were recorded gets what resume did then: on-exit durability, the
+// engine's step limit, and masking the variables its last save masked
+// (Snapshot.Redacted). Entries of other names are kept in other.
+func recordedSettings(snap *session.Snapshot) (settings, error) {
+	var st settings
+	st.addRedact(snap.Redacted...)
+	bad := func(err error) (settings, error) {
+		return st, fmt.Errorf("instance %q records a bad setting: %w", snap.Instance, err)
+	}
+	for _, e := range snap.Meta {
+		name, value, _ := strings.Cut(e, "=")
+		switch name {
+		case metaDurability:
+			d, err := session.ParseDurability(value)
+			if err != nil {
+				return bad(err)
+			}
+			st.durability = d
+		case metaSteps:
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 1 {
+				return bad(fmt.Errorf("step limit %q: want a number of at least 1", value))
+			}
+			st.steps = n
+		case metaRedact:
+			st.addRedact(value)
+		default:
+			st.other = append(st.other, e)
+		}
+	}
+	return st, nil
+}
+
+// settings returns the settings these flags give, with the step limit steps.
+func (s *storeFlags) settings(steps int) (settings, error) {
 	d, err := session.ParseDurability(s.durability)
 	if err != nil {
-		return nil, fmt.Errorf("--durability: %w", err)
-	}
-	if s.ttl < 0 {
-		return nil, fmt.Errorf("--ttl must not be negative, got %v", s.ttl)
-	}
-	opts := []session.Option{session.WithDurability(d), session.WithSources(sources...)}
-	if s.ttl > 0 {
-		opts = append(opts, session.WithExpiry(s.ttl))
+		return settings{}, fmt.Errorf("--durability: %w", err)
 	}
 	keys, err := redactKeys(s.redact)
 	if err != nil {
-		return nil, err
+		return settings{}, err
 	}
-	keys = append(keys, redacted...)
-	if len(keys) > 0 {
-		opts = append(opts, session.WithRedaction(keys...))
+	st := settings{durability: d, steps: steps}
+	st.addRedact(keys...)
+	return st, nil
+}
+
+// runner builds the session Runner that runs an instance with st and records st with
+// it. sources are the definition files, recorded in the snapshot so that resume can
+// load them again.
+func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string, st settings) (*session.Runner, error) {
+	if s.ttl < 0 {
+		return nil, fmt.Errorf("--ttl must not be negative, got %v", s.ttl)
+	}
+	opts := []session.Option{session.WithDurability(st.durability), session.WithSources(sources...),
+		session.WithMeta(st.meta()...)}
+	if s.ttl > 0 {
+		opts = append(opts, session.WithExpiry(s.ttl))
+	}
+	if len(st.redact) > 0 {
+		opts = append(opts, session.WithRedaction(st.redact...))
 	}
 	c, err := cipherFromEnv()
 	if err != nil {
@@ -272,7 +360,11 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources, reda
 // should end with unless the run failed (exitFail when the outcome could not be
 // saved).
 func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, files []string, fc *flow.Context,
-	opts []flow.EvalOption, stderr io.Writer) (res *flow.Result, code int) {
+	steps int, stderr io.Writer) (res *flow.Result, code int) {
+	var opts []flow.EvalOption
+	if steps > 0 {
+		opts = append(opts, flow.WithSteps(steps))
+	}
 	if s.dsn == "" {
 		res, err := eng.Eval(ctx, g.ID, fc, opts...)
 		if res == nil {
@@ -292,7 +384,12 @@ func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, 
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage
 	}
-	r, err := s.runner(eng, store, sources, nil)
+	st, err := s.settings(steps)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
+		return nil, exitUsage
+	}
+	r, err := s.runner(eng, store, sources, st)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage

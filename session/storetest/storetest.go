@@ -90,11 +90,12 @@ func NewSnapshot(id string) *session.Snapshot {
 }
 
 // fullSnapshot is NewSnapshot with the fields a Runner sets only sometimes: dropped
-// and redacted names, and the structured type and severity of an error.
+// and redacted names, meta entries, and the structured type and severity of an error.
 func fullSnapshot(id string) *session.Snapshot {
 	s := NewSnapshot(id)
 	s.Errors[0].Type, s.Errors[0].Severity = "flow_error", "recoverable"
 	s.Dropped, s.Redacted = []string{"callback"}, []string{"token"}
+	s.Meta = []string{"durability=per-node"}
 	return s
 }
 
@@ -118,6 +119,7 @@ func equalBody(t *testing.T, want, got *session.Snapshot) {
 	// which variables it could not keep.
 	assert.Equal(t, want.Dropped, got.Dropped, "dropped")
 	assert.Equal(t, want.Redacted, got.Redacted, "redacted")
+	assert.Equal(t, want.Meta, got.Meta, "meta")
 	assert.Equal(t, want.Sealed, got.Sealed, "sealed")
 	assert.Equal(t, session.FormatVersion, got.Format)
 }
