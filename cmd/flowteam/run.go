@@ -17,8 +17,8 @@ import (
 
 const runUsage = `Usage: flowteam run FILE|DIR|GLOB... [flags]
 
-Loads the definition files (a directory loads its *.yml, *.yaml and *.json files; a
-quoted glob is expanded) as one batch, so "#id" sub-graph tasks resolve across them,
+Loads the definition files (a directory loads its *.yml, *.yaml and *.json files, not
+those of its sub-directories; a quoted glob is expanded) as one batch, so "#id" sub-graph tasks resolve across them,
 and runs one graph. Flags may come before or after the files.
 
 Only script tasks, "$meta" scripts and "#id" sub-graphs can run from the command line:
