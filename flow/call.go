@@ -165,7 +165,7 @@ func (r *run) dropCall(cf *frame) {
 	if r.live != nil && cf.callerTok != nil {
 		// The call's tokens stood for the calling node in checkpoints: the node is live
 		// again, to run again on resume (its failure ends it, or moves it on).
-		cf.callerTok.cp = position{node: cf.node, mode: modeExec, frame: cf.parent, branch: cf.branch}
+		cf.callerTok.cp = position{node: cf.node, mode: modeExec, frame: cf.parent, branch: cf.branch, arrivals: cf.callerTok.arrivals}
 		r.live[cf.callerTok] = struct{}{}
 	}
 }

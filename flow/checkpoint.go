@@ -89,11 +89,12 @@ func WithCheckpointVars(copyVars func(dst, src map[string]any)) EvalOption {
 
 // position is where a token stands, as last committed for checkpoints.
 type position struct {
-	node    *cnode
-	mode    tokenMode
-	frame   *frame
-	branch  string
-	failure *NodeError
+	node     *cnode
+	mode     tokenMode
+	frame    *frame
+	branch   string
+	failure  *NodeError
+	arrivals int // a fired join's, for its node's run (and record) on resume
 }
 
 type checkpointer struct {
@@ -122,7 +123,7 @@ type spare struct {
 // commitLocked records the token's current position as its checkpoint position and
 // marks it live. The caller holds r.mu.
 func (r *run) commitLocked(t *token) {
-	t.cp = position{node: t.node, mode: t.mode, frame: t.frame, branch: t.branch, failure: t.failure}
+	t.cp = position{node: t.node, mode: t.mode, frame: t.frame, branch: t.branch, failure: t.failure, arrivals: t.arrivals}
 	r.live[t] = struct{}{}
 }
 
@@ -161,7 +162,8 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 	c.toks, c.ptrs = c.toks[:0], c.ptrs[:0]
 	for t := range r.live {
 		p := t.cp
-		c.toks = append(c.toks, token{node: p.node, mode: p.mode, frame: p.frame, call: p.frame.call, branch: p.branch, failure: p.failure})
+		c.toks = append(c.toks, token{node: p.node, mode: p.mode, frame: p.frame, call: p.frame.call, branch: p.branch, failure: p.failure,
+			arrivals: p.arrivals})
 	}
 	for i := range c.toks {
 		c.ptrs = append(c.ptrs, &c.toks[i])

@@ -454,11 +454,12 @@ func (r *run) unitDone(f *frame) *token {
 				// The caller's goroutine goes on once the call returns; until then the
 				// checkpoint must show the caller ready to leave the calling node, or,
 				// when the call failed, about to run it again (as dropCall leaves it).
-				mode := modeFollow
+				cp := position{node: f.node, mode: modeFollow, frame: f.parent, branch: f.branch}
 				if f.abort.Load() != nil {
-					mode = modeExec
+					// The calling node runs again, a join's with the arrivals it waited for.
+					cp.mode, cp.arrivals = modeExec, f.callerTok.arrivals
 				}
-				f.callerTok.cp = position{node: f.node, mode: mode, frame: f.parent, branch: f.branch}
+				f.callerTok.cp = cp
 				r.live[f.callerTok] = struct{}{}
 			}
 			return nil // the caller continues after the call returns
