@@ -54,8 +54,10 @@ type Result struct {
 	ExecutionErrors []ExecutionError
 	// Fallback is the business state applied on fatal paths (already in the context).
 	Fallback map[string]any
-	// Retries counts the node retries; Fallbacks the recovered errors that went to a
-	// fallback node.
+	// Retries counts the node retries the error policy decided on, each failed
+	// attempt's NodeEnd said Retrying for, including one a cancellation then put off
+	// (the node runs again on resume, as its first attempt there); Fallbacks the
+	// recovered errors that went to a fallback node.
 	Retries, Fallbacks int
 	// Frontier is where the run stands when it did not complete; pass it to Resume.
 	Frontier *Frontier

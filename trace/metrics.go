@@ -20,7 +20,8 @@ type Metrics struct {
 	Failed      int `json:"failed"`
 	Interrupted int `json:"interrupted"`
 	Suspended   int `json:"suspended"`
-	// Retries counts failed attempts that were tried again.
+	// Retries counts failed attempts recorded as retrying (a retry a cancellation put
+	// off included: the node runs again when the run resumes).
 	Retries int `json:"retries"`
 	// Recovered counts failures the error policy recovered from (the run went on).
 	Recovered int `json:"recovered"`
