@@ -6,18 +6,22 @@ import "strings"
 // pw, and redis-cli's -a pw and --pass pw. AUTH is a word of prose too ("auth failed
 // for user bob", "auth token expired"): it is read as the command only where Redis
 // takes one, as the first word of a line (or of a quoted message that starts one, or
-// after a redis-cli prompt, "127.0.0.1:6379> "), followed by one or two arguments
-// that end the line (or the message, or come before an escaped line break). Prose
+// after a redis-cli prompt, "127.0.0.1:6379> "), or as the first word of a quoted
+// string anywhere on a line ({"log":"AUTH pw"}), followed by one or two arguments
+// that end the line (or the string, or come before an escaped line break). Prose
 // rarely writes AUTH in upper case, nor a prompt; "auth" in other case with no
 // prompt must start its line unindented (code indents a field "auth []string"), and
 // an argument of letters only ("auth failed", "auth token expired") reads as prose,
 // one with another character (a digit, a symbol) as a password.
 
-// authFinder finds the passwords of Redis AUTH commands in a text, line by line. The
-// lines are looked at once, in order, as the scanner asks for values further on:
-// redaction stays linear.
+// authFinder finds the passwords of Redis AUTH commands in a text, line by line: a
+// command that is a line (see authCommand), and one that is a quoted string of the
+// line (see quotedAuth), as a log line kept as a JSON string ({"log":"AUTH pw"})
+// is. The text is looked at once, in order, as the scanner asks for values further
+// on: redaction stays linear.
 type authFinder struct {
 	line     int // where the first line not looked at yet starts
+	pos, le  int // where the search for quoted commands goes on, and the end of its line
 	at, end  int // the bounds of the password found last; at is -1 if none
 	quote    string
 	searched bool
@@ -31,14 +35,29 @@ func (f *authFinder) next(s string, from int) (start, end int, quote string) {
 		return f.at, f.end, f.quote
 	}
 	f.searched = true
-	for f.line <= len(s) {
+	for {
+		for f.pos < f.le {
+			vs, ve, q, next := quotedAuth(s, f.pos, f.le)
+			f.pos = next
+			if vs >= from {
+				f.at, f.end, f.quote = vs, ve, q
+				return vs, ve, q
+			}
+		}
+		if f.line > len(s) {
+			break
+		}
 		ls := f.line
 		le := len(s)
 		if k := strings.IndexByte(s[ls:], '\n'); k >= 0 {
 			le = ls + k
 		}
-		f.line = le + 1
-		if vs, ve, q := authCommand(s, ls, le); vs >= from {
+		f.line, f.pos, f.le = le+1, ls, le
+		vs, ve, q := authCommand(s, ls, le)
+		if vs >= 0 {
+			f.pos = ve // a quoted message that starts the line is not looked at again
+		}
+		if vs >= from {
 			f.at, f.end, f.quote = vs, ve, q
 			return vs, ve, q
 		}
@@ -72,6 +91,87 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 		}
 		prompt, i = true, skipBlanks(s, i+k+1, le)
 	}
+	return authArgs(s, i, le, indented, prompt)
+}
+
+// quotedAuth returns the bounds of the password, with its quotes, and its quote, of
+// the first quoted string in s[from:le] (a line, or the rest of one) that is itself
+// an AUTH command: "AUTH pw", 'AUTH user pw' or, in JSON inside a quoted message,
+// \"AUTH pw\", the command right after the opening quote (not indented) and its
+// arguments ending at the closing quote (or an escaped line break before it), which
+// no letter or digit follows. An opening quote does not follow a letter or a digit
+// (it's). start is -1 if there is none; next is where to look on.
+func quotedAuth(s string, from, le int) (start, end int, quote string, next int) {
+	// AUTH's tail is looked for, in upper and in lower case (what follows its quote,
+	// AUTH, Auth or auth, has one or the other), where each of these two next is at or
+	// after from (-1 for none, -2 before the first search): most text has quotes, and
+	// 'U' and 'u' are rarer, so a search for the tail is faster than a look at each
+	// quote.
+	nexts := [2]int{-2, -2}
+	for from < le {
+		t := -1
+		for k, tail := range [2]string{"UTH", "uth"} {
+			if p := nexts[k]; p != -1 && p < from {
+				if nexts[k] = strings.Index(s[from:le], tail); nexts[k] >= 0 {
+					nexts[k] += from
+				}
+			}
+			if p := nexts[k]; p >= 0 && (t < 0 || p < t) {
+				t = p
+			}
+		}
+		if t < 0 {
+			break
+		}
+		from = t + 1
+		q := t - 2 // the quote before AUTH
+		if q < 0 || s[q] != '"' && s[q] != '\'' || s[q+1]|0x20 != 'a' || le-q < len(`"AUTH x"`) || !isBlank(s[q+5]) {
+			continue
+		}
+		open := s[q : q+1]
+		o := q
+		if q > 0 && s[q-1] == '\\' && s[q] == '"' {
+			open, o = `\"`, q-1
+		}
+		if o > 0 && isAlnum(s[o-1]) {
+			continue
+		}
+		c := closingQuote(s, q+5, le, open)
+		if c < 0 {
+			continue // unclosed: not a string
+		}
+		if c+len(open) < le && isAlnum(s[c+len(open)]) {
+			continue
+		}
+		if vs, ve, qu := authArgs(s, q+1, c, false, false); vs >= 0 {
+			return vs, ve, qu, c + len(open)
+		}
+	}
+	return -1, -1, "", le
+}
+
+// closingQuote returns where the quote open (", ' or \") that closes a string ends
+// its content, looked for from s[i] to s[le]; -1 if it is not there. A '"' escaped
+// (\") is part of a double-quoted string.
+func closingQuote(s string, i, le int, open string) int {
+	for i < le {
+		c := strings.Index(s[i:le], open)
+		if c < 0 {
+			return -1
+		}
+		c += i
+		if open != `"` || s[c-1] != '\\' {
+			return c
+		}
+		i = c + 1
+	}
+	return -1
+}
+
+// authArgs returns the bounds of the password, with its quotes, and its quote, of
+// the AUTH command at s[i] whose line (or quoted string) ends at s[le]; start is -1
+// if it is not one. The line was indented before the command, or had a prompt.
+func authArgs(s string, i, le int, indented, prompt bool) (start, end int, quote string) {
 	if le-i < len("AUTH x") || !isKeyword(s[i:i+4], "AUTH") || !isBlank(s[i+4]) {
 		return -1, -1, ""
 	}
@@ -101,6 +201,8 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 	vs, ve := args[n-1][0], args[n-1][1]
 	if s[vs] == '"' || s[vs] == '\'' {
 		quote = s[vs : vs+1]
+	} else if strings.HasPrefix(s[vs:ve], `\"`) {
+		quote = `\"`
 	} else if !upper && !prompt && (indented || isLetters(s[vs:ve])) {
 		return -1, -1, "" // prose, or an indented line of code (a struct's auth []string)
 	}
@@ -108,9 +210,17 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 }
 
 // argEnd returns where the command argument at s[a] ends on a line that ends at
-// s[le]: a quoted string to its closing quote, else a word to a blank; -1 for an
-// unclosed quote.
+// s[le]: a quoted string (\"escaped\" too) to its closing quote, else a word to a
+// blank; -1 for an unclosed quote.
 func argEnd(s string, a, le int) int {
+	if strings.HasPrefix(s[a:le], `\"`) {
+		// Quoted in JSON inside a quoted string: "AUTH \"my pass\"".
+		k := strings.Index(s[a+2:le], `\"`)
+		if k < 0 {
+			return -1
+		}
+		return a + 2 + k + 2
+	}
 	if c := s[a]; c == '"' || c == '\'' {
 		k := strings.IndexByte(s[a+1:le], c)
 		if k < 0 {

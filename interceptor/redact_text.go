@@ -19,7 +19,8 @@ import "strings"
 // form's '+' for a space between them,
 // IDENTIFIED+BY+%27***%27), MySQL's SET PASSWORD FOR 'bob'@'%' = '***' and the
 // argument of a PASSWORD call (PASSWORD('***')), and the passwords of Redis's AUTH
-// command (a line "AUTH ***" or "AUTH user ***", see authFinder), of redis-cli's
+// command (a line or a quoted string "AUTH ***" or "AUTH user ***", see
+// authFinder), of redis-cli's
 // -a *** flag and of an Oracle logon after a tool that takes one (sqlplus
 // scott/***@db, see logonPassword). Tabs count as spaces around a separator, a
 // value may start on the next line
