@@ -43,3 +43,36 @@ func TestRedactorStringRedisAuthInString(t *testing.T) {
 	}
 	assert.Equal(t, `{"log":"AUTH hunter2"}`, interceptor.NewRedactorKeys("token").String(`{"log":"AUTH hunter2"}`))
 }
+
+// CREATE USER and ALTER USER take a list of accounts, each with its own IDENTIFIED BY
+// clause (create user a identified by x1, b identified by x2): every clause of the
+// list is in the statement, and masks its password as the first does. A list that
+// does not start with CREATE USER or ALTER USER is prose, its later clauses too.
+func TestRedactorStringSQLUserList(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`create user a identified by x1, b identified by x2`, `create user a identified by ***, b identified by ***`},
+		{`CREATE USER a IDENTIFIED BY x1, b IDENTIFIED BY x2`, `CREATE USER a IDENTIFIED BY ***, b IDENTIFIED BY ***`},
+		{`alter user a identified by x1, b identified by x2;`, `alter user a identified by ***, b identified by ***;`},
+		{`create user a identified by 'x 1', b identified by 'x2'`, `create user a identified by '***', b identified by '***'`},
+		{`create user a identified by "x1", b identified by "x2"`, `create user a identified by "***", b identified by "***"`},
+		{`create user 'a'@'%' identified by x1, 'b'@'%' identified by x2, c@localhost identified by x3`,
+			`create user 'a'@'%' identified by ***, 'b'@'%' identified by ***, c@localhost identified by ***`},
+		{`create user a identified with caching_sha2_password by x1, b identified with mysql_native_password by x2`,
+			`create user a identified with caching_sha2_password by ***, b identified with mysql_native_password by ***`},
+		{`alter user a identified by n1 replace o1, b identified by n2 replace o2`, `alter user a identified by *** replace ***, b identified by *** replace ***`},
+		{`create user a identified by random password, b identified by x2`, `create user a identified by random password, b identified by ***`},
+		{`alter user a identified by x1 retain current password, b identified by x2`, `alter user a identified by *** retain current password, b identified by ***`},
+		{"create user a identified by x1,\n  b identified by x2", "create user a identified by ***,\n  b identified by ***"},
+		{`create user a identified by x1, c, b identified by x2`, `create user a identified by ***, c, b identified by ***`},
+		{`create user a identified by x1, c identified externally, d identified by x4`, `create user a identified by ***, c identified externally, d identified by ***`},
+		{`CREATE USER a IDENTIFIED BY x1, b identified by x2`, `CREATE USER a IDENTIFIED BY ***, b identified by ***`},
+		// Not a user statement: prose keeps its words.
+		{`a node identified by n1, b identified by n2`, `a node identified by n1, b identified by n2`},
+		{`create user a identified by x1; b identified by x2`, `create user a identified by ***; b identified by x2`},
+		{`create user a identified by x1, and then b identified by x2`, `create user a identified by ***, and then b identified by x2`},
+		{`create user a identified by x1, and then, b identified by x2`, `create user a identified by ***, and then, b identified by x2`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
