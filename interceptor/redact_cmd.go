@@ -313,9 +313,15 @@ func (f *commandFinder) onLine(s, name string, i int) bool {
 // masked only where a tool that takes one comes right before it (its flags between),
 // or after userid= (sqlldr, exp).
 
-// logonTools are the Oracle tools that take a logon. The old exp and imp are left
-// out: as words they are abbreviations more often than tools.
+// logonTools are the Oracle tools that take a logon.
 var logonTools = []string{"sqlplus", "expdp", "impdp", "sqlldr", "dgmgrl"}
+
+// oldLogonTools are the classic export and import tools, which take a logon too (exp
+// scott/tiger@db file=x.dmp). As words they are abbreviations more often than tools
+// (an exponent, an implementation): they take a logon only as a command (see
+// commandWord), and one that ends as a logon does (see endsLogon) or before a
+// parameter (file=x.dmp), as all their other arguments are.
+var oldLogonTools = []string{"exp", "imp"}
 
 // logonCommands are SQL*Plus's commands that take a logon. They are words of prose
 // too ("connect I/O with pipes"): the logon after them must be followed by its
@@ -346,7 +352,7 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) {
 		return slash, slash, ""
 	}
-	takes, prose := sc.logonTaker(from, u)
+	takes, ends := sc.logonTaker(from, u)
 	if !takes {
 		return slash, slash, ""
 	}
@@ -362,7 +368,7 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 			end++
 		}
 	}
-	if prose && !endsLogon(s, end) {
+	if ends != anyEnd && !endsLogon(s, end) && (ends != endsOrParam || !paramAfter(s, end)) {
 		return slash, slash, ""
 	}
 	return v, end, quote
@@ -383,14 +389,35 @@ func endsLogon(s string, end int) bool {
 	return isKeyword(w, "AS")
 }
 
+// paramAfter reports whether a parameter (file=x.dmp) follows the blanks at s[end].
+func paramAfter(s string, end int) bool {
+	j := skipBlanks(s, end, len(s))
+	if j == end {
+		return false
+	}
+	e := wordEnd(s, j)
+	return e > j && e < len(s) && s[e] == '='
+}
+
+// logonEnds says how a logon's password must end for the tool or command before it
+// to take the logon (see logonTaker).
+type logonEnds int
+
+const (
+	anyEnd      logonEnds = iota // a tool that takes a logon there
+	endsLine                     // a command, a word of prose too: see endsLogon
+	endsOrParam                  // exp or imp: see endsLogon, or a parameter after it
+)
+
 // logonEnd marks the bytes that end an unquoted logon password.
 var logonEnd = [256]bool{'@': true, ' ': true, '\t': true, '\n': true, '\r': true, '\'': true, '"': true, ',': true, ';': true, ')': true}
 
 // logonTaker reports whether the logon whose user starts at s[u] follows a tool or a
-// command that takes one (logonTools, logonCommands, rmanLogons after "rman"), with
-// at most maxLogonFlags flags between, or userid=, and whether that was one of
-// logonCommands; the logon may be quoted. It looks no further back than s[from].
-func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
+// command that takes one (logonTools, logonCommands, rmanLogons after "rman",
+// oldLogonTools as a command), with at most maxLogonFlags flags between, or userid=,
+// and how its password must end; the logon may be quoted. It looks no further back
+// than s[from] for the tool.
+func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 	s := sc.s
 	p := u
 	if p > from && (s[p-1] == '\'' || s[p-1] == '"') {
@@ -398,11 +425,11 @@ func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
 	}
 	if p > from && s[p-1] == '=' {
 		k := wordStart(s, p-1)
-		return k >= from && isKeyword(s[k:p-1], "userid"), false
+		return k >= from && isKeyword(s[k:p-1], "userid"), anyEnd
 	}
 	for range maxLogonFlags + 1 {
 		if p == from || !isBlank(s[p-1]) {
-			return false, false
+			return false, anyEnd
 		}
 		e := p
 		for e > from && isBlank(s[e-1]) {
@@ -410,7 +437,7 @@ func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
 		}
 		w := wordStart(s, e)
 		if w < from || w == e {
-			return false, false
+			return false, anyEnd
 		}
 		word := s[w:e]
 		if word[0] == '-' {
@@ -422,16 +449,53 @@ func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
 		}
 		switch {
 		case isOneOf(word, logonTools):
-			return true, false
+			return true, anyEnd
 		case isOneOf(word, logonCommands):
-			return true, true
+			return true, endsLine
 		case isOneOf(word, rmanLogons):
 			// "rman" may stand before a logon masked already (rman target a/x catalog).
-			return sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w), false
+			return sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w), anyEnd
+		case isOneOf(word, oldLogonTools):
+			return commandWord(s, w), endsOrParam
 		}
-		return false, false
+		return false, anyEnd
 	}
-	return false, false
+	return false, anyEnd
+}
+
+// commandWord reports whether the word at s[w] is the name of a command: the first
+// word of its line, of a quoted command (exec: "exp ..."), or of a clause after a
+// ':', or after a shell prompt ("$ ", "# ", "SQL> "), an operator (;, &&, ||, |) or
+// an opening parenthesis or backtick, maybe after a path to it
+// ($ORACLE_HOME/bin/exp). Elsewhere a word is prose (x exp y).
+func commandWord(s string, w int) bool {
+	p := w
+	if p > 0 && s[p-1] == '/' {
+		for p > 0 && w-p < maxCommandLine && !isBlank(s[p-1]) && !strings.ContainsRune("\n\r\"'`(", rune(s[p-1])) {
+			p-- // the path to the command
+		}
+	}
+	b := skipBlanksBack(s, p)
+	if b == 0 {
+		return true
+	}
+	switch s[b-1] {
+	case '\n', '\r', '"', '\'', '`', '(', ';', '&', '|':
+		return true
+	case '$', '#', ':':
+		return b < p // a prompt, or the end of a clause, and a blank
+	case '>':
+		return b < p && b > 1 && !isBlank(s[b-2]) // a prompt (SQL> ), not x > y
+	}
+	return false
+}
+
+// skipBlanksBack returns where the blanks that end at s[i] start.
+func skipBlanksBack(s string, i int) int {
+	for i > 0 && isBlank(s[i-1]) {
+		i--
+	}
+	return i
 }
 
 func isLetter(c byte) bool {

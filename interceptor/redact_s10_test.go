@@ -76,3 +76,41 @@ func TestRedactorStringSQLUserList(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// Oracle's classic export and import tools, exp and imp, take a logon as their first
+// argument (exp scott/tiger@db file=x.dmp). As words they are abbreviations too (exp
+// for an exponent, imp for an implementation), so they take one only as a command:
+// the first word of a line, of a quoted command or after a shell prompt or operator,
+// maybe with a path (/u01/app/oracle/bin/exp), and the logon ends at its connect
+// identifier, its line, its quote, or a parameter (file=x.dmp) after it.
+func TestRedactorStringOracleExpImp(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`exp scott/tiger@db file=x.dmp`, `exp scott/***@db file=x.dmp`},
+		{`imp system/manager@orcl full=y`, `imp system/***@orcl full=y`},
+		{`exp scott/tiger file=x.dmp owner=scott`, `exp scott/*** file=x.dmp owner=scott`},
+		{`imp scott/tiger`, `imp scott/***`},
+		{`EXP scott/tiger@db`, `EXP scott/***@db`},
+		{`exec: "exp scott/tiger@db file=x.dmp": exit status 1`, `exec: "exp scott/***@db file=x.dmp": exit status 1`},
+		{`$ exp scott/tiger@db`, `$ exp scott/***@db`},
+		{`run: imp scott/tiger@db full=y: exit status 1`, `run: imp scott/***@db full=y: exit status 1`},
+		{`/u01/app/oracle/product/19c/bin/imp system/manager@orcl full=y`, `/u01/app/oracle/product/19c/bin/imp system/***@orcl full=y`},
+		{`$ORACLE_HOME/bin/exp scott/tiger@db`, `$ORACLE_HOME/bin/exp scott/***@db`},
+		{`cd /tmp && exp scott/tiger@db`, `cd /tmp && exp scott/***@db`},
+		{`exp.exe scott/tiger@db`, `exp.exe scott/***@db`},
+		{"PING\n  imp sys/pw@db", "PING\n  imp sys/***@db"},
+		// Not a command, or no logon after it: nothing to mask.
+		{`exp(2)`, `exp(2)`},
+		{`exp 2/3`, `exp 2/3`},
+		{`x exp y`, `x exp y`},
+		{`compute x exp a/b@c`, `compute x exp a/b@c`},
+		{`if a > exp a/b@c`, `if a > exp a/b@c`},
+		{`the imp scott/tiger@db`, `the imp scott/tiger@db`},
+		{`export scott/tiger@db`, `export scott/tiger@db`},
+		{`myexp scott/tiger@db`, `myexp scott/tiger@db`},
+		{`exp docs/readme and more`, `exp docs/readme and more`},
+		{`imp pkg/errors via go.mod`, `imp pkg/errors via go.mod`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
