@@ -329,7 +329,9 @@ var oldLogonTools = []string{"exp", "imp"}
 var logonCommands = []string{"connect", "conn"}
 
 // rmanLogons are the keywords of RMAN before a logon, on a line with "rman" before
-// them (rman target sys/pw@prod catalog rman/pw@cat, RMAN> connect target ...).
+// them (rman target sys/pw@prod catalog rman/pw@cat, RMAN> connect target ...), or
+// after CONNECT as the first word of a command (see commandWord): RMAN's scripts and
+// logs show its CONNECT TARGET sys/pw@prod with no "rman" before it.
 var rmanLogons = []string{"target", "catalog", "auxiliary"}
 
 // maxLogonFlags bounds how many flags may stand between a tool and its logon
@@ -454,7 +456,12 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 			return true, endsLine
 		case isOneOf(word, rmanLogons):
 			// "rman" may stand before a logon masked already (rman target a/x catalog).
-			return sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w), anyEnd
+			if sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w) {
+				return true, anyEnd
+			}
+			c := skipBlanksBack(s, w)
+			k := wordStart(s, c)
+			return c < w && k >= from && isKeyword(s[k:c], "connect") && commandWord(s, k), endsLine
 		case isOneOf(word, oldLogonTools):
 			return commandWord(s, w), endsOrParam
 		}

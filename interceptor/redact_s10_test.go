@@ -114,3 +114,31 @@ func TestRedactorStringOracleExpImp(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// RMAN takes a logon after its TARGET, CATALOG and AUXILIARY keywords, on its command
+// line (rman target sys/pw@db) and in its own CONNECT command (connect target
+// sys/pw@db), which RMAN's scripts and logs show with no "rman" before it. CONNECT is
+// then the first word of the command, and the logon ends as CONNECT's does.
+func TestRedactorStringRMANLogon(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		// Masked before this test was written, kept so.
+		{`rman target sys/pw@db`, `rman target sys/***@db`},
+		{`RMAN TARGET sys/pw`, `RMAN TARGET sys/***`},
+		{`rman catalog a/b@cat`, `rman catalog a/***@cat`},
+		{`rman target / catalog rco/pw@cat`, `rman target / catalog rco/***@cat`},
+		{`RMAN> connect target sys/pw@db`, `RMAN> connect target sys/***@db`},
+		// RMAN's CONNECT with no "rman" on its line.
+		{`connect target sys/pw@db`, `connect target sys/***@db`},
+		{`CONNECT TARGET sys/pw`, `CONNECT TARGET sys/***`},
+		{`CONNECT CATALOG rco/pw@cat;`, `CONNECT CATALOG rco/***@cat;`},
+		{"run {\n  connect auxiliary sys/pw@aux\n}", "run {\n  connect auxiliary sys/***@aux\n}"},
+		{`exec: "connect target sys/pw@db": failed`, `exec: "connect target sys/***@db": failed`},
+		// Prose: nothing to mask.
+		{`build target app/server@v2`, `build target app/server@v2`},
+		{`could not connect target app/server@v2`, `could not connect target app/server@v2`},
+		{`connect target a/b then c`, `connect target a/b then c`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
