@@ -142,3 +142,25 @@ func TestRedactorStringRMANLogon(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// An unquoted value ends at a '>' only inside a start tag: a '<' that follows a
+// letter, a digit, '_' or a closing bracket compares two operands (a<b, len(x)<3),
+// as does one before a name that does not start with a letter or '_' (x <10), and
+// starts no tag, so a '>' after a value further on is part of the value.
+func TestRedactorStringComparisonIsNoTag(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`a<b and password=x>y`, `a<b and password=***`},
+		{`n<10 and password=x>y rest`, `n<10 and password=*** rest`},
+		{`len(a)<b token=x>y`, `len(a)<b token=***`},
+		{`a[0]<b token=x>y`, `a[0]<b token=***`},
+		{`x <10 and password=x>y`, `x <10 and password=***`},
+		// A tag: the value ends at its '>'.
+		{`<input password=x>y`, `<input password=***>y`},
+		{`a <input password=x>y`, `a <input password=***>y`},
+		{`<p><input password=x>y`, `<p><input password=***>y`},
+		{`msg=<input password=x>y`, `msg=<input password=***>y`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
