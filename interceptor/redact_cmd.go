@@ -12,7 +12,9 @@ import "strings"
 // rarely writes AUTH in upper case, nor a prompt; "auth" in other case with no
 // prompt must start its line unindented (code indents a field "auth []string"), and
 // an argument of letters only ("auth failed", "auth token expired") reads as prose,
-// one with another character (a digit, a symbol) as a password.
+// one with another character (a digit, a symbol) as a password. In any case, a
+// first of two arguments that ends in ':' is a message's label ("AUTH failed: %s"),
+// not a user.
 
 // authFinder finds the passwords of Redis AUTH commands in a text, line by line: a
 // command that is a line (see authCommand), and one that is a quoted string of the
@@ -195,8 +197,8 @@ func authArgs(s string, i, le int, indented, prompt bool) (start, end int, quote
 		args[n] = [2]int{a, e}
 		n++
 	}
-	if n == 0 {
-		return -1, -1, ""
+	if n == 0 || n == 2 && s[args[0][1]-1] == ':' {
+		return -1, -1, "" // no argument, or a message: "AUTH failed: %s"
 	}
 	vs, ve := args[n-1][0], args[n-1][1]
 	if s[vs] == '"' || s[vs] == '\'' {

@@ -36,6 +36,8 @@ func TestRedactorStringRedisAuthInString(t *testing.T) {
 		{`{"msg":" auth x1"}`, `{"msg":" auth x1"}`},
 		{`{"msg":"AUTH hunter2 failed for user bob"}`, `{"msg":"AUTH hunter2 failed for user bob"}`},
 		{`{"msg":"the AUTH x1"}`, `{"msg":"the AUTH x1"}`},
+		{`t.Fatalf("AUTH failed: %s", err)`, `t.Fatalf("AUTH failed: %s", err)`},
+		{"AUTH failed: timeout", "AUTH failed: timeout"},
 		{`{"msg":"AUTH x1`, `{"msg":"AUTH x1`},
 		{`it's "auth" x1`, `it's "auth" x1`},
 	} {
