@@ -16,14 +16,12 @@ import "strings"
 // first of two arguments that ends in ':' is a message's label ("AUTH failed: %s"),
 // not a user.
 
-// authFinder finds the passwords of Redis AUTH commands in a text, line by line: a
-// command that is a line (see authCommand), and one that is a quoted string of the
-// line (see quotedAuth), as a log line kept as a JSON string ({"log":"AUTH pw"})
-// is. The text is looked at once, in order, as the scanner asks for values further
-// on: redaction stays linear.
+// authFinder finds the passwords of Redis AUTH commands that are lines of a text
+// (see authCommand), line by line; the scanner finds those in quoted strings as it
+// comes to their quotes (see quotedAuth). The lines are looked at once, in order,
+// as the scanner asks for values further on: redaction stays linear.
 type authFinder struct {
 	line     int // where the first line not looked at yet starts
-	pos, le  int // where the search for quoted commands goes on, and the end of its line
 	at, end  int // the bounds of the password found last; at is -1 if none
 	quote    string
 	searched bool
@@ -37,29 +35,14 @@ func (f *authFinder) next(s string, from int) (start, end int, quote string) {
 		return f.at, f.end, f.quote
 	}
 	f.searched = true
-	for {
-		for f.pos < f.le {
-			vs, ve, q, next := quotedAuth(s, f.pos, f.le)
-			f.pos = next
-			if vs >= from {
-				f.at, f.end, f.quote = vs, ve, q
-				return vs, ve, q
-			}
-		}
-		if f.line > len(s) {
-			break
-		}
+	for f.line <= len(s) {
 		ls := f.line
 		le := len(s)
 		if k := strings.IndexByte(s[ls:], '\n'); k >= 0 {
 			le = ls + k
 		}
-		f.line, f.pos, f.le = le+1, ls, le
-		vs, ve, q := authCommand(s, ls, le)
-		if vs >= 0 {
-			f.pos = ve // a quoted message that starts the line is not looked at again
-		}
-		if vs >= from {
+		f.line = le + 1
+		if vs, ve, q := authCommand(s, ls, le); vs >= from {
 			f.at, f.end, f.quote = vs, ve, q
 			return vs, ve, q
 		}
@@ -97,64 +80,54 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 }
 
 // quotedAuth returns the bounds of the password, with its quotes, and its quote, of
-// the first quoted string in s[from:le] (a line, or the rest of one) that is itself
-// an AUTH command: "AUTH pw", 'AUTH user pw' or, in JSON inside a quoted message,
-// \"AUTH pw\", the command right after the opening quote (not indented) and its
-// arguments ending at the closing quote (or an escaped line break before it), which
-// no letter or digit follows. An opening quote does not follow a letter or a digit
-// (it's). start is -1 if there is none; next is where to look on.
-func quotedAuth(s string, from, le int) (start, end int, quote string, next int) {
-	// AUTH's tail is looked for, in upper and in lower case (what follows its quote,
-	// AUTH, Auth or auth, has one or the other), where each of these two next is at or
-	// after from (-1 for none, -2 before the first search): most text has quotes, and
-	// 'U' and 'u' are rarer, so a search for the tail is faster than a look at each
-	// quote.
-	nexts := [2]int{-2, -2}
-	for from < le {
-		t := -1
-		for k, tail := range [2]string{"UTH", "uth"} {
-			if p := nexts[k]; p != -1 && p < from {
-				if nexts[k] = strings.Index(s[from:le], tail); nexts[k] >= 0 {
-					nexts[k] += from
-				}
-			}
-			if p := nexts[k]; p >= 0 && (t < 0 || p < t) {
-				t = p
-			}
+// the AUTH command that is the quoted string whose opening quote is at s[q]: "AUTH
+// pw", 'AUTH user pw' or, in JSON inside a quoted message, \"AUTH pw\", the command
+// right after the opening quote (not indented) and its arguments ending at the
+// closing quote on the same line (or an escaped line break before it), which no
+// letter or digit follows. An opening quote does not follow a letter or a digit
+// (it's). start is -1 if the string is not such a command.
+func quotedAuth(s string, q int) (start, end int, quote string) {
+	if len(s)-q < len(`"AUTH x"`) || s[q+1]|0x20 != 'a' || !isKeyword(s[q+1:q+5], "AUTH") || !isBlank(s[q+5]) {
+		return -1, -1, ""
+	}
+	open, o := s[q:q+1], q
+	if q > 0 && s[q-1] == '\\' && s[q] == '"' {
+		open, o = `\"`, q-1
+	}
+	if o > 0 && isAlnum(s[o-1]) {
+		return -1, -1, ""
+	}
+	// The closing quote is looked for first, and the line's end only up to it: a
+	// line of many such strings is not searched to its end from each of them.
+	c := closingQuote(s, q+5, len(s), open)
+	if c < 0 || strings.IndexByte(s[q:c], '\n') >= 0 || c+len(open) < len(s) && isAlnum(s[c+len(open)]) {
+		return -1, -1, "" // unclosed on its line, or more of a word after it: not a string
+	}
+	return authArgs(s, q+1, c, false, false)
+}
+
+// quotesAuth reports whether a quote in s is followed by AUTH and a blank, which
+// may start a quoted AUTH command (see quotedAuth): text with no separator may hold
+// one (["AUTH pw"]).
+func quotesAuth(s string) bool {
+	for i := 0; i < len(s); i++ {
+		k := strings.IndexAny(s[i:], `"'`)
+		if k < 0 {
+			return false
 		}
-		if t < 0 {
-			break
-		}
-		from = t + 1
-		q := t - 2 // the quote before AUTH
-		if q < 0 || s[q] != '"' && s[q] != '\'' || s[q+1]|0x20 != 'a' || le-q < len(`"AUTH x"`) || !isBlank(s[q+5]) {
-			continue
-		}
-		open := s[q : q+1]
-		o := q
-		if q > 0 && s[q-1] == '\\' && s[q] == '"' {
-			open, o = `\"`, q-1
-		}
-		if o > 0 && isAlnum(s[o-1]) {
-			continue
-		}
-		c := closingQuote(s, q+5, le, open)
-		if c < 0 {
-			continue // unclosed: not a string
-		}
-		if c+len(open) < le && isAlnum(s[c+len(open)]) {
-			continue
-		}
-		if vs, ve, qu := authArgs(s, q+1, c, false, false); vs >= 0 {
-			return vs, ve, qu, c + len(open)
+		i += k
+		if len(s)-i > len(`"AUTH `) && isKeyword(s[i+1:i+5], "AUTH") && isBlank(s[i+5]) {
+			return true
 		}
 	}
-	return -1, -1, "", le
+	return false
 }
 
 // closingQuote returns where the quote open (", ' or \") that closes a string ends
 // its content, looked for from s[i] to s[le]; -1 if it is not there. A '"' escaped
-// (\") is part of a double-quoted string.
+// (\") is part of a double-quoted string. Its callers look from one opening quote
+// of a kind to the next of that kind: together, they look at a text a few times at
+// most.
 func closingQuote(s string, i, le int, open string) int {
 	for i < le {
 		c := strings.Index(s[i:le], open)

@@ -22,6 +22,8 @@ func TestRedactorStringRedisAuthInString(t *testing.T) {
 		{`{"n":1, "log": "AUTH bob hunter2", "t":2}`, `{"n":1, "log": "AUTH bob ***", "t":2}`},
 		{`{"a":"AUTH x1","b":"AUTH x2"}`, `{"a":"AUTH ***","b":"AUTH ***"}`},
 		{`["PING", "AUTH hunter2"]`, `["PING", "AUTH ***"]`},
+		{`["AUTH hunter2"]`, `["AUTH ***"]`},
+		{`{"AUTH hunter2"}`, `{"AUTH ***"}`},
 		{`redis said "AUTH hunter2": WRONGPASS`, `redis said "AUTH ***": WRONGPASS`},
 		{`cmd='AUTH hunter2' failed`, `cmd='AUTH ***' failed`},
 		{`msg="{\"log\":\"AUTH hunter2\"}"`, `msg="{\"log\":\"AUTH ***\"}"`},
