@@ -6,16 +6,20 @@ import "strings"
 // pw, and redis-cli's -a pw and --pass pw. AUTH is a word of prose too ("auth failed
 // for user bob", "auth token expired"): it is read as the command only where Redis
 // takes one, as the first word of a line (or of a quoted message that starts one, or
-// after a redis-cli prompt, "127.0.0.1:6379> "), followed by one or two arguments
-// that end the line (or the message, or come before an escaped line break). Prose
+// after a redis-cli prompt, "127.0.0.1:6379> "), or as the first word of a quoted
+// string anywhere on a line ({"log":"AUTH pw"}), followed by one or two arguments
+// that end the line (or the string, or come before an escaped line break). Prose
 // rarely writes AUTH in upper case, nor a prompt; "auth" in other case with no
 // prompt must start its line unindented (code indents a field "auth []string"), and
 // an argument of letters only ("auth failed", "auth token expired") reads as prose,
-// one with another character (a digit, a symbol) as a password.
+// one with another character (a digit, a symbol) as a password. In any case, a
+// first of two arguments that ends in ':' is a message's label ("AUTH failed: %s"),
+// not a user.
 
-// authFinder finds the passwords of Redis AUTH commands in a text, line by line. The
-// lines are looked at once, in order, as the scanner asks for values further on:
-// redaction stays linear.
+// authFinder finds the passwords of Redis AUTH commands that are lines of a text
+// (see authCommand), line by line; the scanner finds those in quoted strings as it
+// comes to their quotes (see quotedAuth). The lines are looked at once, in order,
+// as the scanner asks for values further on: redaction stays linear.
 type authFinder struct {
 	line     int // where the first line not looked at yet starts
 	at, end  int // the bounds of the password found last; at is -1 if none
@@ -72,6 +76,77 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 		}
 		prompt, i = true, skipBlanks(s, i+k+1, le)
 	}
+	return authArgs(s, i, le, indented, prompt)
+}
+
+// quotedAuth returns the bounds of the password, with its quotes, and its quote, of
+// the AUTH command that is the quoted string whose opening quote is at s[q]: "AUTH
+// pw", 'AUTH user pw' or, in JSON inside a quoted message, \"AUTH pw\", the command
+// right after the opening quote (not indented) and its arguments ending at the
+// closing quote on the same line (or an escaped line break before it), which no
+// letter or digit follows. An opening quote does not follow a letter or a digit
+// (it's). start is -1 if the string is not such a command.
+func quotedAuth(s string, q int) (start, end int, quote string) {
+	if len(s)-q < len(`"AUTH x"`) || s[q+1]|0x20 != 'a' || !isKeyword(s[q+1:q+5], "AUTH") || !isBlank(s[q+5]) {
+		return -1, -1, ""
+	}
+	open, o := s[q:q+1], q
+	if q > 0 && s[q-1] == '\\' && s[q] == '"' {
+		open, o = `\"`, q-1
+	}
+	if o > 0 && isAlnum(s[o-1]) {
+		return -1, -1, ""
+	}
+	// The closing quote is looked for first, and the line's end only up to it: a
+	// line of many such strings is not searched to its end from each of them.
+	c := closingQuote(s, q+5, len(s), open)
+	if c < 0 || strings.IndexByte(s[q:c], '\n') >= 0 || c+len(open) < len(s) && isAlnum(s[c+len(open)]) {
+		return -1, -1, "" // unclosed on its line, or more of a word after it: not a string
+	}
+	return authArgs(s, q+1, c, false, false)
+}
+
+// quotesAuth reports whether a quote in s is followed by AUTH and a blank, which
+// may start a quoted AUTH command (see quotedAuth): text with no separator may hold
+// one (["AUTH pw"]).
+func quotesAuth(s string) bool {
+	for i := 0; i < len(s); i++ {
+		k := strings.IndexAny(s[i:], `"'`)
+		if k < 0 {
+			return false
+		}
+		i += k
+		if len(s)-i > len(`"AUTH `) && isKeyword(s[i+1:i+5], "AUTH") && isBlank(s[i+5]) {
+			return true
+		}
+	}
+	return false
+}
+
+// closingQuote returns where the quote open (", ' or \") that closes a string ends
+// its content, looked for from s[i] to s[le]; -1 if it is not there. A '"' escaped
+// (\") is part of a double-quoted string. Its callers look from one opening quote
+// of a kind to the next of that kind: together, they look at a text a few times at
+// most.
+func closingQuote(s string, i, le int, open string) int {
+	for i < le {
+		c := strings.Index(s[i:le], open)
+		if c < 0 {
+			return -1
+		}
+		c += i
+		if open != `"` || s[c-1] != '\\' {
+			return c
+		}
+		i = c + 1
+	}
+	return -1
+}
+
+// authArgs returns the bounds of the password, with its quotes, and its quote, of
+// the AUTH command at s[i] whose line (or quoted string) ends at s[le]; start is -1
+// if it is not one. The line was indented before the command, or had a prompt.
+func authArgs(s string, i, le int, indented, prompt bool) (start, end int, quote string) {
 	if le-i < len("AUTH x") || !isKeyword(s[i:i+4], "AUTH") || !isBlank(s[i+4]) {
 		return -1, -1, ""
 	}
@@ -95,12 +170,14 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 		args[n] = [2]int{a, e}
 		n++
 	}
-	if n == 0 {
-		return -1, -1, ""
+	if n == 0 || n == 2 && s[args[0][1]-1] == ':' {
+		return -1, -1, "" // no argument, or a message: "AUTH failed: %s"
 	}
 	vs, ve := args[n-1][0], args[n-1][1]
 	if s[vs] == '"' || s[vs] == '\'' {
 		quote = s[vs : vs+1]
+	} else if strings.HasPrefix(s[vs:ve], `\"`) {
+		quote = `\"`
 	} else if !upper && !prompt && (indented || isLetters(s[vs:ve])) {
 		return -1, -1, "" // prose, or an indented line of code (a struct's auth []string)
 	}
@@ -108,9 +185,17 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 }
 
 // argEnd returns where the command argument at s[a] ends on a line that ends at
-// s[le]: a quoted string to its closing quote, else a word to a blank; -1 for an
-// unclosed quote.
+// s[le]: a quoted string (\"escaped\" too) to its closing quote, else a word to a
+// blank; -1 for an unclosed quote.
 func argEnd(s string, a, le int) int {
+	if strings.HasPrefix(s[a:le], `\"`) {
+		// Quoted in JSON inside a quoted string: "AUTH \"my pass\"".
+		k := strings.Index(s[a+2:le], `\"`)
+		if k < 0 {
+			return -1
+		}
+		return a + 2 + k + 2
+	}
 	if c := s[a]; c == '"' || c == '\'' {
 		k := strings.IndexByte(s[a+1:le], c)
 		if k < 0 {
@@ -203,9 +288,15 @@ func (f *commandFinder) onLine(s, name string, i int) bool {
 // masked only where a tool that takes one comes right before it (its flags between),
 // or after userid= (sqlldr, exp).
 
-// logonTools are the Oracle tools that take a logon. The old exp and imp are left
-// out: as words they are abbreviations more often than tools.
+// logonTools are the Oracle tools that take a logon.
 var logonTools = []string{"sqlplus", "expdp", "impdp", "sqlldr", "dgmgrl"}
+
+// oldLogonTools are the classic export and import tools, which take a logon too (exp
+// scott/tiger@db file=x.dmp). As words they are abbreviations more often than tools
+// (an exponent, an implementation): they take a logon only as a command (see
+// commandWord), and one that ends as a logon does (see endsLogon) or before a
+// parameter (file=x.dmp), as all their other arguments are.
+var oldLogonTools = []string{"exp", "imp"}
 
 // logonCommands are SQL*Plus's commands that take a logon. They are words of prose
 // too ("connect I/O with pipes"): the logon after them must be followed by its
@@ -213,7 +304,9 @@ var logonTools = []string{"sqlplus", "expdp", "impdp", "sqlldr", "dgmgrl"}
 var logonCommands = []string{"connect", "conn"}
 
 // rmanLogons are the keywords of RMAN before a logon, on a line with "rman" before
-// them (rman target sys/pw@prod catalog rman/pw@cat, RMAN> connect target ...).
+// them (rman target sys/pw@prod catalog rman/pw@cat, RMAN> connect target ...), or
+// after CONNECT as the first word of a command (see commandWord): RMAN's scripts and
+// logs show its CONNECT TARGET sys/pw@prod with no "rman" before it.
 var rmanLogons = []string{"target", "catalog", "auxiliary"}
 
 // maxLogonFlags bounds how many flags may stand between a tool and its logon
@@ -236,7 +329,7 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) {
 		return slash, slash, ""
 	}
-	takes, prose := sc.logonTaker(from, u)
+	takes, ends := sc.logonTaker(from, u)
 	if !takes {
 		return slash, slash, ""
 	}
@@ -252,7 +345,7 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 			end++
 		}
 	}
-	if prose && !endsLogon(s, end) {
+	if ends != anyEnd && !endsLogon(s, end) && (ends != endsOrParam || !paramAfter(s, end)) {
 		return slash, slash, ""
 	}
 	return v, end, quote
@@ -273,14 +366,35 @@ func endsLogon(s string, end int) bool {
 	return isKeyword(w, "AS")
 }
 
+// paramAfter reports whether a parameter (file=x.dmp) follows the blanks at s[end].
+func paramAfter(s string, end int) bool {
+	j := skipBlanks(s, end, len(s))
+	if j == end {
+		return false
+	}
+	e := wordEnd(s, j)
+	return e > j && e < len(s) && s[e] == '='
+}
+
+// logonEnds says how a logon's password must end for the tool or command before it
+// to take the logon (see logonTaker).
+type logonEnds int
+
+const (
+	anyEnd      logonEnds = iota // a tool that takes a logon there
+	endsLine                     // a command, a word of prose too: see endsLogon
+	endsOrParam                  // exp or imp: see endsLogon, or a parameter after it
+)
+
 // logonEnd marks the bytes that end an unquoted logon password.
 var logonEnd = [256]bool{'@': true, ' ': true, '\t': true, '\n': true, '\r': true, '\'': true, '"': true, ',': true, ';': true, ')': true}
 
 // logonTaker reports whether the logon whose user starts at s[u] follows a tool or a
-// command that takes one (logonTools, logonCommands, rmanLogons after "rman"), with
-// at most maxLogonFlags flags between, or userid=, and whether that was one of
-// logonCommands; the logon may be quoted. It looks no further back than s[from].
-func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
+// command that takes one (logonTools, logonCommands, rmanLogons after "rman",
+// oldLogonTools as a command), with at most maxLogonFlags flags between, or userid=,
+// and how its password must end; the logon may be quoted. It looks no further back
+// than s[from] for the tool.
+func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 	s := sc.s
 	p := u
 	if p > from && (s[p-1] == '\'' || s[p-1] == '"') {
@@ -288,11 +402,11 @@ func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
 	}
 	if p > from && s[p-1] == '=' {
 		k := wordStart(s, p-1)
-		return k >= from && isKeyword(s[k:p-1], "userid"), false
+		return k >= from && isKeyword(s[k:p-1], "userid"), anyEnd
 	}
 	for range maxLogonFlags + 1 {
 		if p == from || !isBlank(s[p-1]) {
-			return false, false
+			return false, anyEnd
 		}
 		e := p
 		for e > from && isBlank(s[e-1]) {
@@ -300,7 +414,7 @@ func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
 		}
 		w := wordStart(s, e)
 		if w < from || w == e {
-			return false, false
+			return false, anyEnd
 		}
 		word := s[w:e]
 		if word[0] == '-' {
@@ -312,16 +426,58 @@ func (sc *scanner) logonTaker(from, u int) (takes, prose bool) {
 		}
 		switch {
 		case isOneOf(word, logonTools):
-			return true, false
+			return true, anyEnd
 		case isOneOf(word, logonCommands):
-			return true, true
+			return true, endsLine
 		case isOneOf(word, rmanLogons):
 			// "rman" may stand before a logon masked already (rman target a/x catalog).
-			return sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w), false
+			if sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w) {
+				return true, anyEnd
+			}
+			c := skipBlanksBack(s, w)
+			k := wordStart(s, c)
+			return c < w && k >= from && isKeyword(s[k:c], "connect") && commandWord(s, k), endsLine
+		case isOneOf(word, oldLogonTools):
+			return commandWord(s, w), endsOrParam
 		}
-		return false, false
+		return false, anyEnd
 	}
-	return false, false
+	return false, anyEnd
+}
+
+// commandWord reports whether the word at s[w] is the name of a command: the first
+// word of its line, of a quoted command (exec: "exp ..."), or of a clause after a
+// ':', or after a shell prompt ("$ ", "# ", "SQL> "), an operator (;, &&, ||, |) or
+// an opening parenthesis or backtick, maybe after a path to it
+// ($ORACLE_HOME/bin/exp). Elsewhere a word is prose (x exp y).
+func commandWord(s string, w int) bool {
+	p := w
+	if p > 0 && s[p-1] == '/' {
+		for p > 0 && w-p < maxCommandLine && !isBlank(s[p-1]) && !strings.ContainsRune("\n\r\"'`(", rune(s[p-1])) {
+			p-- // the path to the command
+		}
+	}
+	b := skipBlanksBack(s, p)
+	if b == 0 {
+		return true
+	}
+	switch s[b-1] {
+	case '\n', '\r', '"', '\'', '`', '(', ';', '&', '|':
+		return true
+	case '$', '#', ':':
+		return b < p // a prompt, or the end of a clause, and a blank
+	case '>':
+		return b < p && b > 1 && !isBlank(s[b-2]) // a prompt (SQL> ), not x > y
+	}
+	return false
+}
+
+// skipBlanksBack returns where the blanks that end at s[i] start.
+func skipBlanksBack(s string, i int) int {
+	for i > 0 && isBlank(s[i-1]) {
+		i--
+	}
+	return i
 }
 
 func isLetter(c byte) bool {

@@ -9,8 +9,9 @@ import "strings"
 // 'current' quotes the current password. Upper-case keywords, as SQL is written,
 // take a bare or quoted value (Oracle's IDENTIFIED BY pw); keywords in other case
 // only a single-quoted string, since prose says "a node identified by its id",
-// unless the clause follows the account of a CREATE USER or ALTER USER statement
-// (create user bob identified by pw), whose keywords say it is SQL. SQL
+// unless the clause follows an account of a CREATE USER or ALTER USER statement
+// (create user bob identified by pw, and each account of its list: create user a
+// identified by x1, b identified by x2), whose keywords say it is SQL. SQL
 // carried in a form-encoded query string has a '+' for each space
 // (IDENTIFIED+BY+%27pw%27, its quotes undone by String's unescaping).
 
@@ -178,7 +179,7 @@ func identifiedValue(s string, from int, f *identFinder) int {
 		if k < 0 {
 			return -1
 		}
-		if v := afterIdentified(s, k); v >= 0 {
+		if v := afterIdentified(s, k, f); v >= 0 {
 			return v
 		}
 		from = k + len("IDENTIFIED")
@@ -214,11 +215,15 @@ func indexTail(s string, from, t int) int {
 // searched once, not once per occurrence: redaction stays linear.
 type identFinder struct {
 	at [2]int // where identTails[k] occurs next (len(s) for nowhere), or -1 before the first search
+	// user is where the IDENTIFIED looked at last starts if it is in a CREATE USER or
+	// ALTER USER statement, -1 otherwise: the account after it in the statement's
+	// list of accounts is in the statement too (see inUserStatement).
+	user int
 }
 
 // newIdentFinder returns an identFinder for s.
 func newIdentFinder(s string) identFinder {
-	return identFinder{at: [2]int{-1, -1}}
+	return identFinder{at: [2]int{-1, -1}, user: -1}
 }
 
 // index returns where the next word "identified" (in any case) at or after s[from]
@@ -248,8 +253,13 @@ func (f *identFinder) index(s string, from int) int {
 // afterIdentified returns where the password of the clause whose IDENTIFIED starts at
 // s[k] starts: after BY or AS, and WITH plugin before them; -1 if there is none (the
 // clause names no password, or the value is bare after keywords that are not in
-// upper case).
-func afterIdentified(s string, k int) int {
+// upper case). f is told whether the clause is in a user statement.
+func afterIdentified(s string, k int, f *identFinder) int {
+	inUser := inUserStatement(s, k, f)
+	f.user = -1
+	if inUser {
+		f.user = k
+	}
 	upper := s[k] == 'I'
 	j, w := sqlWord(s, k+len("IDENTIFIED"))
 	if strings.EqualFold(w, "WITH") {
@@ -269,7 +279,7 @@ func afterIdentified(s string, k int) int {
 	}
 	// In a user statement in other case (create user bob identified by pw), the
 	// keywords are SQL's as much as in upper case, and so are those after them.
-	bare := upper || inUserStatement(s, k)
+	bare := upper || inUser
 	if _, next := sqlWord(s, v); bare && (keywordIn(next, "RANDOM", upper) || keywordIn(next, "VALUES", upper) || keywordIn(next, "PASSWORD", upper)) {
 		if keywordIn(next, "RANDOM", upper) {
 			return -1 // IDENTIFIED BY RANDOM PASSWORD: the server makes one up
@@ -291,12 +301,17 @@ func keywordIn(w, keyword string, upper bool) bool {
 // inUserStatement reports whether the IDENTIFIED at s[k] follows the account of a
 // CREATE USER or ALTER USER statement, with IF [NOT] EXISTS before the account, in
 // any case: prose has "a user bob identified by his email", not these keywords in
-// this order. It looks back over five words at most.
-func inUserStatement(s string, k int) bool {
+// this order. It looks back over five words at most. An account after a ',' is a
+// later one of the statement's list (create user a identified by x1, b identified by
+// x2) if the IDENTIFIED clause before it, which f tells of, is in the statement.
+func inUserStatement(s string, k int, f *identFinder) bool {
 	e := sqlSpaceBack(s, k)
 	a := accountStart(s, e)
 	if e == k || a == e {
 		return false
+	}
+	if c := sqlSpaceBack(s, a); c > 0 && s[c-1] == ',' {
+		return f.user >= 0 && listedAfter(s, f.user, a)
 	}
 	word := func(end int) (start int, w string) {
 		if e := sqlSpaceBack(s, end); e < end {
@@ -320,6 +335,66 @@ func inUserStatement(s string, k int) bool {
 	}
 	_, w = word(p)
 	return isKeyword(w, "CREATE") || isKeyword(w, "ALTER")
+}
+
+// maxClauseWords bounds how many words may stand between a user statement's
+// IDENTIFIED and the account after it in the statement's list: the rest of the
+// clause (BY pw REPLACE old RETAIN CURRENT PASSWORD, WITH plugin BY pw) and the
+// accounts between that have no clause.
+const maxClauseWords = 12
+
+// listedAfter reports whether the account at s[a] follows, in a list of accounts,
+// the clause whose IDENTIFIED starts at s[k]: after the words of that clause, a ',',
+// and maybe other accounts each followed by a ','. A ';' ends the statement, and
+// other words after a ',' (", and then b identified by x") are prose.
+func listedAfter(s string, k, a int) bool {
+	j := k + len("IDENTIFIED")
+	for range maxClauseWords {
+		if j = sqlSpace(s, j); j >= a || s[j] == ';' {
+			return false
+		}
+		if s[j] == ',' {
+			if j = sqlSpace(s, j+1); j == a {
+				return true
+			}
+			// An account with no clause, which a ',' must follow.
+			e := sqlTokenEnd(s, j, a)
+			if e <= j {
+				return false
+			}
+			if j = sqlSpace(s, e); j >= a || s[j] != ',' {
+				return false
+			}
+			continue
+		}
+		e := sqlTokenEnd(s, j, a)
+		if e <= j {
+			return false
+		}
+		j = e
+	}
+	return false
+}
+
+// sqlTokenEnd returns where the word of SQL at s[i] ends, before s[limit]: at white
+// space, a ',' or a ';', its quoted parts ('b'@'%', 'x,y') taking any character;
+// -1 for a quote not closed before limit.
+func sqlTokenEnd(s string, i, limit int) int {
+	for i < limit {
+		switch c := s[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			k := strings.IndexByte(s[i+1:limit], c)
+			if k < 0 {
+				return -1
+			}
+			i += k + 2
+		case isSQLSpace(c) || c == ',' || c == ';':
+			return i
+		default:
+			i++
+		}
+	}
+	return i
 }
 
 // replacedValue returns where the current password of a REPLACE clause right after

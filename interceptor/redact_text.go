@@ -19,7 +19,8 @@ import "strings"
 // form's '+' for a space between them,
 // IDENTIFIED+BY+%27***%27), MySQL's SET PASSWORD FOR 'bob'@'%' = '***' and the
 // argument of a PASSWORD call (PASSWORD('***')), and the passwords of Redis's AUTH
-// command (a line "AUTH ***" or "AUTH user ***", see authFinder), of redis-cli's
+// command (a line or a quoted string "AUTH ***" or "AUTH user ***", see
+// authFinder), of redis-cli's
 // -a *** flag and of an Oracle logon after a tool that takes one (sqlplus
 // scott/***@db, see logonPassword). Tabs count as spaces around a separator, a
 // value may start on the next line
@@ -64,7 +65,7 @@ func (r *Redactor) mask(s string) string {
 	sc.init(r, s)
 	if sc.sql < 0 && sc.cmd < 0 && strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '\t') < 0 &&
 		strings.IndexByte(s, '>') < 0 && !startsWord(s, '-') && !startsWord(s, '\'') && !startsWord(s, '"') &&
-		strings.IndexByte(s, '(') < 0 && strings.IndexByte(s, '/') < 0 {
+		strings.IndexByte(s, '(') < 0 && strings.IndexByte(s, '/') < 0 && !quotesAuth(s) {
 		return s
 	}
 	sc.pw = indexPassword(s)
@@ -185,7 +186,14 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			if i > sc.pw && i > sc.done && passwordArg(s[sc.done:], i-sc.done) && r.Sensitive("password") {
 				vs, ve, quote = valueAfter(s, i)
 			} else if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
-				continue
+				// A quoted string that is an AUTH command ({"log":"AUTH pw"}), looked
+				// at here, where each quote is, rather than by a search of its own.
+				if i+1 == len(s) || s[i+1]|0x20 != 'a' {
+					continue // the common case, cheaply
+				}
+				if vs, ve, quote = quotedAuth(s, i); vs < 0 || !r.Sensitive("password") {
+					continue
+				}
 			}
 		case s[i] == '/':
 			if i == 0 || !isAlnum(s[i-1]) {

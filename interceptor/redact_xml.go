@@ -101,11 +101,15 @@ func textEnd(s string, i int) int {
 // attrValueEnd returns where the plain value s[vs:ve] ends if it is an unquoted
 // attribute value of a start tag (`<input name=password value=x>`): at the '>' or
 // "/>" that ends the tag, which, like the text after it, is no part of the value.
-// Elsewhere a '>' is part of the value (password=a>b), and it returns ve.
+// Elsewhere a '>' is part of the value (password=a>b, a<b and password=x>y), and it
+// returns ve.
 func (sc *scanner) attrValueEnd(vs, ve int) int {
 	s := sc.s
 	k := strings.IndexByte(s[vs:ve], '>')
-	if k < 0 || startTag(s, sc.tagFrom(vs), vs) == "" {
+	if k < 0 {
+		return ve
+	}
+	if from := sc.tagFrom(vs); startTag(s, from, vs) == "" || !opensTag(s, strings.LastIndexByte(s[from:vs], '<')+from) {
 		return ve
 	}
 	end := vs + k
@@ -113,6 +117,23 @@ func (sc *scanner) attrValueEnd(vs, ve int) int {
 		end--
 	}
 	return end
+}
+
+// opensTag reports whether the '<' at s[lt], before the name of a start tag, opens
+// one: the name starts with a letter or '_', as an XML or HTML name does, and the
+// '<' does not follow an operand (a letter, a digit, '_', ')' or ']'), as in a
+// comparison (a<b, len(x)<n), which a value cut at a '>' after it would leave half
+// unmasked. It is asked only where the cost of a wrong answer is more text masked,
+// not less.
+func opensTag(s string, lt int) bool {
+	if c := s[lt+1]; !isLetter(c) && c != '_' {
+		return false
+	}
+	if lt == 0 {
+		return true
+	}
+	c := s[lt-1]
+	return !isAlnum(c) && c != '_' && c != ')' && c != ']'
 }
 
 // voidElements are the HTML elements that have no text and no end tag. <param> is
