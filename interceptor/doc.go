@@ -122,7 +122,9 @@
 // WITH plugin BY 'pw' or AS 'hash', REPLACE 'old'): after keywords in upper case a
 // bare or quoted value, after others only a single-quoted one, unless they follow
 // the account of a CREATE USER or ALTER USER statement in any case (create user bob
-// identified by pw; prose has "a user bob identified by his email"); in a form-encoded
+// identified by pw; prose has "a user bob identified by his email"), every account
+// of such a statement's list included (create user a identified by x, b identified
+// by y); in a form-encoded
 // query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
 // MySQL's SET PASSWORD [FOR account] = pw, whatever the account (a quoted name may
 // hold spaces: 'my user'@'%') and in any case (as "set password = pw" is a key and
@@ -130,9 +132,10 @@
 // stands (UPDATE mysql.user SET authentication_string = PASSWORD('pw')), by
 // IDENTIFIED BY's rule for the keywords' case.
 // So are the passwords of Redis's AUTH pw and AUTH user pw, read as the command only
-// where Redis takes one, as the first word of a line, of a quoted message that starts
-// a line, or after a redis-cli prompt ("127.0.0.1:6379> "), with one or two arguments
-// that end the line, the message or an escaped line break (\n) (an "auth" not
+// where Redis takes one, as the first word of a line, of any quoted string
+// ({"log":"AUTH pw"}), or after a redis-cli prompt ("127.0.0.1:6379> "), with one or
+// two arguments that end the line, the string or an escaped line break (\n), the
+// first of two not ending in ':' ("AUTH failed: %s" is a message) (an "auth" not
 // in upper case and with no prompt must start its line unindented, as code indents
 // a field "auth []string", and an argument of letters only reads as prose: "auth
 // failed", "auth token expired"), and of redis-cli's -a pw and --pass pw
@@ -141,13 +144,17 @@
 // Oracle name: a letter, then letters, digits, '_', '$', '#'), where a tool that
 // takes one stands right before it, its flags between (sqlplus -s scott/pw@db,
 // expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary on a line with
-// "rman" before them), or after userid=; the password ends at the '@'. CONNECT and
+// "rman" before them or after RMAN's own CONNECT command), or after userid=; the
+// password ends at the '@'. The deprecated exp and imp, words that more often
+// abbreviate something else, take one only as a command word (first on a line, in a
+// quoted command, after a prompt, a shell operator or a path) and only a logon that
+// ends as one does ('@', AS, ';', a quote, the end of the line) or is followed by a
+// key=value parameter (exp scott/pw@db file=x.dmp). CONNECT and
 // conn are words of prose too ("connect I/O with pipes"): after them, the logon must
 // be followed by '@', AS (AS SYSDBA), a ';', a closing quote or the end of its line.
 // Elsewhere that shape is a path (a/b@c), a package (@scope/pkg@1.0), a module
-// (example.com/mod@v1.2.3) or an address, and stays; so does the logon after the
-// deprecated exp and imp, words that more often abbreviate something else. These
-// are the value of "password", as a URL's is.
+// (example.com/mod@v1.2.3) or an address, and stays. These are the value of
+// "password", as a URL's is.
 //
 // Ordinary words are not masked: a space alone does not separate a key from a value
 // (but after a --flag, or before a quoted value, as in SQL's PASSWORD 'x'), so in
