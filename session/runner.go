@@ -161,7 +161,9 @@ func WithExpiry(ttl time.Duration) Option { return func(r *Runner) { r.ttl = ttl
 // resumed instance does not have them.
 func WithDropUnserializable() Option { return func(r *Runner) { r.drop = true } }
 
-// WithSources records where the graph definitions came from (Snapshot.Sources).
+// WithSources records where the graph definitions came from (Snapshot.Sources). A
+// resume by a Runner with sources records them in place of the instance's (the
+// definitions it ran came from there); one without keeps the instance's.
 func WithSources(files ...string) Option {
 	return func(r *Runner) { r.sources = append(r.sources, files...) }
 }
@@ -365,6 +367,9 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	in.snap.Redacted, in.snap.Dropped = nil, nil
 	if len(r.meta) > 0 {
 		in.snap.Meta = r.meta
+	}
+	if len(r.sources) > 0 {
+		in.snap.Sources = r.sources
 	}
 	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
 		err = in.claimNotDurable(ctx, err)

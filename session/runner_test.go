@@ -562,3 +562,27 @@ func TestRunnerLoadChecksTheInstance(t *testing.T) {
 	_, err = r.Resume(ctx, "mine-1", nil)
 	require.ErrorIs(t, err, session.ErrCorrupt)
 }
+
+// Sources are where the definitions a run loaded came from: a resume by a Runner with
+// sources records its own (the instance's files may have moved), one without keeps
+// the instance's.
+func TestResumeSources(t *testing.T) {
+	ctx := t.Context()
+	eng := flow.NewEngine()
+	approvalGraph(t, eng, newCounter(), "Manager")
+	store := session.NewMemoryStore()
+	sources := func() []string {
+		snap, err := store.Load(ctx, "src")
+		require.NoError(t, err)
+		return snap.Sources
+	}
+	_, err := session.NewRunner(eng, store, session.WithSources("/a/leave.yml")).Run(ctx, "leave", flow.NewContextWith("src", nil))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/a/leave.yml"}, sources())
+	_, err = session.NewRunner(eng, store).Resume(ctx, "src", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/a/leave.yml"}, sources(), "kept")
+	_, err = session.NewRunner(eng, store, session.WithSources("/b/leave.yml")).Resume(ctx, "src", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/b/leave.yml"}, sources(), "replaced")
+}

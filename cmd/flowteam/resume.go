@@ -21,13 +21,15 @@ concurrent resumes of one instance only one runs; the other exits 3.
 The graph definitions are loaded from the files recorded when the instance was started
 ("flowteam run FILE --store DSN"; "flowteam sessions show ID" lists them). If they have
 changed since, the resume fails naming both definition hashes; --file loads other
-files (FILE|DIR|GLOB, repeatable), which must still define the same graph.
+files (FILE|DIR|GLOB, repeatable), which must still define the same graph, and records
+them for later resumes.
 
 Flags:
   --store DSN          the session store (required; see Stores below)
   --set KEY=VALUE      update a variable before continuing (repeatable; VALUE as in run)
   --vars FILE          updates from a JSON object; --set wins
   --file FILE          load these definition files instead of the recorded ones
+                       (then recorded in their place)
   --steps N            step limit of this resume, counting its own steps only, as
                        the output's steps do (default: the limit the instance was
                        run or last resumed with, else the engine's, 100000); kept

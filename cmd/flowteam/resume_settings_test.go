@@ -183,3 +183,27 @@ func TestResumeRecordedSettingsOfOthers(t *testing.T) {
 		assert.Contains(t, stderr, `instance "m" records a bad setting`, bad)
 	}
 }
+
+// The definition files a resume loads with --file are the instance's from then on: a
+// later resume without --file loads them, not the files recorded at the start, which
+// the user replaced because they had moved or gone.
+func TestResumeRecordsTheFilesItLoads(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	src, err := os.ReadFile(roundsYML)
+	require.NoError(t, err)
+	old, moved := filepath.Join(t.TempDir(), "rounds.yml"), filepath.Join(t.TempDir(), "rounds.yml")
+	require.NoError(t, os.WriteFile(old, src, 0o600))
+	require.NoError(t, os.WriteFile(moved, src, 0o600))
+	code, _, stderr := call(t, cmdRun, old, "--store", dsn, "--instance", "f")
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, os.Remove(old))
+
+	code, _, stderr = call(t, cmdResume, "f", "--store", dsn, "--set", "go=true", "--file", moved)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, []string{moved}, loadSnap(t, dir, "f").Sources)
+	code, out, stderr := callJSON(t, cmdResume, "f", "--store", dsn, "--set", "go=true")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "suspended", out["status"])
+}
