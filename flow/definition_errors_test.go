@@ -268,3 +268,25 @@ func TestScriptCompileErrorNamesScriptLine(t *testing.T) {
 		})
 	}
 }
+
+// The context method and function checks happen after parsing, so their errors must
+// carry the script position as expr's own errors do, or a problem on a later line of a
+// literal block is reported at the block's first line.
+func TestScriptCallErrorNamesScriptLine(t *testing.T) {
+	const head = "id: g\nlayout:\n  - id: s\n    type: start\n  - id: a\n    task: |\n      context.put(\"a\", 1);\n" // lines 1-7
+	for name, call := range map[string]string{
+		"arity":          `context.put("x")`,
+		"unknown method": `context.nope(1)`,
+		"unknown func":   `nosuchfn(1)`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			g, err := flow.LoadGraph("g.yml", []byte(head+"      "+call+"\n  - {id: e, type: end}\n"))
+			require.NoError(t, err)
+			err = flow.NewEngine().Register(g)
+			require.ErrorIs(t, err, flow.ErrCompile)
+			des := definitionErrors(t, err)
+			require.Len(t, des, 1, err.Error())
+			assert.Equal(t, flow.Pos{File: "g.yml", Line: 8}, des[0].Pos, err.Error())
+		})
+	}
+}

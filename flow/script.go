@@ -120,6 +120,7 @@ func (e *ExprEvaluator) compileWith(src string, fast bool) (Expression, error) {
 	}
 	// The patchers are walked here rather than given to checker.ParseCheck, which type
 	// checks the whole tree again before each of them.
+	p.src = tree.Source
 	ast.Walk(&tree.Node, p.bound)
 	ast.Walk(&tree.Node, p)
 	if p.err != nil {
@@ -227,6 +228,7 @@ func (b bound) Visit(node *ast.Node) {
 type patcher struct {
 	bound
 	err error
+	src file.Source // for the position of err, as expr's own errors have one
 }
 
 func envNode() ast.Node { return &ast.IdentifierNode{Value: "$env"} }
@@ -237,7 +239,7 @@ func (p *patcher) Visit(node *ast.Node) {
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
 			// Builtins parse as BuiltinNode; a plain call can only be one of ours.
 			if id.Value != "__get" && id.Value != "__ctx" && id.Value != "raise" {
-				p.fail(fmt.Sprintf("unknown function %q", id.Value))
+				p.fail(n, fmt.Sprintf("unknown function %q", id.Value))
 			}
 			return
 		}
@@ -251,16 +253,16 @@ func (p *patcher) Visit(node *ast.Node) {
 		}
 		name, _ := m.Property.(*ast.StringNode)
 		if name == nil {
-			p.fail("context method must be named")
+			p.fail(n, "context method must be named")
 			return
 		}
 		arity, known := contextMethods[name.Value]
 		if !known {
-			p.fail(fmt.Sprintf("unknown context method %q", name.Value))
+			p.fail(n, fmt.Sprintf("unknown context method %q", name.Value))
 			return
 		}
 		if len(n.Arguments) < arity.min || len(n.Arguments) > arity.max {
-			p.fail(fmt.Sprintf("context.%s takes %d to %d arguments, got %d", name.Value, arity.min, arity.max, len(n.Arguments)))
+			p.fail(n, fmt.Sprintf("context.%s takes %d to %d arguments, got %d", name.Value, arity.min, arity.max, len(n.Arguments)))
 			return
 		}
 		args := append([]ast.Node{envNode(), &ast.StringNode{Value: name.Value}}, n.Arguments...)
@@ -281,9 +283,11 @@ func (p *patcher) Visit(node *ast.Node) {
 	}
 }
 
-func (p *patcher) fail(msg string) {
+// fail records the first problem, at node n: a definition loader reports a problem on
+// a script's later line at that line (see ScriptPos.Locate).
+func (p *patcher) fail(n ast.Node, msg string) {
 	if p.err == nil {
-		p.err = errors.New(msg)
+		p.err = (&file.Error{Location: n.Location(), Message: msg}).Bind(p.src)
 	}
 }
 
