@@ -87,7 +87,7 @@ func authCommand(s string, ls, le int) (start, end int, quote string) {
 // letter or digit follows. An opening quote does not follow a letter or a digit
 // (it's). start is -1 if the string is not such a command.
 func quotedAuth(s string, q int) (start, end int, quote string) {
-	if len(s)-q < len(`"AUTH x"`) || s[q+1]|0x20 != 'a' || !isKeyword(s[q+1:q+5], "AUTH") || !isBlank(s[q+5]) {
+	if len(s)-q < len(`"AUTH x"`) || s[q+1]|0x20 != 'a' || !isKeyword(s[q+1:q+5], "AUTH") || argBlank(s, q+5, len(s)) == 0 {
 		return -1, -1, ""
 	}
 	open, o := s[q:q+1], q
@@ -116,7 +116,7 @@ func quotesAuth(s string) bool {
 			return false
 		}
 		i += k
-		if len(s)-i > len(`"AUTH `) && isKeyword(s[i+1:i+5], "AUTH") && isBlank(s[i+5]) {
+		if len(s)-i > len(`"AUTH `) && isKeyword(s[i+1:i+5], "AUTH") && argBlank(s, i+5, len(s)) > 0 {
 			return true
 		}
 	}
@@ -147,7 +147,7 @@ func closingQuote(s string, i, le int, open string) int {
 // the AUTH command at s[i] whose line (or quoted string) ends at s[le]; start is -1
 // if it is not one. The line was indented before the command, or had a prompt.
 func authArgs(s string, i, le int, indented, prompt bool) (start, end int, quote string) {
-	if le-i < len("AUTH x") || !isKeyword(s[i:i+4], "AUTH") || !isBlank(s[i+4]) {
+	if le-i < len("AUTH x") || !isKeyword(s[i:i+4], "AUTH") || argBlank(s, i+4, le) == 0 {
 		return -1, -1, ""
 	}
 	upper := s[i:i+4] == "AUTH"
@@ -159,7 +159,7 @@ func authArgs(s string, i, le int, indented, prompt bool) (start, end int, quote
 	}
 	var args [2][2]int
 	n := 0
-	for a := skipBlanks(s, i+4, le); a < le; a = skipBlanks(s, args[n-1][1], le) {
+	for a := skipArgBlanks(s, i+4, le); a < le; a = skipArgBlanks(s, args[n-1][1], le) {
 		if n == len(args) {
 			return -1, -1, "" // more words: prose
 		}
@@ -204,10 +204,31 @@ func argEnd(s string, a, le int) int {
 		return a + 1 + k + 1
 	}
 	e := a
-	for e < le && !isBlank(s[e]) {
+	for e < le && argBlank(s, e, le) == 0 {
 		e++
 	}
 	return e
+}
+
+// argBlank returns the length of the blank between command arguments at s[i], up to
+// s[le]: a blank, or a tab escaped (\t) as JSON and Go's %q write it in a quoted
+// string, where an escaped line break ends the command as one does; 0 if none.
+func argBlank(s string, i, le int) int {
+	switch {
+	case i < le && isBlank(s[i]):
+		return 1
+	case i+1 < le && s[i] == '\\' && s[i+1] == 't':
+		return 2
+	}
+	return 0
+}
+
+// skipArgBlanks skips the blanks between command arguments (see argBlank).
+func skipArgBlanks(s string, i, end int) int {
+	for n := argBlank(s, i, end); n > 0; n = argBlank(s, i, end) {
+		i += n
+	}
+	return i
 }
 
 func skipBlanks(s string, i, end int) int {

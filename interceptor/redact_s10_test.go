@@ -168,3 +168,19 @@ func TestRedactorStringComparisonIsNoTag(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// A tab between AUTH and its arguments is a blank in a quoted string too, where JSON
+// and Go's %q write it escaped (\t), as they write the line breaks that end the command.
+func TestRedactorStringRedisAuthEscapedTab(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"log":"AUTH\thunter2"}`, `{"log":"AUTH\t***"}`},
+		{`{"log":"AUTH\tdefault\thunter2"}`, `{"log":"AUTH\tdefault\t***"}`},
+		{`msg="AUTH \thunter2"`, `msg="AUTH \t***"`},
+		{`{"log":"auth\thunter2"}`, `{"log":"auth\t***"}`},
+		{`{"msg":"auth\tfailed"}`, `{"msg":"auth\tfailed"}`},
+		{`{"msg":"AUTH\tfailed:\t%s"}`, `{"msg":"AUTH\tfailed:\t%s"}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
