@@ -97,8 +97,8 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	// The header (in clear even when the body is encrypted) names the definition
-	// files. The Runner loads the snapshot again to claim it, so a change in between
-	// is caught by the version check.
+	// files. The Runner loads the snapshot again to claim it, expecting this version,
+	// so a change in between is a conflict.
 	snap, err := store.Load(ctx, cfg.id)
 	if err != nil {
 		return fail(sessionExit(err), err)
@@ -178,9 +178,10 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if cfg.recover {
 		opts = append(opts, session.Recover())
 	}
-	if cfg.expect > 0 {
-		opts = append(opts, session.ExpectVersion(cfg.expect))
-	}
+	// The settings were read from snap: the claim must be of snap, or another
+	// resume's --redact could be dropped and a secret saved in clear. (With
+	// --expect-version, checkResumable made sure it is that version.)
+	opts = append(opts, session.ExpectVersion(snap.Version))
 	if st.steps > 0 {
 		opts = append(opts, session.WithEvalOptions(flow.WithSteps(st.steps)))
 	}
@@ -234,6 +235,9 @@ func explainResumeError(err error, cfg resumeConfig) error {
 		return fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
 	case errors.Is(err, session.ErrRunning) && !cfg.recover:
 		return fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
+	case errors.Is(err, session.ErrConflict) && cfg.expect == 0 && !errors.Is(err, session.ErrCompleted) &&
+		!errors.Is(err, session.ErrRunning):
+		return fmt.Errorf("%w\nanother process saved the instance while this resume started: nothing ran", err)
 	}
 	return err
 }
