@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr/file"
 	"gopkg.in/yaml.v3"
@@ -101,6 +102,8 @@ type defReader struct {
 	file    string
 	graph   string // graph id, once known, for messages
 	lenient Pos    // where a .json document YAML read stops being JSON
+	data    []byte // the YAML the nodes were read from, for where their indicators are
+	ends    []int  // lineEnds(data), once needed
 	errs    []error
 	budget  int                 // values meta may still expand to; bounds alias bombs
 	active  map[*yaml.Node]bool // collections being expanded; catches alias cycles
@@ -302,6 +305,11 @@ func (r *defReader) scriptPos(e entry) ScriptPos {
 	v := deref(e.val)
 	p := ScriptPos{Pos: Pos{File: r.file, Line: v.Line}}
 	if v.Kind == yaml.ScalarNode && v.Style&yaml.LiteralStyle != 0 {
+		if v.Anchor != "" || v.Style&yaml.TaggedStyle != 0 {
+			// Line is the anchor's or the tag's, which may stand on a line before
+			// the indicator's ("task: &x", then "|").
+			p.Line = r.indicatorLine(v.Line, v.Column)
+		}
 		// Line is the indicator's; the script, trimmed, starts below it and below the
 		// blank lines the trimming dropped.
 		lead := v.Value[:len(v.Value)-len(strings.TrimLeftFunc(v.Value, unicode.IsSpace))]
@@ -309,6 +317,48 @@ func (r *defReader) scriptPos(e entry) ScriptPos {
 		p.Lines = true
 	}
 	return p
+}
+
+// indicatorLine returns the line of the block scalar indicator that follows the
+// anchor or tag at line and column (1-based, the column in characters) in r.data, past
+// other anchors and tags, blanks, comments and line breaks; line if there is none.
+func (r *defReader) indicatorLine(line, column int) int {
+	if r.ends == nil {
+		r.ends = lineEnds(r.data) // once: a document may have many such blocks
+	}
+	i := 0
+	if line >= 2 && line-2 < len(r.ends) {
+		i = r.ends[line-2]
+	}
+	data := r.data
+	for c := 1; c < column && i < len(data) && data[i] != '\n' && data[i] != '\r'; c++ {
+		_, n := utf8.DecodeRune(data[i:])
+		i += n
+	}
+	for l := line; i < len(data); {
+		switch c := data[i]; c {
+		case '|', '>':
+			return l
+		case '\n':
+			l++
+			i++
+		case '\r':
+			if i+1 == len(data) || data[i+1] != '\n' {
+				l++ // a lone CR breaks a line, as yaml.v3 counts lines
+			}
+			i++
+		case ' ', '\t':
+			i++
+		case '#', '&', '!':
+			// A comment to the line's end; an anchor or a tag to a blank.
+			for i < len(data) && data[i] != '\n' && data[i] != '\r' && (c == '#' || data[i] != ' ' && data[i] != '\t') {
+				i++
+			}
+		default:
+			return line
+		}
+	}
+	return line
 }
 
 // links reads a node's link: a node id, a link object, or a list of both.

@@ -290,3 +290,29 @@ func TestScriptCallErrorNamesScriptLine(t *testing.T) {
 		})
 	}
 }
+
+// yaml.v3 places a node at its anchor or tag, which may stand on the line before the
+// literal block's indicator: the script's lines are counted from the indicator.
+func TestScriptCompileErrorAnchorBeforeIndicator(t *testing.T) {
+	const head = "id: g\nlayout:\n  - id: s\n    type: start\n  - id: a\n" // lines 1-5
+	for name, task := range map[string]string{
+		"anchor":              "    task: &x\n      |\n        a;\n        1 +\n",
+		"tag":                 "    task: !!str\n      |\n        a;\n        1 +\n",
+		"anchor, comment":     "    task: &x # note\n      # more\n      |\n        a;\n        1 +\n",
+		"anchor and tag":      "    task: &x !!str\n      |\n        a;\n        1 +\n",
+		"anchor on its line":  "    task: &x |\n\n\n        a;\n        1 +\n",
+		"tag and indentation": "    task: !!str |2\n        a;\n        1 +\n",
+		"anchor, CRLF":        "    task: &x\r\n      |\r\n        a;\r\n        1 +\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			g, err := flow.LoadGraph("g.yml", []byte(head+task+"  - {id: e, type: end}\n"))
+			require.NoError(t, err)
+			err = flow.NewEngine().Register(g)
+			require.ErrorIs(t, err, flow.ErrCompile)
+			des := definitionErrors(t, err)
+			require.Len(t, des, 1, err.Error())
+			want := 5 + strings.Count(task, "\n")
+			assert.Equal(t, flow.Pos{File: "g.yml", Line: want}, des[0].Pos, err.Error())
+		})
+	}
+}

@@ -26,6 +26,7 @@ func (r *defReader) document(data []byte) (*yaml.Node, error) {
 	root, yerr := decodeYAML(data)
 	if yerr == nil {
 		r.checkJSON(data)
+		r.data = data
 		return root, nil
 	}
 	if looksLikeJSON(data) {
@@ -44,6 +45,7 @@ func (r *defReader) document(data []byte) (*yaml.Node, error) {
 		root, err := decodeYAML(relaxed)
 		if err == nil {
 			r.checkJSON(data)
+			r.data = relaxed
 			return root, nil
 		}
 		// The relaxed text has the same lines; its error is the one Solon would meet.
