@@ -149,7 +149,8 @@
 // abbreviate something else, take one only as a command word (first on a line, in a
 // quoted command, after a prompt, a shell operator or a path) and only a logon that
 // ends as one does ('@', AS, ';', a quote, the end of the line) or is followed by a
-// key=value parameter (exp scott/pw@db file=x.dmp). CONNECT and
+// key=value parameter (exp scott/pw@db file=x.dmp) or what ends a shell command (a
+// redirection, a pipe, &&, a comment: exp scott/pw > exp.log). CONNECT and
 // conn are words of prose too ("connect I/O with pipes"): after them, the logon must
 // be followed by '@', AS (AS SYSDBA), a ';', a closing quote or the end of its line.
 // Elsewhere that shape is a path (a/b@c), a package (@scope/pkg@1.0), a module

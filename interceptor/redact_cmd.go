@@ -366,7 +366,7 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 			end++
 		}
 	}
-	if ends != anyEnd && !endsLogon(s, end) && (ends != endsOrParam || !paramAfter(s, end)) {
+	if ends != anyEnd && !endsLogon(s, end) && (ends != endsOrParam || !paramAfter(s, end) && !shellAfter(s, end)) {
 		return slash, slash, ""
 	}
 	return v, end, quote
@@ -397,6 +397,26 @@ func paramAfter(s string, end int) bool {
 	return e > j && e < len(s) && s[e] == '='
 }
 
+// shellAfter reports whether what follows a logon's password that ends at s[end] ends
+// a shell command (exp scott/tiger > exp.log): a ')' closing a sub-shell, or after
+// blanks a redirection (>, <, 2>), a pipe or list operator (|, &) or a comment.
+func shellAfter(s string, end int) bool {
+	if end < len(s) && s[end] == ')' {
+		return true
+	}
+	j := skipBlanks(s, end, len(s))
+	if j == end || j == len(s) {
+		return false
+	}
+	switch c := s[j]; {
+	case c == '>' || c == '<' || c == '|' || c == '&' || c == '#':
+		return true
+	case c >= '0' && c <= '9':
+		return j+1 < len(s) && s[j+1] == '>'
+	}
+	return false
+}
+
 // logonEnds says how a logon's password must end for the tool or command before it
 // to take the logon (see logonTaker).
 type logonEnds int
@@ -404,7 +424,7 @@ type logonEnds int
 const (
 	anyEnd      logonEnds = iota // a tool that takes a logon there
 	endsLine                     // a command, a word of prose too: see endsLogon
-	endsOrParam                  // exp or imp: see endsLogon, or a parameter after it
+	endsOrParam                  // exp or imp: see endsLogon, or a parameter or shellAfter after it
 )
 
 // logonEnd marks the bytes that end an unquoted logon password.

@@ -184,3 +184,26 @@ func TestRedactorStringRedisAuthEscapedTab(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// exp and imp are shell commands: a logon they take ends before a redirection, a
+// pipe, a list operator or a comment of the shell as it ends before a parameter.
+func TestRedactorStringOracleExpImpShell(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`exp scott/tiger > exp.log`, `exp scott/*** > exp.log`},
+		{`exp scott/tiger >exp.log 2>&1`, `exp scott/*** >exp.log 2>&1`},
+		{`exp scott/tiger 2>&1 | tee exp.log`, `exp scott/*** 2>&1 | tee exp.log`},
+		{`imp scott/tiger < answers.txt`, `imp scott/*** < answers.txt`},
+		{`imp scott/tiger && echo ok`, `imp scott/*** && echo ok`},
+		{`imp scott/tiger || exit 1`, `imp scott/*** || exit 1`},
+		{`exp scott/tiger | gzip`, `exp scott/*** | gzip`},
+		{`exp scott/tiger & wait`, `exp scott/*** & wait`},
+		{`exp scott/tiger # nightly`, `exp scott/*** # nightly`},
+		{`(exp scott/tiger)`, `(exp scott/***)`},
+		// Prose and arithmetic keep their words.
+		{`exp ratio/total was high`, `exp ratio/total was high`},
+		{`x exp a/b > c`, `x exp a/b > c`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
