@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
 )
 
 // runOutput is what "flowteam run" prints: with --output json, exactly this object.
@@ -41,7 +42,10 @@ type runError struct {
 	Message string `json:"message"`
 }
 
-func newRunOutput(res *flow.Result, vars map[string]any) *runOutput {
+// newRunOutput builds the output of a run's result with its variables vars, the
+// values of those named in masked replaced by session.DefaultMask (--redact): the user
+// said they are secrets, and the output often lands in a log.
+func newRunOutput(res *flow.Result, vars map[string]any, masked []string) *runOutput {
 	out := &runOutput{
 		Instance: res.Instance, Graph: res.Graph, Status: string(res.Status), Steps: res.Steps,
 		Vars: make(map[string]any, len(vars)), Last: res.Last(),
@@ -64,6 +68,11 @@ func newRunOutput(res *flow.Result, vars map[string]any) *runOutput {
 		}
 	}
 	slices.Sort(out.Unprintable)
+	for _, k := range masked {
+		if _, ok := out.Vars[k]; ok {
+			out.Vars[k] = session.DefaultMask
+		}
+	}
 	if res.Status == flow.StatusSuspended {
 		out.Reason = &res.Reason
 	}

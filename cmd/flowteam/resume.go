@@ -195,7 +195,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam resume: %v\n", err) // the outcome could not be saved
 		code = exitFail
 	}
-	out := newRunOutput(res.Result, res.Context.Vars())
+	out := newRunOutput(res.Result, res.Context.Vars(), st.redact)
 	if cfg.output == "json" {
 		err = out.writeJSON(stdout)
 	} else {

@@ -114,7 +114,7 @@ func TestResumeRedactsAVariableSetLater(t *testing.T) {
 			code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "approved=true")
 			require.Equal(t, exitOK, code, stderr)
 			require.Equal(t, "completed", out["status"])
-			assert.Equal(t, "approved", out["vars"].(map[string]any)["status"], "the run had it")
+			assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["status"], "masked in the output too")
 			raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
 			require.NoError(t, err)
 			assert.NotContains(t, string(raw), `"status":"approved"`)
@@ -206,4 +206,24 @@ func TestResumeRecordsTheFilesItLoads(t *testing.T) {
 	code, out, stderr := callJSON(t, cmdResume, "f", "--store", dsn, "--set", "go=true")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "suspended", out["status"])
+}
+
+// A variable named by --redact is masked in what run and resume print too, text and
+// JSON: the user said it is a secret, and the output often lands in a CI log. The
+// run itself has the value.
+func TestRedactedVariablesAreMaskedInTheOutput(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, stdout, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "o",
+		"--set", "token=s3cr3t", "--set", `check="ok"`, "--redact", "token")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stdout, "s3cr3t")
+	assert.Contains(t, stdout, session.DefaultMask)
+	assert.Contains(t, stdout, `"ok"`, "other variables are printed")
+
+	code, out, stderr := callJSON(t, cmdResume, "o", "--store", dsn, "--set", "token=s3cr3t")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["token"], "the recorded name, without --redact")
+	assert.Equal(t, "ok", out["vars"].(map[string]any)["check"])
 }

@@ -457,7 +457,7 @@ func TestResumeKeepsRedaction(t *testing.T) {
 			code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "token=s3cr3t")
 			require.Equal(t, exitOK, code, stderr)
 			require.Equal(t, "suspended", out["status"])
-			assert.Equal(t, "s3cr3t", out["vars"].(map[string]any)["token"], "the run had it")
+			assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["token"], "masked in the output too")
 
 			raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
 			require.NoError(t, err)

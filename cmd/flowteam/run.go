@@ -135,7 +135,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	out := newRunOutput(res, fc.Vars())
+	masked, _ := redactKeys(cfg.store.redact) // eval has checked them
+	out := newRunOutput(res, fc.Vars(), masked)
 	if cfg.output == "json" {
 		err = out.writeJSON(stdout)
 	} else {

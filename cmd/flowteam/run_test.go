@@ -324,7 +324,7 @@ func TestRunUnprintableVars(t *testing.T) {
 	assert.Equal(t, []any{"ratio"}, out["unprintable"])
 
 	res := &flow.Result{Graph: "g", Status: flow.StatusCompleted}
-	o := newRunOutput(res, map[string]any{"f": func() {}, "ch": make(chan int), "nan": math.NaN(), "n": 1})
+	o := newRunOutput(res, map[string]any{"f": func() {}, "ch": make(chan int), "nan": math.NaN(), "n": 1}, nil)
 	assert.Equal(t, []string{"ch", "f", "nan"}, o.Unprintable)
 	assert.Equal(t, map[string]any{"n": 1}, o.Vars)
 	var b bytes.Buffer

@@ -56,9 +56,10 @@ const storeFlagsUsage = `  --durability M       on-exit (save when the run ends;
                        DSN's ttl= or none); resume keeps the instance's unless
                        --ttl or a DSN's ttl= is given
   --redact KEYS        comma-separated variables whose values are masked in the
-                       store (repeatable), also ones a task sets only later; they
-                       are not restored: supply them again with --set; resume
-                       masks the instance's again, --redact or not, and adds these
+                       store and the output (repeatable), also ones a task sets
+                       only later; they are not restored: supply them again with
+                       --set; resume masks the instance's again, --redact or not,
+                       and adds these
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
