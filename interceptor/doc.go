@@ -125,7 +125,9 @@
 // identified by pw; prose has "a user bob identified by his email"), every account
 // of such a statement's list included (create user a identified by x, b identified
 // by y); in a form-encoded
-// query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27). So are
+// query string, a '+' between them is a space (IDENTIFIED+BY+%27pw%27), and in SQL
+// quoted by JSON or Go's %q an escaped line break or tab (\n, \r, \t) is one
+// ({"sql":"create user a\nidentified by pw"}). So are
 // MySQL's SET PASSWORD [FOR account] = pw, whatever the account (a quoted name may
 // hold spaces: 'my user'@'%') and in any case (as "set password = pw" is a key and
 // its value), and the argument of a PASSWORD('pw') or OLD_PASSWORD call wherever it

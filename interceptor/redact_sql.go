@@ -34,7 +34,7 @@ func setPasswordValue(s string, eq int) int {
 	a := accountStart(s, j)
 	// The account, or PASSWORD itself, follows a space: most '=' (a=1&b=2) end here,
 	// cheaply, as every '=' after the word password comes here.
-	if a == j || a == 0 || !isSQLSpace(s[a-1]) {
+	if a == j || a == 0 || !isSQLSpace(s[a-1]) && !escapedSpaceBefore(s, a) {
 		return -1
 	}
 	p := a
@@ -118,8 +118,8 @@ func accountStart(s string, j int) int {
 			}
 			a = o
 		default:
-			if !accountChars[c] {
-				return a
+			if !accountChars[c] || escapedSpaceBefore(s, a) {
+				return a // an escaped white space (\nbob) ends the account before it
 			}
 			a--
 		}
@@ -241,7 +241,7 @@ func (f *identFinder) index(s string, from int) int {
 			return -1
 		}
 		e := k + len("dentified")
-		if k > 0 && (s[k-1] == 'I' || s[k-1] == 'i') && (k == 1 || !isKeyChar(s[k-2])) &&
+		if k > 0 && (s[k-1] == 'I' || s[k-1] == 'i') && (k == 1 || !isKeyChar(s[k-2]) || escapedSpaceBefore(s, k-1)) &&
 			(e == len(s) || !isKeyChar(s[e])) && strings.EqualFold(s[k-1:e], "identified") {
 			return k - 1
 		}
@@ -388,7 +388,7 @@ func sqlTokenEnd(s string, i, limit int) int {
 				return -1
 			}
 			i += k + 2
-		case isSQLSpace(c) || c == ',' || c == ';':
+		case isSQLSpace(c) || c == ',' || c == ';' || c == '\\' && escapedSpace(s, i) > 0:
 			return i
 		default:
 			i++
@@ -444,19 +444,59 @@ func sqlWord(s string, i int) (end int, word string) {
 // in a form-encoded query string (?q=CREATE+USER+bob+IDENTIFIED+BY+%27pw%27) has one
 // for each, and no prose puts one between these keywords.
 func sqlSpace(s string, i int) int {
-	for i < len(s) && isSQLSpace(s[i]) {
-		i++
+	for i < len(s) {
+		switch {
+		case isSQLSpace(s[i]):
+			i++
+		case s[i] == '\\' && escapedSpace(s, i) > 0:
+			i += 2
+		default:
+			return i
+		}
 	}
 	return i
 }
 
 func isSQLSpace(c byte) bool { return isBlank(c) || c == '\n' || c == '\r' || c == '+' }
 
+// escapedSpace returns the length of the white space escaped at s[i], \n, \r or \t as
+// JSON and Go's %q write a line break or a tab in a string (2), or 0. The backslash
+// must not be escaped itself: \\n is a backslash and an n (a path's C:\\new in JSON).
+// It counts wherever it stands, not only in a quoted string, whose bounds a look at
+// a few words cannot tell: between SQL's keywords, a \n outside quotes is the same
+// escape in a message that dropped the string's quotes (sql=create user a\nidentified
+// by pw), and a path or a regular expression does not put CREATE USER, IDENTIFIED
+// and BY around one.
+func escapedSpace(s string, i int) int {
+	if i+1 >= len(s) || s[i] != '\\' || s[i+1] != 'n' && s[i+1] != 't' && s[i+1] != 'r' {
+		return 0
+	}
+	b := i
+	for b > 0 && s[b-1] == '\\' {
+		b--
+	}
+	if (i-b)%2 != 0 {
+		return 0
+	}
+	return 2
+}
+
+// escapedSpaceBefore reports whether an escaped white space (see escapedSpace) ends
+// at s[i].
+func escapedSpaceBefore(s string, i int) bool {
+	return i >= 2 && s[i-2] == '\\' && escapedSpace(s, i-2) > 0
+}
+
 // sqlBareEnd returns where the unquoted password at s[v] ends: where a plain value
 // does, or, after a form's '+' for a space (IDENTIFIED+BY+pw+ACCOUNT+LOCK), at the
 // next '+', as a '+' in the password would be encoded (%2B).
 func sqlBareEnd(s string, v int) int {
 	end := plainEnd(s, v)
+	for k := v; k < end; k++ {
+		if s[k] == '\\' && escapedSpace(s, k) > 0 {
+			end = k // an escaped line break or tab ends the value as one does
+		}
+	}
 	if v > 0 && s[v-1] == '+' {
 		if k := strings.IndexByte(s[v:end], '+'); k >= 0 {
 			end = v + k
@@ -467,15 +507,23 @@ func sqlBareEnd(s string, v int) int {
 
 // sqlSpaceBack returns where the white space (see sqlSpace) that ends at s[i] starts.
 func sqlSpaceBack(s string, i int) int {
-	for i > 0 && isSQLSpace(s[i-1]) {
-		i--
+	for i > 0 {
+		switch {
+		case isSQLSpace(s[i-1]):
+			i--
+		case escapedSpaceBefore(s, i):
+			i -= 2
+		default:
+			return i
+		}
 	}
 	return i
 }
 
-// wordStart returns where the word of key characters that ends at s[i] starts.
+// wordStart returns where the word of key characters that ends at s[i] starts. An
+// escaped white space (\nuser, see escapedSpace) ends the word before it.
 func wordStart(s string, i int) int {
-	for i > 0 && isKeyChar(s[i-1]) {
+	for i > 0 && isKeyChar(s[i-1]) && !escapedSpaceBefore(s, i) {
 		i--
 	}
 	return i
