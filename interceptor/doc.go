@@ -147,7 +147,9 @@
 // takes one stands right before it, its flags between (sqlplus -s scott/pw@db,
 // expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary on a line with
 // "rman" before them or after RMAN's own CONNECT command), or after userid=; the
-// password ends at the '@'. The deprecated exp and imp, words that more often
+// password ends at the '@'. In a quoted command an escaped tab (\t) separates its
+// words as a tab does, and an escaped line break (\n) ends its line
+// ({"cmd":"exp\tscott/pw@db"}). The deprecated exp and imp, words that more often
 // abbreviate something else, take one only as a command word (first on a line, in a
 // quoted command, after a prompt, a shell operator or a path) and only a logon that
 // ends as one does ('@', AS, ';', a quote, the end of the line) or is followed by a

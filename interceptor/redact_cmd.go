@@ -344,8 +344,8 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 	s, from := sc.s, sc.done
 	v := slash + 1
 	u := slash
-	for u > 0 && (isAlnum(s[u-1]) || s[u-1] == '_' || s[u-1] == '#' || s[u-1] == '$') {
-		u-- // an Oracle user name: scott, c##admin (libc.a/x is a path)
+	for u > 0 && (isAlnum(s[u-1]) || s[u-1] == '_' || s[u-1] == '#' || s[u-1] == '$') && !escapedSpaceBefore(s, u) {
+		u-- // an Oracle user name: scott, c##admin (libc.a/x is a path); not the t of exp\tscott
 	}
 	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) {
 		return slash, slash, ""
@@ -362,7 +362,7 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 		}
 		end, quote = v+1+k+1, `"`
 	} else {
-		for end < len(s) && !logonEnd[s[end]] {
+		for end < len(s) && !logonEnd[s[end]] && (s[end] != '\\' || escapedSpace(s, end) == 0) {
 			end++
 		}
 	}
@@ -379,9 +379,9 @@ func endsLogon(s string, end int) bool {
 	if end < len(s) && (s[end] == '@' || s[end] == '\'' || s[end] == '"' || s[end] == ';') {
 		return true
 	}
-	j := skipBlanks(s, end, len(s))
-	if j == len(s) || s[j] == '\n' || s[j] == '\r' {
-		return true
+	j := skipArgBlanks(s, end, len(s))
+	if j == len(s) || s[j] == '\n' || s[j] == '\r' || escapedSpace(s, j) > 0 {
+		return true // the end of the line, or an escaped line break (\n, \r)
 	}
 	_, w := sqlWord(s, j)
 	return isKeyword(w, "AS")
@@ -389,7 +389,7 @@ func endsLogon(s string, end int) bool {
 
 // paramAfter reports whether a parameter (file=x.dmp) follows the blanks at s[end].
 func paramAfter(s string, end int) bool {
-	j := skipBlanks(s, end, len(s))
+	j := skipArgBlanks(s, end, len(s))
 	if j == end {
 		return false
 	}
@@ -404,7 +404,7 @@ func shellAfter(s string, end int) bool {
 	if end < len(s) && s[end] == ')' {
 		return true
 	}
-	j := skipBlanks(s, end, len(s))
+	j := skipArgBlanks(s, end, len(s))
 	if j == end || j == len(s) {
 		return false
 	}
@@ -446,12 +446,12 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 		return k >= from && isKeyword(s[k:p-1], "userid"), anyEnd
 	}
 	for range maxLogonFlags + 1 {
-		if p == from || !isBlank(s[p-1]) {
+		if p == from || blankBefore(s, p) == 0 {
 			return false, anyEnd
 		}
-		e := p
-		for e > from && isBlank(s[e-1]) {
-			e--
+		e := skipArgBlanksBack(s, p)
+		if e < from {
+			return false, anyEnd
 		}
 		w := wordStart(s, e)
 		if w < from || w == e {
@@ -475,7 +475,7 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 			if sc.rman[0].onLine(s, "rman", w) || sc.rman[1].onLine(s, "RMAN", w) {
 				return true, anyEnd
 			}
-			c := skipBlanksBack(s, w)
+			c := skipArgBlanksBack(s, w)
 			k := wordStart(s, c)
 			return c < w && k >= from && isKeyword(s[k:c], "connect") && commandWord(s, k), endsLine
 		case isOneOf(word, oldLogonTools):
@@ -498,9 +498,9 @@ func commandWord(s string, w int) bool {
 			p-- // the path to the command
 		}
 	}
-	b := skipBlanksBack(s, p)
-	if b == 0 {
-		return true
+	b := skipArgBlanksBack(s, p)
+	if b == 0 || escapedSpaceBefore(s, b) {
+		return true // an escaped line break (\n, \r) starts a line as one does
 	}
 	switch s[b-1] {
 	case '\n', '\r', '"', '\'', '`', '(', ';', '&', '|':
@@ -513,10 +513,23 @@ func commandWord(s string, w int) bool {
 	return false
 }
 
-// skipBlanksBack returns where the blanks that end at s[i] start.
-func skipBlanksBack(s string, i int) int {
-	for i > 0 && isBlank(s[i-1]) {
-		i--
+// blankBefore returns the length of the blank between command arguments (see
+// argBlank) that ends at s[i]: a blank, or a tab escaped (\t); 0 if none.
+func blankBefore(s string, i int) int {
+	switch {
+	case i > 0 && isBlank(s[i-1]):
+		return 1
+	case i > 1 && s[i-1] == 't' && escapedSpaceBefore(s, i):
+		return 2
+	}
+	return 0
+}
+
+// skipArgBlanksBack returns where the blanks between command arguments (see
+// blankBefore) that end at s[i] start.
+func skipArgBlanksBack(s string, i int) int {
+	for n := blankBefore(s, i); n > 0; n = blankBefore(s, i) {
+		i -= n
 	}
 	return i
 }

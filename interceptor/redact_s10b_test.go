@@ -34,3 +34,27 @@ func TestRedactorStringSQLEscapedSpace(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// A tab escaped (\t) before an Oracle logon separates it from the tool as a tab does:
+// its 't' is not the first letter of the user.
+func TestRedactorStringLogonEscapedTab(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"cmd":"exp\tscott/tiger@db"}`, `{"cmd":"exp\tscott/***@db"}`},
+		{`{"cmd":"imp\tscott/tiger@db\tfull=y"}`, `{"cmd":"imp\tscott/***@db\tfull=y"}`},
+		{`{"cmd":"exp\tscott/tiger\tfile=x.dmp"}`, `{"cmd":"exp\tscott/***\tfile=x.dmp"}`},
+		{`{"cmd":"exp\tscott/tiger"}`, `{"cmd":"exp\tscott/***"}`},
+		{`{"cmd":"sqlplus\tscott/tiger@db"}`, `{"cmd":"sqlplus\tscott/***@db"}`},
+		{`{"cmd":"sqlplus\t-s\tscott/tiger@db"}`, `{"cmd":"sqlplus\t-s\tscott/***@db"}`},
+		{`{"cmd":"expdp\tscott/tiger\tdirectory=d"}`, `{"cmd":"expdp\tscott/***\tdirectory=d"}`},
+		{`{"log":"connect\ttarget sys/pw@db"}`, `{"log":"connect\ttarget sys/***@db"}`},
+		{`{"log":"RMAN> connect\ttarget\tsys/pw@db"}`, `{"log":"RMAN> connect\ttarget\tsys/***@db"}`},
+		{`{"log":"x\nconnect\ttarget sys/pw@db"}`, `{"log":"x\nconnect\ttarget sys/***@db"}`},
+		{`{"log":"run\nexp\tscott/tiger@db"}`, `{"log":"run\nexp\tscott/***@db"}`},
+		// Not a logon: a tab before a path, exp as a word of prose.
+		{`{"p":"dir\ttmp/x"}`, `{"p":"dir\ttmp/x"}`},
+		{`{"msg":"the exp\ta/b ratio"}`, `{"msg":"the exp\ta/b ratio"}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
