@@ -366,7 +366,15 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 			end++
 		}
 	}
-	if ends != anyEnd && !endsLogon(s, end) && (ends != endsOrParam || !paramAfter(s, end) && !shellAfter(s, end)) {
+	switch ends {
+	case endsLine:
+		takes = endsLogon(s, end)
+	case endsOrParam:
+		takes = endsLogon(s, end) || paramAfter(s, end) || shellAfter(s, end)
+	case atOrParam:
+		takes = end < len(s) && s[end] == '@' || paramAfter(s, end) || shellAfter(s, end)
+	}
+	if !takes {
 		return slash, slash, ""
 	}
 	return v, end, quote
@@ -425,6 +433,7 @@ const (
 	anyEnd      logonEnds = iota // a tool that takes a logon there
 	endsLine                     // a command, a word of prose too: see endsLogon
 	endsOrParam                  // exp or imp: see endsLogon, or a parameter or shellAfter after it
+	atOrParam                    // exp or imp after time: '@', a parameter or shellAfter after it
 )
 
 // logonEnd marks the bytes that end an unquoted logon password.
@@ -477,9 +486,16 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 			}
 			c := skipArgBlanksBack(s, w)
 			k := wordStart(s, c)
-			return c < w && k >= from && isKeyword(s[k:c], "connect") && commandWord(s, k), endsLine
+			cmd, _ := commandWord(s, k)
+			return c < w && k >= from && isKeyword(s[k:c], "connect") && cmd, endsLine
 		case isOneOf(word, oldLogonTools):
-			return commandWord(s, w), endsOrParam
+			// After "time", a word of prose too ("time exp a/b"), the logon must be
+			// followed by what only a command has: its '@', a parameter, a shell operator.
+			if cmd, prose := commandWord(s, w); prose {
+				return cmd, atOrParam
+			} else {
+				return cmd, endsOrParam
+			}
 		}
 		return false, anyEnd
 	}
@@ -490,27 +506,101 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 // word of its line, of a quoted command (exec: "exp ..."), or of a clause after a
 // ':', or after a shell prompt ("$ ", "# ", "SQL> "), an operator (;, &&, ||, |) or
 // an opening parenthesis or backtick, maybe after a path to it
-// ($ORACLE_HOME/bin/exp). Elsewhere a word is prose (x exp y).
-func commandWord(s string, w int) bool {
-	p := w
-	if p > 0 && s[p-1] == '/' {
-		for p > 0 && w-p < maxCommandLine && !isBlank(s[p-1]) && !strings.ContainsRune("\n\r\"'`(", rune(s[p-1])) {
-			p-- // the path to the command
+// ($ORACLE_HOME/bin/exp, C:\oracle\bin\exp.exe), or after a command that runs it
+// (see commandPrefixes) which is itself a command word. Elsewhere a word is prose (x
+// exp y). prose reports that a prefix that is a word of prose too (time) stands
+// before it.
+func commandWord(s string, w int) (cmd, prose bool) {
+	for range maxPrefixWords {
+		p := w
+		if p > 0 && (s[p-1] == '/' || s[p-1] == '\\') {
+			for p > 0 && w-p < maxCommandLine && !isBlank(s[p-1]) && !strings.ContainsRune("\n\r\"'`(", rune(s[p-1])) {
+				p-- // the path to the command
+			}
+		}
+		b := skipArgBlanksBack(s, p)
+		if b == 0 || escapedSpaceBefore(s, b) {
+			return true, prose // an escaped line break (\n, \r) starts a line as one does
+		}
+		switch s[b-1] {
+		case '\n', '\r', '"', '\'', '`', '(', ';', '&', '|':
+			return true, prose
+		case '$', '#', ':':
+			return b < p, prose // a prompt, or the end of a clause, and a blank
+		case '>':
+			return b < p && b > 1 && !isBlank(s[b-2]), prose // a prompt (SQL> ), not x > y
+		}
+		if b == p {
+			return false, false
+		}
+		if w = prefixBefore(s, b); w < 0 {
+			return false, false
+		}
+		prose = prose || isKeyword(s[w:wordEnd(s, w)], "time")
+	}
+	return false, false
+}
+
+// commandPrefixes are commands that run the command after them, their flags, and
+// for env VAR=value assignments, between: sudo -u oracle exp ..., nohup imp ... &,
+// env ORACLE_SID=x exp ..., time exp ....
+var commandPrefixes = []string{"sudo", "nohup", "env", "time"}
+
+// maxPrefixWords bounds how many words commandWord looks back over: prefixes, their
+// flags and arguments, assignments.
+const maxPrefixWords = 8
+
+// prefixBefore returns where the word before the blank that ends at s[b] starts if
+// it may run the command after it: a prefix (see commandPrefixes), or a shell
+// variable's assignment (ORACLE_SID=x exp ...; env's too), either a command word if
+// that runs it; the prefix's flags (sudo -u oracle) are looked over. It returns -1
+// if there is none.
+func prefixBefore(s string, b int) int {
+	for range maxPrefixWords {
+		t := tokenStart(s, b)
+		word := s[t:b]
+		switch {
+		case word == "":
+			return -1
+		case isOneOf(word, commandPrefixes) || isAssignment(word):
+			return t
+		case word[0] != '-':
+			// The argument of a flag before it, or prose.
+			c := skipArgBlanksBack(s, t)
+			if f := tokenStart(s, c); c == t || f == c || s[f] != '-' {
+				return -1
+			}
+			t = tokenStart(s, c)
+		}
+		if b = skipArgBlanksBack(s, t); b == t {
+			return -1
 		}
 	}
-	b := skipArgBlanksBack(s, p)
-	if b == 0 || escapedSpaceBefore(s, b) {
-		return true // an escaped line break (\n, \r) starts a line as one does
+	return -1
+}
+
+// tokenStart returns where the word of a command line that ends at s[i] starts: at a
+// blank (an escaped one too), a quote, or a shell operator.
+func tokenStart(s string, i int) int {
+	t := i
+	for t > 0 && i-t < maxCommandLine && !isBlank(s[t-1]) && !strings.ContainsRune("\n\r\"'`();&|", rune(s[t-1])) && !escapedSpaceBefore(s, t) {
+		t--
 	}
-	switch s[b-1] {
-	case '\n', '\r', '"', '\'', '`', '(', ';', '&', '|':
-		return true
-	case '$', '#', ':':
-		return b < p // a prompt, or the end of a clause, and a blank
-	case '>':
-		return b < p && b > 1 && !isBlank(s[b-2]) // a prompt (SQL> ), not x > y
+	return t
+}
+
+// isAssignment reports whether w is a shell variable's assignment, NAME=value.
+func isAssignment(w string) bool {
+	i := strings.IndexByte(w, '=')
+	if i <= 0 || !isLetter(w[0]) && w[0] != '_' {
+		return false
 	}
-	return false
+	for k := 0; k < i; k++ {
+		if !isAlnum(w[k]) && w[k] != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // blankBefore returns the length of the blank between command arguments (see

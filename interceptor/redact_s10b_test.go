@@ -58,3 +58,43 @@ func TestRedactorStringLogonEscapedTab(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// A command run through sudo, nohup, env (its VAR=value assignments between) or time,
+// or by its path on Windows (C:\oracle\bin\exp.exe), is that command: exp and imp
+// there are command words, and take a logon as they do at the start of a line.
+func TestRedactorStringLogonCommandPrefix(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`sudo exp scott/tiger@db file=x.dmp`, `sudo exp scott/***@db file=x.dmp`},
+		{`sudo -u oracle exp scott/tiger@db file=x.dmp`, `sudo -u oracle exp scott/***@db file=x.dmp`},
+		{`nohup imp system/manager@orcl full=y &`, `nohup imp system/***@orcl full=y &`},
+		{`env ORACLE_SID=x sqlplus scott/tiger@db`, `env ORACLE_SID=x sqlplus scott/***@db`},
+		{`env ORACLE_SID=x exp scott/tiger@db`, `env ORACLE_SID=x exp scott/***@db`},
+		{`ORACLE_SID=x exp scott/tiger@db`, `ORACLE_SID=x exp scott/***@db`},
+		{`time expdp scott/tiger@db directory=d`, `time expdp scott/***@db directory=d`},
+		{`time exp scott/tiger@db file=x.dmp`, `time exp scott/***@db file=x.dmp`},
+		{`$ sudo nohup exp scott/tiger@db &`, `$ sudo nohup exp scott/***@db &`},
+		{`C:\oracle\bin\exp.exe scott/tiger@db`, `C:\oracle\bin\exp.exe scott/***@db`},
+		{`C:\oracle\bin\exp scott/tiger@db file=x.dmp`, `C:\oracle\bin\exp scott/***@db file=x.dmp`},
+		{`C:\oracle\bin\imp.EXE scott/tiger@db`, `C:\oracle\bin\imp.EXE scott/***@db`},
+		{`C:\oracle\bin\sqlplus.exe scott/tiger@db`, `C:\oracle\bin\sqlplus.exe scott/***@db`},
+		{`C:\oracle\bin\sqlplus scott/tiger@db`, `C:\oracle\bin\sqlplus scott/***@db`},
+		// Prose keeps its words.
+		{`sudo make me a sandwich`, `sudo make me a sandwich`},
+		{`time exp a/b`, `time exp a/b`},
+		{`it is time exp a/b went up`, `it is time exp a/b went up`},
+		{`exp 2/3`, `exp 2/3`},
+		{`sudo exp 2/3`, `sudo exp 2/3`},
+		{`run it with sudo exp a/b later`, `run it with sudo exp a/b later`},
+		{`C:\data\exp\a/b`, `C:\data\exp\a/b`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
+
+// Left as they are by design: upper-case AUTH with one argument is a password, and a
+// quote escaped with a backslash inside a single-quoted MySQL string.
+func TestRedactorStringS10bUnchanged(t *testing.T) {
+	r := interceptor.NewRedactor()
+	assert.Equal(t, `{"msg":"AUTH ***"}`, r.String(`{"msg":"AUTH OK"}`))
+}
