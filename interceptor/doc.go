@@ -144,18 +144,18 @@
 // (after "redis-cli" on the same line; ls -a x is another option). So is the
 // password of an Oracle logon, user/password[@connect_identifier] (the user an
 // Oracle name: a letter, then letters, digits, '_', '$', '#'), where a tool that
-// takes one stands right before it, its flags between (sqlplus -s scott/pw@db,
-// expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and auxiliary on a line with
-// "rman" before them or after RMAN's own CONNECT command), or after userid=; the
-// password ends at the '@'. In a quoted command an escaped tab (\t) separates its
-// words as a tab does, and an escaped line break (\n) ends its line
-// ({"cmd":"exp\tscott/pw@db"}). The deprecated exp and imp, words that more often
-// abbreviate something else, take one only as a command word (first on a line, in a
-// quoted command, after a prompt, a shell operator or a path, a Windows one too:
-// C:\oracle\bin\exp.exe, or after sudo, nohup, env or time that is a command word,
-// their flags and VAR=value assignments between; after time, a word of prose too,
-// the logon must have its '@', a parameter or what ends a shell command after it),
-// and only a logon that
+// takes one stands right before it, its flags between (sqlplus -s scott/pw@db, a
+// quoted path to it too, expdp, impdp, sqlldr, dgmgrl, RMAN's target, catalog and
+// auxiliary on a line with "rman" before them or after RMAN's own CONNECT command),
+// or after userid=; the password ends at the '@'. In a quoted command an escaped tab
+// (\t) separates its words as a tab does, and an escaped line break (\n) ends its
+// line ({"cmd":"exp\tscott/pw@db"}). The deprecated exp and imp, words that more
+// often abbreviate something else, take one only as a command word (first on a line,
+// in a quoted command, after a prompt, a shell operator or a path, a Windows one too,
+// maybe quoted: C:\oracle\bin\exp.exe, "C:\Program Files\...\exp.exe"; or after
+// sudo, nohup, env or time that is a command word, their flags and VAR=value
+// assignments between; after time, a word of prose too, the logon must have its '@',
+// a parameter or what ends a shell command after it), and only a logon that
 // ends as one does ('@', AS, ';', a quote, the end of the line) or is followed by a
 // key=value parameter (exp scott/pw@db file=x.dmp) or what ends a shell command (a
 // redirection, a pipe, &&, a comment: exp scott/pw > exp.log). CONNECT and

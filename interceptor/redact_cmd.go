@@ -459,10 +459,16 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 			return false, anyEnd
 		}
 		e := skipArgBlanksBack(s, p)
-		if e < from {
+		if e <= from {
 			return false, anyEnd
 		}
-		w := wordStart(s, e)
+		var w int
+		cw := -1 // where the command starts if it is a quoted path
+		if o, t := quotedPath(s, max(from, e-maxCommandLine), e-1); o >= 0 {
+			cw, w, e = o, t, e-1
+		} else {
+			w = wordStart(s, e)
+		}
 		if w < from || w == e {
 			return false, anyEnd
 		}
@@ -491,7 +497,10 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 		case isOneOf(word, oldLogonTools):
 			// After "time", a word of prose too ("time exp a/b"), the logon must be
 			// followed by what only a command has: its '@', a parameter, a shell operator.
-			if cmd, prose := commandWord(s, w); prose {
+			if cw < 0 {
+				cw = w
+			}
+			if cmd, prose := commandWord(s, cw); prose {
 				return cmd, atOrParam
 			} else {
 				return cmd, endsOrParam
@@ -500,6 +509,26 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 		return false, anyEnd
 	}
 	return false, anyEnd
+}
+
+// quotedPath returns where the quoted path whose closing quote is at s[c] opens, and
+// where its last element starts ("C:\Program Files\Oracle\bin\sqlplus.exe",
+// '/u01/app/bin/exp'), with no opening quote before s[lo] nor a line break; -1, -1 if
+// s[c] closes no such path.
+func quotedPath(s string, lo, c int) (open, last int) {
+	if q := s[c]; q == '"' || q == '\'' {
+		o := strings.LastIndexByte(s[lo:c], q)
+		if o < 0 {
+			return -1, -1
+		}
+		o += lo
+		k := strings.LastIndexAny(s[o+1:c], `/\`)
+		if k < 0 || o+1+k+1 == c || strings.ContainsAny(s[o+1:c], "\n\r") {
+			return -1, -1
+		}
+		return o, o + 1 + k + 1
+	}
+	return -1, -1
 }
 
 // commandWord reports whether the word at s[w] is the name of a command: the first

@@ -92,6 +92,25 @@ func TestRedactorStringLogonCommandPrefix(t *testing.T) {
 	}
 }
 
+// A Windows path with a space (C:\Program Files) is quoted on a command line: the
+// tool at the end of a quoted path takes a logon as it does unquoted, exp and imp
+// where the opening quote starts the command.
+func TestRedactorStringLogonQuotedWindowsPath(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`"C:\oracle\bin\exp.exe" scott/tiger@db`, `"C:\oracle\bin\exp.exe" scott/***@db`},
+		{`"C:\Program Files\Oracle\bin\sqlplus.exe" scott/tiger@db`, `"C:\Program Files\Oracle\bin\sqlplus.exe" scott/***@db`},
+		{`& "C:\app\bin\imp.exe" system/manager@orcl full=y`, `& "C:\app\bin\imp.exe" system/***@orcl full=y`},
+		{`'/u01/app/oracle/bin/expdp' scott/tiger@db`, `'/u01/app/oracle/bin/expdp' scott/***@db`},
+		// A quoted path in prose, or a quoted word with no path: not a command.
+		{`see "C:\docs\exp" a/b`, `see "C:\docs\exp" a/b`},
+		{`"exp" a/b`, `"exp" a/b`},
+		{`"C:\docs\notes" a/b@c`, `"C:\docs\notes" a/b@c`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
+
 // Left as they are by design: upper-case AUTH with one argument is a password, and a
 // quote escaped with a backslash inside a single-quoted MySQL string.
 func TestRedactorStringS10bUnchanged(t *testing.T) {
