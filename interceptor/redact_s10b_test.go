@@ -25,6 +25,8 @@ func TestRedactorStringSQLEscapedSpace(t *testing.T) {
 		{`{"sql":"alter user a identified by x1\nreplace o1"}`, `{"sql":"alter user a identified by ***\nreplace ***"}`},
 		{`err="create user a\nidentified by x1"`, `err="create user a\nidentified by ***"`},
 		{`{"sql":"set password\nfor bob = 'x1'"}`, `{"sql":"set password\nfor bob = '***'"}`},
+		// A message that dropped the string's quotes keeps its escapes: the same SQL.
+		{`sql=create user a\nidentified by x1`, `sql=create user a\nidentified by ***`},
 		// Prose stays prose, escaped spaces or not; an escaped backslash before an n
 		// (\\n, a path's C:\new) is no line break.
 		{`{"msg":"a node\nidentified by n1"}`, `{"msg":"a node\nidentified by n1"}`},
@@ -44,6 +46,8 @@ func TestRedactorStringLogonEscapedTab(t *testing.T) {
 		{`{"cmd":"imp\tscott/tiger@db\tfull=y"}`, `{"cmd":"imp\tscott/***@db\tfull=y"}`},
 		{`{"cmd":"exp\tscott/tiger\tfile=x.dmp"}`, `{"cmd":"exp\tscott/***\tfile=x.dmp"}`},
 		{`{"cmd":"exp\tscott/tiger"}`, `{"cmd":"exp\tscott/***"}`},
+		{`{"cmd":"exp scott/tiger\r\nexit"}`, `{"cmd":"exp scott/***\r\nexit"}`},
+		{`{"cmd":"exp\tscott/tiger\n"}`, `{"cmd":"exp\tscott/***\n"}`},
 		{`{"cmd":"sqlplus\tscott/tiger@db"}`, `{"cmd":"sqlplus\tscott/***@db"}`},
 		{`{"cmd":"sqlplus\t-s\tscott/tiger@db"}`, `{"cmd":"sqlplus\t-s\tscott/***@db"}`},
 		{`{"cmd":"expdp\tscott/tiger\tdirectory=d"}`, `{"cmd":"expdp\tscott/***\tdirectory=d"}`},
