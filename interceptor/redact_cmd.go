@@ -344,8 +344,11 @@ func (sc *scanner) logonPassword(slash int) (start, end int, quote string) {
 	s, from := sc.s, sc.done
 	v := slash + 1
 	u := slash
-	for u > 0 && (isAlnum(s[u-1]) || s[u-1] == '_' || s[u-1] == '#' || s[u-1] == '$') && !escapedSpaceBefore(s, u) {
-		u-- // an Oracle user name: scott, c##admin (libc.a/x is a path); not the t of exp\tscott
+	for u > 0 && (isAlnum(s[u-1]) || s[u-1] == '_' || s[u-1] == '#' || s[u-1] == '$') {
+		u-- // an Oracle user name: scott, c##admin (libc.a/x is a path)
+	}
+	if u > 0 && s[u-1] == '\\' && escapedSpace(s, u-1) > 0 {
+		u++ // not the t of exp\tscott
 	}
 	if v == len(s) || u == slash || u <= from || !isLetter(s[u]) {
 		return slash, slash, ""
