@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,36 +93,30 @@ func TestResumeKeepsTheStepLimit(t *testing.T) {
 // sets it must mask it although no save before had a status to mask.
 func TestResumeRedactsAVariableSetLater(t *testing.T) {
 	noLeaks(t)
-	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	for _, sealed := range []bool{false, true} {
-		t.Run(map[bool]string{false: "clear", true: "sealed"}[sealed], func(t *testing.T) {
-			if sealed {
-				t.Setenv(keyEnv, key)
-			}
-			dir := filepath.Join(t.TempDir(), "sessions")
-			dsn := "file:" + dir
-			code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "r", "--redact", "status")
-			require.Equal(t, exitOK, code, stderr)
-			if !sealed {
-				assert.Contains(t, loadSnap(t, dir, "r").Meta, "redact=status")
-			}
-			// Not approved yet: suspended again, still without a status.
-			code, _, stderr = call(t, cmdResume, "r", "--store", dsn)
-			require.Equal(t, exitOK, code, stderr)
+	clearAndSealed(t, func(t *testing.T, sealed bool) {
+		dir := filepath.Join(t.TempDir(), "sessions")
+		dsn := "file:" + dir
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "r", "--redact", "status")
+		require.Equal(t, exitOK, code, stderr)
+		if !sealed {
+			assert.Contains(t, loadSnap(t, dir, "r").Meta, "redact=status")
+		}
+		// Not approved yet: suspended again, still without a status.
+		code, _, stderr = call(t, cmdResume, "r", "--store", dsn)
+		require.Equal(t, exitOK, code, stderr)
 
-			code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "approved=true")
-			require.Equal(t, exitOK, code, stderr)
-			require.Equal(t, "completed", out["status"])
-			assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["status"], "masked in the output too")
-			raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
-			require.NoError(t, err)
-			assert.NotContains(t, string(raw), `"status":"approved"`)
-			code, stdout, stderr := call(t, cmdSessions, "show", "r", "--store", dsn)
-			require.Equal(t, exitOK, code, stderr)
-			assert.NotContains(t, stdout, `"status": "approved"`, "masked, also once opened")
-			assert.Contains(t, stdout, `"status": "`+session.DefaultMask+`"`)
-		})
-	}
+		code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "approved=true")
+		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, "completed", out["status"])
+		assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["status"], "masked in the output too")
+		raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(raw), `"status":"approved"`)
+		code, stdout, stderr := call(t, cmdSessions, "show", "r", "--store", dsn)
+		require.Equal(t, exitOK, code, stderr)
+		assert.NotContains(t, stdout, `"status": "approved"`, "masked, also once opened")
+		assert.Contains(t, stdout, `"status": "`+session.DefaultMask+`"`)
+	})
 }
 
 // stripMeta rewrites instance id in the file store dir as the command wrote it

@@ -441,33 +441,27 @@ func TestRedisUnreachableReportedOnce(t *testing.T) {
 // recorded in its snapshot, so forgetting the flag must not store the secret in clear.
 func TestResumeKeepsRedaction(t *testing.T) {
 	noLeaks(t)
-	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	for _, sealed := range []bool{false, true} {
-		t.Run(map[bool]string{false: "clear", true: "sealed"}[sealed], func(t *testing.T) {
-			if sealed {
-				t.Setenv(keyEnv, key)
-			}
-			dir := filepath.Join(t.TempDir(), "sessions")
-			dsn := "file:" + dir
-			code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "r",
-				"--set", "token=s3cr3t", "--redact", "token")
-			require.Equal(t, exitOK, code, stderr)
+	clearAndSealed(t, func(t *testing.T, sealed bool) {
+		dir := filepath.Join(t.TempDir(), "sessions")
+		dsn := "file:" + dir
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "r",
+			"--set", "token=s3cr3t", "--redact", "token")
+		require.Equal(t, exitOK, code, stderr)
 
-			// approved is not set: the run suspends again, and is saved.
-			code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "token=s3cr3t")
-			require.Equal(t, exitOK, code, stderr)
-			require.Equal(t, "suspended", out["status"])
-			assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["token"], "masked in the output too")
+		// approved is not set: the run suspends again, and is saved.
+		code, out, stderr := callJSON(t, cmdResume, "r", "--store", dsn, "--set", "token=s3cr3t")
+		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, "suspended", out["status"])
+		assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["token"], "masked in the output too")
 
-			raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
-			require.NoError(t, err)
-			assert.NotContains(t, string(raw), "s3cr3t")
-			code, stdout, stderr := call(t, cmdSessions, "show", "r", "--store", dsn)
-			require.Equal(t, exitOK, code, stderr)
-			assert.NotContains(t, stdout, "s3cr3t", "masked, also once opened")
-			assert.Contains(t, stdout, session.DefaultMask)
-		})
-	}
+		raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(raw), "s3cr3t")
+		code, stdout, stderr := call(t, cmdSessions, "show", "r", "--store", dsn)
+		require.Equal(t, exitOK, code, stderr)
+		assert.NotContains(t, stdout, "s3cr3t", "masked, also once opened")
+		assert.Contains(t, stdout, session.DefaultMask)
+	})
 }
 
 // A --store DSN that is refused is named in the message, but never with its password:
@@ -620,4 +614,18 @@ func TestFileStoreInHomeDirectory(t *testing.T) {
 	assert.Contains(t, stdout, "h ")
 	code, _, stderr = call(t, cmdResume, "h", "--store", "file:~/sessions", "--set", "approved=true")
 	assert.Equal(t, exitOK, code, stderr)
+}
+
+// clearAndSealed runs f as two subtests: with snapshots stored in clear, and sealed
+// with a key in the environment variable keyEnv.
+func clearAndSealed(t *testing.T, f func(t *testing.T, sealed bool)) {
+	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	for _, sealed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clear", true: "sealed"}[sealed], func(t *testing.T) {
+			if sealed {
+				t.Setenv(keyEnv, key)
+			}
+			f(t, sealed)
+		})
+	}
 }
