@@ -190,7 +190,8 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		// A parked token keeps its join's arrivals for the node's run on resume.
 		switch status {
 		case nodeFailed:
-			tok.arrivals = 0
+			// failedWith drops the arrivals unless the failure parks the token, to run
+			// its node again on resume.
 			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
 		case nodeInterrupted:
 			// A node cancelled because the run halted runs again on resume; one whose

@@ -61,12 +61,14 @@ func (r *run) failedWith(ctx context.Context, tok *token, ne *NodeError, dec Err
 				err := r.nodeError(tok, CodeTask, fmt.Errorf("error policy: goto %q: no such node in graph %q", dec.Goto, tok.call.graph.g.ID))
 				return r.fatal(tok, err)
 			}
+			tok.arrivals = 0 // it leaves its node: a join's arrivals are not the target's
 			r.fallbacks.Add(1)
 			if f := loopLeft(tok, target); f != nil {
 				return r.leaveLoop(tok, f, target, local)
 			}
 			return r.moveTo(tok, target)
 		}
+		tok.arrivals = 0
 		if routing {
 			return r.endToken(tok)
 		}
