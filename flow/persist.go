@@ -192,8 +192,8 @@ type TokenState struct {
 	Frame  int    `json:"frame"`  // index of its innermost frame in FrontierState.Frames
 	Branch string `json:"branch"` // branch id
 	// Arrivals is how many branches the join the token fires waited for, kept when
-	// the join's own task suspended or was stopped, so that the join's NodeEnd (and
-	// its audit record) says so when it runs again.
+	// the join's own task suspended, was stopped or failed the run, so that the
+	// join's NodeEnd (and its audit record) says so when it runs again.
 	Arrivals int `json:"arrivals,omitempty"`
 	// Error is the failure a "failed" token still has to report (every branch of a
 	// split failed and the run halted before the failure was handled).
