@@ -382,7 +382,11 @@ func listedAfter(s string, k, a int) bool {
 func sqlTokenEnd(s string, i, limit int) int {
 	for i < limit {
 		switch c := s[i]; {
-		case c == '\'' || c == '"' || c == '`':
+		case c == '\'':
+			if i = sqlQuoteEnd(s[:limit], i); i < 0 {
+				return -1
+			}
+		case c == '"' || c == '`':
 			k := strings.IndexByte(s[i+1:limit], c)
 			if k < 0 {
 				return -1
@@ -540,8 +544,85 @@ func wordEnd(s string, i int) int {
 // sqlValue returns the bounds of the password at s[v] (see sqlValueAt), with its
 // quotes, and its quote.
 func sqlValue(s string, v int) (vs, ve int, quote string) {
-	if s[v] == '\'' || s[v] == '"' {
+	switch s[v] {
+	case '\'':
+		if e := sqlQuoteEnd(s, v); e >= 0 {
+			return v, e, "'"
+		}
+		return v, len(s), "'"
+	case '"':
 		return valueAfter(s, v)
 	}
 	return v, sqlBareEnd(s, v), ""
+}
+
+// sqlQuoteEnd returns where the single-quoted SQL string at s[q] ends, after its
+// closing quote, or -1 if it is not closed. Two quotes in a row in it are one quote
+// of the string, as standard SQL has it, and so is a quote after a backslash ('it\'s'), as
+// MySQL has it; a backslash escapes a backslash too ('x\\' ends at its second quote).
+// Only SQL reads quotes so: a shell's single quotes take no escape ('x\' is x\), and
+// key=value text keeps valueAfter's reading.
+//
+// JSON and Go's %q double each backslash: 'x\\',1' in {"sql":"..."} is the string
+// x',1, whose escaped quote reads as an escaped backslash and a closing quote in SQL
+// as it stands. Two backslashes (or six, ...) before a quote are read as JSON's
+// escape of one when the string is in a double-quoted one (see inQuotedString),
+// which masks the whole password; a password that ends in a backslash is rarer than
+// SQL quoted in JSON.
+func sqlQuoteEnd(s string, q int) int {
+	for j := q + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			b := j
+			for j < len(s) && s[j] == '\\' {
+				j++
+			}
+			if j == len(s) {
+				return -1
+			}
+			if s[j] != '\'' {
+				j-- // the loop steps onto the character after the backslashes
+				continue
+			}
+			if n := j - b; n%2 == 1 || n%4 == 2 && inQuotedString(s, q) {
+				continue // an escaped quote
+			}
+			if j+1 < len(s) && s[j+1] == '\'' {
+				j++
+				continue
+			}
+			return j + 1
+		case '\'':
+			if j+1 < len(s) && s[j+1] == '\'' {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// maxQuotedLookBack bounds how far inQuotedString looks back: it is asked once per
+// SQL password at most, and the scans stay linear.
+const maxQuotedLookBack = 4096
+
+// inQuotedString reports whether s[q] is in a double-quoted string of its line, as
+// JSON and Go's %q write one: after an odd number of quotes '"' that no backslash
+// escapes.
+func inQuotedString(s string, q int) bool {
+	n := 0
+	for i := q - 1; i >= 0 && i >= q-maxQuotedLookBack && s[i] != '\n'; i-- {
+		if s[i] != '"' {
+			continue
+		}
+		b := i
+		for b > 0 && s[b-1] == '\\' {
+			b--
+		}
+		if (i-b)%2 == 0 {
+			n++
+		}
+	}
+	return n%2 == 1
 }
