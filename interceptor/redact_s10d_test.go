@@ -1,0 +1,27 @@
+package interceptor_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flowteam/flowteam/interceptor"
+)
+
+// A quoted Windows path to an Oracle tool inside a JSON string or a %q-quoted
+// message has its quotes escaped (\") and its backslashes doubled: it is the same
+// command, and the tool takes its logon as it does unescaped.
+func TestRedactorStringLogonEscapedQuotedPath(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"cmd":"\"C:\\Program Files\\Oracle\\bin\\exp.exe\" scott/tiger@db"}`, `{"cmd":"\"C:\\Program Files\\Oracle\\bin\\exp.exe\" scott/***@db"}`},
+		{`{"cmd":"\"C:\\Program Files\\Oracle\\bin\\sqlplus.exe\" scott/tiger@db"}`, `{"cmd":"\"C:\\Program Files\\Oracle\\bin\\sqlplus.exe\" scott/***@db"}`},
+		{`{"cmd":"\"C:\\oracle\\bin\\exp\" scott/tiger@db"}`, `{"cmd":"\"C:\\oracle\\bin\\exp\" scott/***@db"}`},
+		{`cmd="\"C:\\app\\imp.exe\" system/manager@orcl full=y"`, `cmd="\"C:\\app\\imp.exe\" system/***@orcl full=y"`},
+		// A quoted path in prose is not a command.
+		{`{"msg":"see \"C:\\docs\\exp\" a/b"}`, `{"msg":"see \"C:\\docs\\exp\" a/b"}`},
+		{`{"msg":"\"C:\\docs\\notes\" a/b@c"}`, `{"msg":"\"C:\\docs\\notes\" a/b@c"}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
