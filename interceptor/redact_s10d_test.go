@@ -25,3 +25,19 @@ func TestRedactorStringLogonEscapedQuotedPath(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// An account quoted with double quotes in SQL that JSON or %q quotes has its quotes
+// escaped (create user \"a\"): it is the account of the statement as "a" is.
+func TestRedactorStringSQLEscapedQuotedAccount(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"sql":"create user \"a\" identified by x1"}`, `{"sql":"create user \"a\" identified by ***"}`},
+		{`{"sql":"create user \"a\" identified by x1, \"b\" identified by x2"}`, `{"sql":"create user \"a\" identified by ***, \"b\" identified by ***"}`},
+		{`{"sql":"create user \"a\"@\"%\" identified by x1"}`, `{"sql":"create user \"a\"@\"%\" identified by ***"}`},
+		{`{"sql":"set password for \"bob\"@\"%\" = x1"}`, `{"sql":"set password for \"bob\"@\"%\" = ***"}`},
+		// Prose keeps its words.
+		{`{"msg":"a node \"a\" identified by n1"}`, `{"msg":"a node \"a\" identified by n1"}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

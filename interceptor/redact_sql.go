@@ -109,12 +109,24 @@ func accountStart(s string, j int) int {
 	for a > 0 {
 		switch c := s[a-1]; c {
 		case '\'', '"', '`':
+			// In a JSON string or a %q-quoted message, a double-quoted name has its
+			// quotes escaped (\"bob\"@\"%\"), the opening one too.
+			escaped := c == '"' && a >= 2 && s[a-2] == '\\'
 			o := a - 2
+			if escaped {
+				o--
+			}
 			for o >= 0 && s[o] != c && s[o] != '=' && s[o] != '\n' {
 				o--
 			}
 			if o < 0 || s[o] != c {
 				return a
+			}
+			if escaped {
+				if o == 0 || s[o-1] != '\\' {
+					return a
+				}
+				o--
 			}
 			a = o
 		default:
