@@ -41,3 +41,18 @@ func TestRedactorStringSQLEscapedQuotedAccount(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// White space between a PASSWORD call's parenthesis and its argument, escaped as
+// JSON writes it or not, is SQL's white space as between its words.
+func TestRedactorStringPasswordCallSpace(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"sql":"update u set p = PASSWORD(\n'x1')"}`, `{"sql":"update u set p = PASSWORD(\n'***')"}`},
+		{`{"sql":"update u set p = password(\t'x1')"}`, `{"sql":"update u set p = password(\t'***')"}`},
+		{"update u set p = PASSWORD(\n  'x1')", "update u set p = PASSWORD(\n  '***')"},
+		{`{"sql":"SET PASSWORD = PASSWORD(\n'x1')"}`, `{"sql":"SET PASSWORD = PASSWORD(\n'***')"}`},
+		{`{"sql":"password=PASSWORD(\r\n'x1')"}`, `{"sql":"password=PASSWORD(\r\n'***')"}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

@@ -153,10 +153,7 @@ func passwordCallArg(s string, v int) int {
 	if w == len(s) || s[w] != '(' || !isPasswordFunc(s[v:w]) {
 		return -1
 	}
-	a := w + 1
-	for a < len(s) && isBlank(s[a]) {
-		a++
-	}
+	a := sqlSpace(s, w+1) // a line break too, escaped or not: PASSWORD(\n'pw')
 	if a < len(s) && (s[a] == '\'' || s[a] == '"') {
 		return a
 	}
@@ -167,10 +164,7 @@ func passwordCallArg(s string, v int) int {
 // OLD_PASSWORD call (PASSWORD('pw')): single-quoted, or double-quoted after an
 // upper-case name, as for IDENTIFIED BY.
 func passwordArg(s string, q int) bool {
-	p := q
-	for p > 0 && isBlank(s[p-1]) {
-		p--
-	}
+	p := sqlSpaceBack(s, q)
 	if p == 0 || s[p-1] != '(' {
 		return false
 	}
