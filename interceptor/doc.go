@@ -155,7 +155,8 @@
 // often abbreviate something else, take one only as a command word (first on a line,
 // in a quoted command, after a prompt, a shell operator or a path, a Windows one too,
 // maybe quoted: C:\oracle\bin\exp.exe, "C:\Program Files\...\exp.exe"; or after
-// sudo, nohup, env or time that is a command word, their flags and VAR=value
+// sudo, nohup, env or time, maybe by its absolute path (/usr/bin/time -v), that is a
+// command word, their flags and VAR=value
 // assignments between; after time, a word of prose too, the logon must have its '@',
 // a parameter or what ends a shell command after it), and only a logon that
 // ends as one does ('@', AS, ';', a quote, the end of the line) or is followed by a

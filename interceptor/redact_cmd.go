@@ -598,7 +598,8 @@ var commandPrefixes = []string{"sudo", "nohup", "env", "time"}
 const maxPrefixWords = 8
 
 // prefixBefore returns where the word before the blank that ends at s[b] starts if
-// it may run the command after it: a prefix (see commandPrefixes), or a shell
+// it may run the command after it: a prefix (see commandPrefixes), maybe by its
+// absolute path, or a shell
 // variable's assignment (ORACLE_SID=x exp ...; env's too), either a command word if
 // that runs it; the prefix's flags (sudo -u oracle) are looked over. It returns -1
 // if there is none.
@@ -610,6 +611,10 @@ func prefixBefore(s string, b int) int {
 		case word == "":
 			return -1
 		case isOneOf(word, commandPrefixes) || isAssignment(word):
+			return t
+		case word[0] == '/' && isOneOf(word[strings.LastIndexByte(word, '/')+1:], commandPrefixes):
+			// By its absolute path (/usr/bin/time -v, GNU time's flag): no word of
+			// prose, as a relative one (docs/time) may be.
 			return t
 		case word[0] != '-':
 			// The argument of a flag before it, or prose.

@@ -56,3 +56,20 @@ func TestRedactorStringPasswordCallSpace(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// GNU time is run by its path (/usr/bin/time -v, as the shell's time takes no -v):
+// the command after it is a command as after time.
+func TestRedactorStringLogonPrefixPath(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`/usr/bin/time -v exp scott/tiger@db`, `/usr/bin/time -v exp scott/***@db`},
+		{`/usr/bin/time exp scott/tiger file=x.dmp`, `/usr/bin/time exp scott/*** file=x.dmp`},
+		{`/usr/bin/sudo -u oracle imp scott/tiger@db`, `/usr/bin/sudo -u oracle imp scott/***@db`},
+		{`/usr/bin/env ORACLE_SID=x exp scott/tiger@db`, `/usr/bin/env ORACLE_SID=x exp scott/***@db`},
+		// Prose keeps its words.
+		{`see /usr/bin/time exp a/b later`, `see /usr/bin/time exp a/b later`},
+		{`docs/time exp a/b`, `docs/time exp a/b`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
