@@ -73,3 +73,24 @@ func TestRedactorStringLogonPrefixPath(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// Oracle double-quotes a password with special characters (IDENTIFIED BY "p w"): in
+// a JSON string or a %q-quoted message its quotes are escaped (\"p w\"), and it is
+// the same password. A doubled quote inside a quoted SQL password is one quote of it.
+func TestRedactorStringSQLEscapedDoubleQuotedPassword(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"sql":"CREATE USER a IDENTIFIED BY \"pw\""}`, `{"sql":"CREATE USER a IDENTIFIED BY \"***\""}`},
+		{`{"sql":"CREATE USER a IDENTIFIED BY \"p w\" ACCOUNT LOCK"}`, `{"sql":"CREATE USER a IDENTIFIED BY \"***\" ACCOUNT LOCK"}`},
+		{`err="ALTER USER a IDENTIFIED BY \"p w\" REPLACE \"o w\""`, `err="ALTER USER a IDENTIFIED BY \"***\" REPLACE \"***\""`},
+		{`{"sql":"create user a identified by \"p w\", b identified by x2"}`, `{"sql":"create user a identified by \"***\", b identified by ***"}`},
+		{`{"sql":"UPDATE u SET p = PASSWORD(\"p w\")"}`, `{"sql":"UPDATE u SET p = PASSWORD(\"***\")"}`},
+		{`{"sql":"SET PASSWORD FOR bob = PASSWORD(\"p w\")"}`, `{"sql":"SET PASSWORD FOR bob = PASSWORD(\"***\")"}`},
+		{`CREATE USER a IDENTIFIED BY "x""y z", b IDENTIFIED BY x2`, `CREATE USER a IDENTIFIED BY "***", b IDENTIFIED BY ***`},
+		{`create user a identified by 'x''y z', b identified by x2`, `create user a identified by '***', b identified by ***`},
+		// Prose keeps its words: lower-case keywords take no double-quoted value.
+		{`{"msg":"a node identified by \"its id\""}`, `{"msg":"a node identified by \"its id\""}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

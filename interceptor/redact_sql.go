@@ -154,22 +154,29 @@ func passwordCallArg(s string, v int) int {
 		return -1
 	}
 	a := sqlSpace(s, w+1) // a line break too, escaped or not: PASSWORD(\n'pw')
-	if a < len(s) && (s[a] == '\'' || s[a] == '"') {
+	if a < len(s) && (s[a] == '\'' || s[a] == '"' || escapedQuoteAt(s, a)) {
 		return a
 	}
 	return -1
 }
 
-// passwordArg reports whether the quote at s[q] starts the argument of a PASSWORD or
-// OLD_PASSWORD call (PASSWORD('pw')): single-quoted, or double-quoted after an
+// passwordArg returns where the argument of a PASSWORD or OLD_PASSWORD call
+// (PASSWORD('pw')) starts if the quote at s[q] starts it or is the quote of an
+// escaped one (\"pw\"), -1 otherwise: single-quoted, or double-quoted after an
 // upper-case name, as for IDENTIFIED BY.
-func passwordArg(s string, q int) bool {
+func passwordArg(s string, q int) int {
+	if q > 0 && escapedQuoteAt(s, q-1) {
+		q--
+	}
 	p := sqlSpaceBack(s, q)
 	if p == 0 || s[p-1] != '(' {
-		return false
+		return -1
 	}
 	w := wordStart(s, p-1)
-	return isPasswordFunc(s[w:p-1]) && sqlValueAt(s, q, s[w+1] <= 'Z') == q
+	if !isPasswordFunc(s[w : p-1]) {
+		return -1
+	}
+	return sqlValueAt(s, q, s[w+1] <= 'Z')
 }
 
 func isPasswordFunc(name string) bool {
@@ -427,10 +434,16 @@ func sqlValueAt(s string, v int, upper bool) int {
 		return -1
 	case s[v] == '\'':
 		return v
-	case upper && (s[v] == '"' || isKeyChar(s[v])):
+	case upper && (s[v] == '"' || isKeyChar(s[v]) || escapedQuoteAt(s, v)):
 		return v
 	}
 	return -1
+}
+
+// escapedQuoteAt reports whether a double quote escaped, \", starts at s[v]: the
+// quote of a password (IDENTIFIED BY "p w") in a JSON string or a %q-quoted message.
+func escapedQuoteAt(s string, v int) bool {
+	return v+1 < len(s) && s[v] == '\\' && s[v+1] == '"'
 }
 
 // sqlWord returns the word after white space from s[i] (a quoted one with its
@@ -551,19 +564,19 @@ func wordEnd(s string, i int) int {
 // quotes, and its quote.
 func sqlValue(s string, v int) (vs, ve int, quote string) {
 	switch s[v] {
-	case '\'':
+	case '\'', '"':
 		if e := sqlQuoteEnd(s, v); e >= 0 {
-			return v, e, "'"
+			return v, e, s[v : v+1]
 		}
-		return v, len(s), "'"
-	case '"':
-		return valueAfter(s, v)
+		return v, len(s), s[v : v+1]
+	case '\\':
+		return valueAfter(s, v) // \"pw\" (see escapedQuoteAt)
 	}
 	return v, sqlBareEnd(s, v), ""
 }
 
-// sqlQuoteEnd returns where the single-quoted SQL string at s[q] ends, after its
-// closing quote, or -1 if it is not closed. Two quotes in a row in it are one quote
+// sqlQuoteEnd returns where the SQL string quoted at s[q] (with ' or ") ends, after
+// its closing quote, or -1 if it is not closed. Two quotes in a row in it are one quote
 // of the string, as standard SQL has it, and so is a quote after a backslash ('it\'s'), as
 // MySQL has it; a backslash escapes a backslash too ('x\\' ends at its second quote).
 // Only SQL reads quotes so: a shell's single quotes take no escape ('x\' is x\), and
@@ -576,6 +589,7 @@ func sqlValue(s string, v int) (vs, ve int, quote string) {
 // which masks the whole password; a password that ends in a backslash is rarer than
 // SQL quoted in JSON.
 func sqlQuoteEnd(s string, q int) int {
+	c := s[q]
 	for j := q + 1; j < len(s); j++ {
 		switch s[j] {
 		case '\\':
@@ -586,20 +600,20 @@ func sqlQuoteEnd(s string, q int) int {
 			if j == len(s) {
 				return -1
 			}
-			if s[j] != '\'' {
+			if s[j] != c {
 				j-- // the loop steps onto the character after the backslashes
 				continue
 			}
 			if n := j - b; n%2 == 1 || n%4 == 2 && inQuotedString(s, q) {
 				continue // an escaped quote
 			}
-			if j+1 < len(s) && s[j+1] == '\'' {
+			if j+1 < len(s) && s[j+1] == c {
 				j++
 				continue
 			}
 			return j + 1
-		case '\'':
-			if j+1 < len(s) && s[j+1] == '\'' {
+		case c:
+			if j+1 < len(s) && s[j+1] == c {
 				j++
 				continue
 			}
