@@ -45,3 +45,20 @@ func TestRedactorStringSQLEscapedQuote(t *testing.T) {
 	// as it is outside SQL.
 	assert.Equal(t, `password='***' y'`, r.String(`password='x\' y'`))
 }
+
+// SQL in JSON in a %q-quoted message has its backslashes doubled twice: 'x\\\\',1'
+// is the string x',1 there, and the JSON string's quotes are escaped (\").
+func TestRedactorStringSQLEscapedQuoteTwoLayers(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`msg="{\"sql\":\"create user a identified by 'x\\\\',1', b identified by x2\"}"`,
+			`msg="{\"sql\":\"create user a identified by '***', b identified by ***\"}"`},
+		{`msg="{\"sql\":\"create user a identified by 'x\\\\\\\\', b identified by x2\"}"`,
+			`msg="{\"sql\":\"create user a identified by '***', b identified by ***\"}"`},
+		// One layer, and none: as before.
+		{`{"sql":"create user a identified by 'x\\',1', b identified by x2"}`, `{"sql":"create user a identified by '***', b identified by ***"}`},
+		{`create user a identified by 'x\\', b identified by x2`, `create user a identified by '***', b identified by ***`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}

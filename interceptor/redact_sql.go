@@ -516,8 +516,9 @@ func escapedSpaceBefore(s string, i int) bool {
 func sqlBareEnd(s string, v int) int {
 	end := plainEnd(s, v)
 	for k := v; k < end; k++ {
-		if s[k] == '\\' && escapedSpace(s, k) > 0 {
-			end = k // an escaped line break or tab ends the value as one does
+		if s[k] == '\\' && (escapedSpace(s, k) > 0 || escapedQuoteAt(s, k)) {
+			end = k // an escaped line break or tab ends the value as one does, and \" a string it is in
+			break
 		}
 	}
 	if v > 0 && s[v-1] == '+' {
@@ -585,11 +586,11 @@ func sqlValue(s string, v int) (vs, ve int, quote string) {
 // JSON and Go's %q double each backslash: 'x\\',1' in {"sql":"..."} is the string
 // x',1, whose escaped quote reads as an escaped backslash and a closing quote in SQL
 // as it stands. Two backslashes (or six, ...) before a quote are read as JSON's
-// escape of one when the string is in a double-quoted one (see inQuotedString),
-// which masks the whole password; a password that ends in a backslash is rarer than
-// SQL quoted in JSON.
+// escape of one when the string is in a double-quoted one, four (or twelve, ...) when
+// that is in another (see quotedDepth), which masks the whole password; a password
+// that ends in a backslash is rarer than SQL quoted in JSON.
 func sqlQuoteEnd(s string, q int) int {
-	c := s[q]
+	c, depth := s[q], -1
 	for j := q + 1; j < len(s); j++ {
 		switch s[j] {
 		case '\\':
@@ -604,8 +605,13 @@ func sqlQuoteEnd(s string, q int) int {
 				j-- // the loop steps onto the character after the backslashes
 				continue
 			}
-			if n := j - b; n%2 == 1 || n%4 == 2 && inQuotedString(s, q) {
+			if n := j - b; n%2 == 1 {
 				continue // an escaped quote
+			} else if depth < 0 {
+				depth = quotedDepth(s, q)
+			}
+			if n := j - b; depth > 0 && n>>depth&1 == 1 && n&(1<<depth-1) == 0 {
+				continue // an escaped quote, its backslash doubled by each string it is in
 			}
 			if j+1 < len(s) && s[j+1] == c {
 				j++
@@ -623,15 +629,16 @@ func sqlQuoteEnd(s string, q int) int {
 	return -1
 }
 
-// maxQuotedLookBack bounds how far inQuotedString looks back: it is asked once per
-// SQL password at most, and the scans stay linear.
+// maxQuotedLookBack bounds how far quotedDepth looks back: it is asked once per SQL
+// password at most, and the scans stay linear.
 const maxQuotedLookBack = 4096
 
-// inQuotedString reports whether s[q] is in a double-quoted string of its line, as
-// JSON and Go's %q write one: after an odd number of quotes '"' that no backslash
-// escapes.
-func inQuotedString(s string, q int) bool {
-	n := 0
+// quotedDepth returns how many double-quoted strings of its line s[q] is in, each
+// quoted in the one before as JSON and Go's %q quote a string (msg="{\"sql\":\"...),
+// two at most: after an odd number of quotes '"' that no backslash escapes, then of
+// quotes that one backslash escapes.
+func quotedDepth(s string, q int) int {
+	var odd [2]bool
 	for i := q - 1; i >= 0 && i >= q-maxQuotedLookBack && s[i] != '\n'; i-- {
 		if s[i] != '"' {
 			continue
@@ -640,9 +647,15 @@ func inQuotedString(s string, q int) bool {
 		for b > 0 && s[b-1] == '\\' {
 			b--
 		}
-		if (i-b)%2 == 0 {
-			n++
+		if i-b < len(odd) {
+			odd[i-b] = !odd[i-b]
 		}
 	}
-	return n%2 == 1
+	switch {
+	case !odd[0]:
+		return 0
+	case !odd[1]:
+		return 1
+	}
+	return 2
 }
