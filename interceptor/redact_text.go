@@ -183,12 +183,8 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 		}
 		switch {
 		case s[i] == '"' || s[i] == '\'':
-			a := -1
-			if i > sc.pw && i > sc.done && r.Sensitive("password") {
-				a = passwordArg(s[sc.done:], i-sc.done)
-			}
-			if a >= 0 {
-				vs, ve, quote = sqlValue(s, sc.done+a)
+			if i > sc.pw && i > sc.done && passwordArg(s[sc.done:], i-sc.done) >= 0 && r.Sensitive("password") {
+				vs, ve, quote = sqlValue(s, sc.done+passwordArg(s[sc.done:], i-sc.done))
 			} else if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				// A quoted string that is an AUTH command ({"log":"AUTH pw"}), looked
 				// at here, where each quote is, rather than by a search of its own.
