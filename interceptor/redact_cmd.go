@@ -253,17 +253,17 @@ func isLetters(w string) bool {
 // of most commands (ls -a, git commit -a).
 func (sc *scanner) redisCLIFlag(i int) (start, end int, quote string) {
 	s := sc.s
-	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
-		return i, i, ""
+	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' && blankBefore(s, i) == 0 {
+		return i, i, "" // a tab escaped (\t) separates the flag as a tab does
 	}
 	n := i + 1
 	for n < len(s) && isKeyChar(s[n]) {
 		n++
 	}
-	if f := s[i:n]; f != "-a" && f != "--pass" || n == len(s) || !isBlank(s[n]) {
+	if f := s[i:n]; f != "-a" && f != "--pass" || argBlank(s, n, len(s)) == 0 {
 		return i, i, ""
 	}
-	v := skipBlanks(s, n, len(s))
+	v := skipArgBlanks(s, n, len(s))
 	if v == len(s) || s[v] == '-' || s[v] == '\n' || s[v] == '\r' {
 		return i, i, ""
 	}

@@ -94,3 +94,19 @@ func TestRedactorStringSQLEscapedDoubleQuotedPassword(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// redis-cli's -a and --pass take their password after a tab as after a space, and
+// JSON and %q write the tab escaped (\t), as before AUTH's.
+func TestRedactorStringRedisCLIEscapedTab(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"cmd":"redis-cli\t-a\tpw1 ping"}`, `{"cmd":"redis-cli\t-a\t*** ping"}`},
+		{`{"cmd":"redis-cli -a\tpw1 ping"}`, `{"cmd":"redis-cli -a\t*** ping"}`},
+		{`{"cmd":"redis-cli -h h\t--pass\tpw1"}`, `{"cmd":"redis-cli -h h\t--pass\t***"}`},
+		// Not redis-cli's flag, or no value after it.
+		{`{"cmd":"ls\t-a\tdir"}`, `{"cmd":"ls\t-a\tdir"}`},
+		{`{"cmd":"redis-cli\t-a\t-n 1"}`, `{"cmd":"redis-cli\t-a\t-n 1"}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
