@@ -110,3 +110,19 @@ func TestRedactorStringRedisCLIEscapedTab(t *testing.T) {
 		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
 	}
 }
+
+// A --flag of a sensitive key takes its value after a tab escaped (\t) as after a
+// tab, as JSON and %q write a command line.
+func TestRedactorStringFlagEscapedTab(t *testing.T) {
+	r := interceptor.NewRedactor()
+	for _, c := range []struct{ in, want string }{
+		{`{"cmd":"mysql --password\tpw1"}`, `{"cmd":"mysql --password\t***"}`},
+		{`{"cmd":"mysql\t--password\tpw1\t-h db"}`, `{"cmd":"mysql\t--password\t***\t-h db"}`},
+		{`{"cmd":"vault login --token\tt1"}`, `{"cmd":"vault login --token\t***"}`},
+		// No value after the flag.
+		{`{"cmd":"x --password\t--other"}`, `{"cmd":"x --password\t--other"}`},
+		{`{"cmd":"x --password\\tpw1"}`, `{"cmd":"x --password\\tpw1"}`},
+	} {
+		assert.Equal(t, c.want, r.String(c.in), "%q", c.in)
+	}
+}
