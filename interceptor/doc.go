@@ -132,7 +132,10 @@
 // hold spaces: 'my user'@'%') and in any case (as "set password = pw" is a key and
 // its value), and the argument of a PASSWORD('pw') or OLD_PASSWORD call wherever it
 // stands (UPDATE mysql.user SET authentication_string = PASSWORD('pw')), by
-// IDENTIFIED BY's rule for the keywords' case.
+// IDENTIFIED BY's rule for the keywords' case. A quoted password there ends at its
+// closing quote as MySQL reads one, past a quote doubled or after a backslash
+// ('x\',1' is x',1; in JSON, 'x\\',1'); single quotes elsewhere are a shell's. In
+// JSON a double-quoted one has its quotes escaped: IDENTIFIED BY \"p w\".
 // So are the passwords of Redis's AUTH pw and AUTH user pw, read as the command only
 // where Redis takes one, as the first word of a line, of any quoted string
 // ({"log":"AUTH pw"}), or after a redis-cli prompt ("127.0.0.1:6379> "), with one or
@@ -153,7 +156,8 @@
 // often abbreviate something else, take one only as a command word (first on a line,
 // in a quoted command, after a prompt, a shell operator or a path, a Windows one too,
 // maybe quoted: C:\oracle\bin\exp.exe, "C:\Program Files\...\exp.exe"; or after
-// sudo, nohup, env or time that is a command word, their flags and VAR=value
+// sudo, nohup, env or time, maybe by its absolute path (/usr/bin/time -v), that is a
+// command word, their flags and VAR=value
 // assignments between; after time, a word of prose too, the logon must have its '@',
 // a parameter or what ends a shell command after it), and only a logon that
 // ends as one does ('@', AS, ';', a quote, the end of the line) or is followed by a

@@ -253,17 +253,17 @@ func isLetters(w string) bool {
 // of most commands (ls -a, git commit -a).
 func (sc *scanner) redisCLIFlag(i int) (start, end int, quote string) {
 	s := sc.s
-	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
-		return i, i, ""
+	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' && blankBefore(s, i) == 0 {
+		return i, i, "" // a tab escaped (\t) separates the flag as a tab does
 	}
 	n := i + 1
 	for n < len(s) && isKeyChar(s[n]) {
 		n++
 	}
-	if f := s[i:n]; f != "-a" && f != "--pass" || n == len(s) || !isBlank(s[n]) {
+	if f := s[i:n]; f != "-a" && f != "--pass" || argBlank(s, n, len(s)) == 0 {
 		return i, i, ""
 	}
-	v := skipBlanks(s, n, len(s))
+	v := skipArgBlanks(s, n, len(s))
 	if v == len(s) || s[v] == '-' || s[v] == '\n' || s[v] == '\r' {
 		return i, i, ""
 	}
@@ -467,8 +467,8 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 		}
 		var w int
 		cw := -1 // where the command starts if it is a quoted path
-		if o, t := quotedPath(s, max(from, e-maxCommandLine), e-1); o >= 0 {
-			cw, w, e = o, t, e-1
+		if o, t, c := quotedPath(s, max(from, e-maxCommandLine), e-1); o >= 0 {
+			cw, w, e = o, t, c
 		} else {
 			w = wordStart(s, e)
 		}
@@ -515,23 +515,38 @@ func (sc *scanner) logonTaker(from, u int) (takes bool, ends logonEnds) {
 }
 
 // quotedPath returns where the quoted path whose closing quote is at s[c] opens, and
-// where its last element starts ("C:\Program Files\Oracle\bin\sqlplus.exe",
-// '/u01/app/bin/exp'), with no opening quote before s[lo] nor a line break; -1, -1 if
-// s[c] closes no such path.
-func quotedPath(s string, lo, c int) (open, last int) {
-	if q := s[c]; q == '"' || q == '\'' {
-		o := strings.LastIndexByte(s[lo:c], q)
-		if o < 0 {
-			return -1, -1
-		}
-		o += lo
-		k := strings.LastIndexAny(s[o+1:c], `/\`)
-		if k < 0 || o+1+k+1 == c || strings.ContainsAny(s[o+1:c], "\n\r") {
-			return -1, -1
-		}
-		return o, o + 1 + k + 1
+// the bounds of its last element ("C:\Program Files\Oracle\bin\sqlplus.exe",
+// '/u01/app/bin/exp'), with no opening quote before s[lo] nor a line break; -1, -1, -1
+// if s[c] closes no such path. In a JSON string or a %q-quoted message the quotes
+// are escaped (\"C:\\oracle\\bin\\exp.exe\"): the path opens at the backslash, and
+// its last element ends before the one of the closing quote.
+func quotedPath(s string, lo, c int) (open, last, end int) {
+	q := s[c]
+	if q != '"' && q != '\'' {
+		return -1, -1, -1
 	}
-	return -1, -1
+	end = c
+	escaped := q == '"' && c > lo && s[c-1] == '\\'
+	if escaped {
+		end--
+	}
+	o := strings.LastIndexByte(s[lo:end], q)
+	if o < 0 {
+		return -1, -1, -1
+	}
+	o += lo
+	open = o
+	if escaped {
+		if o == lo || s[o-1] != '\\' {
+			return -1, -1, -1
+		}
+		open--
+	}
+	k := strings.LastIndexAny(s[o+1:end], `/\`)
+	if k < 0 || o+1+k+1 == end || strings.ContainsAny(s[o+1:end], "\n\r") {
+		return -1, -1, -1
+	}
+	return open, o + 1 + k + 1, end
 }
 
 // commandWord reports whether the word at s[w] is the name of a command: the first
@@ -583,7 +598,8 @@ var commandPrefixes = []string{"sudo", "nohup", "env", "time"}
 const maxPrefixWords = 8
 
 // prefixBefore returns where the word before the blank that ends at s[b] starts if
-// it may run the command after it: a prefix (see commandPrefixes), or a shell
+// it may run the command after it: a prefix (see commandPrefixes), maybe by its
+// absolute path, or a shell
 // variable's assignment (ORACLE_SID=x exp ...; env's too), either a command word if
 // that runs it; the prefix's flags (sudo -u oracle) are looked over. It returns -1
 // if there is none.
@@ -595,6 +611,10 @@ func prefixBefore(s string, b int) int {
 		case word == "":
 			return -1
 		case isOneOf(word, commandPrefixes) || isAssignment(word):
+			return t
+		case word[0] == '/' && isOneOf(word[strings.LastIndexByte(word, '/')+1:], commandPrefixes):
+			// By its absolute path (/usr/bin/time -v, GNU time's flag): no word of
+			// prose, as a relative one (docs/time) may be.
 			return t
 		case word[0] != '-':
 			// The argument of a flag before it, or prose.

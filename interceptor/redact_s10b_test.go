@@ -115,8 +115,7 @@ func TestRedactorStringLogonQuotedWindowsPath(t *testing.T) {
 	}
 }
 
-// Left as they are by design: upper-case AUTH with one argument is a password, and a
-// quote escaped with a backslash inside a single-quoted MySQL string.
+// Left as it is by design: upper-case AUTH with one argument is a password.
 func TestRedactorStringS10bUnchanged(t *testing.T) {
 	r := interceptor.NewRedactor()
 	assert.Equal(t, `{"msg":"AUTH ***"}`, r.String(`{"msg":"AUTH OK"}`))

@@ -22,7 +22,7 @@ func startsWord(s string, c byte) bool {
 // and its quote, if the flag starts a word, its name is sensitive and a word follows
 // it on the same line that is not another flag. It returns i, i otherwise.
 func (r *Redactor) flagValue(s string, i int) (start, end int, quote string) {
-	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' {
+	if i > 0 && !isBlank(s[i-1]) && s[i-1] != '\n' && blankBefore(s, i) == 0 {
 		return i, i, ""
 	}
 	k := i + 1
@@ -33,16 +33,27 @@ func (r *Redactor) flagValue(s string, i int) (start, end int, quote string) {
 	for n < len(s) && isKeyChar(s[n]) {
 		n++
 	}
-	if n == k || !isAlnum(s[k]) || n == len(s) || !isBlank(s[n]) || !r.Sensitive(s[k:n]) {
+	if n == k || !isAlnum(s[k]) || argBlank(s, n, len(s)) == 0 || !r.Sensitive(s[k:n]) {
 		return i, i, ""
 	}
-	for n < len(s) && isBlank(s[n]) {
-		n++
-	}
+	b := n
+	n = skipArgBlanks(s, n, len(s))
 	if n == len(s) || s[n] == '-' || s[n] == '\n' || s[n] == '\r' {
 		return i, i, ""
 	}
-	return valueAfter(s, n)
+	start, end, quote = valueAfter(s, n)
+	if quote == "" && strings.Contains(s[b:n], `\t`) {
+		// A command line that JSON or %q quotes (--password\tpw\t-h db): the next
+		// escaped tab ends the value as a tab does. Elsewhere a backslash and a t
+		// may be the password's own characters.
+		for k := start; k < end; k++ {
+			if escapedSpace(s, k) > 0 {
+				end = k
+				break
+			}
+		}
+	}
+	return start, end, quote
 }
 
 // quotedAfterKey returns the bounds of the quoted value that starts at s[i], after a

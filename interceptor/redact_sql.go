@@ -109,12 +109,24 @@ func accountStart(s string, j int) int {
 	for a > 0 {
 		switch c := s[a-1]; c {
 		case '\'', '"', '`':
+			// In a JSON string or a %q-quoted message, a double-quoted name has its
+			// quotes escaped (\"bob\"@\"%\"), the opening one too.
+			escaped := c == '"' && a >= 2 && s[a-2] == '\\'
 			o := a - 2
+			if escaped {
+				o--
+			}
 			for o >= 0 && s[o] != c && s[o] != '=' && s[o] != '\n' {
 				o--
 			}
 			if o < 0 || s[o] != c {
 				return a
+			}
+			if escaped {
+				if o == 0 || s[o-1] != '\\' {
+					return a
+				}
+				o--
 			}
 			a = o
 		default:
@@ -141,29 +153,30 @@ func passwordCallArg(s string, v int) int {
 	if w == len(s) || s[w] != '(' || !isPasswordFunc(s[v:w]) {
 		return -1
 	}
-	a := w + 1
-	for a < len(s) && isBlank(s[a]) {
-		a++
-	}
-	if a < len(s) && (s[a] == '\'' || s[a] == '"') {
+	a := sqlSpace(s, w+1) // a line break too, escaped or not: PASSWORD(\n'pw')
+	if a < len(s) && (s[a] == '\'' || s[a] == '"' || escapedQuoteAt(s, a)) {
 		return a
 	}
 	return -1
 }
 
-// passwordArg reports whether the quote at s[q] starts the argument of a PASSWORD or
-// OLD_PASSWORD call (PASSWORD('pw')): single-quoted, or double-quoted after an
+// passwordArg returns where the argument of a PASSWORD or OLD_PASSWORD call
+// (PASSWORD('pw')) starts if the quote at s[q] starts it or is the quote of an
+// escaped one (\"pw\"), -1 otherwise: single-quoted, or double-quoted after an
 // upper-case name, as for IDENTIFIED BY.
-func passwordArg(s string, q int) bool {
-	p := q
-	for p > 0 && isBlank(s[p-1]) {
-		p--
+func passwordArg(s string, q int) int {
+	if q > 0 && escapedQuoteAt(s, q-1) {
+		q--
 	}
+	p := sqlSpaceBack(s, q)
 	if p == 0 || s[p-1] != '(' {
-		return false
+		return -1
 	}
 	w := wordStart(s, p-1)
-	return isPasswordFunc(s[w:p-1]) && sqlValueAt(s, q, s[w+1] <= 'Z') == q
+	if !isPasswordFunc(s[w : p-1]) {
+		return -1
+	}
+	return sqlValueAt(s, q, s[w+1] <= 'Z')
 }
 
 func isPasswordFunc(name string) bool {
@@ -382,7 +395,11 @@ func listedAfter(s string, k, a int) bool {
 func sqlTokenEnd(s string, i, limit int) int {
 	for i < limit {
 		switch c := s[i]; {
-		case c == '\'' || c == '"' || c == '`':
+		case c == '\'':
+			if i = sqlQuoteEnd(s[:limit], i); i < 0 {
+				return -1
+			}
+		case c == '"' || c == '`':
 			k := strings.IndexByte(s[i+1:limit], c)
 			if k < 0 {
 				return -1
@@ -417,10 +434,16 @@ func sqlValueAt(s string, v int, upper bool) int {
 		return -1
 	case s[v] == '\'':
 		return v
-	case upper && (s[v] == '"' || isKeyChar(s[v])):
+	case upper && (s[v] == '"' || isKeyChar(s[v]) || escapedQuoteAt(s, v)):
 		return v
 	}
 	return -1
+}
+
+// escapedQuoteAt reports whether a double quote escaped, \", starts at s[v]: the
+// quote of a password (IDENTIFIED BY "p w") in a JSON string or a %q-quoted message.
+func escapedQuoteAt(s string, v int) bool {
+	return v+1 < len(s) && s[v] == '\\' && s[v+1] == '"'
 }
 
 // sqlWord returns the word after white space from s[i] (a quoted one with its
@@ -493,8 +516,9 @@ func escapedSpaceBefore(s string, i int) bool {
 func sqlBareEnd(s string, v int) int {
 	end := plainEnd(s, v)
 	for k := v; k < end; k++ {
-		if s[k] == '\\' && escapedSpace(s, k) > 0 {
-			end = k // an escaped line break or tab ends the value as one does
+		if s[k] == '\\' && (escapedSpace(s, k) > 0 || escapedQuoteAt(s, k)) {
+			end = k // an escaped line break or tab ends the value as one does, and \" a string it is in
+			break
 		}
 	}
 	if v > 0 && s[v-1] == '+' {
@@ -540,8 +564,98 @@ func wordEnd(s string, i int) int {
 // sqlValue returns the bounds of the password at s[v] (see sqlValueAt), with its
 // quotes, and its quote.
 func sqlValue(s string, v int) (vs, ve int, quote string) {
-	if s[v] == '\'' || s[v] == '"' {
-		return valueAfter(s, v)
+	switch s[v] {
+	case '\'', '"':
+		if e := sqlQuoteEnd(s, v); e >= 0 {
+			return v, e, s[v : v+1]
+		}
+		return v, len(s), s[v : v+1]
+	case '\\':
+		return valueAfter(s, v) // \"pw\" (see escapedQuoteAt)
 	}
 	return v, sqlBareEnd(s, v), ""
+}
+
+// sqlQuoteEnd returns where the SQL string quoted at s[q] (with ' or ") ends, after
+// its closing quote, or -1 if it is not closed. Two quotes in a row in it are one quote
+// of the string, as standard SQL has it, and so is a quote after a backslash ('it\'s'), as
+// MySQL has it; a backslash escapes a backslash too ('x\\' ends at its second quote).
+// Only SQL reads quotes so: a shell's single quotes take no escape ('x\' is x\), and
+// key=value text keeps valueAfter's reading.
+//
+// JSON and Go's %q double each backslash: 'x\\',1' in {"sql":"..."} is the string
+// x',1, whose escaped quote reads as an escaped backslash and a closing quote in SQL
+// as it stands. Two backslashes (or six, ...) before a quote are read as JSON's
+// escape of one when the string is in a double-quoted one, four (or twelve, ...) when
+// that is in another (see quotedDepth), which masks the whole password; a password
+// that ends in a backslash is rarer than SQL quoted in JSON.
+func sqlQuoteEnd(s string, q int) int {
+	c, depth := s[q], -1
+	for j := q + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			b := j
+			for j < len(s) && s[j] == '\\' {
+				j++
+			}
+			if j == len(s) {
+				return -1
+			}
+			if s[j] != c {
+				j-- // the loop steps onto the character after the backslashes
+				continue
+			}
+			if n := j - b; n%2 == 1 {
+				continue // an escaped quote
+			} else if depth < 0 {
+				depth = quotedDepth(s, q)
+			}
+			if n := j - b; depth > 0 && n>>depth&1 == 1 && n&(1<<depth-1) == 0 {
+				continue // an escaped quote, its backslash doubled by each string it is in
+			}
+			if j+1 < len(s) && s[j+1] == c {
+				j++
+				continue
+			}
+			return j + 1
+		case c:
+			if j+1 < len(s) && s[j+1] == c {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// maxQuotedLookBack bounds how far quotedDepth looks back: it is asked once per SQL
+// password at most, and the scans stay linear.
+const maxQuotedLookBack = 4096
+
+// quotedDepth returns how many double-quoted strings of its line s[q] is in, each
+// quoted in the one before as JSON and Go's %q quote a string (msg="{\"sql\":\"...),
+// two at most: after an odd number of quotes '"' that no backslash escapes, then of
+// quotes that one backslash escapes.
+func quotedDepth(s string, q int) int {
+	var odd [2]bool
+	for i := q - 1; i >= 0 && i >= q-maxQuotedLookBack && s[i] != '\n'; i-- {
+		if s[i] != '"' {
+			continue
+		}
+		b := i
+		for b > 0 && s[b-1] == '\\' {
+			b--
+		}
+		if i-b < len(odd) {
+			odd[i-b] = !odd[i-b]
+		}
+	}
+	switch {
+	case !odd[0]:
+		return 0
+	case !odd[1]:
+		return 1
+	}
+	return 2
 }

@@ -183,8 +183,8 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 		}
 		switch {
 		case s[i] == '"' || s[i] == '\'':
-			if i > sc.pw && i > sc.done && passwordArg(s[sc.done:], i-sc.done) && r.Sensitive("password") {
-				vs, ve, quote = valueAfter(s, i)
+			if i > sc.pw && i > sc.done && passwordArg(s[sc.done:], i-sc.done) >= 0 && r.Sensitive("password") {
+				vs, ve, quote = sqlValue(s, sc.done+passwordArg(s[sc.done:], i-sc.done))
 			} else if vs, ve, quote = r.quotedAfterKey(s, sc.done, i); vs == ve {
 				// A quoted string that is an AUTH command ({"log":"AUTH pw"}), looked
 				// at here, where each quote is, rather than by a search of its own.
@@ -252,7 +252,7 @@ func (sc *scanner) scan(limit int) (vs, ve int, quote string, ok bool) {
 			}
 			vs, ve, quote = valueAfter(s, opEnd(s, i))
 			if a := passwordCallArg(s, vs); a >= 0 {
-				vs, ve, quote = valueAfter(s, a) // password=PASSWORD('pw') keeps its call
+				vs, ve, quote = sqlValue(s, a) // password=PASSWORD('pw') keeps its call
 			}
 			if s[i] == ':' && quote == "" {
 				vs, ve, quote = yamlValue(s, vs, ve, quote)
