@@ -759,3 +759,32 @@ func TestRestoreRejectsFailedBranchesWhereNoneCanBe(t *testing.T) {
 	_, err = e.RestoreFrontier(ig, st)
 	assert.ErrorIs(t, err, flow.ErrBadFrontier, "failed branches on an inclusive split")
 }
+
+// throughJSON returns fr as a process restores it from a session store: its state
+// through JSON, restored onto g.
+func throughJSON(t *testing.T, e *flow.Engine, g *flow.Graph, fr *flow.Frontier) *flow.Frontier {
+	t.Helper()
+	data, err := json.Marshal(fr.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(data, &st))
+	restored, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	return restored
+}
+
+// threeBranchJoin is a graph whose parallel split's three branches meet at a join
+// node running task.
+func threeBranchJoin(id, task string) string {
+	return `
+id: ` + id + `
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [a, b, c]}
+  - {id: a, link: join}
+  - {id: b, link: join}
+  - {id: c, link: join}
+  - {id: join, type: parallel, task: '` + task + `', link: e}
+  - {id: e, type: end}
+`
+}

@@ -2,7 +2,6 @@ package flow_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,27 +22,7 @@ layout:
   - {id: s, type: start}
   - {id: w, task: 'approved == true || raise("E1", "not yet")'}
   - {id: e, type: end}
-`, `
-id: own
-layout:
-  - {id: s, type: start}
-  - {id: p, type: parallel, link: [a, b, c]}
-  - {id: a, link: join}
-  - {id: b, link: join}
-  - {id: c, link: join}
-  - {id: join, type: parallel, task: 'approved == true || raise("E1", "not yet")', link: e}
-  - {id: e, type: end}
-`, `
-id: call
-layout:
-  - {id: s, type: start}
-  - {id: p, type: parallel, link: [a, b, c]}
-  - {id: a, link: join}
-  - {id: b, link: join}
-  - {id: c, link: join}
-  - {id: join, type: parallel, task: '#sub', link: e}
-  - {id: e, type: end}
-`} {
+`, threeBranchJoin("own", `approved == true || raise("E1", "not yet")`), threeBranchJoin("call", "#sub")} {
 		g, err := flow.LoadGraph("g.yml", []byte(def))
 		require.NoError(t, err)
 		require.NoError(t, e.Register(g))
@@ -58,12 +37,7 @@ layout:
 			fr := res.Frontier
 			require.NotNil(t, fr)
 			if restored {
-				data, err := json.Marshal(fr.State())
-				require.NoError(t, err)
-				var st flow.FrontierState
-				require.NoError(t, json.Unmarshal(data, &st))
-				fr, err = e.RestoreFrontier(g, st)
-				require.NoError(t, err)
+				fr = throughJSON(t, e, g, fr)
 			}
 			fc.Set("approved", true)
 			res, err := e.Resume(context.Background(), fr, fc, flow.WithEvalInterceptor(rec, 0))

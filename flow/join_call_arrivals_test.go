@@ -2,7 +2,6 @@ package flow_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,17 +22,7 @@ layout:
   - {id: s, type: start}
   - {id: w, task: 'approved == true || context.suspend("wait")'}
   - {id: e, type: end}
-`, `
-id: j
-layout:
-  - {id: s, type: start}
-  - {id: p, type: parallel, link: [a, b, c]}
-  - {id: a, link: join}
-  - {id: b, link: join}
-  - {id: c, link: join}
-  - {id: join, type: parallel, task: '#sub', link: e}
-  - {id: e, type: end}
-`} {
+`, threeBranchJoin("j", "#sub")} {
 		g, err := flow.LoadGraph("g.yml", []byte(def))
 		require.NoError(t, err)
 		require.NoError(t, e.Register(g))
@@ -46,12 +35,7 @@ layout:
 		require.Equal(t, flow.StatusSuspended, res.Status)
 		fr := res.Frontier
 		if restored {
-			data, err := json.Marshal(fr.State())
-			require.NoError(t, err)
-			var st flow.FrontierState
-			require.NoError(t, json.Unmarshal(data, &st))
-			fr, err = e.RestoreFrontier(g, st)
-			require.NoError(t, err)
+			fr = throughJSON(t, e, g, fr)
 		}
 		fc.Set("approved", true)
 		res, err := e.Resume(context.Background(), fr, fc, flow.WithEvalInterceptor(rec, 0))
