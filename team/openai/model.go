@@ -1,0 +1,209 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// DefaultBaseURL is the API root used when WithBaseURL is not given.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// DefaultRetry is the retry policy used when WithRetry is not given: three attempts,
+// waiting 500ms, then 1s, with jitter.
+var DefaultRetry = flow.RetryPolicy{Max: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}
+
+// Model is a team.ChatModel and team.StreamingModel on the official OpenAI Go SDK,
+// for any provider that speaks POST {base URL}/chat/completions (OpenAI, DeepSeek,
+// vLLM, Ollama, LM Studio, ...). It is safe for concurrent use.
+type Model struct {
+	model         string
+	svc           oai.ChatCompletionService
+	timeout       time.Duration
+	retry         flow.RetryPolicy
+	maxRetryAfter time.Duration
+	clock         flow.Clock
+}
+
+var _ team.StreamingModel = (*Model)(nil)
+
+// Option configures a Model.
+type Option func(*config)
+
+type config struct {
+	baseURL, apiKey string
+	httpClient      *http.Client
+	headers         [][2]string
+	timeout         time.Duration
+	retry           flow.RetryPolicy
+	maxRetryAfter   time.Duration
+	clock           flow.Clock
+	sdk             []option.RequestOption
+}
+
+// WithBaseURL sets the API root, for example "http://localhost:11434/v1" for Ollama
+// (default DefaultBaseURL).
+func WithBaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
+
+// WithAPIKey sets the key sent as a bearer token; without it none is sent. The key is
+// never put in an error.
+func WithAPIKey(key string) Option { return func(c *config) { c.apiKey = key } }
+
+// WithHTTPClient sets the HTTP client (default http.DefaultClient).
+func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.httpClient = hc } }
+
+// WithHeader adds a header to every request.
+func WithHeader(key, value string) Option {
+	return func(c *config) { c.headers = append(c.headers, [2]string{key, value}) }
+}
+
+// WithTimeout bounds each attempt, reading the answer (the whole stream) included; an
+// attempt that runs out is a retryable timeout. Zero (the default): only the caller's
+// context bounds a call.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithRetry sets the retry policy of retryable failures (timeout, rate_limited,
+// source_unavailable): at most p.Max attempts in all, with flow.Backoff between them.
+// Zero fields take DefaultRetry's; flow.RetryPolicy{Max: 1} makes a single attempt.
+func WithRetry(p flow.RetryPolicy) Option { return func(c *config) { c.retry = p } }
+
+// WithMaxRetryAfter bounds the Retry-After the client waits for (default one
+// minute): a longer one returns the rate_limited error at once, with its RetryAfter,
+// for the caller to decide.
+func WithMaxRetryAfter(d time.Duration) Option { return func(c *config) { c.maxRetryAfter = d } }
+
+// WithClock replaces the clock the client waits on between retries (tests use one
+// that does not sleep).
+func WithClock(clk flow.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithRequestOptions passes options to the SDK (organization, project, middleware).
+// Options that change retries are overridden: the client retries itself.
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return func(c *config) { c.sdk = append(c.sdk, opts...) }
+}
+
+// New returns a client for the given default model (team.ChatOptions.Model overrides
+// it per request).
+func New(model string, opts ...Option) (*Model, error) {
+	if model == "" {
+		return nil, errors.New("openai: no model")
+	}
+	c := config{baseURL: DefaultBaseURL, maxRetryAfter: time.Minute, clock: realClock{}}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.baseURL == "" {
+		return nil, errors.New("openai: no base URL")
+	}
+	sdk := []option.RequestOption{option.WithBaseURL(c.baseURL)}
+	if c.apiKey != "" {
+		sdk = append(sdk, option.WithAPIKey(c.apiKey))
+	}
+	if c.httpClient != nil {
+		sdk = append(sdk, option.WithHTTPClient(c.httpClient))
+	}
+	for _, h := range c.headers {
+		sdk = append(sdk, option.WithHeader(h[0], h[1]))
+	}
+	// One retry loop, ours (flow's policy and backoff): the SDK's would multiply it.
+	sdk = append(append(sdk, c.sdk...), option.WithMaxRetries(0))
+	return &Model{
+		model: model, svc: oai.NewChatCompletionService(sdk...), timeout: c.timeout,
+		retry: withDefaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
+	}, nil
+}
+
+func withDefaults(p flow.RetryPolicy) flow.RetryPolicy {
+	if p.Max <= 0 {
+		p.Max = DefaultRetry.Max
+	}
+	if p.Backoff <= 0 {
+		p.Backoff = DefaultRetry.Backoff
+	}
+	if p.MaxBackoff <= 0 {
+		p.MaxBackoff = DefaultRetry.MaxBackoff
+	}
+	return p
+}
+
+type realClock struct{}
+
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Chat sends one chat-completion request, retrying retryable failures as the retry
+// policy allows. Failures are *team.Error: 401/403 auth_denied, 404 not_found, 400
+// and other 4xx invalid_query, 429 rate_limited (retryable unless the quota is
+// exhausted), 5xx source_unavailable (retryable), 408/504 and attempt timeouts
+// timeout (retryable), an unreadable answer bad_response, the caller's context ending
+// cancelled. An error object in a 200 response is classified by its code and type,
+// and is otherwise source_unavailable, like a 5xx.
+func (m *Model) Chat(ctx context.Context, req *team.ChatRequest) (*team.ChatResponse, error) {
+	params, err := m.params(req, false)
+	if err != nil {
+		return nil, err
+	}
+	var out *team.ChatResponse
+	err = m.retryLoop(ctx, func() *team.Error {
+		actx, cancel := m.attemptContext(ctx)
+		defer cancel()
+		var (
+			raw  []byte
+			hres *http.Response
+		)
+		_, err := m.svc.New(actx, params, option.WithResponseBodyInto(&raw), option.WithResponseInto(&hres))
+		if err != nil {
+			return m.requestError(ctx, actx, hres, err)
+		}
+		var e *team.Error
+		out, e = parseResponse(raw)
+		return e
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// attemptContext bounds one attempt by the configured timeout.
+func (m *Model) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if m.timeout > 0 {
+		return context.WithTimeout(ctx, m.timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// retryLoop runs attempt until it succeeds, fails for good, or the policy gives up. A
+// Retry-After replaces the backoff; one longer than the allowed maximum ends the loop.
+func (m *Model) retryLoop(ctx context.Context, attempt func() *team.Error) error {
+	for n := 1; ; n++ {
+		e := attempt()
+		if e == nil {
+			return nil
+		}
+		e.Attempts = n
+		if !e.Retry || n >= m.retry.Max || ctx.Err() != nil {
+			return e
+		}
+		wait := flow.Backoff(m.retry.Backoff, m.retry.MaxBackoff, n, !m.retry.NoJitter)
+		if e.RetryAfter > 0 {
+			if e.RetryAfter > m.maxRetryAfter {
+				return e
+			}
+			wait = e.RetryAfter
+		}
+		select {
+		case <-m.clock.After(wait):
+		case <-ctx.Done():
+			return team.AsError(context.Cause(ctx), team.TypeCancelled)
+		}
+		trace.Count(ctx, trace.CountRetry, 1) // for the run's metrics interceptor, if any
+	}
+}
