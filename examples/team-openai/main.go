@@ -1,6 +1,7 @@
 // Command team-openai runs the editorial desk of the team-supervisor example (package
 // desk: a supervisor directing a researcher, a writer and a reviewer) on an
-// OpenAI-compatible chat-completions API instead of scripted models.
+// OpenAI-compatible chat-completions API instead of scripted models, through package
+// team/openai (the official OpenAI Go SDK).
 //
 // It reads the API from the environment:
 //
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/team/openai"
 
 	"github.com/flowteam/flowteam/examples/team-supervisor/desk"
 )
@@ -83,8 +85,8 @@ func main() {
 
 // run builds the desk on the API and streams one run to out.
 func run(ctx context.Context, out io.Writer, cfg Config, prompt string) error {
-	client, err := team.NewOpenAI(team.OpenAIConfig{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,
-		Timeout: 2 * time.Minute, Retry: team.RetryPolicy{Jitter: true}})
+	client, err := openai.New(cfg.Model, openai.WithBaseURL(cfg.BaseURL), openai.WithAPIKey(cfg.APIKey),
+		openai.WithTimeout(2*time.Minute))
 	if err != nil {
 		return err
 	}
