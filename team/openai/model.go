@@ -17,9 +17,10 @@ import (
 // DefaultBaseURL is the API root used when WithBaseURL is not given.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// DefaultRetry is the retry policy used when WithRetry is not given: three attempts,
-// waiting 500ms, then 1s, with jitter.
-var DefaultRetry = flow.RetryPolicy{Max: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}
+// defaultRetry is the retry policy of WithRetry's zero fields.
+func defaultRetry() flow.RetryPolicy {
+	return flow.RetryPolicy{Max: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}
+}
 
 // Model is a team.ChatModel and team.StreamingModel on the official OpenAI Go SDK,
 // for any provider that speaks POST {base URL}/chat/completions (OpenAI, DeepSeek,
@@ -72,7 +73,8 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 
 // WithRetry sets the retry policy of retryable failures (timeout, rate_limited,
 // source_unavailable): at most p.Max attempts in all, with flow.Backoff between them.
-// Zero fields take DefaultRetry's; flow.RetryPolicy{Max: 1} makes a single attempt.
+// Zero fields take the defaults: 3 attempts, 500ms doubling up to 30s, with jitter
+// unless p.NoJitter. flow.RetryPolicy{Max: 1} makes a single attempt.
 func WithRetry(p flow.RetryPolicy) Option { return func(c *config) { c.retry = p } }
 
 // WithMaxRetryAfter bounds the Retry-After the client waits for (default one
@@ -122,14 +124,15 @@ func New(model string, opts ...Option) (*Model, error) {
 }
 
 func withDefaults(p flow.RetryPolicy) flow.RetryPolicy {
+	d := defaultRetry()
 	if p.Max <= 0 {
-		p.Max = DefaultRetry.Max
+		p.Max = d.Max
 	}
 	if p.Backoff <= 0 {
-		p.Backoff = DefaultRetry.Backoff
+		p.Backoff = d.Backoff
 	}
 	if p.MaxBackoff <= 0 {
-		p.MaxBackoff = DefaultRetry.MaxBackoff
+		p.MaxBackoff = d.MaxBackoff
 	}
 	return p
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -106,6 +107,21 @@ func TestChatOptions(t *testing.T) {
 	_, err = c.Chat(context.Background(), &team.ChatRequest{Messages: []team.Message{{Role: "narrator"}}})
 	require.ErrorIs(t, err, team.ErrInvalidQuery)
 	assert.Len(t, srv.Bodies(), 1, "an invalid request is not sent")
+}
+
+// SDK options pass through, but none turns the SDK's own retries back on.
+func TestRequestOptions(t *testing.T) {
+	var project string
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		project = r.Header.Get("OpenAI-Project")
+		writeJSON(w, 500, `{}`)
+	})
+	c, _ := client(t, srv.URL, openai.WithRetry(flow.RetryPolicy{Max: 1}),
+		openai.WithRequestOptions(option.WithProject("p1"), option.WithMaxRetries(5)))
+	_, err := c.Chat(context.Background(), &team.ChatRequest{})
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	assert.Equal(t, "p1", project)
+	assert.Len(t, srv.Bodies(), 1)
 }
 
 // Every error class, without retries: type, retryable, status, provider code and

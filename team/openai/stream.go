@@ -116,7 +116,7 @@ func (m *Model) streamError(ctx, actx context.Context, hres *http.Response, err 
 		if ae := parseAPIError(se.Event.Data); ae != nil {
 			return ae.error()
 		}
-		return (&apiError{}).error()
+		return (&apiError{Message: se.Message}).error()
 	case errors.As(err, &syn), errors.As(err, &typ):
 		return &team.Error{Type: team.TypeBadResponse, Message: "stream event is not JSON: " + err.Error(), Err: err}
 	}
