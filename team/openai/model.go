@@ -165,8 +165,12 @@ func (m *Model) Chat(ctx context.Context, req *team.ChatRequest) (*team.ChatResp
 		if err != nil {
 			return m.requestError(ctx, actx, hres, err)
 		}
-		var e *team.Error
-		out, e = parseResponse(raw)
+		d, e := parseResponse(raw)
+		if e == nil {
+			var acc team.Accumulator
+			acc.Add(d)
+			out = acc.Response()
+		}
 		return e
 	})
 	if err != nil {

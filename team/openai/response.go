@@ -9,27 +9,26 @@ import (
 	"github.com/flowteam/flowteam/team"
 )
 
-// parseResponse reads a chat-completion response body.
-func parseResponse(data []byte) (*team.ChatResponse, *team.Error) {
+// parseResponse reads a chat-completion response body as one delta: Chat and a
+// stream answered in one piece both assemble it with a team.Accumulator.
+func parseResponse(data []byte) (team.Delta, *team.Error) {
 	if ae := parseAPIError(data); ae != nil {
-		return nil, ae.error()
+		return team.Delta{}, ae.error()
 	}
 	var r oai.ChatCompletion
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, &team.Error{Type: team.TypeBadResponse, Message: "response is not JSON: " + err.Error(), Err: err}
+		return team.Delta{}, &team.Error{Type: team.TypeBadResponse, Message: "response is not JSON: " + err.Error(), Err: err}
 	}
 	if len(r.Choices) == 0 {
-		return nil, &team.Error{Type: team.TypeBadResponse, Message: "response has no choices"}
+		return team.Delta{}, &team.Error{Type: team.TypeBadResponse, Message: "response has no choices"}
 	}
-	ch := r.Choices[0]
-	msg := ch.Message
-	out := &team.ChatResponse{Model: r.Model, FinishReason: ch.FinishReason, Usage: usage(r.Usage),
-		Message: team.Message{Role: team.RoleAssistant, Content: msg.Content, Reasoning: reasoning(msg.JSON.ExtraFields)}}
-	for _, tc := range msg.ToolCalls {
-		out.Message.ToolCalls = append(out.Message.ToolCalls,
-			team.ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: rawArgs([]byte(tc.Function.Arguments))})
+	ch, u := r.Choices[0], usage(r.Usage)
+	d := team.Delta{Model: r.Model, FinishReason: ch.FinishReason, Usage: &u,
+		Content: ch.Message.Content, Reasoning: reasoning(ch.Message.JSON.ExtraFields)}
+	for i, tc := range ch.Message.ToolCalls {
+		d.ToolCalls = append(d.ToolCalls, team.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments})
 	}
-	return out, nil
+	return d, nil
 }
 
 // usage converts the token accounting. Some providers (DeepSeek) report cache hits
@@ -59,18 +58,4 @@ func reasoning(extra map[string]respjson.Field) string {
 		}
 	}
 	return ""
-}
-
-// rawArgs turns a model's argument text into a RawMessage that is always valid JSON:
-// text that does not parse is kept as a JSON string, so it reaches the tool's schema
-// check (and fails there, visibly) instead of breaking every encoder downstream.
-func rawArgs(b []byte) json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	if json.Valid(b) {
-		return json.RawMessage(b)
-	}
-	s, _ := json.Marshal(string(b))
-	return json.RawMessage(s)
 }

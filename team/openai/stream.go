@@ -84,9 +84,9 @@ func (m *Model) streamAttempt(ctx, actx context.Context, params oai.ChatCompleti
 		return m.streamError(ctx, actx, hres, err)
 	}
 	if full != nil {
-		r, e := parseResponse(full)
+		d, e := parseResponse(full)
 		if e == nil {
-			send(responseDelta(r))
+			send(d)
 		}
 		return e
 	}
@@ -160,16 +160,6 @@ func (s *streamState) delta(chunk oai.ChatCompletionChunk) team.Delta {
 			}
 			d.ToolCalls = append(d.ToolCalls, team.ToolCallDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments})
 		}
-	}
-	return d
-}
-
-// responseDelta expresses a complete response as a single delta.
-func responseDelta(r *team.ChatResponse) team.Delta {
-	u := r.Usage
-	d := team.Delta{Content: r.Message.Content, Reasoning: r.Message.Reasoning, Usage: &u, FinishReason: r.FinishReason, Model: r.Model}
-	for i, tc := range r.Message.ToolCalls {
-		d.ToolCalls = append(d.ToolCalls, team.ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Args: string(tc.Args)})
 	}
 	return d
 }
