@@ -33,6 +33,7 @@
 // Model.Chat lists which status gives which. Retryable ones are retried by one loop,
 // this package's, with flow's RetryPolicy and flow.Backoff (WithRetry); the SDK's own
 // retries are turned off so that none is doubled. A Retry-After header replaces the
-// backoff, up to WithMaxRetryAfter. Every retry is counted as trace.CountRetry for
-// the run's metrics. The API key never appears in an error.
+// backoff, up to WithMaxRetryAfter; a date in it is read against the response's Date
+// header, the server's clock. Every retry is counted as trace.CountRetry for the
+// run's metrics. The API key never appears in an error.
 package openai
