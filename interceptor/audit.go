@@ -153,7 +153,8 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 // audit stays complete even then.
 func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr error) error {
 	a := ar.a
-	st, reason, info := runOutcome(inv, invokeErr, a.cfg.redact)
+	red := a.cfg.redactor(inv.Context)
+	st, reason, info := runOutcome(inv, invokeErr, red)
 	run := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
 		Error: info, Reason: reason}
 	// The executions still open are recorded, and the run closed, under one lock: an
@@ -168,7 +169,7 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 			if invokeErr != nil {
 				msg += ": " + invokeErr.Error()
 			}
-			msg = a.cfg.redact.String(msg)
+			msg = red.String(msg)
 			for _, o := range ar.open {
 				rec := trace.Record{Status: trace.Failed,
 					Error: &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: msg}}
@@ -229,10 +230,10 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 func (a *Audit) attrsOf(c *flow.Context, n *flow.Node, end *flow.NodeEnd) (attrs map[string]any) {
 	defer func() {
 		if p := recover(); p != nil {
-			attrs = map[string]any{"!error": a.cfg.redact.String(fmt.Sprintf("attrs panicked: %v", p))}
+			attrs = map[string]any{"!error": a.cfg.redactor(c).String(fmt.Sprintf("attrs panicked: %v", p))}
 		}
 	}()
-	return a.cfg.redact.Map(a.cfg.attrs(c, n, end))
+	return a.cfg.redactor(c).Map(a.cfg.attrs(c, n, end))
 }
 
 // fillNode sets the fields that say which node execution a record is about.
@@ -257,9 +258,9 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	}
 	switch end.Status {
 	case trace.Failed:
-		x.err = errorInfo(end.Err, a.cfg.redact)
+		x.err = errorInfo(end.Err, a.cfg.redactor(c))
 	case trace.Suspended:
-		x.reason = a.cfg.redact.String(end.Reason)
+		x.reason = a.cfg.redactor(c).String(end.Reason)
 	}
 	if a.cfg.attrs != nil {
 		e := end

@@ -176,7 +176,7 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 	}
 	g := gen.graph(t, "root", 2+rng.IntN(3))
 
-	vars := map[string]any{}
+	vars := map[string]any{"password": "hunter2", "token": "abc123"} // the secrets tasks quote
 	for k := range 4 {
 		vars[fmt.Sprintf("v%d", k)] = rng.IntN(10)
 	}
@@ -247,7 +247,7 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 				tally("node in a sub-graph interrupted")
 			}
 		}
-		if strings.Contains(r.Reason, "hunter2") || (r.Error != nil && strings.Contains(r.Error.Message, "token=abc")) {
+		if strings.Contains(r.Reason, "hunter2") || (r.Error != nil && strings.Contains(r.Error.Message, "abc123")) {
 			t.Errorf("seed %d: secret written: %+v", seed, r)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -16,7 +17,7 @@ type Option func(*config)
 
 type config struct {
 	sinks     []Sink
-	redact    *Redactor
+	redact    *redact.Redactor
 	strict    bool
 	logger    *slog.Logger
 	batch     int
@@ -38,7 +39,7 @@ const (
 )
 
 func newConfig(opts []Option) config {
-	c := config{redact: NewRedactor(), batch: DefaultBatchSize, retention: DefaultRetention}
+	c := config{redact: redact.New(), batch: DefaultBatchSize, retention: DefaultRetention}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -55,15 +56,27 @@ func newConfig(opts []Option) config {
 // receives every record.
 func WithSink(s Sink) Option { return func(c *config) { c.sinks = append(c.sinks, s) } }
 
-// WithRedactor replaces the default redactor, NewRedactor() (Audit, Tracing). A nil
-// redactor disables redaction.
-func WithRedactor(r *Redactor) Option { return func(c *config) { c.redact = r } }
+// WithRedactor replaces the default redactor, redact.New() (Audit, Tracing). A nil
+// redactor disables redaction. Where a record or span gets text (an error message, a
+// suspend reason, attributes), the redactor also masks the secret values of the
+// node's variables (redact.Redactor.ForVars).
+func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.redact = r } }
 
 // WithRedactKeys adds sensitive keys to the redactor's (Audit, Tracing): to the
 // default ones, or to those of the redactor WithRedactor set before it. Repeating it
 // adds more keys.
 func WithRedactKeys(keys ...string) Option {
-	return func(c *config) { c.redact = c.redact.With(keys...) }
+	return func(c *config) { c.redact = c.redact.With(redact.Keys(keys...)) }
+}
+
+// redactor returns the redactor for text written about fc: the configured one, also
+// masking the secret values of fc's variables. It copies them, so it is called only
+// where there is text to write.
+func (c *config) redactor(fc *flow.Context) *redact.Redactor {
+	if c.redact == nil || fc == nil {
+		return c.redact
+	}
+	return c.redact.ForVars(fc.Vars())
 }
 
 // WithStrict makes a failing sink fail the run (Audit): once the run has ended and its

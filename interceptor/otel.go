@@ -231,7 +231,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		span = run.call.startSpan("")
 	}
 	// For a sub-graph call, how the call ended (Invoke reports no failure of the graph).
-	st, reason, info := runOutcome(inv, err, t.cfg.redact)
+	st, reason, info := runOutcome(inv, err, t.cfg.redactor(inv.Context))
 	if inv.Node == nil {
 		// A hook that panicked in a parallel branch's goroutine left its node's span
 		// open: the engine fails the run and raises the panic only once this returns.
@@ -239,7 +239,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		if info != nil {
 			msg += ": " + info.Message
 		}
-		t.endOpen(run.spans, msg)
+		t.endOpen(run.spans, msg) // info's message is redacted already
 	}
 	if inv.Node != nil && st == trace.Failed && err == nil && haltedFromOutside(inv) {
 		// The run failed elsewhere and cancelled this call: like its nodes, the call
@@ -429,7 +429,7 @@ func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 	}
 	switch end.Status {
 	case trace.Suspended:
-		attrs = append(attrs, AttrReason.String(t.cfg.redact.String(end.Reason)))
+		attrs = append(attrs, AttrReason.String(t.cfg.redactor(c).String(end.Reason)))
 	case trace.Failed:
 		if end.Retrying {
 			attrs = append(attrs, attribute.Bool("flow.retrying", true))
@@ -440,7 +440,7 @@ func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 	}
 	span.SetAttributes(attrs...)
 	if end.Status == trace.Failed {
-		t.fail(span, errorInfo(end.Err, t.cfg.redact))
+		t.fail(span, errorInfo(end.Err, t.cfg.redactor(c)))
 	}
 }
 

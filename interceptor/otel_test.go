@@ -34,7 +34,7 @@ func TestTracingSpans(t *testing.T) {
 	child := flow.NewSpec("child")
 	child.Start("cs").LinkTo("fail")
 	child.Activity("fail").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
-		return errors.New("remote said: api_key=k-9 rejected")
+		return errors.New("remote said: api_key=k-9999 rejected")
 	}).LinkTo("ce")
 	child.End("ce")
 	require.NoError(t, e.Register(build(t, child)))
@@ -46,7 +46,7 @@ func TestTracingSpans(t *testing.T) {
 	s.Parallel("j").LinkTo("call")
 	s.Activity("call").SetTitle("Call child").SetTask("#child").LinkTo("e")
 	s.End("e")
-	res, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("inst-9"), flow.WithRunID("run-1"))
+	res, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContextWith("inst-9", map[string]any{"api_key": "k-9999"}), flow.WithRunID("run-1"))
 	require.Error(t, err)
 
 	spans := map[string]tracetest.SpanStub{}
@@ -95,10 +95,10 @@ func TestTracingSpans(t *testing.T) {
 	for _, sp := range exp.GetSpans() {
 		for _, ev := range sp.Events {
 			for _, kv := range ev.Attributes {
-				assert.NotContains(t, kv.Value.Emit(), "k-9", "secrets never reach a span")
+				assert.NotContains(t, kv.Value.Emit(), "k-9999", "secrets never reach a span")
 			}
 		}
-		assert.NotContains(t, sp.Status.Description, "k-9")
+		assert.NotContains(t, sp.Status.Description, "k-9999")
 	}
 	ok := attrs(spans["node ok"])
 	assert.Equal(t, "COMPLETED", ok[interceptor.AttrStatus].AsString())
