@@ -6,9 +6,8 @@ import (
 	"github.com/flowteam/flowteam/trace"
 )
 
-// runOutcome returns how the evaluation inv ended, as the engine reports it once
-// Invoke returned (flow.Invocation.Outcome): the audit status, the suspend reason and
-// the error of a failed run. An error from the interceptor chain itself fails the run.
+// runOutcome returns how the evaluation inv ended (flow.Invocation.Outcome): status,
+// suspend reason and error. An error from the interceptor chain fails the run.
 func runOutcome(inv *flow.Invocation, invokeErr error, red *redact.Redactor) (trace.Status, string, *trace.ErrorInfo) {
 	st, reason, err := inv.Outcome()
 	switch {
