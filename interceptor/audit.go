@@ -140,8 +140,7 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 // engine never ended (a panic escaping the engine) get a FAILED record first.
 func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr error) error {
 	a := ar.a
-	red := a.cfg.redactor(inv.Context)
-	st, reason, info := runOutcome(inv, invokeErr, red)
+	st, reason, info := runOutcome(inv, invokeErr, &a.cfg)
 	run := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
 		Error: info, Reason: reason}
 	// The executions still open are recorded, and the run closed, under one lock: one
@@ -154,7 +153,7 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 			if invokeErr != nil {
 				msg += ": " + invokeErr.Error()
 			}
-			msg = red.String(msg)
+			msg = a.cfg.redactor(inv.Context).String(msg)
 			for _, o := range ar.open {
 				rec := trace.Record{Status: trace.Failed,
 					Error: &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: msg}}

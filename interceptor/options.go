@@ -66,10 +66,11 @@ func WithRedactKeys(keys ...string) Option {
 }
 
 // redactor returns the configured redactor, also masking the secret values of fc's
-// variables. It copies them: call it only where there is text to write.
+// variables. It copies them: call it only where there is text to write. A nil c (the
+// Metrics, which writes no text) masks nothing.
 func (c *config) redactor(fc *flow.Context) *redact.Redactor {
-	if c.redact == nil || fc == nil {
-		return c.redact
+	if c == nil || c.redact == nil || fc == nil {
+		return nil
 	}
 	return c.redact.ForVars(fc.Vars())
 }

@@ -222,7 +222,7 @@ func (t *Tracing) startEval(ctx context.Context, inv *flow.Invocation, outer, ru
 // call ended (Invoke reports no failure of the graph).
 func (t *Tracing) endEval(span oteltrace.Span, run *tracingRun, err error) {
 	inv := run.inv
-	st, reason, info := runOutcome(inv, err, t.cfg.redactor(inv.Context))
+	st, reason, info := runOutcome(inv, err, &t.cfg)
 	if inv.Node == nil {
 		// A hook that panicked in a parallel branch's goroutine left its node's span
 		// open: the engine fails the run and raises the panic only once this returns.

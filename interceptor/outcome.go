@@ -8,15 +8,16 @@ import (
 
 // runOutcome returns how the evaluation inv ended (flow.Invocation.Outcome): status,
 // suspend reason and error. An error from the interceptor chain fails the run.
-func runOutcome(inv *flow.Invocation, invokeErr error, red *redact.Redactor) (trace.Status, string, *trace.ErrorInfo) {
+// The redactor is made only for those texts, as it copies the run's variables.
+func runOutcome(inv *flow.Invocation, invokeErr error, cfg *config) (trace.Status, string, *trace.ErrorInfo) {
 	st, reason, err := inv.Outcome()
 	switch {
 	case invokeErr != nil:
-		return trace.Failed, "", errorInfo(invokeErr, red)
+		return trace.Failed, "", errorInfo(invokeErr, cfg.redactor(inv.Context))
 	case st == flow.StatusFailed:
-		return trace.Failed, "", errorInfo(err, red)
+		return trace.Failed, "", errorInfo(err, cfg.redactor(inv.Context))
 	case st == flow.StatusSuspended:
-		return trace.Suspended, red.String(reason), nil
+		return trace.Suspended, cfg.redactor(inv.Context).String(reason), nil
 	case st == flow.StatusStopped:
 		return trace.Interrupted, "stopped", nil
 	case st == flow.StatusInterrupted: // a sub-graph call whose branch was withdrawn
