@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -119,14 +120,20 @@ func (r *Redactor) apply(opts []Option) *Redactor {
 	return r
 }
 
-// replacer returns a Replacer of every value and of its JSON- and URL-escaped forms
-// by Mask, the longer needles first so that a value containing another is masked
-// whole.
+// replacer returns a Replacer of every value and of its JSON-escaped (with and
+// without HTML escaping) and URL-escaped forms by Mask, the longer needles first so
+// that a value containing another is masked whole.
 func replacer(values []string) ([]string, *strings.Replacer) {
 	var needles []string
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
 	for _, v := range values {
 		q, _ := json.Marshal(v)
-		needles = append(needles, v, string(q[1:len(q)-1]), url.QueryEscape(v), url.PathEscape(v))
+		b.Reset()
+		_ = enc.Encode(v) // a string always encodes
+		plain := strings.TrimSuffix(b.String(), "\n")
+		needles = append(needles, v, string(q[1:len(q)-1]), plain[1:len(plain)-1], url.QueryEscape(v), url.PathEscape(v))
 	}
 	if len(needles) == 0 {
 		return nil, nil
