@@ -58,11 +58,13 @@ const storeFlagsUsage = `  --durability M       on-exit (save when the run ends;
                        --ttl or a DSN's ttl= is given
   --redact KEYS        comma-separated variables declared secret (repeatable): their
                        values are masked as *** in the store, the output and the
-                       audit, also where other text quotes them (a suspend reason),
-                       and so are the variables under sensitive keys (password,
-                       token, api_key, ...); masked variables are not restored:
-                       supply them again with --set; resume masks the instance's
-                       again, --redact or not, and adds these
+                       audit, also where other text quotes them (a suspend reason);
+                       the output and the audit always mask the variables under
+                       sensitive keys (password, token, api_key, ...), the store
+                       too once --redact or --redact-pattern is given; masked
+                       variables are not restored: supply them again with --set;
+                       resume masks the instance's again, --redact or not, and
+                       adds these
   --redact-pattern RE  also mask every match of the regular expression RE
                        (repeatable; recorded with the instance as --redact is)
 `
