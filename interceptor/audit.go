@@ -15,16 +15,11 @@ import (
 // run STARTED record, a STARTED and a terminal record per node execution, and a
 // terminal run record (see trace.Record), redacted, to its sinks.
 //
-// Records are numbered per run and buffered per run; they are written when the root
-// graph's evaluation ends (InterceptFlow returns), or earlier in batches of
-// WithBatchSize for long runs. A failing sink does not fail the run unless WithStrict
-// is set (and then only when the run ends): the first failure of each sink is logged,
-// every failure is counted (Failures).
-//
-// Register it engine-wide with flow.WithInterceptor(a, index) or per evaluation with
-// flow.WithEvalInterceptor(a, index); registered twice, it records each event once,
-// including an event that arrives after its run was closed. It is safe for
-// concurrent runs.
+// Records are numbered and buffered per run and written when the root graph's
+// evaluation ends, or earlier in batches of WithBatchSize. A failing sink does not
+// fail the run unless WithStrict is set: its first failure is logged, every failure
+// counted (Failures). Registered twice (engine-wide and per evaluation), it records
+// each event once. It is safe for concurrent runs.
 type Audit struct {
 	cfg      config
 	failures atomic.Int64
@@ -36,9 +31,8 @@ type Audit struct {
 
 var _ flow.Interceptor = (*Audit)(nil)
 
-// NewAudit returns an audit interceptor. Options: WithSink (one or more), WithRedactor
-// or WithRedactKeys, WithStrict, WithLogger, WithBatchSize, WithAgentName, WithAttrs,
-// WithClock.
+// NewAudit returns an audit interceptor. Options: WithSink, WithRedactor, WithRedactKeys,
+// WithStrict, WithLogger, WithBatchSize, WithAgentName, WithAttrs, WithClock.
 func NewAudit(opts ...Option) *Audit {
 	a := &Audit{cfg: newConfig(opts)}
 	a.reported = make([]atomic.Bool, len(a.cfg.sinks))
@@ -55,8 +49,7 @@ func NewAudit(opts ...Option) *Audit {
 // Failures returns how many sink writes failed since the audit was created.
 func (a *Audit) Failures() int64 { return a.failures.Load() }
 
-// auditKey finds a run's state in the context; it holds the Audit so that two audits
-// in one chain do not see each other's runs.
+// auditKey finds a run's state in the context, per Audit.
 type auditKey struct{ a *Audit }
 
 // auditRun is the state of one run in progress.
@@ -78,17 +71,13 @@ type auditRun struct {
 	last   time.Duration
 	open   []openExec // node executions started and not ended
 	closed bool
-	// dup is set when this Audit wraps the run twice (registered on the engine and
-	// for the evaluation, or twice on either): its hooks are then called twice per
-	// event, and the second call must add nothing. It is read without mu by the
-	// hooks, so that a run audited once pays nothing for it.
+	// dup is set when this Audit wraps the run twice: its hooks are then called
+	// twice per event, and the second call must add nothing. Read without mu.
 	dup atomic.Bool
-	// calls holds, while dup, the events whose first hook call was handled (see
-	// repeat).
+	// calls holds, while dup, the events whose first hook call was handled.
 	calls map[hookEvent]struct{}
 	// Where node records are built when no sink takes records (see slot): a STARTED
-	// and a terminal one, each always setting the fields it uses, so neither needs
-	// zeroing first.
+	// and a terminal one, each setting every field it uses.
 	scratch [2]trace.Record
 
 	flushMu sync.Mutex    // one write of this run at a time, in order
@@ -98,9 +87,8 @@ type auditRun struct {
 	inv *flow.Invocation // the root evaluation: a second registration sees it again
 }
 
-// openExec is a node execution in progress. A branch view runs one node at a time, so
-// (view, node) identifies it; runs rarely have more than a few in progress, so a slice
-// scanned from the end beats a map.
+// openExec is a node execution in progress, identified by (view, node); a run has
+// few, so a slice scanned from the end beats a map.
 type openExec struct {
 	c     *flow.Context
 	n     *flow.Node
@@ -128,7 +116,7 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 	ar.mu.Lock()
 	ar.seq++
 	ar.add(&trace.Record{Seq: ar.seq, Status: trace.Started, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title,
-		Resumed: inv.Resumed}, 0, false)
+		Resumed: inv.Resumed}, 0)
 	ar.mu.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
@@ -149,17 +137,14 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 }
 
 // finish writes the terminal run record and flushes the run. Node executions the
-// engine never ended (a panic escaping the engine) get a FAILED record first, so the
-// audit stays complete even then.
+// engine never ended (a panic escaping the engine) get a FAILED record first.
 func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr error) error {
 	a := ar.a
-	st, reason, info := runOutcome(inv, invokeErr, a.cfg.redact)
+	st, reason, info := runOutcome(inv, invokeErr, &a.cfg)
 	run := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
 		Error: info, Reason: reason}
-	// The executions still open are recorded, and the run closed, under one lock: an
-	// execution that ends before gets its own terminal record instead (and no
-	// warning), one that ends after is an orphan. Their agent names are the STARTED
-	// records', so no application code runs under the lock.
+	// The executions still open are recorded, and the run closed, under one lock: one
+	// that ends later is an orphan. No application code runs under the lock.
 	var missing []trace.Record
 	ar.mu.Lock()
 	if !ar.closed {
@@ -168,14 +153,14 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 			if invokeErr != nil {
 				msg += ": " + invokeErr.Error()
 			}
-			msg = a.cfg.redact.String(msg)
+			msg = a.cfg.redactor(inv.Context).String(msg)
 			for _, o := range ar.open {
 				rec := trace.Record{Status: trace.Failed,
 					Error: &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: msg}}
 				fillNode(&rec, o.c, o.n, o.agent)
 				ar.seq++
 				rec.Seq = ar.seq
-				ar.add(&rec, ar.elapsed(), false)
+				ar.add(&rec, ar.elapsed())
 				missing = append(missing, rec)
 			}
 			clear(ar.open)
@@ -184,7 +169,7 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 		d := ar.elapsed()
 		ar.seq++
 		run.Seq, run.Duration = ar.seq, d
-		ar.add(&run, d, false)
+		ar.add(&run, d)
 		ar.closed = true
 	}
 	ar.mu.Unlock()
@@ -223,16 +208,15 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 }
 
 // attrsOf returns the redacted WithAttrs attributes of a record. A panic in the
-// application's function must not take the run down with it (in a parallel branch it
-// would end the process): the record gets the panic as its "!error" attribute, as for
-// attributes that cannot be encoded.
+// application's function becomes the record's "!error" attribute rather than ending
+// the process.
 func (a *Audit) attrsOf(c *flow.Context, n *flow.Node, end *flow.NodeEnd) (attrs map[string]any) {
 	defer func() {
 		if p := recover(); p != nil {
-			attrs = map[string]any{"!error": a.cfg.redact.String(fmt.Sprintf("attrs panicked: %v", p))}
+			attrs = map[string]any{"!error": a.cfg.redactor(c).String(fmt.Sprintf("attrs panicked: %v", p))}
 		}
 	}()
-	return a.cfg.redact.Map(a.cfg.attrs(c, n, end))
+	return a.cfg.redactor(c).Map(a.cfg.attrs(c, n, end))
 }
 
 // fillNode sets the fields that say which node execution a record is about.
@@ -257,9 +241,9 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	}
 	switch end.Status {
 	case trace.Failed:
-		x.err = errorInfo(end.Err, a.cfg.redact)
+		x.err = errorInfo(end.Err, a.cfg.redactor(c))
 	case trace.Suspended:
-		x.reason = a.cfg.redact.String(end.Reason)
+		x.reason = a.cfg.redactor(c).String(end.Reason)
 	}
 	if a.cfg.attrs != nil {
 		e := end
@@ -277,8 +261,7 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	a.orphan(ctx, ar, c, &rec)
 }
 
-// endExtra holds what a terminal record carries besides the engine's NodeEnd, worked
-// out before the run's lock is taken.
+// endExtra holds what a terminal record carries besides the engine's NodeEnd.
 type endExtra struct {
 	agent  string
 	err    *trace.ErrorInfo
@@ -286,8 +269,7 @@ type endExtra struct {
 	attrs  map[string]any
 }
 
-// fillEnd sets the fields of a terminal node record but its identity (fillNode), number
-// and time.
+// fillEnd sets the fields of a terminal node record but its identity, number and time.
 func fillEnd(r *trace.Record, end *flow.NodeEnd, x *endExtra) {
 	r.Status = end.Status
 	r.Step, r.Duration, r.Arrivals, r.Retrying, r.Recovered = end.Step, end.Duration, end.Arrivals, end.Retrying, end.Recovered
@@ -303,10 +285,8 @@ func fillEnd(r *trace.Record, end *flow.NodeEnd, x *endExtra) {
 	r.Error, r.Reason, r.Attrs = x.err, x.reason, x.attrs
 }
 
-// orphan writes a node record alone (Seq 0), when its run is unknown (an interceptor
-// earlier in the chain replaced the context) or already over (ar, closed). The ids
-// of a run that is over are ar's: by then the engine may have let go of the run, and
-// the Context no longer knows it.
+// orphan writes a node record alone (Seq 0), when its run is unknown or already over
+// (ar, closed: its ids are ar's, as the Context may no longer know them).
 func (a *Audit) orphan(ctx context.Context, ar *auditRun, c *flow.Context, rec *trace.Record) {
 	rec.Time, rec.InstanceID, rec.RunID = a.cfg.clock(), c.InstanceID(), c.RunID()
 	if ar != nil {
@@ -315,8 +295,7 @@ func (a *Audit) orphan(ctx context.Context, ar *auditRun, c *flow.Context, rec *
 	_ = a.write(ctx, []trace.Record{*rec})
 }
 
-// elapsed returns the time since the run's start: a monotonic clock read (half the
-// cost of time.Now), or the configured clock's time.
+// elapsed returns the time since the run's start, by the monotonic or configured clock.
 func (ar *auditRun) elapsed() time.Duration {
 	if ar.a.cfg.now != nil {
 		return ar.a.cfg.now().Sub(ar.began)
@@ -324,20 +303,13 @@ func (ar *auditRun) elapsed() time.Duration {
 	return time.Since(ar.began)
 }
 
-// add appends a numbered record of the run, at the time offset at unless pending, to
-// the current batch in the forms the sinks take, and returns its index there. The
-// caller holds mu.
-//
-// With a configured clock, times are final here (and kept in seq order); otherwise
-// the JSON line gets a placeholder and the batch's write puts the times in, once the
-// pending ones are known.
-func (ar *auditRun) add(rec *trace.Record, at time.Duration, pending bool) int {
-	idx, _ := ar.addLike(rec, at, pending, nil)
-	return idx
-}
+// add appends a run record at the time offset at (see addLike).
+func (ar *auditRun) add(rec *trace.Record, at time.Duration) { ar.addLike(rec, at, false, nil) }
 
-// addLike is add for a node's records: ident, if not nil, is its STARTED record's
-// identity fields in the batch's lines, and it returns where this record's are.
+// addLike appends a numbered record, at the time offset at unless pending, to the
+// current batch in the forms the sinks take, and returns its index there and where its
+// identity fields are in the lines (ident, if not nil, is its STARTED record's). The
+// caller holds mu.
 func (ar *auditRun) addLike(rec *trace.Record, at time.Duration, pending bool, ident []byte) (int, [2]int) {
 	b := ar.cur
 	var sp trace.Spans
@@ -365,11 +337,9 @@ func (ar *auditRun) addLike(rec *trace.Record, at time.Duration, pending bool, i
 	return len(b.times) - 1, sp.Ident
 }
 
-// slot returns where to build a node's record: in the batch's records when sinks take
-// them (building it in place saves copying it there; the unused capacity of the
-// records is always zeroed, as flush clears what it wrote, so the record starts out
-// empty), else in scratch[i] (0 for STARTED, 1 for terminal records), whose fields the
-// caller sets anew. The caller holds mu and adds the record before unlocking.
+// slot returns where to build a node's record: in place in the batch's records when
+// sinks take them (their unused capacity is zeroed), else in scratch[i] (0 for
+// STARTED, 1 for terminal records). The caller holds mu and adds the record.
 func (ar *auditRun) slot(i int) *trace.Record {
 	if !ar.a.records {
 		return &ar.scratch[i]
@@ -383,8 +353,7 @@ func (ar *auditRun) slot(i int) *trace.Record {
 	return &b.recs[len(b.recs)-1]
 }
 
-// addStart adds a STARTED record and opens the execution. It reports false when the
-// run is over.
+// addStart adds a STARTED record and opens the execution; false if the run is over.
 func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node, agent string, attrs map[string]any) bool {
 	ar.mu.Lock()
 	if ar.closed {
@@ -412,9 +381,8 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 	return true
 }
 
-// addEnd adds a terminal record and closes the execution. Its time, and its STARTED
-// record's, come from the engine's NodeEnd (Start, Duration): no clock read (with a
-// configured clock, the clock's time). It reports false when the run is over.
+// addEnd adds a terminal record and closes the execution; false if the run is over.
+// Its time, and its STARTED record's, come from the engine's NodeEnd.
 func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, end *flow.NodeEnd, x *endExtra) bool {
 	ar.mu.Lock()
 	if ar.closed {
@@ -446,9 +414,7 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 		if s := &ar.cur.times[o.idx]; s.pending {
 			s.at, s.pending = start, false
 		}
-		// The node's identity has not changed since it started: the engine keeps a
-		// view's call path and branch for the whole execution, and the default agent
-		// name depends on the node only (WithAgentName's function may answer anew).
+		// Its identity has not changed (WithAgentName's function may answer anew).
 		if o.ident[1] > 0 && ar.a.cfg.agent == nil {
 			ident = ar.cur.lines[o.ident[0]:o.ident[1]]
 		}
@@ -476,12 +442,8 @@ type hookEvent struct {
 }
 
 // repeat reports whether a hook call is the second registration's for an event (see
-// dup): the engine makes both calls for one event one after the other, and a view
-// runs one node at a time, so the first call of an event marks it and the next call
-// for it is the second one. Such a call adds nothing, and must not call the
-// application's functions a second time either. Keeping the marks after the run
-// closes makes an event that arrives later write one orphan record, not two, and
-// none when its first call came in time to record it in the run.
+// dup): the first call of an event marks it, the next one for it is the second and
+// adds nothing. The marks outlive the run, so a late event writes one orphan.
 func (ar *auditRun) repeat(c *flow.Context, n *flow.Node, start bool) bool {
 	if !ar.dup.Load() {
 		return false
@@ -500,8 +462,7 @@ func (ar *auditRun) repeat(c *flow.Context, n *flow.Node, start bool) bool {
 	return false
 }
 
-// close removes the execution (c, n) from the open ones and returns it. The caller
-// holds mu.
+// close removes the execution (c, n) from the open ones and returns it (under mu).
 func (ar *auditRun) close(c *flow.Context, n *flow.Node) (openExec, bool) {
 	last := len(ar.open) - 1
 	for i := last; i >= 0; i-- {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
@@ -147,7 +150,8 @@ func TestAuditSuspendResumeFailStop(t *testing.T) {
 	}).LinkTo("e")
 	s.End("e")
 	g := build(t, s)
-	fc := flow.NewContext("i")
+	// The secrets the tasks quote are the values of variables a key rule masks.
+	fc := flow.NewContextWith("i", map[string]any{"token": "abc123", "password": "hunter2", "apiKey": "key_Q7zw"})
 	res, err := e.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusSuspended, res.Status)
@@ -383,7 +387,8 @@ func TestSlogSink(t *testing.T) {
 		return errors.New("call failed: Authorization: Bearer sk-live-1")
 	}).LinkTo("e")
 	s.End("e")
-	_, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+	fc := flow.NewContextWith("i", map[string]any{"authorization": "Bearer sk-live-1"})
+	_, err := e.EvalGraph(context.Background(), build(t, s), fc)
 	require.Error(t, err)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 6)
@@ -443,4 +448,198 @@ func ExampleAudit() {
 	// 6 e STARTED main
 	// 7 e COMPLETED main
 	// 8 (run) COMPLETED
+}
+
+func quiet() interceptor.Option { return interceptor.WithLogger(slog.New(slog.DiscardHandler)) }
+
+// parGraph is s -> p(parallel) -> b0..b(n-1) -> j(parallel) -> e.
+func parGraph(t testing.TB, id string, n int, task flow.TaskFunc) *flow.Graph {
+	s := flow.NewSpec(id)
+	s.Start("s").LinkTo("p")
+	p := s.Parallel("p")
+	for i := range n {
+		b := fmt.Sprintf("b%d", i)
+		p.LinkTo(b)
+		s.Activity(b).DoFunc(task).LinkTo("j")
+	}
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	return build(t, s)
+}
+
+// Two different audits on one engine each see the whole run.
+func TestTwoAudits(t *testing.T) {
+	m1, m2 := interceptor.NewMemory(), interceptor.NewMemory()
+	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(m1), interceptor.WithBatchSize(3)), 0),
+		flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(m2)), 1))
+	res, err := e.EvalGraph(context.Background(), parGraph(t, "g", 6, noop), flow.NewContext("i"))
+	require.NoError(t, err)
+	for _, m := range []*interceptor.Memory{m1, m2} {
+		recs := m.ByRun(res.RunID())
+		require.NoError(t, recs.Verify())
+		assert.Len(t, recs, 2+2*10)
+	}
+}
+
+type panicSink struct{ calls int }
+
+func (p *panicSink) Write(context.Context, []trace.Record) error {
+	p.calls++
+	panic("sink exploded")
+}
+
+// A panicking sink is a failing sink: by default the run completes, the failure is
+// logged once and counted, and the other sinks get every record; strict fails the run.
+func TestAuditPanickingSink(t *testing.T) {
+	for _, batch := range []int{1, 3, 4096} {
+		t.Run(fmt.Sprint(batch), func(t *testing.T) {
+			var logs bytes.Buffer
+			mem := interceptor.NewMemory()
+			bad := &panicSink{}
+			a := interceptor.NewAudit(interceptor.WithSink(bad), interceptor.WithSink(mem), interceptor.WithBatchSize(batch),
+				interceptor.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			e := flow.NewEngine(flow.WithInterceptor(a, 0))
+			g := parGraph(t, "g", 4, noop)
+			for range 2 {
+				res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"))
+				require.NoError(t, err)
+				require.Equal(t, flow.StatusCompleted, res.Status)
+			}
+			require.NoError(t, mem.Verify())
+			assert.Len(t, mem.RunIDs(), 2)
+			assert.Equal(t, int64(bad.calls), a.Failures())
+			assert.Equal(t, 1, strings.Count(logs.String(), "sink exploded"), logs.String())
+
+			strict := interceptor.NewAudit(interceptor.WithSink(&panicSink{}), interceptor.WithStrict(), interceptor.WithBatchSize(batch), quiet())
+			res, err := flow.NewEngine(flow.WithInterceptor(strict, 0)).EvalGraph(context.Background(), g, flow.NewContext("i"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "sink exploded")
+			assert.Equal(t, flow.StatusFailed, res.Status)
+		})
+	}
+}
+
+// Strict mode: a failure in a mid-run batch fails the run too, at its end, as
+// WithStrict says: the nodes after it run, the later batches are written, and the
+// terminal run record keeps the run's own outcome.
+func TestAuditStrictMidRunFailure(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		calls   int
+		written trace.Records
+	)
+	sink := interceptor.SinkFunc(func(_ context.Context, recs []trace.Record) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls == 1 {
+			return errors.New("transient")
+		}
+		written = append(written, recs...)
+		return nil
+	})
+	a := interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(), interceptor.WithBatchSize(2), quiet())
+	res, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), chain(t, 5), flow.NewContext("i"))
+	require.ErrorContains(t, err, "transient")
+	assert.Equal(t, flow.StatusFailed, res.Status)
+	assert.Equal(t, int64(1), a.Failures())
+	assert.Equal(t, 7, res.Steps, "every node ran")
+	require.Len(t, written, 2+2*7-2, "all but the failed first batch")
+	last := written[len(written)-1]
+	assert.True(t, last.IsRun())
+	assert.Equal(t, trace.Completed, last.Status)
+}
+
+type panicWriter struct {
+	mu    sync.Mutex
+	calls int
+	buf   bytes.Buffer
+}
+
+func (w *panicWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.calls++
+	if w.calls == 1 {
+		panic("writer exploded")
+	}
+	return w.buf.Write(p)
+}
+
+// A JSONL over a writer that panics once: that batch fails, the sink stays usable.
+func TestJSONLPanickingWriter(t *testing.T) {
+	w := &panicWriter{}
+	a := interceptor.NewAudit(interceptor.WithSink(interceptor.NewJSONL(w)), quiet())
+	e := flow.NewEngine(flow.WithInterceptor(a, 0))
+	for range 2 {
+		res, err := e.EvalGraph(context.Background(), chain(t, 1), flow.NewContext("i"))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+	}
+	assert.Equal(t, int64(1), a.Failures())
+	assert.Equal(t, 2+2*3, bytes.Count(w.buf.Bytes(), []byte("\n")), "the second run is written")
+}
+
+// A sub-graph call cut short because its ContinueOnError branch was withdrawn is
+// recorded as interrupted, in the audit (the calling node's terminal record) and in
+// the traces (the node's span and the sub-graph's evaluation span), not COMPLETED as
+// if the child had run to its end.
+func TestWithdrawnCallRecordedInterrupted(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	mem := interceptor.NewMemory()
+	started := make(chan struct{})
+	e := flow.NewEngine(flow.WithMaxConcurrency(4),
+		flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem)), 0),
+		flow.WithInterceptor(interceptor.NewTracing(tp), 1))
+
+	child := flow.NewSpec("sub")
+	child.Start("cs").LinkTo("n1")
+	child.Activity("n1").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		close(started)
+		// Until f's failure withdrew the branch.
+		for len(flow.BranchFailuresOf(c.Value(flow.KeyBranchFailures))) == 0 {
+			runtime.Gosched()
+		}
+		return nil
+	}).LinkTo("n2")
+	child.Activity("n2").LinkTo("ce")
+	child.End("ce")
+	require.NoError(t, e.Register(build(t, child)))
+
+	s := flow.NewSpec("main")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").SetMeta(flow.MetaBranchPolicy, "continue").LinkTo("x").LinkTo("b")
+	s.Inclusive("x").LinkTo("q").LinkTo("f")
+	s.Parallel("q").LinkTo("y").LinkTo("call")
+	s.Activity("y").LinkTo("qj")
+	s.Activity("call").SetTask("#sub").LinkTo("qj")
+	s.Parallel("qj").LinkTo("ij")
+	s.Activity("f").DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+		<-started
+		return errors.New("f failed")
+	}).LinkTo("ij")
+	s.Inclusive("ij").LinkTo("j")
+	s.Activity("b").LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	res, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+
+	recs := mem.Records()
+	require.NoError(t, recs.Verify())
+	call := recs.ByNode("call").Terminal()
+	require.Len(t, call, 1)
+	assert.Equal(t, trace.Interrupted, call[0].Status)
+	assert.Empty(t, recs.ByNode("n2"), "the child's next node did not run")
+
+	spans := map[string]tracetest.SpanStub{}
+	for _, sp := range exp.GetSpans() {
+		spans[sp.Name] = sp
+	}
+	assert.Equal(t, "INTERRUPTED", attrs(spans["node call"])[interceptor.AttrStatus].AsString())
+	assert.Equal(t, "INTERRUPTED", attrs(spans["flow sub"])[interceptor.AttrStatus].AsString())
 }

@@ -12,17 +12,16 @@ import (
 	"github.com/flowteam/flowteam/trace"
 )
 
-// runBufs are the buffers of a run, pooled: two batches (one filled while the other
-// is written) and the JSON encoders, whose caches outlive a run.
+// runBufs are the pooled buffers of a run: two batches (one filled while the other
+// is written) and the JSON encoders.
 type runBufs struct {
 	batches [2]batch
 	enc     trace.Encoder // encodes records as they are added (under the run's mu)
 	times   trace.Encoder // writes their times when the batch is written (under flushMu)
 }
 
-// batch holds records of a run not yet written, in the forms the sinks take. Nothing
-// in lines and times is a pointer, so adding a record to them costs no GC write
-// barriers.
+// batch holds records of a run not yet written, in the forms the sinks take (lines
+// and times hold no pointers: no GC write barriers).
 type batch struct {
 	recs  []trace.Record // for the sinks that take records (Audit.records)
 	lines []byte         // the same records as JSON lines, for the JSONL sinks (Audit.lines)
@@ -33,8 +32,7 @@ type batch struct {
 type stamp struct {
 	at  time.Duration
 	pos int // offset of the record's time in lines; -1 when it is already written
-	// pending marks a STARTED record whose time comes with the node's end
-	// (flow.NodeEnd.Start), which saves reading the clock when the node starts.
+	// pending marks a STARTED record whose time comes with the node's end.
 	pending bool
 }
 
@@ -66,10 +64,8 @@ func (ar *auditRun) flush(ctx context.Context) {
 }
 
 // stamp puts the times into the batch's records, in seq order and never going back
-// (branches of a run end concurrently, and a node's time comes from the engine's
-// clock read, made before its hook took the run's lock). A STARTED record still
-// pending (its node has not ended: a mid-run batch) gets the current time. The caller
-// holds flushMu.
+// (branches end concurrently). A STARTED record still pending (a mid-run batch) gets
+// the current time. The caller holds flushMu.
 func (ar *auditRun) stamp(b *batch) {
 	now := time.Duration(-1)
 	warned := false
@@ -101,8 +97,7 @@ func (ar *auditRun) stamp(b *batch) {
 }
 
 // writeBatch gives a batch to every sink: JSON lines to a JSONL, records to the
-// others. The run's context may be cancelled (a failed run): the records of such a
-// run matter most, so sinks get a context without it.
+// others, with a context that is not cancelled with a failed run.
 func (a *Audit) writeBatch(ctx context.Context, b *batch) error {
 	ctx = context.WithoutCancel(ctx)
 	var errs []error

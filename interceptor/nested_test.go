@@ -58,7 +58,8 @@ func TestAuditAttrsPanic(t *testing.T) {
 		}
 		return nil
 	}))
-	res, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), parGraph(t, "g", 4, noop), flow.NewContext("i"))
+	res, err := flow.NewEngine(flow.WithInterceptor(a, 0)).EvalGraph(context.Background(), parGraph(t, "g", 4, noop),
+		flow.NewContextWith("i", map[string]any{"password": "hunter2"}))
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)
 	require.NoError(t, mem.Verify())

@@ -7,16 +7,16 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/trace"
 )
 
-// Option configures the interceptors of this package. Each option says which
-// constructors it applies to; the others ignore it.
+// Option configures the interceptors of this package; each says which ones it applies to.
 type Option func(*config)
 
 type config struct {
 	sinks     []Sink
-	redact    *Redactor
+	redact    *redact.Redactor
 	strict    bool
 	logger    *slog.Logger
 	batch     int
@@ -30,15 +30,14 @@ type config struct {
 
 // Defaults.
 const (
-	// DefaultBatchSize is how many records of a run the audit keeps before writing
-	// them ahead of the run's end.
+	// DefaultBatchSize is how many records of a run the audit keeps before writing them.
 	DefaultBatchSize = 4096
 	// DefaultRetention is how many finished runs the Metrics interceptor remembers.
 	DefaultRetention = 1024
 )
 
 func newConfig(opts []Option) config {
-	c := config{redact: NewRedactor(), batch: DefaultBatchSize, retention: DefaultRetention}
+	c := config{redact: redact.New(), batch: DefaultBatchSize, retention: DefaultRetention}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -51,42 +50,46 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithSink adds a sink the audit writes to (Audit). Repeat it for several sinks; each
-// receives every record.
+// WithSink adds a sink the audit writes every record to (Audit); it may repeat.
 func WithSink(s Sink) Option { return func(c *config) { c.sinks = append(c.sinks, s) } }
 
-// WithRedactor replaces the default redactor, NewRedactor() (Audit, Tracing). A nil
-// redactor disables redaction.
-func WithRedactor(r *Redactor) Option { return func(c *config) { c.redact = r } }
+// WithRedactor replaces the default redactor, redact.New() (Audit, Tracing). A nil
+// redactor disables redaction. Where a record or span gets text (an error message, a
+// suspend reason, attributes), the redactor also masks the secret values of the
+// node's variables (redact.Redactor.ForVars).
+func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.redact = r } }
 
 // WithRedactKeys adds sensitive keys to the redactor's (Audit, Tracing): to the
-// default ones, or to those of the redactor WithRedactor set before it. Repeating it
-// adds more keys.
+// default ones, or to those of the redactor WithRedactor set before it.
 func WithRedactKeys(keys ...string) Option {
-	return func(c *config) { c.redact = c.redact.With(keys...) }
+	return func(c *config) { c.redact = c.redact.With(redact.Keys(keys...)) }
+}
+
+// redactor returns the configured redactor, also masking the secret values of fc's
+// variables. It copies them: call it only where there is text to write. A nil c (the
+// Metrics, which writes no text) masks nothing.
+func (c *config) redactor(fc *flow.Context) *redact.Redactor {
+	if c == nil || c.redact == nil || fc == nil {
+		return nil
+	}
+	return c.redact.ForVars(fc.Vars())
 }
 
 // WithStrict makes a failing sink fail the run (Audit): once the run has ended and its
-// last records are written, the root graph's InterceptFlow returns the first sink
-// error, so the run's result is failed (a run that failed by itself keeps its own
-// error). A failure writing a mid-run batch (WithBatchSize) does not stop the run: its
-// nodes go on, later batches are still written, and the run fails only at its end;
-// its terminal run record, written before that, has the run's own outcome. By default
-// a sink failure is logged once per sink and counted (Audit.Failures), and the run's
-// result does not change.
+// last records are written, the root InterceptFlow returns the first sink error (a run
+// that failed by itself keeps its own error). A mid-run batch failure does not stop
+// the run's nodes. By default a sink failure is logged once per sink and counted.
 func WithStrict() Option { return func(c *config) { c.strict = true } }
 
 // WithLogger sets the logger that reports sink failures (Audit); default slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithBatchSize sets how many records of a run are kept before they are written ahead
-// of the run's end (Audit; default DefaultBatchSize). 1 writes every record at once,
-// which suits a slog sink watched live.
+// of the run's end (Audit; default DefaultBatchSize); 1 suits a slog sink watched live.
 func WithBatchSize(n int) Option { return func(c *config) { c.batch = n } }
 
 // WithAgentName sets how a node's agent name is found (Audit, Tracing). The default
-// reads the node's meta "agent" (a string), else asks the node's Go task for
-// AgentName() string.
+// reads the node's meta "agent", else the Go task's AgentName() string.
 func WithAgentName(fn func(c *flow.Context, n *flow.Node) string) Option {
 	return func(c *config) { c.agent = fn }
 }
@@ -101,17 +104,14 @@ func WithAttrs(fn func(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[str
 // WithClock sets the clock of record times and run durations (Audit, Metrics).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
-// WithMeterProvider sets the OpenTelemetry meter provider the Metrics interceptor
-// records to. Without it, metrics are kept per run only.
+// WithMeterProvider sets the OpenTelemetry meter provider Metrics records to.
 func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.meter = mp } }
 
-// WithRetention sets how many finished runs the Metrics interceptor remembers for
-// Metrics.Run (default DefaultRetention; the oldest are forgotten first).
+// WithRetention sets how many finished runs Metrics.Run remembers (DefaultRetention).
 func WithRetention(n int) Option { return func(c *config) { c.retention = n } }
 
-// WithRunMetrics calls fn with the metrics of every run when it ends (Metrics): when
-// each evaluation ends, what Metrics.Run reports for its run id then (with the counts
-// of the id's earlier evaluations, see Metrics).
+// WithRunMetrics calls fn with what Metrics.Run reports for a run id when each of its
+// evaluations ends (Metrics).
 func WithRunMetrics(fn func(trace.Metrics)) Option { return func(c *config) { c.onRun = fn } }
 
 // clock returns the current time: the configured clock's, else time.Now.
@@ -123,9 +123,7 @@ func (c *config) clock() time.Time {
 }
 
 // since returns the current time as base plus the monotonic time elapsed since base
-// (base must come from clock). Without a configured clock this reads only the
-// monotonic clock, half the cost of time.Now, and keeps a run's record times in
-// step with its durations.
+// (base must come from clock): half the cost of time.Now.
 func (c *config) since(base time.Time) time.Time {
 	if c.now != nil {
 		return c.now()

@@ -42,27 +42,17 @@ const (
 
 // Tracing is a flow.Interceptor that opens OpenTelemetry spans: one per graph
 // evaluation ("flow <graph id>", the root graph and each sub-graph call) and one per
-// node execution ("node <node id>"), as a child of its graph's evaluation span. A
-// sub-graph's evaluation span names the calling node in flow.call.node and is a child
-// of that node's span, should that span be unknown, of the calling graph's evaluation
-// span. Tracing is a flow.NodeStarter: a node's task runs with the node's span in its
-// context, so the spans the task starts (an instrumented HTTP client's, a model
-// call's, a run it evaluates itself) are children of the node's span, and a
-// sub-graph's evaluation finds its calling node's span there. Where another
-// interceptor gave the task a context without it, the calling node's span is found
-// by node and call path; where that node runs in several branches at once (a node
-// with two incoming links and no join), the call's span then starts when the call's
-// first node does, whose branch tells which one called, with the time the call
-// began.
+// node execution ("node <node id>"), a child of its graph's evaluation span. A
+// sub-graph's evaluation span is a child of its calling node's span. Tracing is a
+// flow.NodeStarter: a node's task runs with the node's span in its context, so the
+// spans the task starts are its children. Where the calling node runs in several
+// branches at once, the call's span starts when the call's first node does, whose
+// branch tells which one called.
 //
 // Spans carry the graph, node, node type, instance, run and branch ids and, when they
-// end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED): for an evaluation span,
-// how the run or the sub-graph call ended (a call halted by a failure outside it is
-// INTERRUPTED, like its nodes). A failure is recorded as an "exception" event with the
-// redacted message and the span status Error. Should a panic escape the run (a
-// hook's, in any branch), the node spans the engine left open end as FAILED, and a
-// node that starts after that (going on after an interceptor gave up on the run) gets
-// no span. Nothing global is used: the tracer provider is passed in.
+// end, the status (COMPLETED, FAILED, INTERRUPTED, SUSPENDED). A failure is an
+// "exception" event with the redacted message and the span status Error. Should a
+// panic escape the run, the node spans left open end as FAILED.
 type Tracing struct {
 	tracer oteltrace.Tracer
 	cfg    config
@@ -70,22 +60,19 @@ type Tracing struct {
 	openSpans atomic.Int64 // node spans open, in every run (for tests)
 
 	// stray holds the node spans of hooks that come without a run this Tracing
-	// intercepted (an engine that calls node hooks outside InterceptFlow); a run's
-	// own spans are in its runSpans, so concurrent runs share no lock.
+	// intercepted; a run's own spans are in its runSpans.
 	stray runSpans
 }
 
 var _ flow.Interceptor = (*Tracing)(nil)
 
-// spanKey identifies a node execution in progress: a branch view runs one node at a
-// time, and OnNodeEnd gets the same view and node as OnNodeStart.
+// spanKey identifies a node execution in progress (a view runs one node at a time).
 type spanKey struct {
 	c *flow.Context
 	n *flow.Node
 }
 
-// NewTracing returns a tracing interceptor using tp. Options: WithRedactor or
-// WithRedactKeys, WithAgentName.
+// NewTracing returns a tracing interceptor using tp. Options: WithRedactor, WithRedactKeys, WithAgentName.
 func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
 	return &Tracing{
 		tracer: tp.Tracer("github.com/flowteam/flowteam/interceptor"),
@@ -94,21 +81,18 @@ func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
 }
 
 // tracingRun marks, in the context of an evaluation, the invocation this Tracing
-// opened a span for: registered twice (on the engine and for the evaluation), it
-// sees the invocation twice and opens one span. Its spans are the run's node spans,
-// shared by the root evaluation and its sub-graph calls.
+// opened a span for (registered twice, it opens one span) and holds the run's node
+// spans, shared by the root evaluation and its sub-graph calls.
 type tracingRun struct {
 	inv   *flow.Invocation
 	spans *runSpans
-	// call is the evaluation span of a sub-graph call whose calling node runs in
-	// several branches at once, to start when the branch is known; nil otherwise.
+	// call is the evaluation span of a call to start when its branch is known, or nil.
 	call *pendingCall
 }
 
-// pendingCall is the evaluation span of a sub-graph call made by a node that was
-// running in more than one branch when the call began. The span starts when a node
-// of the call starts: that node's branch id begins with the calling branch's id, then
-// "/<node id>/<graph id>" (the engine names a call's branches so).
+// pendingCall is the evaluation span of a sub-graph call made by a node running in
+// more than one branch. It starts when a node of the call starts, whose branch id is
+// the calling branch's id, then "/<node id>/<graph id>".
 type pendingCall struct {
 	t       *Tracing
 	parent  context.Context // the calling graph's evaluation
@@ -128,10 +112,9 @@ type caller struct {
 	span   oteltrace.Span
 }
 
-// startSpan returns the call's evaluation span, started, if it was not yet, as a
-// child of the span of the caller whose branch the call's branch (a node's, in the
-// call) is under, or, if none (no node of the call ran), of the calling graph's
-// evaluation span.
+// startSpan returns the call's evaluation span, started if need be as a child of the
+// span of the caller whose branch the call's branch is under (else of the calling
+// graph's evaluation span).
 func (p *pendingCall) startSpan(branch string) oteltrace.Span {
 	p.once.Do(func() {
 		ctx := p.parent
@@ -150,11 +133,8 @@ func (p *pendingCall) startSpan(branch string) oteltrace.Span {
 type runSpans struct {
 	mu sync.Mutex
 	m  map[spanKey]oteltrace.Span
-	// closed is set when the run returned to its caller and its open spans were
-	// ended (endOpen): a node start that comes later (a node going on after an
-	// interceptor gave up on the run) opens no span. Above all, the second call of
-	// a Tracing registered twice, for a start whose first call's span endOpen ended,
-	// must not open a second span for the same execution.
+	// closed is set when the run returned and its open spans were ended (endOpen):
+	// a node start that comes later opens no span.
 	closed bool
 }
 
@@ -180,37 +160,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	} else {
 		run.spans = &runSpans{m: make(map[spanKey]oteltrace.Span)}
 	}
-	attrs := []attribute.KeyValue{
-		AttrGraphID.String(inv.Graph.ID), AttrRunID.String(inv.RunID),
-		AttrInstanceID.String(inv.Context.InstanceID()), AttrCallPath.String(inv.Path),
-	}
-	if inv.Resumed {
-		attrs = append(attrs, AttrResumed.Bool(true))
-	}
-	if outer != nil && outer.call != nil {
-		// Evaluated inside a call whose span started late: that span is the parent
-		// to fall back on, not the one in ctx.
-		ctx = oteltrace.ContextWithSpan(ctx, outer.call.startSpan(""))
-	}
-	var span oteltrace.Span
-	if inv.Node != nil {
-		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
-		callers := t.callers(run.spans, inv)
-		own := oteltrace.SpanFromContext(ctx).SpanContext()
-		switch {
-		case own.IsValid() && slices.ContainsFunc(callers, func(c caller) bool { return c.span.SpanContext().Equal(own) }):
-			// StartNode put the calling node's span in the context: the parent is known.
-		case len(callers) == 0:
-		case len(callers) == 1:
-			ctx = oteltrace.ContextWithSpan(ctx, callers[0].span)
-		default:
-			run.call = &pendingCall{t: t, parent: ctx, name: "flow " + inv.Graph.ID, start: time.Now(), attrs: attrs,
-				suffix: "/" + inv.Node.ID + "/" + inv.Graph.ID, callers: callers}
-		}
-	}
-	if run.call == nil {
-		ctx, span = t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
-	}
+	ctx, span := t.startEval(ctx, inv, outer, run)
 	defer func() {
 		if span == nil {
 			span = run.call.startSpan("")
@@ -230,8 +180,49 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	if span == nil {
 		span = run.call.startSpan("")
 	}
-	// For a sub-graph call, how the call ended (Invoke reports no failure of the graph).
-	st, reason, info := runOutcome(inv, err, t.cfg.redact)
+	t.endEval(span, run, err)
+	return err
+}
+
+// startEval starts the evaluation span of inv, or leaves it to start later
+// (run.call, with a nil span) when the calling node runs in several branches.
+func (t *Tracing) startEval(ctx context.Context, inv *flow.Invocation, outer, run *tracingRun) (context.Context, oteltrace.Span) {
+	attrs := []attribute.KeyValue{
+		AttrGraphID.String(inv.Graph.ID), AttrRunID.String(inv.RunID),
+		AttrInstanceID.String(inv.Context.InstanceID()), AttrCallPath.String(inv.Path),
+	}
+	if inv.Resumed {
+		attrs = append(attrs, AttrResumed.Bool(true))
+	}
+	if outer != nil && outer.call != nil {
+		// Evaluated inside a call whose span started late: that span is the parent
+		// to fall back on, not the one in ctx.
+		ctx = oteltrace.ContextWithSpan(ctx, outer.call.startSpan(""))
+	}
+	if inv.Node != nil {
+		attrs = append(attrs, AttrCallNode.String(inv.Node.ID))
+		callers := t.callers(run.spans, inv)
+		own := oteltrace.SpanFromContext(ctx).SpanContext()
+		switch {
+		case own.IsValid() && slices.ContainsFunc(callers, func(c caller) bool { return c.span.SpanContext().Equal(own) }):
+			// StartNode put the calling node's span in the context: the parent is known.
+		case len(callers) == 0:
+		case len(callers) == 1:
+			ctx = oteltrace.ContextWithSpan(ctx, callers[0].span)
+		default:
+			run.call = &pendingCall{t: t, parent: ctx, name: "flow " + inv.Graph.ID, start: time.Now(), attrs: attrs,
+				suffix: "/" + inv.Node.ID + "/" + inv.Graph.ID, callers: callers}
+			return ctx, nil
+		}
+	}
+	return t.tracer.Start(ctx, "flow "+inv.Graph.ID, oteltrace.WithAttributes(attrs...))
+}
+
+// endEval sets how the evaluation ended on its span: for a sub-graph call, how the
+// call ended (Invoke reports no failure of the graph).
+func (t *Tracing) endEval(span oteltrace.Span, run *tracingRun, err error) {
+	inv := run.inv
+	st, reason, info := runOutcome(inv, err, &t.cfg)
 	if inv.Node == nil {
 		// A hook that panicked in a parallel branch's goroutine left its node's span
 		// open: the engine fails the run and raises the panic only once this returns.
@@ -239,7 +230,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 		if info != nil {
 			msg += ": " + info.Message
 		}
-		t.endOpen(run.spans, msg)
+		t.endOpen(run.spans, msg) // info's message is redacted already
 	}
 	if inv.Node != nil && st == trace.Failed && err == nil && haltedFromOutside(inv) {
 		// The run failed elsewhere and cancelled this call: like its nodes, the call
@@ -253,14 +244,11 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	if info != nil {
 		t.fail(span, info)
 	}
-	return err
 }
 
-// callers returns the node executions that may make the sub-graph call inv: those of
-// its calling node in its calling graph, one per branch it runs in. The engine gives
-// InterceptFlow the calling node but not its branch view, so they are found by node
-// and call path among the run's spans. Their branch ids are read while their nodes
-// run (their spans are open, under rs.mu), when the branch cannot move on.
+// callers returns the executions of inv's calling node, one per branch it runs in,
+// found by node and call path among the run's spans (InterceptFlow is not given the
+// calling branch). Their branch ids are read while their nodes run.
 func (t *Tracing) callers(rs *runSpans, inv *flow.Invocation) []caller {
 	path, ok := strings.CutSuffix(inv.Path, "/"+inv.Node.ID+"/"+inv.Graph.ID)
 	if !ok {
@@ -277,8 +265,7 @@ func (t *Tracing) callers(rs *runSpans, inv *flow.Invocation) []caller {
 	return found
 }
 
-// haltedFromOutside reports whether a sub-graph call that Outcome reports failed was
-// halted by a node failing outside the call (Outcome then gives the run's error).
+// haltedFromOutside reports whether a failed sub-graph call was halted by a node failing outside it.
 func haltedFromOutside(inv *flow.Invocation) bool {
 	_, _, err := inv.Outcome()
 	var ne *flow.NodeError
@@ -288,16 +275,14 @@ func haltedFromOutside(inv *flow.Invocation) bool {
 	return ne.Path != inv.Path && !strings.HasPrefix(ne.Path, inv.Path+"/")
 }
 
-// panicked ends the node spans a panic escaping the run left open (the engine never
-// ended those executions), as FAILED, and records the panic on the run's span.
+// panicked ends the node spans a panic left open as FAILED, and records it on span.
 func (t *Tracing) panicked(span oteltrace.Span, rs *runSpans, p any) {
 	t.endOpen(rs, fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))
 	span.SetAttributes(AttrStatus.String(string(trace.Failed)))
 	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: t.cfg.redact.String(fmt.Sprintf("panic: %v", p))})
 }
 
-// endOpen ends the node spans of the run that the engine never ended, as FAILED with
-// the (redacted) message msg. It is called when the run returns to its caller.
+// endOpen ends the node spans the engine never ended as FAILED with the message msg.
 func (t *Tracing) endOpen(rs *runSpans, msg string) {
 	rs.mu.Lock()
 	open := make([]oteltrace.Span, 0, len(rs.m))
@@ -329,29 +314,22 @@ func (t *Tracing) fail(span oteltrace.Span, info *trace.ErrorInfo) {
 }
 
 // OnNodeStart opens the node's span. The attributes are built only when the span
-// records: with a no-op provider, or below an evaluation span that is not sampled, a
-// node costs little more than the span's start. (A sampler that decides on
-// attributes sees them when the evaluation span records; below one that does not, it
-// decides without them.)
+// records, so an unsampled node costs little more than the span's start.
 func (t *Tracing) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) {
 	t.startNode(ctx, c, n)
 }
 
 // StartNode starts the node's span, as OnNodeStart does, and returns ctx with it (see
-// flow.NodeStarter): the spans the node's task starts (an HTTP client's, a model
-// call's, a run it starts itself) and the evaluation span of a sub-graph it calls are
-// children of the node's span.
+// flow.NodeStarter), so the spans the node's task starts are its children.
 func (t *Tracing) StartNode(ctx context.Context, c *flow.Context, n *flow.Node) context.Context {
-	// A span with no trace to belong to (a no-op provider's, without a parent)
-	// would add a context per node for nothing.
+	// A span with no trace to belong to would add a context per node for nothing.
 	if span := t.startNode(ctx, c, n); span != nil && (span.SpanContext().IsValid() || span.IsRecording()) {
 		return oteltrace.ContextWithSpan(ctx, span)
 	}
 	return ctx
 }
 
-// startNode starts and returns the node's span; nil if the execution has one already
-// (the Tracing is registered twice) or its run is over.
+// startNode starts and returns the node's span; nil if it has one already or its run is over.
 func (t *Tracing) startNode(ctx context.Context, c *flow.Context, n *flow.Node) oteltrace.Span {
 	rs := &t.stray
 	if r, ok := ctx.Value(tracingKey{t}).(*tracingRun); ok {
@@ -366,8 +344,7 @@ func (t *Tracing) startNode(ctx context.Context, c *flow.Context, n *flow.Node) 
 	closed := rs.closed
 	rs.mu.Unlock()
 	if open || closed {
-		// Registered twice: this execution has its span (replacing it would leave
-		// that span never ended). Or the run is over: its spans were ended.
+		// Registered twice (replacing the span would leave it never ended), or over.
 		return nil
 	}
 	var span oteltrace.Span
@@ -429,7 +406,7 @@ func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 	}
 	switch end.Status {
 	case trace.Suspended:
-		attrs = append(attrs, AttrReason.String(t.cfg.redact.String(end.Reason)))
+		attrs = append(attrs, AttrReason.String(t.cfg.redactor(c).String(end.Reason)))
 	case trace.Failed:
 		if end.Retrying {
 			attrs = append(attrs, attribute.Bool("flow.retrying", true))
@@ -440,7 +417,7 @@ func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 	}
 	span.SetAttributes(attrs...)
 	if end.Status == trace.Failed {
-		t.fail(span, errorInfo(end.Err, t.cfg.redact))
+		t.fail(span, errorInfo(end.Err, t.cfg.redactor(c)))
 	}
 }
 

@@ -2,21 +2,22 @@ package interceptor
 
 import (
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/trace"
 )
 
-// runOutcome returns how the evaluation inv ended, as the engine reports it once
-// Invoke returned (flow.Invocation.Outcome): the audit status, the suspend reason and
-// the error of a failed run. An error from the interceptor chain itself fails the run.
-func runOutcome(inv *flow.Invocation, invokeErr error, redact *Redactor) (trace.Status, string, *trace.ErrorInfo) {
+// runOutcome returns how the evaluation inv ended (flow.Invocation.Outcome): status,
+// suspend reason and error. An error from the interceptor chain fails the run.
+// The redactor is made only for those texts, as it copies the run's variables.
+func runOutcome(inv *flow.Invocation, invokeErr error, cfg *config) (trace.Status, string, *trace.ErrorInfo) {
 	st, reason, err := inv.Outcome()
 	switch {
 	case invokeErr != nil:
-		return trace.Failed, "", errorInfo(invokeErr, redact)
+		return trace.Failed, "", errorInfo(invokeErr, cfg.redactor(inv.Context))
 	case st == flow.StatusFailed:
-		return trace.Failed, "", errorInfo(err, redact)
+		return trace.Failed, "", errorInfo(err, cfg.redactor(inv.Context))
 	case st == flow.StatusSuspended:
-		return trace.Suspended, redact.String(reason), nil
+		return trace.Suspended, cfg.redactor(inv.Context).String(reason), nil
 	case st == flow.StatusStopped:
 		return trace.Interrupted, "stopped", nil
 	case st == flow.StatusInterrupted: // a sub-graph call whose branch was withdrawn
@@ -26,7 +27,7 @@ func runOutcome(inv *flow.Invocation, invokeErr error, redact *Redactor) (trace.
 }
 
 // errorInfo converts an error into its structured, redacted form.
-func errorInfo(err error, redact *Redactor) *trace.ErrorInfo {
+func errorInfo(err error, red *redact.Redactor) *trace.ErrorInfo {
 	if err == nil {
 		return &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: "unknown error"}
 	}
@@ -34,5 +35,5 @@ func errorInfo(err error, redact *Redactor) *trace.ErrorInfo {
 	if se.Code == "" {
 		se.Code = flow.CodeTask
 	}
-	return &trace.ErrorInfo{Type: se.Type, Code: se.Code, Message: redact.String(se.Message)}
+	return &trace.ErrorInfo{Type: se.Type, Code: se.Code, Message: red.String(se.Message)}
 }

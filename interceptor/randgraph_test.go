@@ -83,7 +83,7 @@ func task(b behavior) flow.TaskFunc {
 		case bPanic:
 			panic("boom at " + n.ID)
 		case bFail:
-			return fmt.Errorf("fatal at %s: token=abc", n.ID)
+			return fmt.Errorf("fatal at %s: token=abc123", n.ID)
 		case bRecoverable:
 			return flow.NewRecoverableError("soft failure at " + n.ID)
 		case bRetryable:

@@ -12,11 +12,9 @@ import (
 	"github.com/flowteam/flowteam/trace"
 )
 
-// Sink receives audit records. The Audit interceptor calls Write with a batch of one
-// run's records, in sequence order, when the run ends (and mid-run when the batch is
-// full); calls for one run never overlap, calls for different runs may. The records
-// are already redacted; a sink must not keep the slice after Write returns (copy
-// what it keeps).
+// Sink receives audit records: a batch of one run's redacted records, in sequence
+// order. Calls for one run never overlap, calls for different runs may. A sink must
+// not keep the slice after Write returns.
 type Sink interface {
 	Write(ctx context.Context, recs []trace.Record) error
 }
@@ -28,11 +26,9 @@ type SinkFunc func(ctx context.Context, recs []trace.Record) error
 func (f SinkFunc) Write(ctx context.Context, recs []trace.Record) error { return f(ctx, recs) }
 
 // JSONL is a Sink that writes one JSON object per line (JSON Lines). Each batch is
-// encoded into one buffer and written with one Write call under the sink's mutex, so
-// concurrent runs sharing a JSONL never interleave their lines. A file opened with
-// OpenJSONL is in append mode (O_APPEND): several processes, or several JSONL values
-// for the same path, can append to it too, each batch landing whole at the end of
-// the file. Rotation is left to the operator (logrotate's copytruncate, or reopen).
+// written with one Write call under the sink's mutex, so concurrent runs never
+// interleave their lines; a file opened with OpenJSONL is in append mode, so other
+// processes can append to it too. Rotation is left to the operator.
 type JSONL struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -53,15 +49,12 @@ type jsonlBuf struct {
 type JSONLOption func(*JSONL)
 
 // WithFsync makes the sink call Sync on its file after every batch, so an audit
-// survives a machine crash at the cost of a disk flush per run. Only files that
-// reach a disk are synced: a pipe (stdout piped to another program), a terminal, a
-// character device or a socket has nothing to flush, and syncing one fails, so for
-// those the option does nothing (decided once, when the sink is made).
+// survives a machine crash. A pipe, terminal, character device or socket has nothing
+// to flush and is not synced.
 func WithFsync() JSONLOption { return func(s *JSONL) { s.fsync = true } }
 
-// NewJSONL returns a sink that writes to w. If w is an *os.File, WithFsync syncs it
-// (unless it is a pipe, terminal, device or socket: see WithFsync). The caller keeps
-// ownership of w.
+// NewJSONL returns a sink that writes to w (an *os.File can be synced: WithFsync). The
+// caller keeps ownership of w.
 func NewJSONL(w io.Writer, opts ...JSONLOption) *JSONL {
 	s := &JSONL{w: w}
 	if f, ok := w.(*os.File); ok {
@@ -76,10 +69,8 @@ func NewJSONL(w io.Writer, opts ...JSONLOption) *JSONL {
 	return s
 }
 
-// syncable reports whether Sync can flush f to a disk. fsync of a pipe, a socket or
-// a character device fails with EINVAL (Linux) or ENOTSUP: there is nothing to
-// flush, and failing every batch for it would only hide real failures. A file that
-// cannot be inspected is tried anyway, so a real problem is still reported.
+// syncable reports whether Sync can flush f to a disk (fsync of a pipe, socket or
+// character device fails). A file that cannot be inspected is tried anyway.
 func syncable(f *os.File) bool {
 	fi, err := f.Stat()
 	return err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket|os.ModeCharDevice) == 0
@@ -97,8 +88,7 @@ func OpenJSONL(path string, opts ...JSONLOption) (*JSONL, error) {
 	return s, nil
 }
 
-// maxPooled bounds the encode buffers kept for reuse, so one huge batch does not pin
-// its memory.
+// maxPooled bounds the encode buffers kept for reuse.
 const maxPooled = 1 << 20
 
 // Write encodes the batch and writes it in one call.
@@ -120,8 +110,7 @@ func (s *JSONL) Write(_ context.Context, recs []trace.Record) error {
 	return err
 }
 
-// writeLines writes encoded lines in one call. The Audit encodes a run's records as
-// they are added and gives them here, rather than to Write.
+// writeLines writes lines the Audit encoded as records were added, in one call.
 func (s *JSONL) writeLines(buf []byte) (err error) {
 	defer func() {
 		// A panicking writer fails this batch; the deferred unlock keeps the sink usable.
@@ -145,8 +134,7 @@ func (s *JSONL) writeLines(buf []byte) (err error) {
 	return nil
 }
 
-// Close closes the file opened by OpenJSONL (a writer given to NewJSONL is left
-// open). Writes after Close fail.
+// Close closes the file opened by OpenJSONL (not NewJSONL's writer); later writes fail.
 func (s *JSONL) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -225,10 +213,9 @@ func (m *Memory) Metrics(runID string) trace.Metrics { return m.Records().Metric
 // Verify checks the audit invariants over the records (see trace.Records.Verify).
 func (m *Memory) Verify() error { return m.Records().Verify() }
 
-// Slog is a Sink that logs every record through a log/slog logger, with any handler:
-// message "flow audit", the record's fields as attributes (the error as a group).
-// Unless Level is set, FAILED records log at Error level (Warn when retried or
-// recovered), SUSPENDED and INTERRUPTED ones at Warn, everything else at Info.
+// Slog is a Sink that logs every record through a log/slog logger, message "flow
+// audit". Unless Level is set, FAILED records log at Error (Warn when retried or
+// recovered), SUSPENDED and INTERRUPTED at Warn, the rest at Info.
 type Slog struct {
 	logger *slog.Logger
 	// Level chooses the level of a record; nil uses the default above.

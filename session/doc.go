@@ -113,12 +113,12 @@
 // Secrets should not be stored at all: keep credentials out of flow variables. What
 // must be stored can be protected three ways.
 //
-// Redaction (WithRedaction): the values of the named top-level variables are replaced by
-// a mask (DefaultMask) in every saved snapshot and their names are listed in
-// Snapshot.Redacted. Redacted values are not restored: a resumed instance does not have
-// those variables (the mask is not given to tasks as if it were the value) unless the
-// resume's updates supply them again. Redaction covers variables only, not error
-// messages, the suspend reason or values nested inside other variables.
+// Redaction (WithRedaction, WithRedactor): the snapshot is masked with a
+// redact.Redactor. The variables declared secret or under a sensitive key (password,
+// token, api_key, ...) are replaced by "***" and named in Snapshot.Redacted, and their
+// values are masked wherever they appear in other variables, the suspend reason and
+// the error messages. Redacted variables are not restored: a resumed instance does
+// not have them (the mask is not the value) unless the resume's updates supply them.
 //
 // Encryption (WithCipher, NewCipher): the body of the snapshot (variables, frontier,
 // FlowTrace, reason, errors, run id, dropped and redacted names, meta) is sealed with AES-GCM

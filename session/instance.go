@@ -87,7 +87,7 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 // dropping, which would store other maps).
 func (r *Runner) fusedVars() bool {
 	_, memory := r.store.(*MemoryStore)
-	return memory && len(r.redactKeys) == 0 && r.cipher == nil && !r.drop
+	return memory && r.redactor == nil && r.cipher == nil && !r.drop
 }
 
 // copyVars copies a checkpoint's variables (flow.WithCheckpointVars) as the
@@ -235,7 +235,7 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64)
 // MemoryStore keeps them instead of copying them. in.snap may go on reading them.
 func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
-	if r.cipher == nil && len(r.redactKeys) == 0 && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
+	if r.cipher == nil && r.redactor == nil && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
 		// Nothing to redact, seal or drop: the copy below would equal s. The stores
 		// of this package write the stamped header into s only when the save
 		// took effect, and keep no reference to it, so s itself is saved.
@@ -253,7 +253,10 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 	clear := in.clear
 	defer func() { *clear = Snapshot{} }() // keep no references
 	*clear = *s
-	clear.Vars, clear.Redacted = redact(s.Vars, r.redactKeys, r.mask)
+	clear.Redacted = nil
+	if r.redactor != nil {
+		redactSnapshot(clear, r.redactor.ForVars(s.Vars))
+	}
 	clear.Dropped = nil // what this save drops
 	for attempt := 0; ; attempt++ {
 		out := clear

@@ -7,32 +7,40 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/flowteam/flowteam/redact"
 )
 
-// DefaultMask replaces the value of a redacted variable in a saved snapshot.
-const DefaultMask = "[REDACTED]"
+// DefaultMask replaces the value of a redacted variable in a saved snapshot: the
+// mask every writer of text uses (redact.Mask).
+const DefaultMask = redact.Mask
 
-// redact returns vars with the values of keys replaced by mask, and the names it
-// masked (sorted). vars is not modified; when no key is present it is returned as is.
-func redact(vars map[string]any, keys []string, mask string) (map[string]any, []string) {
-	var names []string
-	for _, k := range keys {
-		if _, ok := vars[k]; ok {
-			names = append(names, k)
+// redactSnapshot masks s (a copy the caller owns) with red, which has learned the
+// secret values of s's variables: the variables under a sensitive key or declared
+// secret are masked whole and named in s.Redacted (sorted); in the other variables,
+// the suspend reason and the error messages, secret values and pattern matches are
+// masked where they appear. s's maps and slices are replaced, never modified.
+func redactSnapshot(s *Snapshot, red *redact.Redactor) {
+	s.Redacted = nil
+	vars := make(map[string]any, len(s.Vars))
+	for k, v := range s.Vars {
+		if red.Sensitive(k) {
+			vars[k] = redact.Mask
+			s.Redacted = append(s.Redacted, k)
+		} else {
+			vars[k] = red.Value(v)
 		}
 	}
-	if len(names) == 0 {
-		return vars, nil
+	slices.Sort(s.Redacted)
+	s.Vars = vars
+	s.Reason = red.String(s.Reason)
+	if len(s.Errors) > 0 {
+		errs := slices.Clone(s.Errors)
+		for i := range errs {
+			errs[i].Message = red.String(errs[i].Message)
+		}
+		s.Errors = errs
 	}
-	out := make(map[string]any, len(vars))
-	for k, v := range vars {
-		out[k] = v
-	}
-	for _, k := range names {
-		out[k] = mask
-	}
-	slices.Sort(names)
-	return out, names
 }
 
 // Cipher seals snapshot bodies with AES-GCM (crypto/cipher).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 )
 
 // Durability says when a Runner saves the instance.
@@ -75,8 +76,7 @@ type Runner struct {
 	eng        *flow.Engine
 	store      Store
 	durability Durability
-	redactKeys []string
-	mask       string
+	redactor   *redact.Redactor
 	cipher     *Cipher
 	ttl        time.Duration
 	drop       bool
@@ -138,15 +138,20 @@ type Option func(*Runner)
 // WithDurability sets when the instance is saved (default OnExit).
 func WithDurability(d Durability) Option { return func(r *Runner) { r.durability = d } }
 
-// WithRedaction masks the values of the given variables in every saved snapshot (and
-// lists their names in Snapshot.Redacted). Masked values are not restored: a resumed
-// instance does not have these variables unless the resume's updates supply them.
-func WithRedaction(keys ...string) Option {
-	return func(r *Runner) { r.redactKeys = append(r.redactKeys, keys...) }
+// WithRedaction declares the named variables secret and redacts every saved snapshot
+// with redact.New (see WithRedactor): their values are masked, and so are those of
+// variables under sensitive keys, wherever they appear in it.
+func WithRedaction(names ...string) Option {
+	return func(r *Runner) { r.redactor = r.redactor.With(redact.Secrets(names...)) }
 }
 
-// WithMask sets the text that replaces a redacted value (default DefaultMask).
-func WithMask(mask string) Option { return func(r *Runner) { r.mask = mask } }
+// WithRedactor redacts every saved snapshot with red: the variables under its
+// sensitive keys or declared secret are masked whole (redact.Mask) and named in
+// Snapshot.Redacted, and their values, as the other secret values and pattern
+// matches, are masked wherever they appear in the other variables, the suspend
+// reason and the error messages. Masked variables are not restored: a resumed
+// instance does not have them unless the resume's updates supply them again.
+func WithRedactor(red *redact.Redactor) Option { return func(r *Runner) { r.redactor = red } }
 
 // WithCipher encrypts the body of every saved snapshot (see Cipher) and opens sealed
 // snapshots on resume.
@@ -181,7 +186,7 @@ func WithMigration(fn MigrateFunc) Option { return func(r *Runner) { r.migrate =
 // NewRunner returns a Runner that runs the graphs registered in eng and saves them in
 // store.
 func NewRunner(eng *flow.Engine, store Store, opts ...Option) *Runner {
-	r := &Runner{eng: eng, store: store, mask: DefaultMask}
+	r := &Runner{eng: eng, store: store}
 	for _, o := range opts {
 		o(r)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/session/storetest"
 )
@@ -191,14 +193,17 @@ func TestRedaction(t *testing.T) {
 	eng, cnt := flow.NewEngine(), newCounter()
 	approvalGraph(t, eng, cnt, "Manager")
 	store := session.NewMemoryStore()
-	r := session.NewRunner(eng, store, session.WithRedaction("apiToken", "password", "absent"))
-	_, err := r.Run(ctx, "leave", flow.NewContextWith("red-1", map[string]any{"apiToken": "s3cr3t", "user": "ada"}))
+	r := session.NewRunner(eng, store, session.WithRedaction("apiToken", "password", "absent", "employee"))
+	_, err := r.Run(ctx, "leave", flow.NewContextWith("red-1", map[string]any{"apiToken": "s3cr3t", "user": "ada",
+		"employee": "Ada Lovelace", "note": "for Ada Lovelace", "db": map[string]any{"secret": "hunter22"}}))
 	require.NoError(t, err)
 	snap, err := store.Load(ctx, "red-1")
 	require.NoError(t, err)
-	assert.Equal(t, session.DefaultMask, snap.Vars["apiToken"])
-	assert.Equal(t, []string{"apiToken"}, snap.Redacted)
+	assert.Equal(t, "***", snap.Vars["apiToken"])
+	assert.Equal(t, []string{"apiToken", "employee"}, snap.Redacted)
 	assert.Equal(t, "ada", snap.Vars["user"])
+	assert.Equal(t, "for ***", snap.Vars["note"], "a secret value is masked where it is copied")
+	assert.Equal(t, map[string]any{"secret": "***"}, snap.Vars["db"], "a sensitive key at any depth")
 
 	res, err := r.Resume(ctx, "red-1", map[string]any{"approved": true})
 	require.NoError(t, err)
@@ -585,4 +590,27 @@ func TestResumeSources(t *testing.T) {
 	_, err = session.NewRunner(eng, store, session.WithSources("/b/leave.yml")).Resume(ctx, "src", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/b/leave.yml"}, sources(), "replaced")
+}
+
+// A redacted snapshot masks the secret values its suspend reason and error messages
+// quote, and a redactor's patterns, wherever they appear.
+func TestRedactorMasksReasonAndPatterns(t *testing.T) {
+	ctx := t.Context()
+	eng := flow.NewEngine()
+	s := flow.NewSpec("ask")
+	s.Start("s").LinkTo("wait")
+	s.Activity("wait").SetTask(`context.suspend("approve for " + employee + ", card 1234-5678")`).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	store := session.NewMemoryStore()
+	red := redact.New(redact.Secrets("employee"), redact.Patterns(regexp.MustCompile(`\d{4}-\d{4}`)))
+	r := session.NewRunner(eng, store, session.WithRedactor(red))
+	_, err = r.Run(ctx, "ask", flow.NewContextWith("a-1", map[string]any{"employee": "Ada Lovelace"}))
+	require.NoError(t, err)
+	snap, err := store.Load(ctx, "a-1")
+	require.NoError(t, err)
+	assert.Equal(t, "approve for ***, card ***", snap.Reason)
+	assert.Equal(t, "***", snap.Vars["employee"])
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -429,7 +430,8 @@ type runAudit struct {
 }
 
 // openRunAudit checks that the audit file can be appended to (without creating it).
-func openRunAudit(path string, stderr io.Writer) (*runAudit, error) {
+// The records are redacted with red.
+func openRunAudit(path string, stderr io.Writer, red *redact.Redactor) (*runAudit, error) {
 	file, err := openAuditFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--audit: %w", err)
@@ -437,7 +439,7 @@ func openRunAudit(path string, stderr io.Writer) (*runAudit, error) {
 	sink := interceptor.NewJSONL(file)
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	return &runAudit{file: file, sink: sink, audit: interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(),
-		interceptor.WithLogger(logger))}, nil
+		interceptor.WithLogger(logger), interceptor.WithRedactor(red))}, nil
 }
 
 // option returns the engine option that installs the audit.

@@ -62,7 +62,7 @@ func writeAuditFile(t *testing.T) (path string, runIDs []string) {
 	s.End("e")
 	g := auditGraph(t, s)
 
-	for i, vars := range []map[string]any{{}, {"bad": true}, {"wait": true}} {
+	for i, vars := range []map[string]any{{}, {"bad": true, "password": "hunter2"}, {"wait": true}} {
 		res, _ := e.EvalGraph(context.Background(), g, flow.NewContextWith([]string{"i-ok", "i-bad", "i-wait"}[i], vars))
 		runIDs = append(runIDs, res.RunID())
 	}

@@ -15,15 +15,15 @@
 // extra").
 //
 // Run "flowteam COMMAND -h" for the flags of a command. A flag that takes a value may be
-// given once; --set, --file and --redact repeat. Exit codes: 0 the command
+// given once; --set, --file, --redact and --redact-pattern repeat. Exit codes: 0 the command
 // succeeded (for run and resume: the run completed, was suspended or was stopped), 1
 // the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
 // (run --store: the instance exists already; resume: another process resumed it
 // first, it is running, or it completed).
 //
 // run --store records how the instance is run with it (its --durability, --steps,
-// --redact names and --ttl), and each resume runs it the same way: a flag given to
-// resume replaces the recorded setting (--redact adds names), and is recorded in turn
+// --redact names and patterns and --ttl), and each resume runs it the same way: a flag
+// given to resume replaces the recorded setting (--redact adds), and is recorded in turn
 // for later resumes. A step limit guards one evaluation against a loop that does not
 // end, so it counts the steps of the run, or of one resume, not the instance's total:
 // an instance resumed many times over its life is not stopped for having lived long,
@@ -115,7 +115,8 @@ Commands:
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
   help      print this help, or with a command its help (flowteam help run)
 
-A flag that takes a value may be given once; --set, --file and --redact repeat.
+A flag that takes a value may be given once; --set, --file, --redact and
+--redact-pattern repeat.
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
 2 bad input (usage, unreadable or invalid definition), 3 conflict (run --store,

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
-	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/redact"
 )
 
 // runOutput is what "flowteam run" prints: with --output json, exactly this object.
@@ -42,10 +42,9 @@ type runError struct {
 	Message string `json:"message"`
 }
 
-// newRunOutput builds the output of a run's result with its variables vars, the
-// values of those named in masked replaced by session.DefaultMask (--redact): the user
-// said they are secrets, and the output often lands in a log.
-func newRunOutput(res *flow.Result, vars map[string]any, masked []string) *runOutput {
+// newRunOutput builds the output of a run's result with its variables vars, redacted
+// with red (see redactOutput): the output often lands in a log.
+func newRunOutput(res *flow.Result, vars map[string]any, red *redact.Redactor) *runOutput {
 	out := &runOutput{
 		Instance: res.Instance, Graph: res.Graph, Status: string(res.Status), Steps: res.Steps,
 		Vars: make(map[string]any, len(vars)), Last: res.Last(),
@@ -68,11 +67,6 @@ func newRunOutput(res *flow.Result, vars map[string]any, masked []string) *runOu
 		}
 	}
 	slices.Sort(out.Unprintable)
-	for _, k := range masked {
-		if _, ok := out.Vars[k]; ok {
-			out.Vars[k] = session.DefaultMask
-		}
-	}
 	if res.Status == flow.StatusSuspended {
 		out.Reason = &res.Reason
 	}
@@ -86,6 +80,7 @@ func newRunOutput(res *flow.Result, vars map[string]any, masked []string) *runOu
 	if res.Err != nil {
 		out.Error = newRunError(res.Err)
 	}
+	out.redactOutput(red, vars)
 	return out
 }
 

@@ -133,7 +133,11 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	}
 	var engOpts []flow.Option
 	if cfg.audit != "" {
-		ra, err := openRunAudit(cfg.audit, stderr)
+		red, err := resumeRedactor(&cfg.store, snap)
+		if err != nil {
+			return fail(exitUsage, err)
+		}
+		ra, err := openRunAudit(cfg.audit, stderr, red)
 		if err != nil {
 			return fail(exitUsage, err)
 		}
@@ -167,6 +171,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		// --redact adds names: a secret supplied again with --set must not be
 		// saved in clear because the flag was not repeated.
 		st.addRedact(rec.redact...)
+		st.addPatterns(rec.patterns...)
 		st.other = rec.other
 	}
 	r, err := cfg.store.runner(eng, store, sources, st)
@@ -195,7 +200,11 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam resume: %v\n", err) // the outcome could not be saved
 		code = exitFail
 	}
-	out := newRunOutput(res.Result, res.Context.Vars(), st.redact)
+	red, err := st.redactor()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	out := newRunOutput(res.Result, res.Context.Vars(), red)
 	if cfg.output == "json" {
 		err = out.writeJSON(stdout)
 	} else {
@@ -289,10 +298,10 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	cfg.keepTTL = !flagGiven(fs, "ttl")
 	cfg.keepDurability = !flagGiven(fs, "durability")
 	cfg.keepSteps = !flagGiven(fs, "steps")
-	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact"); err != nil {
+	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact", "redact-pattern"); err != nil {
 		return cfg, false, err
 	}
-	if _, err := redactKeys(cfg.store.redact); err != nil {
+	if _, err := cfg.store.redactor(); err != nil {
 		return cfg, false, err
 	}
 	switch {

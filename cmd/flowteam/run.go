@@ -44,8 +44,11 @@ Flags:
   --store DSN       save the instance in a session store (memory:, file:DIR or
                     redis://HOST:PORT/DB; "flowteam resume -h" tells more) under
                     --instance, which must not exist yet (else exit 3)
-  --durability M, --ttl DURATION, --redact KEYS
+  --durability M, --ttl DURATION
                     how the instance is saved, as for resume (with --store only)
+  --redact KEYS, --redact-pattern RE
+                    mask secrets in the output, the audit and the store, as for
+                    resume
 
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
@@ -102,7 +105,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	var engOpts []flow.Option
 	if cfg.audit != "" {
-		ra, err := openRunAudit(cfg.audit, stderr)
+		red, err := cfg.store.redactor()
+		if err != nil {
+			return fail(exitUsage, err)
+		}
+		ra, err := openRunAudit(cfg.audit, stderr, red)
 		if err != nil {
 			return fail(exitUsage, err)
 		}
@@ -135,8 +142,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	masked, _ := redactKeys(cfg.store.redact) // eval has checked them
-	out := newRunOutput(res, fc.Vars(), masked)
+	red, err := cfg.store.redactor()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	out := newRunOutput(res, fc.Vars(), red)
 	if cfg.output == "json" {
 		err = out.writeJSON(stdout)
 	} else {
@@ -171,16 +181,16 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	}
 	cfg.files = files
 	cfg.sets = sets
-	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability", "redact"); err != nil {
+	if err := checkNotEmpty(fs, "graph", "vars", "instance", "audit", "store", "durability", "redact", "redact-pattern"); err != nil {
 		return cfg, false, err
 	}
-	if _, err := redactKeys(cfg.store.redact); err != nil {
+	if _, err := cfg.store.redactor(); err != nil {
 		return cfg, false, err
 	}
 	if cfg.store.dsn == "" {
-		// Without a store they would be ignored: a user who asked for values to be
-		// masked, or for a save per node, would think they were.
-		for _, name := range []string{"durability", "ttl", "redact"} {
+		// Without a store they would be ignored: a user who asked for a save per node
+		// would think there was one.
+		for _, name := range []string{"durability", "ttl"} {
 			if flagGiven(fs, name) {
 				return cfg, false, fmt.Errorf("--%s applies with --store only", name)
 			}

@@ -46,6 +46,7 @@ type storeFlags struct {
 	durability string
 	ttl        time.Duration
 	redact     setFlag // repeatable, each comma-separated
+	patterns   setFlag // --redact-pattern, repeatable
 }
 
 const storeFlagsUsage = `  --durability M       on-exit (save when the run ends; run's default) or per-node
@@ -55,11 +56,17 @@ const storeFlagsUsage = `  --durability M       on-exit (save when the run ends;
                        within DURATION (e.g. 720h; 0: the store's own, a redis
                        DSN's ttl= or none); resume keeps the instance's unless
                        --ttl or a DSN's ttl= is given
-  --redact KEYS        comma-separated variables whose values are masked in the
-                       store and the output (repeatable), also ones a task sets
-                       only later; they are not restored: supply them again with
-                       --set; resume masks the instance's again, --redact or not,
-                       and adds these
+  --redact KEYS        comma-separated variables declared secret (repeatable): their
+                       values are masked as *** in the store, the output and the
+                       audit, also where other text quotes them (a suspend reason);
+                       the output and the audit always mask the variables under
+                       sensitive keys (password, token, api_key, ...), the store
+                       too once --redact or --redact-pattern is given; masked
+                       variables are not restored: supply them again with --set;
+                       resume masks the instance's again, --redact or not, and
+                       adds these
+  --redact-pattern RE  also mask every match of the regular expression RE
+                       (repeatable; recorded with the instance as --redact is)
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
@@ -67,6 +74,7 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.durability, "durability", "on-exit", "")
 	fs.DurationVar(&s.ttl, "ttl", 0, "")
 	fs.Var(&s.redact, "redact", "")
+	fs.Var(&s.patterns, "redact-pattern", "")
 }
 
 // openStore opens the store a DSN names. close releases it. Its errors show the DSN
@@ -248,6 +256,8 @@ type settings struct {
 	// whether or not such a variable exists (Snapshot.Redacted names only those
 	// masked): one that a task sets after a resume must be masked too.
 	redact []string
+	// patterns are the --redact-pattern expressions, sorted, each once.
+	patterns []string
 	// other are the meta entries that are not the command's (another program's),
 	// kept as they are: the Runner saves the entries it is given in place of the
 	// instance's.
@@ -270,6 +280,9 @@ func (st settings) meta() []string {
 	}
 	for _, k := range st.redact {
 		m = append(m, metaRedact+"="+k)
+	}
+	for _, p := range st.patterns {
+		m = append(m, metaRedactPattern+"="+p)
 	}
 	return append(m, st.other...)
 }
@@ -308,6 +321,8 @@ func recordedSettings(snap *session.Snapshot) (settings, error) {
 			st.steps = n
 		case metaRedact:
 			st.addRedact(value)
+		case metaRedactPattern:
+			st.addPatterns(value)
 		default:
 			st.other = append(st.other, e)
 		}
@@ -327,6 +342,7 @@ func (s *storeFlags) settings(steps int) (settings, error) {
 	}
 	st := settings{durability: d, steps: steps}
 	st.addRedact(keys...)
+	st.addPatterns(s.patterns...)
 	return st, nil
 }
 
@@ -342,8 +358,12 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []str
 	if s.ttl > 0 {
 		opts = append(opts, session.WithExpiry(s.ttl))
 	}
-	if len(st.redact) > 0 {
-		opts = append(opts, session.WithRedaction(st.redact...))
+	if st.redacts() {
+		red, err := st.redactor()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, session.WithRedactor(red))
 	}
 	c, err := cipherFromEnv()
 	if err != nil {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
+	"github.com/flowteam/flowteam/session"
+)
+
+// metaRedactPattern names the Snapshot.Meta entries that record the --redact-pattern
+// expressions, one entry each.
+const metaRedactPattern = "redact-pattern"
+
+// newRedactor returns the one Redactor of a command's output, audit and store: the
+// default sensitive keys, the variables named secret and the patterns.
+func newRedactor(names, patterns []string) (*redact.Redactor, error) {
+	res := make([]*regexp.Regexp, 0, len(patterns))
+	for _, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--redact-pattern %q: %w", p, err)
+		}
+		if re.MatchString("") {
+			// It would put a mask between every two characters of every text.
+			return nil, fmt.Errorf("--redact-pattern %q matches the empty text", p)
+		}
+		res = append(res, re)
+	}
+	return redact.New(redact.Secrets(names...), redact.Patterns(res...)), nil
+}
+
+// redactor returns the Redactor these flags give (names and patterns).
+func (s *storeFlags) redactor() (*redact.Redactor, error) {
+	names, err := redactKeys(s.redact)
+	if err != nil {
+		return nil, err
+	}
+	return newRedactor(names, s.patterns)
+}
+
+// redactor returns the Redactor of st.
+func (st settings) redactor() (*redact.Redactor, error) { return newRedactor(st.redact, st.patterns) }
+
+// redacts reports whether st asks for the stored snapshots to be redacted. Without
+// --redact or --redact-pattern a snapshot is stored whole, so that a resume has every
+// variable back; the output and the audit are redacted by key all the same.
+func (st settings) redacts() bool { return len(st.redact) > 0 || len(st.patterns) > 0 }
+
+// addPatterns adds expressions to st.patterns.
+func (st *settings) addPatterns(patterns ...string) {
+	st.patterns = append(st.patterns, patterns...)
+	slices.Sort(st.patterns)
+	st.patterns = slices.Compact(st.patterns)
+}
+
+// resumeRedactor returns the Redactor of a resume of snap: the flags' names and
+// patterns and those recorded with the instance.
+func resumeRedactor(s *storeFlags, snap *session.Snapshot) (*redact.Redactor, error) {
+	st, err := s.settings(0)
+	if err != nil {
+		return nil, err
+	}
+	if opened := openedSnapshot(snap); opened != nil {
+		if rec, err := recordedSettings(opened); err == nil { // a bad one is reported later
+			st.addRedact(rec.redact...)
+			st.addPatterns(rec.patterns...)
+		}
+	}
+	return st.redactor()
+}
+
+// redactOutput masks o, the output of a run whose variables were vars: the variables
+// under a sensitive key or named secret whole, and the secret values and pattern
+// matches wherever they appear in the other variables, the suspend reason and the
+// error messages.
+func (o *runOutput) redactOutput(red *redact.Redactor, vars map[string]any) {
+	red = red.ForVars(vars)
+	for k, v := range o.Vars {
+		if red.Sensitive(k) {
+			o.Vars[k] = redact.Mask
+		} else {
+			o.Vars[k] = red.Value(v)
+		}
+	}
+	if o.Reason != nil {
+		r := red.String(*o.Reason)
+		o.Reason = &r
+	}
+	if o.Error != nil {
+		o.Error.Message = red.String(o.Error.Message)
+	}
+	errs := make([]flow.ExecutionError, len(o.Errors))
+	for i, e := range o.Errors {
+		e.Error.Message = red.String(e.Error.Message)
+		e.Fallback = red.Map(e.Fallback)
+		errs[i] = e
+	}
+	o.Errors = errs
+}
