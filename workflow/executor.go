@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
@@ -21,6 +22,7 @@ type Executor struct {
 	repo     Repository
 	now      func() time.Time
 	maxSteps int
+	hashes   sync.Map // *flow.Graph -> its Hash, which costs a SHA-256 of the definition
 }
 
 // Option configures an Executor.
@@ -117,7 +119,11 @@ func (op *op) save() error {
 	default:
 		op.inst.Status = Running
 	}
-	op.inst.Hash = op.g.Hash()
+	h, ok := op.x.hashes.Load(op.g)
+	if !ok {
+		h, _ = op.x.hashes.LoadOrStore(op.g, op.g.Hash())
+	}
+	op.inst.Hash = h.(string)
 	return op.x.repo.Save(op.ctx, op.inst)
 }
 

@@ -12,12 +12,14 @@ import (
 	"github.com/flowteam/flowteam/workflow"
 )
 
-// repositories are the three repositories every behaviour test runs on.
+// repositories are the repositories every behaviour test runs on: the memory one and
+// the session stores (memory, file, Redis).
 var repositories = []struct {
 	name string
 	open func(t *testing.T) workflow.Repository
 }{
 	{"memory", func(*testing.T) workflow.Repository { return workflow.NewMemoryRepository() }},
+	{"session-memory", func(*testing.T) workflow.Repository { return workflow.NewStoreRepository(session.NewMemoryStore()) }},
 	{"file", func(t *testing.T) workflow.Repository {
 		fs, err := session.NewFileStore(t.TempDir())
 		require.NoError(t, err)

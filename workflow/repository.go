@@ -1,9 +1,7 @@
 package workflow
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -66,19 +64,8 @@ type StoreRepository struct {
 // NewStoreRepository returns a Repository on store.
 func NewStoreRepository(store session.Store) *StoreRepository { return &StoreRepository{store: store} }
 
-// NewMemoryRepository returns a Repository on a new session.MemoryStore.
-func NewMemoryRepository() *StoreRepository {
-	return NewStoreRepository(session.NewMemoryStore())
-}
-
-// stateVar is the snapshot variable that holds the workflow document.
+// stateVar is the snapshot variable that holds the task states and the history.
 const stateVar = "$workflow"
-
-// document is what stateVar holds.
-type document struct {
-	States  map[string]TaskState `json:"states,omitempty"`
-	History []Entry              `json:"history,omitempty"`
-}
 
 // Load reads the instance from its snapshot.
 func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error) {
@@ -87,7 +74,8 @@ func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error
 		return nil, err
 	}
 	inst := &Instance{ID: snap.Instance, Graph: snap.Graph, Hash: snap.Hash, Version: snap.Version,
-		Created: snap.Created, Updated: snap.Updated, Vars: make(map[string]any, len(snap.Vars))}
+		Created: snap.Created, Updated: snap.Updated, Vars: make(map[string]any, len(snap.Vars)),
+		States: map[string]TaskState{}}
 	switch snap.Status {
 	case session.StatusCompleted:
 		inst.Status = Done
@@ -96,37 +84,23 @@ func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error
 	default:
 		inst.Status = Running
 	}
-	var doc document
 	for k, v := range snap.Vars {
 		if k != stateVar {
 			inst.Vars[k] = v
 			continue
 		}
-		if err := convert(v, &doc); err != nil {
-			return nil, fmt.Errorf("%w: instance %q: workflow state: %v", session.ErrCorrupt, id, err)
+		if err := readDocument(v, inst); err != nil {
+			return nil, fmt.Errorf("%w: instance %q: variable %s: %v", session.ErrCorrupt, id, stateVar, err)
 		}
-		for i := range doc.History {
-			for k, v := range doc.History[i].Vars {
-				doc.History[i].Vars[k] = numbers(v)
-			}
-		}
-	}
-	inst.States, inst.History = doc.States, doc.History
-	if inst.States == nil {
-		inst.States = map[string]TaskState{}
 	}
 	return inst, nil
 }
 
 // Save writes the instance as a snapshot, expecting inst.Version.
 func (r *StoreRepository) Save(ctx context.Context, inst *Instance) error {
-	var doc any
-	if err := convert(document{States: inst.States, History: inst.History}, &doc); err != nil {
-		return fmt.Errorf("workflow: save of %q: %w", inst.ID, err)
-	}
 	vars := make(map[string]any, len(inst.Vars)+1)
 	maps.Copy(vars, inst.Vars)
-	vars[stateVar] = numbers(doc)
+	vars[stateVar] = writeDocument(inst)
 	status := session.StatusSuspended
 	switch inst.Status {
 	case Done:
@@ -144,37 +118,71 @@ func (r *StoreRepository) Save(ctx context.Context, inst *Instance) error {
 	return err
 }
 
-// convert copies v into out through JSON, so the stored form is plain JSON data.
-// Numbers in untyped values come out as json.Number (see numbers).
-func convert(v, out any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+// writeDocument is the stateVar value of inst: plain JSON data, built by hand (a
+// JSON round trip per save cost more than the rest of a submit).
+func writeDocument(inst *Instance) map[string]any {
+	states := make(map[string]any, len(inst.States))
+	for k, v := range inst.States {
+		states[k] = string(v)
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	return d.Decode(out)
+	history := make([]any, len(inst.History))
+	for i, e := range inst.History {
+		m := map[string]any{"node": e.Node, "action": string(e.Action), "time": e.Time.UTC().Format(time.RFC3339Nano)}
+		if len(e.Actor) > 0 {
+			actor := make(map[string]any, len(e.Actor))
+			for k, v := range e.Actor {
+				actor[k] = v
+			}
+			m["actor"] = actor
+		}
+		if len(e.Vars) > 0 {
+			m["vars"] = e.Vars
+		}
+		if e.Comment != "" {
+			m["comment"] = e.Comment
+		}
+		history[i] = m
+	}
+	return map[string]any{"states": states, "history": history}
 }
 
-// numbers turns the json.Numbers in v into int64 when integral and float64
-// otherwise, as session.Decode reads variables, so a history entry's variables
-// read as the instance's do.
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
+// readDocument reads a stateVar value into inst.
+func readDocument(v any, inst *Instance) error {
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("not an object but %T", v)
 	}
-	return v
+	states, _ := doc["states"].(map[string]any)
+	for k, s := range states {
+		str, _ := s.(string)
+		inst.States[k] = TaskState(str)
+	}
+	history, _ := doc["history"].([]any)
+	inst.History = make([]Entry, 0, len(history))
+	for _, h := range history {
+		m, ok := h.(map[string]any)
+		if !ok {
+			return fmt.Errorf("history entry is %T, not an object", h)
+		}
+		e := Entry{}
+		e.Node, _ = m["node"].(string)
+		action, _ := m["action"].(string)
+		e.Action = Action(action)
+		e.Comment, _ = m["comment"].(string)
+		e.Vars, _ = m["vars"].(map[string]any)
+		if t, _ := m["time"].(string); t != "" {
+			var err error
+			if e.Time, err = time.Parse(time.RFC3339Nano, t); err != nil {
+				return fmt.Errorf("history entry time: %v", err)
+			}
+		}
+		if a, ok := m["actor"].(map[string]any); ok {
+			e.Actor = make(Actor, len(a))
+			for k, v := range a {
+				e.Actor[k], _ = v.(string)
+			}
+		}
+		inst.History = append(inst.History, e)
+	}
+	return nil
 }

@@ -56,12 +56,22 @@ func (x *Executor) submit(ctx context.Context, graphID, instanceID string, s Sub
 	}
 	op.inst.Vars = op.fc.Vars()
 	op.inst.History = append(op.inst.History, Entry{Node: s.Node, Action: action, Actor: maps.Clone(s.Actor),
-		Time: x.now().UTC(), Vars: maps.Clone(s.Vars), Comment: s.Comment})
+		Time: x.now().UTC(), Vars: cloneVars(s.Vars), Comment: s.Comment})
 	if err := op.save(); err != nil {
 		return nil, err
 	}
 	return &Outcome{Instance: instanceID, Graph: graphID, Node: s.Node, Action: action,
 		Status: op.inst.Status, Version: op.inst.Version}, nil
+}
+
+// cloneVars copies a submit's variables for its history entry, numbers as the
+// stores read them back.
+func cloneVars(vars map[string]any) map[string]any {
+	if len(vars) == 0 {
+		return nil
+	}
+	c, _ := cloneValue(map[string]any(vars)).(map[string]any)
+	return c
 }
 
 // permit checks the controller for the action.
