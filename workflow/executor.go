@@ -23,6 +23,7 @@ type Executor struct {
 	now      func() time.Time
 	maxSteps int
 	hashes   sync.Map // *flow.Graph -> its Hash, which costs a SHA-256 of the definition
+	observe  func(context.Context, Event)
 }
 
 // Option configures an Executor.
@@ -156,6 +157,9 @@ func (x *Executor) ClaimTask(ctx context.Context, graphID, instanceID string, ac
 		if err != nil {
 			return nil, err
 		}
+		if op.inst.Status == Stopped {
+			return nil, nil // nothing moves until a restart
+		}
 		before := maps.Clone(op.inst.States)
 		setVars(op, vars)
 		w, err := op.walk(modeClaim)
@@ -163,6 +167,7 @@ func (x *Executor) ClaimTask(ctx context.Context, graphID, instanceID string, ac
 			return nil, err
 		}
 		if op.inst.Version > 0 && len(vars) == 0 && maps.Equal(before, op.inst.States) {
+			x.claimed(ctx, op, w.found)
 			return w.found, nil
 		}
 		op.inst.Vars = op.fc.Vars()
@@ -173,7 +178,16 @@ func (x *Executor) ClaimTask(ctx context.Context, graphID, instanceID string, ac
 		if err != nil {
 			return nil, err
 		}
+		x.claimed(ctx, op, w.found)
 		return w.found, nil
+	}
+}
+
+// claimed tells the observer about a claim that found a task.
+func (x *Executor) claimed(ctx context.Context, op *op, t *Task) {
+	if t != nil {
+		x.emit(ctx, Event{Kind: "claim", Instance: op.inst.ID, Graph: op.g.ID, Node: t.ID(), Actor: op.actor,
+			Status: op.inst.Status, Version: op.inst.Version})
 	}
 }
 

@@ -60,6 +60,8 @@ func (x *Executor) submit(ctx context.Context, graphID, instanceID string, s Sub
 	if err := op.save(); err != nil {
 		return nil, err
 	}
+	x.emit(ctx, Event{Kind: "submit", Instance: instanceID, Graph: graphID, Node: s.Node, Action: action, Actor: s.Actor,
+		Status: op.inst.Status, Version: op.inst.Version})
 	return &Outcome{Instance: instanceID, Graph: graphID, Node: s.Node, Action: action,
 		Status: op.inst.Status, Version: op.inst.Version}, nil
 }

@@ -11,7 +11,7 @@ import (
 type mode uint8
 
 const (
-	modeFind    mode = iota // the first task that waits for someone; changes nothing
+	modeFind    mode = iota // the first task that waits for someone, or the terminated one; changes nothing
 	modeNext                // every task that waits for someone; changes nothing
 	modeClaim               // completes auto nodes, makes the first task the actor may operate waiting
 	modeAdvance             // completes auto nodes only
@@ -32,7 +32,7 @@ type walker struct {
 	mode  mode
 	found *Task
 	tasks []Task
-	// halted ends the whole walk: a task was found (find, claim) or terminated.
+	// halted ends the whole walk: a task was claimed or terminated.
 	halted     bool
 	terminated bool
 	blocked    bool // some branch waits for someone
@@ -166,7 +166,11 @@ func (w *walker) visit(n *flow.Node, depth int) (bool, error) {
 			w.found, w.halted = op.task(n, Waiting), true
 		}
 	case modeFind:
-		w.found, w.halted = op.task(n, st), true
+		// The first task is where the instance stands; the walk goes on, as a
+		// terminated task in a later branch stops the whole instance.
+		if w.found == nil {
+			w.found = op.task(n, st)
+		}
 	case modeNext:
 		if st == Unknown && ctrl.Operable(op.actor, n) {
 			st = Waiting
