@@ -37,7 +37,14 @@
 //
 // StoreRepository keeps an instance as a session snapshot in any session.Store
 // (memory, file, Redis), with its version check: of two submits of one task at
-// the same moment one wins and the other gets ErrConflict. Graphs with cycles
-// cannot be walked this way (a completed task is never run again): send work back
-// with the back action instead. Loop nodes are not supported.
+// the same moment one wins and the other gets ErrConflict. MemoryRepository does the
+// same in this process, without encoding. WithObserver reports every claim and
+// submit, for an audit trail.
+//
+// # Limits
+//
+// Graphs with cycles cannot be walked this way (a completed task is never run
+// again): send work back with the back action instead. Loop nodes are not
+// supported. A sub-graph called from two nodes shares its task states, which are
+// keyed "graph:node" as in Solon.
 package workflow
