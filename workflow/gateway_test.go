@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -153,4 +154,54 @@ func TestBackPassesAutomaticNodes(t *testing.T) {
 	}
 	assert.Equal(t, []string{"submit:file:forward", "claim:lead:", "submit:lead:back", "submit:file:forward"}, kinds)
 	assert.Equal(t, workflow.As("actor", "lead"), events[2].Actor)
+}
+
+// Claims of two branches at once both land: a claim that lost the race with the
+// other loads the instance again.
+func TestConcurrentClaimsOfTwoBranches(t *testing.T) {
+	eachRepository(t, func(t *testing.T, repo workflow.Repository) {
+		ctx := context.Background()
+		g, err := flow.LoadGraph("g.yml", []byte(parallelYML))
+		require.NoError(t, err)
+		eng := flow.NewEngine()
+		require.NoError(t, eng.Register(g))
+		x := workflow.NewExecutor(eng, workflow.NewActorController(), repo)
+		forward(t, x, "par", "cc", "a", "x")
+		got := make(chan string, 2)
+		for _, who := range []string{"y", "z"} {
+			go func() {
+				task, err := x.ClaimTask(ctx, "par", "cc", workflow.As("actor", who), nil)
+				if err != nil || task == nil {
+					got <- fmt.Sprint(err)
+					return
+				}
+				got <- task.ID()
+			}()
+		}
+		ids := []string{<-got, <-got}
+		assert.ElementsMatch(t, []string{"b1", "b2"}, ids)
+		for _, n := range []string{"b1", "b2"} {
+			st, err := x.State(ctx, "par", "cc", n)
+			require.NoError(t, err)
+			assert.Equal(t, workflow.Waiting, st, n)
+		}
+	})
+}
+
+// A graph that cycles back over completed tasks is an error, not a walk without end.
+func TestCycleIsAnError(t *testing.T) {
+	x := executorFor(t, `id: cyc
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, meta: {actor: x}, link: g}
+  - id: g
+    type: exclusive
+    link:
+      - {nextId: a, when: "again == true"}
+      - {nextId: e}
+  - {id: e, type: end}
+`, workflow.WithMaxSteps(50))
+	_, err := x.SubmitTask(context.Background(), "cyc", "c", workflow.Submit{Node: "a", Action: workflow.Forward,
+		Actor: workflow.As("actor", "x"), Vars: map[string]any{"again": true}})
+	require.ErrorContains(t, err, "a cycle through completed tasks")
 }
