@@ -15,6 +15,10 @@ var (
 	// ErrNotWaiting: SubmitTaskIfWaiting found the task not waiting. It wraps
 	// ErrConflict: the task was taken, or was never there to take.
 	ErrNotWaiting = fmt.Errorf("task is not waiting: %w", ErrConflict)
+	// ErrNotActive: a person (not an administrator) submitted forward or back for a
+	// task the instance does not wait on: one already done, or not reached yet. It
+	// wraps ErrConflict.
+	ErrNotActive = fmt.Errorf("task is not active: %w", ErrConflict)
 	// ErrTerminated: the instance is terminated; only a restart moves it. It wraps
 	// ErrConflict.
 	ErrTerminated = fmt.Errorf("instance is terminated: %w", ErrConflict)

@@ -11,7 +11,9 @@ import (
 // SubmitTask applies s to the instance and saves it, appending s to the history.
 // Forward and back need an actor who may operate the node; forward_jump, back_jump,
 // restart and terminate need an administrator (else an error wrapping
-// ErrNotPermitted names the actor and the node). A terminated instance takes only a
+// ErrNotPermitted names the actor and the node). A person may forward or send back
+// only a task the instance waits on (else ErrNotActive); an administrator may
+// forward any, as in Solon. A terminated instance takes only a
 // restart (else ErrTerminated). The change is all or nothing: a script that fails
 // (a *TaskError), or a jump that does not reach its target (ErrNotReached), saves
 // nothing. Of two submits that loaded the same version, the second to save gets an
@@ -50,6 +52,9 @@ func (x *Executor) submit(ctx context.Context, graphID, instanceID string, s Sub
 	if op.inst.Status == Stopped && action != Restart {
 		return nil, fmt.Errorf("instance %q: %w", instanceID, ErrTerminated)
 	}
+	if err := op.active(action, n); err != nil {
+		return nil, err
+	}
 	setVars(op, s.Vars)
 	if err := op.apply(action, n); err != nil {
 		return nil, err
@@ -74,6 +79,25 @@ func cloneVars(vars map[string]any) map[string]any {
 	}
 	c, _ := cloneValue(map[string]any(vars)).(map[string]any)
 	return c
+}
+
+// active checks that a person's forward or back is for a task the instance waits on:
+// Solon lets anyone forward a task not reached yet, completing it in advance, or one
+// done already, running its script again. An administrator still may, as in Solon.
+func (op *op) active(action Action, n *flow.Node) error {
+	if action.needsAdmin() || op.x.ctrl.Admin(op.actor) {
+		return nil
+	}
+	w, err := op.walk(modeNext)
+	if err != nil {
+		return err
+	}
+	for _, t := range w.tasks {
+		if t.Node == n {
+			return nil
+		}
+	}
+	return fmt.Errorf("instance %q, node %q: %w (the instance does not wait on it)", op.inst.ID, n.ID, ErrNotActive)
 }
 
 // permit checks the controller for the action.

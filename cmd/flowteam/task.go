@@ -38,7 +38,8 @@ claim or submit of an unknown instance creates it.
   submit   apply an action to a node's task: forward (complete it), back (send it
            to the step before), forward_jump and back_jump (move to the node),
            restart (clear every task), terminate (stop until a restart);
-           forward and back need the node's actor, the others an administrator
+           forward and back need the node's actor and a task the instance
+           waits on, the others an administrator
   history  every submit of the instance: node, action, actor, time, variables,
            comment
 
@@ -68,8 +69,9 @@ submit: {"instance","graph","node","action","status"}; history:
 
 Exit codes: 0 done; 1 a script or condition failed; 2 bad input (usage, unknown
 graph, node, action or instance); 3 conflict (another submit saved the instance
-first, --if-waiting on a task that is not waiting, a terminated instance);
-4 not permitted (the controller refused the actor).
+first, --if-waiting on a task that is not waiting, forward or back of a task the
+instance does not wait on, a terminated instance); 4 not permitted (the
+controller refused the actor).
 `
 
 // taskConfig is the parsed command line of "flowteam task".
