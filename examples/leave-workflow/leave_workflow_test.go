@@ -90,6 +90,8 @@ func TestLeaveWorkflowFromTheCommandLine(t *testing.T) {
 
 			code, _ := task(t, dsn, "submit", "--actor", "employee", "--node", "lead", "--action", "forward")
 			assert.Equal(t, 4, code, "the employee may not approve")
+			code, _ = task(t, dsn, "submit", "--actor", "director", "--node", "director", "--action", "forward")
+			assert.Equal(t, 3, code, "the director may not approve before the lead")
 
 			assert.Equal(t, "lead", nodeOf(ok("claim", "--actor", "lead")))
 			ok("submit", "--actor", "lead", "--node", "lead", "--action", "back", "--comment", "which dates?")
