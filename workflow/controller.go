@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -18,6 +19,14 @@ type Controller interface {
 	// Admin reports whether a may operate every node and submit the actions that
 	// move an instance out of order: forward_jump, back_jump, restart, terminate.
 	Admin(a Actor) bool
+}
+
+// Named is a Controller that names its rules. The executor records the name with a
+// new instance and refuses a call whose controller has another name: a claim with
+// other actor keys would take every node for one that moves on by itself, and
+// complete it.
+type Named interface {
+	Name() string
 }
 
 // ActorController lets the actor operate a node whose meta value for one of Keys
@@ -50,6 +59,9 @@ func (c *ActorController) keys() []string {
 	}
 	return c.Keys
 }
+
+// Name is "actor:" and the keys, comma-separated (administrators may differ per call).
+func (c *ActorController) Name() string { return "actor:" + strings.Join(c.keys(), ",") }
 
 // Auto reports whether n has none of the keys in its meta (an end node always
 // moves on).
@@ -91,6 +103,9 @@ func (c *ActorController) Admin(a Actor) bool {
 // submit any action (it checks no identity).
 type BlockController struct{}
 
+// Name is "block".
+func (BlockController) Name() string { return "block" }
+
 // Auto reports whether n is not an activity.
 func (BlockController) Auto(n *flow.Node) bool { return n.Type != flow.Activity }
 
@@ -103,6 +118,9 @@ func (BlockController) Admin(Actor) bool { return true }
 // NotBlockController lets every node move on by itself: a claim runs the instance
 // to its end (or to a task that stops it).
 type NotBlockController struct{}
+
+// Name is "not-block".
+func (NotBlockController) Name() string { return "not-block" }
 
 // Auto is always true.
 func (NotBlockController) Auto(*flow.Node) bool { return true }

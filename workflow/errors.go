@@ -33,6 +33,9 @@ var (
 	// ErrNotReached: a jump did not reach its target node (it is not ahead of, or
 	// behind, where the instance stands).
 	ErrNotReached = errors.New("target node not reached")
+	// ErrWrongController: the instance was created with a controller of another name
+	// (Named), such as other actor keys.
+	ErrWrongController = errors.New("instance was created with another controller")
 	// ErrWrongGraph: the instance belongs to another graph.
 	ErrWrongGraph = errors.New("instance belongs to another graph")
 )

@@ -97,13 +97,23 @@ func (x *Executor) open(ctx context.Context, graphID, id string, actor Actor, cr
 	inst, err := x.repo.Load(ctx, id)
 	switch {
 	case errors.Is(err, ErrNotFound) && create:
-		inst = &Instance{ID: id, Graph: graphID, Status: Running, States: map[string]TaskState{}, Vars: map[string]any{}}
+		inst = &Instance{ID: id, Graph: graphID, Status: Running, Controller: x.ctrlName(),
+			States: map[string]TaskState{}, Vars: map[string]any{}}
 	case err != nil:
 		return nil, err
 	case inst.Graph != graphID:
 		return nil, fmt.Errorf("instance %q: %w %q, not %q", id, ErrWrongGraph, inst.Graph, graphID)
+	case inst.Controller != "" && inst.Controller != x.ctrlName():
+		return nil, fmt.Errorf("instance %q: %w: %q, not %q", id, ErrWrongController, inst.Controller, x.ctrlName())
 	}
 	return &op{x: x, ctx: ctx, g: g, inst: inst, fc: flow.NewContextWith(id, inst.Vars), actor: actor}, nil
+}
+
+func (x *Executor) ctrlName() string {
+	if n, ok := x.ctrl.(Named); ok {
+		return n.Name()
+	}
+	return ""
 }
 
 // save stores the instance with its status as a find walk sees it.

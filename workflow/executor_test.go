@@ -346,3 +346,20 @@ func TestConcurrentSubmitsOneWins(t *testing.T) {
 		assert.True(t, errors.Is(err, workflow.ErrConflict))
 	})
 }
+
+// An instance keeps the controller it was created with: a claim with other actor
+// keys would take every node for one that moves on by itself.
+func TestInstanceKeepsItsController(t *testing.T) {
+	eachRepository(t, func(t *testing.T, repo workflow.Repository) {
+		eng := engine(t, nil)
+		byRole := workflow.NewExecutor(eng, workflow.NewActorController("role"), repo)
+		claim(t, byRole, "test2", "k", workflow.As("role", "employee"))
+		byActor := workflow.NewExecutor(eng, workflow.NewActorController(), repo)
+		_, err := byActor.ClaimTask(context.Background(), "test2", "k", workflow.As("actor", "x"), nil)
+		require.ErrorIs(t, err, workflow.ErrWrongController)
+		assert.Contains(t, err.Error(), `"actor:role", not "actor:actor"`)
+		st, err := byRole.State(context.Background(), "test2", "k", "n1")
+		require.NoError(t, err)
+		assert.Equal(t, workflow.Unknown, st)
+	})
+}

@@ -17,6 +17,9 @@ type Instance struct {
 	// Hash is the definition hash of the graph (flow.Graph.Hash) at the last save.
 	Hash   string
 	Status Status
+	// Controller is the name of the controller the instance was created with
+	// (Named), if it has one.
+	Controller string
 	// States holds the task state of every node that has one, by "graph:node".
 	States map[string]TaskState
 	// Vars are the instance's business variables, as submits and scripts set them.
@@ -143,7 +146,11 @@ func writeDocument(inst *Instance) map[string]any {
 		}
 		history[i] = m
 	}
-	return map[string]any{"states": states, "history": history}
+	doc := map[string]any{"states": states, "history": history}
+	if inst.Controller != "" {
+		doc["controller"] = inst.Controller
+	}
+	return doc
 }
 
 // readDocument reads a stateVar value into inst.
@@ -152,6 +159,7 @@ func readDocument(v any, inst *Instance) error {
 	if !ok {
 		return fmt.Errorf("not an object but %T", v)
 	}
+	inst.Controller, _ = doc["controller"].(string)
 	states, _ := doc["states"].(map[string]any)
 	for k, s := range states {
 		str, _ := s.(string)

@@ -48,9 +48,9 @@ Flags:
   --instance ID      the instance
   --store DSN        memory:, file:DIR or redis://HOST:PORT/DB (see flowteam resume -h)
   --actor V          who calls: compared with the node's meta value for --actor-key
-  --actor-key K      the meta key naming a node's actor (default actor); give the
-                     same one to every command of an instance: it decides which
-                     nodes wait for someone
+  --actor-key K      the meta key naming a node's actor (default actor); the
+                     instance keeps the one it was created with, and another
+                     is refused (exit 2): it decides which nodes wait
   --admin V          an actor value that may operate every node and submit every
                      action (repeatable)
   --node N           the node (a called sub-graph's node: GRAPH:NODE)
@@ -96,6 +96,9 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fail := func(err error) int {
+		if errors.Is(err, workflow.ErrWrongController) {
+			err = fmt.Errorf("%w (give every command of an instance the same --actor-key)", err)
+		}
 		fmt.Fprintf(stderr, "flowteam task %s: %v\n", cfg.sub, err)
 		return taskExit(err)
 	}
@@ -144,7 +147,7 @@ func taskExit(err error) int {
 		return exitFail
 	case errors.As(err, &bad), errors.Is(err, workflow.ErrNotFound), errors.Is(err, workflow.ErrUnknownNode),
 		errors.Is(err, workflow.ErrUnknownAction), errors.Is(err, workflow.ErrNotReached),
-		errors.Is(err, workflow.ErrWrongGraph), errors.Is(err, flow.ErrGraphNotFound), errors.Is(err, session.ErrInvalidID):
+		errors.Is(err, workflow.ErrWrongGraph), errors.Is(err, workflow.ErrWrongController), errors.Is(err, flow.ErrGraphNotFound), errors.Is(err, session.ErrInvalidID):
 		return exitUsage
 	}
 	return exitFail

@@ -93,10 +93,12 @@ func TestTaskCommandBadInput(t *testing.T) {
 		"unknown graph":     append([]string{"claim", "--actor", "employee", "--graph", "nope"}, base...),
 		"unknown action":    append([]string{"submit", "--actor", "employee", "--node", "file", "--action", "approve"}, base...),
 		"unknown node":      append([]string{"submit", "--actor", "employee", "--node", "nope", "--action", "forward"}, base...),
-		"unknown instance":  append([]string{"find"}, base...),
+		"unknown instance":  {"find", leaveWorkflowYML, "--instance", "nobody", "--store", store},
 		"history with defs": {"history", leaveWorkflowYML, "--instance", "r", "--store", store},
 		"bad output":        append([]string{"find", "--output", "xml"}, base...),
 	}
+	taskJSONOf(t, exitOK, append([]string{"claim", "--actor", "employee"}, base...)...)
+	cases["other actor key"] = append([]string{"find", "--actor-key", "role"}, base...)
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
 			code, _, stderr := taskCmd(t, args...)
