@@ -47,6 +47,7 @@ type TaskError struct {
 	Err  error
 }
 
+// Error names the node and the task's error.
 func (e *TaskError) Error() string { return fmt.Sprintf("task of node %q failed: %v", e.Node, e.Err) }
 
 // Unwrap returns the task's error.
