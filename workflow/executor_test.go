@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -313,38 +314,50 @@ func TestJumpNotReached(t *testing.T) {
 }
 
 // Of many submits of one waiting task at once exactly one wins; the others get a
-// conflict, and the history holds one entry.
+// conflict (the store's, or the task found done), and the history holds one entry.
 func TestConcurrentSubmitsOneWins(t *testing.T) {
-	eachRepository(t, func(t *testing.T, repo workflow.Repository) {
-		ctx := context.Background()
-		x := roleAdmin(t, repo)
-		employee := workflow.As("role", "employee")
-		claim(t, x, "test2", "race", employee)
-		const n = 20
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() {
-				_, errs[i] = x.SubmitTaskIfWaiting(ctx, "test2", "race", workflow.Submit{Node: "n0", Action: workflow.Forward, Actor: employee})
+	for _, ifWaiting := range []bool{true, false} {
+		t.Run(fmt.Sprintf("if-waiting=%v", ifWaiting), func(t *testing.T) {
+			eachRepository(t, func(t *testing.T, repo workflow.Repository) {
+				raceSubmits(t, repo, ifWaiting)
 			})
+		})
+	}
+}
+
+func raceSubmits(t *testing.T, repo workflow.Repository, ifWaiting bool) {
+	ctx := context.Background()
+	x := roleAdmin(t, repo)
+	employee := workflow.As("role", "employee")
+	claim(t, x, "test2", "race", employee)
+	submitFn := x.SubmitTask
+	if ifWaiting {
+		submitFn = x.SubmitTaskIfWaiting
+	}
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = submitFn(ctx, "test2", "race", workflow.Submit{Node: "n0", Action: workflow.Forward, Actor: employee})
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+			continue
 		}
-		wg.Wait()
-		won := 0
-		for _, err := range errs {
-			if err == nil {
-				won++
-				continue
-			}
-			require.ErrorIs(t, err, workflow.ErrConflict)
-		}
-		assert.Equal(t, 1, won)
-		inst, err := x.Instance(ctx, "race")
-		require.NoError(t, err)
-		assert.Len(t, inst.History, 1)
-		_, err = x.SubmitTaskIfWaiting(ctx, "test2", "race", workflow.Submit{Node: "n0", Action: workflow.Forward, Actor: employee})
-		require.ErrorIs(t, err, workflow.ErrNotWaiting)
-		assert.True(t, errors.Is(err, workflow.ErrConflict))
-	})
+		require.ErrorIs(t, err, workflow.ErrConflict)
+	}
+	assert.Equal(t, 1, won)
+	inst, err := x.Instance(ctx, "race")
+	require.NoError(t, err)
+	assert.Len(t, inst.History, 1)
+	_, err = x.SubmitTaskIfWaiting(ctx, "test2", "race", workflow.Submit{Node: "n0", Action: workflow.Forward, Actor: employee})
+	require.ErrorIs(t, err, workflow.ErrNotWaiting)
+	assert.True(t, errors.Is(err, workflow.ErrConflict))
 }
 
 // An instance keeps the controller it was created with: a claim with other actor
