@@ -8,6 +8,7 @@
 //	flowteam resume ID --store DSN [flags]       continue a stored instance
 //	flowteam sessions list|show|delete ...       inspect the session store
 //	flowteam audit FILE... [flags]               print an audit file
+//	flowteam task claim|find|next|state|submit|history ...   approval tasks
 //	flowteam help [COMMAND]                      print the help
 //
 // help takes at most one command ("flowteam -h run" is "flowteam help run"); more
