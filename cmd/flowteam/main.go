@@ -8,6 +8,7 @@
 //	flowteam resume ID --store DSN [flags]       continue a stored instance
 //	flowteam sessions list|show|delete ...       inspect the session store
 //	flowteam audit FILE... [flags]               print an audit file
+//	flowteam task claim|find|next|state|submit|history ...   approval tasks
 //	flowteam help [COMMAND]                      print the help
 //
 // help takes at most one command ("flowteam -h run" is "flowteam help run"); more
@@ -70,6 +71,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdResume(args[1:], stdout, stderr)
 	case "sessions":
 		return cmdSessions(args[1:], stdout, stderr)
+	case "task":
+		return cmdTask(args[1:], stdout, stderr)
 	// ---- more subcommands: add one case line each, above this comment ----
 	// Also list the new command in usage below.
 
@@ -113,6 +116,7 @@ Commands:
   resume    continue a stored instance (flowteam resume -h)
   sessions  list, show or delete stored instances (flowteam sessions -h)
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
+  task      claim and submit approval tasks (flowteam task -h)
   help      print this help, or with a command its help (flowteam help run)
 
 A flag that takes a value may be given once; --set, --file, --redact and

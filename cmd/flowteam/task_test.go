@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const leaveWorkflowYML = "../../examples/leave-workflow/leave.yml"
+
+// taskCmd runs "flowteam task ARGS" in process.
+func taskCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = dispatch(append([]string{"task"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// taskJSONOf runs a task command with --output json and decodes its output.
+func taskJSONOf(t *testing.T, want int, args ...string) map[string]any {
+	t.Helper()
+	code, stdout, stderr := taskCmd(t, append(args, "--output", "json")...)
+	require.Equal(t, want, code, "stderr: %s", stderr)
+	if want != exitOK {
+		return nil
+	}
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &m), stdout)
+	return m
+}
+
+// The leave request played from the command line: filed, sent back, filed again,
+// approved by the lead and, for 8 days, by the director; the exit codes of the
+// refusals.
+func TestTaskCommandPlaysLeaveWorkflow(t *testing.T) {
+	store := "file:" + t.TempDir()
+	on := func(args ...string) []string {
+		return append([]string{args[0], leaveWorkflowYML, "--instance", "req-1", "--store", store}, args[1:]...)
+	}
+	out := taskJSONOf(t, exitOK, on("claim", "--actor", "employee", "--set", "days=8")...)
+	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-workflow", "status": "running",
+		"task": map[string]any{"node": "file", "title": "File the request", "state": "waiting", "meta": map[string]any{"actor": "employee"}}}, out)
+	out = taskJSONOf(t, exitOK, on("submit", "--actor", "employee", "--node", "file", "--action", "forward")...)
+	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-workflow", "node": "file", "action": "forward", "status": "running"}, out)
+
+	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "employee", "--node", "lead", "--action", "forward")...)
+	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "lead", "--node", "file", "--action", "back_jump")...)
+	out = taskJSONOf(t, exitOK, on("claim", "--actor", "employee")...)
+	assert.Nil(t, out["task"], "nothing for the employee now")
+	taskJSONOf(t, exitOK, on("submit", "--actor", "lead", "--node", "lead", "--action", "back", "--comment", "which dates?")...)
+	out = taskJSONOf(t, exitOK, on("find")...)
+	assert.Equal(t, "file", out["task"].(map[string]any)["node"])
+
+	taskJSONOf(t, exitOK, on("submit", "--actor", "employee", "--node", "file", "--action", "forward", "--set", "days=9")...)
+	taskJSONOf(t, exitConflict, on("submit", "--actor", "lead", "--node", "lead", "--action", "forward", "--if-waiting")...)
+	taskJSONOf(t, exitOK, on("claim", "--actor", "lead")...)
+	taskJSONOf(t, exitOK, on("submit", "--actor", "lead", "--node", "lead", "--action", "forward", "--if-waiting")...)
+	out = taskJSONOf(t, exitOK, on("next")...)
+	assert.Equal(t, []any{map[string]any{"node": "director", "title": "Director approves", "state": "unknown", "meta": map[string]any{"actor": "director"}}}, out["tasks"])
+	taskJSONOf(t, exitConflict, on("submit", "--actor", "director", "--node", "director", "--action", "forward", "--if-waiting")...)
+	out = taskJSONOf(t, exitOK, on("state", "--node", "lead")...)
+	assert.Equal(t, map[string]any{"instance": "req-1", "node": "lead", "state": "completed"}, out)
+	out = taskJSONOf(t, exitOK, on("submit", "--actor", "director", "--node", "director", "--action", "forward")...)
+	assert.Equal(t, "completed", out["status"])
+
+	out = taskJSONOf(t, exitOK, "history", "--instance", "req-1", "--store", store)
+	h := out["history"].([]any)
+	require.Len(t, h, 5)
+	assert.Equal(t, "which dates?", h[1].(map[string]any)["comment"])
+	assert.Equal(t, map[string]any{"days": float64(9)}, h[2].(map[string]any)["vars"])
+	assert.Equal(t, map[string]any{"actor": "director"}, h[4].(map[string]any)["actor"])
+	assert.Equal(t, "completed", out["status"])
+}
+
+func TestTaskCommandBadInput(t *testing.T) {
+	store := "file:" + t.TempDir()
+	base := []string{leaveWorkflowYML, "--instance", "r", "--store", store}
+	cases := map[string][]string{
+		"no subcommand":     {},
+		"unknown":           {"approve"},
+		"missing actor":     append([]string{"claim"}, base...),
+		"flag of another":   append([]string{"find", "--node", "file"}, base...),
+		"unknown graph":     append([]string{"claim", "--actor", "employee", "--graph", "nope"}, base...),
+		"unknown action":    append([]string{"submit", "--actor", "employee", "--node", "file", "--action", "approve"}, base...),
+		"unknown node":      append([]string{"submit", "--actor", "employee", "--node", "nope", "--action", "forward"}, base...),
+		"unknown instance":  {"find", leaveWorkflowYML, "--instance", "nobody", "--store", store},
+		"history with defs": {"history", leaveWorkflowYML, "--instance", "r", "--store", store},
+		"bad output":        append([]string{"find", "--output", "xml"}, base...),
+	}
+	taskJSONOf(t, exitOK, append([]string{"claim", "--actor", "employee"}, base...)...)
+	cases["other actor key"] = append([]string{"find", "--actor-key", "role"}, base...)
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, _, stderr := taskCmd(t, args...)
+			assert.Equal(t, exitUsage, code, stderr)
+		})
+	}
+	code, stdout, _ := taskCmd(t, "-h")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "flowteam task claim")
+}
+
+// A script that fails when a task is forwarded exits 1 and saves nothing.
+func TestTaskCommandScriptFailure(t *testing.T) {
+	dir := t.TempDir()
+	def := filepath.Join(dir, "bad.yml")
+	require.NoError(t, os.WriteFile(def, []byte(`id: bad
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, meta: {actor: x}, task: 'context.put("n", n + 1)', link: e}
+  - {id: e, type: end}
+`), 0o644))
+	store := "file:" + filepath.Join(dir, "s")
+	taskJSONOf(t, exitOK, "claim", def, "--instance", "i", "--store", store, "--actor", "x", "--set", `n="text"`)
+	taskJSONOf(t, exitFail, "submit", def, "--instance", "i", "--store", store, "--actor", "x", "--node", "a", "--action", "forward")
+	out := taskJSONOf(t, exitOK, "state", def, "--instance", "i", "--store", store, "--node", "a")
+	assert.Equal(t, "waiting", out["state"])
+}
+
+// Twenty processes submit the same waiting task at once: exactly one wins, the
+// others exit 3, and the history holds one entry.
+func TestTaskSubmitRaceAcrossProcesses(t *testing.T) {
+	if args := os.Getenv("FLOWTEAM_TEST_TASK_ARGS"); args != "" {
+		var out, errb bytes.Buffer
+		code := dispatch(strings.Split(args, "\n"), &out, &errb)
+		os.Stderr.WriteString(errb.String())
+		os.Exit(code)
+	}
+	if testing.Short() {
+		t.Skip("starts 20 processes")
+	}
+	store := "file:" + t.TempDir()
+	base := []string{leaveWorkflowYML, "--instance", "race", "--store", store, "--actor", "employee"}
+	taskJSONOf(t, exitOK, append([]string{"claim"}, base...)...)
+	args := append([]string{"task", "submit"}, base...)
+	args = append(args, "--node", "file", "--action", "forward", "--if-waiting")
+	const n = 20
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestTaskSubmitRaceAcrossProcesses$")
+			cmd.Env = append(os.Environ(), "FLOWTEAM_TEST_TASK_ARGS="+strings.Join(args, "\n"))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+			case errors.As(err, &ee):
+				codes[i] = ee.ExitCode()
+			default:
+				codes[i] = -1
+				stderr.WriteString(err.Error())
+			}
+			if codes[i] != exitOK && codes[i] != exitConflict {
+				t.Errorf("process %d: exit %d: %s", i, codes[i], stderr.String())
+			}
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, c := range codes {
+		if c == exitOK {
+			won++
+		}
+	}
+	assert.Equal(t, 1, won, "exit codes %v", codes)
+	out := taskJSONOf(t, exitOK, "history", "--instance", "race", "--store", store)
+	assert.Len(t, out["history"], 1, fmt.Sprint(out))
+}

@@ -1,0 +1,196 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/flowteam/flowteam/session"
+)
+
+// Instance is the stored state of one approval instance.
+type Instance struct {
+	ID    string
+	Graph string
+	// Hash is the definition hash of the graph (flow.Graph.Hash) at the last save.
+	Hash   string
+	Status Status
+	// Controller is the name of the controller the instance was created with
+	// (Named), if it has one.
+	Controller string
+	// States holds the task state of every node that has one, by "graph:node".
+	States map[string]TaskState
+	// Vars are the instance's business variables, as submits and scripts set them.
+	Vars map[string]any
+	// History lists every submit, oldest first.
+	History []Entry
+	// Version is the stored version the instance was loaded at (0: never saved);
+	// a save expects it.
+	Version int64
+	// Created is when the instance was first saved, Updated when it was last saved.
+	Created, Updated time.Time
+}
+
+// Entry is one submit in an instance's history.
+type Entry struct {
+	Node    string         `json:"node"`
+	Action  Action         `json:"action"`
+	Actor   Actor          `json:"actor,omitempty"`
+	Time    time.Time      `json:"time"`
+	Vars    map[string]any `json:"vars,omitempty"`
+	Comment string         `json:"comment,omitempty"`
+}
+
+// Repository keeps instances. Save is versioned: it stores inst only if the stored
+// version is inst.Version, so of two submits that loaded the same version one wins
+// and the other gets an error wrapping ErrConflict.
+type Repository interface {
+	// Load returns the instance, or an error wrapping ErrNotFound.
+	Load(ctx context.Context, id string) (*Instance, error)
+	// Save stores inst if the stored version is inst.Version, then sets inst.Version
+	// to the new one; otherwise it returns an error wrapping ErrConflict.
+	Save(ctx context.Context, inst *Instance) error
+}
+
+// StoreRepository keeps instances in a session.Store (memory, file, Redis or any
+// other that passes session/storetest), one snapshot per instance, with the store's
+// version check. A snapshot holds the business variables as its variables, and the
+// task states and history under the variable "$workflow" (a name no expression can
+// read). The instance status maps to the snapshot status: running to suspended
+// (waiting for people), terminated to stopped, completed to completed.
+type StoreRepository struct {
+	store session.Store
+}
+
+// NewStoreRepository returns a Repository on store.
+func NewStoreRepository(store session.Store) *StoreRepository { return &StoreRepository{store: store} }
+
+// stateVar is the snapshot variable that holds the task states and the history.
+const stateVar = "$workflow"
+
+// Load reads the instance from its snapshot.
+func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error) {
+	snap, err := r.store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	inst := &Instance{ID: snap.Instance, Graph: snap.Graph, Hash: snap.Hash, Version: snap.Version,
+		Created: snap.Created, Updated: snap.Updated, Vars: make(map[string]any, len(snap.Vars)),
+		States: map[string]TaskState{}}
+	switch snap.Status {
+	case session.StatusCompleted:
+		inst.Status = Done
+	case session.StatusStopped:
+		inst.Status = Stopped
+	default:
+		inst.Status = Running
+	}
+	for k, v := range snap.Vars {
+		if k != stateVar {
+			inst.Vars[k] = v
+			continue
+		}
+		if err := readDocument(v, inst); err != nil {
+			return nil, fmt.Errorf("%w: instance %q: variable %s: %v", session.ErrCorrupt, id, stateVar, err)
+		}
+	}
+	return inst, nil
+}
+
+// Save writes the instance as a snapshot, expecting inst.Version.
+func (r *StoreRepository) Save(ctx context.Context, inst *Instance) error {
+	vars := make(map[string]any, len(inst.Vars)+1)
+	maps.Copy(vars, inst.Vars)
+	vars[stateVar] = writeDocument(inst)
+	status := session.StatusSuspended
+	switch inst.Status {
+	case Done:
+		status = session.StatusCompleted
+	case Stopped:
+		status = session.StatusStopped
+	}
+	snap := &session.Snapshot{Instance: inst.ID, Graph: inst.Graph, Hash: inst.Hash, Status: status,
+		Vars: vars, Created: inst.Created, Reason: "workflow"}
+	err := r.store.Save(ctx, snap, inst.Version)
+	if err != nil && !errors.Is(err, session.ErrNotDurable) {
+		return err
+	}
+	inst.Version, inst.Created, inst.Updated = snap.Version, snap.Created, snap.Updated
+	return err
+}
+
+// writeDocument is the stateVar value of inst: plain JSON data, built by hand (a
+// JSON round trip per save cost more than the rest of a submit).
+func writeDocument(inst *Instance) map[string]any {
+	states := make(map[string]any, len(inst.States))
+	for k, v := range inst.States {
+		states[k] = string(v)
+	}
+	history := make([]any, len(inst.History))
+	for i, e := range inst.History {
+		m := map[string]any{"node": e.Node, "action": string(e.Action), "time": e.Time.UTC().Format(time.RFC3339Nano)}
+		if len(e.Actor) > 0 {
+			actor := make(map[string]any, len(e.Actor))
+			for k, v := range e.Actor {
+				actor[k] = v
+			}
+			m["actor"] = actor
+		}
+		if len(e.Vars) > 0 {
+			m["vars"] = e.Vars
+		}
+		if e.Comment != "" {
+			m["comment"] = e.Comment
+		}
+		history[i] = m
+	}
+	doc := map[string]any{"states": states, "history": history}
+	if inst.Controller != "" {
+		doc["controller"] = inst.Controller
+	}
+	return doc
+}
+
+// readDocument reads a stateVar value into inst.
+func readDocument(v any, inst *Instance) error {
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("not an object but %T", v)
+	}
+	inst.Controller, _ = doc["controller"].(string)
+	states, _ := doc["states"].(map[string]any)
+	for k, s := range states {
+		str, _ := s.(string)
+		inst.States[k] = TaskState(str)
+	}
+	history, _ := doc["history"].([]any)
+	inst.History = make([]Entry, 0, len(history))
+	for _, h := range history {
+		m, ok := h.(map[string]any)
+		if !ok {
+			return fmt.Errorf("history entry is %T, not an object", h)
+		}
+		e := Entry{}
+		e.Node, _ = m["node"].(string)
+		action, _ := m["action"].(string)
+		e.Action = Action(action)
+		e.Comment, _ = m["comment"].(string)
+		e.Vars, _ = m["vars"].(map[string]any)
+		if t, _ := m["time"].(string); t != "" {
+			var err error
+			if e.Time, err = time.Parse(time.RFC3339Nano, t); err != nil {
+				return fmt.Errorf("history entry time: %v", err)
+			}
+		}
+		if a, ok := m["actor"].(map[string]any); ok {
+			e.Actor = make(Actor, len(a))
+			for k, v := range a {
+				e.Actor[k], _ = v.(string)
+			}
+		}
+		inst.History = append(inst.History, e)
+	}
+	return nil
+}
