@@ -55,6 +55,11 @@ Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps
 
 Exit codes: 0 completed, suspended or stopped; 1 the run failed; 2 bad input; 3 with
 --store: the instance exists already.
+
+Signals: SIGINT (Ctrl-C) or SIGTERM cancels the run: it ends failed with code
+"cancelled", the nodes it cut short run again on resume, with --store the instance is
+saved where it stood, the outcome is printed, and the command exits 1. A second signal
+ends the process at once.
 `
 
 // runConfig is the parsed command line of "flowteam run".
@@ -84,8 +89,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, runUsage)
 		return exitOK
 	case err != nil:
-		fmt.Fprintf(stderr, "flowteam run: %v\n\n%s", err, runUsage)
-		return exitUsage
+		return usageError(stderr, "run", err)
 	}
 
 	fail := func(code int, err error) int {
@@ -100,16 +104,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	var engOpts []flow.Option
-	if cfg.audit != "" {
-		ra, err := openRunAudit(cfg.audit, stderr)
-		if err != nil {
-			return fail(exitUsage, err)
-		}
-		defer ra.Close()
-		engOpts = append(engOpts, ra.option())
+	eng, closeAudit, err := newEngine(cfg.audit, stderr)
+	if err != nil {
+		return fail(exitUsage, err)
 	}
-	eng := flow.NewEngine(engOpts...)
+	defer closeAudit()
 	graphs, err := eng.LoadFiles(files...)
 	if err != nil {
 		if errors.Is(err, flow.ErrUnknownTask) {
@@ -137,15 +136,37 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 	masked, _ := redactKeys(cfg.store.redact) // eval has checked them
 	out := newRunOutput(res, fc.Vars(), masked)
-	if cfg.output == "json" {
+	return writeOutcome(stdout, stderr, "run", out, cfg.output, code)
+}
+
+// newEngine returns the engine of run and resume, with the --audit interceptor when
+// audit names a file; closeAudit closes that file.
+func newEngine(audit string, stderr io.Writer) (eng *flow.Engine, closeAudit func(), err error) {
+	if audit == "" {
+		return flow.NewEngine(), func() {}, nil
+	}
+	ra, err := openRunAudit(audit, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return flow.NewEngine(ra.option()), func() { ra.Close() }, nil
+}
+
+// writeOutcome prints the outcome of run or resume (command) in format (text or json)
+// and returns the exit code: exitFail for a failed run or an output that could not be
+// written, else code.
+func writeOutcome(stdout, stderr io.Writer, command string, out *runOutput, format string, code int) int {
+	var err error
+	if format == "json" {
 		err = out.writeJSON(stdout)
 	} else {
 		err = out.writeText(stdout)
 	}
 	if err != nil {
-		return fail(exitFail, fmt.Errorf("write output: %w", err))
+		fmt.Fprintf(stderr, "flowteam %s: write output: %v\n", command, err)
+		return exitFail
 	}
-	if res.Status == flow.StatusFailed {
+	if out.Status == string(flow.StatusFailed) {
 		return exitFail
 	}
 	return code

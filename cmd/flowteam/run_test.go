@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -267,7 +269,7 @@ func TestRunBadInput(t *testing.T) {
 		args []string
 		want []string // substrings of stderr
 	}{
-		{"no file", nil, []string{"no definition file given", "Usage: flowteam run"}},
+		{"no file", nil, []string{"no definition file given", `Run "flowteam run -h" for usage.`}},
 		{"unknown flag", []string{leaveYML, "--colour"}, []string{"flag provided but not defined: -colour"}},
 		{"bad output", []string{leaveYML, "--output", "xml"}, []string{`--output must be text or json, not "xml"`}},
 		{"bad steps", []string{leaveYML, "--steps", "many"}, []string{`invalid value "many" for flag -steps`}},
@@ -375,13 +377,13 @@ $`, stdout)
 func TestDispatch(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, 2, dispatch(nil, &stdout, &stderr))
-	assert.Contains(t, stderr.String(), "Usage:")
+	assert.Contains(t, stderr.String(), `Run "flowteam -h" for usage.`)
 
 	stdout.Reset()
 	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
 	assert.Contains(t, stdout.String(), "run       run a graph")
 
-	for _, cmd := range []string{"run", "validate", "export", "resume", "sessions", "audit"} {
+	for _, cmd := range []string{"run", "validate", "export", "resume", "sessions", "audit", "version"} {
 		stdout.Reset()
 		assert.Equal(t, 0, dispatch([]string{"help", cmd}, &stdout, &stderr), cmd)
 		assert.Contains(t, stdout.String(), "flowteam "+cmd, "help %s prints the command's help", cmd)
@@ -403,20 +405,9 @@ func TestDispatch(t *testing.T) {
 // TestBinaryReadmeCommand builds the real binary and runs the README's command from the
 // repository root, proving it works as documented.
 func TestBinaryReadmeCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go tool not on PATH")
-	}
+	bin := buildFlowteam(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "flowteam")
-	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, msg)
-	}
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 
@@ -443,6 +434,12 @@ func TestBinaryReadmeCommand(t *testing.T) {
 	err = cmd.Run()
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 2, ee.ExitCode())
+
+	// The binary knows its build: the module version (a pseudo-version from version
+	// control, or "(devel)") and the Go version.
+	version, err := exec.CommandContext(ctx, bin, "version").Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `^flowteam (\(devel\)|v\S+) `+regexp.QuoteMeta(runtime.Version())+` \S+/\S+\n$`, string(version))
 }
 
 // The help text lists every key of the JSON output.

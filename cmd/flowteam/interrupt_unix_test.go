@@ -1,0 +1,124 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
+)
+
+// The first SIGINT or SIGTERM cancels the command's context; the second ends the
+// process, as the command promises, even while the command still runs. The process
+// signals itself, so the test runs in a child process (this test binary, re-executed).
+func TestSecondSignalKills(t *testing.T) {
+	for name, sig := range map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM} {
+		t.Run(name, func(t *testing.T) {
+			if os.Getenv("FLOWTEAM_TEST_SIGNAL") == name {
+				ctx, stop := interruptible()
+				defer stop()
+				require.NoError(t, syscall.Kill(os.Getpid(), sig))
+				<-ctx.Done()
+				require.NoError(t, syscall.Kill(os.Getpid(), sig))
+				// Only reached when the second signal was swallowed: the bound ends a
+				// failing child instead of hanging the test.
+				time.Sleep(10 * time.Second)
+				os.Exit(0)
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSecondSignalKills$/^"+name+"$")
+			cmd.Env = append(os.Environ(), "FLOWTEAM_TEST_SIGNAL="+name)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			require.True(t, errors.As(err, &ee), "the child survived: %v\n%s", err, out)
+			ws, ok := ee.Sys().(syscall.WaitStatus)
+			require.True(t, ok)
+			assert.True(t, ws.Signaled(), "exit: %v\n%s", err, out)
+			assert.Equal(t, sig, ws.Signal())
+		})
+	}
+}
+
+// SIGTERM, with which Kubernetes, systemd and Docker stop a process, does what Ctrl-C
+// does in run and in resume: the run is cancelled, the instance is saved where it
+// stood (failed, with its frontier, not left "running"), the outcome is printed and
+// the command exits 1. A later resume continues from that frontier.
+func TestTermSavesTheFrontier(t *testing.T) {
+	bin := buildFlowteam(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+
+	steps := "--steps=1000000000" // the spin ends when it is stopped, not at the limit
+	run := exec.Command(bin, "run", "testdata/misc/spin.yml", "--store", dsn, "--instance", "st", steps, "--output", "json")
+	out := terminate(t, run, store, "st", 1)
+	assert.Equal(t, "failed", out["status"])
+	runErr := out["error"].(map[string]any)
+	assert.Equal(t, "cancelled", runErr["code"])
+	assert.Contains(t, runErr["message"], "stopped by SIGTERM")
+	assert.NotEmpty(t, out["frontier"])
+	snap := loadSnap(t, dir, "st")
+	assert.Equal(t, session.StatusFailed, snap.Status, "saved, not left running")
+	assert.Equal(t, int64(2), snap.Version, "claimed, then saved once")
+	n := snap.Vars["n"].(int64)
+	assert.Positive(t, n, "the progress is kept")
+
+	resume := exec.Command(bin, "resume", "st", "--store", dsn, steps, "--output", "json")
+	out = terminate(t, resume, store, "st", 3)
+	assert.Equal(t, "failed", out["status"])
+	assert.Equal(t, "cancelled", out["error"].(map[string]any)["code"])
+	snap = loadSnap(t, dir, "st")
+	assert.Equal(t, session.StatusFailed, snap.Status)
+	assert.Equal(t, int64(4), snap.Version)
+	assert.Greater(t, snap.Vars["n"].(int64), n, "the resume continued the count")
+
+	code, stdout, stderr := call(t, cmdResume, "st", "--store", dsn, "--set", "stop=true")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "graph spin: completed")
+}
+
+// terminate starts cmd, waits until it has claimed the instance id in store (the
+// stored version is claimed), sends it SIGTERM, and returns its JSON output after
+// checking that it exited 1.
+func terminate(t *testing.T, cmd *exec.Cmd, store session.Store, id string, claimed int64) map[string]any {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// A process has no way to say it is running but its stored instance: poll it.
+	deadline := time.After(time.Minute)
+	for claimedYet := false; !claimedYet; {
+		snap, err := store.Load(context.Background(), id)
+		claimedYet = err == nil && snap.Status == session.StatusRunning && snap.Version == claimed
+		select {
+		case err := <-exited:
+			t.Fatalf("exited before the signal: %v\nstdout: %s\nstderr: %s", err, &stdout, &stderr)
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("instance %q not claimed within a minute: stderr: %s", id, &stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := <-exited
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "exit: %v\nstderr: %s", err, &stderr)
+	require.Equal(t, exitFail, ee.ExitCode(), "not killed by the signal, but exits 1: stderr: %s", &stderr)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "stdout: %s\nstderr: %s", &stdout, &stderr)
+	return out
+}
