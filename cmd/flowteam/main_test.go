@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // buildFlowteam builds the command into a temporary directory and returns the binary's
@@ -177,4 +180,57 @@ func TestUsageErrorPointsAtHelp(t *testing.T) {
 		assert.Empty(t, stdout, "%v", tc.args)
 		assert.Equal(t, tc.want, stderr, "%v", tc.args)
 	}
+}
+
+// call runs a subcommand with buffers and returns the exit code, stdout and stderr.
+func call(t *testing.T, cmd func(args []string, stdout, stderr io.Writer) int, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cmd(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func callJSON(t *testing.T, cmd func(args []string, stdout, stderr io.Writer) int, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	code, stdout, stderr := call(t, cmd, append(args, "--output", "json")...)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), "stdout %q stderr %q", stdout, stderr)
+	return code, out, stderr
+}
+
+// noLeaks checks, after the test and its cleanups, that it left no goroutine behind.
+// (The package has no TestMain: the other commands' tests are not subject to it.)
+func noLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+func fileDSN(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "sessions") }
+
+func TestDispatch(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, dispatch(nil, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `Run "flowteam -h" for usage.`)
+
+	stdout.Reset()
+	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "run       run a graph")
+
+	for _, cmd := range []string{"run", "validate", "export", "resume", "sessions", "audit", "version"} {
+		stdout.Reset()
+		assert.Equal(t, 0, dispatch([]string{"help", cmd}, &stdout, &stderr), cmd)
+		assert.Contains(t, stdout.String(), "flowteam "+cmd, "help %s prints the command's help", cmd)
+		assert.NotContains(t, stdout.String(), "Commands:", "help %s", cmd)
+	}
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"help", "frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
+	stdout.Reset()
+	assert.Equal(t, 0, dispatch([]string{"run", leaveYML, "--set", "day=1"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "graph leave: completed")
 }
