@@ -481,7 +481,7 @@ type auditFile struct {
 func openAuditFile(path string) (*auditFile, error) {
 	if path == "-" {
 		// "audit -" reads standard input, but the run's outcome goes to stdout: the
-		// records would be mixed into it, and a file named "-" was made instead.
+		// records would be mixed into it, or a file named "-" made instead.
 		return nil, errors.New(`"-" is not a file: the run's outcome goes to stdout; give a file (/dev/stderr for the terminal)`)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

@@ -117,9 +117,9 @@ func TestSubcommandHelpExtraArguments(t *testing.T) {
 	}
 }
 
-// A flag that takes one value, given twice, is a usage error: the first value was
-// silently dropped ("--vars defaults.json --vars mine.json" loaded only mine.json,
-// "--audit a --audit b" audited to b only, "--node x --node y" showed y only). The
+// A flag that takes one value, given twice, is a usage error: the first value would be
+// silently dropped ("--vars defaults.json --vars mine.json" would load only mine.json,
+// "--audit a --audit b" audit to b only, "--node x --node y" show y only). The
 // repeatable flags (--set, --file, --redact) and switches may repeat.
 func TestSingleValueFlagGivenTwice(t *testing.T) {
 	dsn := fileDSN(t)

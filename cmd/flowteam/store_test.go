@@ -148,9 +148,9 @@ func TestStoreErrorsHideThePassword(t *testing.T) {
 }
 
 // "file:~/sessions" is in the home directory: no shell expands a "~" after "file:",
-// and taken as is it made a directory named "~" in the current one (which a later
-// "rm -rf ~" would take for the home directory), so that a resume from elsewhere
-// found nothing.
+// and taken as is it would make a directory named "~" in the current one (which a
+// later "rm -rf ~" would take for the home directory), where a resume from elsewhere
+// would find nothing.
 func TestFileStoreInHomeDirectory(t *testing.T) {
 	noLeaks(t)
 	def, err := filepath.Abs(approvalYML)
