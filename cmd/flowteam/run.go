@@ -83,7 +83,7 @@ func (s *setFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 // cmdRun implements "flowteam run". It returns the process exit code.
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	cfg, help, err := parseRunArgs(args, stderr)
+	cfg, help, err := parseRunArgs(args)
 	switch {
 	case help:
 		fmt.Fprint(stdout, runUsage)
@@ -174,7 +174,7 @@ func writeOutcome(stdout, stderr io.Writer, command string, out *runOutput, form
 
 // parseRunArgs parses the command line (flags may come before or after the files).
 // help is true when -h or --help was given.
-func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, err error) {
+func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	fs := flag.NewFlagSet("flowteam run", flag.ContinueOnError)
 	var sets setFlag
 	fs.StringVar(&cfg.graph, "graph", "", "")
@@ -218,8 +218,8 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 		return cfg, false, errZeroSteps
 	}
 	for _, s := range cfg.sets {
-		if k, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(k) == "" {
-			return cfg, false, fmt.Errorf("--set %q: want KEY=VALUE", s)
+		if err := checkSet(s); err != nil {
+			return cfg, false, err
 		}
 	}
 	return cfg, false, nil
