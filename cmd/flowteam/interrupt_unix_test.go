@@ -97,6 +97,7 @@ func terminate(t *testing.T, cmd *exec.Cmd, store session.Store, id string, afte
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() }) // a no-op once it exited; else a failed test leaves no process behind
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	// A process has no way to say it is running but its stored instance: poll it.
@@ -111,7 +112,6 @@ func terminate(t *testing.T, cmd *exec.Cmd, store session.Store, id string, afte
 		case err := <-exited:
 			t.Fatalf("exited before the signal: %v\nstdout: %s\nstderr: %s", err, &stdout, &stderr)
 		case <-deadline:
-			cmd.Process.Kill()
 			t.Fatalf("instance %q not claimed within a minute: stderr: %s", id, &stderr)
 		case <-time.After(10 * time.Millisecond):
 		}
