@@ -53,17 +53,20 @@ func TestSecondSignalKills(t *testing.T) {
 // SIGTERM, with which Kubernetes, systemd and Docker stop a process, does what Ctrl-C
 // does in run and in resume: the run is cancelled, the instance is saved where it
 // stood (failed, with its frontier, not left "running"), the outcome is printed and
-// the command exits 1. A later resume continues from that frontier.
+// the command exits 1. A later resume continues from that frontier. (Per-node
+// durability lets the test see the run progress before it sends the signal.)
 func TestTermSavesTheFrontier(t *testing.T) {
 	bin := buildFlowteam(t)
 	dir := filepath.Join(t.TempDir(), "sessions")
 	dsn := "file:" + dir
 	store, err := session.NewFileStore(dir)
 	require.NoError(t, err)
+	count := func(snap *session.Snapshot) int64 { n, _ := snap.Vars["n"].(int64); return n }
 
 	steps := "--steps=1000000000" // the spin ends when it is stopped, not at the limit
-	run := exec.Command(bin, "run", "testdata/misc/spin.yml", "--store", dsn, "--instance", "st", steps, "--output", "json")
-	out, claimed := terminate(t, run, store, "st", 0)
+	run := exec.Command(bin, "run", "testdata/misc/spin.yml", "--store", dsn, "--instance", "st", steps,
+		"--durability", "per-node", "--output", "json")
+	out, seen := terminate(t, run, store, "st", func(snap *session.Snapshot) bool { return count(snap) > 0 })
 	assert.Equal(t, "failed", out["status"])
 	runErr := out["error"].(map[string]any)
 	assert.Equal(t, "cancelled", runErr["code"])
@@ -71,28 +74,32 @@ func TestTermSavesTheFrontier(t *testing.T) {
 	assert.NotEmpty(t, out["frontier"])
 	snap := loadSnap(t, dir, "st")
 	assert.Equal(t, session.StatusFailed, snap.Status, "saved, not left running")
-	assert.Greater(t, snap.Version, claimed, "saved after the claim")
-	n := snap.Vars["n"].(int64)
-	assert.Positive(t, n, "the progress is kept")
+	assert.Greater(t, snap.Version, seen.Version)
+	assert.GreaterOrEqual(t, count(snap), count(seen), "the progress is kept")
 
+	prev := snap
 	resume := exec.Command(bin, "resume", "st", "--store", dsn, steps, "--output", "json")
-	out, claimed = terminate(t, resume, store, "st", snap.Version)
+	out, seen = terminate(t, resume, store, "st", func(snap *session.Snapshot) bool {
+		return snap.Version > prev.Version && count(snap) > count(prev)
+	})
 	assert.Equal(t, "failed", out["status"])
 	assert.Equal(t, "cancelled", out["error"].(map[string]any)["code"])
 	snap = loadSnap(t, dir, "st")
 	assert.Equal(t, session.StatusFailed, snap.Status)
-	assert.Greater(t, snap.Version, claimed, "saved after the claim")
-	assert.Greater(t, snap.Vars["n"].(int64), n, "the resume continued the count")
+	assert.Greater(t, snap.Version, seen.Version)
+	assert.GreaterOrEqual(t, count(snap), count(seen), "the resume continued the count")
 
-	code, stdout, stderr := call(t, cmdResume, "st", "--store", dsn, "--set", "stop=true")
+	code, out, stderr := callJSON(t, cmdResume, "st", "--store", dsn, "--set", "stop=true")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stdout, "graph spin: completed")
+	assert.Equal(t, "completed", out["status"])
+	assert.GreaterOrEqual(t, out["vars"].(map[string]any)["n"], float64(count(snap)), "continued, not replayed")
 }
 
-// terminate starts cmd, waits until it has claimed the instance id in store (stored as
-// running at a version above after), sends it SIGTERM, and returns its JSON output,
-// after checking that it exited 1, and the version it claimed.
-func terminate(t *testing.T, cmd *exec.Cmd, store session.Store, id string, after int64) (map[string]any, int64) {
+// terminate starts cmd, waits until the instance id in store is running and ready
+// says the run has got far enough, sends the process SIGTERM, and returns its JSON
+// output, after checking that it exited 1, and the snapshot that was ready.
+func terminate(t *testing.T, cmd *exec.Cmd, store session.Store, id string,
+	ready func(*session.Snapshot) bool) (map[string]any, *session.Snapshot) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -100,19 +107,19 @@ func terminate(t *testing.T, cmd *exec.Cmd, store session.Store, id string, afte
 	t.Cleanup(func() { cmd.Process.Kill() }) // a no-op once it exited; else a failed test leaves no process behind
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	// A process has no way to say it is running but its stored instance: poll it.
+	// A process has no way to say how far its run got but its stored instance: poll it.
 	deadline := time.After(time.Minute)
-	var claimed int64
-	for claimed == 0 {
+	var seen *session.Snapshot
+	for seen == nil {
 		snap, err := store.Load(context.Background(), id)
-		if err == nil && snap.Status == session.StatusRunning && snap.Version > after {
-			claimed = snap.Version
+		if err == nil && snap.Status == session.StatusRunning && ready(snap) {
+			seen = snap
 		}
 		select {
 		case err := <-exited:
 			t.Fatalf("exited before the signal: %v\nstdout: %s\nstderr: %s", err, &stdout, &stderr)
 		case <-deadline:
-			t.Fatalf("instance %q not claimed within a minute: stderr: %s", id, &stderr)
+			t.Fatalf("instance %q not far enough within a minute: stderr: %s", id, &stderr)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -123,5 +130,5 @@ func terminate(t *testing.T, cmd *exec.Cmd, store session.Store, id string, afte
 	require.Equal(t, exitFail, ee.ExitCode(), "not killed by the signal, but exits 1: stderr: %s", &stderr)
 	var out map[string]any
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "stdout: %s\nstderr: %s", &stdout, &stderr)
-	return out, claimed
+	return out, seen
 }
