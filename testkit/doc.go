@@ -32,10 +32,10 @@
 // are causally ordered (along one branch, or before a split and after its join), and
 // use PathRecorder.ByBranch to check what each branch did.
 //
-// For agents and teams, testkit has deterministic agents (FixedAgent and the seed's
-// Analyst, FailingAgent, SlowAgent) and ScriptedModel, a chat model that answers from a
-// script, records every request and fails on cue. For sessions, MiniredisStore,
-// RealRedisStore (the redis-server at $REDIS_ADDR, under a throw-away key prefix) and
-// RedisStore (the real one when REDIS_ADDR is set, else miniredis) give Redis stores.
+// For agents and teams, testkit has deterministic agents (FixedAgent, Analyst,
+// FailingAgent, SlowAgent) and ScriptedModel, a chat model that answers from a script,
+// records every request and fails on cue. For sessions, MiniredisStore, RealRedisStore
+// (the redis-server at $REDIS_ADDR, under a throw-away key prefix) and RedisStore (the
+// real one when REDIS_ADDR is set, else miniredis) give Redis stores.
 // Chain builds the linear graph the benchmarks measure per-node costs on.
 package testkit

@@ -19,7 +19,7 @@ func (printT) Errorf(format string, args ...any) { fmt.Printf(format+"\n", args.
 
 func (printT) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
 
-// routeGraph is the seed's topology: an analyst writes a risk level, a router sends
+// routeGraph routes by risk: an analyst writes a risk level, a router sends
 // high risk to manual review and the rest to automatic handling.
 func routeGraph() *flow.Graph {
 	s := flow.NewSpec("route")

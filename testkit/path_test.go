@@ -73,103 +73,17 @@ func loopGraph(t *testing.T) *flow.Graph {
 	return build(t, s)
 }
 
-func TestAssertions(t *testing.T) {
-	e := flow.NewEngine()
-	// s -> manager -> g -> director -> e
-	leave, _ := record(t, e, leaveGraph(t), map[string]any{"day": 5})
-	// s -> manager -> g -> e
-	short, _ := record(t, e, leaveGraph(t), map[string]any{"day": 1})
-	// s -> l -> x -> x -> x -> close -> e
-	loop, _ := record(t, e, loopGraph(t), nil)
-	empty := testkit.NewPathRecorder()
+// assertionCase is one call of an assertion on a recording.
+type assertionCase struct {
+	name   string
+	rec    *testkit.PathRecorder
+	assert func(testing.TB, *testkit.PathRecorder) bool
+	want   []string // substrings of the failure message; nil means the assertion passes
+}
 
-	const leavePath = "path: s -> manager -> g -> director -> e"
-	tests := []struct {
-		name   string
-		rec    *testkit.PathRecorder
-		assert func(testing.TB, *testkit.PathRecorder) bool
-		want   []string // substrings of the failure message; nil means the assertion passes
-	}{
-		{"visited", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisited(t, r, "manager", "director")
-		}, nil},
-		{"visited qualified", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisited(t, r, "leave:director")
-		}, nil},
-		{"visited missing", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisited(t, r, "manager", "hr", "ceo")
-		}, []string{`not visited: "hr", "ceo"`, leavePath}},
-		{"visited wrong call path", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisited(t, r, "other:director")
-		}, []string{`not visited: "other:director"`, leavePath}},
-		{"visited on empty recorder", empty, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisited(t, r, "s")
-		}, []string{`not visited: "s"`, "path: (no node ran)"}},
-		{"not visited", short, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertNotVisited(t, r, "director", "leave:director")
-		}, nil},
-		{"not visited fails", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertNotVisited(t, r, "g", "director")
-		}, []string{`should not have been: "g" (1 times), "director" (1 times)`, leavePath}},
-		{"not visited, no such node", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertNotVisited(t, r, "hr", "director", "ceo")
-		}, []string{`no graph that ran has a node "hr", "ceo" (graphs: leave): a misspelt id?`, leavePath}},
-		{"in order", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedInOrder(t, r, "s", "g", "e")
-		}, nil},
-		{"in order adjacent", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedInOrder(t, r, "manager", "g", "director")
-		}, nil},
-		{"in order reversed", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedInOrder(t, r, "director", "manager")
-		}, []string{`not visited in order "director", "manager": "manager" was not visited after "director" (position 4)`, leavePath}},
-		{"in order missing", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedInOrder(t, r, "s", "hr", "e")
-		}, []string{`"hr" was not visited`, leavePath}},
-		{"in order repeated node", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedInOrder(t, r, "l", "x", "x", "x", "close")
-		}, nil},
-		{"in order one repetition too many", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedInOrder(t, r, "x", "x", "x", "x")
-		}, []string{`"x" was not visited after "x" (position 5)`, "path: s -> l -> x -> x -> x -> close -> e"}},
-		{"times", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedTimes(t, r, "x", 3)
-		}, nil},
-		{"times zero", short, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedTimes(t, r, "director", 0)
-		}, nil},
-		{"times zero, no such node", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedTimes(t, r, "y", 0)
-		}, []string{`no graph that ran has a node "y" (graphs: loop)`}},
-		{"times wrong", loop, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertVisitedTimes(t, r, "x", 2)
-		}, []string{`"x" visited 3 times, want 2`, "path: s -> l -> x -> x -> x -> close -> e"}},
-		{"path", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertPath(t, r, "s", "manager", "g", "director", "e")
-		}, nil},
-		{"path qualified", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertPath(t, r, "leave:s", "manager", "g", "leave:director", "e")
-		}, nil},
-		{"path differs", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertPath(t, r, "s", "manager", "g", "e")
-		}, []string{`want "e" at position 4, got "director"`, "want: s -> manager -> g -> e", leavePath}},
-		{"path too short", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertPath(t, r, "s", "manager")
-		}, []string{`want the path to end, got "g" at position 3`, leavePath}},
-		{"path too long", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertPath(t, r, "s", "manager", "g", "director", "e", "archive")
-		}, []string{`want "archive" at position 6, the path ends`, leavePath}},
-		{"empty path", empty, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.AssertPath(t, r)
-		}, nil},
-		{"fluent", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.Expect(t, r).Visited("manager", "director").Times("director", 1).
-				InOrder("s", "director", "e").Times("g", 1).Path("s", "manager", "g", "director", "e").OK()
-		}, nil},
-		{"fluent failure", leave, func(t testing.TB, r *testkit.PathRecorder) bool {
-			return testkit.Expect(t, r).Visited("manager").NotVisited("director").InOrder("s", "e").OK()
-		}, []string{`should not have been: "director"`, leavePath}},
-	}
+// checkAssertions runs each case against a fake testing.TB: a passing case reports
+// nothing, a failing one reports exactly one failure containing every wanted string.
+func checkAssertions(t *testing.T, tests []assertionCase) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ft := &fakeTB{}
@@ -186,6 +100,140 @@ func TestAssertions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordings are the paths the assertion tests check.
+type recordings struct {
+	leave *testkit.PathRecorder // s -> manager -> g -> director -> e
+	short *testkit.PathRecorder // s -> manager -> g -> e
+	loop  *testkit.PathRecorder // s -> l -> x -> x -> x -> close -> e
+	empty *testkit.PathRecorder // no node ran
+}
+
+// recordPaths runs the leave graph (day 5 and day 1) and the loop graph, recording each.
+func recordPaths(t *testing.T) recordings {
+	e := flow.NewEngine()
+	leave, _ := record(t, e, leaveGraph(t), map[string]any{"day": 5})
+	short, _ := record(t, e, leaveGraph(t), map[string]any{"day": 1})
+	loop, _ := record(t, e, loopGraph(t), nil)
+	return recordings{leave: leave, short: short, loop: loop, empty: testkit.NewPathRecorder()}
+}
+
+const leavePath = "path: s -> manager -> g -> director -> e"
+
+func TestAssertVisited(t *testing.T) {
+	p := recordPaths(t)
+	checkAssertions(t, []assertionCase{
+		{"visited", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisited(t, r, "manager", "director")
+		}, nil},
+		{"visited qualified", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisited(t, r, "leave:director")
+		}, nil},
+		{"visited missing", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisited(t, r, "manager", "hr", "ceo")
+		}, []string{`not visited: "hr", "ceo"`, leavePath}},
+		{"visited wrong call path", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisited(t, r, "other:director")
+		}, []string{`not visited: "other:director"`, leavePath}},
+		{"visited on empty recorder", p.empty, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisited(t, r, "s")
+		}, []string{`not visited: "s"`, "path: (no node ran)"}},
+	})
+}
+
+func TestAssertNotVisited(t *testing.T) {
+	p := recordPaths(t)
+	checkAssertions(t, []assertionCase{
+		{"not visited", p.short, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertNotVisited(t, r, "director", "leave:director")
+		}, nil},
+		{"not visited fails", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertNotVisited(t, r, "g", "director")
+		}, []string{`should not have been: "g" (1 times), "director" (1 times)`, leavePath}},
+		{"not visited, no such node", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertNotVisited(t, r, "hr", "director", "ceo")
+		}, []string{`no graph that ran has a node "hr", "ceo" (graphs: leave): a misspelt id?`, leavePath}},
+	})
+}
+
+func TestAssertVisitedInOrder(t *testing.T) {
+	p := recordPaths(t)
+	checkAssertions(t, []assertionCase{
+		{"in order", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedInOrder(t, r, "s", "g", "e")
+		}, nil},
+		{"in order adjacent", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedInOrder(t, r, "manager", "g", "director")
+		}, nil},
+		{"in order reversed", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedInOrder(t, r, "director", "manager")
+		}, []string{`not visited in order "director", "manager": "manager" was not visited after "director" (position 4)`, leavePath}},
+		{"in order missing", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedInOrder(t, r, "s", "hr", "e")
+		}, []string{`"hr" was not visited`, leavePath}},
+		{"in order repeated node", p.loop, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedInOrder(t, r, "l", "x", "x", "x", "close")
+		}, nil},
+		{"in order one repetition too many", p.loop, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedInOrder(t, r, "x", "x", "x", "x")
+		}, []string{`"x" was not visited after "x" (position 5)`, "path: s -> l -> x -> x -> x -> close -> e"}},
+	})
+}
+
+func TestAssertVisitedTimes(t *testing.T) {
+	p := recordPaths(t)
+	checkAssertions(t, []assertionCase{
+		{"times", p.loop, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedTimes(t, r, "x", 3)
+		}, nil},
+		{"times zero", p.short, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedTimes(t, r, "director", 0)
+		}, nil},
+		{"times zero, no such node", p.loop, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedTimes(t, r, "y", 0)
+		}, []string{`no graph that ran has a node "y" (graphs: loop)`}},
+		{"times wrong", p.loop, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertVisitedTimes(t, r, "x", 2)
+		}, []string{`"x" visited 3 times, want 2`, "path: s -> l -> x -> x -> x -> close -> e"}},
+	})
+}
+
+func TestAssertPath(t *testing.T) {
+	p := recordPaths(t)
+	checkAssertions(t, []assertionCase{
+		{"path", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertPath(t, r, "s", "manager", "g", "director", "e")
+		}, nil},
+		{"path qualified", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertPath(t, r, "leave:s", "manager", "g", "leave:director", "e")
+		}, nil},
+		{"path differs", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertPath(t, r, "s", "manager", "g", "e")
+		}, []string{`want "e" at position 4, got "director"`, "want: s -> manager -> g -> e", leavePath}},
+		{"path too short", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertPath(t, r, "s", "manager")
+		}, []string{`want the path to end, got "g" at position 3`, leavePath}},
+		{"path too long", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertPath(t, r, "s", "manager", "g", "director", "e", "archive")
+		}, []string{`want "archive" at position 6, the path ends`, leavePath}},
+		{"empty path", p.empty, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.AssertPath(t, r)
+		}, nil},
+	})
+}
+
+func TestExpect(t *testing.T) {
+	p := recordPaths(t)
+	checkAssertions(t, []assertionCase{
+		{"fluent", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.Expect(t, r).Visited("manager", "director").Times("director", 1).
+				InOrder("s", "director", "e").Times("g", 1).Path("s", "manager", "g", "director", "e").OK()
+		}, nil},
+		{"fluent failure", p.leave, func(t testing.TB, r *testkit.PathRecorder) bool {
+			return testkit.Expect(t, r).Visited("manager").NotVisited("director").InOrder("s", "e").OK()
+		}, []string{`should not have been: "director"`, leavePath}},
+	})
 }
 
 func TestExpectRunsEveryAssertion(t *testing.T) {

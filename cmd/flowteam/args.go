@@ -17,7 +17,7 @@ import (
 // package keeps the last, and "--vars defaults.json --vars mine.json" would drop a file
 // unsaid (the repeatable ones are setFlags).
 func parseCommandLine(fs *flag.FlagSet, args []string) (positional []string, help bool, err error) {
-	fs.SetOutput(io.Discard) // errors are reported by the caller, with the usage
+	fs.SetOutput(io.Discard) // errors are reported by the caller (usageError)
 	var flags []string
 	given := make(map[string]bool)
 	for i := 0; i < len(args); i++ {

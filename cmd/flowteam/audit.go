@@ -101,8 +101,7 @@ func cmdAudit(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("--summary counts executions by how they ended: --status STARTED would select none")
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam audit: %v\n\n%s", err, auditUsage)
-		return exitUsage
+		return usageError(stderr, "audit", err)
 	}
 
 	var all trace.Records
@@ -327,17 +326,19 @@ type auditNodeSummary struct {
 	total                                        time.Duration
 }
 
-// writeAuditSummary prints, per node (qualified by its call path, in order of first
-// appearance), the executions that ended in each status and their total time, then a
-// line per run status.
-func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
-	var (
-		order   []string
-		byNode  = map[string]*auditNodeSummary{}
-		byRun   = map[trace.Status]int{}
-		runTime time.Duration
-		nRuns   int
-	)
+// auditSummary is what "flowteam audit --summary" prints: the node executions of the
+// selected runs by how they ended, and the runs' outcomes.
+type auditSummary struct {
+	order   []string // node ids, qualified by call path, in order of first appearance
+	byNode  map[string]*auditNodeSummary
+	byRun   map[trace.Status]int // runs by status; "UNFINISHED" for those without an end record
+	runTime time.Duration
+	nRuns   int
+}
+
+// summarizeAudit counts the executions of the records f keeps, per node and per run.
+func summarizeAudit(runs []trace.Records, f auditFilter) *auditSummary {
+	sum := &auditSummary{byNode: map[string]*auditNodeSummary{}, byRun: map[trace.Status]int{}}
 	for _, run := range runs {
 		matched := false
 		first, _ := runEnds(run)
@@ -349,48 +350,61 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 				continue
 			}
 			matched = true
-			id := auditID(r.Qualified())
-			s := byNode[id]
-			if s == nil {
-				s = &auditNodeSummary{id: id}
-				byNode[id] = s
-				order = append(order, id)
-			}
-			s.n++
-			s.total += r.Duration
-			switch r.Status {
-			case trace.Completed:
-				s.completed++
-			case trace.Failed:
-				s.failed++
-			case trace.Interrupted:
-				s.interrupted++
-			case trace.Suspended:
-				s.suspended++
-			}
+			sum.add(r)
 		}
 		if !matched && (f.node != "" || f.status != "") {
 			continue
 		}
-		nRuns++
+		sum.nRuns++
 		if _, last := runEnds(run); last.IsRun() && last.Status.Terminal() {
-			byRun[last.Status]++
-			runTime += last.Duration
+			sum.byRun[last.Status]++
+			sum.runTime += last.Duration
 		} else {
-			byRun["UNFINISHED"]++
+			sum.byRun["UNFINISHED"]++
 		}
 	}
+	return sum
+}
+
+// add counts the node execution that r ended.
+func (sum *auditSummary) add(r *trace.Record) {
+	id := auditID(r.Qualified())
+	s := sum.byNode[id]
+	if s == nil {
+		s = &auditNodeSummary{id: id}
+		sum.byNode[id] = s
+		sum.order = append(sum.order, id)
+	}
+	s.n++
+	s.total += r.Duration
+	switch r.Status {
+	case trace.Completed:
+		s.completed++
+	case trace.Failed:
+		s.failed++
+	case trace.Interrupted:
+		s.interrupted++
+	case trace.Suspended:
+		s.suspended++
+	}
+}
+
+// writeAuditSummary prints, per node (qualified by its call path, in order of first
+// appearance), the executions that ended in each status and their total time, then a
+// line per run status.
+func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
+	sum := summarizeAudit(runs, f)
 	// Numbers align right; node ids, padded to one width, stay left-aligned.
 	width := len("(all nodes)")
-	for _, id := range order {
+	for _, id := range sum.order {
 		width = max(width, len(id))
 	}
 	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tEXECS\tCOMPLETED\tFAILED\tINTERRUPTED\tSUSPENDED\tTOTAL TIME\tMEAN\t\n", pad("NODE"))
 	var total auditNodeSummary
-	for _, id := range order {
-		s := byNode[id]
+	for _, id := range sum.order {
+		s := sum.byNode[id]
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", pad(s.id), s.n, s.completed, s.failed, s.interrupted, s.suspended,
 			auditDuration(s.total), auditDuration(s.total/time.Duration(s.n)))
 		total.n += s.n
@@ -407,15 +421,15 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 	}
 	var parts []string
 	for _, st := range []trace.Status{trace.Completed, trace.Failed, trace.Suspended, trace.Interrupted, "UNFINISHED"} {
-		if n := byRun[st]; n > 0 {
+		if n := sum.byRun[st]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, strings.ToLower(string(st))))
 		}
 	}
-	line := fmt.Sprintf("\n%d %s", nRuns, plural(nRuns, "run"))
+	line := fmt.Sprintf("\n%d %s", sum.nRuns, plural(sum.nRuns, "run"))
 	if len(parts) > 0 {
 		line += ": " + strings.Join(parts, ", ")
 	}
-	_, err := fmt.Fprintf(w, "%s; total run time %s\n", line, auditDuration(runTime))
+	_, err := fmt.Fprintf(w, "%s; total run time %s\n", line, auditDuration(sum.runTime))
 	return err
 }
 
@@ -469,7 +483,7 @@ type auditFile struct {
 func openAuditFile(path string) (*auditFile, error) {
 	if path == "-" {
 		// "audit -" reads standard input, but the run's outcome goes to stdout: the
-		// records would be mixed into it, and a file named "-" was made instead.
+		// records would be mixed into it, or a file named "-" made instead.
 		return nil, errors.New(`"-" is not a file: the run's outcome goes to stdout; give a file (/dev/stderr for the terminal)`)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

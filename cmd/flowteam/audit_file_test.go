@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,18 +79,81 @@ func TestAuditCheckLeavesNothing(t *testing.T) {
 	assert.Equal(t, "out.jsonl", entries[0].Name())
 }
 
-// An audit file saved by an editor that wrote a UTF-8 byte order mark keeps its first
-// record (the run's STARTED): the mark is no part of the line.
-func TestAuditByteOrderMark(t *testing.T) {
-	path, _ := writeAuditFile(t)
-	data, err := os.ReadFile(path)
+// "--audit -" is a usage error, not a file named "-": the run's outcome goes to stdout.
+func TestRunAuditToDashIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	leave, err := filepath.Abs(leaveYML)
 	require.NoError(t, err)
-	marked := filepath.Join(t.TempDir(), "marked.jsonl")
-	require.NoError(t, os.WriteFile(marked, append([]byte("\xef\xbb\xbf"), data...), 0o600))
-	code, want, _ := auditCmd(t, path)
+	t.Chdir(dir)
+	code, _, stderr := runCmd(t, leave, "--set", "day=5", "--audit", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--audit: "-" is not a file`)
+	assert.NoFileExists(t, filepath.Join(dir, "-"))
+}
+
+// "flowteam run --audit FILE" appends each run's records; "flowteam audit" reads them.
+func TestRunAuditFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leave.audit.jsonl")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--instance", "req-1", "--audit", path}, &stdout, &stderr), stderr.String())
+	require.Equal(t, exitFail, cmdRun([]string{"--audit", path, "../../examples/leave/leave.yml", "--instance", "req-2"}, &stdout, &stderr))
+
+	code, out, errOut := auditCmd(t, path)
+	require.Equal(t, exitOK, code, errOut)
+	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
+	require.Len(t, blocks, 2, out)
+	assert.Contains(t, blocks[0], "instance req-1  graph leave")
+	assert.Contains(t, blocks[0], "-> COMPLETED")
+	assert.Contains(t, blocks[1], "instance req-2  graph leave")
+	assert.Contains(t, blocks[1], "-> FAILED")
+	assert.Contains(t, blocks[1], "FAILED  ")
+
+	code, out, _ = auditCmd(t, path, "--instance", "req-1", "--summary")
 	require.Equal(t, exitOK, code)
-	code, got, stderr := auditCmd(t, marked)
-	require.Equal(t, exitOK, code)
-	assert.Empty(t, stderr)
-	assert.Equal(t, want, got)
+	assert.Contains(t, out, "1 run: 1 completed")
+
+	// An audit file that cannot be written fails the run instead of losing the audit.
+	code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", t.TempDir()}, &stdout, &stderr)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr.String(), "--audit")
+	if _, err := os.Stat("/dev/full"); err == nil {
+		stdout.Reset()
+		code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", "/dev/full"}, &stdout, &stderr)
+		assert.Equal(t, exitFail, code)
+		assert.Contains(t, stdout.String(), "no space left on device")
+	}
+}
+
+// A command that ends before its run starts (bad input, a lost claim) leaves no audit
+// file behind: "--audit OUT" must not create OUT for a run that never happened.
+func TestAuditFileNotCreatedWithoutRun(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "taken")
+	require.Equal(t, exitOK, code, stderr)
+	for _, tc := range []struct {
+		name string
+		cmd  func(args []string, stdout, stderr io.Writer) int
+		args []string
+		code int
+	}{
+		{"syntax error", cmdRun, []string{"testdata/bad/syntax.yml"}, exitUsage},
+		{"missing link", cmdRun, []string{"testdata/bad/missing-link.yml"}, exitUsage},
+		{"go task", cmdRun, []string{"testdata/misc/gotask.yml"}, exitUsage},
+		{"unknown graph", cmdRun, []string{leaveYML, "--graph", "nope"}, exitUsage},
+		{"bad store", cmdRun, []string{leaveYML, "--store", "bogus:"}, exitUsage},
+		{"bad durability", cmdRun, []string{leaveYML, "--store", dsn, "--durability", "never"}, exitUsage},
+		{"instance exists", cmdRun, []string{approvalYML, "--store", dsn, "--instance", "taken"}, exitConflict},
+		{"resume unknown", cmdResume, []string{"nobody", "--store", dsn}, exitUsage},
+		{"resume bad file", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/bad/syntax.yml"}, exitUsage},
+		{"resume changed", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/session/approval-v2.yml"}, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.jsonl")
+			code, _, stderr := call(t, tc.cmd, append(tc.args, "--audit", path)...)
+			require.Equal(t, tc.code, code, stderr)
+			_, err := os.Stat(path)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "the audit file was created")
+		})
+	}
 }

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,39 +226,6 @@ func TestAuditPathOmitted(t *testing.T) {
 	}
 }
 
-// "flowteam run --audit FILE" appends each run's records; "flowteam audit" reads them.
-func TestRunAuditFlag(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "leave.audit.jsonl")
-	var stdout, stderr bytes.Buffer
-	require.Equal(t, exitOK, cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--instance", "req-1", "--audit", path}, &stdout, &stderr), stderr.String())
-	require.Equal(t, exitFail, cmdRun([]string{"--audit", path, "../../examples/leave/leave.yml", "--instance", "req-2"}, &stdout, &stderr))
-
-	code, out, errOut := auditCmd(t, path)
-	require.Equal(t, exitOK, code, errOut)
-	blocks := strings.Split(strings.TrimSpace(out), "\n\n")
-	require.Len(t, blocks, 2, out)
-	assert.Contains(t, blocks[0], "instance req-1  graph leave")
-	assert.Contains(t, blocks[0], "-> COMPLETED")
-	assert.Contains(t, blocks[1], "instance req-2  graph leave")
-	assert.Contains(t, blocks[1], "-> FAILED")
-	assert.Contains(t, blocks[1], "FAILED  ")
-
-	code, out, _ = auditCmd(t, path, "--instance", "req-1", "--summary")
-	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "1 run: 1 completed")
-
-	// An audit file that cannot be written fails the run instead of losing the audit.
-	code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", t.TempDir()}, &stdout, &stderr)
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr.String(), "--audit")
-	if _, err := os.Stat("/dev/full"); err == nil {
-		stdout.Reset()
-		code = cmdRun([]string{"../../examples/leave/leave.yml", "--set", "day=5", "--audit", "/dev/full"}, &stdout, &stderr)
-		assert.Equal(t, exitFail, code)
-		assert.Contains(t, stdout.String(), "no space left on device")
-	}
-}
-
 // A run's error may span several lines (an expression error shows the expression and a
 // caret under it); the run's header keeps its first line, so that every line of the
 // timeline is a header or a record.
@@ -279,28 +243,6 @@ func TestAuditRunErrorOnOneLine(t *testing.T) {
 	for _, l := range lines[1:] {
 		assert.Regexp(t, `^  \d\d:\d\d:\d\d\.\d{6} +#\d+  [A-Z]+ `, l)
 	}
-}
-
-// A line that is JSON but not a record is reported in terms of its JSON, not of the Go
-// types it failed to decode into.
-func TestAuditSkippedLineMessages(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "odd.jsonl")
-	lines := []string{
-		`[1,2]`,
-		`"text"`,
-		`{"seq":"x","run":"r","status":"STARTED"}`,
-		`{"seq":1,"run":"r","status":"FAILED","error":{"code":5}}`,
-	}
-	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
-	code, out, errOut := auditCmd(t, path)
-	assert.Equal(t, exitOK, code)
-	assert.Empty(t, out)
-	assert.Contains(t, errOut, "odd.jsonl:1: skipped: want a JSON object, got a JSON array\n")
-	assert.Contains(t, errOut, "odd.jsonl:2: skipped: want a JSON object, got a JSON string\n")
-	assert.Contains(t, errOut, `odd.jsonl:3: skipped: field "seq": want a JSON number, got a JSON string`+"\n")
-	assert.Contains(t, errOut, `odd.jsonl:4: skipped: field "error.code": want a JSON string, got a JSON number`+"\n")
-	assert.NotContains(t, errOut, "Go ")
-	assert.NotContains(t, errOut, "struct")
 }
 
 // Records repeated across the files (the same file twice, or lines a copying log
@@ -357,56 +299,6 @@ func TestAuditPartialRunNamesRootGraph(t *testing.T) {
 	assert.Contains(t, out, "(start in child)")
 }
 
-// A line too long to decode is skipped like any other damaged line: the records after
-// it are still read.
-func TestAuditOverlongLine(t *testing.T) {
-	path, _ := writeAuditFile(t)
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	long := filepath.Join(t.TempDir(), "long.jsonl")
-	huge := `{"seq":1,"run":"x","status":"FAILED","error":{"code":"c","message":"` + strings.Repeat("a", maxAuditLine) + "\"}}\n"
-	require.NoError(t, os.WriteFile(long, append([]byte(huge), data...), 0o600))
-
-	code, want, _ := auditCmd(t, path, "--summary")
-	require.Equal(t, exitOK, code)
-	code, got, errOut := auditCmd(t, long, "--summary")
-	require.Equal(t, exitOK, code, errOut)
-	assert.Equal(t, want, got)
-	assert.Equal(t, "flowteam audit: "+long+":1: skipped: longer than 16 MiB\n", errOut)
-}
-
-func TestReadAuditLine(t *testing.T) {
-	type line struct {
-		text    string
-		tooLong bool
-	}
-	for _, tc := range []struct {
-		in   string
-		want []line
-	}{
-		{"", nil},
-		{"ab\ncd\n", []line{{"ab\n", false}, {"cd\n", false}}},
-		{"ab\ncd", []line{{"ab\n", false}, {"cd", false}}},
-		{"1234567\n12345678\nok\n", []line{{"1234567\n", false}, {"", true}, {"ok\n", false}}},
-		{"123456789012345678901234567890\nok", []line{{"", true}, {"ok", false}}},
-		{"ok\n123456789012345678901234567890", []line{{"ok\n", false}, {"", true}}},
-	} {
-		// The reader's buffer (16 bytes) is smaller than some lines, as 64 KiB is
-		// smaller than the longest line allowed.
-		br := bufio.NewReaderSize(strings.NewReader(tc.in), 16)
-		var got []line
-		for {
-			l, tooLong, err := readAuditLine(br, 8)
-			if err == io.EOF {
-				break
-			}
-			require.NoError(t, err)
-			got = append(got, line{string(l), tooLong})
-		}
-		assert.Equal(t, tc.want, got, "%q", tc.in)
-	}
-}
-
 // A recovered failure the error policy sent to a fallback node names that node.
 func TestAuditShowsTheFallbackNode(t *testing.T) {
 	dir := t.TempDir()
@@ -424,40 +316,6 @@ layout:
 	code, out, errOut := auditCmd(t, path)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "error E2: recoverable  (recovered, to fb)")
-}
-
-// A command that ends before its run starts (bad input, a lost claim) leaves no audit
-// file behind: "--audit OUT" must not create OUT for a run that never happened.
-func TestAuditFileNotCreatedWithoutRun(t *testing.T) {
-	noLeaks(t)
-	dsn := fileDSN(t)
-	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "taken")
-	require.Equal(t, exitOK, code, stderr)
-	for _, tc := range []struct {
-		name string
-		cmd  func(args []string, stdout, stderr io.Writer) int
-		args []string
-		code int
-	}{
-		{"syntax error", cmdRun, []string{"testdata/bad/syntax.yml"}, exitUsage},
-		{"missing link", cmdRun, []string{"testdata/bad/missing-link.yml"}, exitUsage},
-		{"go task", cmdRun, []string{"testdata/misc/gotask.yml"}, exitUsage},
-		{"unknown graph", cmdRun, []string{leaveYML, "--graph", "nope"}, exitUsage},
-		{"bad store", cmdRun, []string{leaveYML, "--store", "bogus:"}, exitUsage},
-		{"bad durability", cmdRun, []string{leaveYML, "--store", dsn, "--durability", "never"}, exitUsage},
-		{"instance exists", cmdRun, []string{approvalYML, "--store", dsn, "--instance", "taken"}, exitConflict},
-		{"resume unknown", cmdResume, []string{"nobody", "--store", dsn}, exitUsage},
-		{"resume bad file", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/bad/syntax.yml"}, exitUsage},
-		{"resume changed", cmdResume, []string{"taken", "--store", dsn, "--file", "testdata/session/approval-v2.yml"}, exitUsage},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "out.jsonl")
-			code, _, stderr := call(t, tc.cmd, append(tc.args, "--audit", path)...)
-			require.Equal(t, tc.code, code, stderr)
-			_, err := os.Stat(path)
-			assert.ErrorIs(t, err, fs.ErrNotExist, "the audit file was created")
-		})
-	}
 }
 
 // Records another writer (or a hand) produced are read as the audit writer's: a

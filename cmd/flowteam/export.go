@@ -63,8 +63,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		format, err = export.ParseFormat(*formatName)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam export: %v\n\n%s", err, exportUsage)
-		return exitUsage
+		return usageError(stderr, "export", err)
 	}
 
 	files, err := definitionFiles(paths)
@@ -72,31 +71,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 		return exitUsage
 	}
-	var (
-		graphs []*flow.Graph
-		errs   []error
-		from   = map[string]string{} // graph id -> the file defining it
-	)
-	for _, file := range files {
-		spec, err := flow.ReadDefinitionFile(file)
-		var g *flow.Graph
-		if err == nil {
-			g, err = spec.Build()
-		}
-		if err == nil && from[g.ID] != "" {
-			// Refused, as run and validate refuse it: else "--graph x" would pick one
-			// of the two unsaid.
-			err = fmt.Errorf("graph %q is defined twice: in %s and in %s", g.ID, from[g.ID], file)
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		from[g.ID] = file
-		graphs = append(graphs, g)
-	}
-	if len(errs) > 0 {
-		fmt.Fprintf(stderr, "flowteam export: %v\n", errors.Join(errs...))
+	graphs, err := buildGraphs(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 		return exitUsage
 	}
 	g, err := pickGraph(graphs, *graphID, "exported")
@@ -122,6 +99,36 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// buildGraphs reads and builds the graph of each definition file without an engine:
+// export only needs the graphs to build, not their scripts to compile. The errors of
+// every file are joined.
+func buildGraphs(files []string) ([]*flow.Graph, error) {
+	var (
+		graphs []*flow.Graph
+		errs   []error
+		from   = map[string]string{} // graph id -> the file defining it
+	)
+	for _, file := range files {
+		spec, err := flow.ReadDefinitionFile(file)
+		var g *flow.Graph
+		if err == nil {
+			g, err = spec.Build()
+		}
+		if err == nil && from[g.ID] != "" {
+			// Refused, as run and validate refuse it: else "--graph x" would pick one
+			// of the two unsaid.
+			err = fmt.Errorf("graph %q is defined twice: in %s and in %s", g.ID, from[g.ID], file)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		from[g.ID] = file
+		graphs = append(graphs, g)
+	}
+	return graphs, errors.Join(errs...)
 }
 
 // writeOutput writes data to the file path through a temporary file beside it, renamed

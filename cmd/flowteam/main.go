@@ -9,11 +9,13 @@
 //	flowteam sessions list|show|delete ...       inspect the session store
 //	flowteam audit FILE... [flags]               print an audit file
 //	flowteam task claim|find|next|state|submit|history ...   approval tasks
+//	flowteam version                             print the module and Go versions
 //	flowteam help [COMMAND]                      print the help
 //
 // help takes at most one command ("flowteam -h run" is "flowteam help run"); more
 // arguments are a usage error, as are arguments after a command's -h ("flowteam run -h
-// extra").
+// extra"). A usage error prints the error and one line naming the command's -h, not
+// the whole help, so that the error stays in sight.
 //
 // Run "flowteam COMMAND -h" for the flags of a command. A flag that takes a value may be
 // given once; --set, --file, --redact and --redact-pattern repeat. Exit codes: 0 the command
@@ -21,6 +23,10 @@
 // the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
 // (run --store: the instance exists already; resume: another process resumed it
 // first, it is running, or it completed).
+//
+// SIGINT (Ctrl-C) and SIGTERM cancel a run or resume: it ends failed with code
+// "cancelled", is saved where it stood (with a store) and printed, and the command
+// exits 1; a second signal ends the process at once.
 //
 // run --store records how the instance is run with it (its --durability, --steps,
 // --redact names and patterns and --ttl), and each resume runs it the same way: a flag
@@ -33,9 +39,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Exit codes shared by every subcommand.
@@ -54,8 +62,7 @@ func main() {
 // its own flags, so tests call it directly with buffers.
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		usage(stderr)
-		return exitUsage
+		return usageError(stderr, "", errors.New("no command given"))
 	}
 	switch args[0] {
 	case "run":
@@ -73,6 +80,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdSessions(args[1:], stdout, stderr)
 	case "task":
 		return cmdTask(args[1:], stdout, stderr)
+	case "version":
+		return cmdVersion(args[1:], stdout, stderr)
 	// ---- more subcommands: add one case line each, above this comment ----
 	// Also list the new command in usage below.
 
@@ -80,19 +89,30 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case len(args) > 2:
 			// Printing some help and exiting 0 would let a script's mistake pass.
-			fmt.Fprintf(stderr, "flowteam help: help takes one command, got %d arguments\n\n", len(args)-1)
-			usage(stderr)
-			return exitUsage
+			return usageError(stderr, "help", fmt.Errorf("help takes one command, got %d arguments", len(args)-1))
 		case len(args) == 2 && !isHelp(args[1]):
 			return dispatch([]string{args[1], "--help"}, stdout, stderr) // "help run" is "run --help"
 		}
 		usage(stdout)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "flowteam: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return exitUsage
+		return usageError(stderr, "", fmt.Errorf("unknown command %q", args[0]))
 	}
+}
+
+// usageError reports err, a usage error of command ("run", "sessions list"; "" for
+// flowteam itself), with one line pointing at the command's -h, and returns exitUsage.
+// The whole help is not printed: it would push the error out of sight.
+func usageError(stderr io.Writer, command string, err error) int {
+	name, help := "flowteam", "flowteam"
+	if command != "" {
+		name += " " + command
+		if c, _, _ := strings.Cut(command, " "); c != "help" {
+			help += " " + c
+		}
+	}
+	fmt.Fprintf(stderr, "%s: %v\nRun \"%s -h\" for usage.\n", name, err, help)
+	return exitUsage
 }
 
 func isHelp(arg string) bool {
@@ -117,6 +137,7 @@ Commands:
   sessions  list, show or delete stored instances (flowteam sessions -h)
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
   task      claim and submit approval tasks (flowteam task -h)
+  version   print flowteam's module version and the Go version it was built with
   help      print this help, or with a command its help (flowteam help run)
 
 A flag that takes a value may be given once; --set, --file, --redact and
@@ -125,5 +146,8 @@ A flag that takes a value may be given once; --set, --file, --redact and
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
 2 bad input (usage, unreadable or invalid definition), 3 conflict (run --store,
 resume: another process started or resumed the instance first).
+
+SIGINT (Ctrl-C) or SIGTERM cancels a run or resume, which is saved and printed as
+failed (exit 1); a second signal ends the process at once.
 `)
 }

@@ -1,13 +1,40 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
+
+// buildFlowteam builds the command into a temporary directory and returns the binary's
+// path. It skips the test in -short mode, or where the go tool is not on PATH.
+func buildFlowteam(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "flowteam")
+	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, msg)
+	}
+	return bin
+}
 
 // help takes at most one command: anything more is a usage error, not a request for
 // the general help that exits 0 as if the words after it meant nothing.
@@ -17,7 +44,8 @@ func TestHelpExtraArguments(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", args)
 		assert.Empty(t, stdout, "%v", args)
 		assert.Contains(t, stderr, "help takes one command", "%v", args)
-		assert.Contains(t, stderr, "Commands:", "%v: the general usage follows", args)
+		assert.Contains(t, stderr, `Run "flowteam -h" for usage.`, "%v: a pointer at the general help follows", args)
+		assert.NotContains(t, stderr, "Commands:", "%v: the help itself does not", args)
 	}
 	// The other spellings of help name a command as help does.
 	for _, h := range []string{"help", "-h", "-help", "--help"} {
@@ -72,7 +100,8 @@ func TestSubcommandHelpExtraArguments(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", args)
 		assert.Empty(t, stdout, "%v", args)
 		assert.Contains(t, stderr, "takes no arguments", "%v", args)
-		assert.Contains(t, stderr, "Usage:", "%v: the command's usage follows", args)
+		assert.Contains(t, stderr, `Run "flowteam `+args[0]+` -h" for usage.`, "%v: a pointer at the command's help follows", args)
+		assert.NotContains(t, stderr, "Usage:", "%v: the help itself does not", args)
 	}
 	for _, args := range [][]string{
 		{"run", leaveYML, "-h"},
@@ -88,9 +117,9 @@ func TestSubcommandHelpExtraArguments(t *testing.T) {
 	}
 }
 
-// A flag that takes one value, given twice, is a usage error: the first value was
-// silently dropped ("--vars defaults.json --vars mine.json" loaded only mine.json,
-// "--audit a --audit b" audited to b only, "--node x --node y" showed y only). The
+// A flag that takes one value, given twice, is a usage error: the first value would be
+// silently dropped ("--vars defaults.json --vars mine.json" would load only mine.json,
+// "--audit a --audit b" audit to b only, "--node x --node y" show y only). The
 // repeatable flags (--set, --file, --redact) and switches may repeat.
 func TestSingleValueFlagGivenTwice(t *testing.T) {
 	dsn := fileDSN(t)
@@ -120,4 +149,88 @@ func TestSingleValueFlagGivenTwice(t *testing.T) {
 	code, _, stderr = call(t, cmdAudit, vars, "--summary", "--summary")
 	assert.NotContains(t, stderr, "given twice")
 	assert.Equal(t, exitOK, code, stderr)
+}
+
+// A usage error prints the error and one line pointing at the command's -h, not the
+// whole help, which would push the error out of sight: for every command.
+func TestUsageErrorPointsAtHelp(t *testing.T) {
+	dsn := fileDSN(t)
+	for _, tc := range []struct {
+		args []string
+		want string // stderr, whole
+	}{
+		{nil, "flowteam: no command given\nRun \"flowteam -h\" for usage.\n"},
+		{[]string{"frobnicate"}, "flowteam: unknown command \"frobnicate\"\nRun \"flowteam -h\" for usage.\n"},
+		{[]string{"help", "run", "x"}, "flowteam help: help takes one command, got 2 arguments\nRun \"flowteam -h\" for usage.\n"},
+		{[]string{"run"}, "flowteam run: no definition file given\nRun \"flowteam run -h\" for usage.\n"},
+		{[]string{"run", leaveYML, "--colour"}, "flowteam run: flag provided but not defined: -colour\nRun \"flowteam run -h\" for usage.\n"},
+		{[]string{"resume", "x"}, "flowteam resume: --store is required\nRun \"flowteam resume -h\" for usage.\n"},
+		{[]string{"validate"}, "flowteam validate: no definition file given\nRun \"flowteam validate -h\" for usage.\n"},
+		{[]string{"export", leaveYML}, "flowteam export: --format is required (yaml, json, plantuml, mermaid or dot)\n" +
+			"Run \"flowteam export -h\" for usage.\n"},
+		{[]string{"audit"}, "flowteam audit: no audit file given\nRun \"flowteam audit -h\" for usage.\n"},
+		{[]string{"sessions"}, "flowteam sessions: no command given: want list, show or delete\nRun \"flowteam sessions -h\" for usage.\n"},
+		{[]string{"sessions", "list"}, "flowteam sessions list: --store is required\nRun \"flowteam sessions -h\" for usage.\n"},
+		{[]string{"sessions", "show", "--store", dsn}, "flowteam sessions show: want 1 instance id argument(s), got 0\n" +
+			"Run \"flowteam sessions -h\" for usage.\n"},
+		{[]string{"version", "x"}, "flowteam version: takes no arguments, got [\"x\"]\nRun \"flowteam version -h\" for usage.\n"},
+	} {
+		code, stdout, stderr := call(t, dispatch, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Empty(t, stdout, "%v", tc.args)
+		assert.Equal(t, tc.want, stderr, "%v", tc.args)
+	}
+}
+
+// call runs a subcommand with buffers and returns the exit code, stdout and stderr.
+func call(t *testing.T, cmd func(args []string, stdout, stderr io.Writer) int, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cmd(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func callJSON(t *testing.T, cmd func(args []string, stdout, stderr io.Writer) int, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	code, stdout, stderr := call(t, cmd, append(args, "--output", "json")...)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), "stdout %q stderr %q", stdout, stderr)
+	return code, out, stderr
+}
+
+// noLeaks checks, after the test and its cleanups, that it left no goroutine behind.
+// (The package has no TestMain: the other commands' tests are not subject to it.)
+func noLeaks(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+func fileDSN(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "sessions") }
+
+func TestDispatch(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 2, dispatch(nil, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `Run "flowteam -h" for usage.`)
+
+	stdout.Reset()
+	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "run       run a graph")
+
+	for _, cmd := range []string{"run", "validate", "export", "resume", "sessions", "audit", "version"} {
+		stdout.Reset()
+		assert.Equal(t, 0, dispatch([]string{"help", cmd}, &stdout, &stderr), cmd)
+		assert.Contains(t, stdout.String(), "flowteam "+cmd, "help %s prints the command's help", cmd)
+		assert.NotContains(t, stdout.String(), "Commands:", "help %s", cmd)
+	}
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"help", "frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
+	stderr.Reset()
+	assert.Equal(t, 2, dispatch([]string{"frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
+	stdout.Reset()
+	assert.Equal(t, 0, dispatch([]string{"run", leaveYML, "--set", "day=1"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), "graph leave: completed")
 }

@@ -50,6 +50,10 @@ Exit codes: 0 completed, suspended or stopped; 1 the run failed (or its outcome 
 not be saved); 2 bad input: usage, unknown or corrupt instance, changed or unreadable
 definition; 3 conflict: another process resumed the instance first, it is running, or
 it completed.
+
+Signals: SIGINT (Ctrl-C) or SIGTERM cancels the run, as in run: the instance is saved
+where it stood (failed, resumable), the outcome is printed, and the command exits 1. A
+second signal ends the process at once.
 `
 
 type resumeConfig struct {
@@ -77,8 +81,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, resumeUsage)
 		return exitOK
 	case err != nil:
-		fmt.Fprintf(stderr, "flowteam resume: %v\n\n%s", err, resumeUsage)
-		return exitUsage
+		return usageError(stderr, "resume", err)
 	}
 	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "flowteam resume: %v\n", err)
@@ -109,88 +112,21 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err := checkResumable(snap, cfg); err != nil {
 		return fail(exitConflict, explainResumeError(err, cfg))
 	}
-	if cfg.keepTTL && !snap.Expires.IsZero() && !dsnSetsTTL(cfg.store.dsn) {
-		// A store stamps Expires as Updated plus the save's time to live. Dropped, it
-		// would have an instance meant to be kept for a while kept forever. (A DSN's
-		// ttl= is the store's own for every save: it applies instead.)
-		cfg.store.ttl = max(snap.Expires.Sub(snap.Updated), 0)
-	}
-	files := cfg.files
-	loadFailed := func(err error) int { return fail(exitUsage, err) }
-	if len(files) == 0 {
-		if len(snap.Sources) == 0 {
-			return fail(exitUsage, fmt.Errorf("instance %q records no definition files: give them with --file", cfg.id))
-		}
-		files = snap.Sources
-		// The recorded files may have moved or gone since: say where they came from.
-		loadFailed = func(err error) int {
-			return fail(exitUsage, fmt.Errorf("the definition files recorded for instance %q (--file loads others): %w", cfg.id, err))
-		}
-	}
-	files, err = definitionFiles(files)
-	if err != nil {
-		return loadFailed(err)
-	}
-	var engOpts []flow.Option
-	if cfg.audit != "" {
-		red, err := resumeRedactor(&cfg.store, snap)
-		if err != nil {
-			return fail(exitUsage, err)
-		}
-		ra, err := openRunAudit(cfg.audit, stderr, red)
-		if err != nil {
-			return fail(exitUsage, err)
-		}
-		defer ra.Close()
-		engOpts = append(engOpts, ra.option())
-	}
-	eng := flow.NewEngine(engOpts...)
-	if _, err := eng.LoadFiles(files...); err != nil {
-		return loadFailed(err)
-	}
-	sources, err := absPaths(files)
+	cfg.keepRecordedTTL(snap)
+	eng, sources, closeAudit, err := resumeEngine(cfg, snap, stderr)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	st, err := cfg.store.settings(cfg.steps)
+	defer closeAudit()
+	st, err := resumeSettings(cfg, snap)
 	if err != nil {
 		return fail(exitUsage, err)
-	}
-	if opened := openedSnapshot(snap); opened != nil {
-		// (One that cannot be opened is reported by the Runner before anything runs.)
-		rec, err := recordedSettings(opened)
-		if err != nil {
-			return fail(exitUsage, err)
-		}
-		if cfg.keepDurability {
-			st.durability = rec.durability
-		}
-		if cfg.keepSteps {
-			st.steps = rec.steps
-		}
-		// --redact adds names: a secret supplied again with --set must not be
-		// saved in clear because the flag was not repeated.
-		st.addRedact(rec.redact...)
-		st.addPatterns(rec.patterns...)
-		st.other = rec.other
 	}
 	r, err := cfg.store.runner(eng, store, sources, st)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-
-	var opts []session.ResumeOption
-	if cfg.recover {
-		opts = append(opts, session.Recover())
-	}
-	// The settings were read from snap: the claim must be of snap, or another
-	// resume's --redact could be dropped and a secret saved in clear. (With
-	// --expect-version, checkResumable made sure it is that version.)
-	opts = append(opts, session.ExpectVersion(snap.Version))
-	if st.steps > 0 {
-		opts = append(opts, session.WithEvalOptions(flow.WithSteps(st.steps)))
-	}
-	res, err := r.Resume(ctx, cfg.id, updates, opts...)
+	res, err := r.Resume(ctx, cfg.id, updates, resumeOptions(cfg, snap, st)...)
 	if res == nil {
 		err = explainResumeError(err, cfg)
 		return fail(sessionExit(err), err)
@@ -205,18 +141,102 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return fail(exitUsage, err)
 	}
 	out := newRunOutput(res.Result, res.Context.Vars(), red)
-	if cfg.output == "json" {
-		err = out.writeJSON(stdout)
-	} else {
-		err = out.writeText(stdout)
+	return writeOutcome(stdout, stderr, "resume", out, cfg.output, code)
+}
+
+// keepRecordedTTL keeps the time to live snap was last saved with when --ttl was not
+// given. A store stamps Expires as Updated plus the save's time to live. Dropped, it
+// would have an instance meant to be kept for a while kept forever. (A DSN's ttl= is
+// the store's own for every save: it applies instead.)
+func (cfg *resumeConfig) keepRecordedTTL(snap *session.Snapshot) {
+	if cfg.keepTTL && !snap.Expires.IsZero() && !dsnSetsTTL(cfg.store.dsn) {
+		cfg.store.ttl = max(snap.Expires.Sub(snap.Updated), 0)
 	}
+}
+
+// resumeEngine returns an engine with the definitions of the instance loaded: those of
+// --file, else those recorded in snap, and the --audit interceptor, which closeAudit
+// closes. sources are the files loaded, absolute, to record with the instance. Its
+// errors are bad input.
+func resumeEngine(cfg resumeConfig, snap *session.Snapshot, stderr io.Writer) (eng *flow.Engine, sources []string,
+	closeAudit func(), err error) {
+	files := cfg.files
+	loadFailed := func(err error) error { return err }
+	if len(files) == 0 {
+		if len(snap.Sources) == 0 {
+			return nil, nil, nil, fmt.Errorf("instance %q records no definition files: give them with --file", cfg.id)
+		}
+		files = snap.Sources
+		// The recorded files may have moved or gone since: say where they came from.
+		loadFailed = func(err error) error {
+			return fmt.Errorf("the definition files recorded for instance %q (--file loads others): %w", cfg.id, err)
+		}
+	}
+	files, err = definitionFiles(files)
 	if err != nil {
-		return fail(exitFail, fmt.Errorf("write output: %w", err))
+		return nil, nil, nil, loadFailed(err)
 	}
-	if res.Status == flow.StatusFailed {
-		return exitFail
+	red, err := resumeRedactor(&cfg.store, snap)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return code
+	eng, closeAudit, err = newEngine(cfg.audit, stderr, red)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := eng.LoadFiles(files...); err != nil {
+		closeAudit()
+		return nil, nil, nil, loadFailed(err)
+	}
+	if sources, err = absPaths(files); err != nil {
+		closeAudit()
+		return nil, nil, nil, err
+	}
+	return eng, sources, closeAudit, nil
+}
+
+// resumeSettings returns the settings the resume runs the instance with: those its
+// flags give, and for those not given the ones recorded in snap.
+func resumeSettings(cfg resumeConfig, snap *session.Snapshot) (settings, error) {
+	st, err := cfg.store.settings(cfg.steps)
+	if err != nil {
+		return st, err
+	}
+	if opened := openedSnapshot(snap); opened != nil {
+		// (One that cannot be opened is reported by the Runner before anything runs.)
+		rec, err := recordedSettings(opened)
+		if err != nil {
+			return st, err
+		}
+		if cfg.keepDurability {
+			st.durability = rec.durability
+		}
+		if cfg.keepSteps {
+			st.steps = rec.steps
+		}
+		// --redact adds names: a secret supplied again with --set must not be
+		// saved in clear because the flag was not repeated.
+		st.addRedact(rec.redact...)
+		st.addPatterns(rec.patterns...)
+		st.other = rec.other
+	}
+	return st, nil
+}
+
+// resumeOptions returns the Runner's options for resuming snap with st.
+func resumeOptions(cfg resumeConfig, snap *session.Snapshot, st settings) []session.ResumeOption {
+	var opts []session.ResumeOption
+	if cfg.recover {
+		opts = append(opts, session.Recover())
+	}
+	// The settings were read from snap: the claim must be of snap, or another
+	// resume's --redact could be dropped and a secret saved in clear. (With
+	// --expect-version, checkResumable made sure it is that version.)
+	opts = append(opts, session.ExpectVersion(snap.Version))
+	if st.steps > 0 {
+		opts = append(opts, session.WithEvalOptions(flow.WithSteps(st.steps)))
+	}
+	return opts
 }
 
 // checkResumable returns the conflict a Runner's Resume would report for snap before

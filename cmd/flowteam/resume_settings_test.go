@@ -131,8 +131,8 @@ func stripMeta(t *testing.T, dir, id string, meta ...string) {
 	require.NoError(t, store.Save(context.Background(), snap, snap.Version))
 }
 
-// An instance saved before the command recorded its settings resumes as it did then:
-// on exit, with the engine's step limit, masking the variables its last save masked.
+// An instance saved without recorded settings (by another program) resumes on exit,
+// with the engine's step limit, masking the variables its last save masked.
 func TestResumeInstanceSavedWithoutSettings(t *testing.T) {
 	noLeaks(t)
 	dir := filepath.Join(t.TempDir(), "sessions")

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 )
 
 const runUsage = `Usage: flowteam run FILE|DIR|GLOB... [flags]
@@ -58,6 +59,11 @@ Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps
 
 Exit codes: 0 completed, suspended or stopped; 1 the run failed; 2 bad input; 3 with
 --store: the instance exists already.
+
+Signals: SIGINT (Ctrl-C) or SIGTERM cancels the run: it ends failed with code
+"cancelled", the nodes it cut short run again on resume, with --store the instance is
+saved where it stood, the outcome is printed, and the command exits 1. A second signal
+ends the process at once.
 `
 
 // runConfig is the parsed command line of "flowteam run".
@@ -81,14 +87,13 @@ func (s *setFlag) Set(v string) error { *s = append(*s, v); return nil }
 
 // cmdRun implements "flowteam run". It returns the process exit code.
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	cfg, help, err := parseRunArgs(args, stderr)
+	cfg, help, err := parseRunArgs(args)
 	switch {
 	case help:
 		fmt.Fprint(stdout, runUsage)
 		return exitOK
 	case err != nil:
-		fmt.Fprintf(stderr, "flowteam run: %v\n\n%s", err, runUsage)
-		return exitUsage
+		return usageError(stderr, "run", err)
 	}
 
 	fail := func(code int, err error) int {
@@ -103,20 +108,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	var engOpts []flow.Option
-	if cfg.audit != "" {
-		red, err := cfg.store.redactor()
-		if err != nil {
-			return fail(exitUsage, err)
-		}
-		ra, err := openRunAudit(cfg.audit, stderr, red)
-		if err != nil {
-			return fail(exitUsage, err)
-		}
-		defer ra.Close()
-		engOpts = append(engOpts, ra.option())
+	red, err := cfg.store.redactor()
+	if err != nil {
+		return fail(exitUsage, err)
 	}
-	eng := flow.NewEngine(engOpts...)
+	eng, closeAudit, err := newEngine(cfg.audit, stderr, red)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	defer closeAudit()
 	graphs, err := eng.LoadFiles(files...)
 	if err != nil {
 		if errors.Is(err, flow.ErrUnknownTask) {
@@ -142,20 +142,38 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	red, err := cfg.store.redactor()
-	if err != nil {
-		return fail(exitUsage, err)
-	}
 	out := newRunOutput(res, fc.Vars(), red)
-	if cfg.output == "json" {
+	return writeOutcome(stdout, stderr, "run", out, cfg.output, code)
+}
+
+// newEngine returns the engine of run and resume, with the --audit interceptor when
+// audit names a file (masking with red); closeAudit closes that file.
+func newEngine(audit string, stderr io.Writer, red *redact.Redactor) (eng *flow.Engine, closeAudit func(), err error) {
+	if audit == "" {
+		return flow.NewEngine(), func() {}, nil
+	}
+	ra, err := openRunAudit(audit, stderr, red)
+	if err != nil {
+		return nil, nil, err
+	}
+	return flow.NewEngine(ra.option()), func() { ra.Close() }, nil
+}
+
+// writeOutcome prints the outcome of run or resume (command) in format (text or json)
+// and returns the exit code: exitFail for a failed run or an output that could not be
+// written, else code.
+func writeOutcome(stdout, stderr io.Writer, command string, out *runOutput, format string, code int) int {
+	var err error
+	if format == "json" {
 		err = out.writeJSON(stdout)
 	} else {
 		err = out.writeText(stdout)
 	}
 	if err != nil {
-		return fail(exitFail, fmt.Errorf("write output: %w", err))
+		fmt.Fprintf(stderr, "flowteam %s: write output: %v\n", command, err)
+		return exitFail
 	}
-	if res.Status == flow.StatusFailed {
+	if out.Status == string(flow.StatusFailed) {
 		return exitFail
 	}
 	return code
@@ -163,7 +181,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 // parseRunArgs parses the command line (flags may come before or after the files).
 // help is true when -h or --help was given.
-func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, err error) {
+func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	fs := flag.NewFlagSet("flowteam run", flag.ContinueOnError)
 	var sets setFlag
 	fs.StringVar(&cfg.graph, "graph", "", "")
@@ -207,8 +225,8 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 		return cfg, false, errZeroSteps
 	}
 	for _, s := range cfg.sets {
-		if k, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(k) == "" {
-			return cfg, false, fmt.Errorf("--set %q: want KEY=VALUE", s)
+		if err := checkSet(s); err != nil {
+			return cfg, false, err
 		}
 	}
 	return cfg, false, nil

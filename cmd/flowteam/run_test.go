@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -133,53 +135,6 @@ func TestRunLeavePaths(t *testing.T) {
 	}
 }
 
-func TestParseValue(t *testing.T) {
-	tests := []struct {
-		in   string
-		want any
-	}{
-		{"5", 5},
-		{"-7", -7},
-		{"5.0", 5.0},
-		{"2.5", 2.5},
-		{"1e3", 1000.0},
-		{"99999999999999999999.0", 1e20}, // a float: an integer beyond int64 is an error (below)
-		{"true", true},
-		{"null", nil},
-		{`"5"`, "5"},
-		{"abc", "abc"},
-		{"", ""},
-		{"5 apples", "5 apples"},
-		{"007", "007"}, // not JSON: a leading zero
-		{"[1, 2.5, \"x\"]", []any{1, 2.5, "x"}},
-		{`{"a": {"b": 3}}`, map[string]any{"a": map[string]any{"b": 3}}},
-		{"{broken", "{broken"},
-		{`"1e999"`, "1e999"},
-	}
-	for _, tc := range tests {
-		got, err := parseValue(tc.in)
-		require.NoError(t, err, "parseValue(%q)", tc.in)
-		assert.Equal(t, tc.want, got, "parseValue(%q)", tc.in)
-	}
-	// A number beyond float64 is JSON, but no value the run could compute with: taking
-	// it as the string "1e999" would make every comparison with it go wrong.
-	// So is an integer beyond int64: as a float64 it lost its last digits
-	// (12345678901234567890 became 12345678901234567000), an id silently changed.
-	for _, in := range []string{"1e999", "-1e999", "[1, 1e999]", `{"a": 1e999}`,
-		"12345678901234567890", "-9223372036854775809", `{"id": 12345678901234567890}`} {
-		_, err := parseValue(in)
-		assert.ErrorContains(t, err, "number out of range", "parseValue(%q)", in)
-	}
-	_, err := decodeVars("v.json", []byte("{\n  \"a\": 1,\n  \"id\": 12345678901234567890\n}"))
-	assert.EqualError(t, err, `v.json:3: variable "id": number out of range`)
-	got, err := parseValue(`"12345678901234567890"`)
-	require.NoError(t, err)
-	assert.Equal(t, "12345678901234567890", got, "quoted, it is a string")
-	got, err = parseValue("1.2345678901234567890e19")
-	require.NoError(t, err)
-	assert.Equal(t, 1.2345678901234567e19, got, "a float says it is one")
-}
-
 func TestRunSetAndVars(t *testing.T) {
 	code, out := runJSON(t, "testdata/misc/echo.yml",
 		"--set", "day=5", "--set=who=ada lovelace", "-set", "rate=2.5", "--set", "ok=true",
@@ -267,7 +222,7 @@ func TestRunBadInput(t *testing.T) {
 		args []string
 		want []string // substrings of stderr
 	}{
-		{"no file", nil, []string{"no definition file given", "Usage: flowteam run"}},
+		{"no file", nil, []string{"no definition file given", `Run "flowteam run -h" for usage.`}},
 		{"unknown flag", []string{leaveYML, "--colour"}, []string{"flag provided but not defined: -colour"}},
 		{"bad output", []string{leaveYML, "--output", "xml"}, []string{`--output must be text or json, not "xml"`}},
 		{"bad steps", []string{leaveYML, "--steps", "many"}, []string{`invalid value "many" for flag -steps`}},
@@ -372,51 +327,12 @@ last nodes:
 $`, stdout)
 }
 
-func TestDispatch(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 2, dispatch(nil, &stdout, &stderr))
-	assert.Contains(t, stderr.String(), "Usage:")
-
-	stdout.Reset()
-	assert.Equal(t, 0, dispatch([]string{"help"}, &stdout, &stderr))
-	assert.Contains(t, stdout.String(), "run       run a graph")
-
-	for _, cmd := range []string{"run", "validate", "export", "resume", "sessions", "audit"} {
-		stdout.Reset()
-		assert.Equal(t, 0, dispatch([]string{"help", cmd}, &stdout, &stderr), cmd)
-		assert.Contains(t, stdout.String(), "flowteam "+cmd, "help %s prints the command's help", cmd)
-		assert.NotContains(t, stdout.String(), "Commands:", "help %s", cmd)
-	}
-	stderr.Reset()
-	assert.Equal(t, 2, dispatch([]string{"help", "frobnicate"}, &stdout, &stderr))
-	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
-
-	stderr.Reset()
-	assert.Equal(t, 2, dispatch([]string{"frobnicate"}, &stdout, &stderr))
-	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
-
-	stdout.Reset()
-	assert.Equal(t, 0, dispatch([]string{"run", leaveYML, "--set", "day=1"}, &stdout, &stderr))
-	assert.Contains(t, stdout.String(), "graph leave: completed")
-}
-
 // TestBinaryReadmeCommand builds the real binary and runs the README's command from the
 // repository root, proving it works as documented.
 func TestBinaryReadmeCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go tool not on PATH")
-	}
+	bin := buildFlowteam(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "flowteam")
-	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, msg)
-	}
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 
@@ -443,6 +359,12 @@ func TestBinaryReadmeCommand(t *testing.T) {
 	err = cmd.Run()
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 2, ee.ExitCode())
+
+	// The binary knows its build: the module version (a pseudo-version from version
+	// control, or "(devel)") and the Go version.
+	version, err := exec.CommandContext(ctx, bin, "version").Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `^flowteam (\(devel\)|v\S+) `+regexp.QuoteMeta(runtime.Version())+` \S+/\S+\n$`, string(version))
 }
 
 // The help text lists every key of the JSON output.
@@ -570,16 +492,4 @@ func TestRunTextOutputOneStep(t *testing.T) {
 	code, stdout, stderr := runCmd(t, file, "--instance", "i-1")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "graph one: completed in 1 step (instance i-1)\n")
-}
-
-// "--audit -" is a usage error, not a file named "-": the run's outcome goes to stdout.
-func TestRunAuditToDashIsAUsageError(t *testing.T) {
-	dir := t.TempDir()
-	leave, err := filepath.Abs(leaveYML)
-	require.NoError(t, err)
-	t.Chdir(dir)
-	code, _, stderr := runCmd(t, leave, "--set", "day=5", "--audit", "-")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, `--audit: "-" is not a file`)
-	assert.NoFileExists(t, filepath.Join(dir, "-"))
 }

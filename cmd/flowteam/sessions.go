@@ -46,38 +46,84 @@ type sessionEntry struct {
 	Sealed   bool      `json:"sealed,omitempty"`
 }
 
+// sessionsConfig is the parsed command line of "flowteam sessions".
+type sessionsConfig struct {
+	sub                 string   // list, show or delete; "" when none valid was given
+	ids                 []string // the instance ids after the subcommand
+	dsn, status, output string
+}
+
 // cmdSessions implements "flowteam sessions".
 func cmdSessions(args []string, stdout, stderr io.Writer) int {
-	// One flag set for every subcommand, so that flags may come before the
-	// subcommand as well as after it: the subcommand is the first positional argument.
-	fs := flag.NewFlagSet("flowteam sessions", flag.ContinueOnError)
-	var dsn, status, output string
-	fs.StringVar(&dsn, "store", "", "")
-	fs.StringVar(&status, "status", "", "")
-	outputFlag(fs, &output)
-	pos, help, err := parseCommandLine(fs, args)
-	if err == nil && len(pos) > 1 && pos[0] == "help" {
-		err = fmt.Errorf("help takes no arguments, got %q", pos[1:])
-	}
-	if help || (err == nil && len(pos) > 0 && pos[0] == "help") {
+	cfg, help, err := parseSessionsArgs(args)
+	command := strings.TrimSpace("sessions " + cfg.sub)
+	switch {
+	case help:
 		fmt.Fprint(stdout, sessionsUsage)
 		return exitOK
+	case err != nil:
+		return usageError(stderr, command, err)
 	}
-	sub := ""
-	if len(pos) > 0 {
-		sub, pos = pos[0], pos[1:]
+	store, closeStore, err := openExistingStore(cfg.dsn)
+	if err != nil {
+		return usageError(stderr, command, err)
 	}
-	usageErr := func(err error) int {
-		fmt.Fprintf(stderr, "flowteam sessions %s: %v\n\n%s", sub, err, sessionsUsage)
-		return exitUsage
+	defer closeStore()
+	ctx := context.Background()
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "flowteam %s: %v\n", command, err)
+		return sessionExit(err)
 	}
+	switch cfg.sub {
+	case "list":
+		return sessionsList(ctx, store, cfg, stdout, fail)
+	case "show":
+		return sessionsShow(ctx, store, cfg.ids[0], stdout, stderr, fail)
+	}
+	if err := store.Delete(ctx, cfg.ids[0]); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "deleted %s\n", cfg.ids[0])
+	return exitOK
+}
+
+// parseSessionsArgs parses the command line of "flowteam sessions". One flag set serves
+// every subcommand, so that flags may come before the subcommand as well as after it:
+// the subcommand is the first positional argument. help is true when -h, --help or the
+// subcommand help was given.
+func parseSessionsArgs(args []string) (cfg sessionsConfig, help bool, err error) {
+	fs := flag.NewFlagSet("flowteam sessions", flag.ContinueOnError)
+	fs.StringVar(&cfg.dsn, "store", "", "")
+	fs.StringVar(&cfg.status, "status", "", "")
+	outputFlag(fs, &cfg.output)
+	pos, help, err := parseCommandLine(fs, args)
+	if err == nil && len(pos) > 1 && pos[0] == "help" {
+		return cfg, false, fmt.Errorf("help takes no arguments, got %q", pos[1:])
+	}
+	if help || (err == nil && len(pos) > 0 && pos[0] == "help") {
+		return cfg, true, nil
+	}
+	switch {
+	case err != nil: // no positional arguments then, so no subcommand to name
+		return cfg, false, err
+	case len(pos) == 0:
+		return cfg, false, errors.New("no command given: want list, show or delete")
+	case pos[0] != "list" && pos[0] != "show" && pos[0] != "delete":
+		return cfg, false, fmt.Errorf("unknown command %q", pos[0])
+	}
+	cfg.sub, cfg.ids = pos[0], pos[1:]
+	return cfg, false, cfg.check(fs)
+}
+
+// check checks the flags and ids given to cfg.sub.
+func (cfg sessionsConfig) check(fs *flag.FlagSet) error {
 	want := 1
-	if sub == "list" {
+	if cfg.sub == "list" {
 		want = 0
 	}
 	var listOnly string // a flag of list given to another subcommand
 	fs.Visit(func(f *flag.Flag) {
-		if sub != "list" && listOnly == "" && (f.Name == "status" || f.Name == "output") {
+		if cfg.sub != "list" && listOnly == "" && (f.Name == "status" || f.Name == "output") {
 			listOnly = f.Name
 		}
 	})
@@ -85,106 +131,91 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	// would list every instance.
 	emptyErr := checkNotEmpty(fs, "store", "status", "output")
 	switch {
-	case err != nil: // no positional arguments then, so no subcommand to name
-		fmt.Fprintf(stderr, "flowteam sessions: %v\n\n%s", err, sessionsUsage)
-		return exitUsage
-	case sub == "":
-		fmt.Fprintf(stderr, "flowteam sessions: no command given: want list, show or delete\n\n%s", sessionsUsage)
-		return exitUsage
-	case sub != "list" && sub != "show" && sub != "delete":
-		fmt.Fprintf(stderr, "flowteam sessions: unknown command %q\n\n%s", sub, sessionsUsage)
-		return exitUsage
 	case listOnly != "":
-		return usageErr(fmt.Errorf("--%s applies to list only", listOnly))
+		return fmt.Errorf("--%s applies to list only", listOnly)
 	case emptyErr != nil:
-		return usageErr(emptyErr)
-	case dsn == "":
-		return usageErr(errors.New("--store is required"))
-	case len(pos) != want:
-		return usageErr(fmt.Errorf("want %d instance id argument(s), got %d", want, len(pos)))
-	case status != "" && !session.Status(strings.ToLower(status)).Valid():
-		return usageErr(fmt.Errorf("--status %q: want running, suspended, stopped, failed or completed", status))
-	case output != "" && output != "text" && output != "json":
-		return usageErr(fmt.Errorf("--output must be text or json, not %q", output))
+		return emptyErr
+	case cfg.dsn == "":
+		return errors.New("--store is required")
+	case len(cfg.ids) != want:
+		return fmt.Errorf("want %d instance id argument(s), got %d", want, len(cfg.ids))
+	case cfg.status != "" && !session.Status(strings.ToLower(cfg.status)).Valid():
+		return fmt.Errorf("--status %q: want running, suspended, stopped, failed or completed", cfg.status)
+	case cfg.output != "" && cfg.output != "text" && cfg.output != "json":
+		return fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	}
-	store, closeStore, err := openExistingStore(dsn)
+	return nil
+}
+
+// sessionsList implements "flowteam sessions list". fail reports an error and returns
+// its exit code.
+func sessionsList(ctx context.Context, store session.Store, cfg sessionsConfig, stdout io.Writer,
+	fail func(error) int) int {
+	ids, err := store.List(ctx, session.Status(strings.ToLower(cfg.status)))
 	if err != nil {
-		return usageErr(err)
+		return fail(err)
 	}
-	defer closeStore()
-	ctx := context.Background()
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "flowteam sessions %s: %v\n", sub, err)
-		return sessionExit(err)
+	entries := []sessionEntry{}
+	code := exitOK
+	for _, id := range ids {
+		s, err := store.Load(ctx, id)
+		if errors.Is(err, session.ErrNotFound) {
+			continue // deleted or expired since List
+		}
+		if errors.Is(err, session.ErrCorrupt) || errors.Is(err, session.ErrFormat) {
+			// One unreadable instance must not hide the others: name it, go on,
+			// and end with its exit code.
+			code = fail(err)
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		entries = append(entries, sessionEntry{Instance: s.Instance, Status: string(s.Status), Version: s.Version,
+			Graph: s.Graph, Updated: s.Updated, Reason: s.Reason, Sealed: s.Sealed != nil})
 	}
-	switch sub {
-	case "list":
-		ids, err := store.List(ctx, session.Status(strings.ToLower(status)))
-		if err != nil {
+	if cfg.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(entries)
+	} else {
+		err = writeSessionList(stdout, entries)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return code
+}
+
+// sessionsShow implements "flowteam sessions show ID": the snapshot as indented JSON,
+// opened with $FLOWTEAM_SESSION_KEY when it is set.
+func sessionsShow(ctx context.Context, store session.Store, id string, stdout, stderr io.Writer,
+	fail func(error) int) int {
+	s, err := store.Load(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	c, err := cipherFromEnv()
+	if err != nil {
+		return usageError(stderr, "sessions show", err)
+	}
+	if c != nil && s.Sealed != nil {
+		if s, err = c.Open(s); err != nil {
 			return fail(err)
 		}
-		entries := []sessionEntry{}
-		code := exitOK
-		for _, id := range ids {
-			s, err := store.Load(ctx, id)
-			if errors.Is(err, session.ErrNotFound) {
-				continue // deleted or expired since List
-			}
-			if errors.Is(err, session.ErrCorrupt) || errors.Is(err, session.ErrFormat) {
-				// One unreadable instance must not hide the others: name it, go on,
-				// and end with its exit code.
-				code = fail(err)
-				continue
-			}
-			if err != nil {
-				return fail(err)
-			}
-			entries = append(entries, sessionEntry{Instance: s.Instance, Status: string(s.Status), Version: s.Version,
-				Graph: s.Graph, Updated: s.Updated, Reason: s.Reason, Sealed: s.Sealed != nil})
-		}
-		if output == "json" {
-			enc := json.NewEncoder(stdout)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			err = enc.Encode(entries)
-		} else {
-			err = writeSessionList(stdout, entries)
-		}
-		if err != nil {
-			return fail(err)
-		}
-		return code
-	case "show":
-		s, err := store.Load(ctx, pos[0])
-		if err != nil {
-			return fail(err)
-		}
-		c, err := cipherFromEnv()
-		if err != nil {
-			return usageErr(err)
-		}
-		if c != nil && s.Sealed != nil {
-			if s, err = c.Open(s); err != nil {
-				return fail(err)
-			}
-		}
-		data, err := session.Encode(s)
-		if err != nil {
-			return fail(err)
-		}
-		var b bytes.Buffer
-		if err := json.Indent(&b, data, "", "  "); err != nil {
-			return fail(err)
-		}
-		b.WriteByte('\n')
-		if _, err := stdout.Write(b.Bytes()); err != nil {
-			return fail(err)
-		}
-	case "delete":
-		if err := store.Delete(ctx, pos[0]); err != nil {
-			return fail(err)
-		}
-		fmt.Fprintf(stdout, "deleted %s\n", pos[0])
+	}
+	data, err := session.Encode(s)
+	if err != nil {
+		return fail(err)
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, data, "", "  "); err != nil {
+		return fail(err)
+	}
+	b.WriteByte('\n')
+	if _, err := stdout.Write(b.Bytes()); err != nil {
+		return fail(err)
 	}
 	return exitOK
 }

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/flowteam/flowteam/session"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -85,5 +91,118 @@ func TestEmptyFilterFlags(t *testing.T) {
 		code, stdout, stderr := call(t, tc.cmd, tc.args...)
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stdout)
 		assert.Contains(t, stderr, tc.want, "%v", tc.args)
+	}
+}
+
+func TestSessionsCommands(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	for _, id := range []string{"b-2", "a-1", "c-3"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id, "--set", "token=s3cr3t", "--redact", "token")
+		require.Equal(t, exitOK, code, stderr)
+	}
+	code, _, stderr := call(t, cmdResume, "c-3", "--store", dsn, "--set", "approved=true", "--set", "token=again", "--redact", "token")
+	require.Equal(t, exitOK, code, stderr)
+
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 4, stdout)
+	assert.True(t, strings.HasPrefix(lines[1], "a-1 "), stdout)
+	assert.Contains(t, lines[3], "completed")
+
+	code, stdout, _ = call(t, cmdSessions, "list", "--store", dsn, "--status", "suspended", "--output", "json")
+	require.Equal(t, exitOK, code)
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &entries))
+	require.Len(t, entries, 2)
+	assert.Equal(t, "a-1", entries[0]["instance"])
+	assert.Equal(t, "waiting for the manager", entries[0]["reason"])
+
+	code, stdout, stderr = call(t, cmdSessions, "show", "a-1", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	var snap map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &snap))
+	assert.Equal(t, "suspended", snap["status"])
+	assert.Equal(t, session.DefaultMask, snap["vars"].(map[string]any)["token"], "redacted in the store")
+	assert.NotContains(t, stdout, "s3cr3t")
+	abs, _ := filepath.Abs(approvalYML)
+	assert.Equal(t, []any{abs}, snap["sources"])
+
+	code, stdout, _ = call(t, cmdSessions, "delete", "b-2", "--store", dsn)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "deleted b-2")
+	code, _, stderr = call(t, cmdSessions, "show", "b-2", "--store", dsn)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "not found")
+
+	for _, args := range [][]string{{}, {"frob", "--store", dsn}, {"list"}, {"show", "--store", dsn}, {"list", "--store", dsn, "--status", "odd"}} {
+		code, _, _ := call(t, cmdSessions, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+	}
+}
+
+// One unreadable instance does not hide the others from "sessions list": it is named
+// on stderr and the command exits 2 after listing the rest.
+func TestSessionsListSkipsCorruptInstance(t *testing.T) {
+	noLeaks(t)
+	mr := miniredis.RunT(t)
+	dsn := "redis://" + mr.Addr() + "/0"
+	for _, id := range []string{"good", "torn"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	// Tear the snapshot body of "torn", wherever the store keeps it.
+	torn := 0
+	for _, key := range mr.Keys() {
+		if !strings.HasSuffix(key, ":torn") || mr.Type(key) != "hash" {
+			continue
+		}
+		fields, err := mr.HKeys(key)
+		require.NoError(t, err)
+		for _, field := range fields {
+			if v := mr.HGet(key, field); strings.HasPrefix(v, "{") {
+				mr.HSet(key, field, v[:len(v)/2])
+				torn++
+			}
+		}
+	}
+	require.Equal(t, 1, torn, "the snapshot of torn: %v", mr.Keys())
+
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stdout, "good ")
+	assert.NotContains(t, stdout, "torn")
+	assert.Contains(t, stderr, `"torn"`)
+	assert.Contains(t, stderr, "corrupt snapshot")
+
+	code, stdout, stderr = call(t, cmdSessions, "list", "--store", dsn, "--output", "json")
+	assert.Equal(t, exitUsage, code)
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &entries), stderr)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "good", entries[0]["instance"])
+}
+
+// The same with a file store, where the damaged file's header cannot even say the
+// instance's status.
+func TestSessionsListSkipsCorruptFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"good", "torn"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", "file:"+dir, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "torn.json"), []byte("garbage"), 0o600))
+	for _, status := range []string{"", "suspended"} {
+		args := []string{"list", "--store", "file:" + dir}
+		if status != "" {
+			args = append(args, "--status", status)
+		}
+		code, stdout, stderr := call(t, cmdSessions, args...)
+		assert.Equal(t, exitUsage, code, status)
+		assert.Contains(t, stdout, "good ", status)
+		assert.NotContains(t, stdout, "torn", status)
+		assert.Contains(t, stderr, "torn.json", status)
+		assert.Contains(t, stderr, "corrupt snapshot", status)
 	}
 }

@@ -191,8 +191,8 @@ func shownDSN(dsn string) string {
 }
 
 // homeDir returns dir with a leading "~" (alone or before a slash) replaced by the home
-// directory. No shell expands the "~" of "file:~/sessions": taken as is, it made a
-// directory named "~" in the current one.
+// directory. No shell expands the "~" of "file:~/sessions": taken as is, it would make
+// a directory named "~" in the current one.
 func homeDir(dir string) (string, error) {
 	rest, ok := strings.CutPrefix(dir, "~")
 	if !ok || (rest != "" && rest[0] != '/' && rest[0] != filepath.Separator) {
@@ -295,9 +295,9 @@ func (st *settings) addRedact(names ...string) {
 }
 
 // recordedSettings returns the settings recorded with snap, opened. An instance saved
-// before they were recorded gets what resume did then: on-exit durability, the
-// engine's step limit, and masking the variables its last save masked
-// (Snapshot.Redacted). Entries of other names are kept in other.
+// without them (by another program) gets on-exit durability, the engine's step limit,
+// and masking the variables its last save masked (Snapshot.Redacted). Entries of other
+// names are kept in other.
 func recordedSettings(snap *session.Snapshot) (settings, error) {
 	var st settings
 	st.addRedact(snap.Redacted...)

@@ -48,8 +48,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("--output must be text or json, not %q", *output)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "flowteam validate: %v\n\n%s", err, validateUsage)
-		return exitUsage
+		return usageError(stderr, "validate", err)
 	}
 	files, err := definitionFiles(paths)
 	if err != nil {

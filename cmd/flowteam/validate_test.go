@@ -150,7 +150,8 @@ func TestValidateCorpus(t *testing.T) {
 
 // A file named twice on the command line (a directory and a file in it, "./x.yml" and
 // "x.yml", an absolute and a relative path, a link to it) is one definition: every
-// command loads it once, where its graph was reported as defined twice, by itself.
+// command loads it once: loaded twice, its graph would be reported as defined twice,
+// by itself.
 func TestSameFileNamedTwice(t *testing.T) {
 	dir := writeDefs(t, map[string]string{"clean.yml": cleanDef})
 	require.NoError(t, os.Symlink("clean.yml", filepath.Join(dir, "alias.yml")))

@@ -23,3 +23,50 @@ func TestDecodeVarsByteOrderMark(t *testing.T) {
 	_, err = decodeVars("vars.json", []byte("\n"+bom+"{}"))
 	assert.ErrorContains(t, err, "vars.json:2: invalid character")
 }
+
+func TestParseValue(t *testing.T) {
+	tests := []struct {
+		in   string
+		want any
+	}{
+		{"5", 5},
+		{"-7", -7},
+		{"5.0", 5.0},
+		{"2.5", 2.5},
+		{"1e3", 1000.0},
+		{"99999999999999999999.0", 1e20}, // a float: an integer beyond int64 is an error (below)
+		{"true", true},
+		{"null", nil},
+		{`"5"`, "5"},
+		{"abc", "abc"},
+		{"", ""},
+		{"5 apples", "5 apples"},
+		{"007", "007"}, // not JSON: a leading zero
+		{"[1, 2.5, \"x\"]", []any{1, 2.5, "x"}},
+		{`{"a": {"b": 3}}`, map[string]any{"a": map[string]any{"b": 3}}},
+		{"{broken", "{broken"},
+		{`"1e999"`, "1e999"},
+	}
+	for _, tc := range tests {
+		got, err := parseValue(tc.in)
+		require.NoError(t, err, "parseValue(%q)", tc.in)
+		assert.Equal(t, tc.want, got, "parseValue(%q)", tc.in)
+	}
+	// A number beyond float64 is JSON, but no value the run could compute with: taking
+	// it as the string "1e999" would make every comparison with it go wrong.
+	// So is an integer beyond int64: as a float64 it lost its last digits
+	// (12345678901234567890 became 12345678901234567000), an id silently changed.
+	for _, in := range []string{"1e999", "-1e999", "[1, 1e999]", `{"a": 1e999}`,
+		"12345678901234567890", "-9223372036854775809", `{"id": 12345678901234567890}`} {
+		_, err := parseValue(in)
+		assert.ErrorContains(t, err, "number out of range", "parseValue(%q)", in)
+	}
+	_, err := decodeVars("v.json", []byte("{\n  \"a\": 1,\n  \"id\": 12345678901234567890\n}"))
+	assert.EqualError(t, err, `v.json:3: variable "id": number out of range`)
+	got, err := parseValue(`"12345678901234567890"`)
+	require.NoError(t, err)
+	assert.Equal(t, "12345678901234567890", got, "quoted, it is a string")
+	got, err = parseValue("1.2345678901234567890e19")
+	require.NoError(t, err)
+	assert.Equal(t, 1.2345678901234567e19, got, "a float says it is one")
+}

@@ -1,5 +1,5 @@
-// Command error-handling shows flowteam's execution-error model on the seed's inventory
-// case: a soft timeout is recoverable and routes to a fallback lookup, an unavailable
+// Command error-handling shows flowteam's execution-error model on an inventory lookup:
+// a soft timeout is recoverable and routes to a fallback lookup, an unavailable
 // inventory service is fatal and ends the run with the fallback business state, and a
 // legacy integer error code is reported as a string.
 //
