@@ -78,6 +78,10 @@ func (c *cond) always() bool { return c.expr == nil && c.named == nil }
 // compile resolves and compiles g against the engine's tasks, conditions and evaluator.
 // It reports every problem found, each naming the node and the definition position.
 func (e *Engine) compile(g *Graph) (*compiled, error) {
+	ev, err := e.evaluatorFor(g)
+	if err != nil {
+		return nil, err
+	}
 	cg := &compiled{g: g, nodes: make([]cnode, len(g.nodes))}
 	var errs []error
 	fail := func(n *Node, pos Pos, format string, args ...any) {
@@ -96,7 +100,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			}
 			return cond{named: c}
 		}
-		x, err := e.eval.CompileCondition(src)
+		x, err := ev.CompileCondition(src)
 		if err != nil {
 			fail(n, at.Locate(err, pos), "%s %q %w: %v", what, src, ErrCompile, err)
 		}
@@ -108,7 +112,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		cn.join = n.IsJoin()
 		cn.split = (n.Type == Inclusive || n.Type == Parallel) && len(n.links) > 1
 		cn.guard = compileCond(n, n.Pos, n.whenAt, "node condition", n.When)
-		e.compileTask(g, n, cn, func(pos Pos, format string, args ...any) { fail(n, pos, format, args...) })
+		e.compileTask(ev, g, n, cn, func(pos Pos, format string, args ...any) { fail(n, pos, format, args...) })
 		if n.Type == Loop {
 			if v, ok := n.Meta[MetaFor]; ok {
 				s, isStr := v.(string)
@@ -167,13 +171,13 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			cn.joins = reachableJoins(cg, cn)
 		}
 	}
-	cg.sealed = e.sealed(cg)
+	cg.sealed = e.sealed(ev, cg)
 	return cg, nil
 }
 
 // sealed reports whether only the engine's own code runs for cg's nodes (compiled.sealed).
-func (e *Engine) sealed(cg *compiled) bool {
-	if _, ok := e.eval.(*ExprEvaluator); !ok {
+func (e *Engine) sealed(ev Evaluator, cg *compiled) bool {
+	if _, ok := ev.(*ExprEvaluator); !ok {
 		return false // a custom evaluator is given the run's views
 	}
 	if e.errPolicy != nil {
@@ -193,7 +197,7 @@ func (e *Engine) sealed(cg *compiled) bool {
 	return true
 }
 
-func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(Pos, string, ...any)) {
+func (e *Engine) compileTask(ev Evaluator, g *Graph, n *Node, cn *cnode, fail func(Pos, string, ...any)) {
 	if n.Component != nil {
 		if sg, ok := n.Component.(subGraphTask); ok {
 			cn.kind, cn.subGraph = taskSubgraph, sg.g
@@ -232,9 +236,13 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(Pos, string
 		}
 		src = s
 	}
-	x, err := e.eval.CompileScript(src)
+	x, err := ev.CompileScript(src)
 	if err != nil {
 		fail(at.Locate(err, n.Pos), "task script %q %w: %v", oneLine(src), ErrCompile, err)
+		return
+	}
+	if t, ok := x.(ScriptTask); ok {
+		cn.kind, cn.task = taskGo, t
 		return
 	}
 	cn.kind, cn.script = taskScript, x
