@@ -33,9 +33,9 @@ var (
 // Defaults of the limits (see the options).
 const (
 	DefaultTimeout   = time.Second
-	DefaultMaxSteps  = 1_000_000
+	DefaultMaxSteps  = 100_000
 	DefaultMaxString = 1 << 20
-	DefaultMaxAlloc  = 256 << 20
+	DefaultMaxAlloc  = 128 << 20
 )
 
 // Evaluator is the flow.Evaluator for Solon's Java script subset. It is safe for

@@ -118,7 +118,7 @@ func (g globals) Keys() []string              { return nil }
 // prelude adds the Java methods scripts call on strings and lists, caps the builtins
 // that build large strings at once, and freezes the builtins so that no script changes
 // them for the scripts that run on the machine after it.
-const prelude = `(function(maxString){
+const prelude = `(function(cap){
 "use strict";
 var sp = String.prototype, ap = Array.prototype;
 sp.equals = function(o) { return o !== null && o !== undefined && String(this) === String(o); };
@@ -133,7 +133,6 @@ ap.get = function(i) { return this[i]; };
 ap.isEmpty = function() { return this.length === 0; };
 ap.contains = function(x) { return this.indexOf(x) >= 0; };
 ap.add = function(x) { this.push(x); return true; };
-function cap(n) { if (n > maxString) throw new RangeError("string of " + n + " characters: scripts build strings of at most " + maxString); }
 var repeat = sp.repeat, padStart = sp.padStart, padEnd = sp.padEnd, join = ap.join;
 sp.repeat = function(n) { cap(this.length * n); return repeat.call(this, n); };
 sp.padStart = function(n, s) { cap(n); return padStart.call(this, n, s); };
@@ -153,7 +152,13 @@ func newMachine(ev *Evaluator) (*machine, error) {
 		return nil, err
 	}
 	fn, _ := goja.AssertFunction(init)
-	if _, err := fn(goja.Undefined(), rt.ToValue(ev.maxString)); err != nil {
+	limit := func(c goja.FunctionCall) goja.Value {
+		if n := c.Argument(0).ToInteger(); n > int64(ev.maxString) {
+			panic(rt.NewGoError(fmt.Errorf("%w: a string of %d characters (at most %d)", ErrStringLimit, n, ev.maxString)))
+		}
+		return goja.Undefined()
+	}
+	if _, err := fn(goja.Undefined(), rt.ToValue(limit)); err != nil {
 		return nil, err
 	}
 	m.prov = m.provided()
@@ -230,7 +235,7 @@ func (m *machine) step() {
 	if b.steps > m.ev.maxSteps {
 		panic(m.rt.NewGoError(fmt.Errorf("%w: more than %d loop iterations", ErrLoopLimit, m.ev.maxSteps)))
 	}
-	if b.steps%8 == 0 && allocated()-b.alloc > m.ev.maxAlloc {
+	if b.steps%64 == 0 && allocated()-b.alloc > m.ev.maxAlloc {
 		panic(m.rt.NewGoError(fmt.Errorf("%w: more than %d bytes allocated", ErrMemoryLimit, m.ev.maxAlloc)))
 	}
 }

@@ -98,7 +98,7 @@ func lex(src string) ([]tok, error) {
 		default:
 			_, n := utf8.DecodeRuneInString(src[i:])
 			i += n
-			if i < len(src) && (c == '=' && src[i] == '>' || c == '&' && src[i] == '&' || c == '|' && src[i] == '|') {
+			if i < len(src) && ((c == '=' || c == '-' && (start == 0 || src[start-1] != '-')) && src[i] == '>' || c == '&' && src[i] == '&' || c == '|' && src[i] == '|') {
 				i++
 			}
 		}
