@@ -155,7 +155,7 @@ func TestLimits(t *testing.T) {
 		{"endless while", steps, `while (true) {}`, solonscript.ErrLoopLimit},
 		{"endless for", steps, `for (;;) {}`, solonscript.ErrLoopLimit},
 		{"endless do-while", steps, `int i = 0; do { i++; } while (i-->-1);`, solonscript.ErrLoopLimit},
-		{"time", solonscript.New(solonscript.WithTimeout(20 * time.Millisecond), solonscript.WithMaxLoopSteps(1 << 40)),
+		{"time", solonscript.New(solonscript.WithTimeout(20*time.Millisecond), solonscript.WithMaxLoopSteps(1<<40)),
 			`while (true) {}`, solonscript.ErrTimeout},
 		{"a 100 MB string at once", solonscript.New(), `String s = "x".repeat(100 * 1024 * 1024);`, solonscript.ErrStringLimit},
 		{"a 100 MB string by padding", solonscript.New(), `String s = "".padEnd(100 * 1024 * 1024, "x");`, solonscript.ErrStringLimit},
