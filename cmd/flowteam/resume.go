@@ -41,7 +41,7 @@ Flags:
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
   --output FORMAT      text (default) or json, the same output as run
-` + storeFlagsUsage + `
+` + evaluatorUsage + storeFlagsUsage + `
 ` + storeUsage + `
 Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 digits)
 run and resume encrypt the stored variables, frontier and trace (AES-GCM).
@@ -63,6 +63,7 @@ type resumeConfig struct {
 	audit    string
 	output   string
 	store    storeFlags
+	eval     string // --evaluator
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
 	// last saved with; keepDurability, keepSteps: --durability, --steps were not
 	// given, so it keeps the recorded ones.
@@ -131,7 +132,10 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return loadFailed(err)
 	}
-	var engOpts []flow.Option
+	engOpts, err := evaluatorOptions(cfg.eval)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
 	if cfg.audit != "" {
 		ra, err := openRunAudit(cfg.audit, stderr)
 		if err != nil {
@@ -280,6 +284,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.Int64Var(&cfg.expect, "expect-version", 0, "")
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	outputFlag(fs, &cfg.output)
+	evaluatorFlag(fs, &cfg.eval)
 	cfg.store.register(fs)
 	pos, help, err := parseCommandLine(fs, args)
 	if help || err != nil {

@@ -46,7 +46,7 @@ Flags:
                     --instance, which must not exist yet (else exit 3)
   --durability M, --ttl DURATION, --redact KEYS
                     how the instance is saved, as for resume (with --store only)
-
+` + evaluatorUsage + `
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
 "last" (call path -> last node), "frontier" (not completed only: pending
@@ -68,6 +68,7 @@ type runConfig struct {
 	output   string
 	audit    string
 	store    storeFlags // --store and friends (store.go)
+	eval     string     // --evaluator
 }
 
 // setFlag collects repeated --set flags.
@@ -100,7 +101,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	var engOpts []flow.Option
+	engOpts, err := evaluatorOptions(cfg.eval)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
 	if cfg.audit != "" {
 		ra, err := openRunAudit(cfg.audit, stderr)
 		if err != nil {
@@ -163,6 +167,7 @@ func parseRunArgs(args []string, stderr io.Writer) (cfg runConfig, help bool, er
 	fs.StringVar(&cfg.instance, "instance", "", "")
 	outputFlag(fs, &cfg.output)
 	fs.StringVar(&cfg.audit, "audit", "", "")
+	evaluatorFlag(fs, &cfg.eval)
 	cfg.store.register(fs)
 
 	files, help, err := parseCommandLine(fs, args)
