@@ -34,8 +34,8 @@
 // flow.EventInterceptor of the run sees it). An unset variable reads as null.
 //
 // What the subset does not accept fails at load with the line and what to write
-// instead: lambdas, casts, other classes, System members but out, err and
-// currentTimeMillis. Java's semantics are not all kept: numbers are JavaScript's
+// instead: lambdas, casts, regular expressions, other classes, System members but
+// out, err and currentTimeMillis. Java's semantics are not all kept: numbers are JavaScript's
 // (7 / 2 is 3.5; write Math.floor), and a string == compares values.
 //
 // # Sandbox and limits

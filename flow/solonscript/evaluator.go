@@ -90,11 +90,7 @@ func New(opts ...Option) *Evaluator {
 // CompileCondition implements flow.Evaluator. A condition is an expression; its value
 // must be a boolean.
 func (e *Evaluator) CompileCondition(src string) (flow.Expression, error) {
-	s, err := e.compile(src, true)
-	if s == nil || err != nil {
-		return s, err
-	}
-	return s, nil
+	return e.compile(src, true)
 }
 
 // CompileScript implements flow.Evaluator. A script written in Java runs as a task of

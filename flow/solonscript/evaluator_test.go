@@ -123,6 +123,7 @@ func TestRefusedAtLoad(t *testing.T) {
 		{`items.forEach(x -> context.put("x", x));`, "lambdas are not part of the Java subset"},
 		{`int n = (int) x;`, "casts such as (int) are not supported: write Math.floor(x)"},
 		{`function f() {}`, "function is not available"},
+		{`boolean b = /a+/.test(s);`, "regular expressions are not part of the Java subset"},
 		{"int n = 1;\n\nn = ;", "line 3: Unexpected token ;"},
 	} {
 		_, err := ev.CompileScript(tc.src)
@@ -160,6 +161,8 @@ func TestLimits(t *testing.T) {
 		{"a 100 MB string at once", solonscript.New(), `String s = "x".repeat(100 * 1024 * 1024);`, solonscript.ErrStringLimit},
 		{"a 100 MB string by padding", solonscript.New(), `String s = "".padEnd(100 * 1024 * 1024, "x");`, solonscript.ErrStringLimit},
 		{"a string doubled without end", solonscript.New(), `String s = "x"; while (true) { s = s + s; }`, solonscript.ErrMemoryLimit},
+		{"a 5 GB join", solonscript.New(), `String s = "x".repeat(1000000); List l = new ArrayList(); for (int i = 0; i < 5000; i++) { l.add(s); } String j = l.join("");`, solonscript.ErrStringLimit},
+		{"a 1 TB replaceAll", solonscript.New(), `String s = "x".repeat(1000000); String t = s.replaceAll("x", s);`, solonscript.ErrStringLimit},
 		{"a 2 MB string put in the context", solonscript.New(),
 			`String s = "xxxxxxxxxxxxxxxx"; for (int i = 0; i < 17; i++) { s = s + s; } context.put("s", s);`, solonscript.ErrStringLimit},
 	} {
@@ -187,6 +190,21 @@ func TestBuiltinsFrozen(t *testing.T) {
 	fc, _, err := runScript(t, ev, `context.put("n", Math.abs(-1));`, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), fc.Value("n"))
+}
+
+// Computed names cannot reach what the load refuses by name.
+func TestNoCodeCompilation(t *testing.T) {
+	for _, src := range []string{
+		`Math.abs["const" + "ructor"]("while (true) {}")();`,
+		`"aaaa".match("(a+)+b");`,
+		`context.put("x", JSON.stringify(1));`,
+		`context.put("x", Array(1000000000).fill(0));`,
+	} {
+		_, _, err := runScript(t, solonscript.New(), src, nil)
+		var se *solonscript.ScriptError
+		require.ErrorAs(t, err, &se, src)
+		assert.Contains(t, se.Msg, "TypeError", src)
+	}
 }
 
 // Parallel branches run their scripts on runtimes of their own; a counter shared

@@ -90,7 +90,7 @@ type globals struct{ m *machine }
 
 // builtins are the runtime's globals a script may use.
 var builtins = map[string]bool{
-	"Math": true, "JSON": true, "String": true, "Number": true, "Boolean": true, "Array": true, "Object": true,
+	"Math": true, "String": true, "Number": true, "Boolean": true, "Object": true,
 	"parseInt": true, "parseFloat": true, "isNaN": true, "isFinite": true, "NaN": true, "Infinity": true,
 	"undefined": true, "Error": true, "TypeError": true, "RangeError": true, "Date": true,
 }
@@ -118,7 +118,7 @@ func (g globals) Keys() []string              { return nil }
 // prelude adds the Java methods scripts call on strings and lists, caps the builtins
 // that build large strings at once, and freezes the builtins so that no script changes
 // them for the scripts that run on the machine after it.
-const prelude = `(function(cap){
+const prelude = `(function(cap, count){
 "use strict";
 var sp = String.prototype, ap = Array.prototype;
 sp.equals = function(o) { return o !== null && o !== undefined && String(this) === String(o); };
@@ -133,11 +133,19 @@ ap.get = function(i) { return this[i]; };
 ap.isEmpty = function() { return this.length === 0; };
 ap.contains = function(x) { return this.indexOf(x) >= 0; };
 ap.add = function(x) { this.push(x); return true; };
-var repeat = sp.repeat, padStart = sp.padStart, padEnd = sp.padEnd, join = ap.join;
+// What builds a string in one call is measured first: an interrupt cannot stop it.
+function len(x) { return x === null || x === undefined ? 0 : String(x).length; }
+var repeat = sp.repeat, padStart = sp.padStart, padEnd = sp.padEnd, concat = sp.concat,
+    replace = sp.replace, replaceAll = sp.replaceAll, join = ap.join;
 sp.repeat = function(n) { cap(this.length * n); return repeat.call(this, n); };
 sp.padStart = function(n, s) { cap(n); return padStart.call(this, n, s); };
 sp.padEnd = function(n, s) { cap(n); return padEnd.call(this, n, s); };
-ap.join = function(s) { var r = join.call(this, s); cap(r.length); return r; };
+sp.concat = function() { var n = this.length; for (var i = 0; i < arguments.length; i++) n += len(arguments[i]); cap(n); return concat.apply(this, arguments); };
+sp.replace = function(p, r) { cap(this.length + len(r)); return replace.call(this, p, r); };
+sp.replaceAll = function(p, r) { var s = String(this); cap(s.length + count(s, String(p)) * len(r)); return replaceAll.call(this, p, r); };
+sp.match = sp.matchAll = sp.search = undefined; // they compile regular expressions
+ap.join = function(s) { var n = 0, k = s === undefined ? 1 : len(s); for (var i = 0; i < this.length; i++) n += len(this[i]) + k; cap(n); return join.call(this, s); };
+delete Function.prototype.constructor; // the Function constructor compiles code
 [Object, Object.prototype, String, sp, Number, Number.prototype, Boolean, Boolean.prototype, Array, ap,
  Math, JSON, Error, Error.prototype, TypeError, RangeError, Date, Date.prototype,
  Function.prototype].forEach(Object.freeze);
@@ -158,7 +166,14 @@ func newMachine(ev *Evaluator) (*machine, error) {
 		}
 		return goja.Undefined()
 	}
-	if _, err := fn(goja.Undefined(), rt.ToValue(limit)); err != nil {
+	count := func(c goja.FunctionCall) goja.Value {
+		s, p := c.Argument(0).String(), c.Argument(1).String()
+		if p == "" {
+			return rt.ToValue(len([]rune(s)) + 1)
+		}
+		return rt.ToValue(strings.Count(s, p))
+	}
+	if _, err := fn(goja.Undefined(), rt.ToValue(limit), rt.ToValue(count)); err != nil {
 		return nil, err
 	}
 	m.prov = m.provided()

@@ -26,7 +26,7 @@ import (
 // subset has no lambdas), casts, any other "new", Java classes (java.*, Class, Runtime,
 // ProcessBuilder), System members other than out, err and currentTimeMillis, and the
 // JavaScript names that reach the interpreter itself (eval, constructor, prototype,
-// __proto__, globalThis, Reflect, Proxy, Function).
+// __proto__, globalThis, Reflect, Proxy, Function), and regular expression literals.
 
 type tokKind uint8
 
@@ -238,6 +238,11 @@ func (t *translator) punct(i int) error {
 	switch t.toks[i].text {
 	case "=>", "->":
 		return t.fail(i, "lambdas are not part of the Java subset: write a loop")
+	case "/":
+		// A slash where no operand ends before it starts a JavaScript regular expression.
+		if p := t.prev(i); p < 0 || t.toks[p].kind == tkPunct && !t.is(p, ")") && !t.is(p, "]") || t.is(p, "return") {
+			return t.fail(i, "regular expressions are not part of the Java subset: compare strings with equals, contains or startsWith")
+		}
 	case "(":
 		// A cast: "(int) x". Java-only, and JavaScript would read it as a call.
 		if j := t.next(i); t.ident(j) && declTypes[t.toks[j].text] && t.is(t.next(j), ")") && !t.ident(t.prev(i)) {
@@ -278,7 +283,7 @@ func (t *translator) identifier(i int) error {
 		t.clear(i, i)
 	case name == "while" || name == "for":
 		return t.loop(i)
-	case declTypes[name] && t.ident(t.next(i)):
+	case (declTypes[name] || genericTypes[name]) && t.ident(t.next(i)):
 		t.toks[i].text = "let"
 		t.forEach(i)
 	case genericTypes[name] && t.is(t.next(i), "<"):
