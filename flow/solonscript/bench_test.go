@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/flow/solonscript"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // BenchmarkSolonCase1 runs Solon's benchmark graph (an exclusive gateway on a > b, then
@@ -41,6 +42,7 @@ func BenchmarkSolonCase1(b *testing.B) {
 			ctx := context.Background()
 			vars := map[string]any{"a": 3, "b": 4}
 			b.ReportAllocs()
+			defer testkit.ReportCPU(b, 0)()
 			for b.Loop() {
 				fc := flow.NewContextWith("", vars)
 				if _, err := eng.EvalGraph(ctx, g, fc); err != nil {

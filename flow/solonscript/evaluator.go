@@ -316,27 +316,18 @@ func line(stack []goja.StackFrame) int {
 	return 0
 }
 
-// bind prepares the machine for an execution: the binding, the clock and the
-// cancellation of the run's context.
+// bind prepares the machine for an execution: the binding and the clock.
 func (m *machine) bind(b *binding) {
-	b.alloc = allocated()
 	m.mu.Lock()
 	m.b, m.left, m.started = b, m.ev.timeout, time.Now()
-	m.timer = time.AfterFunc(m.tick(), m.watch)
+	m.timer.Reset(m.tick())
 	m.mu.Unlock()
-	if b.ctx != nil {
-		m.stopCtx = context.AfterFunc(b.ctx, func() { m.interrupt(b, context.Cause(b.ctx)) })
-	}
 }
 
 func (m *machine) unbind() {
-	if m.stopCtx != nil {
-		m.stopCtx()
-		m.stopCtx = nil
-	}
 	m.mu.Lock()
 	m.timer.Stop()
-	m.b, m.timer = nil, nil
+	m.b = nil
 	m.mu.Unlock()
 	m.rt.ClearInterrupt() // one that came in as the script ended
 }
@@ -346,8 +337,9 @@ const watchTick = 2 * time.Millisecond
 
 func (m *machine) tick() time.Duration { return min(watchTick, max(m.left, time.Microsecond)) }
 
-// watch is the watchdog: it interrupts the script when its time is up or the process
-// allocated more than the memory limit since it started.
+// watch is the watchdog: it interrupts the script when its time is up, when the run's
+// context ended (polled: a hook on it would cost a goroutine per execution) or when
+// the process allocated more than the memory limit since the script started.
 func (m *machine) watch() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -358,19 +350,13 @@ func (m *machine) watch() {
 	switch {
 	case time.Since(m.started) >= m.left:
 		m.rt.Interrupt(fmt.Errorf("%w: more than %v", ErrTimeout, m.ev.timeout))
-	case allocated()-b.alloc > m.ev.maxAlloc:
+	case b.ctx != nil && b.ctx.Err() != nil:
+		m.rt.Interrupt(context.Cause(b.ctx))
+	case b.overAlloc(m.ev.maxAlloc):
 		m.rt.Interrupt(fmt.Errorf("%w: more than %d bytes allocated", ErrMemoryLimit, m.ev.maxAlloc))
 	default:
 		m.timer.Reset(m.tick())
 	}
-}
-
-func (m *machine) interrupt(b *binding, cause error) {
-	m.mu.Lock()
-	if m.b == b {
-		m.rt.Interrupt(cause)
-	}
-	m.mu.Unlock()
 }
 
 // pauseClock stops the script's clock while a Go task it called runs.
@@ -386,7 +372,7 @@ func (e *Evaluator) resumeClock(m *machine) {
 	m.mu.Lock()
 	m.paused = false
 	m.started = time.Now()
-	m.b.alloc = allocated()
+	m.b.alloc.Store(allocated()) // what the task allocated is not the script's
 	m.timer.Reset(m.tick())
 	m.mu.Unlock()
 }

@@ -258,3 +258,21 @@ func TestRunTaskError(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, 2, se.Line)
 }
+
+// A run's context ending stops a script that is still running.
+func TestCancelStopsScript(t *testing.T) {
+	spec := flow.NewSpec("g")
+	spec.Start("s").LinkTo("t")
+	spec.Activity("t").SetTask(`while (true) {}`).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	ev := solonscript.New(solonscript.WithTimeout(time.Minute), solonscript.WithMaxLoopSteps(1<<40))
+	eng := flow.NewEngine(flow.WithEvaluator(ev))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = eng.EvalGraph(ctx, g, flow.NewContext(""))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 10*time.Second)
+}

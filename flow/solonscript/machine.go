@@ -7,6 +7,7 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -33,7 +34,6 @@ type machine struct {
 	started time.Time
 	paused  bool // a Go task the script called is running
 	timer   *time.Timer
-	stopCtx func() bool
 }
 
 // binding is what one execution of a script is bound to: the variables (locked by the
@@ -44,7 +44,10 @@ type binding struct {
 	ctx   context.Context
 	node  *flow.Node
 	steps int
-	alloc uint64 // heap allocations at the start, for the memory limit
+	// alloc is the process's heap allocation count when the memory limit's count
+	// began: at the first loop step or watchdog tick (0 until then), as reading it
+	// costs more than a short script.
+	alloc atomic.Uint64
 }
 
 // atomic runs fn where the run's variables, and the maps and lists in them, may be
@@ -178,6 +181,8 @@ func newMachine(ev *Evaluator) (*machine, error) {
 	}
 	m.prov = m.provided()
 	rt.SetGlobalObject(rt.NewDynamicObject(globals{m}))
+	m.timer = time.AfterFunc(time.Hour, m.watch) // armed by each execution (bind)
+	m.timer.Stop()
 	return m, nil
 }
 
@@ -250,7 +255,9 @@ func (m *machine) step() {
 	if b.steps > m.ev.maxSteps {
 		panic(m.rt.NewGoError(fmt.Errorf("%w: more than %d loop iterations", ErrLoopLimit, m.ev.maxSteps)))
 	}
-	if b.steps%64 == 0 && allocated()-b.alloc > m.ev.maxAlloc {
+	if b.steps == 1 {
+		b.alloc.CompareAndSwap(0, allocated())
+	} else if b.steps%64 == 0 && b.overAlloc(m.ev.maxAlloc) {
 		panic(m.rt.NewGoError(fmt.Errorf("%w: more than %d bytes allocated", ErrMemoryLimit, m.ev.maxAlloc)))
 	}
 }
@@ -264,13 +271,23 @@ func (m *machine) mustGo(v goja.Value) any {
 	return x
 }
 
-var allocSample = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+// overAlloc reports whether more than limit bytes were allocated since the count
+// began; it begins the count if it had not.
+func (b *binding) overAlloc(limit uint64) bool {
+	now := allocated()
+	if b.alloc.CompareAndSwap(0, now) {
+		return false
+	}
+	return now-b.alloc.Load() > limit
+}
+
+const allocMetric = "/gc/heap/allocs:bytes"
 
 // allocated returns the bytes the process has allocated on the heap so far. The
 // counter is the process's: a script's memory limit counts what other goroutines
 // allocate meanwhile too, which is why the limit is generous.
 func allocated() uint64 {
-	s := []metrics.Sample{{Name: allocSample[0].Name}}
+	s := []metrics.Sample{{Name: allocMetric}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
