@@ -35,3 +35,15 @@ func TestValidateNamedEvaluator(t *testing.T) {
 	require.NotEmpty(t, fs)
 	assert.Equal(t, export.CodeTaskCompile, fs[0].Code)
 }
+
+// The evaluator a definition names is written back.
+func TestYAMLKeepsEvaluator(t *testing.T) {
+	g, err := flow.LoadGraph("g.yml", []byte("id: g\nevaluator: solon\nlayout:\n  - {type: start}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	out, err := export.YAML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "evaluator: solon\n")
+	back, err := flow.LoadGraph("back.yml", out)
+	require.NoError(t, err)
+	assert.Equal(t, "solon", back.Evaluator)
+}
