@@ -16,8 +16,8 @@ type compiled struct {
 	nodes []cnode // indexed like g.nodes
 	start *cnode
 	// sealed says that no code outside the engine sees a run of this graph: no Go
-	// tasks or conditions, no sub-graph calls, no retries, no error policy, and the
-	// default evaluator.
+	// tasks or conditions, no sub-graph calls, no retries, no error policy, and only
+	// expressions the expr evaluator compiled.
 	// Nothing can then keep a pointer into the run after it ends, so its state is
 	// recycled (see recycle.go).
 	sealed bool
@@ -171,25 +171,23 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			cn.joins = reachableJoins(cg, cn)
 		}
 	}
-	cg.sealed = e.sealed(ev, cg)
+	cg.sealed = e.sealed(cg)
 	return cg, nil
 }
 
 // sealed reports whether only the engine's own code runs for cg's nodes (compiled.sealed).
-func (e *Engine) sealed(ev Evaluator, cg *compiled) bool {
-	if _, ok := ev.(*ExprEvaluator); !ok {
-		return false // a custom evaluator is given the run's views
-	}
+func (e *Engine) sealed(cg *compiled) bool {
 	if e.errPolicy != nil {
 		return false // so is an error policy, and the run's context.Context
 	}
 	for i := range cg.nodes {
 		cn := &cg.nodes[i]
-		if cn.kind == taskGo || cn.kind == taskSubgraph || cn.guard.named != nil || cn.retry != nil {
-			return false
+		if cn.kind == taskGo || cn.kind == taskSubgraph || cn.guard.named != nil || cn.retry != nil ||
+			!ownExpr(cn.script) || !ownExpr(cn.guard.expr) {
+			return false // a custom evaluator's expressions are given the run's views too
 		}
 		for _, l := range cn.links {
-			if l.when.named != nil {
+			if l.when.named != nil || !ownExpr(l.when.expr) {
 				return false
 			}
 		}

@@ -115,3 +115,13 @@ func (c *Context) ownRun() *run {
 	}
 	return root.run
 }
+
+// ownExpr reports whether x is nil or was compiled by an ExprEvaluator (which another
+// evaluator may delegate to): the engine's own code, which keeps no view of a run.
+func ownExpr(x Expression) bool {
+	switch x.(type) {
+	case nil, fastExpr, *exprProgram:
+		return true
+	}
+	return false
+}
