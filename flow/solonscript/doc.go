@@ -58,4 +58,7 @@
 // script runs as a Go task does (flow.ScriptTask), not under the run's variable lock,
 // so that it can run tasks: each variable access is atomic, the script as a whole is
 // not. Use a counter or context.incr for what parallel branches update.
+//
+// A stored session keeps a *Counter as its number: after a resume the variable holds
+// a number, on which incrementAndGet fails; an Iterator is not stored at all.
 package solonscript
