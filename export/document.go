@@ -42,7 +42,8 @@ func document(g *flow.Graph, cfg *writeConfig) (omap, error) {
 	doc.add("id", spec.ID)
 	doc.addString("title", spec.Title)
 	doc.addString("driver", spec.Driver)
-	if err := checkText(fmt.Sprintf("graph %q", spec.ID), spec.ID, spec.Title, spec.Driver); err != nil {
+	doc.addString("evaluator", spec.Evaluator)
+	if err := checkText(fmt.Sprintf("graph %q", spec.ID), spec.ID, spec.Title, spec.Driver, spec.Evaluator); err != nil {
 		return nil, err
 	}
 	if err := addMeta(&doc, spec.Meta, fmt.Sprintf("graph %q", spec.ID), cfg); err != nil {

@@ -12,6 +12,7 @@ type ValidateOption func(*validateConfig)
 
 type validateConfig struct {
 	eval       flow.Evaluator
+	evals      map[string]flow.Evaluator
 	tasks      map[string]bool // nil: "@name" tasks are not checked
 	conds      map[string]bool // nil: "@name" conditions are not checked
 	registered []*flow.Graph
@@ -170,6 +171,7 @@ func (v *validator) report(vg *vgraph, sev Severity, code, node string, pos flow
 
 // checkGraph runs the per-graph checks.
 func (v *validator) checkGraph(vg *vgraph) {
+	defer v.useEvaluator(vg)()
 	if p := vg.spec.LenientJSON; p != (flow.Pos{}) {
 		v.report(vg, SeverityWarning, CodeJSONLenient, "", p, "not valid JSON from this line on: flowteam reads the file as YAML, as Solon's lenient JSON reader does, but other JSON tools will reject it")
 	}

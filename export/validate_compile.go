@@ -13,7 +13,7 @@ func (v *validator) checkCompile(vg *vgraph) {
 	if vg.built == nil {
 		return
 	}
-	opts := []flow.Option{flow.WithEvaluator(v.cfg.eval)}
+	opts := append(v.namedEvaluators(), flow.WithEvaluator(v.cfg.eval))
 	noop := flow.TaskFunc(nil)
 	never := flow.ConditionFunc(nil)
 	for _, n := range vg.nodes {

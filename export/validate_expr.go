@@ -83,7 +83,7 @@ func (v *validator) normalWhen(when string) string {
 // expression reads System, java or a class name as an (unset) context variable and
 // fails when it runs.
 func (v *validator) checkJava(vg *vgraph, n *vnode, pos flow.Pos, what, src string) {
-	if javaOnlyRe.MatchString(src) {
+	if _, ok := v.cfg.eval.(*flow.ExprEvaluator); ok && javaOnlyRe.MatchString(src) {
 		v.report(vg, SeverityWarning, CodeScriptJava, n.id(), pos, "node %q: %s %q is Java for Solon's script engine: it compiles as an expression but fails when it runs (rewrite it, or register a Go task and use \"@name\")", n.id(), what, oneLine(src))
 	}
 }

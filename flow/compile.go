@@ -16,8 +16,8 @@ type compiled struct {
 	nodes []cnode // indexed like g.nodes
 	start *cnode
 	// sealed says that no code outside the engine sees a run of this graph: no Go
-	// tasks or conditions, no sub-graph calls, no retries, no error policy, and the
-	// default evaluator.
+	// tasks or conditions, no sub-graph calls, no retries, no error policy, and only
+	// expressions the expr evaluator compiled.
 	// Nothing can then keep a pointer into the run after it ends, so its state is
 	// recycled (see recycle.go).
 	sealed bool
@@ -78,6 +78,10 @@ func (c *cond) always() bool { return c.expr == nil && c.named == nil }
 // compile resolves and compiles g against the engine's tasks, conditions and evaluator.
 // It reports every problem found, each naming the node and the definition position.
 func (e *Engine) compile(g *Graph) (*compiled, error) {
+	ev, err := e.evaluatorFor(g)
+	if err != nil {
+		return nil, err
+	}
 	cg := &compiled{g: g, nodes: make([]cnode, len(g.nodes))}
 	var errs []error
 	fail := func(n *Node, pos Pos, format string, args ...any) {
@@ -96,7 +100,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			}
 			return cond{named: c}
 		}
-		x, err := e.eval.CompileCondition(src)
+		x, err := ev.CompileCondition(src)
 		if err != nil {
 			fail(n, at.Locate(err, pos), "%s %q %w: %v", what, src, ErrCompile, err)
 		}
@@ -108,7 +112,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		cn.join = n.IsJoin()
 		cn.split = (n.Type == Inclusive || n.Type == Parallel) && len(n.links) > 1
 		cn.guard = compileCond(n, n.Pos, n.whenAt, "node condition", n.When)
-		e.compileTask(g, n, cn, func(pos Pos, format string, args ...any) { fail(n, pos, format, args...) })
+		e.compileTask(ev, g, n, cn, func(pos Pos, format string, args ...any) { fail(n, pos, format, args...) })
 		if n.Type == Loop {
 			if v, ok := n.Meta[MetaFor]; ok {
 				s, isStr := v.(string)
@@ -173,19 +177,17 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 
 // sealed reports whether only the engine's own code runs for cg's nodes (compiled.sealed).
 func (e *Engine) sealed(cg *compiled) bool {
-	if _, ok := e.eval.(*ExprEvaluator); !ok {
-		return false // a custom evaluator is given the run's views
-	}
 	if e.errPolicy != nil {
 		return false // so is an error policy, and the run's context.Context
 	}
 	for i := range cg.nodes {
 		cn := &cg.nodes[i]
-		if cn.kind == taskGo || cn.kind == taskSubgraph || cn.guard.named != nil || cn.retry != nil {
-			return false
+		if cn.kind == taskGo || cn.kind == taskSubgraph || cn.guard.named != nil || cn.retry != nil ||
+			!ownExpr(cn.script) || !ownExpr(cn.guard.expr) {
+			return false // a custom evaluator's expressions are given the run's views too
 		}
 		for _, l := range cn.links {
-			if l.when.named != nil {
+			if l.when.named != nil || !ownExpr(l.when.expr) {
 				return false
 			}
 		}
@@ -193,7 +195,7 @@ func (e *Engine) sealed(cg *compiled) bool {
 	return true
 }
 
-func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(Pos, string, ...any)) {
+func (e *Engine) compileTask(ev Evaluator, g *Graph, n *Node, cn *cnode, fail func(Pos, string, ...any)) {
 	if n.Component != nil {
 		if sg, ok := n.Component.(subGraphTask); ok {
 			cn.kind, cn.subGraph = taskSubgraph, sg.g
@@ -232,9 +234,13 @@ func (e *Engine) compileTask(g *Graph, n *Node, cn *cnode, fail func(Pos, string
 		}
 		src = s
 	}
-	x, err := e.eval.CompileScript(src)
+	x, err := ev.CompileScript(src)
 	if err != nil {
 		fail(at.Locate(err, n.Pos), "task script %q %w: %v", oneLine(src), ErrCompile, err)
+		return
+	}
+	if t, ok := x.(ScriptTask); ok {
+		cn.kind, cn.task = taskGo, t
 		return
 	}
 	cn.kind, cn.script = taskScript, x

@@ -141,6 +141,9 @@ func (r *defReader) graphSpec(root *yaml.Node) *GraphSpec {
 	if e, ok := lookup(fields, "driver"); ok {
 		spec.Driver = r.scalar(e, "")
 	}
+	if e, ok := lookup(fields, "evaluator"); ok {
+		spec.Evaluator = r.scalar(e, "")
+	}
 	if e, ok := lookup(fields, "meta"); ok {
 		spec.Meta = r.meta(e, "")
 	}

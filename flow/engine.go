@@ -22,6 +22,7 @@ type Engine struct {
 	tasks        map[string]Task
 	conds        map[string]Condition
 	eval         Evaluator
+	evals        map[string]Evaluator // WithNamedEvaluator
 	interceptors []indexedInterceptor
 	sem          chan struct{}
 	maxSteps     int

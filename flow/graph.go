@@ -17,6 +17,10 @@ type Graph struct {
 	Title string
 	// Driver names the driver the definition was written for (kept, not interpreted).
 	Driver string
+	// Evaluator names the evaluator of the graph's scripts and conditions ("" for the
+	// engine's default); an engine compiles the graph with the evaluator registered
+	// under that name (WithNamedEvaluator).
+	Evaluator string
 	// Meta holds free-form attributes; "$key" tasks read scripts from here.
 	Meta map[string]any
 	// Source is the file the graph was read from, if any.
@@ -109,7 +113,7 @@ func (e *DefinitionError) Error() string {
 func (s *GraphSpec) Build() (*Graph, error) {
 	spec := s.Clone()
 	g := &Graph{
-		ID: spec.ID, Title: spec.Title, Driver: spec.Driver, Meta: spec.Meta,
+		ID: spec.ID, Title: spec.Title, Driver: spec.Driver, Evaluator: spec.Evaluator, Meta: spec.Meta,
 		Source: spec.Source, byID: make(map[string]*Node, len(spec.Nodes)), spec: spec,
 	}
 	var errs []error

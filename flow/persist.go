@@ -29,9 +29,10 @@ func (g *Graph) Hash() string {
 	}
 	doc := struct {
 		ID, Title, Driver string
+		Evaluator         string `json:",omitempty"` // absent for the default: hashes stay as they were
 		Meta              map[string]any
 		Nodes             []node
-	}{ID: g.ID, Title: g.Title, Driver: g.Driver, Meta: g.Meta}
+	}{ID: g.ID, Title: g.Title, Driver: g.Driver, Evaluator: g.Evaluator, Meta: g.Meta}
 	for _, n := range g.nodes {
 		nd := node{ID: n.ID, Type: n.Type.String(), Title: n.Title, When: n.When, Task: n.Task, Meta: n.Meta}
 		if n.Component != nil {

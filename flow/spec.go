@@ -21,8 +21,11 @@ type GraphSpec struct {
 	ID     string
 	Title  string
 	Driver string
-	Meta   map[string]any
-	Nodes  []*NodeSpec
+	// Evaluator names the evaluator the graph's scripts and conditions are written
+	// for ("" for the engine's default; see WithNamedEvaluator).
+	Evaluator string
+	Meta      map[string]any
+	Nodes     []*NodeSpec
 	// Source is the file the spec was read from; it prefixes error positions.
 	Source string
 	// LenientJSON is, for a .json document that is not JSON but reads as YAML (see

@@ -41,7 +41,7 @@ Flags:
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
   --output FORMAT      text (default) or json, the same output as run
-` + storeFlagsUsage + `
+` + evaluatorUsage + storeFlagsUsage + `
 ` + storeUsage + `
 Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 digits)
 run and resume encrypt the stored variables, frontier and trace (AES-GCM).
@@ -67,6 +67,7 @@ type resumeConfig struct {
 	audit    string
 	output   string
 	store    storeFlags
+	eval     string // --evaluator
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
 	// last saved with; keepDurability, keepSteps: --durability, --steps were not
 	// given, so it keeps the recorded ones.
@@ -176,11 +177,15 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, stderr io.Writer) (e
 	if err != nil {
 		return nil, nil, nil, loadFailed(err)
 	}
+	evalOpts, err := evaluatorOptions(cfg.eval)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	red, err := resumeRedactor(&cfg.store, snap)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng, closeAudit, err = newEngine(cfg.audit, stderr, red)
+	eng, closeAudit, err = newEngine(cfg.audit, stderr, red, evalOpts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -309,6 +314,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.Int64Var(&cfg.expect, "expect-version", 0, "")
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	outputFlag(fs, &cfg.output)
+	evaluatorFlag(fs, &cfg.eval)
 	cfg.store.register(fs)
 	pos, help, err := parseCommandLine(fs, args)
 	if help || err != nil {

@@ -50,7 +50,7 @@ Flags:
   --redact KEYS, --redact-pattern RE
                     mask secrets in the output, the audit and the store, as for
                     resume
-
+` + evaluatorUsage + `
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
 "last" (call path -> last node), "frontier" (not completed only: pending
@@ -77,6 +77,7 @@ type runConfig struct {
 	output   string
 	audit    string
 	store    storeFlags // --store and friends (store.go)
+	eval     string     // --evaluator
 }
 
 // setFlag collects repeated --set flags.
@@ -112,7 +113,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	eng, closeAudit, err := newEngine(cfg.audit, stderr, red)
+	evalOpts, err := evaluatorOptions(cfg.eval)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	eng, closeAudit, err := newEngine(cfg.audit, stderr, red, evalOpts...)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -147,16 +152,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // newEngine returns the engine of run and resume, with the --audit interceptor when
-// audit names a file (masking with red); closeAudit closes that file.
-func newEngine(audit string, stderr io.Writer, red *redact.Redactor) (eng *flow.Engine, closeAudit func(), err error) {
+// audit names a file (masking with red), and opts; closeAudit closes that file.
+func newEngine(audit string, stderr io.Writer, red *redact.Redactor, opts ...flow.Option) (eng *flow.Engine,
+	closeAudit func(), err error) {
 	if audit == "" {
-		return flow.NewEngine(), func() {}, nil
+		return flow.NewEngine(opts...), func() {}, nil
 	}
 	ra, err := openRunAudit(audit, stderr, red)
 	if err != nil {
 		return nil, nil, err
 	}
-	return flow.NewEngine(ra.option()), func() { ra.Close() }, nil
+	return flow.NewEngine(append(opts, ra.option())...), func() { ra.Close() }, nil
 }
 
 // writeOutcome prints the outcome of run or resume (command) in format (text or json)
@@ -191,6 +197,7 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	fs.StringVar(&cfg.instance, "instance", "", "")
 	outputFlag(fs, &cfg.output)
 	fs.StringVar(&cfg.audit, "audit", "", "")
+	evaluatorFlag(fs, &cfg.eval)
 	cfg.store.register(fs)
 
 	files, help, err := parseCommandLine(fs, args)

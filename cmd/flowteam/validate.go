@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/flowteam/flowteam/export"
+	"github.com/flowteam/flowteam/flow"
 )
 
 const validateUsage = `Usage: flowteam validate FILE|DIR|GLOB... [--output text|json]
@@ -27,6 +28,9 @@ task.compile, cycle.unguarded, ...). A summary goes to stderr.
 Flags:
   --output FORMAT   text (default) or json: a JSON array of objects with "file",
                     "line", "severity", "code", "graph", "node" and "message"
+` + evaluatorUsage + `
+With the expr evaluator, a file whose scripts only the solon evaluator accepts gets an
+evaluator.needed warning.
 
 Exit codes: 0 no error (warnings only, or nothing found); 1 at least one error;
 2 bad usage or unreadable input.
@@ -35,8 +39,9 @@ Exit codes: 0 no error (warnings only, or nothing found); 1 at least one error;
 // cmdValidate implements "flowteam validate". It returns the process exit code.
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowteam validate", flag.ContinueOnError)
-	output := new(string)
+	output, evaluator := new(string), new(string)
 	outputFlag(fs, output)
+	evaluatorFlag(fs, evaluator)
 	paths, help, err := parseCommandLine(fs, args)
 	switch {
 	case help:
@@ -55,7 +60,15 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam validate: %v\n", err)
 		return exitUsage
 	}
-	findings, readErr := export.ValidateFiles(files)
+	opts, err := validateOptions(*evaluator)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam validate: %v\n\n%s", err, validateUsage)
+		return exitUsage
+	}
+	findings, readErr := export.ValidateFiles(files, opts...)
+	if *evaluator == flow.DefaultEvaluatorName {
+		findings = addEvaluatorNeeds(findings)
+	}
 	if *output == "json" {
 		if findings == nil {
 			findings = []export.Finding{}

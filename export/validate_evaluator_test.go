@@ -1,0 +1,49 @@
+package export_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/export"
+	"github.com/flowteam/flowteam/flow"
+)
+
+// anyScript is an evaluator that accepts every script, as a language unlike expr's.
+type anyScript struct{}
+
+func (anyScript) CompileCondition(string) (flow.Expression, error) { return nil, nil }
+func (anyScript) CompileScript(string) (flow.Expression, error)    { return nil, nil }
+
+func TestValidateNamedEvaluator(t *testing.T) {
+	doc := "id: g\nevaluator: %s\nlayout:\n  - {type: start}\n  - {task: 'if (x) { y(); }'}\n  - {type: end}\n"
+	spec := func(name string) *flow.GraphSpec {
+		s, err := flow.ParseDefinition("g.yml", []byte(fmt.Sprintf(doc, name)))
+		require.NoError(t, err)
+		return s
+	}
+	assert.Empty(t, export.ValidateSpecs([]*flow.GraphSpec{spec("custom")}, export.WithNamedEvaluator("custom", anyScript{})))
+
+	fs := export.ValidateSpecs([]*flow.GraphSpec{spec("groovy")}, export.WithNamedEvaluator("custom", anyScript{}))
+	require.Len(t, fs, 1)
+	assert.Equal(t, export.CodeEvaluatorUnknown, fs[0].Code)
+	assert.Contains(t, fs[0].Message, `names evaluator "groovy", which is not known (known: expr, custom)`)
+
+	fs = export.ValidateSpecs([]*flow.GraphSpec{spec("expr")}, export.WithNamedEvaluator("custom", anyScript{}))
+	require.NotEmpty(t, fs)
+	assert.Equal(t, export.CodeTaskCompile, fs[0].Code)
+}
+
+// The evaluator a definition names is written back.
+func TestYAMLKeepsEvaluator(t *testing.T) {
+	g, err := flow.LoadGraph("g.yml", []byte("id: g\nevaluator: solon\nlayout:\n  - {type: start}\n  - {type: end}\n"))
+	require.NoError(t, err)
+	out, err := export.YAML(g)
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "evaluator: solon\n")
+	back, err := flow.LoadGraph("back.yml", out)
+	require.NoError(t, err)
+	assert.Equal(t, "solon", back.Evaluator)
+}
