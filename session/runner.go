@@ -265,23 +265,19 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	in := &instance{r: r}
 	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
 		Meta: r.meta, RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
-	// The variables and the frontier were made for this save: a MemoryStore keeps them.
-	if err := in.saveNew(ctx, &in.snap, 0); err != nil {
+	if err := in.save(ctx, &in.snap, 0); err != nil {
 		err = in.claimNotDurable(ctx, err)
 		if errors.Is(err, ErrConflict) {
 			return nil, fmt.Errorf("session: run: instance %q already exists: %w", id, err)
 		}
 		return nil, fmt.Errorf("session: run %q: claim: %w", id, err)
 	}
-	// The claim's variables and frontier were made for it and are the store's now
-	// (converted in place by a MemoryStore): the first checkpoint may recycle them.
+	// The claim's variables and frontier were made for it: the first checkpoint may
+	// recycle them.
 	in.recyclable = true
 	opts = append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, opts...)
 	if r.durability == PerNode {
 		opts = append(opts, flow.WithCheckpoint(in.checkpoint(fc)))
-		if r.fusedVars() {
-			opts = append(opts, flow.WithCheckpointVars(in.copyVars))
-		}
 	}
 	res, err := r.eng.Eval(ctx, g.ID, fc, opts...)
 	return in.finish(ctx, fc, res, err)
@@ -378,9 +374,6 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	evalOpts := append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, cfg.evalOpts...)
 	if r.durability == PerNode {
 		evalOpts = append(evalOpts, flow.WithCheckpoint(in.checkpoint(fc)))
-		if r.fusedVars() {
-			evalOpts = append(evalOpts, flow.WithCheckpointVars(in.copyVars))
-		}
 	}
 	res, err := r.eng.Resume(ctx, fr, fc, evalOpts...)
 	return in.finish(ctx, fc, res, err)
