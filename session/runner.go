@@ -325,20 +325,8 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	if !ok {
 		return nil, fmt.Errorf("session: resume %q: graph %q: %w", id, snap.Graph, flow.ErrGraphNotFound)
 	}
-	if h := r.hash(g); h != snap.Hash {
-		if r.migrate == nil {
-			return nil, fmt.Errorf("session: resume %q: %w: graph %q was saved with definition hash %s, the loaded definition has hash %s",
-				id, ErrDefinitionChanged, g.ID, snap.Hash, h)
-		}
-		if err := r.migrate(ctx, snap, g); err != nil {
-			return nil, fmt.Errorf("session: resume %q: migrate from definition hash %s to %s: %w", id, snap.Hash, h, err)
-		}
-		if snap.Instance != id || snap.Graph != g.ID {
-			// The claim below would save another instance, or a graph not restored.
-			return nil, fmt.Errorf("session: resume %q: the migration changed the instance to %q and the graph from %q to %q: only the body may change",
-				id, snap.Instance, g.ID, snap.Graph)
-		}
-		snap.Hash = h
+	if err := r.checkDefinition(ctx, snap, g); err != nil {
+		return nil, fmt.Errorf("session: resume %q: %w", id, err)
 	}
 	if snap.Frontier == nil {
 		return nil, fmt.Errorf("session: resume %q: %w (status %s)", id, ErrNoFrontier, snap.Status)
@@ -377,6 +365,30 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	}
 	res, err := r.eng.Resume(ctx, fr, fc, evalOpts...)
 	return in.finish(ctx, fc, res, err)
+}
+
+// checkDefinition checks that snap was saved under g's definition hash, or migrates
+// it to g with the Runner's MigrateFunc.
+func (r *Runner) checkDefinition(ctx context.Context, snap *Snapshot, g *flow.Graph) error {
+	h := r.hash(g)
+	if h == snap.Hash {
+		return nil
+	}
+	if r.migrate == nil {
+		return fmt.Errorf("%w: graph %q was saved with definition hash %s, the loaded definition has hash %s",
+			ErrDefinitionChanged, g.ID, snap.Hash, h)
+	}
+	id := snap.Instance
+	if err := r.migrate(ctx, snap, g); err != nil {
+		return fmt.Errorf("migrate from definition hash %s to %s: %w", snap.Hash, h, err)
+	}
+	if snap.Instance != id || snap.Graph != g.ID {
+		// The claim would save another instance, or a graph not restored.
+		return fmt.Errorf("the migration changed the instance to %q and the graph from %q to %q: only the body may change",
+			snap.Instance, g.ID, snap.Graph)
+	}
+	snap.Hash = h
+	return nil
 }
 
 // Resume is NewRunner(eng, store, opts...).Resume(ctx, id, updates).

@@ -289,8 +289,7 @@ func TestEncodeRefusesWhatDecodeRejects(t *testing.T) {
 
 // TestDecodeNullSealedIsNotSealed: "sealed": null (as a tool that writes every field
 // of its own model writes an absent one) means not sealed, as null means absent for
-// every other optional field. Before, it made a sealed snapshot of nothing: one with a
-// body was rejected as corrupt, one without asked for a key.
+// every other optional field.
 func TestDecodeNullSealedIsNotSealed(t *testing.T) {
 	for name, s := range map[string]*session.Snapshot{"with a body": saved("null-1"), "without": {
 		Format: session.FormatVersion, Instance: "null-2", Graph: "leave", Hash: storetest.Hash, Status: session.StatusCompleted,
@@ -306,9 +305,7 @@ func TestDecodeNullSealedIsNotSealed(t *testing.T) {
 }
 
 // TestEncodeBranchingCycleFails: a cycle through a map or a list that holds itself
-// more than once fails the save at once, as one that holds itself once does. Before,
-// the size estimate walked every path to its depth bound first: 3^33 values, for
-// ever, and Encode (every Save, every checkpoint) hung.
+// more than once fails the save at once, as one that holds itself once does.
 func TestEncodeBranchingCycleFails(t *testing.T) {
 	m := map[string]any{}
 	m["a"], m["b"], m["c"] = m, m, m

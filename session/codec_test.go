@@ -17,8 +17,7 @@ import (
 
 // TestDecodeEscapedStringsInLinearMemory decodes a snapshot whose variable is a long
 // list of strings with escapes (multi-line text, as a chat history holds): the memory
-// it takes grows with the snapshot, not with its square (the decoder used to reserve
-// the rest of the input for every escaped string).
+// it takes grows with the snapshot, not with its square.
 func TestDecodeEscapedStringsInLinearMemory(t *testing.T) {
 	s := saved("lines")
 	l := make([]any, 4000)
