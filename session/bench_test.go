@@ -254,10 +254,10 @@ func BenchmarkFileStore(b *testing.B) {
 }
 
 // BenchmarkCodecShare puts a save beside the store's raw write of the same bytes, so
-// that save minus raw is what the codec (and the version check) adds: on a FileStore
-// the raw write is a temporary file written, synced and renamed and the directory
-// synced; on Redis one HSET of the encoded snapshot. The snapshot is one a per-node
-// checkpoint saves: a frontier, a trace and 20 variables.
+// that save minus raw is what the codec (and the version check) adds, and encode
+// beside both: on a FileStore the raw write is a temporary file written, synced and
+// renamed and the directory synced; on Redis one HSET of the encoded snapshot. The
+// snapshot is one a per-node checkpoint saves: a frontier, a trace and 20 variables.
 func BenchmarkCodecShare(b *testing.B) {
 	ctx := context.Background()
 	s := fileBenchSnapshot("bench-share", 0, 0)
@@ -269,7 +269,16 @@ func BenchmarkCodecShare(b *testing.B) {
 	st.Format, st.Version, st.Created, st.Updated = session.FormatVersion, 1, time.Now().UTC(), time.Now().UTC()
 	data, err := session.Encode(st)
 	require.NoError(b, err)
-	b.ReportMetric(float64(len(data)), "bytes")
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.ReportMetric(float64(len(data)), "bytes")
+		defer testkit.ReportCPU(b, 0)()
+		for b.Loop() {
+			if _, err := session.Encode(st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("file/save", func(b *testing.B) {
 		fs, err := session.NewFileStore(b.TempDir())
 		require.NoError(b, err)

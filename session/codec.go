@@ -72,6 +72,10 @@ func marshalFloat32(enc *jsontext.Encoder, f float32) error {
 // marshalLegacy calls a MarshalJSON method and refuses a number Decode would not
 // read back (a big.Int of 400 digits); the library checks the rest of its syntax.
 func marshalLegacy(enc *jsontext.Encoder, m stdjson.Marshaler) error {
+	switch m.(type) {
+	case time.Time, *time.Time:
+		return errors.ErrUnsupported // well-behaved, and the library writes it faster
+	}
 	data, err := m.MarshalJSON()
 	if err != nil {
 		return err
@@ -187,7 +191,7 @@ func marshal(v any, s *Snapshot) ([]byte, error) {
 	if err == nil {
 		return data, nil
 	}
-	if bad, _ := unserializable(s); bad != nil {
+	if bad := unserializable(s); bad != nil {
 		return nil, bad
 	}
 	return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)
@@ -217,10 +221,9 @@ func validNames(vars map[string]any) bool {
 }
 
 // unserializable returns the error naming what of s cannot be written, nil if all
-// of it can; part reports that the frontier or the trace is at fault, which
-// dropping variables cannot mend (a variable may have the same name).
-func unserializable(s *Snapshot) (bad *UnserializableError, part bool) {
-	bad = &UnserializableError{Errs: map[string]error{}}
+// of it can.
+func unserializable(s *Snapshot) *UnserializableError {
+	bad := &UnserializableError{Errs: map[string]error{}}
 	for k, v := range s.Vars {
 		if !utf8.ValidString(k) {
 			bad.Errs[k] = errKey
@@ -230,24 +233,25 @@ func unserializable(s *Snapshot) (bad *UnserializableError, part bool) {
 	}
 	for name, v := range map[string]any{"frontier": s.Frontier, "trace": s.Trace} {
 		if _, err := marshalValue(v); err != nil {
-			bad.Errs[name], part = err, true
+			bad.Errs[name], bad.part = err, true
 		}
 	}
 	if len(bad.Errs) == 0 {
-		return nil, false
+		return nil
 	}
 	for n := range bad.Errs {
 		bad.Names = append(bad.Names, n)
 	}
 	slices.Sort(bad.Names)
-	return bad, part
+	return bad
 }
 
 // encodeChecked is Encode for a snapshot that passed check (a store's save checks it
 // while stamping it).
 func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
 	data, err := marshal(s, s)
-	if bad, part := unserializable(s); err != nil && cfg.drop && bad != nil && !part {
+	var bad *UnserializableError
+	if errors.As(err, &bad) && cfg.drop && !bad.part {
 		c := *s
 		c.Vars = make(map[string]any, len(s.Vars))
 		for k, v := range s.Vars {

@@ -71,6 +71,10 @@ type MigrateFunc func(ctx context.Context, snap *Snapshot, g *flow.Graph) error
 // Runner runs and resumes flow instances with a Store: the instance id is the
 // business key, every outcome is saved, and a resume claims the instance before any
 // node runs, so that two resumes of one instance never run at once.
+//
+// The Runner knows nothing of agents: an agent's run waiting for a human is kept in
+// the instance's variables, and a run that never reaches its node again does not
+// discard it. Give the engine team.DiscardStaleRuns() as an interceptor for that.
 type Runner struct {
 	eng        *flow.Engine
 	store      Store

@@ -141,6 +141,9 @@ type UnserializableError struct {
 	Names []string
 	// Errs maps each name to what the encoder said.
 	Errs map[string]error
+	// part: the frontier or the trace is at fault, which dropping variables cannot
+	// mend (a variable may have the same name).
+	part bool
 }
 
 // Error names every variable with what the encoder said about it.
@@ -173,11 +176,23 @@ type encodeConfig struct {
 // instead of failing; their names are listed in the encoded snapshot's Dropped field.
 func DropUnserializable() EncodeOption { return func(c *encodeConfig) { c.drop = true } }
 
-// Encode returns the JSON form of s. A variable that cannot be serialized is an
-// *UnserializableError naming it (all of them), unless DropUnserializable is given. A
-// snapshot Decode would reject (an invalid instance id, hash, status, version or
-// times, a frontier of another graph) is an error too, so what Encode writes always
-// reads back. s is not modified.
+// Encode returns the JSON form of s. A snapshot Decode would reject (an invalid
+// instance id, hash, status, version or times, a frontier of another graph) is an
+// error, so what Encode writes always reads back. s is not modified.
+//
+// Variables are written as encoding/json writes them (a type's MarshalJSON and
+// struct tags are honoured), with map keys sorted. JSON has one number type, so
+// after Decode an integer literal that fits is an int64 and any other number a
+// float64 (a float64 3.0 comes back as int64 3, a uint64 beyond int64 as a float64);
+// objects are map[string]any, arrays []any, and other values come back in their JSON
+// form (a time.Time as a string, a struct as a map, a []byte as base64, a nil slice,
+// map or pointer as nil). Invalid UTF-8 in a string is written as U+FFFD.
+//
+// A variable that cannot be written (a func, a channel, NaN, a cycle, a failing or
+// panicking MarshalJSON, one whose output Decode would not read back, a name that is
+// not valid UTF-8) is an *UnserializableError naming every such variable, unless
+// DropUnserializable is given; loop items of the frontier that cannot be written are
+// named "frontier" and cannot be dropped.
 func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
 	var cfg encodeConfig
 	for _, o := range opts {
