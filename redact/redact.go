@@ -239,6 +239,12 @@ func (r *Redactor) value(v any, depth int) any {
 		return v
 	case string:
 		return r.String(t)
+	case map[string]any, map[string]string, []any, []string:
+		if isNilContainer(t) {
+			return v // a nil list stays nil, as every writer encodes it
+		}
+	}
+	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {
@@ -275,6 +281,21 @@ func (r *Redactor) value(v any, depth int) any {
 		return r.textOr(v, textOf(t))
 	}
 	return r.other(v, depth)
+}
+
+// isNilContainer reports whether v, a map or a slice, is nil.
+func isNilContainer(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return t == nil
+	case map[string]string:
+		return t == nil
+	case []any:
+		return t == nil
+	case []string:
+		return t == nil
+	}
+	return false
 }
 
 // textOf returns the text of an error or a fmt.Stringer; "" if its method panics (a

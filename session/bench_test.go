@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -124,6 +127,21 @@ func BenchmarkDurability(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/node")
 		})
 	}
+	b.Run("file-per-node", func(b *testing.B) {
+		store, err := session.NewFileStore(b.TempDir())
+		require.NoError(b, err)
+		r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := r.Run(ctx, "chain", flow.NewContextWith("i-1", vars)); err != nil {
+				b.Fatal(err)
+			}
+			if err := store.Delete(ctx, "i-1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/node")
+	})
 }
 
 // BenchmarkRedisSave saves on miniredis (and the real server at REDIS_ADDR) and
@@ -233,4 +251,94 @@ func BenchmarkFileStore(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCodecShare puts a save beside the store's raw write of the same bytes, so
+// that save minus raw is what the codec (and the version check) adds, and encode
+// beside both: on a FileStore the raw write is a temporary file written, synced and
+// renamed and the directory synced; on Redis one HSET of the encoded snapshot. The
+// snapshot is one a per-node checkpoint saves: a frontier, a trace and 20 variables.
+func BenchmarkCodecShare(b *testing.B) {
+	ctx := context.Background()
+	s := fileBenchSnapshot("bench-share", 0, 0)
+	for k, v := range snapshot20().Vars {
+		s.Vars[k] = v
+	}
+	s.Status = session.StatusRunning
+	st := s.Clone() // stamped as a save stamps it
+	st.Format, st.Version, st.Created, st.Updated = session.FormatVersion, 1, time.Now().UTC(), time.Now().UTC()
+	data, err := session.Encode(st)
+	require.NoError(b, err)
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.ReportMetric(float64(len(data)), "bytes")
+		defer testkit.ReportCPU(b, 0)()
+		for b.Loop() {
+			if _, err := session.Encode(st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("file/save", func(b *testing.B) {
+		fs, err := session.NewFileStore(b.TempDir())
+		require.NoError(b, err)
+		c := s.Clone()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := fs.Save(ctx, c, c.Version); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("file/raw", func(b *testing.B) {
+		dir := b.TempDir()
+		b.ReportAllocs()
+		for b.Loop() {
+			rawFileWrite(b, dir, data)
+		}
+	})
+	mr := miniredis.RunT(b)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	b.Cleanup(func() { rdb.Close() })
+	clients := map[string]*session.RedisStore{"miniredis": session.NewRedisStore(rdb)}
+	if realRedisAddr() != "" {
+		clients["redis-server"] = realRedis(b)
+	}
+	for name, store := range clients {
+		b.Run(name+"/save", func(b *testing.B) {
+			c := s.Clone()
+			c.Instance = "bench-share-" + name
+			_ = store.Delete(ctx, c.Instance)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := store.Save(ctx, c, c.Version); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/raw", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := store.Client().HSet(ctx, "bench-share-raw", "d", data).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// rawFileWrite writes data as FileStore writes a snapshot, without encoding it or
+// checking a version.
+func rawFileWrite(b *testing.B, dir string, data []byte) {
+	t, err := os.CreateTemp(dir, ".tmp-*")
+	require.NoError(b, err)
+	_, err = t.Write(data)
+	require.NoError(b, err)
+	require.NoError(b, t.Sync())
+	require.NoError(b, t.Close())
+	require.NoError(b, os.Rename(t.Name(), filepath.Join(dir, "raw.json")))
+	d, err := os.Open(dir)
+	require.NoError(b, err)
+	require.NoError(b, d.Sync())
+	require.NoError(b, d.Close())
 }

@@ -20,25 +20,13 @@ type instance struct {
 	version int64
 	dropped []string
 	// recyclable: snap's Vars, Trace.Last and Frontier were made for the save that
-	// stored them (by a checkpoint, or by Run for its claim) and handed to the store,
-	// so they may be recycled once a later save replaced them.
+	// stored them (by a checkpoint, or by Run for its claim), so they may be
+	// recycled once a later save replaced them.
 	recyclable bool
 	// clear is the snapshot a save redacts, seals or drops variables from, reused
 	// (guarded by mu), made by the first such save: a save with none of these saves
-	// its argument (saveOwned), and an instance is smaller without it.
+	// its argument, and an instance is smaller without it.
 	clear *Snapshot
-	// spareSnap is a Snapshot struct for a MemoryStore to fill and keep (the one
-	// its last save replaced); spareFrontier is the frontier struct of a checkpoint
-	// no one refers to any more.
-	spareSnap     *Snapshot
-	spareFrontier *flow.FrontierState
-	// stored is the snapshot a MemoryStore kept at the last save that handed its
-	// parts over: canonical, never modified; its maps are not recycled, nor is the
-	// struct reused, until a later save replaced it.
-	stored *Snapshot
-	// varsDone: the variables of the checkpoint being saved were made canonical as
-	// they were copied (copyVars), so the store need not look at them again.
-	varsDone bool
 }
 
 // checkpoint returns the per-node checkpoint function: it saves the instance with the
@@ -48,96 +36,32 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 		in.mu.Lock()
 		defer in.mu.Unlock()
 		// in.snap itself is saved, its body swapped for the checkpoint's and swapped
-		// back if the save fails: copying the whole Snapshot to a scratch struct and
-		// back would write all its pointers to the heap (see assign). A successful
-		// save writes only the stamped header into it.
+		// back if the save fails. A successful save writes the stamped header into it.
 		s := &in.snap
 		prevVars, prevTrace, prevFrontier := s.Vars, s.Trace, s.Frontier
 		var f *flow.FrontierState
 		if len(cp.Frontier.Tokens) > 0 { // else every branch has ended; the outcome follows
-			f = in.spareFrontier
-			if f == nil {
-				f = new(flow.FrontierState)
-			}
-			in.spareFrontier = nil
-			assignFrontier(f, &cp.Frontier) // the spare mostly holds the recycled slices
+			st := cp.Frontier
+			f = &st
 		}
 		s.Frontier, s.Vars, s.Trace = f, cp.Vars, cp.Trace
-		// The checkpoint's frontier, variables and trace were made for it (the
-		// receiver owns them): the store may keep them instead of copying them.
-		if err := in.saveOwned(ctx, s, in.version, true); err != nil {
+		if err := in.saveLocked(ctx, s, in.version); err != nil {
 			s.Vars, s.Trace, s.Frontier = prevVars, prevTrace, prevFrontier
 			return err
 		}
-		recycle := in.recyclable && in.r.recycles()
-		in.recyclable = true
-		if recycle {
-			// The previous checkpoint's maps were referred to by in.snap and by
-			// the stored snapshot this save replaced, and by nothing else: the
-			// engine may fill them at the next checkpoint.
+		if in.recyclable && in.r.recycles() {
+			// The previous checkpoint's maps were referred to by in.snap alone (the
+			// store encoded them): the engine may fill them at the next checkpoint.
 			cp.Recycle(prevVars, prevTrace, prevFrontier)
-			in.spareFrontier = prevFrontier
 		}
+		in.recyclable = true
 		return nil
 	}
 }
 
-// fusedVars reports whether checkpoints hand their variables to the store as they
-// are copied (a MemoryStore, which keeps them, and no redaction, encryption or
-// dropping, which would store other maps).
-func (r *Runner) fusedVars() bool {
-	_, memory := r.store.(*MemoryStore)
-	return memory && r.redactor == nil && r.cipher == nil && !r.drop
-}
-
-// copyVars copies a checkpoint's variables (flow.WithCheckpointVars) as the
-// MemoryStore will keep them: canonical (see canonicalOwned), with the values of the
-// snapshot stored last where they are equal. It notes in varsDone whether every
-// variable came out canonical. The engine calls it before the checkpoint function,
-// one checkpoint at a time, which orders it with the saves that set in.stored.
-//
-// dst is empty or the Vars of an earlier checkpoint of this instance, recycled only
-// after the store accepted it: its keys are valid UTF-8 and its values canonical and
-// never modified (the store may still share them). So a variable whose value equals
-// the one dst already holds needs neither a check nor a write, which is most of them
-// from one node to the next; this is where per-node durability spends its time.
-func (in *instance) copyVars(dst, src map[string]any) {
-	var prev map[string]any
-	if in.stored != nil {
-		prev = in.stored.Vars
-	}
-	done := true
-	for k, v := range src {
-		old, had := dst[k]
-		switch {
-		case had && sameCanon(v, old):
-			// A list or map changed in place since is not equal, and is copied.
-			continue
-		case !had && !validString(k):
-			done = false
-		case canonical(v):
-		default:
-			if pv, ok := prev[k]; ok && sameCanon(v, pv) {
-				v = pv
-			} else {
-				done = false
-			}
-		}
-		dst[k] = v
-	}
-	if len(dst) != len(src) {
-		for k := range dst {
-			if _, ok := src[k]; !ok {
-				delete(dst, k)
-			}
-		}
-	}
-	in.varsDone = done
-}
-
-// recycles reports whether the store keeps nothing of a saved snapshot's maps after
-// a later save of the instance (so a checkpoint's may be recycled): the stores of
-// this package; another Store might keep them.
+// recycles reports whether the store keeps nothing of a saved snapshot's maps (so a
+// checkpoint's may be recycled): the stores of this package, which encode it;
+// another Store might keep them.
 func (r *Runner) recycles() bool {
 	switch r.store.(type) {
 	case *MemoryStore, *FileStore, *RedisStore:
@@ -173,8 +97,8 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	}
 	out := &Result{Result: res, Context: fc}
 	// A cancelled run is still saved: its outcome must not depend on the ctx that
-	// ended it. The variables, trace and frontier were made for this save.
-	err := in.saveOwned(context.WithoutCancel(ctx), &s, in.version, true)
+	// ended it.
+	err := in.saveLocked(context.WithoutCancel(ctx), &s, in.version)
 	if err == nil {
 		in.snap = s
 	} else {
@@ -216,30 +140,15 @@ func (in *instance) save(ctx context.Context, s *Snapshot, expected int64) error
 	return in.saveLocked(ctx, s, expected)
 }
 
-// saveNew is saveOwned with owned: s's Vars, Frontier and Trace.Last were made for
-// this save.
-func (in *instance) saveNew(ctx context.Context, s *Snapshot, expected int64) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.saveOwned(ctx, s, expected, true)
-}
-
 // saveLocked redacts, seals and saves s expecting version expected; on success
 // in.version is the new version and s carries the stored header.
 func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64) error {
-	return in.saveOwned(ctx, s, expected, false)
-}
-
-// saveOwned is saveLocked; with owned, s's Vars map, Frontier and Trace.Last map are
-// the caller's to give away (made for this save, never modified after): a
-// MemoryStore keeps them instead of copying them. in.snap may go on reading them.
-func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
 	r := in.r
 	if r.cipher == nil && r.redactor == nil && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
 		// Nothing to redact, seal or drop: the copy below would equal s. The stores
 		// of this package write the stamped header into s only when the save
 		// took effect, and keep no reference to it, so s itself is saved.
-		err := in.store(ctx, s, expected, owned)
+		err := in.store(ctx, s, expected)
 		if err == nil || errors.Is(err, ErrNotDurable) {
 			// A save that is stored but not durable still fails the run, but the
 			// next save (its outcome) must expect the version it stored.
@@ -266,7 +175,7 @@ func (in *instance) saveOwned(ctx context.Context, s *Snapshot, expected int64, 
 				return err
 			}
 		}
-		err = in.store(ctx, out, expected, owned && out == clear)
+		err = in.store(ctx, out, expected)
 		// Retry once without the variables named: a name that is no variable
 		// ("frontier", "trace") is a part dropping cannot mend, and a variable may
 		// have that name too, so the names alone cannot tell.
@@ -322,25 +231,8 @@ func dropped(err error) *UnserializableError {
 	return nil
 }
 
-func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, owned bool) error {
+func (in *instance) store(ctx context.Context, s *Snapshot, expected int64) error {
 	r := in.r
-	ms, memory := r.store.(*MemoryStore)
-	if memory && owned {
-		// in.stored, what the last save stored, lets the store keep values and
-		// strings that did not change instead of copying or checking them again.
-		varsDone := in.varsDone
-		in.varsDone = false
-		ttl := r.ttl
-		if ttl == 0 { // no WithExpiry: the store's default, as its Save would apply
-			ttl = ms.ttl
-		}
-		replaced, stored, err := ms.saveOwned(ctx, s, expected, ttl, in.spareSnap, in.stored, varsDone)
-		if err == nil {
-			in.spareSnap, in.stored = replaced, stored
-		}
-		return err
-	}
-	in.stored = nil
 	if r.ttl > 0 {
 		ts, ok := r.store.(TTLStore)
 		if !ok {

@@ -110,17 +110,10 @@ func (c *Cipher) Seal(s *Snapshot) (*Snapshot, error) {
 	if s.Sealed != nil {
 		return nil, errors.New("session: seal: snapshot is already sealed")
 	}
-	e := encoder{buf: make([]byte, 0, 1024)}
-	e.buf = append(e.buf, '{')
-	e.body(s)
-	if len(e.buf) > 1 {
-		e.buf = append(e.buf[:1], e.buf[2:]...) // the first field's comma
-	}
-	e.buf = append(e.buf, '}')
-	if err := e.err(); err != nil {
+	plain, err := marshal(bodyOf(s), s)
+	if err != nil {
 		return nil, err
 	}
-	plain := e.buf
 	out := &Snapshot{Format: s.Format, Instance: s.Instance, Graph: s.Graph, Hash: s.Hash, Status: s.Status,
 		Version: s.Version, Created: s.Created, Updated: s.Updated, Expires: s.Expires, Sources: s.Sources}
 	ns := c.aead.NonceSize()
@@ -157,16 +150,11 @@ func (c *Cipher) Open(s *Snapshot) (*Snapshot, error) {
 	}
 	out := *s
 	out.Sealed = nil
-	d := decoder{data: plain}
-	err = d.object(true, func(key []byte) error { return d.bodyField(&out, key) })
-	if err == nil {
-		if d.ws(); d.pos != len(plain) {
-			err = d.errorf("data after the body")
-		}
+	var body sealedBody
+	if err := unmarshal(plain, &body); err != nil {
+		return nil, fmt.Errorf("instance %q: sealed body: %w", s.Instance, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("instance %q: sealed body: %w", s.Instance, corrupt(plain, err))
-	}
+	body.into(&out)
 	if err := out.checkBody(); err != nil {
 		return nil, fmt.Errorf("%w: instance %q: sealed body: %v", ErrCorrupt, s.Instance, err)
 	}

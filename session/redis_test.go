@@ -189,9 +189,7 @@ func TestRedisClosedMidRun(t *testing.T) {
 func realRedisAddr() string { return os.Getenv("REDIS_ADDR") }
 
 // TestRedisIndexSetsStayBounded: instances that expire leave their ids in the index
-// sets; without any List, the saves that follow remove them. Before, only List did,
-// and a store whose instances expired and that nobody listed grew its sets by one
-// member per instance for ever. Miniredis only: its clock is the test's.
+// sets; without any List, the saves that follow remove them.
 func TestRedisIndexSetsStayBounded(t *testing.T) {
 	ctx := t.Context()
 	mr := miniredis.RunT(t)
@@ -227,9 +225,7 @@ func TestRedisIndexSetsStayBounded(t *testing.T) {
 }
 
 // TestRedisVersionsBeyondFloat64: versions above 2^53, where float64 (a Lua number)
-// no longer holds every integer, are compared and reported exactly. Before, the save
-// script compared tonumber() of both versions: a save expecting 2^53 went through
-// over a stored 2^53+1, and a conflict reported the stored version rounded.
+// no longer holds every integer, are compared and reported exactly.
 func TestRedisVersionsBeyondFloat64(t *testing.T) {
 	const stored = int64(1<<53 + 1)
 	for name, s := range redisStores(t) {
@@ -373,6 +369,49 @@ func TestRedisKeepsSnapshotsOfAnotherFormat(t *testing.T) {
 			require.NoError(t, s.store.Client().HDel(ctx, key, "f").Err())
 			require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot("fmt-1"), 1), "a hash from an earlier build")
 			require.NoError(t, s.store.Delete(ctx, "fmt-1"))
+		})
+	}
+}
+
+// A key at an instance's place that is not an instance hash (another program's, or
+// one written by hand) is reported, not fatal to the store: List lists the other
+// instances (it failed with WRONGTYPE, so no instance could be listed), Load and
+// Delete name it as ErrCorrupt, Save does not write over it, and saving another
+// instance (whose save prunes the index sets) does not fail on it.
+func TestRedisKeyOfAnotherTypeAtAnInstance(t *testing.T) {
+	for name, s := range redisStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			rdb := s.store.Client()
+			bad := s.store.Prefix() + "s:bad-1"
+			t.Cleanup(func() {
+				c := context.WithoutCancel(ctx)
+				rdb.Del(c, bad)
+				rdb.SRem(c, s.store.Prefix()+"all", "bad-1")
+				_ = s.store.Delete(c, "good-1")
+			})
+			require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot("good-1"), 0))
+			require.NoError(t, rdb.Set(ctx, bad, "x", 0).Err())
+			require.NoError(t, rdb.SAdd(ctx, s.store.Prefix()+"all", "bad-1").Err())
+			require.NoError(t, rdb.SAdd(ctx, s.store.Prefix()+"status:suspended", "bad-1").Err())
+
+			require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot("good-1"), 1), "the save's pruning passes the key by")
+			ids, err := s.store.List(ctx, "")
+			require.NoError(t, err)
+			assert.Equal(t, []string{"good-1"}, ids)
+			ids, err = s.store.List(ctx, session.StatusSuspended)
+			require.NoError(t, err)
+			assert.NotContains(t, ids, "bad-1")
+
+			_, err = s.store.Load(ctx, "bad-1")
+			assert.ErrorIs(t, err, session.ErrCorrupt)
+			assert.ErrorContains(t, err, "bad-1")
+			err = s.store.Delete(ctx, "bad-1")
+			assert.ErrorIs(t, err, session.ErrCorrupt)
+			assert.Error(t, s.store.Save(ctx, storetest.NewSnapshot("bad-1"), 0))
+			v, err := rdb.Get(ctx, bad).Result()
+			require.NoError(t, err)
+			assert.Equal(t, "x", v, "the key is left as it was")
 		})
 	}
 }

@@ -72,6 +72,10 @@ type MigrateFunc func(ctx context.Context, snap *Snapshot, g *flow.Graph) error
 // Runner runs and resumes flow instances with a Store: the instance id is the
 // business key, every outcome is saved, and a resume claims the instance before any
 // node runs, so that two resumes of one instance never run at once.
+//
+// The Runner knows nothing of agents: an agent's run waiting for a human is kept in
+// the instance's variables, and a run that never reaches its node again does not
+// discard it. Give the engine team.DiscardStaleRuns() as an interceptor for that.
 type Runner struct {
 	eng        *flow.Engine
 	store      Store
@@ -270,23 +274,19 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	in := &instance{r: r}
 	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
 		Meta: r.meta, RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
-	// The variables and the frontier were made for this save: a MemoryStore keeps them.
-	if err := in.saveNew(ctx, &in.snap, 0); err != nil {
+	if err := in.save(ctx, &in.snap, 0); err != nil {
 		err = in.claimNotDurable(ctx, err)
 		if errors.Is(err, ErrConflict) {
 			return nil, fmt.Errorf("session: run: instance %q already exists: %w", id, err)
 		}
 		return nil, fmt.Errorf("session: run %q: claim: %w", id, err)
 	}
-	// The claim's variables and frontier were made for it and are the store's now
-	// (converted in place by a MemoryStore): the first checkpoint may recycle them.
+	// The claim's variables and frontier were made for it: the first checkpoint may
+	// recycle them.
 	in.recyclable = true
 	opts = append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, opts...)
 	if r.durability == PerNode {
 		opts = append(opts, flow.WithCheckpoint(in.checkpoint(fc)))
-		if r.fusedVars() {
-			opts = append(opts, flow.WithCheckpointVars(in.copyVars))
-		}
 	}
 	res, err := r.eng.Eval(ctx, g.ID, fc, opts...)
 	return in.finish(ctx, fc, res, err)
@@ -334,20 +334,8 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	if !ok {
 		return nil, fmt.Errorf("session: resume %q: graph %q: %w", id, snap.Graph, flow.ErrGraphNotFound)
 	}
-	if h := r.hash(g); h != snap.Hash {
-		if r.migrate == nil {
-			return nil, fmt.Errorf("session: resume %q: %w: graph %q was saved with definition hash %s, the loaded definition has hash %s",
-				id, ErrDefinitionChanged, g.ID, snap.Hash, h)
-		}
-		if err := r.migrate(ctx, snap, g); err != nil {
-			return nil, fmt.Errorf("session: resume %q: migrate from definition hash %s to %s: %w", id, snap.Hash, h, err)
-		}
-		if snap.Instance != id || snap.Graph != g.ID {
-			// The claim below would save another instance, or a graph not restored.
-			return nil, fmt.Errorf("session: resume %q: the migration changed the instance to %q and the graph from %q to %q: only the body may change",
-				id, snap.Instance, g.ID, snap.Graph)
-		}
-		snap.Hash = h
+	if err := r.checkDefinition(ctx, snap, g); err != nil {
+		return nil, fmt.Errorf("session: resume %q: %w", id, err)
 	}
 	if snap.Frontier == nil {
 		return nil, fmt.Errorf("session: resume %q: %w (status %s)", id, ErrNoFrontier, snap.Status)
@@ -383,12 +371,33 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	evalOpts := append([]flow.EvalOption{flow.WithRunID(in.snap.RunID)}, cfg.evalOpts...)
 	if r.durability == PerNode {
 		evalOpts = append(evalOpts, flow.WithCheckpoint(in.checkpoint(fc)))
-		if r.fusedVars() {
-			evalOpts = append(evalOpts, flow.WithCheckpointVars(in.copyVars))
-		}
 	}
 	res, err := r.eng.Resume(ctx, fr, fc, evalOpts...)
 	return in.finish(ctx, fc, res, err)
+}
+
+// checkDefinition checks that snap was saved under g's definition hash, or migrates
+// it to g with the Runner's MigrateFunc.
+func (r *Runner) checkDefinition(ctx context.Context, snap *Snapshot, g *flow.Graph) error {
+	h := r.hash(g)
+	if h == snap.Hash {
+		return nil
+	}
+	if r.migrate == nil {
+		return fmt.Errorf("%w: graph %q was saved with definition hash %s, the loaded definition has hash %s",
+			ErrDefinitionChanged, g.ID, snap.Hash, h)
+	}
+	id := snap.Instance
+	if err := r.migrate(ctx, snap, g); err != nil {
+		return fmt.Errorf("migrate from definition hash %s to %s: %w", snap.Hash, h, err)
+	}
+	if snap.Instance != id || snap.Graph != g.ID {
+		// The claim would save another instance, or a graph not restored.
+		return fmt.Errorf("the migration changed the instance to %q and the graph from %q to %q: only the body may change",
+			snap.Instance, g.ID, snap.Graph)
+	}
+	snap.Hash = h
+	return nil
 }
 
 // Resume is NewRunner(eng, store, opts...).Resume(ctx, id, updates).

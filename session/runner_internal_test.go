@@ -32,8 +32,7 @@ func chain(t *testing.T, eng *flow.Engine, id string, n int) {
 // TestRunnerHashCacheStaysBounded: a long-running Runner whose engine gets new
 // versions of its graphs (unregistered and registered again) or new graphs that come
 // and go keeps the definition hashes of about the graphs registered now, not of every
-// graph it ever ran. Before, the cache was keyed by graph and never shrank: every
-// version stayed in memory for the life of the Runner.
+// graph it ever ran.
 func TestRunnerHashCacheStaysBounded(t *testing.T) {
 	ctx := t.Context()
 	eng := flow.NewEngine()

@@ -516,8 +516,7 @@ func TestContinueSplitFailuresSurviveTheStore(t *testing.T) {
 
 // TestDropVariablesNamedLikeSnapshotParts: a variable that cannot be serialized is
 // dropped (WithDropUnserializable, DropUnserializable) whatever its name, also
-// "frontier" or "trace", the names an UnserializableError gives those parts. Before,
-// such a variable was taken for a broken frontier or trace and failed the save.
+// "frontier" or "trace", the names an UnserializableError gives those parts.
 func TestDropVariablesNamedLikeSnapshotParts(t *testing.T) {
 	ctx := t.Context()
 	for _, name := range []string{"frontier", "trace"} {
@@ -553,8 +552,7 @@ func (m misfiled) Load(ctx context.Context, id string) (*session.Snapshot, error
 }
 
 // TestRunnerLoadChecksTheInstance: Runner.Load, like Resume, rejects a snapshot of
-// another instance than the one asked for with ErrCorrupt naming both ids. Before, it
-// returned the other instance's snapshot as if it were the one asked for.
+// another instance than the one asked for with ErrCorrupt naming both ids.
 func TestRunnerLoadChecksTheInstance(t *testing.T) {
 	ctx := t.Context()
 	mem := session.NewMemoryStore()

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -91,8 +90,9 @@ type Snapshot struct {
 	// flowteam command's "durability=per-node". The package does not read it.
 	Meta []string `json:"meta,omitempty"`
 
-	// Sealed is the encrypted body (see Seal); when set, the body fields are empty.
-	Sealed []byte `json:"sealed,omitempty"`
+	// Sealed is the encrypted body (see Seal); when set (even empty), the body
+	// fields are empty.
+	Sealed []byte `json:"sealed,omitzero"`
 }
 
 // ErrorRecord is an execution error as stored in a snapshot.
@@ -141,6 +141,9 @@ type UnserializableError struct {
 	Names []string
 	// Errs maps each name to what the encoder said.
 	Errs map[string]error
+	// part: the frontier or the trace is at fault, which dropping variables cannot
+	// mend (a variable may have the same name).
+	part bool
 }
 
 // Error names every variable with what the encoder said about it.
@@ -173,11 +176,23 @@ type encodeConfig struct {
 // instead of failing; their names are listed in the encoded snapshot's Dropped field.
 func DropUnserializable() EncodeOption { return func(c *encodeConfig) { c.drop = true } }
 
-// Encode returns the JSON form of s. A variable that cannot be serialized is an
-// *UnserializableError naming it (all of them), unless DropUnserializable is given. A
-// snapshot Decode would reject (an invalid instance id, hash, status, version or
-// times, a frontier of another graph) is an error too, so what Encode writes always
-// reads back. s is not modified.
+// Encode returns the JSON form of s. A snapshot Decode would reject (an invalid
+// instance id, hash, status, version or times, a frontier of another graph) is an
+// error, so what Encode writes always reads back. s is not modified.
+//
+// Variables are written as encoding/json writes them (a type's MarshalJSON and
+// struct tags are honoured), with map keys sorted. JSON has one number type, so
+// after Decode an integer literal that fits is an int64 and any other number a
+// float64 (a float64 3.0 comes back as int64 3, a uint64 beyond int64 as a float64);
+// objects are map[string]any, arrays []any, and other values come back in their JSON
+// form (a time.Time as a string, a struct as a map, a []byte as base64, a nil slice,
+// map or pointer as nil). Invalid UTF-8 in a string is written as U+FFFD.
+//
+// A variable that cannot be written (a func, a channel, NaN, a cycle, a failing or
+// panicking MarshalJSON, one whose output Decode would not read back, a name that is
+// not valid UTF-8) is an *UnserializableError naming every such variable, unless
+// DropUnserializable is given; loop items of the frontier that cannot be written are
+// named "frontier" and cannot be dropped.
 func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
 	var cfg encodeConfig
 	for _, o := range opts {
@@ -189,45 +204,24 @@ func Encode(s *Snapshot, opts ...EncodeOption) ([]byte, error) {
 	return encodeChecked(s, cfg)
 }
 
-// encodeChecked is Encode for a snapshot that passed check (a store's save checks it
-// while stamping it).
-func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
-	e := encoder{buf: make([]byte, 0, sizeHint(s)), drop: cfg.drop, nullExpiry: cfg.nullExpiry}
-	if err := e.snapshot(s); err != nil {
-		return nil, fmt.Errorf("snapshot of instance %q: %w", s.Instance, err)
-	}
-	if err := e.err(); err != nil {
-		return nil, err
-	}
-	return e.buf, nil
-}
-
-// marshalAny is json.Marshal with a panicking MarshalJSON turned into an error.
-func marshalAny(v any) (data []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: MarshalJSON panicked: %v", ErrUnserializable, r)
-		}
-	}()
-	return json.Marshal(v)
-}
-
 // Decode parses a snapshot. It is strict: unknown or repeated fields, trailing data,
 // a missing required field, a format other than FormatVersion, a number out of range
 // or bytes that are not valid UTF-8 reject the whole snapshot with an error wrapping
-// ErrCorrupt (or ErrFormat),
-// and nothing is returned. Numbers become int64 when they are integer literals that
-// fit, float64 otherwise.
+// ErrCorrupt (or ErrFormat), and nothing is returned. Numbers become int64 when they
+// are integer literals that fit, float64 otherwise.
 func Decode(data []byte) (*Snapshot, error) {
 	s := new(Snapshot)
-	d := decoder{data: data}
-	d.getScratch()
-	err := d.snapshot(s)
-	d.putScratch()
-	if err != nil {
-		return nil, corrupt(data, err)
+	err := unmarshal(data, s)
+	if err != nil || s.Format != FormatVersion {
+		// A newer format may well have fields this build does not know.
+		if f, ok := formatOf(data); ok && f != FormatVersion {
+			return nil, formatErr(f)
+		}
 	}
-	if s.Format == 0 {
+	switch {
+	case err != nil:
+		return nil, err
+	case s.Format != FormatVersion:
 		return nil, fmt.Errorf("%w: no format version", ErrCorrupt)
 	}
 	if err := s.check(); err != nil {
@@ -240,38 +234,21 @@ func formatErr(f int) error {
 	return fmt.Errorf("%w %d (this build reads format %d)", ErrFormat, f, FormatVersion)
 }
 
-func corrupt(data []byte, err error) error {
-	switch {
-	case errors.Is(err, ErrFormat):
-		return err
-	case errors.Is(err, errTruncated):
-		return fmt.Errorf("%w: truncated after %d bytes", ErrCorrupt, len(data))
-	}
-	return fmt.Errorf("%w: %v", ErrCorrupt, err)
-}
-
 // check validates the required fields of a decoded snapshot.
-func (s *Snapshot) check() error { return s.checkAgainst(nil) }
-
-// checkAgainst is check for a snapshot that follows known, one that passed check (or
-// nil): an instance id or a hash equal to known's is valid without a second look,
-// which is most of the cost of a check when a run saves after every node.
-func (s *Snapshot) checkAgainst(known *Snapshot) error {
-	if known == nil || s.Instance != known.Instance {
-		if err := ValidateID(s.Instance); err != nil {
-			return err
-		}
+func (s *Snapshot) check() error {
+	if err := ValidateID(s.Instance); err != nil {
+		return err
 	}
-	return s.checkAfterID(known)
+	return s.checkAfterID()
 }
 
-// checkAfterID is checkAgainst for a snapshot whose instance id was validated.
-func (s *Snapshot) checkAfterID(known *Snapshot) error {
+// checkAfterID is check for a snapshot whose instance id was validated.
+func (s *Snapshot) checkAfterID() error {
 	bad := fmt.Errorf
 	switch {
 	case s.Graph == "":
 		return bad("no graph id")
-	case (known == nil || s.Hash != known.Hash) && !validHash(s.Hash):
+	case !validHash(s.Hash):
 		return bad("definition hash %q is not a hex SHA-256", s.Hash)
 	case !s.Status.Valid():
 		return bad("unknown status %q", s.Status)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/session/storetest"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // saved returns a snapshot as a store would have stamped it.
@@ -164,15 +167,15 @@ func TestDecodeRejectsCorruptSnapshots(t *testing.T) {
 		msg  string
 	}{
 		{"empty", nil, session.ErrCorrupt, "truncated"},
-		{"null", []byte("null"), session.ErrCorrupt, "want '{'"},
+		{"null", []byte("null"), session.ErrCorrupt, "no format"},
 		{"array", []byte("[]"), session.ErrCorrupt, ""},
 		{"empty object", []byte("{}"), session.ErrCorrupt, "no format"},
-		{"trailing data", append(bytes.Clone(valid), []byte(` {}`)...), session.ErrCorrupt, "after the snapshot"},
+		{"trailing data", append(bytes.Clone(valid), []byte(` {}`)...), session.ErrCorrupt, "after top-level value"},
 		{"unknown field", edit(func(m map[string]any) { m["surprise"] = 1 }), session.ErrCorrupt, "surprise"},
-		{"nested unknown field", edit(func(m map[string]any) { m["frontier"].(map[string]any)["tokens"].([]any)[0].(map[string]any)["x"] = 1 }), session.ErrCorrupt, `frontier: tokens: x: at byte`},
+		{"nested unknown field", edit(func(m map[string]any) { m["frontier"].(map[string]any)["tokens"].([]any)[0].(map[string]any)["x"] = 1 }), session.ErrCorrupt, `unknown object member name "x" within "/frontier/tokens/0"`},
 		{"duplicate field", bytes.Replace(valid, []byte(`"graph":"leave"`), []byte(`"graph":"leave","graph":"other"`), 1), session.ErrCorrupt, "duplicate"},
-		{"duplicate field far apart", bytes.Replace(valid, []byte(`"reason":`), []byte(`"updated":"2026-11-03T08:00:00Z","reason":`), 1), session.ErrCorrupt, `duplicate field "updated"`},
-		{"duplicate nested field", bytes.Replace(valid, []byte(`"mode":"exec"`), []byte(`"mode":"exec","mode":"exec"`), 1), session.ErrCorrupt, `duplicate field "mode"`},
+		{"duplicate field far apart", bytes.Replace(valid, []byte(`"reason":`), []byte(`"updated":"2026-11-03T08:00:00Z","reason":`), 1), session.ErrCorrupt, `duplicate object member name "updated"`},
+		{"duplicate nested field", bytes.Replace(valid, []byte(`"mode":"exec"`), []byte(`"mode":"exec","mode":"exec"`), 1), session.ErrCorrupt, `duplicate object member name "mode"`},
 		{"duplicate escaped field", bytes.Replace(valid, []byte(`"graph":"leave"`), []byte(`"graph":"leave","gr\u0061ph":"other"`), 1), session.ErrCorrupt, "duplicate"},
 		{"duplicate variable", bytes.Replace(valid, []byte(`"days":5`), []byte(`"days":5,"days":6`), 1), session.ErrCorrupt, "duplicate"},
 		{"bad escape", bytes.Replace(valid, []byte(`"Ada"`), []byte(`"A\qda"`), 1), session.ErrCorrupt, "escape"},
@@ -286,8 +289,7 @@ func TestEncodeRefusesWhatDecodeRejects(t *testing.T) {
 
 // TestDecodeNullSealedIsNotSealed: "sealed": null (as a tool that writes every field
 // of its own model writes an absent one) means not sealed, as null means absent for
-// every other optional field. Before, it made a sealed snapshot of nothing: one with a
-// body was rejected as corrupt, one without asked for a key.
+// every other optional field.
 func TestDecodeNullSealedIsNotSealed(t *testing.T) {
 	for name, s := range map[string]*session.Snapshot{"with a body": saved("null-1"), "without": {
 		Format: session.FormatVersion, Instance: "null-2", Graph: "leave", Hash: storetest.Hash, Status: session.StatusCompleted,
@@ -300,4 +302,59 @@ func TestDecodeNullSealedIsNotSealed(t *testing.T) {
 		assert.Nil(t, got.Sealed, name)
 		assert.Equal(t, s, got, name)
 	}
+}
+
+// TestEncodeBranchingCycleFails: a cycle through a map or a list that holds itself
+// more than once fails the save at once, as one that holds itself once does.
+func TestEncodeBranchingCycleFails(t *testing.T) {
+	m := map[string]any{}
+	m["a"], m["b"], m["c"] = m, m, m
+	l := make([]any, 3)
+	for i := range l {
+		l[i] = l
+	}
+	// Through two containers, inside a value that is not part of the cycle.
+	inner := map[string]any{}
+	outer := []any{inner, inner, inner}
+	inner["x"], inner["y"] = outer, outer
+	s := saved("cycles")
+	s.Vars = map[string]any{"map": m, "list": l, "nested": map[string]any{"ok": "yes", "loop": outer}, "fine": "x"}
+
+	_, err := session.Encode(s)
+	var ue *session.UnserializableError
+	require.ErrorAs(t, err, &ue)
+	require.Equal(t, []string{"list", "map", "nested"}, ue.Names)
+	data, err := session.Encode(s, session.DropUnserializable())
+	require.NoError(t, err)
+	got, err := session.Decode(data)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"fine": "x"}, got.Vars)
+}
+
+// TestTracePathsThatCollide: two trace paths that become one once their invalid
+// UTF-8 is replaced cannot be written so that they load again (Decode rejects the
+// repeated path), so Encode rejects them, naming the trace once; a single such path
+// is repaired.
+func TestTracePathsThatCollide(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	rec := trace.NodeRecord{Path: "p", GraphID: "g", NodeID: "n", NodeType: "activity", Time: at}
+	bad := trace.NodeRecord{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for _, last := range []map[string]trace.NodeRecord{
+		{"b\xff": rec, "b\xfe": rec},
+		{"b\ufffd": rec, "b\xff": rec, "c": rec},
+		{"b\xff": rec, "b\xfe": rec, "x": bad, "y": bad},
+	} {
+		s := &session.Snapshot{Format: session.FormatVersion, Instance: "i", Graph: "g", Hash: strings.Repeat("a", 64), Status: session.StatusSuspended,
+			Version: 1, Created: at, Updated: at, Trace: trace.FlowTrace{Last: last}}
+		_, eerr := session.Encode(s)
+		var ue *session.UnserializableError
+		require.ErrorAs(t, eerr, &ue, "%q", slices.Collect(maps.Keys(last)))
+		require.Equal(t, []string{"trace"}, ue.Names)
+	}
+	// One path with invalid UTF-8 alone is repaired and loads.
+	s := &session.Snapshot{Format: session.FormatVersion, Instance: "i", Graph: "g", Hash: strings.Repeat("a", 64), Status: session.StatusSuspended,
+		Version: 1, Created: at, Updated: at, Trace: trace.FlowTrace{Last: map[string]trace.NodeRecord{"b\xff": rec, "c": rec}}}
+	got, err := session.Decode(encode(t, s))
+	require.NoError(t, err)
+	require.Contains(t, got.Trace.Last, "b\ufffd")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Store keeps one snapshot per instance id. Implementations must be safe for
@@ -75,7 +76,7 @@ func ValidateID(id string) error {
 		return fmt.Errorf("%w: empty", ErrInvalidID)
 	case len(id) > MaxIDLen:
 		return bad(fmt.Sprintf("longer than %d bytes", MaxIDLen))
-	case !validString(id):
+	case !utf8.ValidString(id):
 		return bad("not valid UTF-8")
 	case id[0] == '.':
 		return bad("starts with '.'")
@@ -117,20 +118,11 @@ func prepare(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Dura
 // stamp checks the arguments of a save and returns a shallow copy of snap stamped
 // with the new version, the save time and the expiry.
 func stamp(snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration) (*Snapshot, error) {
-	return stampInto(nil, snap, expectedVersion, now, ttl, nil)
-}
-
-// stampInto is stamp writing the copy to dst (a new Snapshot when dst is nil).
-// known, if not nil, is a snapshot that passed the same checks (see
-// Snapshot.checkAgainst).
-func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl time.Duration, known *Snapshot) (*Snapshot, error) {
 	if snap == nil {
 		return nil, errors.New("session: save of a nil snapshot")
 	}
-	if known == nil || snap.Instance != known.Instance {
-		if err := ValidateID(snap.Instance); err != nil {
-			return nil, err
-		}
+	if err := ValidateID(snap.Instance); err != nil {
+		return nil, err
 	}
 	if expectedVersion < 0 {
 		return nil, fmt.Errorf("session: save of %q: negative expected version %d", snap.Instance, expectedVersion)
@@ -138,11 +130,7 @@ func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl ti
 	if ttl < 0 {
 		return nil, fmt.Errorf("session: save of %q: negative ttl %v", snap.Instance, ttl)
 	}
-	if dst == nil {
-		dst = new(Snapshot)
-	}
-	c := dst
-	*c = *snap
+	c := *snap
 	c.Format = FormatVersion
 	c.Version = expectedVersion + 1
 	c.Updated = now.UTC()
@@ -154,22 +142,19 @@ func stampInto(dst, snap *Snapshot, expectedVersion int64, now time.Time, ttl ti
 		c.Expires = c.Updated.Add(ttl)
 	}
 	// What is saved must load: check it as Decode will (the id is checked above).
-	if err := c.checkAfterID(known); err != nil {
+	if err := c.checkAfterID(); err != nil {
 		return nil, fmt.Errorf("session: save of %q: invalid snapshot: %w", snap.Instance, err)
 	}
-	return c, nil
+	return &c, nil
 }
 
 // done copies the stamped header back into the caller's snapshot after a save.
 func (p *prepared) done(snap *Snapshot) { done(snap, p.snap) }
 
-// done copies the stamped header of c into snap (writing only the times that
-// changed, see assign).
+// done copies the stamped header of c into snap.
 func done(snap, c *Snapshot) {
 	snap.Format, snap.Version = c.Format, c.Version
-	setTime(&snap.Created, c.Created)
-	setTime(&snap.Updated, c.Updated)
-	setTime(&snap.Expires, c.Expires)
+	snap.Created, snap.Updated, snap.Expires = c.Created, c.Updated, c.Expires
 }
 
 func conflict(id string, expected, stored int64) error {

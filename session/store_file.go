@@ -72,7 +72,9 @@ import (
 // replaces the link, it does not write through it. Where the system allows (O_NOFOLLOW,
 // O_NONBLOCK), the open itself refuses a link and does not wait on a pipe, and the
 // type is checked on the opened file: an entry swapped between a look and the open
-// cannot get past. The lock file ".lock" is opened the same way: if it is not a
+// cannot get past.
+//
+// The lock file ".lock" is opened the same way: if it is not a
 // regular file, Save and Delete fail with ErrCorrupt naming it, rather than create
 // or lock what a link points to. Where the lock is an flock, a lock file with more
 // than one link is refused the same way: a hard link planted at ".lock" would have

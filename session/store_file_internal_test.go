@@ -44,9 +44,7 @@ func testSnapshot(id string) *Snapshot {
 // TestFileStoreNotDurable: when the directory sync fails after the rename, the new
 // version is already stored. Save says so (ErrNotDurable, not a failed save nor a
 // conflict), stamps the snapshot as on success, and the next save expecting that
-// version succeeds. Before, Save returned a plain error and left the caller's
-// snapshot at the previous version, so its retry conflicted with its own save. Delete
-// likewise reports a removal that is not durable.
+// version succeeds.
 func TestFileStoreNotDurable(t *testing.T) {
 	ctx := t.Context()
 	fs, fail := failingSyncStore(t)
@@ -71,11 +69,9 @@ func TestFileStoreNotDurable(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound, "the delete is visible")
 }
 
-// TestRunnerCheckpointNotDurable: a per-node checkpoint that is stored but not durable
-// fails the run at that node (checkpoint_failed), and the run's outcome is saved over
-// it: the Runner expects the version the checkpoint stored. Before, the outcome save
-// expected the version before the checkpoint and conflicted, leaving the instance
-// claimed (status running) for good.
+// TestRunnerCheckpointNotDurable: a per-node checkpoint that is stored but not
+// durable fails the run at that node (checkpoint_failed), and the run's outcome is
+// saved over it: the Runner expects the version the checkpoint stored.
 func TestRunnerCheckpointNotDurable(t *testing.T) {
 	ctx := t.Context()
 	fs, fail := failingSyncStore(t)
@@ -112,9 +108,8 @@ func TestRunnerCheckpointNotDurable(t *testing.T) {
 }
 
 // TestRunnerClaimNotDurable: a claim that is stored but not durable ends Run and
-// Resume with ErrNotDurable before any node runs, and records the instance as
-// failed with its frontier, so a later Resume continues it without Recover. Before,
-// the instance stayed claimed (status running) by a run that never started.
+// Resume with ErrNotDurable before any node runs, and records the instance as failed
+// with its frontier, so a later Resume continues it without Recover.
 func TestRunnerClaimNotDurable(t *testing.T) {
 	ctx := t.Context()
 	fs, fail := failingSyncStore(t)
@@ -193,12 +188,10 @@ func TestLaterExpiryFindsTheWordAcrossReads(t *testing.T) {
 	assert.Equal(t, h, got)
 }
 
-// TestFileStoreSyncsCreatedDirectory: a directory NewFileStore creates is made durable
-// in its parent (and each parent it creates in theirs) before the store is returned:
-// a save syncs its file and the store's directory, which does not keep the directory's
-// own entry after a crash. Before, the parents were never synced, so a crash could
-// lose the whole directory with every "durable" save in it. A directory that exists
-// is left as it is.
+// TestFileStoreSyncsCreatedDirectory: a directory NewFileStore creates is made
+// durable in its parent (and each parent it creates in theirs) before the store is
+// returned: a save syncs its file and the store's directory, which does not keep the
+// directory's own entry after a crash.
 func TestFileStoreSyncsCreatedDirectory(t *testing.T) {
 	root := t.TempDir()
 	var synced []string

@@ -52,8 +52,8 @@ func holdDirLock(t *testing.T, dir string) func() {
 
 // TestFileStoreLockHonoursContext: while another process holds the directory's lock,
 // Save, Delete and List wait for it only as long as their context lasts, and then
-// fail with the context's error (List still lists: only its removal of expired
-// files needs the lock). Before, they waited in flock for ever.
+// fail with the context's error (List still lists: only its removal of expired files
+// needs the lock).
 func TestFileStoreLockHonoursContext(t *testing.T) {
 	dir := t.TempDir()
 	clk := storetest.NewClock()
@@ -133,8 +133,7 @@ func TestFileStoreProcessLockHonoursContext(t *testing.T) {
 }
 
 // TestFileStoreNamedPipe: a named pipe at "<id>.json" is reported as ErrCorrupt by
-// Load and Save, and listed. Before, opening it to read blocked until some writer
-// opened the pipe: for ever.
+// Load and Save, and listed.
 func TestFileStoreNamedPipe(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -151,11 +150,10 @@ func TestFileStoreNamedPipe(t *testing.T) {
 	require.NoError(t, fs.Delete(ctx, "pipe-1"))
 }
 
-// TestFileStoreLockFileNotFollowed: a symbolic link or a named pipe at the directory's
-// lock file is not followed nor waited on: Save and Delete fail with ErrCorrupt
-// naming the lock file, and the link's target is neither created nor locked. Before,
-// the store opened the lock file following links: it created the target (a file
-// anywhere the process may write) and locked that instead.
+// TestFileStoreLockFileNotFollowed: a symbolic link or a named pipe at the
+// directory's lock file is not followed nor waited on: Save and Delete fail with
+// ErrCorrupt naming the lock file, and the link's target is neither created nor
+// locked.
 func TestFileStoreLockFileNotFollowed(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -187,11 +185,9 @@ func TestFileStoreLockFileNotFollowed(t *testing.T) {
 	require.NoError(t, fs.Delete(ctx, "l-1"))
 }
 
-// TestFileStoreLockFileHardLink: a lock file with another name (a hard link planted at
-// ".lock", to a file elsewhere that whoever planted it can lock) is refused: Save and
-// Delete fail with ErrCorrupt naming it, and the other file is never locked. Before,
-// the store locked the other file's inode: whoever held a lock on that file blocked
-// every save, and the store's saves blocked any program locking that file.
+// TestFileStoreLockFileHardLink: a lock file with another name (a hard link planted
+// at ".lock", to a file elsewhere that whoever planted it can lock) is refused: Save
+// and Delete fail with ErrCorrupt naming it, and the other file is never locked.
 func TestFileStoreLockFileHardLink(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()

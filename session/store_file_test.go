@@ -226,7 +226,7 @@ func TestFileStoreReadsFilesRewrittenByOtherTools(t *testing.T) {
 // TestFileStoreListRemovesExpiredFiles: as its documentation says, an expired
 // snapshot file stays on disk only until it is saved over, deleted or listed: List
 // removes it (an expired snapshot may hold personal data its expiry was meant to
-// forget). Before, List only left it out, and the file stayed for good.
+// forget).
 func TestFileStoreListRemovesExpiredFiles(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -255,8 +255,7 @@ func TestFileStoreListRemovesExpiredFiles(t *testing.T) {
 // left out an empty expiry) appends it after the body; to a file of this build, which
 // writes "expires":null, it sets that field in place. The store reads that expiry as
 // Load does: the expired instance is neither listed nor in the way of a new one with
-// its id. Before, the store read the header only up to the body and missed it: List
-// listed an instance Load could not find, and a save expecting none conflicted.
+// its id.
 func TestFileStoreExpiryAddedAfterTheBody(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -295,8 +294,7 @@ func TestFileStoreExpiryAddedAfterTheBody(t *testing.T) {
 // TestFileStoreRefusesSymlinks: an "<id>.json" that is a symbolic link (or a
 // directory) is not followed by any method: Load and Save report it as ErrCorrupt
 // naming the file, List lists it like any file it cannot read, and Delete removes the
-// link, not its target. Before, List left the id out but Load followed the link and
-// loaded the snapshot outside the directory, and a save replaced the link.
+// link, not its target.
 func TestFileStoreRefusesSymlinks(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -358,8 +356,6 @@ func allocated(f func()) uint64 {
 // stored file (status, version, expiry), and read no more of a file the store wrote
 // than its start, however large its body: the store writes the expiry in the header
 // even when there is none ("expires":null), so no expiry can come after the body.
-// Before, a file without an expiry was read to its end to look for one added after
-// the body, and List of a 1 MB snapshot allocated 2 MB.
 func TestFileStoreReadsOnlyTheHeader(t *testing.T) {
 	ctx := t.Context()
 	fs, err := session.NewFileStore(t.TempDir())
@@ -384,8 +380,7 @@ func TestFileStoreReadsOnlyTheHeader(t *testing.T) {
 // this one cannot read (here 2) has a header that parses, and Save, Delete and List
 // read only the header. A store must not destroy what it cannot read: Save over it
 // and Delete of it fail with ErrFormat naming the file, and List does not remove it
-// when its expiry has passed; the file is left as it was. Before, the header's format
-// was not looked at: a resume by an older build saved over the newer build's file.
+// when its expiry has passed; the file is left as it was.
 func TestFileStoreKeepsFilesOfAnotherFormat(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()

@@ -11,11 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestFileStoreNamedPipeSwappedIn: a named pipe put at "<id>.json" at the last moment,
-// after anything the store could check by name and before it opens the file, is
-// reported as ErrCorrupt by Load and Save, not waited on. Before, the store looked at
-// the file's type and then opened it: a pipe swapped in between made the open wait
-// for a writer, for ever.
+// TestFileStoreNamedPipeSwappedIn: a named pipe put at "<id>.json" at the last
+// moment, after anything the store could check by name and before it opens the file,
+// is reported as ErrCorrupt by Load and Save, not waited on.
 func TestFileStoreNamedPipeSwappedIn(t *testing.T) {
 	ctx := t.Context()
 	fs, err := NewFileStore(t.TempDir())

@@ -8,23 +8,22 @@ import (
 )
 
 // MemoryStore is a Store in the process's memory, for tests and single-process use:
-// nothing survives the process. It keeps each snapshot as Decode(Encode(snapshot))
-// would return it, computed without the JSON, so it accepts and rejects exactly the
-// snapshots the other stores do, numbers come back as int64 or float64 as from them,
-// and a loaded snapshot shares nothing with the saved one or the store.
+// nothing survives the process. It keeps each snapshot encoded, as the other stores
+// do, so it accepts and rejects exactly the snapshots they do, numbers come back as
+// int64 or float64 as from them, and a loaded snapshot shares nothing with the saved
+// one or the store.
 type MemoryStore struct {
-	// mu guards entries. Load copies a snapshot under the read lock: a stored
-	// snapshot's maps may be recycled by the Runner once a later save replaced it.
-	mu      sync.RWMutex
-	entries map[string]*memEntry // updated in place by a save: one lookup, few writes
+	mu      sync.RWMutex // guards entries
+	entries map[string]*memEntry
 	now     func() time.Time
 	ttl     time.Duration
 }
 
 type memEntry struct {
-	snap    *Snapshot // canonical: as Decode(Encode(s)) would return it
+	data    []byte // the encoded snapshot
 	version int64
 	status  Status
+	created time.Time
 	expires time.Time
 }
 
@@ -76,12 +75,12 @@ func (m *MemoryStore) Load(ctx context.Context, id string) (*Snapshot, error) {
 	}
 	now := m.now()
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	e := m.entries[id]
+	m.mu.RUnlock()
 	if e == nil || !e.expires.IsZero() && !now.Before(e.expires) { // an expired entry goes at the next write
 		return nil, notFound(id)
 	}
-	return canonicalClone(e.snap)
+	return Decode(e.data) // e is never modified: a save replaces it
 }
 
 // Save implements Store.
@@ -91,74 +90,29 @@ func (m *MemoryStore) Save(ctx context.Context, snap *Snapshot, expectedVersion 
 
 // SaveTTL implements TTLStore.
 func (m *MemoryStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration) error {
-	_, _, err := m.save(ctx, snap, expectedVersion, ttl, false, nil, nil, false)
-	return err
-}
-
-// saveOwned is SaveTTL for a snapshot whose Vars map, Frontier and Trace.Last map the
-// caller made for this save and hands over: the store keeps them (converted in place,
-// see canonicalOwned) instead of copying them. The caller must not modify them, nor
-// hand them over again, after the call, whatever its outcome; reading them is fine.
-// What Load returns is still a copy, independent of the save and of later ones.
-//
-// spare, if not nil, is a Snapshot struct the store may fill and keep (one that
-// saveOwned returned earlier); on success saveOwned returns the struct of the
-// snapshot the save replaced, which nothing refers to any more, for the next call.
-//
-// hint, if not nil, is a snapshot this store kept (stored, below) and nothing modifies
-// (see canonicalOwned): values and strings equal to its are stored as its, not
-// copied or checked again. It must not be the spare.
-//
-// varsDone says that snap.Vars is canonical already (keys valid UTF-8, values as
-// canonicalOwned would leave them), so it is kept without a look.
-//
-// On success saveOwned returns the struct it replaced and the one it stored.
-func (m *MemoryStore) saveOwned(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, spare, hint *Snapshot, varsDone bool) (replaced, stored *Snapshot, err error) {
-	return m.save(ctx, snap, expectedVersion, ttl, true, spare, hint, varsDone)
-}
-
-func (m *MemoryStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, owned bool, spare, hint *Snapshot, varsDone bool) (replaced, stored *Snapshot, err error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return err
 	}
 	now := m.now()
-	// The stamped copy is on the stack, and the result goes to the spare (which
-	// holds an older snapshot of the instance) field by field where they differ:
-	// at per-node durability a save writes few pointers to the heap (see assign).
-	var st Snapshot
-	stamped, err := stampInto(&st, snap, expectedVersion, now, ttl, hint)
+	p, err := prepare(snap, expectedVersion, now, ttl, encodeConfig{})
 	if err != nil {
-		return nil, nil, err
-	}
-	c := spare
-	if c == nil || !owned {
-		c = new(Snapshot)
-	}
-	if err := canonInto(c, stamped, owned, hint, varsDone); err != nil {
-		return nil, nil, err
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.live(snap.Instance, now)
 	if v := e.currentVersion(); v != expectedVersion {
-		return nil, nil, conflict(snap.Instance, expectedVersion, v)
+		return conflict(snap.Instance, expectedVersion, v)
 	}
 	if e != nil {
-		if err := recreated(snap, expectedVersion, e.snap.Created); err != nil {
-			return nil, nil, err
+		if err := recreated(snap, expectedVersion, e.created); err != nil {
+			return err
 		}
 	}
-	if e == nil {
-		e = new(memEntry)
-		m.entries[snap.Instance] = e
-	}
-	replaced = e.snap
-	e.snap, e.version = c, c.Version
-	setString((*string)(&e.status), string(c.Status))
-	setTime(&e.expires, c.Expires)
-	done(snap, c)
-	// Load copies under the read lock, so no one reads the replaced snapshot now.
-	return replaced, c, nil
+	c := p.snap
+	m.entries[snap.Instance] = &memEntry{data: p.data, version: c.Version, status: c.Status, created: c.Created, expires: c.Expires}
+	p.done(snap)
+	return nil
 }
 
 // currentVersion is the version of e, 0 when e is nil (nothing stored).

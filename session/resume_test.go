@@ -270,8 +270,7 @@ func nanValue() float64 { return zero() / zero() }
 func zero() float64 { return 0 }
 
 // TestMigrationMustNotMoveTheInstance: a migration that changes the snapshot's
-// instance id (or graph id) fails the resume; before, the claim saved the snapshot as
-// the other instance, over it when the versions matched.
+// instance id (or graph id) fails the resume.
 func TestMigrationMustNotMoveTheInstance(t *testing.T) {
 	ctx := t.Context()
 	store := session.NewMemoryStore()
@@ -309,8 +308,7 @@ func TestMigrationMustNotMoveTheInstance(t *testing.T) {
 // TestExpectVersionZeroIsAVersion: ExpectVersion(v) fails the resume unless the
 // stored version is v, also for v 0 (a caller that saw no snapshot, or a zero value
 // it never filled) and for a negative v: no stored snapshot has either version, so
-// the resume is an ErrConflict and runs nothing. Before, 0 meant "no check" and the
-// resume ran whatever was stored.
+// the resume is an ErrConflict and runs nothing.
 func TestExpectVersionZeroIsAVersion(t *testing.T) {
 	ctx := t.Context()
 	eng, cnt := flow.NewEngine(), newCounter()
