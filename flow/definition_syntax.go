@@ -73,17 +73,8 @@ func (r *defReader) checkJSON(data []byte) {
 	}
 }
 
-// decodeYAML parses one YAML document and returns its root (nil when empty).
-func decodeYAML(data []byte) (*yaml.Node, error) {
-	if root, ok := parseYAMLFast(data); ok {
-		return root, nil
-	}
-	return decodeYAMLSlow(data)
-}
-
-// decodeYAMLSlow is decodeYAML with yaml.v3 alone: the reference for the fast path, and the
-// reader of everything it declines, errors included.
-func decodeYAMLSlow(data []byte) (root *yaml.Node, err error) {
+// decodeYAML parses one YAML document with yaml.v3 and returns its root (nil when empty).
+func decodeYAML(data []byte) (root *yaml.Node, err error) {
 	defer func() {
 		// yaml.v3 reports errors by panicking internally; a bug there must not take the
 		// caller down with it.
