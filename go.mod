@@ -4,6 +4,10 @@ go 1.26.8
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
+	// Pinned: flow/exprfast.go compiles common expressions to closures that mirror expr's
+	// semantics at this version. Upgrade only together with exprVerified in
+	// flow/exprfast_test.go, after the differential tests and the fuzz target pass:
+	// go test -run FastExpr ./flow && go test -run xxx -fuzz FuzzExprFast -fuzztime 5m ./flow
 	github.com/expr-lang/expr v1.17.8
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
