@@ -189,17 +189,7 @@ func TestInclusiveJoinPerLoopItem(t *testing.T) {
 // A join whose own task suspends says how many branches it waited for when it runs
 // again on resume, in memory and from a restored frontier.
 func TestSuspendedJoinKeepsItsArrivals(t *testing.T) {
-	g, err := flow.LoadGraph("j.yml", []byte(`
-id: j
-layout:
-  - {id: s, type: start}
-  - {id: p, type: parallel, link: [a, b, c]}
-  - {id: a, link: join}
-  - {id: b, link: join}
-  - {id: c, link: join}
-  - {id: join, type: parallel, task: 'approved == true || context.suspend("wait")', link: e}
-  - {id: e, type: end}
-`))
+	g, err := flow.LoadGraph("j.yml", []byte(threeBranchJoin("j", `approved == true || context.suspend("wait")`)))
 	require.NoError(t, err)
 	e := flow.NewEngine()
 	for _, restored := range []bool{false, true} {
@@ -256,6 +246,7 @@ layout:
 `
 }
 
+// count returns how many times id is in path.
 func count(path []string, id string) int {
 	n := 0
 	for _, p := range path {
