@@ -5,6 +5,10 @@ go 1.26.8
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
+	// Pinned: flow/exprfast.go compiles common expressions to closures that mirror expr's
+	// semantics at this version. Upgrade only together with exprVerified in
+	// flow/exprfast_test.go, after the differential tests and the fuzz target pass:
+	// go test -run FastExpr ./flow && go test -run xxx -fuzz FuzzExprFast -fuzztime 5m ./flow
 	github.com/expr-lang/expr v1.17.8
 	github.com/go-json-experiment/json v1.27.2
 	github.com/openai/openai-go/v3 v3.100.0

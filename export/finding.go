@@ -42,8 +42,11 @@ const (
 	// activity ever takes it (a parallel gateway ignores conditions: see
 	// CodeParallelCondition).
 	CodeLinkNeverTaken = "link.never-taken"
-	// CodeLinkDuplicate: a node has two links to the same node with the same condition,
-	// so the target runs twice (or, after an exclusive gateway, the second link never).
+	// CodeLinkDuplicate: a node has two links to the same node with the same condition
+	// (two conditions are the same when their normal forms are, or both always hold).
+	// A warning, not an error: the graph runs, though not as meant: a parallel gateway
+	// starts two branches doing the same work, an inclusive gateway or an activity runs
+	// the target twice, and an exclusive gateway never takes the second link.
 	CodeLinkDuplicate = "link.duplicate"
 
 	CodeStartMissing  = "start.missing"
@@ -66,10 +69,15 @@ const (
 	CodeSplitNoJoin          = "split.no-join"
 	CodeJoinUnpaired         = "join.unpaired"
 	CodeCycleUnguarded       = "cycle.unguarded"
-	CodeCycleNoExit          = "cycle.no-exit" // no link leaves the cycle: its conditions only choose the way round
-	CodeLoopInvalid          = "loop.invalid"
-	CodeBranchPolicyInvalid  = "meta.branch-policy"
-	CodeOnErrorGoto          = "meta.on-error-goto" // onError sends errors to a node that does not exist
+	// CodeCycleNoExit: no link leaves the cycle, its conditions only choose the way
+	// round. The checks that follow a run's way (cycle exits, the branches of a split,
+	// calls that always run) leave out every link an exclusive gateway never takes
+	// (CodeExclusiveUnreachable) or that never holds: a cycle whose only way out is such
+	// a link has no exit.
+	CodeCycleNoExit         = "cycle.no-exit"
+	CodeLoopInvalid         = "loop.invalid"
+	CodeBranchPolicyInvalid = "meta.branch-policy"
+	CodeOnErrorGoto         = "meta.on-error-goto" // onError sends errors to a node that does not exist
 	// CodeOnErrorGotoLoop: onError sends errors into a loop's body from outside that
 	// loop (or from its closing node, which runs after the loop); the body then runs
 	// without the loop item, and the closing node as an ordinary node.

@@ -68,50 +68,53 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 // are meant to be registered together, and returns its findings sorted by file and
 // line (nil when there is nothing to report). Specs need not build: a spec with a
 // dangling link or a duplicate node id is reported and still checked as far as
-// possible.
+// possible. The codes are the Code constants; a finding's position is the node's, the
+// link's, or the document's first line for findings about a whole graph.
 //
-// Errors: graph ids missing or not unique in the set (or the registry, see
-// WithRegistered); no nodes; node ids missing or duplicated; links to missing nodes
-// (naming both nodes); no start node or more than one; end nodes none of which is
-// reachable; exclusive gateways with more than one link that always holds (no when, or
-// the literal true); branches of one split that reach different joins (of the branches
-// it can start); "#id" sub-graph calls that resolve to no graph, or that call back into
-// their own graph unconditionally; conditions and scripts that do not compile (most
-// scripts written in Java for Solon do not: flowteam runs expressions); "$key" tasks
-// whose script is not in the graph's meta; invalid loop, branch-policy or onError meta;
-// unregistered "@name" tasks and conditions when the names are given (WithTaskNames,
-// WithConditionNames); and whatever else the engine refuses when it compiles a graph
-// that passed every other check (graph.compile).
+// Errors:
+//   - graph ids missing or not unique in the set (or the registry, see WithRegistered);
+//     no nodes; node ids missing or duplicated; links to missing nodes (naming both);
+//     no start node or more than one; end nodes none of which is reachable;
+//   - exclusive gateways with more than one link that always holds (no when, or the
+//     literal true); branches of one split that reach different joins (of the
+//     branches it can start);
+//   - "#id" sub-graph calls that resolve to no graph, or that call back into their own
+//     graph unconditionally;
+//   - conditions and scripts that do not compile (most scripts written in Java for
+//     Solon do not: flowteam runs expressions); "$key" tasks whose script is not in the
+//     graph's meta; invalid loop, branch-policy or onError meta; unregistered "@name"
+//     tasks and conditions when the names are given (WithTaskNames,
+//     WithConditionNames); and whatever else the engine refuses when it compiles a
+//     graph that passed every other check (graph.compile).
 //
-// Warnings: no node of type start (the builder picked one, as Solon does); no end node;
-// nodes not reachable from the start (links and onError goto); inclusive gateways whose
-// every link has a condition (a literal "true" counts as none, for both gateways);
-// exclusive gateways whose every link has a condition (no default: when none holds the
-// run fails with exclusive_no_match); links that repeat another link of their node (the
-// same target and condition; at a parallel gateway, the same target); conditional links
-// of an exclusive gateway that come after a link whose condition is the literal true in
-// priority order (equal priorities in definition order), or after a link to another node
-// with the same condition, which the gateway never takes (a link without when is tried
-// only after every condition, so it makes no link dead, and an inclusive gateway takes
-// every link that holds; other constant expressions such as "1 == 1" are not recognised:
-// conditions are compiled, never folded, and compared by their syntax tree, see the
-// package doc); conditions other than the literal true on the links of a parallel
-// gateway (ignored: it takes every link); split branches that end without reaching the
-// join the others reach; splits without a join (a branch through a literal false link,
-// which an inclusive split never starts, counts for neither); joins that belong to no
-// split; cycles that pass through no condition and no loop node, and cycles nothing
-// leaves (no link out, no node that can end the branch: the conditions only choose the
-// way round), each named with all its nodes, the links out of it that are never taken,
-// and the link each of its nodes always takes; Java scripts that happen to compile as
-// expressions but fail when run; task scripts that are only a name, which do nothing
-// (with the default evaluator; "#id" is suggested when the name is a graph's id, "@name"
-// when it is a registered task's); sub-graph recursion that is conditional (bounded only
-// by the conditions and the engine's call depth limit); onError gotos into a loop's body
-// from outside that loop or from its closing node (the body runs without the loop item,
-// the closing node as an ordinary node).
-//
-// The codes are the Code constants; a finding's position is the node's, the link's, or
-// the document's first line for findings about a whole graph.
+// Warnings:
+//   - no node of type start (the builder picked one, as Solon does); no end node;
+//     nodes not reachable from the start (links and onError goto);
+//   - inclusive and exclusive gateways whose every link has a condition (a literal
+//     "true" counts as none; an exclusive one fails the run with exclusive_no_match
+//     when none holds); conditions other than the literal true on the links of a
+//     parallel gateway (ignored: it takes every link);
+//   - links that repeat another link of their node (the same target and condition; at
+//     a parallel gateway, the same target); conditional links of an exclusive gateway
+//     that come after a link whose condition is the literal true in priority order, or
+//     after a link to another node with the same condition, which the gateway never
+//     takes (a link without when is tried only after every condition, so it makes no
+//     link dead; other constant expressions such as "1 == 1" are not recognised:
+//     conditions are compared by their syntax tree, never folded);
+//   - split branches that end without reaching the join the others reach; splits
+//     without a join (a branch through a literal false link counts for neither);
+//     joins that belong to no split;
+//   - cycles that pass through no condition and no loop node, and cycles nothing
+//     leaves, each named with all its nodes, the links out of it that are never taken,
+//     and the link each of its nodes always takes;
+//   - Java scripts that happen to compile as expressions but fail when run; task
+//     scripts that are only a name, which do nothing (with the default evaluator;
+//     "#id" is suggested when the name is a graph's id, "@name" when it is a
+//     registered task's);
+//   - sub-graph recursion that is conditional (bounded only by the conditions and the
+//     engine's call depth limit); onError gotos into a loop's body from outside that
+//     loop or from its closing node (the body runs without the loop item, the closing
+//     node as an ordinary node).
 func ValidateSpecs(specs []*flow.GraphSpec, opts ...ValidateOption) []Finding {
 	cfg := &validateConfig{}
 	for _, o := range opts {

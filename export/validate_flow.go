@@ -194,6 +194,13 @@ func atNodes(ns []*vnode) string {
 // takes its default: neither guards anything by itself. An end node ends its branch, so
 // no cycle passes through one.
 func (v *validator) checkCycles(vg *vgraph) {
+	reported := v.checkUnguardedCycles(vg)
+	v.checkCyclesWithoutExit(vg, reported)
+}
+
+// unguardedNext is the graph checkCycles looks for unguarded cycles in: the links
+// without a condition out of nodes that guard nothing.
+func unguardedNext(n *vnode) []*vnode {
 	open := func(n *vnode) bool {
 		switch n.spec.Type {
 		case flow.Exclusive:
@@ -203,22 +210,26 @@ func (v *validator) checkCycles(vg *vgraph) {
 		}
 		return true
 	}
-	next := func(n *vnode) []*vnode {
-		var out []*vnode
-		if !open(n) {
-			return nil
-		}
-		for _, l := range n.live {
-			if !l.conditional() && open(l.to) {
-				out = append(out, l.to)
-			}
-		}
-		return out
+	var out []*vnode
+	if !open(n) {
+		return nil
 	}
-	index := func(n *vnode) int { return n.index }
+	for _, l := range n.live {
+		if !l.conditional() && open(l.to) {
+			out = append(out, l.to)
+		}
+	}
+	return out
+}
+
+func vnodeIndex(n *vnode) int { return n.index }
+
+// checkUnguardedCycles reports the cycles that pass through no condition and no loop
+// node, and returns their nodes.
+func (v *validator) checkUnguardedCycles(vg *vgraph) map[*vnode]bool {
 	reported := map[*vnode]bool{}
-	for _, scc := range components(vg.nodes, index, next) {
-		cycle := cycleIn(scc, next)
+	for _, scc := range components(vg.nodes, vnodeIndex, unguardedNext) {
+		cycle := cycleIn(scc, unguardedNext)
 		if cycle == nil {
 			continue
 		}
@@ -232,39 +243,45 @@ func (v *validator) checkCycles(vg *vgraph) {
 		v.report(vg, SeverityWarning, CodeCycleUnguarded, cycle[0].id(), cycle[0].spec.Pos,
 			"%s passes through no condition and no loop node: a run goes round it until the step limit", what)
 	}
+	return reported
+}
 
-	// A guarded cycle that no link leaves is never left either: its conditions only
-	// choose the way round. Every link the engine can take counts here (not those after
-	// an exclusive gateway's literal true link, nor one after a link to another node
-	// with the same condition: liveLinks), and onError goto too. A node may
-	// also end the branch itself: a loop node when its items run out, and any node but a
-	// parallel gateway when every link has a condition and none holds (an exclusive
-	// gateway then fails the run, which ends it too).
-	ends := func(n *vnode) bool {
-		switch n.spec.Type {
-		case flow.Loop:
-			return true
-		case flow.Parallel:
-			return false
-		}
-		return !slices.ContainsFunc(n.out, holds)
+// endsBranch reports whether a node may end the branch itself: a loop node when its
+// items run out, and any node but a parallel gateway when every link has a condition
+// and none holds (an exclusive gateway then fails the run, which ends it too).
+func endsBranch(n *vnode) bool {
+	switch n.spec.Type {
+	case flow.Loop:
+		return true
+	case flow.Parallel:
+		return false
 	}
-	all := func(n *vnode) []*vnode {
-		if n.spec.Type == flow.End {
-			return nil
-		}
-		out := make([]*vnode, 0, len(n.live)+1)
-		for _, l := range n.live {
-			out = append(out, l.to)
-		}
-		if n.onGoto != nil {
-			out = append(out, n.onGoto)
-		}
-		return out
+	return !slices.ContainsFunc(n.out, holds)
+}
+
+// takenNext is every node the engine can go to from n: the links it can take (not
+// those after an exclusive gateway's literal true link, nor one after a link to
+// another node with the same condition: liveLinks), and the onError goto.
+func takenNext(n *vnode) []*vnode {
+	if n.spec.Type == flow.End {
+		return nil
 	}
+	out := make([]*vnode, 0, len(n.live)+1)
+	for _, l := range n.live {
+		out = append(out, l.to)
+	}
+	if n.onGoto != nil {
+		out = append(out, n.onGoto)
+	}
+	return out
+}
+
+// checkCyclesWithoutExit reports the guarded cycles (those not in reported) that no
+// link leaves and no node ends: their conditions only choose the way round.
+func (v *validator) checkCyclesWithoutExit(vg *vgraph, reported map[*vnode]bool) {
 	member := make([]bool, len(vg.nodes))
-	for _, scc := range components(vg.nodes, index, all) {
-		cycle := cycleIn(scc, all)
+	for _, scc := range components(vg.nodes, vnodeIndex, takenNext) {
+		cycle := cycleIn(scc, takenNext)
 		if cycle == nil || slices.ContainsFunc(scc, func(n *vnode) bool { return reported[n] }) {
 			continue
 		}
@@ -272,7 +289,7 @@ func (v *validator) checkCycles(vg *vgraph) {
 			member[n.index] = true
 		}
 		exits := slices.ContainsFunc(scc, func(n *vnode) bool {
-			return ends(n) || slices.ContainsFunc(all(n), func(to *vnode) bool { return !member[to.index] })
+			return endsBranch(n) || slices.ContainsFunc(takenNext(n), func(to *vnode) bool { return !member[to.index] })
 		})
 		if !exits {
 			v.report(vg, SeverityWarning, CodeCycleNoExit, cycle[0].id(), cycle[0].spec.Pos, "%s", noExitText(scc, cycle, member))

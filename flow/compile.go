@@ -83,82 +83,27 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 		return nil, err
 	}
 	cg := &compiled{g: g, nodes: make([]cnode, len(g.nodes))}
-	var errs []error
-	fail := func(n *Node, pos Pos, format string, args ...any) {
-		err := fmt.Errorf(format, args...)
-		errs = append(errs, &DefinitionError{Pos: orPos(pos, Pos{File: g.Source}), Graph: g.ID, Node: n.ID, Msg: err.Error(), Err: errors.Unwrap(err)})
-	}
-	compileCond := func(n *Node, pos Pos, at ScriptPos, what, src string) cond {
-		src = strings.TrimSpace(src)
-		if src == "" {
-			return cond{}
-		}
-		if name, ok := strings.CutPrefix(src, "@"); ok {
-			c := e.conds[name]
-			if c == nil {
-				fail(n, pos, "%s: %w %q", what, ErrUnknownCond, name)
-			}
-			return cond{named: c}
-		}
-		x, err := ev.CompileCondition(src)
-		if err != nil {
-			fail(n, at.Locate(err, pos), "%s %q %w: %v", what, src, ErrCompile, err)
-		}
-		return cond{expr: x}
-	}
+	c := &graphCompiler{e: e, g: g, ev: ev}
 	for i, n := range g.nodes {
 		cn := &cg.nodes[i]
 		cn.n = n
 		cn.join = n.IsJoin()
 		cn.split = (n.Type == Inclusive || n.Type == Parallel) && len(n.links) > 1
-		cn.guard = compileCond(n, n.Pos, n.whenAt, "node condition", n.When)
-		e.compileTask(ev, g, n, cn, func(pos Pos, format string, args ...any) { fail(n, pos, format, args...) })
+		cn.guard = c.cond(n, n.Pos, n.whenAt, "node condition", n.When)
+		e.compileTask(ev, g, n, cn, func(pos Pos, format string, args ...any) { c.fail(n, pos, format, args...) })
 		if n.Type == Loop {
-			if v, ok := n.Meta[MetaFor]; ok {
-				s, isStr := v.(string)
-				if !isStr || s == "" {
-					fail(n, n.Pos, "loop %s must be a non-empty variable name", MetaFor)
-				}
-				cn.loopVar, cn.loopIn = s, n.Meta[MetaIn]
-				if cn.loopIn == nil {
-					fail(n, n.Pos, "loop has %s but no %s", MetaFor, MetaIn)
-				} else if err := checkLoopIn(cn.loopIn); err != nil {
-					fail(n, n.Pos, "loop %s: %v", MetaIn, err)
-				}
-			} else {
-				cn.isClose = true
-			}
+			c.loop(n, cn)
 		}
-		if p, ok := n.Meta[MetaBranchPolicy].(string); ok {
-			bp, err := ParseBranchPolicy(p)
-			if err != nil {
-				fail(n, n.Pos, "%v", err)
-			}
-			cn.policy, cn.policySet = bp, true
-		}
-		if oe, err := parseOnError(n.Meta[MetaOnError]); err != nil {
-			fail(n, n.Pos, "meta %s: %v", MetaOnError, err)
-		} else if oe != nil {
-			if oe.gotoID != "" && g.byID[oe.gotoID] == nil {
-				fail(n, n.Pos, "meta %s: goto %q: no such node", MetaOnError, oe.gotoID)
-			}
-			cn.onError = oe
-		}
-		if rp, err := parseRetry(n.Meta[MetaRetry]); err != nil {
-			fail(n, n.Pos, "meta %s: %v", MetaRetry, err)
-		} else {
-			cn.retry = rp
-		}
-		cn.idempotent = isTrue(n.Meta[MetaIdempotent])
+		c.policies(n, cn)
 		cn.links = make([]clink, len(n.links))
 		cn.targets = make([]*cnode, len(n.links))
 		for j, l := range n.links {
-			cn.links[j] = clink{l: l, to: &cg.nodes[l.to.index], when: compileCond(n, l.Pos, l.whenAt, fmt.Sprintf("link to %q: condition", l.To), l.When)}
+			cn.links[j] = clink{l: l, to: &cg.nodes[l.to.index], when: c.cond(n, l.Pos, l.whenAt, fmt.Sprintf("link to %q: condition", l.To), l.When)}
 			cn.targets[j] = cn.links[j].to
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
 	}
 	cg.start = &cg.nodes[g.start.index]
 	for i := range cg.nodes {
@@ -173,6 +118,86 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 	}
 	cg.sealed = e.sealed(cg)
 	return cg, nil
+}
+
+// graphCompiler collects the problems compile finds in one graph.
+type graphCompiler struct {
+	e    *Engine
+	g    *Graph
+	ev   Evaluator // the evaluator g names, else the engine's
+	errs []error
+}
+
+// fail records a problem at node n.
+func (c *graphCompiler) fail(n *Node, pos Pos, format string, args ...any) {
+	err := fmt.Errorf(format, args...)
+	c.errs = append(c.errs, &DefinitionError{Pos: orPos(pos, Pos{File: c.g.Source}), Graph: c.g.ID, Node: n.ID, Msg: err.Error(), Err: errors.Unwrap(err)})
+}
+
+// cond compiles a node's or a link's condition: "@name" for a registered condition,
+// else an expression; the empty condition always holds.
+func (c *graphCompiler) cond(n *Node, pos Pos, at ScriptPos, what, src string) cond {
+	src = strings.TrimSpace(src)
+	if src == "" {
+		return cond{}
+	}
+	if name, ok := strings.CutPrefix(src, "@"); ok {
+		named := c.e.conds[name]
+		if named == nil {
+			c.fail(n, pos, "%s: %w %q", what, ErrUnknownCond, name)
+		}
+		return cond{named: named}
+	}
+	x, err := c.ev.CompileCondition(src)
+	if err != nil {
+		c.fail(n, at.Locate(err, pos), "%s %q %w: %v", what, src, ErrCompile, err)
+	}
+	return cond{expr: x}
+}
+
+// loop reads a loop node's meta: an opening loop has MetaFor and MetaIn, a closing one
+// neither.
+func (c *graphCompiler) loop(n *Node, cn *cnode) {
+	v, ok := n.Meta[MetaFor]
+	if !ok {
+		cn.isClose = true
+		return
+	}
+	s, isStr := v.(string)
+	if !isStr || s == "" {
+		c.fail(n, n.Pos, "loop %s must be a non-empty variable name", MetaFor)
+	}
+	cn.loopVar, cn.loopIn = s, n.Meta[MetaIn]
+	if cn.loopIn == nil {
+		c.fail(n, n.Pos, "loop has %s but no %s", MetaFor, MetaIn)
+	} else if err := checkLoopIn(cn.loopIn); err != nil {
+		c.fail(n, n.Pos, "loop %s: %v", MetaIn, err)
+	}
+}
+
+// policies reads a node's branch, error and retry policies from its meta.
+func (c *graphCompiler) policies(n *Node, cn *cnode) {
+	if p, ok := n.Meta[MetaBranchPolicy].(string); ok {
+		bp, err := ParseBranchPolicy(p)
+		if err != nil {
+			c.fail(n, n.Pos, "%v", err)
+		}
+		cn.policy, cn.policySet = bp, true
+	}
+	if oe, err := parseOnError(n.Meta[MetaOnError]); err != nil {
+		c.fail(n, n.Pos, "meta %s: %v", MetaOnError, err)
+	} else if oe != nil {
+		if oe.gotoID != "" && c.g.byID[oe.gotoID] == nil {
+			c.fail(n, n.Pos, "meta %s: goto %q: no such node", MetaOnError, oe.gotoID)
+		}
+		cn.onError = oe
+	}
+	if rp, err := parseRetry(n.Meta[MetaRetry]); err != nil {
+		c.fail(n, n.Pos, "meta %s: %v", MetaRetry, err)
+	} else {
+		cn.retry = rp
+	}
+	cn.idempotent = isTrue(n.Meta[MetaIdempotent])
 }
 
 // sealed reports whether only the engine's own code runs for cg's nodes (compiled.sealed).

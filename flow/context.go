@@ -187,8 +187,10 @@ func (c *Context) Stop() {
 }
 
 // Interrupt ends the current branch once the current node finishes; other branches go
-// on, and a join waiting for this branch stops waiting for it. On the root view it
-// does nothing.
+// on, and a join waiting for this branch stops waiting for it. In a loop body it ends
+// the current iteration (the loop goes on with its next item, like continue); in a
+// sub-graph, the child's branch (a child with no branch left has completed, and its
+// caller goes on). On the root view it does nothing.
 func (c *Context) Interrupt() {
 	if c.tok != nil {
 		c.tok.interrupted = true
@@ -255,10 +257,11 @@ func (c *Context) BranchID() string {
 // node re-enters its sub-graph call), and the token has not moved on since. It is
 // false in a fresh evaluation, at every later node, at a node the halted run had not
 // started (the node after a Stop, a branch parked before its next node, a join or a
-// loop's closing node that the step limit refused), and when a
-// later loop iteration, a cycle or an error policy's goto comes back to the same node. A task that keeps state between its suspension
-// and its resume (an agent waiting for a human) uses it to tell a resume from a
-// new evaluation that merely finds the old state in the variables.
+// loop's closing node that the step limit refused), and when a later loop iteration,
+// a cycle or an error policy's goto comes back to the same node. A task that keeps
+// state between its suspension and its resume (an agent waiting for a human) uses it
+// to tell a resume from a new evaluation that merely finds the old state in the
+// variables.
 func (c *Context) Resumed() bool { return c.tok != nil && c.tok.resumed }
 
 // Attempt returns the attempt of the node execution in progress: 1, then 2 and up

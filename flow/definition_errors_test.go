@@ -316,3 +316,29 @@ func TestScriptCompileErrorAnchorBeforeIndicator(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadErrors(t *testing.T) {
+	s := flow.NewSpec("bad")
+	s.Start("s").LinkTo("a")
+	s.Activity("a").SetTask("@nosuch").LinkTo("b")
+	s.Activity("b").SetTask(`context.put("x", `).LinkTo("e")
+	s.End("e").SetWhen("@nocond")
+	err := flow.NewEngine().Register(build(t, s))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, flow.ErrUnknownTask)
+	assert.ErrorIs(t, err, flow.ErrCompile)
+	assert.ErrorIs(t, err, flow.ErrUnknownCond)
+	assert.Contains(t, err.Error(), `"nosuch"`)
+
+	sp := flow.NewSpec("dangling")
+	sp.Start("s").LinkTo("nowhere")
+	_, err = sp.Build()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `link from "s" to missing node "nowhere"`)
+
+	dup := flow.NewSpec("dup")
+	dup.Start("s")
+	dup.End("s")
+	_, err = dup.Build()
+	assert.ErrorContains(t, err, "duplicate node id")
+}

@@ -73,17 +73,8 @@ func (r *defReader) checkJSON(data []byte) {
 	}
 }
 
-// decodeYAML parses one YAML document and returns its root (nil when empty).
-func decodeYAML(data []byte) (*yaml.Node, error) {
-	if root, ok := parseYAMLFast(data); ok {
-		return root, nil
-	}
-	return decodeYAMLSlow(data)
-}
-
-// decodeYAMLSlow is decodeYAML with yaml.v3 alone: the reference for the fast path, and the
-// reader of everything it declines, errors included.
-func decodeYAMLSlow(data []byte) (root *yaml.Node, err error) {
+// decodeYAML parses one YAML document with yaml.v3 and returns its root (nil when empty).
+func decodeYAML(data []byte) (root *yaml.Node, err error) {
 	defer func() {
 		// yaml.v3 reports errors by panicking internally; a bug there must not take the
 		// caller down with it.
@@ -415,132 +406,168 @@ func (e *jsonDepthError) Error() string {
 // value and yaml.v3 rejects. It skips quoted scalars, comments and block scalars, and only
 // inserts within lines, so line numbers stay exact. It reports whether it changed anything.
 func relaxFlowColons(data []byte) ([]byte, bool) {
-	out := make([]byte, 0, len(data)+16)
-	var (
-		depth       int  // flow collection nesting
-		quote       byte // the open quote, or 0
-		expectValue bool // the next non-blank byte starts a token
-		closed      bool // the last non-blank byte closed a quoted scalar
-		blockIndent = -1 // inside a block scalar: its lines are indented deeper than this
-		plainIndent = -1 // a plain scalar in block context goes on in lines deeper than this
-	)
+	x := colonRelaxer{out: make([]byte, 0, len(data)+16), blockIndent: -1, plainIndent: -1}
 	for start := 0; start < len(data); {
 		end := len(data)
 		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
 			end = start + i + 1
 		}
-		line := data[start:end]
+		x.line(data[start:end])
 		start = end
-		indent := len(line) - len(bytes.TrimLeft(line, " "))
-		if blockIndent >= 0 {
-			if len(bytes.TrimSpace(line)) == 0 || indent > blockIndent {
-				out = append(out, line...)
-				continue
-			}
-			blockIndent = -1
+	}
+	return x.out, len(x.out) != len(data)
+}
+
+// colonRelaxer is relaxFlowColons's scanner state, carried from line to line.
+type colonRelaxer struct {
+	out         []byte
+	depth       int  // flow collection nesting
+	quote       byte // the open quote, or 0
+	expectValue bool // the next non-blank byte starts a token
+	closed      bool // the last non-blank byte closed a quoted scalar
+	blockIndent int  // inside a block scalar: its lines are indented deeper than this (else -1)
+	plainIndent int  // a plain scalar in block context goes on in lines deeper than this (else -1)
+	keyCol      int  // in the current line: where a block key starts
+	dashCol     int  // in the current line: the column of a "- " or "? " indicator, or -1
+}
+
+// line copies one line (with its line break) to out, relaxed.
+func (x *colonRelaxer) line(line []byte) {
+	indent := len(line) - len(bytes.TrimLeft(line, " "))
+	empty := len(bytes.TrimSpace(line)) == 0
+	if x.blockIndent >= 0 {
+		if empty || indent > x.blockIndent {
+			x.out = append(x.out, line...)
+			return
 		}
-		keyCol, dashCol := indent, -1
-		empty := len(bytes.TrimSpace(line)) == 0
-		// A deeper line after a plain scalar is more of its text, whatever it starts with.
-		continued := plainIndent >= 0 && indent > plainIndent && !empty
-		if depth == 0 && quote == 0 {
-			expectValue = !continued
-		}
-	scan:
-		for j := 0; j < len(line); j++ {
-			c := line[j]
-			next := byte('\n')
-			if j+1 < len(line) {
-				next = line[j+1]
-			}
-			afterQuote := closed
-			if !blank(c) {
-				closed = false
-			}
-			switch {
-			case quote == '"':
-				if c == '\\' && j+1 < len(line) {
-					out = append(out, c)
-					j++
-					c = next
-				} else if c == '"' {
-					quote, closed = 0, true
-				}
-			case quote == '\'':
-				if c == '\'' && next == '\'' {
-					out = append(out, c)
-					j++
-				} else if c == '\'' {
-					quote, closed = 0, true
-				}
-			case blank(c):
-			case c == '#' && (j == 0 || blank(line[j-1])):
-				out = append(out, line[j:]...)
-				break scan
-			case (c == '"' || c == '\'') && expectValue:
-				quote, expectValue = c, false
-			case depth > 0:
-				switch c {
-				case '[', '{':
-					depth++
-					expectValue = true
-				case ',':
-					expectValue = true
-				case ']', '}':
-					depth--
-					expectValue = false
-				case ':':
-					if next == '[' || next == '{' {
-						out = append(out, c, ' ')
-						expectValue = true
-						continue
-					}
-					// After a quoted key ("a":"b") the value may follow the ':' at once.
-					expectValue = afterQuote || blank(next) || next == ',' || next == ']' || next == '}'
-				default:
-					expectValue = false
-				}
-			case !expectValue: // inside a plain scalar or key in block context
-				expectValue = c == ':' && blank(next)
-			default: // a token starts in block context
-				switch {
-				case c == '[' || c == '{':
-					depth++
-				case (c == '-' || c == '?') && blank(next):
-					dashCol, keyCol = j, j+1
-					for keyCol < len(line) && line[keyCol] == ' ' {
-						keyCol++
-					}
-				case c == '&' || c == '!': // anchor or tag: the value is still to come
-					for j+1 < len(line) && !blank(line[j+1]) {
-						out = append(out, line[j])
-						j++
-					}
-					c = line[j]
-				case c == '|' || c == '>':
-					hdr, _, _ := bytes.Cut(line[j+1:], []byte("#"))
-					if len(bytes.Trim(hdr, "0123456789+- \t\r\n")) == 0 {
-						blockIndent = keyCol
-						if keyCol == j && dashCol >= 0 { // "- |": deeper than the dash
-							blockIndent = dashCol
-						}
-					}
-					expectValue = false
-				default:
-					expectValue = false
-				}
-			}
-			out = append(out, c)
-		}
-		switch {
-		case empty, continued:
-		case depth == 0 && quote == 0 && !expectValue && blockIndent < 0:
-			plainIndent = keyCol
-		default:
-			plainIndent = -1
+		x.blockIndent = -1
+	}
+	x.keyCol, x.dashCol = indent, -1
+	// A deeper line after a plain scalar is more of its text, whatever it starts with.
+	continued := x.plainIndent >= 0 && indent > x.plainIndent && !empty
+	if x.depth == 0 && x.quote == 0 {
+		x.expectValue = !continued
+	}
+	for j := 0; j < len(line); j++ {
+		var comment bool
+		if j, comment = x.scan(line, j); comment {
+			break
 		}
 	}
-	return out, len(out) != len(data)
+	switch {
+	case empty, continued:
+	case x.depth == 0 && x.quote == 0 && !x.expectValue && x.blockIndent < 0:
+		x.plainIndent = x.keyCol
+	default:
+		x.plainIndent = -1
+	}
+}
+
+// scan copies line[j] (and what belongs with it: an escaped byte, a doubled quote, an
+// anchor or tag) to out and returns the index of the last byte it took; comment reports
+// that the rest of the line was a comment, copied whole.
+func (x *colonRelaxer) scan(line []byte, j int) (last int, comment bool) {
+	c := line[j]
+	next := byte('\n')
+	if j+1 < len(line) {
+		next = line[j+1]
+	}
+	afterQuote := x.closed
+	if !blank(c) {
+		x.closed = false
+	}
+	switch {
+	case x.quote == '"':
+		if c == '\\' && j+1 < len(line) {
+			x.out = append(x.out, c)
+			j++
+			c = next
+		} else if c == '"' {
+			x.quote, x.closed = 0, true
+		}
+	case x.quote == '\'':
+		if c == '\'' && next == '\'' {
+			x.out = append(x.out, c)
+			j++
+		} else if c == '\'' {
+			x.quote, x.closed = 0, true
+		}
+	case blank(c):
+	case c == '#' && (j == 0 || blank(line[j-1])):
+		x.out = append(x.out, line[j:]...)
+		return j, true
+	case (c == '"' || c == '\'') && x.expectValue:
+		x.quote, x.expectValue = c, false
+	case x.depth > 0:
+		if x.flowByte(c, next, afterQuote) {
+			return j, false
+		}
+	case !x.expectValue: // inside a plain scalar or key in block context
+		x.expectValue = c == ':' && blank(next)
+	default: // a token starts in block context
+		j = x.blockToken(line, j, next)
+		c = line[j]
+	}
+	x.out = append(x.out, c)
+	return j, false
+}
+
+// flowByte follows the token structure inside a flow collection. For a ':' directly
+// before '[' or '{' it writes the ':' and the space it inserts, and reports done.
+func (x *colonRelaxer) flowByte(c, next byte, afterQuote bool) (done bool) {
+	switch c {
+	case '[', '{':
+		x.depth++
+		x.expectValue = true
+	case ',':
+		x.expectValue = true
+	case ']', '}':
+		x.depth--
+		x.expectValue = false
+	case ':':
+		if next == '[' || next == '{' {
+			x.out = append(x.out, c, ' ')
+			x.expectValue = true
+			return true
+		}
+		// After a quoted key ("a":"b") the value may follow the ':' at once.
+		x.expectValue = afterQuote || blank(next) || next == ',' || next == ']' || next == '}'
+	default:
+		x.expectValue = false
+	}
+	return false
+}
+
+// blockToken follows a token that starts at line[j] in block context and returns the
+// index of its last byte to copy with it: an anchor or tag is copied but for that byte,
+// as the value is still to come.
+func (x *colonRelaxer) blockToken(line []byte, j int, next byte) int {
+	switch c := line[j]; {
+	case c == '[' || c == '{':
+		x.depth++
+	case (c == '-' || c == '?') && blank(next):
+		x.dashCol, x.keyCol = j, j+1
+		for x.keyCol < len(line) && line[x.keyCol] == ' ' {
+			x.keyCol++
+		}
+	case c == '&' || c == '!':
+		for j+1 < len(line) && !blank(line[j+1]) {
+			x.out = append(x.out, line[j])
+			j++
+		}
+	case c == '|' || c == '>':
+		hdr, _, _ := bytes.Cut(line[j+1:], []byte("#"))
+		if len(bytes.Trim(hdr, "0123456789+- \t\r\n")) == 0 {
+			x.blockIndent = x.keyCol
+			if x.keyCol == j && x.dashCol >= 0 { // "- |": deeper than the dash
+				x.blockIndent = x.dashCol
+			}
+		}
+		x.expectValue = false
+	default:
+		x.expectValue = false
+	}
+	return j
 }
 
 func blank(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }

@@ -341,6 +341,25 @@ func (e *Engine) prepare(g *Graph) (*compiled, error) {
 // error when it failed (also in Result.Err); a stopped or suspended run is not an
 // error. The result is nil only when the run could not start: an unknown graph, a
 // graph that does not compile, or a Context another run is using (ErrContextBusy).
+// Parallel branches run on goroutines (see WithMaxConcurrency); every one has ended
+// when Eval returns.
+//
+// Cancelling ctx, or its deadline, fails the run (errors.Is tells which; the
+// NodeError's code is cancelled). A node whose task, guard or link condition returns
+// the context's error is not failed but interrupted, in every branch the cancellation
+// cut short: its error policy is not asked (a recovering goto would skip the node on
+// resume) and it runs again on resume. A task that called Interrupt first has ended
+// its branch, one that called Suspend first has suspended its node. A node's own
+// context (a NodeStarter's deadline) and one an interceptor gives a sub-graph call are
+// not the run's: a task that fails because such a context ended fails its node, for
+// the policies to decide.
+//
+// A panicking task is its node's error (CodePanic). A panicking interceptor hook
+// fails the run and is raised again in the caller's goroutine once the root's branches
+// have ended, before it passes back through the interceptors around the run (as a
+// *BranchPanic when it happened on a branch's goroutine); the Context is then free for
+// another run. Inside a sub-graph call, a hook panicking on the calling goroutine is
+// the calling node's error, raised once the call's other branches have ended.
 func (e *Engine) Eval(ctx context.Context, graphID string, fc *Context, opts ...EvalOption) (*Result, error) {
 	cg, err := e.lookup(graphID)
 	if err != nil {
@@ -366,6 +385,15 @@ func (e *Engine) EvalGraph(ctx context.Context, g *Graph, fc *Context, opts ...E
 // activation counts of inclusive splits. Nothing is replayed: nodes that completed do
 // not run again, and a suspended node runs again. fc is the instance's context, which
 // the caller may have updated (for example with the decision a task waited for).
+// Context.Resumed tells a task that its node runs again.
+//
+// A run that failed inside a sub-graph call is the exception: a fatal failure ends the
+// call and becomes the calling node's failure, so the frontier holds the calling node
+// and a resume calls the sub-graph again from its start. The child's nodes that
+// completed before the failure run again, and so do its branches that were cancelled
+// or had suspended. (A step limit, a cancellation, a stop or a suspension inside a call
+// keep the exact place.) A child node that must not run twice checks the state it
+// left, or the child recovers from the failure itself (onError inside the child).
 func (e *Engine) Resume(ctx context.Context, fr *Frontier, fc *Context, opts ...EvalOption) (*Result, error) {
 	if fr == nil || len(fr.tokens) == 0 {
 		return nil, ErrNotResumable

@@ -231,18 +231,43 @@ func (e *Engine) resume(ctx context.Context, fr *Frontier, fc *Context, opts []E
 // runRoot runs the root invocation and builds the result.
 func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Result, error) {
 	r.began = now()
+	if err := r.claimContext(); err != nil {
+		return nil, err
+	}
+	ierr := r.driveRoot(ctx, seeds, resumed)
+	elapsed := time.Since(r.began) // a monotonic read is cheaper than time.Now
+	res, recycle := r.releaseContext(r.began.Add(elapsed), ierr)
+	if r.panicked != nil { // the branch goroutines are done: raise it in the caller's
+		panic(r.panicked)
+	}
+	r.fillResult(res, elapsed)
+	if recycle {
+		r.recycle()
+	}
+	if res.Status == StatusFailed {
+		return res, res.Err
+	}
+	return res, nil
+}
+
+// claimContext makes r the Context's run, or fails with ErrContextBusy.
+func (r *run) claimContext() error {
 	st := r.st
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	if st.run != nil {
-		st.mu.Unlock()
-		return nil, ErrContextBusy
+		return ErrContextBusy
 	}
 	st.run = r
 	if st.errKey != r.e.errKey { // compared first: the usual run writes nothing
 		st.errKey = r.e.errKey
 	}
-	st.mu.Unlock()
+	return nil
+}
 
+// driveRoot runs the root call, through the interceptors if any, until its branches end,
+// and returns the error an interceptor returned.
+func (r *run) driveRoot(ctx context.Context, seeds []*token, resumed bool) error {
 	r.rctx.parent = ctx
 	ctx = &r.rctx
 	r.root.ctx = ctx
@@ -265,11 +290,17 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	if !r.private() {
 		r.rctx.finish()
 	}
-	elapsed := time.Since(r.began) // a monotonic read is cheaper than time.Now
-	ended := r.began.Add(elapsed)
-	rec, recorded := lastRecord(r.root, ended)
+	return ierr
+}
 
+// releaseContext records the run's last node in the Context's trace, frees the Context
+// for the next run and returns the Result to fill (the caller's, from WithResult, or
+// the run's own unless the run state is recycled) with its last nodes set.
+func (r *run) releaseContext(ended time.Time, ierr error) (res *Result, recycle bool) {
+	st := r.st
+	rec, recorded := lastRecord(r.root, ended)
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	if recorded {
 		st.trace.Record(rec)
 	}
@@ -280,10 +311,8 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 		r.err = fmt.Errorf("interceptor of graph %q: %w", r.root.graph.g.ID, ierr)
 		r.state.Store(int32(stateFailed))
 	}
-	// The Result is the caller's (WithResult), or lives in the run's allocation unless
-	// the run state is recycled.
-	recycle := r.recyclable()
-	res := &r.res
+	recycle = r.recyclable()
+	res = &r.res
 	switch {
 	case r.out != nil:
 		res = r.out
@@ -299,13 +328,12 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 			res.last = append(res.last, lastNode{k, v.NodeID})
 		}
 	}
-	st.mu.Unlock()
-	if r.panicked != nil { // the branch goroutines are done: raise it in the caller's
-		panic(r.panicked)
-	}
+	return res, recycle
+}
 
-	// Field by field, as in newRun.
-	res.runID, res.runSeq, res.Instance, res.Graph, res.Steps = r.id, r.seq, st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
+// fillResult writes the run's outcome into res, field by field as in newRun.
+func (r *run) fillResult(res *Result, elapsed time.Duration) {
+	res.runID, res.runSeq, res.Instance, res.Graph, res.Steps = r.id, r.seq, r.st.instanceID, r.root.graph.g.ID, int(r.steps.Load())
 	res.Reason, res.Err, res.Errors, res.BranchFailures = r.reason, r.err, r.errs, r.failures
 	res.ExecutionErrors, res.Fallback = r.records, r.fallback
 	res.Retries, res.Fallbacks, res.Duration = int(r.retries.Load()), int(r.fallbacks.Load()), elapsed
@@ -323,13 +351,6 @@ func (r *run) runRoot(ctx context.Context, seeds []*token, resumed bool) (*Resul
 	if res.Status != StatusCompleted && len(r.frontier) > 0 {
 		res.Frontier = &Frontier{graph: r.root.graph, tokens: r.frontier}
 	}
-	if recycle {
-		r.recycle()
-	}
-	if res.Status == StatusFailed {
-		return res, res.Err
-	}
-	return res, nil
 }
 
 // invoke runs the root call through the interceptors. A panic escaping them (a hook's:

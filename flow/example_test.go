@@ -176,3 +176,38 @@ func ExampleNewSpec() {
 	// 1 completed 4 true <nil>
 	// failed g exclusive_no_match true
 }
+
+// The package's example: a graph from a definition document, with a script task and a
+// Go task, run for a short leave and a long one.
+func Example() {
+	g, err := flow.LoadGraph("leave.yml", []byte(`
+id: leave
+layout:
+  - {type: start}
+  - {type: exclusive, link: [{nextId: auto, when: "day <= 3"}, manager]}
+  - {id: auto, task: 'context.put("approved", true)', link: end}
+  - {id: manager, task: "@askManager", link: end}
+  - {id: end, type: end}
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	askManager := func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		c.Set("approved", c.Value("day").(int) <= 10)
+		return nil
+	}
+	e := flow.NewEngine(flow.WithTaskFunc("askManager", askManager))
+	for _, day := range []int{2, 12} {
+		fc := flow.NewContextWith("leave-42", map[string]any{"day": day})
+		res, err := e.EvalGraph(context.Background(), g, fc)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(day, res.Status, fc.Value("approved"))
+	}
+	// Output:
+	// 2 completed true
+	// 12 completed false
+}

@@ -66,93 +66,27 @@ func (r *run) refuseStep(tok *token) {
 // policy and retries. first, when set, is the outcome of the first attempt.
 func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, step int, first *firstAttempt) *token {
 	cn := tok.node
-	n := cn.n
 	for attempt := 1; ; attempt++ {
 		tok.retries = int32(attempt - 1)
-		var began time.Duration // since the run began: one monotonic clock read, no wall clock
-		taskCtx := ctx          // the node's own, when an interceptor is a NodeStarter
-		if len(r.icpts) > 0 {
-			began = time.Since(r.began)
-			for i := range r.icpts {
-				if s := r.icpts[i].starter; s != nil {
-					if c := s.StartNode(taskCtx, &tok.view, n); c != nil {
-						taskCtx = c
-					}
-				} else {
-					r.icpts[i].i.OnNodeStart(taskCtx, &tok.view, n)
-				}
-			}
-		}
-		var (
-			err     error
-			rt      route
-			routing bool
-		)
+		taskCtx, began := r.startHooks(ctx, tok)
+		var a attemptOutcome
 		if first != nil {
-			err, routing = first.err, first.routing
+			a.err, a.routing = first.err, first.routing
 			first = nil
 		} else {
-			err = r.runNode(taskCtx, tok)
+			a.err = r.runNode(taskCtx, tok)
 		}
-		status := nodeCompleted
-		held := errors.Is(err, errCallHalted)
-		switch {
-		case err != nil && r.cancelled(ctx, tok, err): // err first: the call is not inlined
-			status, routing = nodeInterrupted, false // a link condition's, too
-			if tok.suspended {
-				status, err = nodeSuspended, nil // the task suspended first: its node runs again on resume
-			}
-		case routing:
-			status = nodeFailed
-		case held && runState(r.state.Load()) == stateSuspended:
-			status, err = nodeSuspended, nil
-		case held:
-			status, err = nodeInterrupted, nil
-		case err != nil && errors.Is(err, errCallCut):
-			status, err = nodeInterrupted, nil
-		case err != nil:
-			status = nodeFailed
-		case tok.suspended:
-			status = nodeSuspended
-		case tok.interrupted:
-			status = nodeInterrupted
-		}
-		var (
-			ne    *NodeError
-			dec   ErrorDecision
-			retry bool
-		)
-		if status == nodeCompleted {
-			if rt, err = r.decide(ctx, tok); err != nil {
-				status, routing = nodeFailed, true
-				if r.cancelled(ctx, tok, err) {
-					status, routing = nodeInterrupted, false
-				}
-			}
-		}
-		if status == nodeFailed {
-			ne = r.taskError(tok, err)
-			err = ne
-			dec = r.decideError(ctx, tok, ne)
-			retry = !routing && dec.Retryable && cn.retry != nil && cn.idempotent && attempt < cn.retry.Max
+		r.classify(ctx, tok, &a)
+		if a.status == nodeFailed {
+			a.ne = r.taskError(tok, a.err)
+			a.err = a.ne
+			a.dec = r.decideError(ctx, tok, a.ne)
+			a.retry = !a.routing && a.dec.Retryable && cn.retry != nil && cn.idempotent && attempt < cn.retry.Max
 		}
 		if len(r.icpts) > 0 {
-			end := NodeEnd{Status: status, Err: err, Start: r.began.Add(began), Duration: time.Since(r.began) - began, Step: step, Arrivals: tok.arrivals,
-				Attempt: attempt, Retrying: retry, Recovered: status == nodeFailed && !retry && dec.Recover}
-			if end.Recovered {
-				end.Goto = dec.Goto
-			}
-			if status == nodeSuspended {
-				end.Reason = tok.reason
-				if !tok.suspended { // a sub-graph suspended inside the call
-					end.Reason = r.suspendReason()
-				}
-			}
-			for i := len(r.icpts) - 1; i >= 0; i-- {
-				r.icpts[i].i.OnNodeEnd(ctx, &tok.view, n, end)
-			}
+			r.endHooks(ctx, tok, &a, began, step, attempt)
 		}
-		if retry {
+		if a.retry {
 			r.retries.Add(1)
 			if r.waitRetry(ctx, cn.retry, attempt) {
 				if tok.mode == modeResumeCall {
@@ -163,53 +97,149 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 				}
 				continue
 			}
-		}
-		if retry && r.runCancelled(tok) {
-			// Cancelled while waiting: the retry is put off, not given up. As for a
-			// node the cancellation cut short, the policy does not decide on the
-			// failure (a recover goto would skip the node on resume): the node runs
-			// again on resume, or ends with the sub-graph call a failure aborted. (A
-			// context a node gave the call ending the wait, its own deadline, leaves
-			// the last failure standing, for the policy.)
-			r.haltCancelled(tok)
-			if r.halted() {
-				tok.mode, tok.resume = modeExec, nil // a resumed call failed: a fresh call, as a retry makes
-				r.park(tok)
-				return nil
+			if r.runCancelled(tok) {
+				return r.putOffRetry(tok)
 			}
-			tok.arrivals = 0
-			cutUnderAbort(tok)
-			return r.endToken(tok)
 		}
-		if held {
-			return nil // the sub-graph halted: its call frame keeps the caller's place
-		}
-		if status == nodeCompleted {
-			return r.completed(tok, rt, local)
-		}
-		// A parked token keeps its join's arrivals for the node's run on resume.
-		switch status {
-		case nodeFailed:
-			// failedWith drops the arrivals unless the failure parks the token, to run
-			// its node again on resume.
-			return r.failedWith(ctx, tok, ne, dec, routing, attempt, local)
-		case nodeInterrupted:
-			// A node cancelled because the run halted runs again on resume; one whose
-			// task called Interrupt has ended its branch, whatever the siblings did.
-			if r.halted() && !tok.interrupted {
-				tok.mode = modeExec
-				r.park(tok)
-				return nil
+		return r.afterAttempt(ctx, tok, &a, attempt, local)
+	}
+}
+
+// attemptOutcome is what one attempt at a node came to.
+type attemptOutcome struct {
+	status  NodeStatus
+	err     error
+	routing bool // err is the routing decision's, not the task's: never retried
+	held    bool // a sub-graph call halted inside: its frame keeps the caller's place
+	rt      route
+	ne      *NodeError
+	dec     ErrorDecision
+	retry   bool
+}
+
+// startHooks calls the interceptors' start hooks and returns the node's context (its
+// own, when an interceptor is a NodeStarter) and when the node began, since the run
+// began (one monotonic clock read, no wall clock).
+func (r *run) startHooks(ctx context.Context, tok *token) (context.Context, time.Duration) {
+	if len(r.icpts) == 0 {
+		return ctx, 0
+	}
+	began := time.Since(r.began)
+	for i := range r.icpts {
+		if s := r.icpts[i].starter; s != nil {
+			if c := s.StartNode(ctx, &tok.view, tok.node.n); c != nil {
+				ctx = c
 			}
-			tok.arrivals = 0
-			cutUnderAbort(tok)
-			return r.endToken(tok)
-		default: // nodeSuspended
-			tok.suspended, tok.reason = false, ""
+		} else {
+			r.icpts[i].i.OnNodeStart(ctx, &tok.view, tok.node.n)
+		}
+	}
+	return ctx, began
+}
+
+// classify sets the attempt's status from the task's error and the token's controls;
+// for a completed node it also makes the routing decision.
+func (r *run) classify(ctx context.Context, tok *token, a *attemptOutcome) {
+	a.status = nodeCompleted
+	a.held = errors.Is(a.err, errCallHalted)
+	switch {
+	case a.err != nil && r.cancelled(ctx, tok, a.err): // err first: the call is not inlined
+		a.status, a.routing = nodeInterrupted, false // a link condition's, too
+		if tok.suspended {
+			a.status, a.err = nodeSuspended, nil // the task suspended first: its node runs again on resume
+		}
+	case a.routing:
+		a.status = nodeFailed
+	case a.held && runState(r.state.Load()) == stateSuspended:
+		a.status, a.err = nodeSuspended, nil
+	case a.held:
+		a.status, a.err = nodeInterrupted, nil
+	case a.err != nil && errors.Is(a.err, errCallCut):
+		a.status, a.err = nodeInterrupted, nil
+	case a.err != nil:
+		a.status = nodeFailed
+	case tok.suspended:
+		a.status = nodeSuspended
+	case tok.interrupted:
+		a.status = nodeInterrupted
+	}
+	if a.status != nodeCompleted {
+		return
+	}
+	var err error
+	if a.rt, err = r.decide(ctx, tok); err != nil {
+		a.err, a.status, a.routing = err, nodeFailed, true
+		if r.cancelled(ctx, tok, err) {
+			a.status, a.routing = nodeInterrupted, false
+		}
+	}
+}
+
+// endHooks calls the interceptors' end hooks, innermost first.
+func (r *run) endHooks(ctx context.Context, tok *token, a *attemptOutcome, began time.Duration, step, attempt int) {
+	end := NodeEnd{Status: a.status, Err: a.err, Start: r.began.Add(began), Duration: time.Since(r.began) - began, Step: step,
+		Arrivals: tok.arrivals, Attempt: attempt, Retrying: a.retry, Recovered: a.status == nodeFailed && !a.retry && a.dec.Recover}
+	if end.Recovered {
+		end.Goto = a.dec.Goto
+	}
+	if a.status == nodeSuspended {
+		end.Reason = tok.reason
+		if !tok.suspended { // a sub-graph suspended inside the call
+			end.Reason = r.suspendReason()
+		}
+	}
+	for i := len(r.icpts) - 1; i >= 0; i-- {
+		r.icpts[i].i.OnNodeEnd(ctx, &tok.view, tok.node.n, end)
+	}
+}
+
+// putOffRetry handles a retry whose wait the run's cancellation cut short: the retry is
+// put off, not given up. As for a node the cancellation cut short, the policy does not
+// decide on the failure (a recover goto would skip the node on resume): the node runs
+// again on resume, or ends with the sub-graph call a failure aborted. (A context a node
+// gave the call ending the wait, its own deadline, leaves the last failure standing,
+// for the policy.)
+func (r *run) putOffRetry(tok *token) *token {
+	r.haltCancelled(tok)
+	if r.halted() {
+		tok.mode, tok.resume = modeExec, nil // a resumed call failed: a fresh call, as a retry makes
+		r.park(tok)
+		return nil
+	}
+	tok.arrivals = 0
+	cutUnderAbort(tok)
+	return r.endToken(tok)
+}
+
+// afterAttempt moves the token on from its node's last attempt. A parked token keeps
+// its join's arrivals for the node's run on resume.
+func (r *run) afterAttempt(ctx context.Context, tok *token, a *attemptOutcome, attempt int, local *[]*token) *token {
+	if a.held {
+		return nil // the sub-graph halted: its call frame keeps the caller's place
+	}
+	switch a.status {
+	case nodeCompleted:
+		return r.completed(tok, a.rt, local)
+	case nodeFailed:
+		// failedWith drops the arrivals unless the failure parks the token, to run
+		// its node again on resume.
+		return r.failedWith(ctx, tok, a.ne, a.dec, a.routing, attempt, local)
+	case nodeInterrupted:
+		// A node cancelled because the run halted runs again on resume; one whose
+		// task called Interrupt has ended its branch, whatever the siblings did.
+		if r.halted() && !tok.interrupted {
 			tok.mode = modeExec
 			r.park(tok)
 			return nil
 		}
+		tok.arrivals = 0
+		cutUnderAbort(tok)
+		return r.endToken(tok)
+	default: // nodeSuspended
+		tok.suspended, tok.reason = false, ""
+		tok.mode = modeExec
+		r.park(tok)
+		return nil
 	}
 }
 

@@ -4,10 +4,31 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
+
+// exprVerified is the expr version the closure compiler was last held to by the
+// differential tests and FuzzExprFast (go.mod pins it).
+const exprVerified = "v1.17.8"
+
+// An expr upgrade must rerun the differential tests and the fuzz target before
+// exprVerified (and the pin in go.mod) moves. go.mod holds the version the build selects:
+// go mod tidy raises it there when another module needs a newer expr.
+func TestExprVersionIsTheVerifiedOne(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*github\.com/expr-lang/expr (\S+)`).FindSubmatch(mod)
+	require.NotNil(t, m, "go.mod requires expr")
+	if got := string(m[1]); got != exprVerified {
+		t.Fatalf("go.mod has expr %s, exprfast.go was verified against %s: run the differential tests and FuzzExprFast, then update exprVerified", got, exprVerified)
+	}
+}
 
 // mapScope is a Scope over a plain map that records the run controls.
 type mapScope struct {

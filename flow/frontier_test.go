@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -280,4 +281,70 @@ func TestRestoreFrontierRejectsAnotherLoopsClosingNode(t *testing.T) {
 	fr, err := e.RestoreFrontier(g, st)
 	require.ErrorIs(t, err, flow.ErrBadFrontier, "restored %v", fr)
 	assert.Contains(t, err.Error(), `"c2" does not close loop "l1"`)
+}
+
+// Only a ContinueOnError parallel split withdraws failed branches: a state listing
+// failed branches on a fail-fast split, or on an inclusive one, was not written by
+// the engine, and restoring it would fail the split with all_branches_failed for a
+// branch that never failed there. It is rejected.
+func TestRestoreRejectsFailedBranchesWhereNoneCanBe(t *testing.T) {
+	failure := flow.FailedBranch{Node: "a", Branch: "main/x:a", Error: flow.StructuredError{Code: "E1", Message: "bad"}}
+
+	// A fail-fast parallel split, from a state the engine wrote for a continue one.
+	aStarted := make(chan struct{})
+	var once sync.Once
+	e := flow.NewEngine(
+		flow.WithTaskFunc("fail", func(context.Context, *flow.Context, *flow.Node) error {
+			once.Do(func() { close(aStarted) })
+			return &flow.Error{Code: "E1", Message: "bad"}
+		}),
+		flow.WithTaskFunc("b", func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			<-aStarted
+			c.Suspend("wait")
+			return nil
+		}),
+	)
+	g := parallelPair(t, "continue", "@fail", "@b")
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	_, err = e.RestoreFrontier(g, st)
+	require.NoError(t, err, "the engine's own state")
+	for i := range st.Frames {
+		if len(st.Frames[i].Failed) > 0 {
+			st.Frames[i].Policy = "fail-fast"
+		}
+	}
+	_, err = e.RestoreFrontier(g, st)
+	assert.ErrorIs(t, err, flow.ErrBadFrontier, "failed branches on a fail-fast split")
+
+	// An inclusive split.
+	s := flow.NewSpec("incl")
+	s.Start("s").LinkTo("x")
+	s.Inclusive("x").LinkTo("a").LinkTo("b")
+	s.Activity("a").DoFunc(func(context.Context, *flow.Context, *flow.Node) error { return nil }).LinkTo("j")
+	s.Activity("b").DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+		c.Suspend("wait")
+		return nil
+	}).LinkTo("j")
+	s.Inclusive("j").LinkTo("e")
+	s.End("e")
+	ig := build(t, s)
+	res, err = e.EvalGraph(context.Background(), ig, flow.NewContext("i"))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st = res.Frontier.State()
+	_, err = e.RestoreFrontier(ig, st)
+	require.NoError(t, err, "the engine's own state")
+	n := 0
+	for i := range st.Frames {
+		if st.Frames[i].Kind == "split" {
+			st.Frames[i].Failed = []flow.FailedBranch{failure}
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
+	_, err = e.RestoreFrontier(ig, st)
+	assert.ErrorIs(t, err, flow.ErrBadFrontier, "failed branches on an inclusive split")
 }

@@ -21,7 +21,17 @@ const (
 	// ContinueOnError withdraws a failing branch and lets the join proceed with the
 	// branches that finished. Each failure is recorded in Result.BranchFailures and in
 	// the context variable KeyBranchFailures, which the nodes after the join can read to
-	// decide whether to degrade or fail.
+	// decide whether to degrade or fail. When no branch reaches the join and at least
+	// one failed, the split fails with ErrAllBranchesFailed.
+	//
+	// Withdrawing reaches the whole branch: a loop inside it takes no further item and
+	// does not pass its closing node; its other tokens (of an inclusive split or an
+	// activity's fan-out inside the branch) end before their next step, so neither the
+	// inner join nor the outer one runs for them, also after a restart; a sub-graph
+	// call in the branch ends, and its calling node ends interrupted (Context.CallOutcome
+	// says StatusInterrupted). A node already running finishes: branches share no
+	// context.Context to cancel. A frontier keeps the failed branches, so a split whose
+	// last branch fails after a resume still fails with all of them.
 	ContinueOnError
 )
 

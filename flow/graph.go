@@ -112,67 +112,20 @@ func (e *DefinitionError) Error() string {
 // is the start, as in Solon). The spec is copied, so later edits do not affect the graph.
 func (s *GraphSpec) Build() (*Graph, error) {
 	spec := s.Clone()
-	g := &Graph{
+	b := &graphBuilder{g: &Graph{
 		ID: spec.ID, Title: spec.Title, Driver: spec.Driver, Evaluator: spec.Evaluator, Meta: spec.Meta,
 		Source: spec.Source, byID: make(map[string]*Node, len(spec.Nodes)), spec: spec,
-	}
-	var errs []error
-	fail := func(pos Pos, node, format string, args ...any) {
-		errs = append(errs, &DefinitionError{Pos: pos, Graph: g.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
-	}
-	docPos := Pos{File: spec.Source}
+	}}
+	g := b.g
+	b.docPos = Pos{File: spec.Source}
 	if spec.Source != "" {
-		docPos.Line = 1 // graph-level problems point at the top of the document
+		b.docPos.Line = 1 // graph-level problems point at the top of the document
 	}
 	if g.ID == "" {
-		fail(docPos, "", "graph has no id")
+		b.fail(b.docPos, "", "graph has no id")
 	}
-	g.nodes = make([]*Node, 0, len(spec.Nodes))
-	built := make([]*Node, len(spec.Nodes)) // nil where the spec node was rejected
-	for i, ns := range spec.Nodes {
-		if ns == nil {
-			fail(docPos, "", "node #%d is nil", i+1)
-			continue
-		}
-		n := &Node{
-			ID: ns.ID, Type: ns.Type, Title: ns.Title, When: ns.When, Task: ns.Task,
-			Component: ns.Component, Meta: ns.Meta, Pos: ns.Pos, index: len(g.nodes), graph: g,
-			taskAt: ns.TaskPos, whenAt: ns.WhenPos,
-		}
-		switch {
-		case n.ID == "":
-			fail(n.Pos, "", "node #%d has no id", len(g.nodes)+1)
-			continue
-		case g.byID[n.ID] != nil:
-			fail(n.Pos, n.ID, "duplicate node id (first defined at %s)", posOr(g.byID[n.ID].Pos, "an earlier node"))
-			continue
-		case n.Type > Loop:
-			fail(n.Pos, n.ID, "unknown node type %d", n.Type)
-			continue
-		}
-		g.byID[n.ID] = n
-		g.nodes = append(g.nodes, n)
-		built[i] = n
-		if n.Type == Start && g.start == nil {
-			g.start = n
-		}
-	}
-	for i, ns := range spec.Nodes {
-		from := built[i]
-		if from == nil {
-			continue
-		}
-		for _, ls := range ns.Links {
-			to := g.byID[ls.NextID]
-			if to == nil {
-				fail(orPos(ls.Pos, ns.Pos), from.ID, "link from %q to missing node %q", from.ID, ls.NextID)
-				continue
-			}
-			l := &Link{From: from.ID, To: to.ID, Title: ls.Title, When: ls.When, Priority: ls.Priority, Meta: ls.Meta, Pos: orPos(ls.Pos, ns.Pos), to: to, whenAt: ls.WhenPos}
-			from.links = append(from.links, l)
-			to.incoming = append(to.incoming, l)
-		}
-	}
+	built := b.nodes(spec.Nodes)
+	b.links(spec.Nodes, built)
 	for _, n := range g.nodes {
 		// Higher priority first; SortStableFunc keeps document order among equals.
 		slices.SortStableFunc(n.links, func(a, b *Link) int { return cmp.Compare(b.Priority, a.Priority) })
@@ -190,15 +143,83 @@ func (s *GraphSpec) Build() (*Graph, error) {
 		}
 	}
 	if g.start == nil && len(g.nodes) > 0 {
-		fail(docPos, "", "no start node: no node has type start and every node has an incoming link")
+		b.fail(b.docPos, "", "no start node: no node has type start and every node has an incoming link")
 	}
 	if len(spec.Nodes) == 0 {
-		fail(docPos, "", "graph has no nodes")
+		b.fail(b.docPos, "", "graph has no nodes")
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
 	}
 	return g, nil
+}
+
+// graphBuilder collects the problems Build finds in one graph.
+type graphBuilder struct {
+	g      *Graph
+	docPos Pos // where graph-level problems point
+	errs   []error
+}
+
+func (b *graphBuilder) fail(pos Pos, node, format string, args ...any) {
+	b.errs = append(b.errs, &DefinitionError{Pos: pos, Graph: b.g.ID, Node: node, Msg: fmt.Sprintf(format, args...)})
+}
+
+// nodes builds the graph's nodes from their specs and returns them by spec index, nil
+// where a spec was rejected. The first node of type start is the start.
+func (b *graphBuilder) nodes(specs []*NodeSpec) []*Node {
+	g := b.g
+	g.nodes = make([]*Node, 0, len(specs))
+	built := make([]*Node, len(specs))
+	for i, ns := range specs {
+		if ns == nil {
+			b.fail(b.docPos, "", "node #%d is nil", i+1)
+			continue
+		}
+		n := &Node{
+			ID: ns.ID, Type: ns.Type, Title: ns.Title, When: ns.When, Task: ns.Task,
+			Component: ns.Component, Meta: ns.Meta, Pos: ns.Pos, index: len(g.nodes), graph: g,
+			taskAt: ns.TaskPos, whenAt: ns.WhenPos,
+		}
+		switch {
+		case n.ID == "":
+			b.fail(n.Pos, "", "node #%d has no id", len(g.nodes)+1)
+			continue
+		case g.byID[n.ID] != nil:
+			b.fail(n.Pos, n.ID, "duplicate node id (first defined at %s)", posOr(g.byID[n.ID].Pos, "an earlier node"))
+			continue
+		case n.Type > Loop:
+			b.fail(n.Pos, n.ID, "unknown node type %d", n.Type)
+			continue
+		}
+		g.byID[n.ID] = n
+		g.nodes = append(g.nodes, n)
+		built[i] = n
+		if n.Type == Start && g.start == nil {
+			g.start = n
+		}
+	}
+	return built
+}
+
+// links builds the links of the built nodes, in document order.
+func (b *graphBuilder) links(specs []*NodeSpec, built []*Node) {
+	for i, ns := range specs {
+		from := built[i]
+		if from == nil {
+			continue
+		}
+		for _, ls := range ns.Links {
+			to := b.g.byID[ls.NextID]
+			if to == nil {
+				b.fail(orPos(ls.Pos, ns.Pos), from.ID, "link from %q to missing node %q", from.ID, ls.NextID)
+				continue
+			}
+			l := &Link{From: from.ID, To: to.ID, Title: ls.Title, When: ls.When, Priority: ls.Priority, Meta: ls.Meta, Pos: orPos(ls.Pos, ns.Pos), to: to, whenAt: ls.WhenPos}
+			from.links = append(from.links, l)
+			to.incoming = append(to.incoming, l)
+		}
+	}
 }
 
 func orPos(p, fallback Pos) Pos {

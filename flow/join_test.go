@@ -2,6 +2,8 @@ package flow_test
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,5 +117,304 @@ func TestNestedFanOutCheckpointsAreExact(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, flow.StatusCompleted, res.Status)
 		assert.Equal(t, want, fc.Vars(), "resumed after %s", cp.Node)
+	}
+}
+
+// joinRec counts node starts and records the arrivals each join fired with.
+type joinRec struct {
+	flow.NopInterceptor
+	mu       sync.Mutex
+	starts   map[string]int
+	arrivals map[string][]int
+}
+
+func newJoinRec() *joinRec { return &joinRec{starts: map[string]int{}, arrivals: map[string][]int{}} }
+
+func (j *joinRec) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
+	j.mu.Lock()
+	j.starts[n.ID]++
+	j.mu.Unlock()
+}
+
+func (j *joinRec) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, end flow.NodeEnd) {
+	if end.Arrivals == 0 {
+		return
+	}
+	j.mu.Lock()
+	j.arrivals[n.ID] = append(j.arrivals[n.ID], end.Arrivals)
+	j.mu.Unlock()
+}
+
+func evalRec(t *testing.T, e *flow.Engine, g *flow.Graph, fc *flow.Context, rec *joinRec, opts ...flow.EvalOption) *flow.Result {
+	t.Helper()
+	res, _ := e.EvalGraph(context.Background(), g, fc, append(opts, flow.WithEvalInterceptor(rec, 0))...)
+	require.NotNil(t, res)
+	return res
+}
+
+func resumeRec(t *testing.T, e *flow.Engine, fr *flow.Frontier, fc *flow.Context, rec *joinRec, opts ...flow.EvalOption) *flow.Result {
+	t.Helper()
+	require.NotNil(t, fr)
+	res, _ := e.Resume(context.Background(), fr, fc, append(opts, flow.WithEvalInterceptor(rec, 0))...)
+	require.NotNil(t, res)
+	return res
+}
+
+// An inclusive split in a $for loop activates a different number of branches on each
+// pass; its join fires once per pass with exactly that pass's branches.
+func TestInclusiveJoinPerLoopItem(t *testing.T) {
+	s := flow.NewSpec("li")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "k", []any{3, 1, 0, 2}).LinkTo("g")
+	s.Inclusive("g").LinkTo("a", flow.LinkWhen("k >= 1")).LinkTo("b", flow.LinkWhen("k >= 2")).LinkTo("c", flow.LinkWhen("k >= 3"))
+	for _, id := range []string{"a", "b", "c"} {
+		s.Activity(id).SetTask(`context.incr("hits")`).LinkTo("j")
+	}
+	s.Inclusive("j").SetTask(`context.incr("joins")`).LinkTo("close")
+	s.Loop("close", "", nil).LinkTo("e")
+	s.End("e")
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	res := evalRec(t, flow.NewEngine(), build(t, s), fc, rec)
+	require.NoError(t, res.Err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	// k=3: 3 branches, k=1: 1, k=0: none (the iteration ends at the split), k=2: 2.
+	assert.Equal(t, []int{3, 1, 2}, rec.arrivals["j"])
+	assert.Equal(t, int64(6), fc.Value("hits"))
+	assert.Equal(t, int64(3), fc.Value("joins"))
+	assert.Equal(t, 1, rec.starts["close"])
+	assert.Equal(t, 1, rec.starts["e"])
+}
+
+// A join whose own task suspends says how many branches it waited for when it runs
+// again on resume, in memory and from a restored frontier.
+func TestSuspendedJoinKeepsItsArrivals(t *testing.T) {
+	g, err := flow.LoadGraph("j.yml", []byte(threeBranchJoin("j", `approved == true || context.suspend("wait")`)))
+	require.NoError(t, err)
+	e := flow.NewEngine()
+	for _, restored := range []bool{false, true} {
+		rec := newJoinRec()
+		fc := flow.NewContext("i")
+		res := evalRec(t, e, g, fc, rec)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		fr := res.Frontier
+		if restored {
+			data, err := json.Marshal(fr.State())
+			require.NoError(t, err)
+			var st flow.FrontierState
+			require.NoError(t, json.Unmarshal(data, &st))
+			require.Len(t, st.Tokens, 1)
+			assert.Equal(t, 3, st.Tokens[0].Arrivals)
+			fr, err = e.RestoreFrontier(g, st)
+			require.NoError(t, err)
+		}
+		fc.Set("approved", true)
+		res, err = e.Resume(context.Background(), fr, fc, flow.WithEvalInterceptor(rec, 0))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, []int{3, 3}, rec.arrivals["join"], "restored %v: the suspended run and the resumed one", restored)
+		assert.Equal(t, 2, rec.starts["join"], "restored %v", restored)
+	}
+}
+
+// throughJSON returns fr as a process restores it from a session store: its state
+// through JSON, restored onto g.
+func throughJSON(t *testing.T, e *flow.Engine, g *flow.Graph, fr *flow.Frontier) *flow.Frontier {
+	t.Helper()
+	data, err := json.Marshal(fr.State())
+	require.NoError(t, err)
+	var st flow.FrontierState
+	require.NoError(t, json.Unmarshal(data, &st))
+	restored, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	return restored
+}
+
+// threeBranchJoin is a graph whose parallel split's three branches meet at a join
+// node running task.
+func threeBranchJoin(id, task string) string {
+	return `
+id: ` + id + `
+layout:
+  - {id: s, type: start}
+  - {id: p, type: parallel, link: [a, b, c]}
+  - {id: a, link: join}
+  - {id: b, link: join}
+  - {id: c, link: join}
+  - {id: join, type: parallel, task: '` + task + `', link: e}
+  - {id: e, type: end}
+`
+}
+
+// count returns how many times id is in path.
+func count(path []string, id string) int {
+	n := 0
+	for _, p := range path {
+		if p == id {
+			n++
+		}
+	}
+	return n
+}
+
+// TestInclusiveJoinAcrossLoopPasses: an inclusive split/join inside a cycle must count
+// each pass separately (Solon never resets its counter).
+func TestInclusiveJoinAcrossLoopPasses(t *testing.T) {
+	s := flow.NewSpec("passes")
+	s.Start("s").LinkTo("g")
+	s.Inclusive("g").LinkTo("a", flow.LinkWhen("true")).LinkTo("b", flow.LinkWhen("round % 2 == 0"))
+	s.Activity("a").SetTask(`context.incr("a")`).LinkTo("j")
+	s.Activity("b").SetTask(`context.incr("b")`).LinkTo("j")
+	s.Inclusive("j").SetTask(`context.incr("round")`).LinkTo("x")
+	s.Exclusive("x").LinkTo("g", flow.LinkWhen("round < 4")).LinkTo("e")
+	s.End("e")
+	res, fc, path := run(t, flow.NewEngine(), build(t, s), map[string]any{"round": 0})
+	require.NoError(t, res.Err)
+	// rounds 0..3: a every pass (4), b on even rounds 0 and 2 (2); the join fires 4 times.
+	assert.Equal(t, int64(4), fc.Value("a"))
+	assert.Equal(t, int64(2), fc.Value("b"))
+	assert.Equal(t, 4, count(path, "j"))
+}
+
+// A checkpoint taken while a join's node runs (another branch of an enclosing split
+// completed a node meanwhile) keeps the join's token as it is: at the join's node,
+// with the arrivals the join waited for, as a suspended join's frontier does. A
+// process that resumes from that checkpoint runs the join's node once, and its
+// NodeEnd (the audit's record of the join) says how many branches it waited for.
+func TestCheckpointWhileAJoinRunsKeepsItsArrivals(t *testing.T) {
+	joinRunning, xDone := make(chan struct{}), make(chan struct{})
+	e := flow.NewEngine()
+	s := flow.NewSpec("j")
+	s.Start("s").LinkTo("outer")
+	s.Parallel("outer").LinkTo("x").LinkTo("p")
+	s.Activity("x").DoFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		select {
+		case <-joinRunning:
+		case <-ctx.Done():
+		}
+		return nil
+	}).LinkTo("outerJoin")
+	s.Parallel("p").LinkTo("a").LinkTo("b").LinkTo("c")
+	for _, id := range []string{"a", "b", "c"} {
+		s.Activity(id).LinkTo("join")
+	}
+	first := true
+	s.Parallel("join").DoFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+		if first { // the first run only: the resumed one goes straight on
+			first = false
+			close(joinRunning)
+			select {
+			case <-xDone:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}).LinkTo("outerJoin")
+	s.Parallel("outerJoin").LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+
+	var st flow.FrontierState
+	res, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"), flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+		if cp.Node == "x" {
+			data, err := json.Marshal(cp.Frontier)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(data, &st))
+			close(xDone)
+		}
+		return nil
+	}))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+
+	var joinTok *flow.TokenState
+	for i := range st.Tokens {
+		if st.Tokens[i].Node == "join" {
+			joinTok = &st.Tokens[i]
+		}
+	}
+	require.NotNil(t, joinTok, "the join's token is in the checkpoint: %+v", st.Tokens)
+	assert.Equal(t, 3, joinTok.Arrivals, "%+v", *joinTok)
+
+	fr, err := e.RestoreFrontier(g, st)
+	require.NoError(t, err)
+	rec := newJoinRec()
+	res, err = e.Resume(context.Background(), fr, flow.NewContext("i"), flow.WithEvalInterceptor(rec, 0))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, rec.starts["join"], "the join's node runs once")
+	assert.Equal(t, []int{3}, rec.arrivals["join"])
+}
+
+// A join whose node fails the run is parked to run again on resume, as a suspended
+// one is: its NodeEnd must then say how many branches it waited for, whether the
+// node's own task failed or its sub-graph call did (a checkpoint taken while the
+// failed call's node was live again already said so).
+func TestFailedJoinKeepsItsArrivals(t *testing.T) {
+	e := flow.NewEngine()
+	for _, def := range []string{`
+id: sub
+layout:
+  - {id: s, type: start}
+  - {id: w, task: 'approved == true || raise("E1", "not yet")'}
+  - {id: e, type: end}
+`, threeBranchJoin("own", `approved == true || raise("E1", "not yet")`), threeBranchJoin("call", "#sub")} {
+		g, err := flow.LoadGraph("g.yml", []byte(def))
+		require.NoError(t, err)
+		require.NoError(t, e.Register(g))
+	}
+	for _, id := range []string{"own", "call"} {
+		g, _ := e.Graph(id)
+		for _, restored := range []bool{false, true} {
+			rec := newJoinRec()
+			fc := flow.NewContext("i")
+			res := evalRec(t, e, g, fc, rec)
+			require.Equal(t, flow.StatusFailed, res.Status)
+			fr := res.Frontier
+			require.NotNil(t, fr)
+			if restored {
+				fr = throughJSON(t, e, g, fr)
+			}
+			fc.Set("approved", true)
+			res, err := e.Resume(context.Background(), fr, fc, flow.WithEvalInterceptor(rec, 0))
+			require.NoError(t, err)
+			require.Equal(t, flow.StatusCompleted, res.Status)
+			assert.Equal(t, []int{3, 3}, rec.arrivals["join"], "%s, restored %v: the failed run and the resumed one", id, restored)
+		}
+	}
+}
+
+// A join whose task is a sub-graph call that suspends is resumed by re-entering the
+// call: its NodeEnd must still say how many branches the join waited for, as when the
+// join's own task suspends (TestSuspendedJoinKeepsItsArrivals).
+func TestSuspendedJoinCallKeepsItsArrivals(t *testing.T) {
+	t.Skip("known defect: the resume token groupSeeds makes for the call has no arrivals, and a call frame's state has no field for them (a frontier format decision)")
+	e := flow.NewEngine()
+	for _, def := range []string{`
+id: sub
+layout:
+  - {id: s, type: start}
+  - {id: w, task: 'approved == true || context.suspend("wait")'}
+  - {id: e, type: end}
+`, threeBranchJoin("j", "#sub")} {
+		g, err := flow.LoadGraph("g.yml", []byte(def))
+		require.NoError(t, err)
+		require.NoError(t, e.Register(g))
+	}
+	g, _ := e.Graph("j")
+	for _, restored := range []bool{false, true} {
+		rec := newJoinRec()
+		fc := flow.NewContext("i")
+		res := evalRec(t, e, g, fc, rec)
+		require.Equal(t, flow.StatusSuspended, res.Status)
+		fr := res.Frontier
+		if restored {
+			fr = throughJSON(t, e, g, fr)
+		}
+		fc.Set("approved", true)
+		res, err := e.Resume(context.Background(), fr, fc, flow.WithEvalInterceptor(rec, 0))
+		require.NoError(t, err)
+		require.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, []int{3, 3}, rec.arrivals["join"], "restored %v: the suspended run and the resumed one", restored)
 	}
 }

@@ -3,7 +3,9 @@ package flow_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -132,4 +134,122 @@ func TestLoopItemsKeepTheirTypeThroughJSON(t *testing.T) {
 	}
 	_, err = e.RestoreFrontier(g, st)
 	assert.ErrorIs(t, err, flow.ErrBadFrontier)
+}
+
+// A loop suspended in its second iteration resumes in that iteration, with its item,
+// and finishes the remaining items.
+func TestLoopSuspendedMidwayResumesItsIteration(t *testing.T) {
+	s := flow.NewSpec("ls")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", []any{"a", "b", "c"}).LinkTo("body")
+	s.Activity("body").SetTask(`context.put("log", log + it); it != "b" || ok == true || context.suspend("at b")`).LinkTo("close")
+	s.Loop("close", "", nil).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	fc := flow.NewContextWith("i", map[string]any{"log": ""})
+	res, err := e.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	assert.Equal(t, "ab", fc.Value("log"))
+	fc.Set("ok", true)
+	res, err = e.Resume(context.Background(), res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, "abbc", fc.Value("log"), "b runs again, then c")
+	_, set := fc.Get("it")
+	assert.False(t, set, "the loop item is not left in the shared variables")
+}
+
+// A parallel split inside a loop body: each iteration's branches see that iteration's
+// item, the join fires once per iteration, and nested parallel splits on an engine
+// bounded to one goroutine (the rest run inline) complete from several runs at once.
+func TestParallelInsideLoopBoundedConcurrency(t *testing.T) {
+	s := flow.NewSpec("pl")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "it", "0:5").LinkTo("p")
+	s.Parallel("p").LinkTo("a").LinkTo("q")
+	s.Activity("a").SetTask(`context.put("sum", sum + it)`).LinkTo("j")
+	s.Parallel("q").LinkTo("b").LinkTo("c")
+	s.Activity("b").SetTask(`context.put("sum", sum + it * 10)`).LinkTo("qj")
+	s.Activity("c").SetTask(`context.put("sum", sum + it * 100)`).LinkTo("qj")
+	s.Parallel("qj").LinkTo("j")
+	s.Parallel("j").SetTask(`context.incr("joins")`).LinkTo("close")
+	s.Loop("close", "", nil).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine(flow.WithMaxConcurrency(1))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				fc := flow.NewContextWith("i", map[string]any{"sum": 0})
+				res, err := e.EvalGraph(context.Background(), g, fc)
+				if !assert.NoError(t, err) || !assert.Equal(t, flow.StatusCompleted, res.Status) {
+					return
+				}
+				// 0+1+2+3+4 = 10, times 1 + 10 + 100.
+				assert.Equal(t, 1110, fc.Value("sum"))
+				assert.Equal(t, int64(5), fc.Value("joins"))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestLoopItemsAreBranchScoped(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string][]any{}
+	e := flow.NewEngine(flow.WithTaskFunc("see", func(_ context.Context, c *flow.Context, n *flow.Node) error {
+		v, _ := c.Get("item")
+		mu.Lock()
+		seen[n.ID] = append(seen[n.ID], v)
+		mu.Unlock()
+		time.Sleep(time.Millisecond) // let the branches interleave
+		return nil
+	}))
+	s := flow.NewSpec("scoped")
+	s.Start("s").LinkTo("p")
+	s.Parallel("p").LinkTo("l1").LinkTo("l2")
+	s.Loop("l1", "item", []any{"a", "b", "c"}).LinkTo("x1")
+	s.Activity("x1").SetTask("@see").LinkTo("c1")
+	s.Loop("c1", "", nil).LinkTo("j")
+	s.Loop("l2", "item", []any{1, 2, 3}).LinkTo("x2")
+	s.Activity("x2").SetTask("@see").LinkTo("c2")
+	s.Loop("c2", "", nil).LinkTo("j")
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	res, _, path := run(t, e, build(t, s), nil)
+	require.NoError(t, res.Err)
+	assert.Equal(t, []any{"a", "b", "c"}, seen["x1"])
+	assert.Equal(t, []any{1, 2, 3}, seen["x2"])
+	assert.Equal(t, 1, count(path, "e"))
+}
+
+func TestLoopOverContextVariableAndEmpty(t *testing.T) {
+	s := flow.NewSpec("lv")
+	s.Start("s").LinkTo("l")
+	s.Loop("l", "x", "items").LinkTo("b")
+	s.Activity("b").SetTask(`context.put("sum", sum + x)`).LinkTo("c")
+	s.Loop("c", "", nil).SetTask(`context.put("closed", true)`).LinkTo("e")
+	s.End("e")
+	g := build(t, s)
+	e := flow.NewEngine()
+	res, fc, _ := run(t, e, g, map[string]any{"items": []int{1, 2, 3, 4}, "sum": 0})
+	require.NoError(t, res.Err)
+	assert.Equal(t, 10, fc.Value("sum"))
+	assert.Equal(t, true, fc.Value("closed"))
+	// No items: the flow still passes the closing node once.
+	res, fc, path := run(t, e, g, map[string]any{"items": []int{}, "sum": 0})
+	require.NoError(t, res.Err)
+	assert.Equal(t, true, fc.Value("closed"))
+	assert.NotContains(t, path, "b")
+	// Not a list: an error with a stable code naming the loop node.
+	res, _, _ = run(t, e, g, map[string]any{"items": 5})
+	var ne *flow.NodeError
+	require.ErrorAs(t, res.Err, &ne)
+	assert.Equal(t, flow.CodeLoopItems, ne.Code)
+	assert.Equal(t, "l", ne.Node)
 }

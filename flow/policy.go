@@ -187,7 +187,13 @@ type ErrorDecision struct {
 	Recover bool
 	// Retryable allows a retry, on a node with a retry policy that is idempotent.
 	Retryable bool
-	// Goto is the node (in the same graph) where a recovered run continues.
+	// Goto is the node (in the same graph) where a recovered run continues. From inside
+	// a loop body, a goto to a node of the body stays in the iteration; a goto elsewhere
+	// leaves the loop, as a break would: the loop takes no further item, does not pass
+	// its closing node, and the flow goes on once from the goto node without the loop
+	// item. A goto from outside a loop into its body opens no iteration: the body runs
+	// without the item and the closing node runs as an ordinary node (export.Validate
+	// warns about such a goto).
 	Goto string
 	// Update is applied to the context when the error is recovered.
 	Update map[string]any
@@ -243,8 +249,12 @@ func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
 // RetryPolicy bounds the retries of a node: at most Max attempts in all, waiting
 // Backoff, then twice as long each time up to MaxBackoff, with jitter (each wait is
 // drawn from [d/2, d]). It applies only to errors the policy calls retryable and only
-// to nodes marked idempotent. In YAML: meta `retry: {max: 3, backoff: 10ms,
-// maxBackoff: 1s}` and `idempotent: true`.
+// to nodes marked idempotent; interceptors see each attempt. In YAML: meta `retry:
+// {max: 3, backoff: 10ms, maxBackoff: 1s}` and `idempotent: true`.
+//
+// A wait that a cancellation cuts short (the caller's, or a fail-fast sibling's
+// failure) puts the retry off: the attempt's end said it was retrying, the error
+// policy does not decide on the failure, and the node runs again on resume.
 type RetryPolicy struct {
 	Max        int
 	Backoff    time.Duration

@@ -222,7 +222,7 @@ func TestPrivateRunIDsStay(t *testing.T) {
 
 // Runs of one sealed graph on many goroutines share the engine's pool of run states:
 // each run sees only its own variables and its Result only its own outcome.
-func TestRecycledRunsDoNotLeakBetweenConcurrentRuns(t *testing.T) {
+func TestRecycledRunsShareNoStateBetweenConcurrentRuns(t *testing.T) {
 	g, err := LoadGraph("c.yml", []byte(`
 id: c
 layout:

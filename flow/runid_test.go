@@ -276,7 +276,7 @@ layout:
 // What a task's view says about its execution (InstanceID, RunID, CallPath) and the
 // instance's shared state stay safe to use from a goroutine the task leaves behind,
 // while the branch moves on (run with -race; see the Context doc for what does not).
-func TestLeakedViewKeepsItsSafeMethods(t *testing.T) {
+func TestViewUsedFromALeftoverGoroutineKeepsItsSafeMethods(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	type seen struct{ run, path, inst string }
 	out := make(chan seen, 1)

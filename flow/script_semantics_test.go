@@ -2,6 +2,7 @@ package flow_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -167,4 +168,58 @@ func TestScriptEmptyStatements(t *testing.T) {
 	err = flow.NewEngine().Register(g)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unexpected token Bracket(")") (1:27)`, "the position is the one in the source")
+}
+
+func TestScriptTypeErrorNamesNode(t *testing.T) {
+	s := flow.NewSpec("te")
+	s.Start("s").LinkTo("add")
+	s.Activity("add").SetTask(`context.put("r", name + 1)`).LinkTo("e")
+	s.End("e")
+	res, _, _ := run(t, flow.NewEngine(), build(t, s), map[string]any{"name": "x"})
+	var ne *flow.NodeError
+	require.ErrorAs(t, res.Err, &ne)
+	assert.Equal(t, "add", ne.Node)
+	assert.Equal(t, flow.CodeScript, ne.Code)
+	assert.Contains(t, res.Err.Error(), `node "add" in graph "te"`)
+}
+
+func TestNullSemantics(t *testing.T) {
+	s := flow.NewSpec("null")
+	s.Start("s").LinkTo("g")
+	s.Exclusive("g").LinkTo("wait", flow.LinkWhen("approved != true")).LinkTo("go")
+	s.End("wait")
+	s.End("go")
+	g := build(t, s)
+	_, _, path := run(t, flow.NewEngine(), g, nil)
+	assert.Contains(t, path, "wait", "an unset variable reads as null")
+	_, _, path = run(t, flow.NewEngine(), g, map[string]any{"approved": true})
+	assert.Contains(t, path, "go")
+}
+
+func TestScriptsAreAtomicAcrossParallelBranches(t *testing.T) {
+	const n = 40
+	s := flow.NewSpec("atomic")
+	s.Start("s").LinkTo("p")
+	p := s.Parallel("p")
+	for i := range n {
+		id := fmt.Sprintf("b%d", i)
+		p.LinkTo(id)
+		s.Activity(id).SetTask(`context.put("count", count + 1)`).LinkTo("j")
+	}
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	res, fc, _ := run(t, flow.NewEngine(flow.WithMaxConcurrency(8)), build(t, s), map[string]any{"count": 0})
+	require.NoError(t, res.Err)
+	assert.Equal(t, n, fc.Value("count"))
+}
+
+func TestUnknownScriptFunctionFailsAtLoad(t *testing.T) {
+	s := flow.NewSpec("fn")
+	s.Start("s").SetTask(`nosuchfn(1)`)
+	err := flow.NewEngine().Register(build(t, s))
+	require.ErrorIs(t, err, flow.ErrCompile)
+	assert.Contains(t, err.Error(), `unknown function "nosuchfn"`)
+	ok := flow.NewSpec("fn2")
+	ok.Start("s").SetTask(`context.put("n", len("abc") + abs(-1))`)
+	require.NoError(t, flow.NewEngine().Register(build(t, ok)), "builtins still work")
 }

@@ -260,8 +260,8 @@ func TestRecursiveCallHitsTheDepthLimit(t *testing.T) {
 }
 
 // A calling node with a retry policy retries a failed sub-graph call by calling the
-// sub-graph again, also when the failed call was one a resume re-entered (the retry
-// used to re-enter the aborted call, which failed again without running anything).
+// sub-graph again, also when the failed call was one a resume re-entered (re-entering
+// the aborted call would fail again without running anything).
 func TestRetryOfAResumedCallCallsTheSubGraphAgain(t *testing.T) {
 	calls := 0
 	e := flow.NewEngine(flow.WithClock(&fakeClock{}))
@@ -540,4 +540,20 @@ func TestResumeAfterAFailureInASubGraphRunsTheCallAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, int64(1), fc.Value("c1"))
+}
+
+func TestSubgraphCalledTwiceKeepsTwoTraceRecords(t *testing.T) {
+	e := flow.NewEngine()
+	c := flow.NewSpec("child")
+	c.Start("cs").LinkTo("ce")
+	c.End("ce")
+	require.NoError(t, e.Register(build(t, c)))
+	p := flow.NewSpec("parent")
+	p.Start("s").LinkTo("call1")
+	p.Activity("call1").SetTask("#child").LinkTo("call2")
+	p.Activity("call2").SetTask("#child").LinkTo("e")
+	p.End("e")
+	res, _, _ := run(t, e, build(t, p), nil)
+	require.NoError(t, res.Err)
+	assert.Equal(t, map[string]string{"parent": "e", "parent/call1/child": "ce", "parent/call2/child": "ce"}, res.Last())
 }

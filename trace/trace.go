@@ -1,7 +1,37 @@
 // Package trace holds the plain data that flowteam records about runs: the last node
 // per call path (FlowTrace), node outcome statuses, audit records and run metrics. It
-// has no behaviour beyond small helpers and imports only the standard library, so
-// every other package can share these types without import cycles.
+// imports only the standard library, so every other package can share these types
+// without import cycles.
+//
+// Reading an audit file (JSON Lines, one Record a line) and asking it questions:
+//
+//	var recs trace.Records
+//	for sc.Scan() {
+//		var r trace.Record
+//		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+//			return err
+//		}
+//		recs = append(recs, r)
+//	}
+//	for _, r := range recs.Nodes().Terminal() {
+//		fmt.Println(r.NodeID, r.Status, r.Reason) // manager SUSPENDED waiting for the manager
+//	}
+//	m := recs.Metrics("r1") // the run's status and its nodes counted by outcome
+//	err := recs.Verify()    // nil when every run is complete and consistent
+//
+// ExampleRecords runs this as a test.
+//
+// # Writing records
+//
+// Record.AppendJSON writes one record as a JSON line; an Encoder writes a stream of
+// them faster, caching what consecutive records share. Both write what encoding/json
+// writes, but for a root graph's path, which they leave out (decoding puts it back).
+//
+// # Counting
+//
+// Count adds to the CounterSink a context carries (WithCounterSink,
+// WithRunCounterSink): how interceptors and tasks report what a run did beyond its
+// records, without importing the package that collects it.
 package trace
 
 import "time"
