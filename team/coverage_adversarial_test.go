@@ -38,7 +38,7 @@ func TestAdvCoverageNotFoundVersusUnavailable(t *testing.T) {
 		}}
 	attempts := 0
 	unavailable := &team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
-		Retry: team.RetryPolicy{MaxAttempts: 3}, Alternatives: []string{"use the WIPO search API"},
+		Retry: flow.RetryPolicy{NoJitter: true, Max: 3}, Alternatives: []string{"use the WIPO search API"},
 		Search: func(context.Context, string) ([]any, error) {
 			attempts++
 			return nil, team.NewError(team.TypeSourceUnavailable, "503 from patent_db")
@@ -80,7 +80,7 @@ func TestAdvParallelTeamMergeNeverClaimsAbsenceForGaps(t *testing.T) {
 	empty := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return nil, nil }}
 	unavailable := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
-		Retry: team.RetryPolicy{MaxAttempts: 2},
+		Retry: flow.RetryPolicy{NoJitter: true, Max: 2},
 		Search: func(context.Context, string) ([]any, error) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "503 from market_reports")
 		}}
@@ -131,7 +131,7 @@ func TestAdvParallelTeamMergeNeverClaimsAbsenceForGaps(t *testing.T) {
 func TestAdvParallelCoordinatorPromptCarriesGaps(t *testing.T) {
 	clock := newSubClock()
 	unavailable := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
-		Retry: team.RetryPolicy{MaxAttempts: 1},
+		Retry: flow.RetryPolicy{NoJitter: true, Max: 1},
 		Search: func(context.Context, string) ([]any, error) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "503 from market_reports")
 		}}

@@ -60,7 +60,7 @@ func regulationAgent(clock *subClock) *team.SubAgent {
 func timingOutPatents(clock *subClock) *team.SubAgent {
 	hits := []any{map[string]any{"title": "EP4012345"}, map[string]any{"title": "US11800000"}}
 	return &team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
-		Retry:        team.RetryPolicy{MaxAttempts: 3},
+		Retry:        flow.RetryPolicy{NoJitter: true, Max: 3},
 		Alternatives: []string{"use the WIPO search API", "narrow the range to 2024-H2"},
 		Search: func(context.Context, string) ([]any, error) {
 			return hits, team.NewError(team.TypeTimeout, "patent search timed out after 30s")

@@ -97,13 +97,6 @@ func TestMetricsAndUsage(t *testing.T) {
 	assert.Equal(t, m, tr.TraceMetrics())
 }
 
-func TestSleepContext(t *testing.T) {
-	require.NoError(t, team.SleepContext(context.Background(), time.Microsecond))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	require.ErrorIs(t, team.SleepContext(ctx, time.Hour), context.Canceled)
-}
-
 type counter struct {
 	mu sync.Mutex
 	n  map[trace.Counter]int

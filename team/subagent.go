@@ -1,6 +1,7 @@
 package team
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,9 +57,10 @@ func Searcher[T any](fn func(ctx context.Context, query string) ([]T, error)) Se
 // Each attempt is reported as a tool call (ToolStart, ToolEnd with the observation)
 // named after the source, so a stream, an interceptor or RecordToolCalls sees them.
 //
-// Zero fields take defaults: RetryPolicy's (3 attempts, 500ms backoff doubling up to
-// 30s), no per-attempt timeout, no budget, SleepContext and time.Now. The fields must
-// not change while the sub-agent runs.
+// Zero fields take defaults: 3 attempts, 500ms backoff doubling up to 30s (with
+// jitter unless Retry.NoJitter), a Retry-After of at most a minute, no per-attempt
+// timeout, no budget, a real sleep and time.Now. The fields must not change while the
+// sub-agent runs.
 type SubAgent struct {
 	// Task names the sub-task; it is the agent's name.
 	Task string
@@ -67,8 +69,13 @@ type SubAgent struct {
 	Source string
 	// Search runs one query.
 	Search SearchFunc
-	// Retry bounds the attempts and the backoff between them.
-	Retry RetryPolicy
+	// Retry bounds the attempts (Max, in all) and the backoff between them, as a
+	// node's retry policy does.
+	Retry flow.RetryPolicy
+	// MaxRetryAfter bounds the Retry-After a source may ask for: it replaces the
+	// backoff, and one longer is not waited for (the rate_limited error is reported
+	// at once with its RetryAfter).
+	MaxRetryAfter time.Duration
 	// AttemptTimeout, when set, bounds each attempt; an attempt that runs out is a
 	// timeout (retryable).
 	AttemptTimeout time.Duration
@@ -78,7 +85,7 @@ type SubAgent struct {
 	// Alternatives are reported with a failure: other ways to get the answer.
 	Alternatives []string
 	// Sleep waits between attempts; Now reads the clock (durations, the budget).
-	Sleep Sleeper
+	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
 }
 
@@ -167,10 +174,11 @@ func (s *SubAgent) call(ctx context.Context, ri RunInfo, query string) (SubResul
 // attempts makes the attempts: at most the policy's, while the failure is retryable,
 // the backoff (or the Retry-After asked for) is within bounds and within the budget.
 func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now func() time.Time) SubResult {
-	p := s.Retry.withDefaults()
+	p := retryDefaults(s.Retry)
+	maxAfter := cmp.Or(s.MaxRetryAfter, defaultMaxRetryAfter)
 	sleep := s.Sleep
 	if sleep == nil {
-		sleep = SleepContext
+		sleep = sleepContext
 	}
 	args, _ := json.Marshal(map[string]string{"query": query})
 	tried := QueryAttempt{Query: query, Source: s.source()}
@@ -224,12 +232,12 @@ func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now f
 			tried.Result = plural(len(hits), "result")
 			return SubResult{Task: s.Task, Status: ResultSuccess, Results: hits, Attempted: []QueryAttempt{tried}}
 		}
-		if !last.Retry || n >= p.MaxAttempts || ctx.Err() != nil {
+		if !last.Retry || n >= p.Max || ctx.Err() != nil {
 			break
 		}
-		wait = p.delay(n)
+		wait = flow.Backoff(p.Backoff, p.MaxBackoff, n, !p.NoJitter)
 		if last.RetryAfter > 0 {
-			if last.RetryAfter > p.MaxRetryAfter {
+			if last.RetryAfter > maxAfter {
 				stop = fmt.Sprintf("the source asked to wait %s", last.RetryAfter)
 				break
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
 )
@@ -104,7 +105,7 @@ func TestSubAgentRetriesTimeoutWithBoundedBackoff(t *testing.T) {
 	}}
 	sa := &team.SubAgent{
 		Task: "patents", Source: "patent_db", Search: search.Search,
-		Retry:        team.RetryPolicy{MaxAttempts: 3, Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
+		Retry:        flow.RetryPolicy{NoJitter: true, Max: 3, Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
 		Alternatives: []string{"use the WIPO search API", "narrow the range to 2024-H2"},
 		Sleep:        clock.Sleep, Now: clock.Now,
 	}
@@ -142,13 +143,13 @@ func TestSubAgentRetriesTimeoutWithBoundedBackoff(t *testing.T) {
 func TestSubAgentBackoffBounds(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		policy team.RetryPolicy
+		policy flow.RetryPolicy
 		waits  []time.Duration
 	}{
-		{"capped", team.RetryPolicy{MaxAttempts: 5, Backoff: 100 * time.Millisecond, MaxBackoff: 250 * time.Millisecond},
+		{"capped", flow.RetryPolicy{NoJitter: true, Max: 5, Backoff: 100 * time.Millisecond, MaxBackoff: 250 * time.Millisecond},
 			[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond, 250 * time.Millisecond}},
-		{"defaults", team.RetryPolicy{}, []time.Duration{500 * time.Millisecond, time.Second}},
-		{"no retry", team.NoRetry, nil},
+		{"defaults", flow.RetryPolicy{NoJitter: true}, []time.Duration{500 * time.Millisecond, time.Second}},
+		{"no retry", flow.RetryPolicy{Max: 1}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newSubClock()
@@ -167,7 +168,7 @@ func TestSubAgentBackoffBounds(t *testing.T) {
 		clock := newSubClock()
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: timeoutErr()}}}
 		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now,
-			Retry: team.RetryPolicy{MaxAttempts: 4, Backoff: 100 * time.Millisecond, MaxBackoff: time.Second, Jitter: true}}
+			Retry: flow.RetryPolicy{Max: 4, Backoff: 100 * time.Millisecond, MaxBackoff: time.Second}}
 		sa.Run(context.Background(), "q")
 		waits := clock.Waits()
 		require.Len(t, waits, 3)
@@ -233,7 +234,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 		clock.step = time.Second
 		search := &scriptedSearch{clock: clock, outcomes: []searchOutcome{{err: timeoutErr()}}}
 		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now, Budget: 3 * time.Second,
-			Retry: team.RetryPolicy{MaxAttempts: 10, Backoff: 500 * time.Millisecond}}
+			Retry: flow.RetryPolicy{NoJitter: true, Max: 10, Backoff: 500 * time.Millisecond}}
 		r := sa.Run(context.Background(), "q")
 		// 1s + 0.5s + 1s = 2.5s; waiting 1s more would pass 3s.
 		assert.Equal(t, 2, search.Attempts())
@@ -242,7 +243,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 	})
 	t.Run("an untyped error is source_unavailable", func(t *testing.T) {
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: errors.New("connection refused")}}}
-		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: newSubClock().Sleep, Retry: team.NoRetry}
+		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: newSubClock().Sleep, Retry: flow.RetryPolicy{Max: 1}}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, team.TypeSourceUnavailable, r.ErrorType)
 		assert.Equal(t, "connection refused", r.Message)
@@ -262,7 +263,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 		block := func(ctx context.Context, _ string) ([]any, error) { <-ctx.Done(); return nil, ctx.Err() }
 		clock := newSubClock()
 		sa := &team.SubAgent{Task: "t", Search: block, AttemptTimeout: time.Millisecond, Sleep: clock.Sleep,
-			Retry: team.RetryPolicy{MaxAttempts: 2}}
+			Retry: flow.RetryPolicy{NoJitter: true, Max: 2}}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, team.TypeTimeout, r.ErrorType)
 		assert.Equal(t, 2, r.Attempts())

@@ -57,7 +57,7 @@ func (f Finding) String() string {
 // Options configure a run. Sleep waits between a sub-agent's attempts (default: a
 // real sleep); tests pass a recorder so that nothing sleeps.
 type Options struct {
-	Sleep   team.Sleeper
+	Sleep   func(ctx context.Context, d time.Duration) error
 	Backoff time.Duration
 }
 
@@ -73,7 +73,7 @@ type Outcome struct {
 // searchAgent is a sub-agent over a deterministic source.
 func searchAgent(name, source string, opts Options, search team.SearchFunc, alternatives ...string) team.Agent {
 	return &team.SubAgent{Task: name, Source: source, Search: search, Alternatives: alternatives,
-		Retry: team.RetryPolicy{MaxAttempts: 3, Backoff: opts.Backoff, MaxBackoff: time.Second},
+		Retry: flow.RetryPolicy{Max: 3, Backoff: opts.Backoff, MaxBackoff: time.Second, NoJitter: true},
 		Sleep: opts.Sleep}
 }
 
