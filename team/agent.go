@@ -9,6 +9,7 @@ import (
 	"text/template"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // Agent is anything that answers a prompt in a session: a SimpleAgent, a ReActAgent, a
@@ -38,7 +39,7 @@ type Answer struct {
 	// Pending is set when the run waits for human decisions; Content is then empty.
 	Pending *Pending `json:"pending,omitempty"`
 	// Metrics are the run's duration, model and tool calls and tokens.
-	Metrics Metrics `json:"metrics"`
+	Metrics trace.Metrics `json:"metrics"`
 	// Trace is the run's execution record (*SimpleTrace, *ReActTrace, ...), if any.
 	Trace Trace `json:"-"`
 }

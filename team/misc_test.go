@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,19 +81,6 @@ func TestSimpleAgentOptionsAndSinks(t *testing.T) {
 	require.ErrorIs(t, last2, team.ErrSourceUnavailable)
 	assert.Equal(t, []team.EventKind{team.EventRunStart, team.EventReasonStart, team.EventReasonEnd, team.EventRunEnd}, kindsSeen)
 	assert.Equal(t, team.RunFailed, sess.SimpleTrace("f").Status)
-}
-
-func TestMetricsAndUsage(t *testing.T) {
-	var m team.Metrics
-	m.AddUsage(testkit.Tokens(10, 5, 2, 1))
-	m.Merge(team.Metrics{Duration: time.Second, ModelCalls: 2, ToolCalls: 3, PromptTokens: 1, CompletionTokens: 1, ThinkTokens: 1, CachedTokens: 1, TotalTokens: 2})
-	assert.Equal(t, team.Metrics{Duration: time.Second, ModelCalls: 3, ToolCalls: 3, PromptTokens: 11, CompletionTokens: 6, ThinkTokens: 3, CachedTokens: 2, TotalTokens: 17}, m)
-	assert.Equal(t, team.Usage{PromptTokens: 11, CompletionTokens: 6, ReasoningTokens: 3, CachedTokens: 2, TotalTokens: 17}, m.Usage())
-	assert.Equal(t, m.Usage(), testkit.Tokens(10, 5, 2, 1).Add(team.Usage{PromptTokens: 1, CompletionTokens: 1, ReasoningTokens: 1, CachedTokens: 1, TotalTokens: 2}))
-	var tr team.Trace = &team.ReActTrace{Metrics: m}
-	assert.Equal(t, m, tr.TraceMetrics())
-	tr = &team.SimpleTrace{Metrics: m}
-	assert.Equal(t, m, tr.TraceMetrics())
 }
 
 type counter struct {

@@ -204,7 +204,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 		u := resp.Usage
 		tr.Steps = append(tr.Steps, TraceStep{Kind: StepReason, Turn: step, Started: began, Duration: d,
 			Content: msg.Content, Reasoning: msg.Reasoning, ToolCalls: slices.Clone(msg.ToolCalls), Usage: &u})
-		tr.Metrics.AddUsage(u)
+		addUsage(&tr.Metrics, u)
 		run.Messages = append(run.Messages, msg)
 		if len(msg.ToolCalls) == 0 {
 			tr.Answer = msg.Content

@@ -58,7 +58,7 @@ func (r *runner) start(ctx context.Context, prompt string) {
 func (r *runner) end(ctx context.Context, ans *Answer, err error, d time.Duration) {
 	ev := Event{Kind: EventRunEnd, Answer: ans, Duration: d}
 	if ans != nil {
-		u := ans.Metrics.Usage()
+		u := usageOf(ans.Metrics)
 		ev.Content, ev.Usage = ans.Content, &u
 		ev.Status = RunCompleted
 		if ans.Pending != nil {

@@ -81,7 +81,7 @@ func (a *SimpleAgent) Call(ctx context.Context, prompt string, sess *AgentSessio
 	if err != nil {
 		return nil, err
 	}
-	tr.Metrics.AddUsage(resp.Usage)
+	addUsage(&tr.Metrics, resp.Usage)
 	tr.Usage, tr.Answer, tr.Reasoning, tr.Status = resp.Usage, resp.Message.Content, resp.Message.Reasoning, RunCompleted
 	st.History = a.cfg.trimHistory(append(st.History, UserMessage(prompt), AssistantMessage(resp.Message.Content)))
 	tr.Metrics.Duration = time.Since(began)

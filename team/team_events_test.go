@@ -168,7 +168,7 @@ func TestTeamNestedEventSymmetry(t *testing.T) {
 	inner := team.TraceIn(sess.Context(), "research")
 	require.NotNil(t, inner)
 	assert.Equal(t, starts[0].RunID, inner.ParentRunID)
-	assert.Equal(t, inner.Metrics.Usage(), outer.Records[1].Usage)
+	assert.Equal(t, team.Usage{PromptTokens: inner.Metrics.PromptTokens, CompletionTokens: inner.Metrics.CompletionTokens, ReasoningTokens: inner.Metrics.ThinkTokens, CachedTokens: inner.Metrics.CachedTokens, TotalTokens: inner.Metrics.TotalTokens}, outer.Records[1].Usage)
 
 	// The flow ran the nested team as a sub-graph of the outer graph.
 	assert.Contains(t, rec.QualifiedPath(), "team.desk/research/team.research:merge")

@@ -245,7 +245,7 @@ func (s *teamEndTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) er
 func (t *TeamAgent) emitEnd(ctx context.Context, tr *TeamTrace, err error, pending *Pending) {
 	ev := teamEvent(EventTeamEnd, tr)
 	ev.Status, ev.Content, ev.Duration = tr.Status, tr.FinalAnswer, tr.Metrics.Duration
-	u := tr.Metrics.Usage()
+	u := usageOf(tr.Metrics)
 	ev.Usage = &u
 	ev.Error = tr.Error
 	ev.Answer = &Answer{Agent: t.name, RunID: tr.RunID, Content: tr.FinalAnswer, Metrics: tr.Metrics, Trace: tr}
@@ -403,7 +403,7 @@ func (t *TeamAgent) nestedEnd(ctx context.Context, c *flow.Context, nest nesting
 	ans := &Answer{Agent: sub.name, RunID: str.RunID, Content: str.FinalAnswer, Metrics: str.Metrics, Trace: str}
 	rec := TeamRecord{Kind: RecordMember, Role: sub.Role(), Source: sub.name, Node: nest.node, Branch: nest.branch,
 		RunID: str.RunID, Content: str.FinalAnswer, Status: RunCompleted, Started: str.Started,
-		Duration: str.Metrics.Duration, Usage: str.Metrics.Usage()}
+		Duration: str.Metrics.Duration, Usage: usageOf(str.Metrics)}
 	tr, dec := t.answered(c, sub.name, turnQuestion{prompt: str.Prompt}, rec, ans, nil)
 	t.decided(ctx, tr, dec, nest.node, nest.branch)
 	t.icpts.memberEnd(ctx, tr, sub, ans, nil)

@@ -176,11 +176,11 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 		return nil
 	}
 	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
-		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: ans.Metrics.Usage()}
+		Content: ans.Content, Status: RunCompleted, Started: began, Duration: d, Usage: usageOf(ans.Metrics)}
 	tr, dec := t.answered(c, name, turnQuestion{prompt: asked}, rec, ans, ho)
 	t.decided(ctx, tr, dec, n.ID, branch)
 	end.Status, end.Content = RunCompleted, ans.Content
-	u := ans.Metrics.Usage()
+	u := usageOf(ans.Metrics)
 	end.Usage, end.Answer = &u, ans
 	Emit(ctx, end)
 	t.icpts.memberEnd(ctx, tr, m, ans, nil)

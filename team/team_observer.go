@@ -382,7 +382,7 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		if str.Status == TeamSkipped {
 			ev.Status = RecordSkipped
 		} else {
-			u := str.Metrics.Usage()
+			u := usageOf(str.Metrics)
 			ev.Usage = &u
 		}
 	case trace.Failed:

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // turnLog keeps the member turns of a team run that ended with an answer, so that a
@@ -31,10 +32,10 @@ type turnLog struct {
 type answeredTurn struct {
 	// Question is a digest of the prompt the member answered: a turn replays only the
 	// same question (a supervisor asked again may route with another task).
-	Question string     `json:"question"`
-	Record   TeamRecord `json:"record"`
-	Metrics  Metrics    `json:"metrics"`
-	Handoff  *handoff   `json:"handoff,omitempty"`
+	Question string        `json:"question"`
+	Record   TeamRecord    `json:"record"`
+	Metrics  trace.Metrics `json:"metrics"`
+	Handoff  *handoff      `json:"handoff,omitempty"`
 	// Recovered marks a failed turn whose failure an error policy recovered: the run
 	// went on past it, so a retry replays it. A failure that ended the run is not
 	// replayed: its member goes on with its kept run, or starts afresh.

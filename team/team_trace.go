@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // Team run statuses, as TeamTrace.Status and the team's events report them.
@@ -157,11 +158,11 @@ type TeamTrace struct {
 	Started time.Time `json:"started"`
 	// Metrics are the team's totals: its active wall time (pauses excluded), and the
 	// model calls, tool calls and tokens of the supervisor and every member.
-	Metrics Metrics `json:"metrics"`
+	Metrics trace.Metrics `json:"metrics"`
 	// Supervisor are the metrics of the supervisor's (or coordinator's) model calls.
-	Supervisor Metrics `json:"supervisor"`
+	Supervisor trace.Metrics `json:"supervisor"`
 	// Members are the metrics of each member's turns, by member name.
-	Members map[string]Metrics `json:"members,omitempty"`
+	Members map[string]trace.Metrics `json:"members,omitempty"`
 
 	// Active is the time spent in earlier segments of a paused run; Segment is when
 	// the current segment began.
@@ -172,7 +173,7 @@ type TeamTrace struct {
 var _ Trace = (*TeamTrace)(nil)
 
 // TraceMetrics returns the team's metrics.
-func (t *TeamTrace) TraceMetrics() Metrics { return t.Metrics }
+func (t *TeamTrace) TraceMetrics() trace.Metrics { return t.Metrics }
 
 // MemberRecords returns the records of members (not the supervisor's or coordinator's).
 func (t *TeamTrace) MemberRecords() []TeamRecord {
@@ -210,7 +211,7 @@ func (t *TeamTrace) clone() *TeamTrace {
 		c.LastDecision = &d
 	}
 	if t.Members != nil {
-		c.Members = make(map[string]Metrics, len(t.Members))
+		c.Members = make(map[string]trace.Metrics, len(t.Members))
 		for k, v := range t.Members {
 			c.Members[k] = v
 		}
@@ -219,22 +220,22 @@ func (t *TeamTrace) clone() *TeamTrace {
 }
 
 // addMember counts a member turn's metrics in the member's and the team's totals.
-func (t *TeamTrace) addMember(name string, m Metrics) {
+func (t *TeamTrace) addMember(name string, m trace.Metrics) {
 	if t.Members == nil {
-		t.Members = make(map[string]Metrics)
+		t.Members = make(map[string]trace.Metrics)
 	}
 	mm := t.Members[name]
-	mm.Merge(m)
+	mergeMetrics(&mm, m)
 	t.Members[name] = mm
 	d := t.Metrics.Duration // the team's duration is its own wall time, not a sum
-	t.Metrics.Merge(m)
+	mergeMetrics(&t.Metrics, m)
 	t.Metrics.Duration = d
 }
 
 // addSupervisor counts one supervisor (or coordinator) model call.
 func (t *TeamTrace) addSupervisor(u Usage) {
-	t.Supervisor.AddUsage(u)
-	t.Metrics.AddUsage(u)
+	addUsage(&t.Supervisor, u)
+	addUsage(&t.Metrics, u)
 }
 
 // decide records a decision.

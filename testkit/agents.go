@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // FixedAgent is a deterministic team.Agent: it writes fixed values into the session's
@@ -78,7 +79,7 @@ func (a *FixedAgent) Call(ctx context.Context, prompt string, sess *team.AgentSe
 	for _, k := range slices.Sorted(maps.Keys(a.writes)) {
 		sess.Context().Set(k, cloneValue(a.writes[k]))
 	}
-	ans := &team.Answer{Agent: a.name, RunID: ri.RunID, Content: a.answer, Metrics: team.Metrics{Duration: time.Since(began)}}
+	ans := &team.Answer{Agent: a.name, RunID: ri.RunID, Content: a.answer, Metrics: trace.Metrics{Duration: time.Since(began)}}
 	end := ri.Event(team.EventRunEnd)
 	end.Status, end.Content, end.Answer, end.Duration = team.RunCompleted, a.answer, ans, ans.Metrics.Duration
 	team.Emit(ctx, end)
