@@ -219,9 +219,9 @@ func TestEventsInParallelBranches(t *testing.T) {
 	assert.Equal(t, "R", fc.Value("right.answer"))
 }
 
-// recorder is a ReActInterceptor that writes down its hooks.
+// recorder is a TeamInterceptor that writes down its hooks.
 type recorder struct {
-	team.NopReActInterceptor
+	team.NopTeamInterceptor
 	mu  sync.Mutex
 	log []string
 }
@@ -234,17 +234,11 @@ func (r *recorder) OnAgentStart(_ context.Context, run team.RunInfo, prompt stri
 func (r *recorder) OnAgentEnd(_ context.Context, _ team.RunInfo, ans *team.Answer, err error) {
 	r.add(fmt.Sprintf("agent end %q %v", ans.Content, err))
 }
-func (r *recorder) OnReasonStart(_ context.Context, _ team.RunInfo, step int, req *team.ChatRequest) {
-	r.add(fmt.Sprintf("reason start %d (%d messages)", step, len(req.Messages)))
+func (r *recorder) OnModelStart(_ context.Context, _ team.RunInfo, req *team.ChatRequest) {
+	r.add(fmt.Sprintf("model start (%d messages)", len(req.Messages)))
 }
-func (r *recorder) OnReasonEnd(_ context.Context, _ team.RunInfo, step int, resp *team.ChatResponse, err error, _ time.Duration) {
-	r.add(fmt.Sprintf("reason end %d %d calls %v", step, len(resp.Message.ToolCalls), err))
-}
-func (r *recorder) OnActionStart(_ context.Context, _ team.RunInfo, step int, calls []team.ToolCall) {
-	r.add(fmt.Sprintf("action start %d %d calls", step, len(calls)))
-}
-func (r *recorder) OnActionEnd(_ context.Context, _ team.RunInfo, step int, obs []team.Observation, _ time.Duration) {
-	r.add(fmt.Sprintf("action end %d %d observations", step, len(obs)))
+func (r *recorder) OnModelEnd(_ context.Context, _ team.RunInfo, resp *team.ChatResponse, err error, _ time.Duration) {
+	r.add(fmt.Sprintf("model end %d calls %v", len(resp.Message.ToolCalls), err))
 }
 func (r *recorder) OnToolStart(_ context.Context, _ team.RunInfo, c team.ToolCall) {
 	r.add("tool start " + c.ID)
@@ -253,7 +247,7 @@ func (r *recorder) OnToolEnd(_ context.Context, _ team.RunInfo, c team.ToolCall,
 	r.add("tool end " + c.ID + " " + o.Status)
 }
 
-func TestReActInterceptorHooks(t *testing.T) {
+func TestInterceptorHooksOfReActAgent(t *testing.T) {
 	box := &toolbox{}
 	model := testkit.NewScriptedModel(
 		testkit.CallTools(testkit.ToolCall("a", "weather", `{"city":"Rome"}`), testkit.ToolCall("b", "broken", `{}`)),
@@ -267,14 +261,12 @@ func TestReActInterceptorHooks(t *testing.T) {
 	assert.NotContains(t, kinds(evs), team.EventReasonDelta, "WithoutStreaming sends no deltas")
 	assert.Equal(t, []string{
 		"agent start guide go",
-		"reason start 1 (1 messages)",
-		"reason end 1 2 calls <nil>",
-		"action start 1 2 calls",
+		"model start (1 messages)",
+		"model end 2 calls <nil>",
 		"tool start a", "tool end a success",
 		"tool start b", "tool end b error",
-		"action end 1 2 observations",
-		"reason start 2 (4 messages)",
-		"reason end 2 0 calls <nil>",
+		"model start (4 messages)",
+		"model end 0 calls <nil>",
 		`agent end "ok" <nil>`,
 	}, rec.log)
 }

@@ -15,7 +15,7 @@ type config struct {
 	tools        []Tool
 	maxSteps     int
 	permission   Permission
-	icpts        []ReActInterceptor
+	icpts        hooks
 	options      ChatOptions
 	historyLimit int
 	noStream     bool
@@ -43,8 +43,9 @@ func WithMaxSteps(n int) Option { return func(c *config) { c.maxSteps = n } }
 // and AllowTools).
 func WithPermission(p Permission) Option { return func(c *config) { c.permission = p } }
 
-// WithInterceptor adds an interceptor; interceptors run in the order added.
-func WithInterceptor(i ReActInterceptor) Option {
+// WithInterceptor adds an interceptor of the agent's runs (its agent, model and tool
+// hooks); interceptors run in the order added.
+func WithInterceptor(i TeamInterceptor) Option {
 	return func(c *config) { c.icpts = append(c.icpts, i) }
 }
 

@@ -312,9 +312,6 @@ func (x *reactRun) toolNames() []string {
 func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decisions map[string]Decision) {
 	run, tr := x.run, x.run.Trace
 	x.emit(ctx, Event{Kind: EventActionStart, Step: step, ToolCalls: batch})
-	for _, i := range x.cfg.icpts {
-		i.OnActionStart(ctx, x.info, step, batch)
-	}
 	began := time.Now()
 	obs := make([]Observation, 0, len(batch))
 	for n, c := range batch {
@@ -357,18 +354,13 @@ func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decision
 func (x *reactRun) endAction(ctx context.Context, step int, obs []Observation, began time.Time) {
 	d := time.Since(began)
 	x.emit(ctx, Event{Kind: EventActionEnd, Step: step, Duration: d})
-	for _, i := range x.cfg.icpts {
-		i.OnActionEnd(ctx, x.info, step, obs, d)
-	}
 }
 
 // call makes one tool call (or applies the decision that replaces it) and reports it.
 func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision) (Observation, time.Duration) {
 	call := c
 	x.emit(ctx, Event{Kind: EventToolStart, Step: step, Call: &call})
-	for _, i := range x.cfg.icpts {
-		i.OnToolStart(ctx, x.info, c)
-	}
+	x.cfg.icpts.toolStart(ctx, x.info, c)
 	began := time.Now()
 	var o Observation
 	if dec != nil && dec.Kind != DecisionApprove {
@@ -389,9 +381,7 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 	}
 	d := time.Since(began)
 	x.emit(ctx, Event{Kind: EventToolEnd, Step: step, Call: &call, Observation: &o, Duration: d, Decision: dec})
-	for _, i := range x.cfg.icpts {
-		i.OnToolEnd(ctx, x.info, c, o, d)
-	}
+	x.cfg.icpts.toolEnd(ctx, x.info, c, o, d)
 	return o, d
 }
 

@@ -49,10 +49,10 @@ func (h *ttHooks) ShouldSupervisorContinue(_ context.Context, tr *team.TeamTrace
 	h.add("supervisor_continue")
 	return h.stopAfter == 0 || tr.Turns < h.stopAfter
 }
-func (h *ttHooks) OnModelStart(_ context.Context, _ *team.TeamTrace, req *team.ChatRequest) {
+func (h *ttHooks) OnModelStart(_ context.Context, _ team.RunInfo, req *team.ChatRequest) {
 	h.add(fmt.Sprintf("model_start:%d", len(req.Messages)))
 }
-func (h *ttHooks) OnModelEnd(_ context.Context, _ *team.TeamTrace, resp *team.ChatResponse, err error, _ time.Duration) {
+func (h *ttHooks) OnModelEnd(_ context.Context, _ team.RunInfo, resp *team.ChatResponse, err error, _ time.Duration) {
 	h.add(fmt.Sprintf("model_end:%v", resp != nil && err == nil))
 }
 func (h *ttHooks) OnSupervisorDecision(_ context.Context, _ *team.TeamTrace, d team.RouteDecision) {
@@ -62,15 +62,15 @@ func (h *ttHooks) ShouldAgentContinue(_ context.Context, _ *team.TeamTrace, m te
 	h.add("agent_continue:" + m.Name())
 	return m.Name() != h.refuse
 }
-func (h *ttHooks) OnMemberStart(_ context.Context, _ *team.TeamTrace, m team.Agent, prompt string) {
-	h.add("member_start:" + m.Name() + ":" + strings.SplitN(prompt, "\n", 2)[0])
+func (h *ttHooks) OnAgentStart(_ context.Context, run team.RunInfo, prompt string) {
+	h.add("member_start:" + run.Agent + ":" + strings.SplitN(prompt, "\n", 2)[0])
 }
-func (h *ttHooks) OnMemberEnd(_ context.Context, _ *team.TeamTrace, m team.Agent, ans *team.Answer, err error) {
+func (h *ttHooks) OnAgentEnd(_ context.Context, run team.RunInfo, ans *team.Answer, err error) {
 	content := ""
 	if ans != nil {
 		content = ans.Content
 	}
-	h.add(fmt.Sprintf("member_end:%s:%s:%v", m.Name(), content, err != nil))
+	h.add(fmt.Sprintf("member_end:%s:%s:%v", run.Agent, content, err != nil))
 }
 func (h *ttHooks) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
 	if n.MetaString(team.MetaAgent) != "" && n.Type == flow.Activity {
