@@ -3,14 +3,15 @@ package team_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
+	"github.com/flowteam/flowteam/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // batchTurn asks for four calls in one turn: two of them (c2, c3) are sensitive.
@@ -300,4 +301,32 @@ func TestHITLInFlowViaSessionState(t *testing.T) {
 	require.NoError(t, err)
 	_, err = restored2.ResumeFlow(context.Background(), eng, other)
 	require.ErrorIs(t, err, team.ErrGraphChanged)
+}
+
+type counter struct {
+	mu sync.Mutex
+	n  map[trace.Counter]int
+}
+
+func (c *counter) Count(k trace.Counter, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[trace.Counter]int{}
+	}
+	c.n[k] += n
+}
+
+// A human rejection is counted for the run's metrics.
+func TestRejectionCounted(t *testing.T) {
+	box := &toolbox{}
+	agent := hitlAgent(t, box, testkit.NewScriptedModel(batchTurn(), testkit.Reply("ok")))
+	sess := team.NewSession("r")
+	_, err := agent.Call(context.Background(), "pay", sess)
+	require.NoError(t, err)
+	require.NoError(t, sess.Decide("assistant", team.Reject("c2", "no"), team.Skip("c3", nil)))
+	c := &counter{}
+	_, err = agent.Resume(trace.WithCounterSink(context.Background(), c), sess)
+	require.NoError(t, err)
+	assert.Equal(t, map[trace.Counter]int{trace.CountRejection: 1}, c.n)
 }

@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The team resume tests run their second half in a new process: the test binary
@@ -487,4 +486,20 @@ func TestTeamRetryAfterFailure(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "up again", ans.Content)
 	assert.NotEqual(t, failed.RunID, tm.Trace(sess.Context()).RunID)
+}
+
+// An odd history limit never keeps an answer without the prompt it answered: the
+// history starts at a prompt, so it holds at most the limit's messages.
+func TestOddHistoryLimitKeepsWholeExchanges(t *testing.T) {
+	model := testkit.NewScriptedModel(testkit.Reply("one"), testkit.Reply("two"), testkit.Reply("three"))
+	agent, err := team.NewSimpleAgent("s", model, team.WithHistoryLimit(3))
+	require.NoError(t, err)
+	sess := team.NewSession("h")
+	for _, p := range []string{"p1", "p2", "p3"} {
+		_, err := agent.Call(context.Background(), p, sess)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []team.Message{team.UserMessage("p3"), team.AssistantMessage("three")}, sess.History("s"))
+	assert.Equal(t, []team.Message{team.UserMessage("p2"), team.AssistantMessage("two"), team.UserMessage("p3")},
+		model.Requests()[2].Messages)
 }

@@ -8,13 +8,152 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/flowteam/flowteam/export"
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
+
+func ttSupervisorTeam(t *testing.T) *team.TeamAgent {
+	t.Helper()
+	research, err := team.NewTeam("research", team.WithProtocol(team.Parallel()),
+		team.WithMembers(testkit.NewFixedAgent("web", "w"), testkit.NewFixedAgent("papers", "p")))
+	require.NoError(t, err)
+	tm, err := team.NewTeam("desk", team.WithMembers(research, testkit.NewFixedAgent("writer", "done").WithRole("writes")),
+		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(testkit.NewScriptedModel()))
+	require.NoError(t, err)
+	return tm
+}
+
+// The team's graph is a graph like any other: every writer renders it, and the
+// document form (with the task namer) reads back into the same shape.
+func TestTeamGraphExports(t *testing.T) {
+	tm := ttSupervisorTeam(t)
+	g := tm.Graph()
+	assert.Equal(t, "team.desk", g.ID)
+	assert.Equal(t, "supervisor", g.Meta[team.MetaProtocol])
+	ids := []string{}
+	for _, n := range g.Nodes() {
+		ids = append(ids, n.ID)
+	}
+	assert.Equal(t, []string{"start", "supervisor", "route", "research", "writer", "end"}, ids)
+	assert.Equal(t, "#team.research", g.Node("research").Task)
+	assert.Equal(t, []string{"team.research"}, g.Calls())
+
+	uml, err := export.PlantUML(g)
+	require.NoError(t, err)
+	for _, want := range []string{"supervisor", "<<choice>>", "#team.research", "writer (writes)", "_team.desk.next", ": finish"} {
+		assert.Contains(t, string(uml), want)
+	}
+	for _, f := range export.Formats() {
+		var b strings.Builder
+		require.NoError(t, export.Write(&b, g, f, export.WithTaskNamer(tm.TaskNamer)), "format %s", f)
+		assert.NotEmpty(t, b.String())
+	}
+	_, err = export.YAML(g)
+	assert.ErrorIs(t, err, export.ErrNoTextualForm, "Go tasks need the namer in a document")
+
+	doc, err := export.YAML(g, export.WithTaskNamer(tm.TaskNamer))
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), "'@desk.supervisor'")
+	spec, err := flow.ParseDefinition("desk.yml", doc)
+	require.NoError(t, err)
+	back, err := spec.Build()
+	require.NoError(t, err)
+	assert.Len(t, back.Nodes(), len(g.Nodes()))
+	assert.Equal(t, "@desk.writer", back.Node("writer").Task)
+	assert.Equal(t, g.Node("route").Links()[0].When, back.Node("route").Links()[0].When)
+
+	// The production checklist has nothing to say about a generated graph.
+	research, ok := tm.Engine().Graph("team.research")
+	require.True(t, ok)
+	findings := export.Validate(g, export.WithRegistered(research))
+	assert.False(t, export.HasErrors(findings), "%v", findings)
+}
+
+// A team is an Agent: as the task of a node of another graph it runs on a copy of the
+// node's context and writes back what changed; as a sub-graph (Task) it shares the
+// context and suspends with the enclosing flow.
+func TestTeamInsideAnotherGraph(t *testing.T) {
+	ctx := context.Background()
+	tm, err := team.NewTeam("duo", team.WithMembers(testkit.NewFixedAgent("a", "A").Write("a.done", true), testkit.NewFixedAgent("b", "B")))
+	require.NoError(t, err)
+
+	t.Run("agent node", func(t *testing.T) {
+		spec := flow.NewSpec("outer")
+		spec.Start("s").LinkTo("duo")
+		spec.Activity("duo").Do(team.AsTask(tm)).SetMeta(team.MetaPrompt, "Do {{.job}}").LinkTo("e")
+		spec.End("e")
+		g, err := spec.Build()
+		require.NoError(t, err)
+		fc := flow.NewContextWith("o-1", map[string]any{"job": "the thing"})
+		res, err := flow.NewEngine().EvalGraph(ctx, g, fc)
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "B", fc.Value(team.AnswerKey("duo")))
+		assert.Equal(t, true, fc.Value("a.done"))
+		tr := team.TraceIn(fc, "duo")
+		require.NotNil(t, tr)
+		assert.Equal(t, "Do the thing", tr.Prompt)
+		assert.Equal(t, res.RunID(), tr.ParentRunID)
+	})
+	t.Run("sub-graph", func(t *testing.T) {
+		spec := flow.NewSpec("outer2")
+		spec.Start("s").LinkTo("duo")
+		spec.Activity("duo").Do(tm.Task()).LinkTo("e")
+		spec.End("e")
+		g, err := spec.Build()
+		require.NoError(t, err)
+		fc := flow.NewContextWith("o-2", map[string]any{"prompt": "Do it"})
+		var evs []team.Event
+		eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+		res, err := eng.EvalGraph(team.WithSink(ctx, func(e team.Event) { evs = append(evs, e) }), g, fc)
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+		assert.Equal(t, "B", fc.Value(team.AnswerKey("duo")))
+		ttCheckSymmetry(t, evs)
+		tr := team.TraceIn(fc, "duo")
+		assert.Equal(t, "Do it", tr.Prompt)
+		assert.Equal(t, "main/duo/team.duo", tr.Branch)
+	})
+	t.Run("suspends inside an agent node", func(t *testing.T) {
+		ap := ttApprovalTeam(t)
+		spec := flow.NewSpec("outer3")
+		spec.Start("s").LinkTo("rel")
+		spec.Activity("rel").Do(team.AsTask(ap)).LinkTo("e")
+		spec.End("e")
+		g, err := spec.Build()
+		require.NoError(t, err)
+		res, err := flow.NewEngine().EvalGraph(ctx, g, flow.NewContext("o-3"))
+		require.Error(t, err)
+		assert.Equal(t, flow.StatusFailed, res.Status)
+		assert.ErrorIs(t, err, team.ErrTeamSuspendedInNode)
+	})
+}
+
+// A team keeps its state in variables named from its name ("_team.<name>",
+// "_team.<name>.input", "_team.<name>.next", "_team.<name>.prompt.<member>"): a name
+// whose variables could be another team's is refused, naming the name and the clash.
+// Names that merely look alike keep working.
+func TestTeamNameCannotClash(t *testing.T) {
+	member := func() team.TeamOption { return team.WithMembers(testkit.NewFixedAgent("a", "A")) }
+	for _, name := range []string{"crew.next", "crew.input", "crew.prompt", "crew.prompt.a", "x.prompt.a.input", "x.y.next"} {
+		t.Run(name, func(t *testing.T) {
+			_, err := team.NewTeam(name, member())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `"`+name+`"`)
+			assert.Contains(t, err.Error(), "another team")
+		})
+	}
+	for _, name := range []string{"crew", "crew.nexts", "crew.inputs", "crew.prompter", "prompt.crew", "next", "input", "prompt", "crew.v2", "a.b.c"} {
+		t.Run(name, func(t *testing.T) {
+			_, err := team.NewTeam(name, member())
+			assert.NoError(t, err)
+		})
+	}
+}
 
 // panicAgent panics in Call, as a buggy member agent would.
 type panicAgent struct{ name string }
@@ -25,8 +164,8 @@ func (a panicAgent) Call(context.Context, string, *team.AgentSession) (*team.Ans
 	panic("member bug: nil map")
 }
 
-// advLast returns the last event, failing the test if there is none.
-func advLast(t *testing.T, evs []team.Event) team.Event {
+// finalEvent returns the last event, failing the test if there is none.
+func finalEvent(t *testing.T, evs []team.Event) team.Event {
 	t.Helper()
 	require.NotEmpty(t, evs)
 	return evs[len(evs)-1]
@@ -34,7 +173,7 @@ func advLast(t *testing.T, evs []team.Event) team.Event {
 
 // A supervisor that keeps naming a stranger, with a default member to fall back to,
 // would route forever: max turns ends it, with the decisions saying so.
-func TestAdvSupervisorStrangerForeverEndsAtMaxTurns(t *testing.T) {
+func TestSupervisorStrangerForeverEndsAtMaxTurns(t *testing.T) {
 	sup := testkit.NewScriptedModel().When(func(*team.ChatRequest) bool { return true },
 		testkit.CallTools(testkit.ToolCall("s", team.RouteToolName, `{"to":"ghost"}`)))
 	b := testkit.NewFixedAgent("b", "B")
@@ -59,7 +198,7 @@ func TestAdvSupervisorStrangerForeverEndsAtMaxTurns(t *testing.T) {
 
 // A team whose max turns exceed the engine's step limit is ended by the step limit,
 // with an error callers can branch on, and a failed TeamEnd closes the stream.
-func TestAdvSupervisorStepLimitEndsRun(t *testing.T) {
+func TestSupervisorStepLimitEndsRun(t *testing.T) {
 	sup := testkit.NewScriptedModel().When(func(*team.ChatRequest) bool { return true }, ttRouteTo("s", "a"))
 	tm, _ := ttTeam(t, "endless", team.WithMembers(testkit.NewFixedAgent("a", "A")),
 		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup), team.WithMaxTurns(1000),
@@ -68,7 +207,7 @@ func TestAdvSupervisorStepLimitEndsRun(t *testing.T) {
 	evs, err := ttCollect(t, tm, "go", sess)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, flow.ErrStepLimit)
-	last := advLast(t, evs)
+	last := finalEvent(t, evs)
 	assert.Equal(t, team.EventTeamEnd, last.Kind)
 	assert.Equal(t, team.TeamFailed, last.Status)
 	tr := tm.Trace(sess.Context())
@@ -78,7 +217,7 @@ func TestAdvSupervisorStepLimitEndsRun(t *testing.T) {
 
 // Two swarm members that hand the conversation to each other forever: the handoffs
 // are bounded and the team finishes with the last answer.
-func TestAdvSwarmHandoffCycle(t *testing.T) {
+func TestSwarmHandoffCycle(t *testing.T) {
 	a := testkit.NewFixedAgent("a", "not mine\ntransfer_to: b")
 	b := testkit.NewFixedAgent("b", "not mine either\ntransfer_to: a")
 	tm, _ := ttTeam(t, "ping", team.WithMembers(a, b), team.WithProtocol(team.Swarm(team.SwarmMaxTransfers(3))))
@@ -90,7 +229,7 @@ func TestAdvSwarmHandoffCycle(t *testing.T) {
 	assert.Equal(t, 3, tr.State.Transfers)
 	assert.Equal(t, team.ReasonMaxTransfers, tr.State.Halt)
 	assert.Equal(t, "finish:/rule/max_transfers", ttDecisions(tr)[len(tr.Decisions)-1])
-	last := advLast(t, evs)
+	last := finalEvent(t, evs)
 	assert.Equal(t, team.EventTeamEnd, last.Kind)
 	assert.Equal(t, team.TeamCompleted, last.Status)
 	ttCheckSymmetry(t, evs)
@@ -108,7 +247,7 @@ func TestAdvSwarmHandoffCycle(t *testing.T) {
 // A member that panics fails the team like a member that returns an error: the run
 // fails with an error naming the panic, the trace records the failed turn, the
 // member's node start has its end and the stream ends with a failed TeamEnd.
-func TestAdvMemberPanics(t *testing.T) {
+func TestMemberPanics(t *testing.T) {
 	for _, proto := range []team.Protocol{team.Sequential(), team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))} {
 		t.Run(proto.Name(), func(t *testing.T) {
 			tm, _ := ttTeam(t, "buggy", team.WithProtocol(proto),
@@ -131,7 +270,7 @@ func TestAdvMemberPanics(t *testing.T) {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, flow.ErrTaskPanic, "the engine reports the panic as any task panic")
 				assert.Equal(t, team.TeamFailed, tr.Status)
-				last := advLast(t, evs)
+				last := finalEvent(t, evs)
 				assert.Equal(t, team.EventTeamEnd, last.Kind)
 				assert.Equal(t, team.TeamFailed, last.Status)
 			} else {
@@ -146,7 +285,7 @@ func TestAdvMemberPanics(t *testing.T) {
 // A member failing mid-team with a fatal error: the error reaches the caller with its
 // type, the execution error record names the member's node, the fallback state a
 // policy declares is in the context, and the stream ends with a failed TeamEnd.
-func TestAdvMemberFailsWithFallbackState(t *testing.T) {
+func TestMemberFailsWithFallbackState(t *testing.T) {
 	policy := func(_ context.Context, _ *flow.Context, n *flow.Node, _ error, def flow.ErrorDecision) flow.ErrorDecision {
 		if n.ID == "checker" {
 			def.Fallback = map[string]any{"check.status": "fallback"}
@@ -167,7 +306,7 @@ func TestAdvMemberFailsWithFallbackState(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Equal(t, "checker", recs[0].NodeID)
 	assert.Equal(t, string(team.TypeAuthDenied), recs[0].Error.Code)
-	last := advLast(t, evs)
+	last := finalEvent(t, evs)
 	assert.Equal(t, team.EventTeamEnd, last.Kind)
 	assert.Equal(t, team.TeamFailed, last.Status)
 	require.NotNil(t, last.Error)
@@ -177,7 +316,7 @@ func TestAdvMemberFailsWithFallbackState(t *testing.T) {
 
 // A recoverable failure of a swarm member must not make the swarm call the same
 // failing member again and again: the failed turn counts, and the swarm finishes.
-func TestAdvSwarmMemberRecoverableFailure(t *testing.T) {
+func TestSwarmMemberRecoverableFailure(t *testing.T) {
 	bad := testkit.NewFailingAgent("b", flow.MarkRecoverable(errors.New("flaky backend")))
 	a := testkit.NewFixedAgent("a", "transfer_to: b")
 	tm, _ := ttTeam(t, "sw", team.WithMembers(a, bad), team.WithProtocol(team.Swarm()), team.WithMaxTurns(6))
@@ -202,7 +341,7 @@ func TestAdvSwarmMemberRecoverableFailure(t *testing.T) {
 
 // Cancelling the context while a member works fails the team with a cancellation
 // error and still ends the stream with a failed TeamEnd.
-func TestAdvCancelMidTeam(t *testing.T) {
+func TestCancelMidTeam(t *testing.T) {
 	slow := testkit.NewSlowAgent("slow", "never")
 	after := testkit.NewFixedAgent("after", "X")
 	tm, _ := ttTeam(t, "cancel", team.WithMembers(testkit.NewFixedAgent("a", "A"), slow, after))
@@ -225,7 +364,7 @@ func TestAdvCancelMidTeam(t *testing.T) {
 	require.Error(t, runErr)
 	assert.True(t, errors.Is(runErr, context.Canceled) || errors.Is(runErr, team.ErrCancelled), "got %v", runErr)
 	assert.Empty(t, after.Prompts())
-	last := advLast(t, evs)
+	last := finalEvent(t, evs)
 	assert.Equal(t, team.EventTeamEnd, last.Kind)
 	assert.Equal(t, team.TeamFailed, last.Status)
 	tr := tm.Trace(sess.Context())
@@ -235,7 +374,7 @@ func TestAdvCancelMidTeam(t *testing.T) {
 
 // Breaking out of a parallel team's stream while members are running cancels them;
 // nothing is left running (goleak checks) and nothing deadlocks.
-func TestAdvStreamBreakParallel(t *testing.T) {
+func TestStreamBreakParallel(t *testing.T) {
 	s1, s2 := testkit.NewSlowAgent("s1", "one"), testkit.NewSlowAgent("s2", "two")
 	tm, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel()), team.WithMembers(s1, s2, testkit.NewFixedAgent("f", "F")))
 	for _, stopAt := range []team.EventKind{team.EventTeamStart, team.EventNodeStart, team.EventRunStart} {
@@ -252,7 +391,7 @@ func TestAdvStreamBreakParallel(t *testing.T) {
 }
 
 // The error of a failed team names the team and keeps the member's structured error.
-func TestAdvTeamErrorKeepsMemberType(t *testing.T) {
+func TestTeamErrorKeepsMemberType(t *testing.T) {
 	tm, _ := ttTeam(t, "wrap", team.WithMembers(testkit.FailingWith("m", team.TypeRateLimited, "slow down")))
 	_, err := tm.Call(context.Background(), "go", team.NewSession("wrap-1"))
 	require.Error(t, err)
@@ -266,7 +405,7 @@ func TestAdvTeamErrorKeepsMemberType(t *testing.T) {
 // Two resumes of one suspended team in one session at the same time: the member's
 // approved call runs once, the member's model is not asked a second question, and the
 // loser is told there is nothing to resume.
-func TestAdvTeamConcurrentResumeSameSession(t *testing.T) {
+func TestTeamConcurrentResumeSameSession(t *testing.T) {
 	payer, p := newBlockingPayer(t, "payer")
 	tm, _ := ttTeam(t, "billing", team.WithMembers(payer, testkit.NewFixedAgent("after", "filed")))
 	sess := team.NewSession("billing-1")
@@ -303,7 +442,7 @@ func TestAdvTeamConcurrentResumeSameSession(t *testing.T) {
 
 // A member named like the finish marker could never be routed to (the supervisor's
 // "finish" would always win): the team refuses to build.
-func TestAdvMemberNamedLikeFinishMarker(t *testing.T) {
+func TestMemberNamedLikeFinishMarker(t *testing.T) {
 	for _, tc := range []struct {
 		member string
 		opts   []team.TeamOption
@@ -325,7 +464,7 @@ func TestAdvMemberNamedLikeFinishMarker(t *testing.T) {
 // would), the member answers: the team goes to the member it handed over to, as it
 // would have without the pause, instead of finishing with no_handoff. A transfer the
 // human skipped hands over to nobody.
-func TestAdvSwarmHandoffSurvivesHITLPause(t *testing.T) {
+func TestSwarmHandoffSurvivesHITLPause(t *testing.T) {
 	swarm := func(t *testing.T, transfer team.Tool, am team.ChatModel) *team.TeamAgent {
 		a, err := team.NewReActAgent("a", am, team.WithTools(transfer, (&toolbox{}).remove()))
 		require.NoError(t, err)
@@ -376,7 +515,7 @@ func TestAdvSwarmHandoffSurvivesHITLPause(t *testing.T) {
 
 // A team resumed with a member's decisions, whose context has ended before the member
 // could act on them, keeps the decisions: the next Resume pays once, without asking.
-func TestAdvTeamCancelledResumeKeepsDecisions(t *testing.T) {
+func TestTeamCancelledResumeKeepsDecisions(t *testing.T) {
 	var paid []string
 	tm := ttPayTeam(t, testkit.NewScriptedModel(ttSupScript()...), testkit.NewScriptedModel(ttPayerScript()...), true, &paid)
 	sess := team.NewSession("team-cancel-resume")
@@ -403,7 +542,7 @@ func TestAdvTeamCancelledResumeKeepsDecisions(t *testing.T) {
 // A supervisor's explicit "route: <member>" line decides, even when its prose also
 // holds the finish marker as a word ("not finished yet", "finish the draft"):
 // finishing there would end the team's work with a member's task undone.
-func TestAdvSupervisorRouteLineBeatsFinishWord(t *testing.T) {
+func TestSupervisorRouteLineBeatsFinishWord(t *testing.T) {
 	for name, text := range map[string]string{
 		"finished in prose": "The research is not finished yet.\nroute: researcher",
 		"finish in a task":  "next: researcher\nAsk them to finish the market numbers.",
@@ -428,7 +567,7 @@ func TestAdvSupervisorRouteLineBeatsFinishWord(t *testing.T) {
 // member run left waiting by the abandoned run (here: its resume was cancelled) is
 // not resumed inside the new one, where its approved call would act for a task
 // nobody asked for now.
-func TestAdvTeamNewRunDropsStaleMemberRun(t *testing.T) {
+func TestTeamNewRunDropsStaleMemberRun(t *testing.T) {
 	var paid []string
 	type payArgs struct {
 		Amount int `json:"amount"`
@@ -469,7 +608,7 @@ func TestAdvTeamNewRunDropsStaleMemberRun(t *testing.T) {
 // A swarm member's answer that merely starts a line with a word like "Handoffs" or
 // "Transferring" hands over to nobody: it finishes with no_handoff, and with a default
 // member it is not routed there as if it had named a stranger.
-func TestAdvSwarmHandoffWordIsNotAHandoff(t *testing.T) {
+func TestSwarmHandoffWordIsNotAHandoff(t *testing.T) {
 	for _, text := range []string{"Handoffs are not needed: your refund is issued.", "Transfer tomorrow is fine: refund issued."} {
 		t.Run(text, func(t *testing.T) {
 			refunds := testkit.NewFixedAgent("refunds", text)
