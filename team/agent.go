@@ -40,23 +40,14 @@ type Answer struct {
 	Pending *Pending `json:"pending,omitempty"`
 	// Metrics are the run's duration, model and tool calls and tokens.
 	Metrics trace.Metrics `json:"metrics"`
-	// Trace is the run's execution record (*SimpleTrace, *ReActTrace, ...), if any.
-	Trace Trace `json:"-"`
+	// Trace is the run's execution record (*SimpleTrace, *ReActTrace, *TeamTrace or
+	// an agent's own type), if any.
+	Trace any `json:"-"`
 }
 
-// Meta keys an agent node may set to configure the agent task.
-const (
-	// MetaPrompt is a text/template rendered over the FlowContext as the prompt.
-	MetaPrompt = "prompt"
-	// MetaPromptKey names the context variable holding the prompt.
-	MetaPromptKey = "promptKey"
-	// MetaAnswerKey names the context variable the answer is written to.
-	MetaAnswerKey = "answerKey"
-)
-
-// DefaultPromptKey is the context variable an agent task reads its prompt from when
+// defaultPromptKey is the context variable an agent task reads its prompt from when
 // neither the node nor the task options say otherwise.
-const DefaultPromptKey = "prompt"
+const defaultPromptKey = "prompt"
 
 // AnswerKey returns the context variable an agent task writes the answer of agent to
 // by default: "<name>.answer".
@@ -145,7 +136,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 		return err // the node error names the node; the agents of this package name themselves
 	}
 	if ans.Pending != nil {
-		c.Suspend(ans.Pending.Reason())
+		c.Suspend(ans.Pending.reason())
 	} else {
 		c.Set(t.answerKeyAt(n), ans.Content)
 	}
@@ -218,7 +209,7 @@ func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {
 		key = t.promptKey
 	}
 	if key == "" {
-		key = DefaultPromptKey
+		key = defaultPromptKey
 	}
 	v, ok := c.Get(key)
 	if !ok || v == nil {
@@ -251,8 +242,8 @@ func (t *agentTask) render(text string, c *flow.Context) (string, error) {
 	return renderTemplate(v.(*template.Template), c, "")
 }
 
-// WithAgent registers an agent on an engine as the task "@name".
-func WithAgent(a Agent, opts ...TaskOption) flow.Option {
+// withAgent registers an agent on an engine as the task "@name".
+func withAgent(a Agent, opts ...TaskOption) flow.Option {
 	return flow.WithTask(a.Name(), AsTask(a, opts...))
 }
 
@@ -262,7 +253,7 @@ func WithAgent(a Agent, opts ...TaskOption) flow.Option {
 func WithAgents(agents ...Agent) flow.Option {
 	return func(e *flow.Engine) {
 		for _, a := range agents {
-			WithAgent(a)(e)
+			withAgent(a)(e)
 		}
 	}
 }

@@ -103,7 +103,7 @@ func GatherSubTasks(c *flow.Context, names ...string) []SubTask {
 				}
 			}
 		}
-		if _, ok := c.Get(ToolCallsKey(name)); ok {
+		if _, ok := c.Get(toolCallsKey(name)); ok {
 			t.Calls = ToolCallsIn(c, name)
 		} else {
 			t.Calls = ToolCallsOfTrace(sess.ReActTrace(name))

@@ -82,7 +82,7 @@
 //
 // An AgentSession wraps a FlowContext. Each agent's state (conversation history, the
 // run waiting for decisions, always-allowed tools, the trace of its last run) is kept
-// in the context variables under StateKey(name), as plain data. Hence the session
+// in the context variables under stateKey(name), as plain data. Hence the session
 // package's snapshots and stores (memory, file, Redis) carry agent state with the flow
 // they belong to: session.Runner.Run suspends an instance at the agent node, and in
 // another process runner.Load, PendingIn and DecideIn produce the updates that
@@ -248,7 +248,7 @@
 // each other's state. The variables keep the names snapshots already hold.
 //
 // The TeamTrace (TraceIn, TraceOf) is plain data in the FlowContext under
-// TraceKey(name): records (kind, role, source member, content, status, duration,
+// traceKey(name): records (kind, role, source member, content, status, duration,
 // tokens), the route, every decision and the last one, the turn count, the protocol's
 // state, the final answer and the metrics of the supervisor and of each member (think
 // tokens included), summed into the team's. A session snapshot carries it, so a team
@@ -391,7 +391,7 @@
 // A sub-agent that swallows an error and reports an empty success is found out by
 // evidence it does not control: the tool calls made during its run. RecordToolCalls
 // wraps any agent so that the tool-call events of its run (and of agents it calls)
-// are kept, per agent, in the FlowContext under ToolCallsKey(name); the ReActTrace a
+// are kept, per agent, in the FlowContext under toolCallsKey(name); the ReActTrace a
 // ReActAgent keeps in the session is a second source (ToolCallsOfTrace). Both are
 // plain data in the context, so they survive a session snapshot and a restore in
 // another process, which events alone would not. A call a human skipped (Skip) is

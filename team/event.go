@@ -31,18 +31,6 @@ const (
 	EventHITLDecided EventKind = "hitl_decided"
 )
 
-// Run statuses, as RunEnd events and traces report them.
-const (
-	RunCompleted = "completed"
-	RunPending   = "pending" // waiting for human decisions
-	RunFailed    = "failed"
-	// RunInterrupted ends a team member's node whose turn the flow cut short: its
-	// context ended because the run halted (another branch failed fast) or its
-	// sub-graph call failed elsewhere. The failure is not the member's, and its node
-	// runs again on resume.
-	RunInterrupted = "interrupted"
-)
-
 // Event is one thing that happened in an agent run. Every event carries the run id and
 // the agent name and, when the agent runs as a node of a flow graph, the instance, the
 // node id, the branch id and the flow's run id as ParentRunID. The other fields are set
@@ -105,17 +93,14 @@ func (e Event) String() string {
 	return s
 }
 
-// Sink receives events. It is called from the goroutines the agents run on, possibly
-// concurrently (parallel branches of a flow); it must not block for long.
-type Sink func(Event)
-
 type sinkKey struct{}
 
 type parentKey struct{}
 
 // WithSink returns a context whose agent runs send their events to sink, in addition
-// to any sink already in ctx.
-func WithSink(ctx context.Context, sink Sink) context.Context {
+// to any sink already in ctx. The sink is called from the goroutines the agents run
+// on, possibly concurrently (parallel branches of a flow); it must not block for long.
+func WithSink(ctx context.Context, sink func(Event)) context.Context {
 	if prev := sinkFrom(ctx); prev != nil {
 		next := sink
 		sink = func(e Event) { prev(e); next(e) }
@@ -123,8 +108,8 @@ func WithSink(ctx context.Context, sink Sink) context.Context {
 	return context.WithValue(ctx, sinkKey{}, sink)
 }
 
-func sinkFrom(ctx context.Context) Sink {
-	s, _ := ctx.Value(sinkKey{}).(Sink)
+func sinkFrom(ctx context.Context) func(Event) {
+	s, _ := ctx.Value(sinkKey{}).(func(Event))
 	return s
 }
 
@@ -287,12 +272,6 @@ const (
 	EventDecision  EventKind = "team_decision"
 )
 
-// TeamStart statuses.
-const (
-	TeamStarted = "started"
-	TeamResumed = "resumed"
-)
-
 // teamEvent returns an event of the team run described by tr: RunID is the team's run
 // id, ParentRunID the run the team runs in.
 func teamEvent(kind EventKind, tr *TeamTrace) Event {
@@ -315,10 +294,10 @@ func withMemberRun(ctx context.Context, flowRun, teamRun string) context.Context
 	if s == nil || flowRun == "" || flowRun == teamRun {
 		return ctx
 	}
-	return context.WithValue(ctx, sinkKey{}, Sink(func(e Event) {
+	return context.WithValue(ctx, sinkKey{}, func(e Event) {
 		if e.ParentRunID == flowRun && e.Kind != EventNodeStart && e.Kind != EventNodeEnd {
 			e.ParentRunID = teamRun
 		}
 		s(e)
-	}))
+	})
 }

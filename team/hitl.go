@@ -40,7 +40,7 @@ func (p *Pending) IDs() []string {
 }
 
 // Reason is the suspend reason a flow node reports for the batch.
-func (p *Pending) Reason() string {
+func (p *Pending) reason() string {
 	names := make([]string, len(p.Calls))
 	for i, c := range p.Calls {
 		names[i] = c.Name + "#" + c.ID

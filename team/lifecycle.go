@@ -24,7 +24,7 @@ func sameValue(a, b any) bool { return reflect.DeepEqual(a, b) }
 // concurrently) and returns a copy of the result. fn must not call Context methods.
 func (t *TeamAgent) update(c *flow.Context, fn func(tr *TeamTrace)) *TeamTrace {
 	var out *TeamTrace
-	c.Update(TraceKey(t.name), func(old any, _ bool) any {
+	c.Update(traceKey(t.name), func(old any, _ bool) any {
 		tr := traceValue(old)
 		if tr == nil {
 			tr = &TeamTrace{Team: t.name, Protocol: t.cfg.proto.Name()}
@@ -112,7 +112,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		tr.ParentRunID, tr.Prompt = ptr.RunID, prompt
 		if skip {
 			tr.Status, tr.Segment = TeamSkipped, time.Time{}
-			c.Set(TraceKey(t.name), *tr)
+			c.Set(traceKey(t.name), *tr)
 			c.Interrupt() // the call ends here; the parent goes on
 			return nil
 		}
@@ -124,7 +124,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		}
 		v, ok := c.Get(t.InputKey())
 		if !ok {
-			v, _ = c.Get(DefaultPromptKey)
+			v, _ = c.Get(defaultPromptKey)
 		}
 		tr.Prompt, _ = v.(string)
 	}
@@ -156,7 +156,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		t.startTurns(c, tr.RunID, "", logged)
 	}
 	t.cfg.proto.start(t, tr)
-	c.Set(TraceKey(t.name), *tr)
+	c.Set(traceKey(t.name), *tr)
 	t.setNext(c, tr)
 	ev := teamEvent(EventTeamStart, tr)
 	ev.Prompt, ev.Status = tr.Prompt, TeamStarted
@@ -303,7 +303,7 @@ func (t *TeamAgent) lastAnswer(tr *TeamTrace) string {
 		ans = tr.LastAnswerOf(t.cfg.answerFrom)
 	}
 	if ans == "" {
-		ans = tr.LastAnswer()
+		ans = tr.lastAnswer()
 	}
 	r, ok := t.answeringTurn(tr)
 	if !ok || r.Status != RunFailed {

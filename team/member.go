@@ -265,10 +265,6 @@ func (mt *memberTask) interrupted(ctx context.Context, c *flow.Context, n *flow.
 	t.icpts.memberEnd(ctx, tr, m, nil, err)
 }
 
-// TransferToolName is the name of the tool swarm members hand over with (and one of
-// the names a supervisor may route with).
-const TransferToolName = "transfer_to"
-
 type transferArgs struct {
 	To     string `json:"to"`
 	Reason string `json:"reason,omitempty"`
@@ -307,7 +303,7 @@ func TransferTool() Tool {
 // then waited for a human decision would otherwise lose its handoff; the run's trace
 // is kept across the pause. A transfer a human skipped did not run, so it is no
 // handoff.
-func handoffIn(t Trace) *handoff {
+func handoffIn(t any) *handoff {
 	tr, ok := t.(*ReActTrace)
 	if !ok || tr == nil {
 		return nil

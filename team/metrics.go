@@ -35,13 +35,6 @@ func usageOf(m trace.Metrics) Usage {
 		CachedTokens: m.CachedTokens, TotalTokens: m.TotalTokens}
 }
 
-// Trace is the execution record of one agent run: *SimpleTrace or *ReActTrace (or an
-// agent's own type).
-type Trace interface {
-	// TraceMetrics returns the run's metrics.
-	TraceMetrics() trace.Metrics
-}
-
 // SimpleTrace records a SimpleAgent run: the rendered instruction, the prompt, the
 // answer, the model call's usage and the time it took.
 type SimpleTrace struct {
@@ -57,9 +50,6 @@ type SimpleTrace struct {
 	Usage       Usage         `json:"usage"`
 	Metrics     trace.Metrics `json:"metrics"`
 }
-
-// TraceMetrics returns the run's metrics.
-func (t *SimpleTrace) TraceMetrics() trace.Metrics { return t.Metrics }
 
 // StepKind is the kind of a ReAct trace step.
 type StepKind string
@@ -105,9 +95,6 @@ type ReActTrace struct {
 	Started time.Time     `json:"started"`
 	Metrics trace.Metrics `json:"metrics"`
 }
-
-// TraceMetrics returns the run's metrics.
-func (t *ReActTrace) TraceMetrics() trace.Metrics { return t.Metrics }
 
 // StepsOf returns the steps of one kind.
 func (t *ReActTrace) StepsOf(kind StepKind) []TraceStep {

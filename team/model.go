@@ -172,8 +172,8 @@ type ToolCallDelta struct {
 	Args  string `json:"args,omitempty"`
 }
 
-// Accumulator assembles streamed deltas into a ChatResponse. The zero value is ready.
-type Accumulator struct {
+// accumulator assembles streamed deltas into a ChatResponse. The zero value is ready.
+type accumulator struct {
 	content, reasoning []byte
 	calls              []ToolCall
 	args               [][]byte
@@ -182,7 +182,7 @@ type Accumulator struct {
 }
 
 // Add folds one delta into the response.
-func (a *Accumulator) Add(d Delta) {
+func (a *accumulator) Add(d Delta) {
 	a.content = append(a.content, d.Content...)
 	a.reasoning = append(a.reasoning, d.Reasoning...)
 	for _, tc := range d.ToolCalls {
@@ -220,7 +220,7 @@ func (a *Accumulator) Add(d Delta) {
 }
 
 // Response returns the response assembled so far.
-func (a *Accumulator) Response() *ChatResponse {
+func (a *accumulator) Response() *ChatResponse {
 	r := a.resp
 	r.Message = Message{Role: RoleAssistant, Content: string(a.content), Reasoning: string(a.reasoning)}
 	for i, c := range a.calls {
@@ -232,7 +232,7 @@ func (a *Accumulator) Response() *ChatResponse {
 
 // Collect drains a stream into a response. It returns the first error of the stream.
 func Collect(seq iter.Seq2[Delta, error]) (*ChatResponse, error) {
-	var a Accumulator
+	var a accumulator
 	for d, err := range seq {
 		if err != nil {
 			return nil, err

@@ -21,8 +21,8 @@ type config struct {
 	noStream     bool
 }
 
-// DefaultMaxSteps bounds the model calls of one ReAct run.
-const DefaultMaxSteps = 10
+// defaultMaxSteps bounds the model calls of one ReAct run.
+const defaultMaxSteps = 10
 
 // WithRole sets the agent's role (a short description, used by teams).
 func WithRole(role string) Option { return func(c *config) { c.role = role } }
@@ -36,7 +36,7 @@ func WithTools(tools ...Tool) Option {
 	return func(c *config) { c.tools = append(c.tools, tools...) }
 }
 
-// WithMaxSteps bounds the model calls of one ReAct run (default DefaultMaxSteps).
+// WithMaxSteps bounds the model calls of one ReAct run (default 10).
 func WithMaxSteps(n int) Option { return func(c *config) { c.maxSteps = n } }
 
 // WithPermission sets the code that allows or refuses each tool call (see Permission
@@ -68,7 +68,7 @@ func buildConfig(name string, model ChatModel, opts []Option) (*config, *templat
 	if model == nil {
 		return nil, nil, fmt.Errorf("agent %q: no chat model", name)
 	}
-	c := &config{maxSteps: DefaultMaxSteps}
+	c := &config{maxSteps: defaultMaxSteps}
 	for _, o := range opts {
 		o(c)
 	}

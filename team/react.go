@@ -17,7 +17,7 @@ import (
 // schema, checks the permission code, holds the batch for human decisions when a
 // sensitive call has none, runs the calls and shows the model a structured observation
 // of each; then the model reasons again, up to the number of model calls WithMaxSteps
-// allows (default DefaultMaxSteps; then the run fails with step_limit).
+// allows (default 10; then the run fails with step_limit).
 type ReActAgent struct {
 	name  string
 	model ChatModel

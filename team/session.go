@@ -18,13 +18,13 @@ import (
 )
 
 // AgentSession is the session an agent runs in: a flow instance's FlowContext, which
-// holds the business data and, under StateKey(agent), each agent's conversation
+// holds the business data and, under stateKey(agent), each agent's conversation
 // history, its pending tool-call batch and the trace of its last run; and, when the
 // agent runs inside a flow graph, the node it runs as and the flow's frontier once the
 // run halted.
 //
 // Keeping agent state in the FlowContext variables means that a flow snapshot (the
-// session package) carries the agents' state with it; State and RestoreSession give
+// session package) carries the agents' state with it; State and restoreSession give
 // the same as plain JSON for agents used without a graph.
 //
 // An AgentSession is safe for concurrent use, but one agent must not run twice at the
@@ -61,11 +61,11 @@ func (s *AgentSession) ID() string { return s.fc.InstanceID() }
 // Context returns the FlowContext: business data the agents read and write.
 func (s *AgentSession) Context() *flow.Context { return s.fc }
 
-// Node returns the flow node the agent runs as, or nil outside a graph.
-func (s *AgentSession) Node() *flow.Node { return s.node }
+// flowNode returns the flow node the agent runs as, or nil outside a graph.
+func (s *AgentSession) flowNode() *flow.Node { return s.node }
 
-// StateKey is the context variable that holds an agent's state in a session.
-func StateKey(agent string) string { return "_agent." + agent }
+// stateKey is the context variable that holds an agent's state in a session.
+func stateKey(agent string) string { return "_agent." + agent }
 
 // AgentState is what a session keeps for one agent. It is plain data: it goes through
 // JSON unchanged.
@@ -84,7 +84,7 @@ type AgentState struct {
 // State returns a copy of the agent's state in the session (the zero state if the
 // agent never ran in it).
 func (s *AgentSession) State(agent string) AgentState {
-	v, _ := s.fc.Get(StateKey(agent))
+	v, _ := s.fc.Get(stateKey(agent))
 	return stateOf(v)
 }
 
@@ -107,7 +107,7 @@ func stateOf(v any) AgentState {
 	return st
 }
 
-func (s *AgentSession) setState(agent string, st AgentState) { s.fc.Set(StateKey(agent), st) }
+func (s *AgentSession) setState(agent string, st AgentState) { s.fc.Set(stateKey(agent), st) }
 
 // claim returns the agent's state and, in one atomic step, takes its waiting run (if
 // any, and if prompt may resume it: empty or the run's prompt) out of the stored
@@ -119,7 +119,7 @@ func (s *AgentSession) claim(agent, prompt string) (AgentState, error) {
 		err error
 	)
 	_ = s.fc.Atomic(func(v flow.Vars) error {
-		old, _ := v.Get(StateKey(agent))
+		old, _ := v.Get(stateKey(agent))
 		st = stateOf(old)
 		if st.Run == nil {
 			return nil
@@ -130,7 +130,7 @@ func (s *AgentSession) claim(agent, prompt string) (AgentState, error) {
 		}
 		left := st
 		left.Run = nil
-		v.Put(StateKey(agent), left)
+		v.Put(stateKey(agent), left)
 		return nil
 	})
 	return st, err
@@ -154,7 +154,7 @@ func (s *AgentSession) PendingAll() []*Pending {
 	var out []*Pending
 	vars := s.fc.Vars()
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		if name, ok := strings.CutPrefix(k, StateKey("")); ok && name != "" {
+		if name, ok := strings.CutPrefix(k, stateKey("")); ok && name != "" {
 			if p := s.Pending(name); p != nil {
 				out = append(out, p)
 			}
@@ -171,7 +171,7 @@ func (s *AgentSession) Decide(agent string, ds ...Decision) error {
 	var err error
 	// One atomic read-modify-write, so concurrent deciders do not lose each other's
 	// decisions.
-	s.fc.Update(StateKey(agent), func(old any, _ bool) any {
+	s.fc.Update(stateKey(agent), func(old any, _ bool) any {
 		st := stateOf(old)
 		if err = st.decide(ds); err != nil {
 			return old
@@ -249,7 +249,7 @@ func isNodeRun(r *PendingRun) bool { return r.Info.Node != "" }
 // discardRunIn drops the agent run waiting in variable k, if k holds an agent's state
 // and drop selects its run.
 func (s *AgentSession) discardRunIn(k string, drop func(*PendingRun) bool) {
-	if name, ok := strings.CutPrefix(k, StateKey("")); !ok || name == "" {
+	if name, ok := strings.CutPrefix(k, stateKey("")); !ok || name == "" {
 		return
 	}
 	s.fc.Update(k, func(old any, _ bool) any {
@@ -277,10 +277,10 @@ func (s *AgentSession) ReActTrace(agent string) *ReActTrace {
 // SimpleTrace returns the trace of the agent's last SimpleAgent run, or nil.
 func (s *AgentSession) SimpleTrace(agent string) *SimpleTrace { return s.State(agent).Simple }
 
-// SetFlow records where a flow run over the session's context stands: its frontier
+// setFlow records where a flow run over the session's context stands: its frontier
 // when it halted (suspended for a decision, stopped, failed), or nothing once it
-// completed. SessionState then carries it, and ResumeFlow continues from it.
-func (s *AgentSession) SetFlow(g *flow.Graph, res *flow.Result) {
+// completed. sessionState then carries it, and ResumeFlow continues from it.
+func (s *AgentSession) setFlow(g *flow.Graph, res *flow.Result) {
 	var pos *flowPosition
 	if res != nil && res.Frontier != nil {
 		st := res.Frontier.State()
@@ -300,12 +300,8 @@ func (s *AgentSession) position() *flowPosition {
 // Suspended reports whether the session holds a halted flow run to resume.
 func (s *AgentSession) Suspended() bool { return s.position() != nil }
 
-// ErrGraphChanged is returned by ResumeFlow when the graph's definition differs from
-// the one the session was saved with.
-var ErrGraphChanged = errors.New("graph definition changed since the session was saved")
-
 // RunFlow evaluates g over the session's context with eng and records where it
-// stands (SetFlow).
+// stands (setFlow).
 //
 // It starts a new run: the agent runs an earlier flow run left waiting at a node
 // (suspended for decisions, or halted by a failure or a cancelled resume) are
@@ -331,7 +327,7 @@ func (s *AgentSession) ended(g *flow.Graph, res *flow.Result) {
 	if res == nil {
 		return
 	}
-	s.SetFlow(g, res)
+	s.setFlow(g, res)
 	if res.Status == flow.StatusCompleted {
 		s.discardStale()
 	}
@@ -378,13 +374,13 @@ func (s *AgentSession) ResumeFlow(ctx context.Context, eng *flow.Engine, g *flow
 	return res, err
 }
 
-// SessionFormat is the version of the SessionState format.
-const SessionFormat = 1
+// sessionFormat is the version of the sessionState format.
+const sessionFormat = 1
 
-// SessionState is the plain-data form of an AgentSession, for storage: the instance id,
+// sessionState is the plain-data form of an AgentSession, for storage: the instance id,
 // the context variables (agent state included), the FlowTrace and, when a flow run
 // halted, its graph, definition hash, reason and frontier.
-type SessionState struct {
+type sessionState struct {
 	Format   int                 `json:"format"`
 	ID       string              `json:"id"`
 	Vars     map[string]any      `json:"vars,omitempty"`
@@ -395,9 +391,9 @@ type SessionState struct {
 	Frontier *flow.FrontierState `json:"frontier,omitempty"`
 }
 
-// Snapshot returns the session's plain-data form.
-func (s *AgentSession) Snapshot() SessionState {
-	st := SessionState{Format: SessionFormat, ID: s.ID(), Vars: s.fc.Vars(), Trace: s.fc.Trace()}
+// snapshot returns the session's plain-data form.
+func (s *AgentSession) snapshot() sessionState {
+	st := sessionState{Format: sessionFormat, ID: s.ID(), Vars: s.fc.Vars(), Trace: s.fc.Trace()}
 	if len(st.Trace.Last) == 0 {
 		st.Trace = trace.FlowTrace{}
 	}
@@ -407,10 +403,10 @@ func (s *AgentSession) Snapshot() SessionState {
 	return st
 }
 
-// RestoreSession rebuilds a session from its plain-data form (in any process).
-func RestoreSession(st SessionState) (*AgentSession, error) {
-	if st.Format != SessionFormat {
-		return nil, fmt.Errorf("session %q: format %d, this build reads %d", st.ID, st.Format, SessionFormat)
+// restoreSession rebuilds a session from its plain-data form (in any process).
+func restoreSession(st sessionState) (*AgentSession, error) {
+	if st.Format != sessionFormat {
+		return nil, fmt.Errorf("session %q: format %d, this build reads %d", st.ID, st.Format, sessionFormat)
 	}
 	s := &AgentSession{fc: flow.RestoreContext(st.ID, st.Vars, st.Trace)}
 	if st.Frontier != nil {
@@ -421,7 +417,7 @@ func RestoreSession(st SessionState) (*AgentSession, error) {
 
 // MarshalSession encodes a session as JSON.
 func MarshalSession(s *AgentSession) ([]byte, error) {
-	return json.Marshal(s.Snapshot())
+	return json.Marshal(s.snapshot())
 }
 
 // UnmarshalSession decodes a session encoded by MarshalSession. Numbers in the
@@ -430,7 +426,7 @@ func MarshalSession(s *AgentSession) ([]byte, error) {
 func UnmarshalSession(data []byte) (*AgentSession, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var st SessionState
+	var st sessionState
 	if err := dec.Decode(&st); err != nil {
 		return nil, fmt.Errorf("decode session: %w", err)
 	}
@@ -455,7 +451,7 @@ func UnmarshalSession(data []byte) (*AgentSession, error) {
 			}
 		}
 	}
-	return RestoreSession(st)
+	return restoreSession(st)
 }
 
 // normalizeNumbers turns the json.Numbers in v into int64 (integral) or float64, in
@@ -504,7 +500,7 @@ func DecideIn(vars map[string]any, agent string, ds ...Decision) (map[string]any
 	if err := s.Decide(agent, ds...); err != nil {
 		return nil, err
 	}
-	return map[string]any{StateKey(agent): s.State(agent)}, nil
+	return map[string]any{stateKey(agent): s.State(agent)}, nil
 }
 
 // DiscardStaleRuns returns a flow interceptor that gives every run of an engine what

@@ -320,12 +320,12 @@ type ToolCallRecord struct {
 // Failed reports whether the call failed.
 func (c ToolCallRecord) Failed() bool { return c.Status != StatusSuccess }
 
-// ToolCallsKey is the context variable RecordToolCalls keeps an agent's tool calls in.
-func ToolCallsKey(agent string) string { return "_calls." + agent }
+// toolCallsKey is the context variable RecordToolCalls keeps an agent's tool calls in.
+func toolCallsKey(agent string) string { return "_calls." + agent }
 
 // RecordToolCalls wraps an agent so that the tool calls of each of its runs, and of
 // the runs of agents it calls, are kept in the session's FlowContext under
-// ToolCallsKey(name), whatever the agent reports. A coordinator reads them
+// toolCallsKey(name), whatever the agent reports. A coordinator reads them
 // (ToolCallsIn, GatherSubTasks) to check a sub-agent's report against what happened:
 // an empty success while its searches failed is a gap, not a finding.
 //
@@ -370,7 +370,7 @@ func (r *recordingAgent) Call(ctx context.Context, prompt string, sess *AgentSes
 	if runID == "" && ans != nil {
 		runID = ans.RunID
 	}
-	sess.Context().Update(ToolCallsKey(name), func(old any, _ bool) any {
+	sess.Context().Update(toolCallsKey(name), func(old any, _ bool) any {
 		prev := toolCallsOf(old)
 		if runID != "" && len(prev) > 0 && prev[0].RunID == runID {
 			return append(prev, calls...) // the same run, resumed
@@ -382,7 +382,7 @@ func (r *recordingAgent) Call(ctx context.Context, prompt string, sess *AgentSes
 
 // ToolCallsIn returns the tool calls RecordToolCalls kept for agent in c.
 func ToolCallsIn(c *flow.Context, agent string) []ToolCallRecord {
-	v, _ := c.Get(ToolCallsKey(agent))
+	v, _ := c.Get(toolCallsKey(agent))
 	return toolCallsOf(v)
 }
 
@@ -400,7 +400,7 @@ func ToolCallAttrs(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]
 	if agent == "" && strings.HasPrefix(n.Task, "@") {
 		agent = n.Task[1:]
 	}
-	v, ok := c.Get(ToolCallsKey(agent))
+	v, ok := c.Get(toolCallsKey(agent))
 	if agent == "" || !ok {
 		return nil
 	}

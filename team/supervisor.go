@@ -12,10 +12,6 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// RouteToolName is the tool the supervisor routes with: route {"to": "<member>" or the
-// finish marker, "task": "...", "answer": "..."}.
-const RouteToolName = "route"
-
 type supervisor struct{}
 
 // Supervisor returns the hierarchical protocol: a supervisor model (WithSupervisorModel)

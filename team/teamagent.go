@@ -13,37 +13,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// Node ids of the nodes a protocol generates besides the members' (whose ids are the
-// member names). A graph adjuster refers to them to add nodes and links.
-const (
-	TeamNodeStart      = "start"
-	TeamNodeEnd        = "end"
-	TeamNodeSupervisor = "supervisor"
-	TeamNodeRoute      = "route"
-	TeamNodeFork       = "fork"
-	TeamNodeJoin       = "join"
-	TeamNodeMerge      = "merge"
-)
-
 var reservedIDs = []string{TeamNodeStart, TeamNodeEnd, TeamNodeSupervisor, TeamNodeRoute, TeamNodeFork, TeamNodeJoin, TeamNodeMerge}
-
-// Meta keys of a team's graph and nodes.
-const (
-	// MetaTeam names the team on its graph's meta.
-	MetaTeam = "team"
-	// MetaProtocol names the protocol on the graph's meta.
-	MetaProtocol = "protocol"
-	// MetaMaxTurns is the team's max turns, on the graph's meta.
-	MetaMaxTurns = "maxTurns"
-	// MetaAgent names the agent a member node runs (the audit reads it).
-	MetaAgent = "agent"
-)
-
-// ErrTeamSuspendedInNode is returned when a team called as a plain agent node of
-// another graph (through AsTask) suspends: that node cannot hold the team's place. Run
-// the team as a sub-graph (TeamAgent.Task) to suspend and resume with the enclosing
-// flow, or make it a member of a team.
-var ErrTeamSuspendedInNode = errors.New("team suspended inside an agent node")
 
 // TeamAgent is a team of agents that runs as a flow graph: each member is a node whose
 // task is the member agent (AsTask), and the protocol (Sequential, Supervisor, Swarm,
@@ -54,7 +24,7 @@ var ErrTeamSuspendedInNode = errors.New("team suspended inside an agent node")
 // The team runs on the flow engine (Engine), so the engine's interceptors (audits,
 // spans, metrics), error policies, branch policies, sessions and stores all apply to
 // it. Its collaboration record, the TeamTrace, is plain data in the FlowContext under
-// TraceKey(name). A TeamAgent is immutable once built and safe for concurrent use in
+// traceKey(name). A TeamAgent is immutable once built and safe for concurrent use in
 // different sessions.
 type TeamAgent struct {
 	name     string
@@ -125,14 +95,14 @@ func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 	}
 	t.maxTurns = c.maxTurns
 	if t.maxTurns == 0 {
-		t.maxTurns = max(DefaultMaxTurns, len(t.members))
+		t.maxTurns = max(defaultMaxTurns, len(t.members))
 	}
 	if t.maxTurns < 1 {
 		return nil, fmt.Errorf("team %q: max turns must be at least 1", name)
 	}
 	t.finish = c.finish
 	if t.finish == "" {
-		t.finish = DefaultFinishMarker
+		t.finish = defaultFinishMarker
 	}
 	for _, mn := range t.names {
 		if t.isFinish(mn) {
@@ -208,7 +178,7 @@ func checkTeamName(s string) error {
 	for _, suffix := range []string{".input", ".next", ".prompt"} {
 		if strings.HasSuffix(s, suffix) {
 			return fmt.Errorf("team name %q may not end with %q: its trace variable %q is a variable of another team, %q, and over one context each team would overwrite the other's state",
-				s, suffix, TraceKey(s), strings.TrimSuffix(s, suffix))
+				s, suffix, traceKey(s), strings.TrimSuffix(s, suffix))
 		}
 	}
 	if i := strings.Index(s, ".prompt."); i >= 0 {
@@ -306,13 +276,6 @@ func (t *TeamAgent) Role() string { return t.cfg.role }
 
 // Members returns the members in order.
 func (t *TeamAgent) Members() []Agent { return slices.Clone(t.members) }
-
-// Protocol returns the team's protocol.
-func (t *TeamAgent) Protocol() Protocol { return t.cfg.proto }
-
-// MaxTurns returns the bound on member turns.
-func (t *TeamAgent) MaxTurns() int { return t.maxTurns }
-
 // Graph returns the team's graph. It exports like any graph (package export); pass
 // TaskNamer to the document writers to name the Go tasks of its nodes.
 func (t *TeamAgent) Graph() *flow.Graph { return t.graph }
@@ -388,7 +351,7 @@ func (t *TeamAgent) Stream(ctx context.Context, prompt string, sess *AgentSessio
 // Resume continues the team's run suspended in sess (Call with an empty prompt); it
 // fails with flow.ErrNotResumable when the session holds no suspended run of the team.
 func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
-	if sess == nil || sess.Node() != nil {
+	if sess == nil || sess.flowNode() != nil {
 		return nil, fmt.Errorf("team %q: %w", t.name, flow.ErrNotResumable)
 	}
 	if pos := sess.position(); pos == nil || pos.graph != t.graph.ID {
@@ -425,7 +388,7 @@ func (t *TeamAgent) Call(ctx context.Context, prompt string, sess *AgentSession)
 	if sess == nil {
 		sess = NewSession("")
 	}
-	if sess.Node() != nil {
+	if sess.flowNode() != nil {
 		return t.callInNode(ctx, prompt, sess)
 	}
 	var (
@@ -544,7 +507,7 @@ func (t *TeamAgent) callInNode(ctx context.Context, prompt string, sess *AgentSe
 		return nil, fmt.Errorf("team %q: %w", t.name, err)
 	}
 	if res.Status != flow.StatusCompleted {
-		return nil, fmt.Errorf("team %q at node %q: %w (%s)", t.name, sess.Node().ID, ErrTeamSuspendedInNode, res.Reason)
+		return nil, fmt.Errorf("team %q at node %q: %w (%s)", t.name, sess.flowNode().ID, ErrTeamSuspendedInNode, res.Reason)
 	}
 	return t.answer(inner, res)
 }

@@ -31,13 +31,13 @@ type indexedTeamInterceptor struct {
 	index int
 }
 
-// DefaultMaxTurns bounds the member turns of a team run when WithMaxTurns is not given
+// defaultMaxTurns bounds the member turns of a team run when WithMaxTurns is not given
 // (a team with more members gets one turn per member).
-const DefaultMaxTurns = 10
+const defaultMaxTurns = 10
 
-// DefaultFinishMarker is the text a supervisor (or a swarm member) answers to finish
+// defaultFinishMarker is the text a supervisor (or a swarm member) answers to finish
 // the team's work.
-const DefaultFinishMarker = "FINISH"
+const defaultFinishMarker = "FINISH"
 
 // WithMembers adds members: any Agent, other teams included (a *TeamAgent member runs
 // as a sub-graph of the team's graph). Member names must be unique within the team.
@@ -60,11 +60,11 @@ func WithGraphAdjuster(fn func(spec *flow.GraphSpec)) TeamOption {
 }
 
 // WithMaxTurns bounds the member turns of one team run, under every protocol (Solon
-// does not apply it to its sequential protocol; we do). See DefaultMaxTurns.
+// does not apply it to its sequential protocol; we do). See defaultMaxTurns.
 func WithMaxTurns(n int) TeamOption { return func(c *teamConfig) { c.maxTurns = n } }
 
 // WithFinishMarker sets the text that finishes the team's work when the supervisor
-// (or, in a swarm, a member) answers with it (default DefaultFinishMarker).
+// (or, in a swarm, a member) answers with it (default defaultFinishMarker).
 func WithFinishMarker(marker string) TeamOption { return func(c *teamConfig) { c.finish = marker } }
 
 // WithSupervisorModel sets the model of the supervisor (Supervisor protocol, where it

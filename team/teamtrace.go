@@ -9,65 +9,6 @@ import (
 	"github.com/flowteam/flowteam/trace"
 )
 
-// Team run statuses, as TeamTrace.Status and the team's events report them.
-const (
-	TeamRunning   = "running"
-	TeamSuspended = "suspended"
-	TeamCompleted = "completed"
-	TeamFailed    = "failed"
-	TeamStopped   = "stopped"
-	// TeamInterrupted is the status of a team run as a sub-graph (a nested team, or
-	// Task) that the flow cut short for a reason outside it: another branch of the
-	// run, or of the sub-graph call it runs in, failed. The run did not fail (as
-	// RunInterrupted for a member's turn): it goes on when flow runs the calling
-	// node again on resume, or is retried when flow calls its graph again.
-	TeamInterrupted = "interrupted"
-	// TeamSkipped is the status of a nested team its parent did not let run (max
-	// turns, or an interceptor's ShouldAgentContinue).
-	TeamSkipped = "skipped"
-)
-
-// Record statuses of a TeamRecord (besides RunCompleted and RunFailed).
-const (
-	RecordSkipped = "skipped"
-)
-
-// Record kinds: who wrote a TeamRecord.
-const (
-	RecordMember      = "member"
-	RecordSupervisor  = "supervisor"
-	RecordCoordinator = "coordinator"
-)
-
-// Decision actions of a RouteDecision.
-const (
-	ActionRoute  = "route"
-	ActionFinish = "finish"
-)
-
-// Decision sources: where a RouteDecision came from.
-const (
-	SourceTool     = "tool"     // a route/transfer tool call of the model or the member
-	SourceText     = "text"     // the answer's text (a member name, a transfer line, the finish marker)
-	SourceRule     = "rule"     // the team's own rules: max turns, loop detector, transfers, interceptors
-	SourceFallback = "fallback" // an unresolvable decision replaced by the configured fallback
-	SourceProtocol = "protocol" // the protocol's fixed order (sequential, parallel)
-)
-
-// Decision reasons, for the decisions the team takes itself.
-const (
-	ReasonMaxTurns     = "max_turns"
-	ReasonLoop         = "loop"
-	ReasonInterceptor  = "interceptor"
-	ReasonUnresolved   = "unresolved"
-	ReasonFinishMarker = "finish_marker"
-	ReasonNoHandoff    = "no_handoff"
-	ReasonMaxTransfers = "max_transfers"
-	// ReasonMemberFailed: a swarm member's turn failed (and the failure was
-	// recovered), so nobody holds the conversation.
-	ReasonMemberFailed = "member_failed"
-)
-
 // RouteDecision is one routing decision of a team: the supervisor's choice of the next
 // member (or to finish), a swarm member's handoff, or a decision the team's rules took
 // (max turns, the loop detector, an interceptor). An answer the team could not read as
@@ -132,7 +73,7 @@ type TeamState struct {
 // TeamTrace is the collaboration record of one team run: every member turn and
 // supervisor decision, the route the members took, the last decision, the turn count,
 // the protocol's state, the final answer and the metrics of the supervisor and of
-// every member. It is plain data kept in the FlowContext under TraceKey(team), so a
+// every member. It is plain data kept in the FlowContext under traceKey(team), so a
 // session snapshot carries it and a team resumed in another process goes on with it.
 type TeamTrace struct {
 	Team        string `json:"team"`
@@ -170,11 +111,6 @@ type TeamTrace struct {
 	Segment time.Time     `json:"segment"`
 }
 
-var _ Trace = (*TeamTrace)(nil)
-
-// TraceMetrics returns the team's metrics.
-func (t *TeamTrace) TraceMetrics() trace.Metrics { return t.Metrics }
-
 // MemberRecords returns the records of members (not the supervisor's or coordinator's).
 func (t *TeamTrace) MemberRecords() []TeamRecord {
 	var out []TeamRecord
@@ -187,7 +123,7 @@ func (t *TeamTrace) MemberRecords() []TeamRecord {
 }
 
 // LastAnswer returns the content of the last completed member turn ("" if none).
-func (t *TeamTrace) LastAnswer() string { return t.LastAnswerOf("") }
+func (t *TeamTrace) lastAnswer() string { return t.LastAnswerOf("") }
 
 // LastAnswerOf returns the content of the member's last completed turn (any member's
 // when member is "").
@@ -258,18 +194,18 @@ func (t *TeamTrace) closeSegment(now time.Time) time.Duration {
 	return t.Active
 }
 
-// TraceKey is the context variable that holds a team's TeamTrace.
-func TraceKey(team string) string { return "_team." + team }
+// traceKey is the context variable that holds a team's TeamTrace.
+func traceKey(team string) string { return "_team." + team }
 
 // TraceOf returns a copy of the team's trace held in a flow instance's variables (the
 // context's, or a stored snapshot's Vars), or nil if the team never ran there.
 func TraceOf(vars map[string]any, team string) *TeamTrace {
-	return traceValue(vars[TraceKey(team)])
+	return traceValue(vars[traceKey(team)])
 }
 
 // TraceIn returns a copy of the team's trace in a FlowContext, or nil.
 func TraceIn(c *flow.Context, team string) *TeamTrace {
-	v, _ := c.Get(TraceKey(team))
+	v, _ := c.Get(traceKey(team))
 	return traceValue(v)
 }
 

@@ -63,12 +63,6 @@ type Observation struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
-// Observation statuses.
-const (
-	StatusSuccess = "success"
-	StatusError   = "error"
-)
-
 // Success returns a successful observation of result (nil is encoded as null).
 func Success(result any) Observation {
 	b, err := json.Marshal(result)
@@ -96,8 +90,8 @@ func (o Observation) JSON() string {
 	return string(b)
 }
 
-// ParseObservation reads a tool message's content back into an Observation.
-func ParseObservation(content string) (Observation, error) {
+// parseObservation reads a tool message's content back into an Observation.
+func parseObservation(content string) (Observation, error) {
 	var o Observation
 	err := json.Unmarshal([]byte(content), &o)
 	return o, err
