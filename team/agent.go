@@ -258,14 +258,6 @@ func WithAgents(agents ...Agent) flow.Option {
 	}
 }
 
-// RegisterAgents registers agents on an existing engine, each as the task "@name".
-// Graphs registered earlier do not see them.
-func RegisterAgents(e *flow.Engine, agents ...Agent) {
-	for _, a := range agents {
-		e.RegisterTask(a.Name(), AsTask(a))
-	}
-}
-
 // Template functions available to prompts and instructions.
 var templateFuncs = template.FuncMap{
 	"var":    func(string) (any, error) { return nil, nil },

@@ -27,9 +27,10 @@ func TestOnAnswer(t *testing.T) {
 	assert.Equal(t, []string{"a=X/main", "b=Y/main"}, got)
 }
 
-func TestRegisterAgentsOnEngine(t *testing.T) {
+func TestAsTaskRegisteredOnEngine(t *testing.T) {
 	eng := flow.NewEngine()
-	team.RegisterAgents(eng, testkit.NewFixedAgent("a", "A"))
+	a := testkit.NewFixedAgent("a", "A")
+	eng.RegisterTask(a.Name(), team.AsTask(a))
 	g, err := flow.LoadGraph("g.yml", []byte("id: g\nlayout:\n  - {id: a, type: start, task: \"@a\"}\n"))
 	require.NoError(t, err)
 	fc := flow.NewContext("i")

@@ -29,7 +29,7 @@ func TestReActEventOrder(t *testing.T) {
 	require.NoError(t, err)
 
 	var evs []team.Event
-	for ev, err := range agent.Stream(context.Background(), "Weather in Rome?", team.NewSession("i-1")) {
+	for ev, err := range team.Stream(context.Background(), agent, "Weather in Rome?", team.NewSession("i-1")) {
 		require.NoError(t, err)
 		evs = append(evs, ev)
 	}
@@ -86,7 +86,7 @@ func TestStreamBreakCancels(t *testing.T) {
 	require.NoError(t, err)
 	sess := team.NewSession("s")
 	var got []team.EventKind
-	for ev, err := range agent.Stream(context.Background(), "hi", sess) {
+	for ev, err := range team.Stream(context.Background(), agent, "hi", sess) {
 		require.NoError(t, err)
 		got = append(got, ev.Kind)
 		if ev.Kind == team.EventReasonStart {
@@ -119,7 +119,7 @@ func TestStreamBodyPanicCancels(t *testing.T) {
 	sess := team.NewSession("s")
 	p := func() (p any) {
 		defer func() { p = recover() }()
-		for ev, err := range agent.Stream(context.Background(), "hi", sess) {
+		for ev, err := range team.Stream(context.Background(), agent, "hi", sess) {
 			require.NoError(t, err)
 			if ev.Kind == team.EventReasonStart {
 				panic("consumer bug")
@@ -279,7 +279,7 @@ func ttCollect(t *testing.T, tm *team.TeamAgent, prompt string, sess *team.Agent
 		evs    []team.Event
 		runErr error
 	)
-	for ev, err := range tm.Stream(context.Background(), prompt, sess) {
+	for ev, err := range team.Stream(context.Background(), tm, prompt, sess) {
 		if err != nil {
 			runErr = err
 			continue
@@ -462,7 +462,7 @@ func TestTeamStreamBreakCancels(t *testing.T) {
 	tm, rec := ttTeam(t, "waiters", team.WithMembers(testkit.NewFixedAgent("quick", "done"), slow))
 	sess := team.NewSession("br-1")
 	var seen []team.EventKind
-	for ev, err := range tm.Stream(context.Background(), "go", sess) {
+	for ev, err := range team.Stream(context.Background(), tm, "go", sess) {
 		require.NoError(t, err)
 		seen = append(seen, ev.Kind)
 		if ev.Kind == team.EventRunStart && ev.Agent == "slow" {

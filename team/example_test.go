@@ -143,12 +143,12 @@ func ExampleNewTeam() {
 }
 
 // A team's events, consumed as an iterator; breaking the loop would cancel the run.
-func ExampleTeamAgent_Stream() {
+func ExampleStream_team() {
 	duo, err := team.NewTeam("duo", team.WithMembers(testkit.NewFixedAgent("a", "first"), testkit.NewFixedAgent("b", "second")))
 	if err != nil {
 		panic(err)
 	}
-	for ev, err := range duo.Stream(context.Background(), "go", team.NewSession("duo-1")) {
+	for ev, err := range team.Stream(context.Background(), duo, "go", team.NewSession("duo-1")) {
 		if err != nil {
 			panic(err)
 		}

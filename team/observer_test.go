@@ -49,7 +49,7 @@ func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 	sess := team.NewSession("ff-interrupted")
 	var ends []team.Event
 	var runErr error
-	for ev, err := range tm.Stream(context.Background(), "Evaluate", sess) {
+	for ev, err := range team.Stream(context.Background(), tm, "Evaluate", sess) {
 		if err != nil {
 			runErr = err
 			continue
@@ -108,7 +108,7 @@ func TestMemberCancelledByCallerIsInterrupted(t *testing.T) {
 	sess := team.NewSession("caller-cancel")
 	var ends []team.Event
 	var runErr error
-	for ev, err := range tm.Stream(ctx, "go", sess) {
+	for ev, err := range team.Stream(ctx, tm, "go", sess) {
 		if err != nil {
 			runErr = err
 			continue
@@ -155,7 +155,7 @@ func TestNestedTeamCancelledByFailFastIsInterrupted(t *testing.T) {
 	sess := team.NewSession("ff-nested")
 	status, teamEnds := map[string]string{}, map[string]string{}
 	var runErr error
-	for ev, err := range outer.Stream(context.Background(), "go", sess) {
+	for ev, err := range team.Stream(context.Background(), outer, "go", sess) {
 		if err != nil {
 			runErr = err
 			continue

@@ -331,7 +331,7 @@ func TestTeamParallelOneFailing(t *testing.T) {
 		tm, _ := ttTeam(t, "fan", team.WithProtocol(team.Parallel()), team.WithMembers(members()...))
 		sess := team.NewSession("ff-1")
 		var runErr error
-		for ev, err := range tm.Stream(context.Background(), "Evaluate", sess) {
+		for ev, err := range team.Stream(context.Background(), tm, "Evaluate", sess) {
 			if err != nil {
 				runErr = err
 				continue

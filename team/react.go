@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"slices"
 	"text/template"
 	"time"
@@ -51,7 +50,7 @@ func NewReActAgent(name string, model ChatModel, opts ...Option) (*ReActAgent, e
 			return nil, fmt.Errorf("agent %q: two tools named %q", name, t.Name)
 		}
 		a.tools[t.Name] = t
-		a.defs = append(a.defs, t.Def())
+		a.defs = append(a.defs, t.def())
 	}
 	return a, nil
 }
@@ -61,14 +60,6 @@ func (a *ReActAgent) Name() string { return a.name }
 
 // Role returns the agent's role.
 func (a *ReActAgent) Role() string { return a.cfg.role }
-
-// Tools returns the definitions of the agent's tools, as the model sees them.
-func (a *ReActAgent) Tools() []ToolDef { return slices.Clone(a.defs) }
-
-// Stream runs Call and yields its events (see Stream).
-func (a *ReActAgent) Stream(ctx context.Context, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
-	return Stream(ctx, a, prompt, sess)
-}
 
 // Resume continues the agent's run waiting in sess with the decisions given with
 // Decide; it is Call with the run's own prompt. It fails with ErrNoPending when no run
@@ -345,7 +336,7 @@ func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decision
 		tr.Steps = append(tr.Steps,
 			TraceStep{Kind: StepAction, Turn: step, Started: time.Now().Add(-d), Duration: d, Call: &call, Decision: dec},
 			TraceStep{Kind: StepObservation, Turn: step, Started: time.Now(), Call: &call, Observation: &o})
-		run.Messages = append(run.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.JSON()})
+		run.Messages = append(run.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.json()})
 	}
 	run.Batch, run.Pending, run.Decisions = nil, nil, nil
 	x.endAction(ctx, step, obs, began)

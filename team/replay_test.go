@@ -1234,7 +1234,7 @@ func TestSwarmHandoffBackToWaitingMember(t *testing.T) {
 	require.NoError(t, err)
 	collect := func(prompt string, sess *team.AgentSession) []team.Event {
 		var evs []team.Event
-		for ev, err := range tm.Stream(context.Background(), prompt, sess) {
+		for ev, err := range team.Stream(context.Background(), tm, prompt, sess) {
 			require.NoError(t, err)
 			evs = append(evs, ev)
 		}

@@ -3,7 +3,6 @@ package team
 import (
 	"context"
 	"fmt"
-	"iter"
 	"text/template"
 	"time"
 )
@@ -38,11 +37,6 @@ func (a *SimpleAgent) Name() string { return a.name }
 
 // Role returns the agent's role.
 func (a *SimpleAgent) Role() string { return a.cfg.role }
-
-// Stream runs Call and yields its events (see Stream).
-func (a *SimpleAgent) Stream(ctx context.Context, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
-	return Stream(ctx, a, prompt, sess)
-}
 
 // Call answers prompt. A nil session means a throw-away one.
 func (a *SimpleAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (ans *Answer, err error) {

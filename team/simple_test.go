@@ -81,7 +81,7 @@ func TestSimpleAgentOptionsAndSinks(t *testing.T) {
 	require.NoError(t, err)
 	var kindsSeen []team.EventKind
 	var last2 error
-	for ev, err := range failing.Stream(context.Background(), "x", sess) {
+	for ev, err := range team.Stream(context.Background(), failing, "x", sess) {
 		if err != nil {
 			last2 = err
 			continue

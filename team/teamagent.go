@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -276,6 +275,7 @@ func (t *TeamAgent) Role() string { return t.cfg.role }
 
 // Members returns the members in order.
 func (t *TeamAgent) Members() []Agent { return slices.Clone(t.members) }
+
 // Graph returns the team's graph. It exports like any graph (package export); pass
 // TaskNamer to the document writers to name the Go tasks of its nodes.
 func (t *TeamAgent) Graph() *flow.Graph { return t.graph }
@@ -340,13 +340,6 @@ func (t *TeamAgent) promptKey(member string) string { return "_team." + t.name +
 // Trace returns a copy of the team's trace in a FlowContext (nil if it never ran
 // there).
 func (t *TeamAgent) Trace(c *flow.Context) *TeamTrace { return TraceIn(c, t.name) }
-
-// Stream runs Call and yields the team's events as they happen (see Stream): team
-// start and end, member nodes, supervisor deltas and decisions, and everything the
-// members emit. Breaking the loop cancels the run.
-func (t *TeamAgent) Stream(ctx context.Context, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
-	return Stream(ctx, t, prompt, sess)
-}
 
 // Resume continues the team's run suspended in sess (Call with an empty prompt); it
 // fails with flow.ErrNotResumable when the session holds no suspended run of the team.

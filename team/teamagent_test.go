@@ -354,7 +354,7 @@ func TestCancelMidTeam(t *testing.T) {
 	}()
 	var evs []team.Event
 	var runErr error
-	for ev, err := range tm.Stream(ctx, "go", sess) {
+	for ev, err := range team.Stream(ctx, tm, "go", sess) {
 		if err != nil {
 			runErr = err
 			continue
@@ -379,7 +379,7 @@ func TestStreamBreakParallel(t *testing.T) {
 	tm, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel()), team.WithMembers(s1, s2, testkit.NewFixedAgent("f", "F")))
 	for _, stopAt := range []team.EventKind{team.EventTeamStart, team.EventNodeStart, team.EventRunStart} {
 		n := 0
-		for ev, err := range tm.Stream(context.Background(), "go", team.NewSession("par-"+string(stopAt))) {
+		for ev, err := range team.Stream(context.Background(), tm, "go", team.NewSession("par-"+string(stopAt))) {
 			require.NoError(t, err)
 			n++
 			if ev.Kind == stopAt {

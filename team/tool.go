@@ -31,8 +31,8 @@ func Always(comment string) func(json.RawMessage) (bool, string) {
 	return func(json.RawMessage) (bool, string) { return true, comment }
 }
 
-// Def returns what the model is told about the tool.
-func (t *Tool) Def() ToolDef {
+// def returns what the model is told about the tool.
+func (t *Tool) def() ToolDef {
 	return ToolDef{Name: t.Name, Description: t.Description, Parameters: t.Schema}
 }
 
@@ -78,8 +78,8 @@ func Failure(e *Error) Observation { return Observation{Status: StatusError, Err
 // OK reports whether the observation is a success.
 func (o Observation) OK() bool { return o.Status == StatusSuccess }
 
-// JSON returns the observation's JSON form, the content of the tool message.
-func (o Observation) JSON() string {
+// json returns the observation's JSON form, the content of the tool message.
+func (o Observation) json() string {
 	if o.Status == StatusSuccess && o.Result == nil {
 		o.Result = json.RawMessage("null")
 	}
