@@ -131,6 +131,17 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	mctx := context.WithValue(ctx, memberSlotKey{}, slot)
 	mctx = withMemberRun(mctx, c.RunID(), tr.RunID)
 	began := time.Now()
+	if err := mt.runInner(ctx, mctx, c, n, asked, began); err != nil {
+		return err
+	}
+	return mt.ended(ctx, c, n, tr, slot, asked, began)
+}
+
+// runInner runs the member's task. A failure is recorded as the turn's, except one
+// that ended with the turn's context: the observer records that turn when flow says
+// how the node ended.
+func (mt *memberTask) runInner(ctx, mctx context.Context, c *flow.Context, n *flow.Node, asked string, began time.Time) error {
+	t, name, branch := mt.t, mt.m.Name(), c.BranchID()
 	err := func() error {
 		defer func() {
 			if p := recover(); p != nil {
@@ -156,6 +167,14 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 		mt.failed(ctx, c, n, asked, began, err)
 		return err
 	}
+	return nil
+}
+
+// ended records the member's answer (or its wait for decisions) and reports the
+// node's end.
+func (mt *memberTask) ended(ctx context.Context, c *flow.Context, n *flow.Node, tr *TeamTrace, slot *memberSlot, asked string, began time.Time) error {
+	t, m := mt.t, mt.m
+	name, branch := m.Name(), c.BranchID()
 	d := time.Since(began)
 	ans, ho := slot.result()
 	if ho == nil && ans != nil && ans.Pending == nil {

@@ -197,29 +197,7 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	ctx = context.WithValue(ctx, invKey{}, st)
 	c := inv.Context
 	if inv.Resumed {
-		resumed, was := false, ""
-		tr := t.update(c, func(tr *TeamTrace) {
-			switch tr.Status {
-			case TeamSuspended, TeamStopped, TeamFailed, TeamInterrupted, TeamRunning:
-				if tr.RunID != "" {
-					was = tr.Status
-					tr.Status, tr.Segment, tr.Error = TeamRunning, time.Now(), nil
-					resumed = true
-				}
-			}
-		})
-		if resumed {
-			ev := teamEvent(EventTeamStart, tr)
-			ev.Prompt, ev.Status = tr.Prompt, TeamResumed
-			Emit(ctx, ev)
-			t.icpts.teamStart(ctx, tr)
-			if haltedElsewhere(was) {
-				// Its parent's hooks saw the turn end when it was cut short (OnNodeEnd).
-				if nest := t.nestingAt(inv.Path, tr.Branch); nest.parent != nil {
-					nest.parent.icpts.memberStart(ctx, nest.parent.trace(c), t, tr.Prompt)
-				}
-			}
-		}
+		t.resumed(ctx, c, inv.Path)
 	}
 	err := inv.Invoke(ctx)
 	if st.ended.Load() {
@@ -229,39 +207,9 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	if cur == nil || cur.Status != TeamRunning {
 		return err // the run never started (or was skipped): nothing to end
 	}
-	status := TeamStopped
-	st.mu.Lock()
-	failure := st.failed
-	st.mu.Unlock()
-	cause := failure // why the run ended, for the end hooks
-	switch {
-	case st.suspended.Load():
-		status = TeamSuspended
-	case failure == nil && st.inNode != nil && st.inNode.node.Err() != nil:
-		// Run for an agent node whose context ended (a fail-fast sibling, the
-		// caller's cancellation), by no failure of its own: flow ends that node
-		// INTERRUPTED and runs it again on resume, which retries this run, so it did
-		// not fail. (Unlike a root team the caller cancelled: nothing runs it again.)
-		status, cause = TeamInterrupted, context.Cause(st.inNode.node)
-	case failure == nil && err == nil && ctx.Err() != nil && inv.Node != nil:
-		// Cut short with its context, by no failure of its own: because another
-		// branch of the run, or of the call it runs in, failed, or the caller
-		// cancelled. Flow then ends the calling node INTERRUPTED (it runs again on
-		// resume), but only flow knows which context it checked (a NodeStarter may
-		// give the task its own): the calling node's end (OnNodeEnd) ends the run as
-		// flow classifies the node.
-		key := callKey(c.RunID(), strings.TrimSuffix(inv.Path, "/"+inv.Graph.ID), strings.TrimSuffix(cur.Branch, "/"+inv.Graph.ID))
-		o.cut.Store(key, cutRun{t: t, ctx: ctx, cause: context.Cause(ctx), at: time.Now()})
+	status, failure, cause, cut := o.outcome(ctx, inv, st, cur, err)
+	if cut {
 		return err
-	case failure != nil || err != nil || ctx.Err() != nil:
-		status = TeamFailed
-		if failure == nil {
-			failure = err
-		}
-		if failure == nil {
-			failure = context.Cause(ctx)
-		}
-		cause = failure
 	}
 	tr := t.update(c, func(tr *TeamTrace) {
 		tr.Status = status
@@ -361,6 +309,82 @@ func (o *observer) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 			st.mu.Unlock()
 		}
 	}
+	o.nestedEnd(ctx, c, n, end, cause)
+}
+
+// resumed reports the start of a resumed team run (if its run was under way), and
+// the start of its turn to its parent's hooks when a halt elsewhere had cut it short.
+func (t *TeamAgent) resumed(ctx context.Context, c *flow.Context, path string) {
+	resumed, was := false, ""
+	tr := t.update(c, func(tr *TeamTrace) {
+		switch tr.Status {
+		case TeamSuspended, TeamStopped, TeamFailed, TeamInterrupted, TeamRunning:
+			if tr.RunID != "" {
+				was = tr.Status
+				tr.Status, tr.Segment, tr.Error = TeamRunning, time.Now(), nil
+				resumed = true
+			}
+		}
+	})
+	if resumed {
+		ev := teamEvent(EventTeamStart, tr)
+		ev.Prompt, ev.Status = tr.Prompt, TeamResumed
+		Emit(ctx, ev)
+		t.icpts.teamStart(ctx, tr)
+		if haltedElsewhere(was) {
+			// Its parent's hooks saw the turn end when it was cut short (OnNodeEnd).
+			if nest := t.nestingAt(path, tr.Branch); nest.parent != nil {
+				nest.parent.icpts.memberStart(ctx, nest.parent.trace(c), t, tr.Prompt)
+			}
+		}
+	}
+}
+
+// outcome classifies how a team run's evaluation ended: its status, its failure and
+// the cause the end hooks get. cut reports a run cut short with its context, which
+// the calling node's end ends (OnNodeEnd).
+func (o *observer) outcome(ctx context.Context, inv *flow.Invocation, st *invState, cur *TeamTrace, err error) (status string, failure, cause error, cut bool) {
+	t, c := st.team, inv.Context
+	status = TeamStopped
+	st.mu.Lock()
+	failure = st.failed
+	st.mu.Unlock()
+	cause = failure // why the run ended, for the end hooks
+	switch {
+	case st.suspended.Load():
+		status = TeamSuspended
+	case failure == nil && st.inNode != nil && st.inNode.node.Err() != nil:
+		// Run for an agent node whose context ended (a fail-fast sibling, the
+		// caller's cancellation), by no failure of its own: flow ends that node
+		// INTERRUPTED and runs it again on resume, which retries this run, so it did
+		// not fail. (Unlike a root team the caller cancelled: nothing runs it again.)
+		status, cause = TeamInterrupted, context.Cause(st.inNode.node)
+	case failure == nil && err == nil && ctx.Err() != nil && inv.Node != nil:
+		// Cut short with its context, by no failure of its own: because another
+		// branch of the run, or of the call it runs in, failed, or the caller
+		// cancelled. Flow then ends the calling node INTERRUPTED (it runs again on
+		// resume), but only flow knows which context it checked (a NodeStarter may
+		// give the task its own): the calling node's end (OnNodeEnd) ends the run as
+		// flow classifies the node.
+		key := callKey(c.RunID(), strings.TrimSuffix(inv.Path, "/"+inv.Graph.ID), strings.TrimSuffix(cur.Branch, "/"+inv.Graph.ID))
+		o.cut.Store(key, cutRun{t: t, ctx: ctx, cause: context.Cause(ctx), at: time.Now()})
+		return status, failure, cause, true
+	case failure != nil || err != nil || ctx.Err() != nil:
+		status = TeamFailed
+		if failure == nil {
+			failure = err
+		}
+		if failure == nil {
+			failure = context.Cause(ctx)
+		}
+		cause = failure
+	}
+	return status, failure, cause, false
+}
+
+// nestedEnd reports the end of a nested team's member node; cause is why the nested
+// team's run was cut short, if it was.
+func (o *observer) nestedEnd(ctx context.Context, c *flow.Context, n *flow.Node, end flow.NodeEnd, cause error) {
 	p, sub := o.nestedAt(n)
 	if p == nil {
 		return

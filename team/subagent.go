@@ -195,42 +195,19 @@ func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now f
 			last = NewError(TypeInvalidQuery, "sub-agent %q has no search function", s.Task)
 			break
 		}
-		call := ToolCall{ID: ri.RunID + "-" + strconv.Itoa(n), Name: s.source(), Args: args}
-		ev := ri.Event(EventToolStart)
-		ev.Step, ev.Call = n, &call
-		Emit(ctx, ev)
-		t0 := now()
-		hits, err := s.search(ctx, query)
-		out := AttemptOutcome{Attempt: n, Backoff: wait, Duration: now().Sub(t0)}
-		var obs Observation
-		if err == nil {
-			if hits == nil {
-				hits = []any{} // the search's "nothing" is an empty answer
-			}
-			out.Status, out.Results = StatusSuccess, len(hits)
-			obs = Success(hits)
-		} else {
-			last = AsError(err, TypeSourceUnavailable)
-			if ctx.Err() != nil { // the caller gave up: that, not the attempt, is the outcome
-				last = ContextError(ctx)
-			}
-			out.Status, out.ErrorType, out.Message = StatusError, last.Type, last.Message
-			obs = Failure(last)
-			for _, h := range hits {
-				key := jsonKey(h)
-				if !seen[key] {
-					seen[key] = true
-					partial = append(partial, h)
-				}
-			}
-		}
-		end := ri.Event(EventToolEnd)
-		end.Step, end.Call, end.Observation, end.Duration = n, &call, &obs, out.Duration
-		Emit(ctx, end)
+		hits, out, err := s.attempt(ctx, ri, n, query, args, now)
+		out.Backoff = wait
 		tried.Attempts, tried.Outcomes = n, append(tried.Outcomes, out)
 		if err == nil {
 			tried.Result = plural(len(hits), "result")
 			return SubResult{Task: s.Task, Status: ResultSuccess, Results: hits, Attempted: []QueryAttempt{tried}}
+		}
+		last = err
+		for _, h := range hits {
+			if key := jsonKey(h); !seen[key] {
+				seen[key] = true
+				partial = append(partial, h)
+			}
 		}
 		if !last.Retry || n >= p.Max || ctx.Err() != nil {
 			break
@@ -253,6 +230,45 @@ func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now f
 			break
 		}
 	}
+	return s.failed(tried, last, stop, partial)
+}
+
+// attempt makes attempt n, reported as a tool call. On failure it returns the
+// results that came with the error (partial results) and the error.
+func (s *SubAgent) attempt(ctx context.Context, ri RunInfo, n int, query string, args json.RawMessage, now func() time.Time) ([]any, AttemptOutcome, *Error) {
+	call := ToolCall{ID: ri.RunID + "-" + strconv.Itoa(n), Name: s.source(), Args: args}
+	ev := ri.Event(EventToolStart)
+	ev.Step, ev.Call = n, &call
+	Emit(ctx, ev)
+	t0 := now()
+	hits, err := s.search(ctx, query)
+	out := AttemptOutcome{Attempt: n, Duration: now().Sub(t0)}
+	var (
+		obs  Observation
+		fail *Error
+	)
+	if err == nil {
+		if hits == nil {
+			hits = []any{} // the search's "nothing" is an empty answer
+		}
+		out.Status, out.Results = StatusSuccess, len(hits)
+		obs = Success(hits)
+	} else {
+		fail = AsError(err, TypeSourceUnavailable)
+		if ctx.Err() != nil { // the caller gave up: that, not the attempt, is the outcome
+			fail = ContextError(ctx)
+		}
+		out.Status, out.ErrorType, out.Message = StatusError, fail.Type, fail.Message
+		obs = Failure(fail)
+	}
+	end := ri.Event(EventToolEnd)
+	end.Step, end.Call, end.Observation, end.Duration = n, &call, &obs, out.Duration
+	Emit(ctx, end)
+	return hits, out, fail
+}
+
+// failed reports the failure that ended the attempts.
+func (s *SubAgent) failed(tried QueryAttempt, last *Error, stop string, partial []any) SubResult {
 	tried.Result = last.Error()
 	msg := last.Message
 	if stop != "" {

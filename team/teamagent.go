@@ -62,60 +62,11 @@ func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 		o(&t.cfg)
 	}
 	c := &t.cfg
-	if c.proto == nil {
-		c.proto = Sequential()
+	if err := t.addMembers(); err != nil {
+		return nil, err
 	}
-	if len(c.members) == 0 {
-		return nil, fmt.Errorf("team %q: no members", name)
-	}
-	for _, m := range c.members {
-		if m == nil {
-			return nil, fmt.Errorf("team %q: nil member", name)
-		}
-		mn := m.Name()
-		if err := checkName(mn); err != nil {
-			return nil, fmt.Errorf("team %q, member: %w", name, err)
-		}
-		if slices.Contains(reservedIDs, mn) {
-			return nil, fmt.Errorf("team %q: member name %q is the id of a node the protocol generates (%v)", name, mn, reservedIDs)
-		}
-		if t.byName[mn] != nil {
-			return nil, fmt.Errorf("team %q: two members named %q", name, mn)
-		}
-		if mn == name {
-			return nil, fmt.Errorf("team %q: a member has the team's name", name)
-		}
-		t.byName[mn] = m
-		t.members = append(t.members, m)
-		t.names = append(t.names, mn)
-		if sub, ok := m.(*TeamAgent); ok {
-			t.nested[mn] = sub
-		}
-	}
-	t.maxTurns = c.maxTurns
-	if t.maxTurns == 0 {
-		t.maxTurns = max(defaultMaxTurns, len(t.members))
-	}
-	if t.maxTurns < 1 {
-		return nil, fmt.Errorf("team %q: max turns must be at least 1", name)
-	}
-	t.finish = c.finish
-	if t.finish == "" {
-		t.finish = defaultFinishMarker
-	}
-	for _, mn := range t.names {
-		if t.isFinish(mn) {
-			return nil, fmt.Errorf("team %q: member name %q reads as the finish marker %q (or \"finish\"), so nobody could route to it", name, mn, t.finish)
-		}
-	}
-	if c.fallback != "" && t.byName[c.fallback] == nil {
-		return nil, fmt.Errorf("team %q: default member %q is not a member", name, c.fallback)
-	}
-	if c.answerFrom != "" && t.byName[c.answerFrom] == nil {
-		return nil, fmt.Errorf("team %q: answer member %q is not a member", name, c.answerFrom)
-	}
-	if c.loopRepeats < 0 {
-		return nil, fmt.Errorf("team %q: loop detection needs a positive repeat count", name)
+	if err := t.checkSettings(); err != nil {
+		return nil, err
 	}
 	if c.graphID == "" {
 		c.graphID = "team." + name
@@ -141,6 +92,75 @@ func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 		sub.addParent(t)
 	}
 	return t, nil
+}
+
+// addMembers checks the members and indexes them (the protocol defaults to
+// Sequential).
+func (t *TeamAgent) addMembers() error {
+	c, name := &t.cfg, t.name
+	if c.proto == nil {
+		c.proto = Sequential()
+	}
+	if len(c.members) == 0 {
+		return fmt.Errorf("team %q: no members", name)
+	}
+	for _, m := range c.members {
+		if m == nil {
+			return fmt.Errorf("team %q: nil member", name)
+		}
+		mn := m.Name()
+		if err := checkName(mn); err != nil {
+			return fmt.Errorf("team %q, member: %w", name, err)
+		}
+		if slices.Contains(reservedIDs, mn) {
+			return fmt.Errorf("team %q: member name %q is the id of a node the protocol generates (%v)", name, mn, reservedIDs)
+		}
+		if t.byName[mn] != nil {
+			return fmt.Errorf("team %q: two members named %q", name, mn)
+		}
+		if mn == name {
+			return fmt.Errorf("team %q: a member has the team's name", name)
+		}
+		t.byName[mn] = m
+		t.members = append(t.members, m)
+		t.names = append(t.names, mn)
+		if sub, ok := m.(*TeamAgent); ok {
+			t.nested[mn] = sub
+		}
+	}
+	return nil
+}
+
+// checkSettings resolves the max turns and the finish marker and checks the
+// options that name members.
+func (t *TeamAgent) checkSettings() error {
+	c, name := &t.cfg, t.name
+	t.maxTurns = c.maxTurns
+	if t.maxTurns == 0 {
+		t.maxTurns = max(defaultMaxTurns, len(t.members))
+	}
+	if t.maxTurns < 1 {
+		return fmt.Errorf("team %q: max turns must be at least 1", name)
+	}
+	t.finish = c.finish
+	if t.finish == "" {
+		t.finish = defaultFinishMarker
+	}
+	for _, mn := range t.names {
+		if t.isFinish(mn) {
+			return fmt.Errorf("team %q: member name %q reads as the finish marker %q (or \"finish\"), so nobody could route to it", name, mn, t.finish)
+		}
+	}
+	if c.fallback != "" && t.byName[c.fallback] == nil {
+		return fmt.Errorf("team %q: default member %q is not a member", name, c.fallback)
+	}
+	if c.answerFrom != "" && t.byName[c.answerFrom] == nil {
+		return fmt.Errorf("team %q: answer member %q is not a member", name, c.answerFrom)
+	}
+	if c.loopRepeats < 0 {
+		return fmt.Errorf("team %q: loop detection needs a positive repeat count", name)
+	}
+	return nil
 }
 
 func cmpInt(a, b int) int {
