@@ -60,7 +60,7 @@ type TaskOption func(*agentTask)
 func WithPromptKey(key string) TaskOption { return func(t *agentTask) { t.promptKey = key } }
 
 // WithPromptTemplate makes the task render its prompt from a text/template over the
-// FlowContext (see the package documentation for the template functions).
+// FlowContext, with the functions WithInstruction describes (prompt excepted).
 func WithPromptTemplate(text string) TaskOption {
 	return func(t *agentTask) { t.promptTmpl = text }
 }

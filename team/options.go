@@ -28,7 +28,10 @@ const defaultMaxSteps = 10
 func WithRole(role string) Option { return func(c *config) { c.role = role } }
 
 // WithInstruction sets the system instruction: a text/template rendered over the
-// FlowContext for every call (see the package documentation for its functions).
+// FlowContext for every call ({{.customer}}), failing on a missing key. Functions:
+// var "name" reads any variable, dotted names and loop items included, and fails
+// when it is unset; has "name" tells whether it is set; prompt is the call's prompt;
+// json encodes a value.
 func WithInstruction(tmpl string) Option { return func(c *config) { c.instruction = tmpl } }
 
 // WithTools gives a ReAct agent tools.

@@ -117,8 +117,11 @@ type parallel struct {
 // ParallelMergeWithCoverage. A failing member follows the branch policy
 // (ParallelBranchPolicy): fail-fast (the default) fails the team and cancels the
 // others; continue lets the others finish and the merge see the failure (and flow's
-// KeyBranchFailures); if every member fails the team fails. Max turns admits the
-// first members in member order.
+// KeyBranchFailures); if every member fails the team fails. The members fail-fast
+// cancels are interrupted, not failed (as flow ends their nodes): the trace records
+// no turn of theirs, their NodeEnd says RunInterrupted, and a retry (a resume, a Call
+// with the same prompt) runs them like any interrupted node. Max turns admits the
+// first members in member order, so which members run never depends on timing.
 func Parallel(opts ...ParallelOption) Protocol {
 	p := &parallel{}
 	for _, o := range opts {

@@ -396,7 +396,17 @@ func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, er
 // (ErrTeamSuspendedInNode): use Task or make it a team member for that. There its run
 // ends interrupted when the node's context ends by no failure of the team's (as flow
 // ends the node), and the node's resume or retry retries it, replaying the members
-// that answered (see Teams in the package documentation).
+// that answered.
+//
+// A retry replays: a member turn that ended with an answer in the failed run is
+// given again, with no model call, no tool call and no approval request, when the
+// retry asks that member the same question at the same node and branch (a
+// supervisor is asked again; a member it routes with another task runs). A replayed
+// turn emits no events and calls no team hooks, and its metrics count once, so the
+// retried run's trace is the one it would have had without the failure. The log of
+// answered turns ("_team.<name>:turns") lives in the context with the trace, so a
+// retry in another process replays too; it is dropped when the run can no longer be
+// retried. A new evaluation of the team's graph replays nothing.
 func (t *TeamAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
 	if sess == nil {
 		sess = NewSession("")

@@ -60,7 +60,9 @@ func WithGraphAdjuster(fn func(spec *flow.GraphSpec)) TeamOption {
 }
 
 // WithMaxTurns bounds the member turns of one team run, under every protocol (Solon
-// does not apply it to its sequential protocol; we do). See defaultMaxTurns.
+// does not apply it to its sequential protocol; we do). The members past the
+// limit are skipped, with one "finish" decision saying max_turns. The default is
+// 10, or the number of members if greater.
 func WithMaxTurns(n int) TeamOption { return func(c *teamConfig) { c.maxTurns = n } }
 
 // WithFinishMarker sets the text that finishes the team's work when the supervisor
@@ -73,7 +75,7 @@ func WithFinishMarker(marker string) TeamOption { return func(c *teamConfig) { c
 func WithSupervisorModel(m ChatModel) TeamOption { return func(c *teamConfig) { c.model = m } }
 
 // WithSupervisorInstruction replaces the supervisor's system instruction, a
-// text/template over the FlowContext (see the package documentation); the members
+// text/template over the FlowContext (with the functions WithInstruction describes); the members
 // and the route tool are described after it.
 func WithSupervisorInstruction(tmpl string) TeamOption {
 	return func(c *teamConfig) { c.instruction = tmpl }
@@ -124,5 +126,9 @@ func WithMemberPrompt(fn func(tr *TeamTrace, member Agent, task string) string) 
 // WithAnswerFrom makes the team's answer the last answer of the named member (a
 // writer whose work a reviewer only approves) instead of the last member's, unless a
 // supervisor or coordinator gives one explicitly. If the member never answered, the
-// last member's answer stands.
+// last member's answer stands. When the member's last turn failed and an error
+// policy recovered the failure (so the team completes), the answer is the last one
+// given before, followed by "[member] failed: <error>": an earlier answer is never
+// presented as the team's without saying that the member who should have answered
+// failed.
 func WithAnswerFrom(member string) TeamOption { return func(c *teamConfig) { c.answerFrom = member } }
