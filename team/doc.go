@@ -2,8 +2,8 @@
 // interface, chat models (ChatModel), SimpleAgent and ReActAgent with Go tools,
 // human approval of tool calls, the AgentSession that keeps agent state in a
 // FlowContext, the event stream, and TeamAgent, a team whose protocol is a flow
-// graph. Sub-agents (SubAgent) report structured results, and a coordinator writes
-// coverage notes from them.
+// graph. Sub-agents that report structured results and coverage notes are in
+// package team/subagent.
 //
 // A ReAct agent with one tool:
 //
@@ -80,11 +80,10 @@
 //
 // # Sub-agents and coverage
 //
-// The one entry point is SubAgent: it runs a search (query to results) as an
-// Agent, retries transient failures with a flow.RetryPolicy, and reports a
-// SubResult in which an empty success means "none exist" and an error says what was
-// tried. After the sub-agents ran, GatherSubTasks and NewCoverage classify each
-// sub-task (well supported, valid empty, gap), and Coverage.Markdown writes the notes
-// a coordinator appends; Parallel does this by itself for members that are
-// sub-agents.
+// Package team/subagent is the one entry point for the coordinator/sub-agent
+// discipline: subagent.SubAgent runs a search as an Agent, retries transient
+// failures with a flow.RetryPolicy and reports a SubResult in which an empty success
+// means "none exist" and an error says what was tried; subagent.Notes, given to a
+// parallel team with ParallelNotes, makes its coordinator end with coverage notes
+// that tell "none exist" from "could not look".
 package team

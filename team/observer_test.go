@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/team/subagent"
 	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/trace"
 	"github.com/stretchr/testify/assert"
@@ -520,7 +521,7 @@ func TestMemberCancelledWithCauseIsInterrupted(t *testing.T) {
 func TestSubAgentMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 	started := make(chan struct{})
 	searches := 0
-	sub := &team.SubAgent{Task: "search", Search: func(ctx context.Context, _ string) ([]any, error) {
+	sub := &subagent.SubAgent{Task: "search", Search: func(ctx context.Context, _ string) ([]any, error) {
 		if searches++; searches == 1 {
 			close(started)
 			<-ctx.Done()

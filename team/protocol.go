@@ -97,31 +97,24 @@ func (sequential) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *Rout
 type ParallelOption func(*parallel)
 
 type parallel struct {
-	policy   flow.BranchPolicy
-	merge    func(ctx context.Context, tr *TeamTrace) (string, error)
-	mergeCov func(ctx context.Context, tr *TeamTrace, cov Coverage) (string, error)
+	policy flow.BranchPolicy
+	merge  func(ctx context.Context, c *flow.Context, tr *TeamTrace) (string, error)
+	notes  func(c *flow.Context, tr *TeamTrace, members []Agent) (byMember map[string]string, end string)
 }
 
 // Parallel returns the protocol in which every member takes its turn at once, on a
 // parallel gateway: start → fork → members → join → merge → end. The merge node is
 // the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
 // merge the answers, else it concatenates them as "[member] answer" sections, failed
-// and skipped members included (ParallelMerge or ParallelMergeWithCoverage replaces
-// it). When members are sub-agents (a SubAgent or an agent wrapped by
-// RecordToolCalls, which get a note even when they did not run, or a member that
-// reports a SubResult, or whose failed tool calls RecordToolCalls kept), the coverage
-// notes of those members (NewCoverage over GatherSubTasks) end the concatenated answer, or are given to the model with the
-// instruction to end with them; the answer of a member whose empty success its failed
-// searches contradict carries its gap note, so a source that could not be searched is
-// never reported as holding nothing. A custom merge gets the notes only through
-// ParallelMergeWithCoverage. A failing member follows the branch policy
-// (ParallelBranchPolicy): fail-fast (the default) fails the team and cancels the
-// others; continue lets the others finish and the merge see the failure (and flow's
-// KeyBranchFailures); if every member fails the team fails. The members fail-fast
-// cancels are interrupted, not failed (as flow ends their nodes): the trace records
-// no turn of theirs, their NodeEnd says RunInterrupted, and a retry (a resume, a Call
-// with the same prompt) runs them like any interrupted node. Max turns admits the
-// first members in member order, so which members run never depends on timing.
+// and skipped members included (ParallelMerge replaces it, ParallelNotes adds to it).
+// A failing member follows the branch policy (ParallelBranchPolicy): fail-fast (the
+// default) fails the team and cancels the others; continue lets the others finish and
+// the merge see the failure (and flow's KeyBranchFailures); if every member fails the
+// team fails. The members fail-fast cancels are interrupted, not failed (as flow ends
+// their nodes): the trace records no turn of theirs, their NodeEnd says
+// RunInterrupted, and a retry (a resume, a Call with the same prompt) runs them like
+// any interrupted node. Max turns admits the first members in member order, so which
+// members run never depends on timing.
 func Parallel(opts ...ParallelOption) Protocol {
 	p := &parallel{}
 	for _, o := range opts {
@@ -136,19 +129,19 @@ func ParallelBranchPolicy(bp flow.BranchPolicy) ParallelOption {
 	return func(p *parallel) { p.policy = bp }
 }
 
-// ParallelMerge replaces the coordinator's merge: fn gets the trace with every
-// member's record and returns the team's answer. It is not given the coverage notes
-// of sub-agent members: a team of sub-agents should use ParallelMergeWithCoverage.
-func ParallelMerge(fn func(ctx context.Context, tr *TeamTrace) (string, error)) ParallelOption {
-	return func(p *parallel) { p.merge, p.mergeCov = fn, nil }
+// ParallelMerge replaces the coordinator's merge: fn gets the run's context and the
+// trace with every member's record, and returns the team's answer.
+func ParallelMerge(fn func(ctx context.Context, c *flow.Context, tr *TeamTrace) (string, error)) ParallelOption {
+	return func(p *parallel) { p.merge = fn }
 }
 
-// ParallelMergeWithCoverage is ParallelMerge for a team of sub-agents: fn also gets
-// the coverage notes of the members that are sub-agents (those the default merge ends
-// with), so that its answer can tell "none exist" from "could not look". The notes
-// are empty when no member is a sub-agent.
-func ParallelMergeWithCoverage(fn func(ctx context.Context, tr *TeamTrace, cov Coverage) (string, error)) ParallelOption {
-	return func(p *parallel) { p.merge, p.mergeCov = nil, fn }
+// ParallelNotes adds notes to the coordinator's merge: fn returns a note per member,
+// which follows the member's answer, and notes that end the merge (a model merging
+// the answers is told to end with them). With subagent.Notes they are the coverage
+// notes of the members that are sub-agents, so that a source that could not be
+// searched is never reported as holding nothing.
+func ParallelNotes(fn func(c *flow.Context, tr *TeamTrace, members []Agent) (byMember map[string]string, end string)) ParallelOption {
+	return func(p *parallel) { p.notes = fn }
 }
 
 func (p *parallel) Name() string                 { return "parallel" }
@@ -202,7 +195,13 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	})
 	tr := t.trace(c)
 	latest := latestByMember(tr)
-	cov, notes := memberCoverage(c, t.names, latest, t.isSubAgent)
+	var (
+		notes map[string]string
+		end   string
+	)
+	if mt.p.notes != nil {
+		notes, end = mt.p.notes(c, tr, t.members)
+	}
 	began := time.Now()
 	var (
 		answer string
@@ -211,9 +210,7 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	)
 	switch {
 	case mt.p.merge != nil:
-		answer, err = mt.p.merge(ctx, tr)
-	case mt.p.mergeCov != nil:
-		answer, err = mt.p.mergeCov(ctx, tr, cov)
+		answer, err = mt.p.merge(ctx, c, tr)
 	case t.cfg.model != nil:
 		var b strings.Builder
 		b.WriteString("Task: " + tr.Prompt + "\n\nAnswers of the members:")
@@ -221,9 +218,9 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 			b.WriteString("\n" + describeCovered(m, latest[m], notes))
 		}
 		sys := fmt.Sprintf("You are the coordinator of the team %q. Merge the members' answers into one answer to the task. Say which members failed or did not answer.", t.name)
-		if len(cov.Notes) > 0 {
-			b.WriteString("\n\n" + cov.Markdown())
-			sys += " End with the coverage notes given: never report that a member whose note says gap found nothing."
+		if end != "" {
+			b.WriteString("\n\n" + end)
+			sys += " End with the notes given: never report that a member whose note says it could not search found nothing."
 		}
 		req := &ChatRequest{Messages: []Message{
 			SystemMessage(sys),
@@ -239,8 +236,8 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 		for _, m := range t.names {
 			parts = append(parts, describeCovered(m, latest[m], notes))
 		}
-		if len(cov.Notes) > 0 {
-			parts = append(parts, strings.TrimSuffix(cov.Markdown(), "\n"))
+		if end != "" {
+			parts = append(parts, strings.TrimSuffix(end, "\n"))
 		}
 		answer = strings.Join(parts, "\n\n")
 	}
@@ -272,51 +269,13 @@ func latestByMember(tr *TeamTrace) map[string]TeamRecord {
 	return out
 }
 
-// memberCoverage writes the coverage notes of the sub-agent members (sub reports
-// them: a SubAgent, or an agent wrapped by RecordToolCalls) and of the members that
-// reported a structured sub-agent result (SubResult) or whose tool calls failed without
-// a successful retry: the evidence a merge must not hide. A sub-agent member that did
-// not run and never reported is a gap too (no report), not left out. Other members
-// (plain answers) get no note.
-//
-// The context keeps what members reported in earlier runs of the session, so the
-// evidence is checked against this run's records (latest): a member that did not run
-// now reported nothing now, and one whose turn failed wrote no success now.
-func memberCoverage(c *flow.Context, members []string, latest map[string]TeamRecord, sub func(string) bool) (Coverage, map[string]CoverageNote) {
-	var tasks []SubTask
-	for _, st := range GatherSubTasks(c, members...) {
-		if st.Result == nil && len(unresolvedFailures(st.Calls)) == 0 && !sub(st.Name) {
-			continue
-		}
-		switch r := latest[st.Name]; r.Status {
-		case RunCompleted:
-		case RunFailed:
-			if st.Result != nil && st.Result.OK() {
-				st.Result, st.Answer = nil, ""
-			}
-			if r.Error != nil {
-				st.Failure = r.Error
-			}
-		default:
-			st = SubTask{Name: st.Name, Title: st.Title}
-		}
-		tasks = append(tasks, st)
-	}
-	cov := NewCoverage(tasks...)
-	notes := make(map[string]CoverageNote, len(cov.Notes))
-	for _, n := range cov.Notes {
-		notes[n.Task] = n
-	}
-	return cov, notes
-}
-
-// describeCovered renders a member's record for a merge; a member that answered but
-// whose coverage is a gap (an empty success after failed searches) carries the note
-// with its answer, so the answer is never read as "none exist".
-func describeCovered(member string, r TeamRecord, notes map[string]CoverageNote) string {
+// describeCovered renders a member's record for a merge, with the member's note
+// after an answer (an empty success after failed searches carries its gap note, so
+// the answer is never read as "none exist").
+func describeCovered(member string, r TeamRecord, notes map[string]string) string {
 	s := describeRecord(member, r)
-	if n, ok := notes[member]; ok && n.Class == CoverageGap && r.Status == RunCompleted {
-		s += " (" + n.Text + ")"
+	if n, ok := notes[member]; ok && r.Status == RunCompleted {
+		s += " (" + n + ")"
 	}
 	return s
 }
@@ -348,14 +307,4 @@ func (t *TeamAgent) modelCall(ctx context.Context, c *flow.Context, n *flow.Node
 		Agent: t.name, Instance: c.InstanceID(), Node: n.ID, Branch: c.BranchID()}}
 	resp, _, err := r.reason(ctx, tr.Supervisor.ModelCalls+1, req)
 	return resp, err
-}
-
-// isSubAgent reports whether the member is a sub-agent by its type: a SubAgent, or an
-// agent whose tool calls RecordToolCalls keeps for its coverage note.
-func (t *TeamAgent) isSubAgent(name string) bool {
-	switch t.byName[name].(type) {
-	case *SubAgent, *recordingAgent:
-		return true
-	}
-	return false
 }

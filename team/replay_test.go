@@ -704,7 +704,7 @@ func TestParallelMergeFailureReplaysAllMembers(t *testing.T) {
 		fixed, members = append(fixed, f), append(members, f)
 	}
 	merges := 0
-	merge := team.ParallelMerge(func(_ context.Context, tr *team.TeamTrace) (string, error) {
+	merge := team.ParallelMerge(func(_ context.Context, _ *flow.Context, tr *team.TeamTrace) (string, error) {
 		merges++
 		if merges == 1 {
 			return "", down
@@ -1044,7 +1044,7 @@ func TestParallelRetryReplaysNestedTeam(t *testing.T) {
 	inner, err := team.NewTeam("inner", team.WithMembers(x))
 	require.NoError(t, err)
 	merges := 0
-	merge := team.ParallelMerge(func(_ context.Context, tr *team.TeamTrace) (string, error) {
+	merge := team.ParallelMerge(func(_ context.Context, _ *flow.Context, tr *team.TeamTrace) (string, error) {
 		if merges++; merges == 1 {
 			return "", down
 		}

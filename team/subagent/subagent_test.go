@@ -1,4 +1,4 @@
-package team_test
+package subagent_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/team/subagent"
 	"github.com/flowteam/flowteam/testkit"
 )
 
@@ -103,7 +104,7 @@ func TestSubAgentRetriesTimeoutWithBoundedBackoff(t *testing.T) {
 		{hits: hits, err: timeoutErr()}, // the first hit again, and one more
 		{err: timeoutErr()},
 	}}
-	sa := &team.SubAgent{
+	sa := &subagent.SubAgent{
 		Task: "patents", Source: "patent_db", Search: search.Search,
 		Retry:        flow.RetryPolicy{NoJitter: true, Max: 3, Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
 		Alternatives: []string{"use the WIPO search API", "narrow the range to 2024-H2"},
@@ -113,7 +114,7 @@ func TestSubAgentRetriesTimeoutWithBoundedBackoff(t *testing.T) {
 
 	assert.Equal(t, 3, search.Attempts())
 	assert.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, clock.Waits())
-	assert.Equal(t, team.ResultPartialFailure, r.Status)
+	assert.Equal(t, subagent.ResultPartialFailure, r.Status)
 	assert.Equal(t, team.TypeTimeout, r.ErrorType)
 	assert.True(t, r.Retryable)
 	assert.Nil(t, r.Results)
@@ -154,11 +155,11 @@ func TestSubAgentBackoffBounds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newSubClock()
 			search := &scriptedSearch{outcomes: []searchOutcome{{err: team.NewError(team.TypeSourceUnavailable, "503")}}}
-			sa := &team.SubAgent{Task: "t", Search: search.Search, Retry: tc.policy, Sleep: clock.Sleep, Now: clock.Now}
+			sa := &subagent.SubAgent{Task: "t", Search: search.Search, Retry: tc.policy, Sleep: clock.Sleep, Now: clock.Now}
 			r := sa.Run(context.Background(), "q")
 			assert.Equal(t, tc.waits, clock.Waits())
 			assert.Equal(t, len(tc.waits)+1, search.Attempts())
-			assert.Equal(t, team.ResultError, r.Status)
+			assert.Equal(t, subagent.ResultError, r.Status)
 			assert.Equal(t, team.TypeSourceUnavailable, r.ErrorType)
 			assert.Equal(t, len(tc.waits)+1, r.Attempts())
 		})
@@ -167,7 +168,7 @@ func TestSubAgentBackoffBounds(t *testing.T) {
 	t.Run("jitter stays within [d/2, d]", func(t *testing.T) {
 		clock := newSubClock()
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: timeoutErr()}}}
-		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now,
+		sa := &subagent.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now,
 			Retry: flow.RetryPolicy{Max: 4, Backoff: 100 * time.Millisecond, MaxBackoff: time.Second}}
 		sa.Run(context.Background(), "q")
 		waits := clock.Waits()
@@ -186,18 +187,18 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 	t.Run("auth_denied is not retried", func(t *testing.T) {
 		clock := newSubClock()
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: team.NewError(team.TypeAuthDenied, "token expired")}}}
-		sa := &team.SubAgent{Task: "t", Source: "db", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
+		sa := &subagent.SubAgent{Task: "t", Source: "db", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, 1, search.Attempts())
 		assert.Empty(t, clock.Waits())
-		assert.Equal(t, team.ResultError, r.Status)
+		assert.Equal(t, subagent.ResultError, r.Status)
 		assert.Equal(t, team.TypeAuthDenied, r.ErrorType)
 		assert.False(t, r.Retryable)
 		assert.ErrorIs(t, r.Err(), team.ErrAuthDenied)
 	})
 	t.Run("invalid_query is not retried", func(t *testing.T) {
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: team.NewError(team.TypeInvalidQuery, "bad syntax")}}}
-		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: newSubClock().Sleep}
+		sa := &subagent.SubAgent{Task: "t", Search: search.Search, Sleep: newSubClock().Sleep}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, 1, search.Attempts())
 		assert.Equal(t, team.TypeInvalidQuery, r.ErrorType)
@@ -207,10 +208,10 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 		rl := team.NewError(team.TypeRateLimited, "slow down")
 		rl.RetryAfter = 2 * time.Second
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: rl}, {hits: []any{"a", "b", "c"}}}}
-		sa := &team.SubAgent{Task: "t", Source: "db", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
+		sa := &subagent.SubAgent{Task: "t", Source: "db", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, []time.Duration{2 * time.Second}, clock.Waits(), "Retry-After replaces the backoff")
-		assert.Equal(t, team.ResultSuccess, r.Status)
+		assert.Equal(t, subagent.ResultSuccess, r.Status)
 		assert.Equal(t, []any{"a", "b", "c"}, r.Results)
 		require.Len(t, r.Attempted, 1)
 		assert.Equal(t, 2, r.Attempted[0].Attempts)
@@ -222,7 +223,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 		rl := team.NewError(team.TypeRateLimited, "quota")
 		rl.RetryAfter = time.Hour
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: rl}}}
-		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
+		sa := &subagent.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, 1, search.Attempts())
 		assert.Empty(t, clock.Waits())
@@ -233,7 +234,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 		clock := newSubClock()
 		clock.step = time.Second
 		search := &scriptedSearch{clock: clock, outcomes: []searchOutcome{{err: timeoutErr()}}}
-		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now, Budget: 3 * time.Second,
+		sa := &subagent.SubAgent{Task: "t", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now, Budget: 3 * time.Second,
 			Retry: flow.RetryPolicy{NoJitter: true, Max: 10, Backoff: 500 * time.Millisecond}}
 		r := sa.Run(context.Background(), "q")
 		// 1s + 0.5s + 1s = 2.5s; waiting 1s more would pass 3s.
@@ -243,7 +244,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 	})
 	t.Run("an untyped error is source_unavailable", func(t *testing.T) {
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: errors.New("connection refused")}}}
-		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: newSubClock().Sleep, Retry: flow.RetryPolicy{Max: 1}}
+		sa := &subagent.SubAgent{Task: "t", Search: search.Search, Sleep: newSubClock().Sleep, Retry: flow.RetryPolicy{Max: 1}}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, team.TypeSourceUnavailable, r.ErrorType)
 		assert.Equal(t, "connection refused", r.Message)
@@ -252,7 +253,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		search := &scriptedSearch{outcomes: []searchOutcome{{err: timeoutErr()}}}
 		sleep := func(ctx context.Context, d time.Duration) error { cancel(); return context.Cause(ctx) }
-		sa := &team.SubAgent{Task: "t", Search: search.Search, Sleep: sleep}
+		sa := &subagent.SubAgent{Task: "t", Search: search.Search, Sleep: sleep}
 		r := sa.Run(ctx, "q")
 		assert.Equal(t, 1, search.Attempts())
 		assert.Equal(t, team.TypeCancelled, r.ErrorType)
@@ -262,7 +263,7 @@ func TestSubAgentRetryDecisions(t *testing.T) {
 		// The search waits for its context: the per-attempt deadline ends it.
 		block := func(ctx context.Context, _ string) ([]any, error) { <-ctx.Done(); return nil, ctx.Err() }
 		clock := newSubClock()
-		sa := &team.SubAgent{Task: "t", Search: block, AttemptTimeout: time.Millisecond, Sleep: clock.Sleep,
+		sa := &subagent.SubAgent{Task: "t", Search: block, AttemptTimeout: time.Millisecond, Sleep: clock.Sleep,
 			Retry: flow.RetryPolicy{NoJitter: true, Max: 2}}
 		r := sa.Run(context.Background(), "q")
 		assert.Equal(t, team.TypeTimeout, r.ErrorType)
@@ -276,11 +277,11 @@ func TestSubAgentEmptyIsSuccess(t *testing.T) {
 	for _, hits := range [][]any{nil, {}} {
 		clock := newSubClock()
 		search := &scriptedSearch{outcomes: []searchOutcome{{hits: hits}}}
-		sa := &team.SubAgent{Task: "regulation", Source: "regulation_db", Search: search.Search, Sleep: clock.Sleep}
+		sa := &subagent.SubAgent{Task: "regulation", Source: "regulation_db", Search: search.Search, Sleep: clock.Sleep}
 		r := sa.Run(context.Background(), "battery regulation after 2024")
 		assert.Equal(t, 1, search.Attempts())
 		assert.Empty(t, clock.Waits())
-		assert.Equal(t, team.ResultSuccess, r.Status)
+		assert.Equal(t, subagent.ResultSuccess, r.Status)
 		assert.NotNil(t, r.Results)
 		assert.Empty(t, r.Results)
 		assert.True(t, r.Empty())
@@ -294,7 +295,7 @@ func TestSubAgentEmptyIsSuccess(t *testing.T) {
 func TestSubAgentAsAgent(t *testing.T) {
 	clock := newSubClock()
 	search := &scriptedSearch{outcomes: []searchOutcome{{hits: []any{"EP1"}, err: timeoutErr()}}}
-	sa := &team.SubAgent{Task: "patents", Source: "patent_db", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
+	sa := &subagent.SubAgent{Task: "patents", Source: "patent_db", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
 	sess := team.NewSession("s1")
 	evs, err := team.Events(context.Background(), sa, "q", sess)
 
@@ -310,13 +311,13 @@ func TestSubAgentAsAgent(t *testing.T) {
 	assert.Equal(t, team.TypeTimeout, evs[2].Observation.Error.Type)
 	assert.Equal(t, team.RunFailed, evs[7].Status)
 
-	r, ok := team.SubResultOf(sess.Context().Value(team.ResultKey("patents")))
+	r, ok := subagent.SubResultOf(sess.Context().Value(subagent.ResultKey("patents")))
 	require.True(t, ok)
-	assert.Equal(t, team.ResultPartialFailure, r.Status)
+	assert.Equal(t, subagent.ResultPartialFailure, r.Status)
 	assert.Equal(t, []any{"EP1"}, r.PartialResults)
 
 	// A success answers with the result's JSON.
-	ok2 := &team.SubAgent{Task: "regulation", Search: func(context.Context, string) ([]any, error) { return nil, nil },
+	ok2 := &subagent.SubAgent{Task: "regulation", Search: func(context.Context, string) ([]any, error) { return nil, nil },
 		Now: clock.Now}
 	ans, err := ok2.Call(context.Background(), "q", sess)
 	require.NoError(t, err)
@@ -331,16 +332,16 @@ func TestSearcherAndResultsAs(t *testing.T) {
 		Title string `json:"title"`
 		Year  int    `json:"year"`
 	}
-	search := team.Searcher(func(context.Context, string) ([]hit, error) {
+	search := subagent.Searcher(func(context.Context, string) ([]hit, error) {
 		return []hit{{"EP1", 2024}, {"EP2", 2025}}, nil
 	})
-	r := (&team.SubAgent{Task: "p", Search: search}).Run(context.Background(), "q")
-	require.Equal(t, team.ResultSuccess, r.Status)
+	r := (&subagent.SubAgent{Task: "p", Search: search}).Run(context.Background(), "q")
+	require.Equal(t, subagent.ResultSuccess, r.Status)
 	data, err := r.MarshalJSON()
 	require.NoError(t, err)
-	var back team.SubResult
+	var back subagent.SubResult
 	require.NoError(t, back.UnmarshalJSON(data))
-	hits, err := team.ResultsAs[hit](back.Results)
+	hits, err := subagent.ResultsAs[hit](back.Results)
 	require.NoError(t, err)
 	assert.Equal(t, []hit{{"EP1", 2024}, {"EP2", 2025}}, hits)
 }
@@ -361,13 +362,13 @@ func TestRecordToolCalls(t *testing.T) {
 	)
 	react, err := team.NewReActAgent("patents", model, team.WithTools(failing))
 	require.NoError(t, err)
-	agent := team.RecordToolCalls(react)
+	agent := subagent.RecordToolCalls(react)
 	assert.Equal(t, "patents", agent.Name())
 	sess := team.NewSession("s")
 
 	_, err = agent.Call(context.Background(), "find patents", sess)
 	require.NoError(t, err)
-	calls := team.ToolCallsIn(sess.Context(), "patents")
+	calls := subagent.ToolCallsIn(sess.Context(), "patents")
 	require.Len(t, calls, 2)
 	for _, c := range calls {
 		assert.True(t, c.Failed())
@@ -377,11 +378,11 @@ func TestRecordToolCalls(t *testing.T) {
 	}
 	assert.Equal(t, []string{"c1", "c2"}, []string{calls[0].CallID, calls[1].CallID})
 	// The same calls are in the ReAct trace the session keeps.
-	fromTrace := team.ToolCallsOfTrace(sess.ReActTrace("patents"))
+	fromTrace := subagent.ToolCallsOfTrace(sess.ReActTrace("patents"))
 	assert.Equal(t, calls, fromTrace)
 
 	// The next run made no tool call: its (empty) record replaces the old one.
 	_, err = agent.Call(context.Background(), "again", sess)
 	require.NoError(t, err)
-	assert.Empty(t, team.ToolCallsIn(sess.Context(), "patents"))
+	assert.Empty(t, subagent.ToolCallsIn(sess.Context(), "patents"))
 }

@@ -1,4 +1,4 @@
-package team_test
+package subagent_test
 
 import (
 	"encoding/json"
@@ -9,30 +9,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/team/subagent"
 )
 
 // sampleResults are sub-results of every kind, with values as they come back from JSON
 // (strings, float64, map[string]any), so a round trip must reproduce them exactly.
-func sampleResults() []team.SubResult {
-	return []team.SubResult{
-		{Task: "market", Status: team.ResultSuccess,
+func sampleResults() []subagent.SubResult {
+	return []subagent.SubResult{
+		{Task: "market", Status: subagent.ResultSuccess,
 			Results: []any{map[string]any{"claim": "USD 12 bn in 2025", "source": "https://example.org/report-a"}, "plain", 3.5},
-			Attempted: []team.QueryAttempt{{Query: "market size", Source: "market_reports", Attempts: 1, Result: "3 results",
-				Outcomes: []team.AttemptOutcome{{Attempt: 1, Status: team.StatusSuccess, Results: 3, Duration: time.Second}}}}},
-		{Task: "regulation", Status: team.ResultSuccess, Results: []any{}},
-		{Task: "patents", Status: team.ResultPartialFailure, ErrorType: team.TypeTimeout, Retryable: true,
+			Attempted: []subagent.QueryAttempt{{Query: "market size", Source: "market_reports", Attempts: 1, Result: "3 results",
+				Outcomes: []subagent.AttemptOutcome{{Attempt: 1, Status: team.StatusSuccess, Results: 3, Duration: time.Second}}}}},
+		{Task: "regulation", Status: subagent.ResultSuccess, Results: []any{}},
+		{Task: "patents", Status: subagent.ResultPartialFailure, ErrorType: team.TypeTimeout, Retryable: true,
 			Message: "patent search timed out after 30s",
-			Attempted: []team.QueryAttempt{{Query: "solid-state battery patents 2024", Source: "patent_db", Attempts: 3,
+			Attempted: []subagent.QueryAttempt{{Query: "solid-state battery patents 2024", Source: "patent_db", Attempts: 3,
 				Result: "timeout: patent search timed out after 30s",
-				Outcomes: []team.AttemptOutcome{
+				Outcomes: []subagent.AttemptOutcome{
 					{Attempt: 1, Status: team.StatusError, ErrorType: team.TypeTimeout, Message: "t/o"},
 					{Attempt: 2, Status: team.StatusError, ErrorType: team.TypeTimeout, Message: "t/o", Backoff: 500 * time.Millisecond},
 					{Attempt: 3, Status: team.StatusError, ErrorType: team.TypeTimeout, Message: "t/o", Backoff: time.Second},
 				}}},
 			PartialResults: []any{map[string]any{"title": "EP4012345"}, map[string]any{"title": "US11800000"}},
 			Alternatives:   []string{"use the WIPO search API", "narrow the range to 2024-H2"}},
-		{Task: "pricing", Status: team.ResultError, ErrorType: team.TypeAuthDenied, Message: "token expired",
-			Attempted: []team.QueryAttempt{{Query: "q", Attempts: 1}}},
+		{Task: "pricing", Status: subagent.ResultError, ErrorType: team.TypeAuthDenied, Message: "token expired",
+			Attempted: []subagent.QueryAttempt{{Query: "q", Attempts: 1}}},
 	}
 }
 
@@ -44,7 +45,7 @@ func TestSubResultJSONRoundTrip(t *testing.T) {
 		t.Run(r.Task, func(t *testing.T) {
 			data, err := json.Marshal(r)
 			require.NoError(t, err)
-			var back team.SubResult
+			var back subagent.SubResult
 			require.NoError(t, json.Unmarshal(data, &back))
 			assert.Equal(t, r, back)
 			again, err := json.Marshal(back)
@@ -53,7 +54,7 @@ func TestSubResultJSONRoundTrip(t *testing.T) {
 
 			var wire map[string]any
 			require.NoError(t, json.Unmarshal(data, &wire))
-			if r.Status == team.ResultSuccess {
+			if r.Status == subagent.ResultSuccess {
 				assert.Contains(t, wire, "results")
 				assert.NotNil(t, wire["results"])
 				assert.NotContains(t, wire, "retryable")
@@ -65,11 +66,11 @@ func TestSubResultJSONRoundTrip(t *testing.T) {
 	}
 
 	// A success with nil results still says "results": [].
-	data, err := json.Marshal(team.SubResult{Status: team.ResultSuccess})
+	data, err := json.Marshal(subagent.SubResult{Status: subagent.ResultSuccess})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"status":"success","results":[]}`, string(data))
 	// A failure says it is not retryable rather than leaving it out.
-	data, err = json.Marshal(team.SubResult{Status: team.ResultError, ErrorType: team.TypeAuthDenied})
+	data, err = json.Marshal(subagent.SubResult{Status: subagent.ResultError, ErrorType: team.TypeAuthDenied})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"status":"error","error_type":"auth_denied","retryable":false}`, string(data))
 }
@@ -86,10 +87,10 @@ func TestSubResultSeedFormat(t *testing.T) {
 	  "partial_results": [{"title": "EP4012345 ...", "url": "https://example.org/ep4012345"}],
 	  "alternatives": ["改用 WIPO 检索接口", "把时间范围缩小到 2024-H2"]
 	}`
-	r, err := team.ParseSubResult(seed)
+	r, err := subagent.ParseSubResult(seed)
 	require.NoError(t, err)
 	require.NoError(t, r.Validate())
-	assert.Equal(t, team.ResultPartialFailure, r.Status)
+	assert.Equal(t, subagent.ResultPartialFailure, r.Status)
 	assert.Equal(t, team.TypeTimeout, r.ErrorType)
 	assert.True(t, r.Retryable)
 	assert.Equal(t, 3, r.Attempts())
@@ -99,11 +100,11 @@ func TestSubResultSeedFormat(t *testing.T) {
 	assert.ErrorIs(t, r.Err(), team.ErrTimeout)
 
 	// A model's answer in a code fence reads too; text that is not a report does not.
-	fenced, err := team.ParseSubResult("```json\n{\"status\":\"success\",\"results\":[]}\n```")
+	fenced, err := subagent.ParseSubResult("```json\n{\"status\":\"success\",\"results\":[]}\n```")
 	require.NoError(t, err)
 	assert.True(t, fenced.Empty())
 	for _, bad := range []string{"No patents found.", `{"results":[]}`, `{"status":`} {
-		_, err := team.ParseSubResult(bad)
+		_, err := subagent.ParseSubResult(bad)
 		assert.Error(t, err, bad)
 	}
 }
@@ -113,14 +114,14 @@ func TestSubResultSeedFormat(t *testing.T) {
 func TestSubResultThroughSession(t *testing.T) {
 	want := sampleResults()[2]
 	sess := team.NewSession("research-1")
-	sess.Context().Set(team.ResultKey("patents"), want)
+	sess.Context().Set(subagent.ResultKey("patents"), want)
 	data, err := team.MarshalSession(sess)
 	require.NoError(t, err)
 	restored, err := team.UnmarshalSession(data)
 	require.NoError(t, err)
-	v := restored.Context().Value(team.ResultKey("patents"))
+	v := restored.Context().Value(subagent.ResultKey("patents"))
 	assert.IsType(t, map[string]any{}, v, "a restored snapshot holds plain data")
-	got, ok := team.SubResultOf(v)
+	got, ok := subagent.SubResultOf(v)
 	require.True(t, ok)
 	// Integral numbers come back as int64 from a session and are re-encoded as the
 	// same JSON; compare the wire forms.
@@ -129,30 +130,30 @@ func TestSubResultThroughSession(t *testing.T) {
 	assert.JSONEq(t, string(wantJSON), string(gotJSON))
 
 	for _, v := range []any{want, &want, string(wantJSON)} {
-		got, ok := team.SubResultOf(v)
+		got, ok := subagent.SubResultOf(v)
 		require.True(t, ok)
 		assert.Equal(t, want.Status, got.Status)
 		assert.Equal(t, want.Attempted, got.Attempted)
 	}
-	for _, v := range []any{nil, (*team.SubResult)(nil), 42, "not json", map[string]any{"results": []any{}}} {
-		_, ok := team.SubResultOf(v)
+	for _, v := range []any{nil, (*subagent.SubResult)(nil), 42, "not json", map[string]any{"results": []any{}}} {
+		_, ok := subagent.SubResultOf(v)
 		assert.False(t, ok, "%v", v)
 	}
 }
 
 func TestSubResultValidate(t *testing.T) {
 	for _, tc := range []struct {
-		r   team.SubResult
+		r   subagent.SubResult
 		err string
 	}{
-		{team.SubResult{Status: team.ResultSuccess}, ""},
-		{team.SubResult{Status: team.ResultError, ErrorType: team.TypeNotFound}, ""},
-		{team.SubResult{}, "no status"},
-		{team.SubResult{Status: "ok"}, `unknown status "ok"`},
-		{team.SubResult{Status: team.ResultSuccess, ErrorType: team.TypeTimeout}, `status success with error type "timeout"`},
-		{team.SubResult{Status: team.ResultSuccess, PartialResults: []any{1}}, "status success with partial results"},
-		{team.SubResult{Status: team.ResultError}, "status error without an error type"},
-		{team.SubResult{Status: team.ResultPartialFailure, ErrorType: team.TypeTimeout}, "partial_failure without partial results"},
+		{subagent.SubResult{Status: subagent.ResultSuccess}, ""},
+		{subagent.SubResult{Status: subagent.ResultError, ErrorType: team.TypeNotFound}, ""},
+		{subagent.SubResult{}, "no status"},
+		{subagent.SubResult{Status: "ok"}, `unknown status "ok"`},
+		{subagent.SubResult{Status: subagent.ResultSuccess, ErrorType: team.TypeTimeout}, `status success with error type "timeout"`},
+		{subagent.SubResult{Status: subagent.ResultSuccess, PartialResults: []any{1}}, "status success with partial results"},
+		{subagent.SubResult{Status: subagent.ResultError}, "status error without an error type"},
+		{subagent.SubResult{Status: subagent.ResultPartialFailure, ErrorType: team.TypeTimeout}, "partial_failure without partial results"},
 	} {
 		err := tc.r.Validate()
 		if tc.err == "" {
@@ -166,10 +167,10 @@ func TestSubResultValidate(t *testing.T) {
 // Results is never nil on a result the SubAgent reports as a success, and a failure
 // always carries its error: the coordinator cannot mistake one for the other.
 func TestSubResultErr(t *testing.T) {
-	ok := team.SubResult{Status: team.ResultSuccess, Results: []any{}}
+	ok := subagent.SubResult{Status: subagent.ResultSuccess, Results: []any{}}
 	assert.NoError(t, ok.Err())
-	failed := team.SubResult{Task: "x", Status: team.ResultError, ErrorType: team.TypeRateLimited, Retryable: true,
-		Attempted: []team.QueryAttempt{{Attempts: 2}, {Attempts: 1}}}
+	failed := subagent.SubResult{Task: "x", Status: subagent.ResultError, ErrorType: team.TypeRateLimited, Retryable: true,
+		Attempted: []subagent.QueryAttempt{{Attempts: 2}, {Attempts: 1}}}
 	var te *team.Error
 	require.ErrorAs(t, failed.Err(), &te)
 	assert.Equal(t, team.TypeRateLimited, te.Type)

@@ -1,4 +1,4 @@
-package team
+package subagent
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -89,7 +90,7 @@ type SubAgent struct {
 	Now   func() time.Time
 }
 
-var _ Agent = (*SubAgent)(nil)
+var _ team.Agent = (*SubAgent)(nil)
 
 // Name returns the sub-task's name.
 func (s *SubAgent) Name() string { return s.Task }
@@ -108,7 +109,7 @@ func (s *SubAgent) source() string {
 // attempts are reported as tool-call events of a run of the sub-agent to the sink of
 // ctx, if any.
 func (s *SubAgent) Run(ctx context.Context, query string) SubResult {
-	ri := NewRunInfo(ctx, s.Task, nil)
+	ri := team.NewRunInfo(ctx, s.Task, nil)
 	r, _ := s.call(ctx, ri, query)
 	return r
 }
@@ -116,16 +117,16 @@ func (s *SubAgent) Run(ctx context.Context, query string) SubResult {
 // Call runs the search with prompt as the query, writes the SubResult to
 // ResultKey(name) in the session's context and answers with the result's JSON. When
 // the failure could not be resolved it returns it as an *Error and no answer.
-func (s *SubAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
+func (s *SubAgent) Call(ctx context.Context, prompt string, sess *team.AgentSession) (*team.Answer, error) {
 	if sess == nil {
-		sess = NewSession("")
+		sess = team.NewSession("")
 	}
-	ri := NewRunInfo(ctx, s.Task, sess)
+	ri := team.NewRunInfo(ctx, s.Task, sess)
 	r, ans := s.call(ctx, ri, prompt)
 	sess.Context().Set(ResultKey(s.Task), r)
 	if !r.OK() {
 		err := r.Err()
-		if e, ok := err.(*Error); ok && ctx.Err() != nil && (e.Type == TypeCancelled || e.Type == TypeTimeout) {
+		if e, ok := err.(*team.Error); ok && ctx.Err() != nil && (e.Type == team.TypeCancelled || e.Type == team.TypeTimeout) {
 			// The caller gave up, not the source: the error holds the context's, which
 			// is how flow tells a node cut short (INTERRUPTED, run again on resume, and
 			// so is a team member's turn) from a failed one.
@@ -137,43 +138,43 @@ func (s *SubAgent) Call(ctx context.Context, prompt string, sess *AgentSession) 
 }
 
 // call runs the attempts inside one reported run.
-func (s *SubAgent) call(ctx context.Context, ri RunInfo, query string) (SubResult, *Answer) {
+func (s *SubAgent) call(ctx context.Context, ri team.RunInfo, query string) (SubResult, *team.Answer) {
 	now := s.Now
 	if now == nil {
 		now = time.Now
 	}
 	began := now()
-	start := ri.Event(EventRunStart)
+	start := ri.Event(team.EventRunStart)
 	start.Prompt = query
-	Emit(ctx, start)
+	team.Emit(ctx, start)
 
-	r := s.attempts(withParent(ctx, ri.RunID), ri, query, now)
+	r := s.attempts(ctx, ri, query, now)
 
-	ans := &Answer{Agent: s.Task, RunID: ri.RunID}
+	ans := &team.Answer{Agent: s.Task, RunID: ri.RunID}
 	ans.Metrics.Duration = now().Sub(began)
 	ans.Metrics.ToolCalls = r.Attempts()
-	end := ri.Event(EventRunEnd)
+	end := ri.Event(team.EventRunEnd)
 	end.Duration = ans.Metrics.Duration
 	if r.OK() {
 		b, err := json.Marshal(r)
 		if err != nil { // results a search returned that JSON cannot encode
-			r = SubResult{Task: s.Task, Status: ResultError, ErrorType: TypeBadResponse, Message: "results are not JSON: " + err.Error(),
+			r = SubResult{Task: s.Task, Status: ResultError, ErrorType: team.TypeBadResponse, Message: "results are not JSON: " + err.Error(),
 				Attempted: r.Attempted, Alternatives: s.Alternatives}
 		} else {
 			ans.Content = string(b)
-			end.Status, end.Content, end.Answer = RunCompleted, ans.Content, ans
+			end.Status, end.Content, end.Answer = team.RunCompleted, ans.Content, ans
 		}
 	}
 	if !r.OK() {
-		end.Status, end.Error = RunFailed, AsError(r.Err(), TypeAgentFailed)
+		end.Status, end.Error = team.RunFailed, team.AsError(r.Err(), team.TypeAgentFailed)
 	}
-	Emit(ctx, end)
+	team.Emit(ctx, end)
 	return r, ans
 }
 
 // attempts makes the attempts: at most the policy's, while the failure is retryable,
 // the backoff (or the Retry-After asked for) is within bounds and within the budget.
-func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now func() time.Time) SubResult {
+func (s *SubAgent) attempts(ctx context.Context, ri team.RunInfo, query string, now func() time.Time) SubResult {
 	p := retryDefaults(s.Retry)
 	maxAfter := cmp.Or(s.MaxRetryAfter, defaultMaxRetryAfter)
 	sleep := s.Sleep
@@ -185,14 +186,14 @@ func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now f
 	var (
 		partial []any
 		seen    = map[string]bool{}
-		last    *Error
+		last    *team.Error
 		wait    time.Duration
 		stop    string // why retrying stopped early, for the message
 	)
 	began := now()
 	for n := 1; ; n++ {
 		if s.Search == nil {
-			last = NewError(TypeInvalidQuery, "sub-agent %q has no search function", s.Task)
+			last = team.NewError(team.TypeInvalidQuery, "sub-agent %q has no search function", s.Task)
 			break
 		}
 		hits, out, err := s.attempt(ctx, ri, n, query, args, now)
@@ -226,7 +227,7 @@ func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now f
 		}
 		trace.Count(ctx, trace.CountRetry, 1)
 		if err := sleep(ctx, wait); err != nil {
-			last = AsError(err, TypeCancelled)
+			last = team.AsError(err, team.TypeCancelled)
 			break
 		}
 	}
@@ -235,40 +236,40 @@ func (s *SubAgent) attempts(ctx context.Context, ri RunInfo, query string, now f
 
 // attempt makes attempt n, reported as a tool call. On failure it returns the
 // results that came with the error (partial results) and the error.
-func (s *SubAgent) attempt(ctx context.Context, ri RunInfo, n int, query string, args json.RawMessage, now func() time.Time) ([]any, AttemptOutcome, *Error) {
-	call := ToolCall{ID: ri.RunID + "-" + strconv.Itoa(n), Name: s.source(), Args: args}
-	ev := ri.Event(EventToolStart)
+func (s *SubAgent) attempt(ctx context.Context, ri team.RunInfo, n int, query string, args json.RawMessage, now func() time.Time) ([]any, AttemptOutcome, *team.Error) {
+	call := team.ToolCall{ID: ri.RunID + "-" + strconv.Itoa(n), Name: s.source(), Args: args}
+	ev := ri.Event(team.EventToolStart)
 	ev.Step, ev.Call = n, &call
-	Emit(ctx, ev)
+	team.Emit(ctx, ev)
 	t0 := now()
 	hits, err := s.search(ctx, query)
 	out := AttemptOutcome{Attempt: n, Duration: now().Sub(t0)}
 	var (
-		obs  Observation
-		fail *Error
+		obs  team.Observation
+		fail *team.Error
 	)
 	if err == nil {
 		if hits == nil {
 			hits = []any{} // the search's "nothing" is an empty answer
 		}
-		out.Status, out.Results = StatusSuccess, len(hits)
-		obs = Success(hits)
+		out.Status, out.Results = team.StatusSuccess, len(hits)
+		obs = team.Success(hits)
 	} else {
-		fail = AsError(err, TypeSourceUnavailable)
+		fail = team.AsError(err, team.TypeSourceUnavailable)
 		if ctx.Err() != nil { // the caller gave up: that, not the attempt, is the outcome
-			fail = ContextError(ctx)
+			fail = team.ContextError(ctx)
 		}
-		out.Status, out.ErrorType, out.Message = StatusError, fail.Type, fail.Message
-		obs = Failure(fail)
+		out.Status, out.ErrorType, out.Message = team.StatusError, fail.Type, fail.Message
+		obs = team.Failure(fail)
 	}
-	end := ri.Event(EventToolEnd)
+	end := ri.Event(team.EventToolEnd)
 	end.Step, end.Call, end.Observation, end.Duration = n, &call, &obs, out.Duration
-	Emit(ctx, end)
+	team.Emit(ctx, end)
 	return hits, out, fail
 }
 
 // failed reports the failure that ended the attempts.
-func (s *SubAgent) failed(tried QueryAttempt, last *Error, stop string, partial []any) SubResult {
+func (s *SubAgent) failed(tried QueryAttempt, last *team.Error, stop string, partial []any) SubResult {
 	tried.Result = last.Error()
 	msg := last.Message
 	if stop != "" {
@@ -295,7 +296,7 @@ func (s *SubAgent) search(ctx context.Context, query string) ([]any, error) {
 	defer cancel()
 	hits, err := s.Search(actx, query)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
-		err = &Error{Type: TypeTimeout, Retry: true, Message: fmt.Sprintf("no answer within %s", s.AttemptTimeout), Err: err}
+		err = &team.Error{Type: team.TypeTimeout, Retry: true, Message: fmt.Sprintf("no answer within %s", s.AttemptTimeout), Err: err}
 	}
 	return hits, err
 }
@@ -330,11 +331,11 @@ type ToolCallRecord struct {
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args,omitempty"`
 	Status string          `json:"status"` // StatusSuccess or StatusError
-	Error  *Error          `json:"error,omitempty"`
+	Error  *team.Error     `json:"error,omitempty"`
 }
 
 // Failed reports whether the call failed.
-func (c ToolCallRecord) Failed() bool { return c.Status != StatusSuccess }
+func (c ToolCallRecord) Failed() bool { return c.Status != team.StatusSuccess }
 
 // toolCallsKey is the context variable RecordToolCalls keeps an agent's tool calls in.
 func toolCallsKey(agent string) string { return "_calls." + agent }
@@ -350,16 +351,16 @@ func toolCallsKey(agent string) string { return "_calls." + agent }
 // run: a new run replaces the list, a run resumed after human decisions extends it.
 // The wrapper is an Agent only: the wrapped agent's other methods (Stream, Resume) are
 // not forwarded.
-func RecordToolCalls(a Agent) Agent { return &recordingAgent{Agent: a} }
+func RecordToolCalls(a team.Agent) team.Agent { return &recordingAgent{Agent: a} }
 
 type recordingAgent struct {
-	Agent
+	team.Agent
 }
 
 // Call calls the agent and records its tool calls.
-func (r *recordingAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (*Answer, error) {
+func (r *recordingAgent) Call(ctx context.Context, prompt string, sess *team.AgentSession) (*team.Answer, error) {
 	if sess == nil {
-		sess = NewSession("")
+		sess = team.NewSession("")
 	}
 	name := r.Name()
 	var (
@@ -368,14 +369,14 @@ func (r *recordingAgent) Call(ctx context.Context, prompt string, sess *AgentSes
 		runID string
 		calls = []ToolCallRecord{}
 	)
-	ctx = WithSink(ctx, func(e Event) {
+	ctx = team.WithSink(ctx, func(e team.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case done:
-		case e.Kind == EventRunStart && e.Agent == name && runID == "":
+		case e.Kind == team.EventRunStart && e.Agent == name && runID == "":
 			runID = e.RunID
-		case e.Kind == EventToolEnd && e.Call != nil:
+		case e.Kind == team.EventToolEnd && e.Call != nil:
 			calls = append(calls, callRecord(e.Agent, e.RunID, e.Call, e.Observation, e.Decision))
 		}
 	})
@@ -424,7 +425,7 @@ func ToolCallAttrs(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]
 	errs := []any{}
 	for _, call := range calls {
 		if call.Failed() {
-			typ := TypeToolFailed
+			typ := team.TypeToolFailed
 			if call.Error != nil && call.Error.Type != "" {
 				typ = call.Error.Type
 			}
@@ -462,17 +463,17 @@ func toolCallsOf(v any) []ToolCallRecord {
 // session keeps: AgentSession.ReActTrace). A call a human rejected counts as made, with
 // the observation the model saw; one a human skipped did not run, whatever substitute
 // the model saw, so it is a failed call of type TypeSkipped (see callRecord).
-func ToolCallsOfTrace(tr *ReActTrace) []ToolCallRecord {
+func ToolCallsOfTrace(tr *team.ReActTrace) []ToolCallRecord {
 	if tr == nil {
 		return nil
 	}
 	var out []ToolCallRecord
-	var dec *Decision // of the action step the observation follows
+	var dec *team.Decision // of the action step the observation follows
 	for _, st := range tr.Steps {
 		switch {
-		case st.Kind == StepAction:
+		case st.Kind == team.StepAction:
 			dec = st.Decision
-		case st.Kind == StepObservation && st.Call != nil && st.Observation != nil:
+		case st.Kind == team.StepObservation && st.Call != nil && st.Observation != nil:
 			if dec != nil && dec.CallID != st.Call.ID {
 				dec = nil
 			}
@@ -487,15 +488,15 @@ func ToolCallsOfTrace(tr *ReActTrace) []ToolCallRecord {
 // human decision dec (nil without one). A call a human skipped is a failure of type
 // TypeSkipped although the model saw the substitute as a success: the source was not
 // searched, so an empty substitute must not read as "none exist" in a coverage note.
-func callRecord(agent, runID string, c *ToolCall, o *Observation, dec *Decision) ToolCallRecord {
-	rec := ToolCallRecord{Agent: agent, RunID: runID, CallID: c.ID, Tool: c.Name, Args: c.Args, Status: StatusSuccess}
+func callRecord(agent, runID string, c *team.ToolCall, o *team.Observation, dec *team.Decision) ToolCallRecord {
+	rec := ToolCallRecord{Agent: agent, RunID: runID, CallID: c.ID, Tool: c.Name, Args: c.Args, Status: team.StatusSuccess}
 	switch {
-	case dec != nil && dec.Kind == DecisionSkip:
-		rec.Status, rec.Error = StatusError, &Error{Type: TypeSkipped, Message: "a reviewer skipped the call: the tool did not run"}
+	case dec != nil && dec.Kind == team.DecisionSkip:
+		rec.Status, rec.Error = team.StatusError, &team.Error{Type: team.TypeSkipped, Message: "a reviewer skipped the call: the tool did not run"}
 	case o != nil && !o.OK():
-		rec.Status, rec.Error = StatusError, o.Error
+		rec.Status, rec.Error = team.StatusError, o.Error
 		if rec.Error == nil {
-			rec.Error = &Error{Type: TypeToolFailed}
+			rec.Error = &team.Error{Type: team.TypeToolFailed}
 		}
 	}
 	return rec

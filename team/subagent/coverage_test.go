@@ -1,4 +1,4 @@
-package team_test
+package subagent_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/team/subagent"
 	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/trace"
 	"github.com/stretchr/testify/assert"
@@ -40,8 +41,8 @@ func researchGraph(t *testing.T) *flow.Graph {
 	return g
 }
 
-func marketAgent(clock *subClock) *team.SubAgent {
-	return &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+func marketAgent(clock *subClock) *subagent.SubAgent {
+	return &subagent.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) {
 			return []any{
 				map[string]any{"claim": "about USD 12 bn in 2025", "source": "https://example.org/report-a"},
@@ -51,14 +52,14 @@ func marketAgent(clock *subClock) *team.SubAgent {
 		}}
 }
 
-func regulationAgent(clock *subClock) *team.SubAgent {
-	return &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+func regulationAgent(clock *subClock) *subagent.SubAgent {
+	return &subagent.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return []any{}, nil }}
 }
 
-func timingOutPatents(clock *subClock) *team.SubAgent {
+func timingOutPatents(clock *subClock) *subagent.SubAgent {
 	hits := []any{map[string]any{"title": "EP4012345"}, map[string]any{"title": "US11800000"}}
-	return &team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
+	return &subagent.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
 		Retry:        flow.RetryPolicy{NoJitter: true, Max: 3},
 		Alternatives: []string{"use the WIPO search API", "narrow the range to 2024-H2"},
 		Search: func(context.Context, string) ([]any, error) {
@@ -109,26 +110,26 @@ const (
 // exactly that.
 func TestCoverageThreeSubAgents(t *testing.T) {
 	clock := newSubClock()
-	res, fc := runResearch(t, team.RecordToolCalls(marketAgent(clock)), team.RecordToolCalls(regulationAgent(clock)),
-		team.RecordToolCalls(timingOutPatents(clock)))
+	res, fc := runResearch(t, subagent.RecordToolCalls(marketAgent(clock)), subagent.RecordToolCalls(regulationAgent(clock)),
+		subagent.RecordToolCalls(timingOutPatents(clock)))
 	require.Len(t, res.BranchFailures, 1)
 	assert.Equal(t, "patents", res.BranchFailures[0].Node)
 	assert.Equal(t, "timeout", res.BranchFailures[0].Code)
 
-	cov := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...)
+	cov := subagent.NewCoverage(subagent.GatherSubTasks(fc, "market", "regulation", "patents")...)
 	require.Len(t, cov.Notes, 3)
 	m, r, p := cov.Notes[0], cov.Notes[1], cov.Notes[2]
 
-	assert.Equal(t, team.CoverageWellSupported, m.Class)
+	assert.Equal(t, subagent.CoverageWellSupported, m.Class)
 	assert.Equal(t, 3, m.Results)
 	assert.Equal(t, noteMarket, m.Text)
 
-	assert.Equal(t, team.CoverageValidEmpty, r.Class)
+	assert.Equal(t, subagent.CoverageValidEmpty, r.Class)
 	assert.Empty(t, r.Gap)
 	assert.Equal(t, noteRegulation, r.Text)
 
-	assert.Equal(t, team.CoverageGap, p.Class)
-	assert.Equal(t, team.GapAccessFailure, p.Gap)
+	assert.Equal(t, subagent.CoverageGap, p.Class)
+	assert.Equal(t, subagent.GapAccessFailure, p.Gap)
 	assert.Equal(t, team.TypeTimeout, p.ErrorType)
 	assert.Equal(t, 3, p.Attempts)
 	assert.Equal(t, 2, p.PartialResults)
@@ -142,7 +143,7 @@ func TestCoverageThreeSubAgents(t *testing.T) {
 		"- regulation: "+noteRegulation+"\n"+
 		"- patents: "+notePatents+"\n", cov.Markdown())
 	assert.False(t, cov.Complete())
-	assert.Equal(t, []team.CoverageNote{p}, cov.Gaps())
+	assert.Equal(t, []subagent.CoverageNote{p}, cov.Gaps())
 	assert.Equal(t, []time.Duration{500 * time.Millisecond, time.Second}, clock.Waits())
 }
 
@@ -157,19 +158,19 @@ func TestCoverageSilentEmptyIsUncovered(t *testing.T) {
 			clock := newSubClock()
 			var patents team.Agent = silentPatents(t)
 			if wrap {
-				patents = team.RecordToolCalls(patents)
+				patents = subagent.RecordToolCalls(patents)
 			}
 			res, fc := runResearch(t, marketAgent(clock), regulationAgent(clock), patents)
 			assert.Empty(t, res.BranchFailures, "to the flow, the silent sub-agent succeeded")
 
-			tasks := team.GatherSubTasks(fc, "market", "regulation", "patents")
+			tasks := subagent.GatherSubTasks(fc, "market", "regulation", "patents")
 			require.NotNil(t, tasks[2].Result)
 			assert.True(t, tasks[2].Result.Empty(), "the sub-agent claims an empty success")
-			cov := team.NewCoverage(tasks...)
+			cov := subagent.NewCoverage(tasks...)
 			p, ok := cov.Note("patents")
 			require.True(t, ok)
-			assert.Equal(t, team.CoverageGap, p.Class)
-			assert.Equal(t, team.GapSilentFailure, p.Gap)
+			assert.Equal(t, subagent.CoverageGap, p.Class)
+			assert.Equal(t, subagent.GapSilentFailure, p.Gap)
 			assert.Equal(t, team.TypeSourceUnavailable, p.ErrorType)
 			require.Len(t, p.FailedCalls, 2)
 			assert.Equal(t, []string{"p1", "p2"}, []string{p.FailedCalls[0].CallID, p.FailedCalls[1].CallID})
@@ -180,8 +181,8 @@ func TestCoverageSilentEmptyIsUncovered(t *testing.T) {
 				assert.NotContains(t, patentsLine, claim)
 			}
 			// The other sub-tasks are classified as before.
-			assert.Equal(t, team.CoverageWellSupported, cov.Notes[0].Class)
-			assert.Equal(t, team.CoverageValidEmpty, cov.Notes[1].Class)
+			assert.Equal(t, subagent.CoverageWellSupported, cov.Notes[0].Class)
+			assert.Equal(t, subagent.CoverageValidEmpty, cov.Notes[1].Class)
 		})
 	}
 }
@@ -190,14 +191,14 @@ func TestCoverageSilentEmptyIsUncovered(t *testing.T) {
 // in another process gives the same notes.
 func TestCoverageAfterSessionRestore(t *testing.T) {
 	clock := newSubClock()
-	_, fc := runResearch(t, team.RecordToolCalls(marketAgent(clock)), regulationAgent(clock), silentPatents(t))
-	before := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...)
+	_, fc := runResearch(t, subagent.RecordToolCalls(marketAgent(clock)), regulationAgent(clock), silentPatents(t))
+	before := subagent.NewCoverage(subagent.GatherSubTasks(fc, "market", "regulation", "patents")...)
 
 	data, err := team.MarshalSession(team.SessionOf(fc))
 	require.NoError(t, err)
 	restored, err := team.UnmarshalSession(data)
 	require.NoError(t, err)
-	after := team.NewCoverage(team.GatherSubTasks(restored.Context(), "market", "regulation", "patents")...)
+	after := subagent.NewCoverage(subagent.GatherSubTasks(restored.Context(), "market", "regulation", "patents")...)
 
 	bj, err := json.Marshal(before)
 	require.NoError(t, err)
@@ -205,73 +206,73 @@ func TestCoverageAfterSessionRestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(bj), string(aj))
 	assert.Equal(t, before.Markdown(), after.Markdown())
-	assert.Equal(t, team.GapSilentFailure, after.Notes[2].Gap)
+	assert.Equal(t, subagent.GapSilentFailure, after.Notes[2].Gap)
 }
 
-func failedCall(id, args string, typ team.ErrorType) team.ToolCallRecord {
-	return team.ToolCallRecord{CallID: id, Tool: "search", Args: json.RawMessage(args), Status: team.StatusError,
+func failedCall(id, args string, typ team.ErrorType) subagent.ToolCallRecord {
+	return subagent.ToolCallRecord{CallID: id, Tool: "search", Args: json.RawMessage(args), Status: team.StatusError,
 		Error: team.NewError(typ, "failed")}
 }
 
-func okCall(id, args string) team.ToolCallRecord {
-	return team.ToolCallRecord{CallID: id, Tool: "search", Args: json.RawMessage(args), Status: team.StatusSuccess}
+func okCall(id, args string) subagent.ToolCallRecord {
+	return subagent.ToolCallRecord{CallID: id, Tool: "search", Args: json.RawMessage(args), Status: team.StatusSuccess}
 }
 
 // Each classification, from constructed sub-tasks.
 func TestCoverageClassification(t *testing.T) {
-	empty := &team.SubResult{Status: team.ResultSuccess, Results: []any{}}
-	found := &team.SubResult{Status: team.ResultSuccess, Results: []any{"a"}}
+	empty := &subagent.SubResult{Status: subagent.ResultSuccess, Results: []any{}}
+	found := &subagent.SubResult{Status: subagent.ResultSuccess, Results: []any{"a"}}
 	for _, tc := range []struct {
 		name  string
-		task  team.SubTask
-		class team.CoverageClass
-		gap   team.GapReason
+		task  subagent.SubTask
+		class subagent.CoverageClass
+		gap   subagent.GapReason
 		text  string
 	}{
 		{"a retried call that worked resolves its failure",
-			team.SubTask{Result: empty, Calls: []team.ToolCallRecord{
+			subagent.SubTask{Result: empty, Calls: []subagent.ToolCallRecord{
 				failedCall("1", `{"q":"x","n":1}`, team.TypeTimeout), okCall("2", `{"n":1, "q":"x"}`)}},
-			team.CoverageValidEmpty, "", "searched, none exist — the sub-agent searched and reported no results"},
+			subagent.CoverageValidEmpty, "", "searched, none exist — the sub-agent searched and reported no results"},
 		{"a call with other arguments does not",
-			team.SubTask{Result: empty, Calls: []team.ToolCallRecord{
+			subagent.SubTask{Result: empty, Calls: []subagent.ToolCallRecord{
 				failedCall("1", `{"q":"x"}`, team.TypeTimeout), okCall("2", `{"q":"y"}`)}},
-			team.CoverageGap, team.GapSilentFailure,
+			subagent.CoverageGap, subagent.GapSilentFailure,
 			"gap — reported an empty success, but 1 tool call failed (search: timeout) with no successful retry: " +
 				"it could not look, so absence is not established"},
 		{"a success before the failure does not either",
-			team.SubTask{Result: empty, Calls: []team.ToolCallRecord{
+			subagent.SubTask{Result: empty, Calls: []subagent.ToolCallRecord{
 				okCall("1", `{"q":"x"}`), failedCall("2", `{"q":"x"}`, team.TypeRateLimited)}},
-			team.CoverageGap, team.GapSilentFailure,
+			subagent.CoverageGap, subagent.GapSilentFailure,
 			"gap — reported an empty success, but 1 tool call failed (search: rate_limited) with no successful retry: " +
 				"it could not look, so absence is not established"},
 		{"results with a failed call are supported, with a caveat",
-			team.SubTask{Result: found, Calls: []team.ToolCallRecord{failedCall("1", `{}`, team.TypeAuthDenied)}},
-			team.CoverageWellSupported, "",
+			subagent.SubTask{Result: found, Calls: []subagent.ToolCallRecord{failedCall("1", `{}`, team.TypeAuthDenied)}},
+			subagent.CoverageWellSupported, "",
 			"well supported — 1 result; caveat: 1 tool call failed (search: auth_denied), so coverage may be incomplete"},
 		{"an empty success whose node failed",
-			team.SubTask{Result: empty, Failure: team.NewError(team.TypeTimeout, "deadline")},
-			team.CoverageGap, team.GapSilentFailure,
+			subagent.SubTask{Result: empty, Failure: team.NewError(team.TypeTimeout, "deadline")},
+			subagent.CoverageGap, subagent.GapSilentFailure,
 			"gap — reported an empty success, but its node failed (timeout: deadline), so absence is not established"},
 		{"a failure without a report",
-			team.SubTask{Failure: &team.Error{Type: team.TypeAuthDenied, Message: "token expired"}},
-			team.CoverageGap, team.GapAgentFailure, "gap — the sub-agent failed without a report: auth_denied: token expired"},
+			subagent.SubTask{Failure: &team.Error{Type: team.TypeAuthDenied, Message: "token expired"}},
+			subagent.CoverageGap, subagent.GapAgentFailure, "gap — the sub-agent failed without a report: auth_denied: token expired"},
 		{"a free-text answer",
-			team.SubTask{Answer: "No patents were found."},
-			team.CoverageGap, team.GapNoReport,
+			subagent.SubTask{Answer: "No patents were found."},
+			subagent.CoverageGap, subagent.GapNoReport,
 			"gap — the sub-agent answered in free text without a structured result; nothing it says about absence can be relied on"},
 		{"nothing at all",
-			team.SubTask{}, team.CoverageGap, team.GapNoReport, "gap — no report (the sub-agent did not run or did not report)"},
+			subagent.SubTask{}, subagent.CoverageGap, subagent.GapNoReport, "gap — no report (the sub-agent did not run or did not report)"},
 		{"an inconsistent report",
-			team.SubTask{Result: &team.SubResult{Status: team.ResultSuccess, ErrorType: team.TypeTimeout}},
-			team.CoverageGap, team.GapInvalidReport, `gap — inconsistent report: status success with error type "timeout"`},
+			subagent.SubTask{Result: &subagent.SubResult{Status: subagent.ResultSuccess, ErrorType: team.TypeTimeout}},
+			subagent.CoverageGap, subagent.GapInvalidReport, `gap — inconsistent report: status success with error type "timeout"`},
 		{"a non-retryable access failure without partial results",
-			team.SubTask{Result: &team.SubResult{Status: team.ResultError, ErrorType: team.TypeAuthDenied,
-				Attempted: []team.QueryAttempt{{Query: "q", Attempts: 1}}}},
-			team.CoverageGap, team.GapAccessFailure, `gap — auth_denied after 1 attempt ("q"), no partial results, not retryable`},
+			subagent.SubTask{Result: &subagent.SubResult{Status: subagent.ResultError, ErrorType: team.TypeAuthDenied,
+				Attempted: []subagent.QueryAttempt{{Query: "q", Attempts: 1}}}},
+			subagent.CoverageGap, subagent.GapAccessFailure, `gap — auth_denied after 1 attempt ("q"), no partial results, not retryable`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.task.Name = "x"
-			n := team.NewCoverage(tc.task).Notes[0]
+			n := subagent.NewCoverage(tc.task).Notes[0]
 			assert.Equal(t, tc.class, n.Class)
 			assert.Equal(t, tc.gap, n.Gap)
 			assert.Equal(t, tc.text, n.Text)
@@ -287,10 +288,10 @@ func TestCoverageFailingSubAgent(t *testing.T) {
 	res, fc := runResearch(t, marketAgent(clock), regulationAgent(clock),
 		testkit.FailingWith("patents", team.TypeAuthDenied, "patent API key rejected"))
 	require.Len(t, res.BranchFailures, 1)
-	tasks := team.GatherSubTasks(fc, "market", "regulation", "patents")
+	tasks := subagent.GatherSubTasks(fc, "market", "regulation", "patents")
 	tasks[2].Title = "Patents"
-	p := team.NewCoverage(tasks...).Notes[2]
-	assert.Equal(t, team.GapAgentFailure, p.Gap)
+	p := subagent.NewCoverage(tasks...).Notes[2]
+	assert.Equal(t, subagent.GapAgentFailure, p.Gap)
 	assert.Equal(t, team.TypeAuthDenied, p.ErrorType)
 	assert.Equal(t, "Patents: gap — the sub-agent failed without a report: auth_denied: patent API key rejected", p.String())
 }
@@ -300,13 +301,13 @@ func TestToolCallAttrs(t *testing.T) {
 	g := researchGraph(t)
 	fc := flow.NewContext("x")
 	end := &flow.NodeEnd{Status: trace.Completed}
-	assert.Nil(t, team.ToolCallAttrs(fc, g.Node("patents"), end), "nothing recorded")
-	fc.Set(team.ToolCallsKey("patents"), []team.ToolCallRecord{
+	assert.Nil(t, subagent.ToolCallAttrs(fc, g.Node("patents"), end), "nothing recorded")
+	fc.Set(subagent.ToolCallsKey("patents"), []subagent.ToolCallRecord{
 		okCall("1", `{}`), failedCall("2", `{}`, team.TypeTimeout)})
-	assert.Nil(t, team.ToolCallAttrs(fc, g.Node("patents"), nil), "not on STARTED records")
+	assert.Nil(t, subagent.ToolCallAttrs(fc, g.Node("patents"), nil), "not on STARTED records")
 	assert.Equal(t, map[string]any{"tool_calls": 2, "failed_tool_calls": 1, "tool_errors": []any{"search: timeout"}},
-		team.ToolCallAttrs(fc, g.Node("patents"), end))
-	assert.Nil(t, team.ToolCallAttrs(fc, g.Node("join"), end), "not an agent node")
+		subagent.ToolCallAttrs(fc, g.Node("patents"), end))
+	assert.Nil(t, subagent.ToolCallAttrs(fc, g.Node("join"), end), "not an agent node")
 }
 
 func ExampleNewCoverage() {
@@ -315,15 +316,15 @@ func ExampleNewCoverage() {
 		return []any{"EP4012345"}, team.NewError(team.TypeTimeout, "no answer within 30s")
 	}
 	noWait := func(context.Context, time.Duration) error { return nil }
-	regulation := (&team.SubAgent{Task: "regulation", Source: "regulation_db", Search: empty}).
+	regulation := (&subagent.SubAgent{Task: "regulation", Source: "regulation_db", Search: empty}).
 		Run(context.Background(), "battery regulation after 2024")
-	patents := (&team.SubAgent{Task: "patents", Source: "patent_db", Search: timeout, Sleep: noWait,
+	patents := (&subagent.SubAgent{Task: "patents", Source: "patent_db", Search: timeout, Sleep: noWait,
 		Alternatives: []string{"use the WIPO search API"}}).
 		Run(context.Background(), "battery patents 2024")
 
-	cov := team.NewCoverage(
-		team.SubTask{Name: "regulation", Result: &regulation},
-		team.SubTask{Name: "patents", Result: &patents},
+	cov := subagent.NewCoverage(
+		subagent.SubTask{Name: "regulation", Result: &regulation},
+		subagent.SubTask{Name: "patents", Result: &patents},
 	)
 	fmt.Print(cov.Markdown())
 	// Output:
@@ -343,8 +344,8 @@ func TestCoverageFailingSubAgentWithErrorKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.BranchFailures, 1)
 	assert.Equal(t, "research.errors", fc.ErrorKey())
-	p := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...).Notes[2]
-	assert.Equal(t, team.GapAgentFailure, p.Gap)
+	p := subagent.NewCoverage(subagent.GatherSubTasks(fc, "market", "regulation", "patents")...).Notes[2]
+	assert.Equal(t, subagent.GapAgentFailure, p.Gap)
 	assert.Equal(t, team.TypeAuthDenied, p.ErrorType)
 }
 
@@ -365,14 +366,14 @@ func assertNoAbsenceClaim(t *testing.T, text, about string) {
 // gap claims absence.
 func TestCoverageNotFoundVersusUnavailable(t *testing.T) {
 	clock := newSubClock()
-	empty := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+	empty := &subagent.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return nil, nil }}
-	notFound := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+	notFound := &subagent.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) {
 			return nil, team.NewError(team.TypeNotFound, "index market_2025 does not exist")
 		}}
 	attempts := 0
-	unavailable := &team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
+	unavailable := &subagent.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
 		Retry: flow.RetryPolicy{NoJitter: true, Max: 3}, Alternatives: []string{"use the WIPO search API"},
 		Search: func(context.Context, string) ([]any, error) {
 			attempts++
@@ -380,15 +381,15 @@ func TestCoverageNotFoundVersusUnavailable(t *testing.T) {
 		}}
 	_, fc := runResearch(t, empty, notFound, unavailable)
 	assert.Equal(t, 3, attempts, "a transient failure is retried locally, boundedly")
-	cov := team.NewCoverage(team.GatherSubTasks(fc, "market", "regulation", "patents")...)
+	cov := subagent.NewCoverage(subagent.GatherSubTasks(fc, "market", "regulation", "patents")...)
 
 	reg, ok := cov.Note("regulation")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageValidEmpty, reg.Class)
+	assert.Equal(t, subagent.CoverageValidEmpty, reg.Class)
 
 	mk, ok := cov.Note("market")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageGap, mk.Class)
+	assert.Equal(t, subagent.CoverageGap, mk.Class)
 	assert.Equal(t, team.TypeNotFound, mk.ErrorType)
 	assert.Equal(t, 1, mk.Attempts, "not_found is not retried")
 	assert.Contains(t, mk.Text, "not_found")
@@ -396,8 +397,8 @@ func TestCoverageNotFoundVersusUnavailable(t *testing.T) {
 
 	pt, ok := cov.Note("patents")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageGap, pt.Class)
-	assert.Equal(t, team.GapAccessFailure, pt.Gap)
+	assert.Equal(t, subagent.CoverageGap, pt.Class)
+	assert.Equal(t, subagent.GapAccessFailure, pt.Gap)
 	assert.Equal(t, team.TypeSourceUnavailable, pt.ErrorType)
 	assert.Equal(t, 3, pt.Attempts)
 	assert.True(t, pt.Retryable)
@@ -412,15 +413,15 @@ func TestCoverageNotFoundVersusUnavailable(t *testing.T) {
 // failed searches) must not read as "none exist" either.
 func TestParallelTeamMergeNeverClaimsAbsenceForUncoveredTasks(t *testing.T) {
 	clock := newSubClock()
-	empty := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+	empty := &subagent.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return nil, nil }}
-	unavailable := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+	unavailable := &subagent.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
 		Retry: flow.RetryPolicy{NoJitter: true, Max: 2},
 		Search: func(context.Context, string) ([]any, error) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "503 from market_reports")
 		}}
-	silent := team.RecordToolCalls(silentPatents(t))
-	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+	silent := subagent.RecordToolCalls(silentPatents(t))
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelNotes(subagent.Notes), team.ParallelBranchPolicy(flow.ContinueOnError))),
 		team.WithMembers(empty, unavailable, silent))
 	sess := team.NewSession("research-team-1")
 	ans, err := tm.Call(context.Background(), "solid-state batteries", sess)
@@ -446,33 +447,33 @@ func TestParallelTeamMergeNeverClaimsAbsenceForUncoveredTasks(t *testing.T) {
 	assert.Contains(t, sections["patents"], "gap", "the evidence of failed searches reaches the merge")
 
 	// And the coverage notes, computed from the team's context, agree.
-	cov := team.NewCoverage(team.GatherSubTasks(sess.Context(), "regulation", "market", "patents")...)
+	cov := subagent.NewCoverage(subagent.GatherSubTasks(sess.Context(), "regulation", "market", "patents")...)
 	for _, n := range cov.Notes {
-		if n.Class == team.CoverageGap {
+		if n.Class == subagent.CoverageGap {
 			assertNoAbsenceClaim(t, n.Text, n.Task)
 		}
 	}
 	reg, _ := cov.Note("regulation")
-	assert.Equal(t, team.CoverageValidEmpty, reg.Class)
+	assert.Equal(t, subagent.CoverageValidEmpty, reg.Class)
 	mk, _ := cov.Note("market")
-	assert.Equal(t, team.CoverageGap, mk.Class)
+	assert.Equal(t, subagent.CoverageGap, mk.Class)
 	pt, _ := cov.Note("patents")
-	assert.Equal(t, team.CoverageGap, pt.Class)
-	assert.Equal(t, team.GapSilentFailure, pt.Gap)
+	assert.Equal(t, subagent.CoverageGap, pt.Class)
+	assert.Equal(t, subagent.GapSilentFailure, pt.Gap)
 }
 
 // A supervisor-merged Parallel team: the coordinator model is told which members could
 // not look, so its prompt carries the gap, not an empty list.
 func TestParallelCoordinatorPromptCarriesCoverage(t *testing.T) {
 	clock := newSubClock()
-	unavailable := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+	unavailable := &subagent.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
 		Retry: flow.RetryPolicy{NoJitter: true, Max: 1},
 		Search: func(context.Context, string) ([]any, error) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "503 from market_reports")
 		}}
-	silent := team.RecordToolCalls(silentPatents(t))
+	silent := subagent.RecordToolCalls(silentPatents(t))
 	coord := testkit.NewScriptedModel(testkit.Reply("merged"))
-	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelNotes(subagent.Notes), team.ParallelBranchPolicy(flow.ContinueOnError))),
 		team.WithMembers(unavailable, silent), team.WithSupervisorModel(coord))
 	_, err := tm.Call(context.Background(), "solid-state batteries", team.NewSession("research-team-2"))
 	require.NoError(t, err)
@@ -489,19 +490,19 @@ func TestParallelCoordinatorPromptCarriesCoverage(t *testing.T) {
 // A custom merge given the coverage notes sees the gap of a sub-agent whose own report
 // says "success, no results" while its searches failed.
 func TestParallelMergeWithCoverage(t *testing.T) {
-	silent := team.RecordToolCalls(silentPatents(t))
-	var got team.Coverage
-	merge := team.ParallelMergeWithCoverage(func(_ context.Context, tr *team.TeamTrace, cov team.Coverage) (string, error) {
+	silent := subagent.RecordToolCalls(silentPatents(t))
+	var got subagent.Coverage
+	merge := team.ParallelMerge(subagent.Merge([]team.Agent{silent}, func(_ context.Context, tr *team.TeamTrace, cov subagent.Coverage) (string, error) {
 		got = cov
 		return "merged: " + cov.Markdown(), nil
-	})
+	}))
 	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError), merge)),
 		team.WithMembers(silent))
 	ans, err := tm.Call(context.Background(), "solid-state batteries", team.NewSession("research-team-3"))
 	require.NoError(t, err)
 	require.Len(t, got.Notes, 1)
 	assert.Equal(t, "patents", got.Notes[0].Task)
-	assert.Equal(t, team.CoverageGap, got.Notes[0].Class)
+	assert.Equal(t, subagent.CoverageGap, got.Notes[0].Class)
 	assert.Contains(t, ans.Content, "gap")
 }
 
@@ -535,18 +536,19 @@ func (s skipOn) ShouldAgentContinue(_ context.Context, tr *team.TeamTrace, m tea
 // supported" by the earlier run's results.
 func TestParallelMergeCoverageIsThisRuns(t *testing.T) {
 	clock := newSubClock()
-	regulation := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+	regulation := &subagent.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return nil, nil }}
-	market := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+	market := &subagent.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return []any{"report"}, nil }}
-	var notes team.Coverage
-	tm, _ := ttTeam(t, "research", team.WithMembers(regulation, &jsonThenFail{}, market),
+	var notes subagent.Coverage
+	members := []team.Agent{regulation, &jsonThenFail{}, market}
+	tm, _ := ttTeam(t, "research", team.WithMembers(members...),
 		team.WithTeamInterceptor(skipOn{member: "market", prompt: "q2"}, 0),
 		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
-			team.ParallelMergeWithCoverage(func(_ context.Context, _ *team.TeamTrace, cov team.Coverage) (string, error) {
+			team.ParallelMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
 				notes = cov
 				return cov.Markdown(), nil
-			}))))
+			})))))
 	sess := team.NewSession("research-twice")
 	_, err := tm.Call(context.Background(), "q1", sess)
 	require.NoError(t, err)
@@ -558,18 +560,18 @@ func TestParallelMergeCoverageIsThisRuns(t *testing.T) {
 	assert.NotContains(t, ans.Content, "well supported")
 	pt, ok := notes.Note("patents")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageGap, pt.Class)
-	assert.Equal(t, team.GapAgentFailure, pt.Gap)
+	assert.Equal(t, subagent.CoverageGap, pt.Class)
+	assert.Equal(t, subagent.GapAgentFailure, pt.Gap)
 	assert.Equal(t, team.TypeRateLimited, pt.ErrorType)
 	mk, ok := notes.Note("market")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageGap, mk.Class)
-	assert.Equal(t, team.GapNoReport, mk.Gap)
+	assert.Equal(t, subagent.CoverageGap, mk.Class)
+	assert.Equal(t, subagent.GapNoReport, mk.Gap)
 	assertNoAbsenceClaim(t, pt.Text, "patents")
 	assertNoAbsenceClaim(t, mk.Text, "market")
 	reg, ok := notes.Note("regulation")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageValidEmpty, reg.Class, "the sub-agent that ran is unaffected")
+	assert.Equal(t, subagent.CoverageValidEmpty, reg.Class, "the sub-agent that ran is unaffected")
 }
 
 // A sub-agent member skipped in the team's first run has no report of any run: it is
@@ -577,32 +579,33 @@ func TestParallelMergeCoverageIsThisRuns(t *testing.T) {
 // members with evidence got notes.
 func TestSkippedSubAgentWithoutAnyReportIsUncovered(t *testing.T) {
 	clock := newSubClock()
-	regulation := &team.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
+	regulation := &subagent.SubAgent{Task: "regulation", Source: "regulation_db", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return []any{"rule"}, nil }}
-	market := &team.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
+	market := &subagent.SubAgent{Task: "market", Source: "market_reports", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return []any{"report"}, nil }}
-	recorded := team.RecordToolCalls(&team.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
+	recorded := subagent.RecordToolCalls(&subagent.SubAgent{Task: "patents", Source: "patent_db", Sleep: clock.Sleep, Now: clock.Now,
 		Search: func(context.Context, string) ([]any, error) { return []any{"patent"}, nil }})
 	for _, skipped := range []string{"market", "patents"} {
-		var notes team.Coverage
-		tm, _ := ttTeam(t, "research", team.WithMembers(regulation, market, recorded),
+		var notes subagent.Coverage
+		members := []team.Agent{regulation, market, recorded}
+		tm, _ := ttTeam(t, "research", team.WithMembers(members...),
 			team.WithTeamInterceptor(skipOn{member: skipped, prompt: "q1"}, 0),
 			team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
-				team.ParallelMergeWithCoverage(func(_ context.Context, _ *team.TeamTrace, cov team.Coverage) (string, error) {
+				team.ParallelMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
 					notes = cov
 					return cov.Markdown(), nil
-				}))))
+				})))))
 		_, err := tm.Call(context.Background(), "q1", team.NewSession("research-"+skipped))
 		require.NoError(t, err)
 		require.False(t, notes.Complete(), "%s skipped: %s", skipped, notes.Markdown())
 		n, ok := notes.Note(skipped)
 		require.True(t, ok, "%s skipped: %s", skipped, notes.Markdown())
-		assert.Equal(t, team.CoverageGap, n.Class)
-		assert.Equal(t, team.GapNoReport, n.Gap)
+		assert.Equal(t, subagent.CoverageGap, n.Class)
+		assert.Equal(t, subagent.GapNoReport, n.Gap)
 		assertNoAbsenceClaim(t, n.Text, skipped)
 		reg, ok := notes.Note("regulation")
 		require.True(t, ok)
-		assert.Equal(t, team.CoverageWellSupported, reg.Class)
+		assert.Equal(t, subagent.CoverageWellSupported, reg.Class)
 	}
 }
 
@@ -611,24 +614,24 @@ func TestSkippedSubAgentWithoutAnyReportIsUncovered(t *testing.T) {
 // claims absence (a report written by a model, checked against itself when no tool
 // calls were recorded).
 func TestCoverageEmptySuccessWithOnlyFailedAttempts(t *testing.T) {
-	failed := team.QueryAttempt{Query: "solid-state patents", Source: "patent_db", Attempts: 2, Outcomes: []team.AttemptOutcome{
+	failed := subagent.QueryAttempt{Query: "solid-state patents", Source: "patent_db", Attempts: 2, Outcomes: []subagent.AttemptOutcome{
 		{Attempt: 1, Status: team.StatusError, ErrorType: team.TypeTimeout},
 		{Attempt: 2, Status: team.StatusError, ErrorType: team.TypeTimeout},
 	}}
-	answered := team.QueryAttempt{Query: "solid-state regulation", Source: "regulation_db", Attempts: 2, Outcomes: []team.AttemptOutcome{
+	answered := subagent.QueryAttempt{Query: "solid-state regulation", Source: "regulation_db", Attempts: 2, Outcomes: []subagent.AttemptOutcome{
 		{Attempt: 1, Status: team.StatusError, ErrorType: team.TypeTimeout},
 		{Attempt: 2, Status: team.StatusSuccess},
 	}}
-	cov := team.NewCoverage(
-		team.SubTask{Name: "patents", Result: &team.SubResult{Status: team.ResultSuccess, Results: []any{},
-			Attempted: []team.QueryAttempt{answered, failed}}},
-		team.SubTask{Name: "regulation", Result: &team.SubResult{Status: team.ResultSuccess, Results: []any{},
-			Attempted: []team.QueryAttempt{answered}}},
+	cov := subagent.NewCoverage(
+		subagent.SubTask{Name: "patents", Result: &subagent.SubResult{Status: subagent.ResultSuccess, Results: []any{},
+			Attempted: []subagent.QueryAttempt{answered, failed}}},
+		subagent.SubTask{Name: "regulation", Result: &subagent.SubResult{Status: subagent.ResultSuccess, Results: []any{},
+			Attempted: []subagent.QueryAttempt{answered}}},
 	)
 	n, ok := cov.Note("patents")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageGap, n.Class)
-	assert.Equal(t, team.GapSilentFailure, n.Gap)
+	assert.Equal(t, subagent.CoverageGap, n.Class)
+	assert.Equal(t, subagent.GapSilentFailure, n.Gap)
 	assert.Equal(t, team.TypeTimeout, n.ErrorType)
 	assert.Contains(t, n.Text, "patent_db")
 	assertNoAbsenceClaim(t, n.Text, "patents")
@@ -636,7 +639,7 @@ func TestCoverageEmptySuccessWithOnlyFailedAttempts(t *testing.T) {
 
 	reg, ok := cov.Note("regulation")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageValidEmpty, reg.Class, "a retry that answered resolves the failure")
+	assert.Equal(t, subagent.CoverageValidEmpty, reg.Class, "a retry that answered resolves the failure")
 }
 
 type searchArgs struct {
@@ -659,7 +662,7 @@ func TestSkippedSearchIsNotAnEmptySearch(t *testing.T) {
 	)
 	agent, err := team.NewReActAgent("patents", model, team.WithTools(search))
 	require.NoError(t, err)
-	recorded := team.RecordToolCalls(agent)
+	recorded := subagent.RecordToolCalls(agent)
 	sess := team.NewSession("s-1")
 
 	ans, err := recorded.Call(context.Background(), "find patents", sess)
@@ -670,21 +673,21 @@ func TestSkippedSearchIsNotAnEmptySearch(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, ran, "a skipped call does not run")
 
-	for source, calls := range map[string][]team.ToolCallRecord{
-		"trace":  team.ToolCallsOfTrace(sess.ReActTrace("patents")),
-		"events": team.ToolCallsIn(sess.Context(), "patents"),
+	for source, calls := range map[string][]subagent.ToolCallRecord{
+		"trace":  subagent.ToolCallsOfTrace(sess.ReActTrace("patents")),
+		"events": subagent.ToolCallsIn(sess.Context(), "patents"),
 	} {
 		require.Len(t, calls, 1, source)
 		assert.True(t, calls[0].Failed(), "%s: a skipped call is not a search that succeeded", source)
 		require.NotNil(t, calls[0].Error, source)
 		assert.Equal(t, team.TypeSkipped, calls[0].Error.Type, source)
 
-		cov := team.NewCoverage(team.SubTask{Name: "patents",
-			Result: &team.SubResult{Status: team.ResultSuccess, Results: []any{}}, Calls: calls})
+		cov := subagent.NewCoverage(subagent.SubTask{Name: "patents",
+			Result: &subagent.SubResult{Status: subagent.ResultSuccess, Results: []any{}}, Calls: calls})
 		n, ok := cov.Note("patents")
 		require.True(t, ok, source)
-		assert.Equal(t, team.CoverageGap, n.Class, "%s: %s", source, n.Text)
-		assert.Equal(t, team.GapSilentFailure, n.Gap, source)
+		assert.Equal(t, subagent.CoverageGap, n.Class, "%s: %s", source, n.Text)
+		assert.Equal(t, subagent.GapSilentFailure, n.Gap, source)
 		assertNoAbsenceClaim(t, n.Text, "patents")
 		assert.False(t, cov.Complete(), source)
 	}

@@ -1,4 +1,4 @@
-package team
+package subagent
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
 )
 
 // CoverageClass is how well a coordinator's sub-task is covered.
@@ -61,7 +62,7 @@ type SubTask struct {
 	Calls []ToolCallRecord
 	// Failure is the failure of its node, if it failed (from the execution error
 	// records).
-	Failure *Error
+	Failure *team.Error
 }
 
 // GatherSubTasks collects, after the sub-agents ran (after the join), what a
@@ -85,7 +86,7 @@ type SubTask struct {
 // flow.DefaultErrorKey.
 func GatherSubTasks(c *flow.Context, names ...string) []SubTask {
 	errs := flow.ExecutionErrors(c, c.ErrorKey())
-	sess := SessionOf(c)
+	sess := team.SessionOf(c)
 	out := make([]SubTask, 0, len(names))
 	for _, name := range names {
 		t := SubTask{Name: name, Title: name}
@@ -95,7 +96,7 @@ func GatherSubTasks(c *flow.Context, names ...string) []SubTask {
 			}
 		}
 		if t.Result == nil {
-			if a, ok := c.GetString(AnswerKey(name)); ok {
+			if a, ok := c.GetString(team.AnswerKey(name)); ok {
 				if res, err := ParseSubResult(a); err == nil {
 					t.Result = &res
 				} else {
@@ -119,7 +120,7 @@ func GatherSubTasks(c *flow.Context, names ...string) []SubTask {
 			}
 			// A *Error's message as flow records it starts with its type again.
 			msg := strings.TrimPrefix(se.Message, typ+": ")
-			t.Failure = &Error{Type: ErrorType(typ), Message: msg, Attempts: errs[i].Attempts}
+			t.Failure = &team.Error{Type: team.ErrorType(typ), Message: msg, Attempts: errs[i].Attempts}
 			break
 		}
 		out = append(out, t)
@@ -138,7 +139,7 @@ type CoverageNote struct {
 	Results int `json:"results"`
 	// ErrorType, Retryable, Attempts, Attempted, PartialResults and Alternatives
 	// describe an access failure.
-	ErrorType      ErrorType      `json:"error_type,omitempty"`
+	ErrorType      team.ErrorType `json:"error_type,omitempty"`
 	Retryable      bool           `json:"retryable,omitempty"`
 	Attempts       int            `json:"attempts,omitempty"`
 	Attempted      []QueryAttempt `json:"attempted,omitempty"`
@@ -364,7 +365,7 @@ func emptySearches(as []QueryAttempt) string {
 func failureSummary(calls []ToolCallRecord) string {
 	var parts []string
 	for _, c := range calls {
-		typ := TypeToolFailed
+		typ := team.TypeToolFailed
 		if c.Error != nil && c.Error.Type != "" {
 			typ = c.Error.Type
 		}
@@ -381,7 +382,7 @@ func failureSummary(calls []ToolCallRecord) string {
 func unansweredQueries(as []QueryAttempt) []QueryAttempt {
 	var out []QueryAttempt
 	for _, a := range as {
-		if len(a.Outcomes) > 0 && !slices.ContainsFunc(a.Outcomes, func(o AttemptOutcome) bool { return o.Status == StatusSuccess }) {
+		if len(a.Outcomes) > 0 && !slices.ContainsFunc(a.Outcomes, func(o AttemptOutcome) bool { return o.Status == team.StatusSuccess }) {
 			out = append(out, a)
 		}
 	}
@@ -402,7 +403,7 @@ func unresolvedFailures(calls []ToolCallRecord) []ToolCallRecord {
 		})
 		if !resolved {
 			if c.Error == nil {
-				c.Error = &Error{Type: TypeToolFailed}
+				c.Error = &team.Error{Type: team.TypeToolFailed}
 			}
 			out = append(out, c)
 		}

@@ -1,4 +1,4 @@
-package team
+package subagent
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/flowteam/flowteam/team"
 )
 
 // ResultStatus is the outcome of a sub-task as its sub-agent reports it.
@@ -49,7 +51,7 @@ type SubResult struct {
 	Results []any `json:"results"`
 	// ErrorType classifies a failure (timeout, rate_limited, auth_denied, not_found,
 	// invalid_query, source_unavailable, ...).
-	ErrorType ErrorType `json:"error_type,omitempty"`
+	ErrorType team.ErrorType `json:"error_type,omitempty"`
 	// Retryable says whether trying again later may help.
 	Retryable bool `json:"retryable"`
 	// Message is the last error's message, for people.
@@ -76,13 +78,13 @@ type QueryAttempt struct {
 // AttemptOutcome is how one attempt ended: a success with a number of results, or an
 // error with its type. Backoff is the wait before the attempt (zero for the first).
 type AttemptOutcome struct {
-	Attempt   int           `json:"attempt"`
-	Status    string        `json:"status"` // StatusSuccess or StatusError
-	Results   int           `json:"results,omitempty"`
-	ErrorType ErrorType     `json:"error_type,omitempty"`
-	Message   string        `json:"message,omitempty"`
-	Backoff   time.Duration `json:"backoff_ns,omitempty"`
-	Duration  time.Duration `json:"duration_ns,omitempty"`
+	Attempt   int            `json:"attempt"`
+	Status    string         `json:"status"` // StatusSuccess or StatusError
+	Results   int            `json:"results,omitempty"`
+	ErrorType team.ErrorType `json:"error_type,omitempty"`
+	Message   string         `json:"message,omitempty"`
+	Backoff   time.Duration  `json:"backoff_ns,omitempty"`
+	Duration  time.Duration  `json:"duration_ns,omitempty"`
 }
 
 // subResultJSON is the wire form: results always present on a success, retryable
@@ -91,7 +93,7 @@ type subResultJSON struct {
 	Task           string         `json:"task,omitempty"`
 	Status         ResultStatus   `json:"status"`
 	Results        *[]any         `json:"results,omitempty"`
-	ErrorType      ErrorType      `json:"error_type,omitempty"`
+	ErrorType      team.ErrorType `json:"error_type,omitempty"`
 	Retryable      *bool          `json:"retryable,omitempty"`
 	Message        string         `json:"message,omitempty"`
 	Attempted      []QueryAttempt `json:"attempted,omitempty"`
@@ -155,13 +157,13 @@ func (r SubResult) Err() error {
 	}
 	t := r.ErrorType
 	if t == "" {
-		t = TypeAgentFailed
+		t = team.TypeAgentFailed
 	}
 	msg := r.Message
 	if msg == "" {
 		msg = fmt.Sprintf("sub-task %q failed", r.Task)
 	}
-	return &Error{Type: t, Retry: r.Retryable, Message: msg, Attempts: r.Attempts()}
+	return &team.Error{Type: t, Retry: r.Retryable, Message: msg, Attempts: r.Attempts()}
 }
 
 // Validate checks that the report is consistent: a known status; a success without an
