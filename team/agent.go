@@ -115,7 +115,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	name := t.a.Name()
 	sess := nodeSession(c, n)
 	var prompt string
-	run := sess.State(name).Run
+	run := sess.state(name).Run
 	if run != nil && !t.continues(ctx, run, c, n) {
 		// Another node's run, another pass of this node (a loop's earlier iteration),
 		// or a run an earlier evaluation left here: nobody continues it, and resumed
@@ -156,7 +156,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 // node kept to retry the team's failed run: flow may have called the team's graph
 // afresh to do so (a failed sub-graph call is made again from its start), so the
 // member's execution is not a resumed one; its turn must ask the run's question.
-func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Context, n *flow.Node) bool {
+func (t *agentTask) continues(ctx context.Context, run *pendingRun, c *flow.Context, n *flow.Node) bool {
 	if run.Info.Node == "" {
 		return true
 	}

@@ -29,6 +29,21 @@ const (
 	EventToolEnd     EventKind = "tool_end"
 	EventHITLPending EventKind = "hitl_pending"
 	EventHITLDecided EventKind = "hitl_decided"
+
+	// Team event kinds. A team run emits TeamStart first and TeamEnd last (also when it
+	// fails, is interrupted or suspends; a resumed run starts with a TeamStart whose
+	// Status is "resumed"). Each member turn is framed by NodeStart and NodeEnd (Agent is
+	// the member, Node its node), and between them come the member's own events (run
+	// start/end, reasoning, tools, HITL). The supervisor's model calls emit ReasonStart,
+	// ReasonDelta and ReasonEnd with the team's name as Agent and the supervisor node as
+	// Node, and every routing decision emits a Decision event carrying the
+	// RouteDecision. A nested team emits its own TeamStart and TeamEnd inside its
+	// parent's NodeStart/NodeEnd (Solon emits no end event for a nested team).
+	EventTeamStart EventKind = "team_start"
+	EventTeamEnd   EventKind = "team_end"
+	EventNodeStart EventKind = "node_start"
+	EventNodeEnd   EventKind = "node_end"
+	EventDecision  EventKind = "team_decision"
 )
 
 // Event is one thing that happened in an agent run. Every event carries the run id and
@@ -254,23 +269,6 @@ func Events(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 	}
 	return evs, nil
 }
-
-// Team event kinds. A team run emits TeamStart first and TeamEnd last (also when it
-// fails, is interrupted or suspends; a resumed run starts with a TeamStart whose
-// Status is "resumed"). Each member turn is framed by NodeStart and NodeEnd (Agent is
-// the member, Node its node), and between them come the member's own events (run
-// start/end, reasoning, tools, HITL). The supervisor's model calls emit ReasonStart,
-// ReasonDelta and ReasonEnd with the team's name as Agent and the supervisor node as
-// Node, and every routing decision emits a Decision event carrying the
-// RouteDecision. A nested team emits its own TeamStart and TeamEnd inside its
-// parent's NodeStart/NodeEnd (Solon emits no end event for a nested team).
-const (
-	EventTeamStart EventKind = "team_start"
-	EventTeamEnd   EventKind = "team_end"
-	EventNodeStart EventKind = "node_start"
-	EventNodeEnd   EventKind = "node_end"
-	EventDecision  EventKind = "team_decision"
-)
 
 // teamEvent returns an event of the team run described by tr: RunID is the team's run
 // id, ParentRunID the run the team runs in.

@@ -182,8 +182,8 @@ func TestHITLDecisions(t *testing.T) {
 			// The trace records the decisions on the action steps.
 			tr := ans.Trace.(*team.ReActTrace)
 			var withDecision int
-			for _, s := range tr.StepsOf(team.StepAction) {
-				if s.Decision != nil {
+			for _, s := range tr.Steps {
+				if s.Kind == team.StepAction && s.Decision != nil {
 					withDecision++
 				}
 			}
@@ -212,7 +212,7 @@ func TestHITLAlwaysAllow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "both paid", ans.Content)
 	assert.Equal(t, []string{`transfer:{"to":"a","amount":2000}`, `transfer:{"to":"b","amount":3000}`}, box.Calls())
-	assert.Equal(t, []string{"transfer"}, sess.State("assistant").AlwaysAllow)
+	assert.Equal(t, []string{"transfer"}, team.AlwaysAllowed(sess, "assistant"))
 }
 
 // payGraph: the assistant pays, then a script records that payment happened.

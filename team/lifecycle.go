@@ -149,7 +149,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
-			if sess.State(name).Run != nil {
+			if sess.state(name).Run != nil {
 				sess.Discard(name)
 			}
 		}

@@ -96,8 +96,8 @@ type ReActTrace struct {
 	Metrics trace.Metrics `json:"metrics"`
 }
 
-// StepsOf returns the steps of one kind.
-func (t *ReActTrace) StepsOf(kind StepKind) []TraceStep {
+// stepsOf returns the steps of one kind.
+func (t *ReActTrace) stepsOf(kind StepKind) []TraceStep {
 	var out []TraceStep
 	for _, s := range t.Steps {
 		if s.Kind == kind {

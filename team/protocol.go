@@ -190,7 +190,7 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 	// pending entry with nothing to decide, named in place of whoever the team waits
 	// for next.
 	prefix := c.BranchID() + "/"
-	SessionOf(c).discardRuns(func(r *PendingRun) bool {
+	SessionOf(c).discardRuns(func(r *pendingRun) bool {
 		return t.hasMember(r.Info.Node) && strings.HasPrefix(r.Info.Branch, prefix)
 	})
 	tr := t.trace(c)

@@ -112,7 +112,7 @@ func (a *ReActAgent) call(ctx context.Context, prompt string, sess *AgentSession
 		fresh.RunID = run.Info.RunID
 		run.Info = fresh
 	} else {
-		run = &PendingRun{Info: fresh, Prompt: prompt,
+		run = &pendingRun{Info: fresh, Prompt: prompt,
 			Trace: &ReActTrace{RunID: fresh.RunID, Agent: a.name, Prompt: prompt, Started: time.Now()}}
 	}
 	x := &reactRun{a: a, sess: sess, st: &st, run: run, resumed: resumed,
@@ -128,8 +128,8 @@ type reactRun struct {
 	runner
 	a     *ReActAgent
 	sess  *AgentSession
-	st    *AgentState
-	run   *PendingRun
+	st    *agentState
+	run   *pendingRun
 	began time.Time
 	// resumed holds when the call continues a run held for decisions: the end of ctx
 	// or a failed model call then keeps the run waiting instead of failing it, so the
@@ -159,13 +159,13 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 		if undecided := run.undecided(); len(undecided) > 0 {
 			return x.hold(ctx, undecided), nil
 		}
-		x.act(ctx, len(tr.StepsOf(StepReason)), run.Batch, run.Decisions)
+		x.act(ctx, len(tr.stepsOf(StepReason)), run.Batch, run.Decisions)
 		if run.Batch != nil {
 			return nil, ContextError(ctx) // the context ended part-way: the rest waits
 		}
 	}
 	for {
-		step := len(tr.StepsOf(StepReason)) + 1
+		step := len(tr.stepsOf(StepReason)) + 1
 		if step > x.a.cfg.maxSteps {
 			return nil, &Error{Type: TypeStepLimit, Message: fmt.Sprintf("no answer after %d model calls", x.a.cfg.maxSteps)}
 		}
@@ -213,7 +213,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 // hold keeps the run in the session for decisions and reports the pending calls.
 func (x *reactRun) hold(ctx context.Context, calls []PendingCall) *Answer {
 	x.run.Trace.Status = RunPending
-	x.emit(ctx, Event{Kind: EventHITLPending, Step: len(x.run.Trace.StepsOf(StepReason)), Pending: calls,
+	x.emit(ctx, Event{Kind: EventHITLPending, Step: len(x.run.Trace.stepsOf(StepReason)), Pending: calls,
 		ToolCalls: x.run.Batch})
 	return &Answer{Agent: x.a.name, RunID: x.run.Info.RunID, Pending: x.run.view(calls)}
 }

@@ -24,7 +24,7 @@ import (
 // run halted.
 //
 // Keeping agent state in the FlowContext variables means that a flow snapshot (the
-// session package) carries the agents' state with it; State and restoreSession give
+// session package) carries the agents' state with it; MarshalSession gives
 // the same as plain JSON for agents used without a graph.
 //
 // An AgentSession is safe for concurrent use, but one agent must not run twice at the
@@ -67,55 +67,55 @@ func (s *AgentSession) flowNode() *flow.Node { return s.node }
 // stateKey is the context variable that holds an agent's state in a session.
 func stateKey(agent string) string { return "_agent." + agent }
 
-// AgentState is what a session keeps for one agent. It is plain data: it goes through
+// agentState is what a session keeps for one agent. It is plain data: it goes through
 // JSON unchanged.
-type AgentState struct {
+type agentState struct {
 	// History is the conversation of completed calls: each call's prompt and answer.
 	History []Message `json:"history,omitempty"`
 	// AlwaysAllow lists the sensitive tools a human approved for every later call.
 	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
 	// Run is the ReAct run waiting for human decisions, if any.
-	Run *PendingRun `json:"run,omitempty"`
+	Run *pendingRun `json:"run,omitempty"`
 	// ReAct and Simple are the traces of the agent's last run.
 	ReAct  *ReActTrace  `json:"react,omitempty"`
 	Simple *SimpleTrace `json:"simple,omitempty"`
 }
 
-// State returns a copy of the agent's state in the session (the zero state if the
+// state returns a copy of the agent's state in the session (the zero state if the
 // agent never ran in it).
-func (s *AgentSession) State(agent string) AgentState {
+func (s *AgentSession) state(agent string) agentState {
 	v, _ := s.fc.Get(stateKey(agent))
 	return stateOf(v)
 }
 
-// stateOf converts a stored value (an AgentState, or the maps a restored snapshot
+// stateOf converts a stored value (an agentState, or the maps a restored snapshot
 // holds) into a deep copy of the state.
-func stateOf(v any) AgentState {
+func stateOf(v any) agentState {
 	if v == nil {
-		return AgentState{}
+		return agentState{}
 	}
 	b, err := json.Marshal(v)
-	var st AgentState
+	var st agentState
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
 	if err != nil {
 		// Cannot happen for what this package stores (plain data); keep the value
 		// rather than lose the agent's state.
-		st, _ = v.(AgentState)
+		st, _ = v.(agentState)
 	}
 	return st
 }
 
-func (s *AgentSession) setState(agent string, st AgentState) { s.fc.Set(stateKey(agent), st) }
+func (s *AgentSession) setState(agent string, st agentState) { s.fc.Set(stateKey(agent), st) }
 
 // claim returns the agent's state and, in one atomic step, takes its waiting run (if
 // any, and if prompt may resume it: empty or the run's prompt) out of the stored
 // state, so that only one caller resumes it. A run that prompt may not resume stays
 // and the error is ErrPending.
-func (s *AgentSession) claim(agent, prompt string) (AgentState, error) {
+func (s *AgentSession) claim(agent, prompt string) (agentState, error) {
 	var (
-		st  AgentState
+		st  agentState
 		err error
 	)
 	_ = s.fc.Atomic(func(v flow.Vars) error {
@@ -137,12 +137,12 @@ func (s *AgentSession) claim(agent, prompt string) (AgentState, error) {
 }
 
 // History returns the agent's conversation history in the session.
-func (s *AgentSession) History(agent string) []Message { return s.State(agent).History }
+func (s *AgentSession) History(agent string) []Message { return s.state(agent).History }
 
 // Pending returns the agent's batch waiting for decisions (only the calls still
 // without one), or nil.
 func (s *AgentSession) Pending(agent string) *Pending {
-	r := s.State(agent).Run
+	r := s.state(agent).Run
 	if r == nil {
 		return nil
 	}
@@ -184,7 +184,7 @@ func (s *AgentSession) Decide(agent string, ds ...Decision) error {
 	return nil
 }
 
-func (st *AgentState) decide(ds []Decision) error {
+func (st *agentState) decide(ds []Decision) error {
 	if st.Run == nil {
 		return ErrNoPending
 	}
@@ -207,7 +207,7 @@ func (st *AgentState) decide(ds []Decision) error {
 
 // Discard drops the agent's pending run; the next call starts afresh.
 func (s *AgentSession) Discard(agent string) {
-	st := s.State(agent)
+	st := s.state(agent)
 	st.Run = nil
 	s.setState(agent, st)
 }
@@ -217,13 +217,13 @@ func (s *AgentSession) Discard(agent string) {
 // past them and nothing continues them.
 func (s *AgentSession) discardRunsAt(node, branch string) {
 	inCall := branch + "/" + node + "/" // the branches of a sub-graph call (flow's branch ids)
-	s.discardRuns(func(r *PendingRun) bool {
+	s.discardRuns(func(r *pendingRun) bool {
 		return r.Info.Node == node && r.Info.Branch == branch || strings.HasPrefix(r.Info.Branch, inCall)
 	})
 }
 
 // discardRuns drops every agent run waiting in the session that drop selects.
-func (s *AgentSession) discardRuns(drop func(*PendingRun) bool) {
+func (s *AgentSession) discardRuns(drop func(*pendingRun) bool) {
 	for k := range s.fc.Vars() {
 		s.discardRunIn(k, drop)
 	}
@@ -244,16 +244,16 @@ func (s *AgentSession) discardStale() {
 	}
 }
 
-func isNodeRun(r *PendingRun) bool { return r.Info.Node != "" }
+func isNodeRun(r *pendingRun) bool { return r.Info.Node != "" }
 
 // discardRunIn drops the agent run waiting in variable k, if k holds an agent's state
 // and drop selects its run.
-func (s *AgentSession) discardRunIn(k string, drop func(*PendingRun) bool) {
+func (s *AgentSession) discardRunIn(k string, drop func(*pendingRun) bool) {
 	if name, ok := strings.CutPrefix(k, stateKey("")); !ok || name == "" {
 		return
 	}
 	s.fc.Update(k, func(old any, _ bool) any {
-		if st, ok := old.(AgentState); ok && (st.Run == nil || !drop(st.Run)) {
+		if st, ok := old.(agentState); ok && (st.Run == nil || !drop(st.Run)) {
 			return old // the usual case, without stateOf's JSON round trip
 		}
 		st := stateOf(old)
@@ -267,7 +267,7 @@ func (s *AgentSession) discardRunIn(k string, drop func(*PendingRun) bool) {
 
 // ReActTrace returns the trace of the agent's last (or pending) ReAct run, or nil.
 func (s *AgentSession) ReActTrace(agent string) *ReActTrace {
-	st := s.State(agent)
+	st := s.state(agent)
 	if st.Run != nil {
 		return st.Run.Trace
 	}
@@ -275,7 +275,7 @@ func (s *AgentSession) ReActTrace(agent string) *ReActTrace {
 }
 
 // SimpleTrace returns the trace of the agent's last SimpleAgent run, or nil.
-func (s *AgentSession) SimpleTrace(agent string) *SimpleTrace { return s.State(agent).Simple }
+func (s *AgentSession) SimpleTrace(agent string) *SimpleTrace { return s.state(agent).Simple }
 
 // setFlow records where a flow run over the session's context stands: its frontier
 // when it halted (suspended for a decision, stopped, failed), or nothing once it
@@ -500,7 +500,7 @@ func DecideIn(vars map[string]any, agent string, ds ...Decision) (map[string]any
 	if err := s.Decide(agent, ds...); err != nil {
 		return nil, err
 	}
-	return map[string]any{stateKey(agent): s.State(agent)}, nil
+	return map[string]any{stateKey(agent): s.state(agent)}, nil
 }
 
 // DiscardStaleRuns returns a flow interceptor that gives every run of an engine what

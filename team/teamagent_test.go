@@ -602,7 +602,7 @@ func TestTeamNewRunDropsStaleMemberRun(t *testing.T) {
 	assert.Empty(t, paid, "invoice 7's approved payment did not run in the run for invoice 8")
 	reqs := model.Requests()
 	assert.Contains(t, reqs[len(reqs)-1].LastUserMessage(), "pay invoice 8")
-	assert.Nil(t, sess.State("payer").Run)
+	assert.False(t, team.HasRun(sess, "payer"))
 }
 
 // A swarm member's answer that merely starts a line with a word like "Handoffs" or
