@@ -146,3 +146,42 @@ func TestTeamInterceptorChecks(t *testing.T) {
 		assert.Equal(t, team.TeamSkipped, team.TraceIn(sess.Context(), "inner").Status)
 	})
 }
+
+// runHooks records the RunInfo the agent hooks get.
+type runHooks struct {
+	team.NopTeamInterceptor
+	mu   sync.Mutex
+	runs []team.RunInfo
+}
+
+func (h *runHooks) OnAgentStart(_ context.Context, run team.RunInfo, _ string) {
+	h.mu.Lock()
+	h.runs = append(h.runs, run)
+	h.mu.Unlock()
+}
+
+func (h *runHooks) OnAgentEnd(_ context.Context, run team.RunInfo, _ *team.Answer, _ error) {
+	h.mu.Lock()
+	h.runs = append(h.runs, run)
+	h.mu.Unlock()
+}
+
+// On a team, the agent hooks frame each member turn: the run's parent is the team's
+// run, and the end carries the member's own run id.
+func TestTeamInterceptorAgentHooksOfMembers(t *testing.T) {
+	h := &runHooks{}
+	tm, err := team.NewTeam("duo", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithTeamInterceptor(h, 0))
+	require.NoError(t, err)
+	sess := team.NewSession("duo-1")
+	ans, err := tm.Call(context.Background(), "go", sess)
+	require.NoError(t, err)
+	tr := tm.Trace(sess.Context())
+	require.Len(t, h.runs, 2)
+	start, end := h.runs[0], h.runs[1]
+	assert.Equal(t, "a", start.Agent)
+	assert.Equal(t, tr.RunID, start.ParentRunID)
+	assert.Equal(t, tr.RunID, end.ParentRunID)
+	assert.Equal(t, tr.Records[0].RunID, end.RunID)
+	assert.NotEmpty(t, end.RunID)
+	assert.Equal(t, "A", ans.Content)
+}
