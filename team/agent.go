@@ -56,17 +56,9 @@ func AnswerKey(agent string) string { return agent + ".answer" }
 // TaskOption configures the flow task AsTask makes of an agent.
 type TaskOption func(*agentTask)
 
-// WithPromptKey makes the task read its prompt from the given context variable.
-func WithPromptKey(key string) TaskOption { return func(t *agentTask) { t.promptKey = key } }
-
-// WithPromptTemplate makes the task render its prompt from a text/template over the
-// FlowContext, with the functions WithInstruction describes (prompt excepted).
-func WithPromptTemplate(text string) TaskOption {
-	return func(t *agentTask) { t.promptTmpl = text }
-}
-
-// WithAnswerKey makes the task write the answer to the given context variable.
-func WithAnswerKey(key string) TaskOption { return func(t *agentTask) { t.answerKey = key } }
+// withPromptKey makes the task read its prompt from the given context variable
+// when the node's meta names none (a team member reads its team's prompt for it).
+func withPromptKey(key string) TaskOption { return func(t *agentTask) { t.promptKey = key } }
 
 // OnAnswer calls fn with every answer the agent gives as the node's task, pending ones
 // included, after the answer was written (for example to keep member records and
@@ -76,11 +68,12 @@ func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *A
 }
 
 // AsTask adapts an agent to a flow task. When the node runs, the task takes the prompt
-// from the node's meta (prompt: a template; promptKey: a variable), else from the task
-// options, else from the context variable "prompt" (empty if unset); calls the agent in
-// the session of the flow instance (the node and branch are known to the agent and its
-// events); and writes the answer to the node's meta answerKey, else the option, else
-// "<name>.answer".
+// from the node's meta (MetaPrompt: a text/template over the FlowContext with the
+// functions WithInstruction describes, prompt excepted; MetaPromptKey: a variable),
+// else from the context variable "prompt" (empty if unset); calls the agent in the
+// session of the flow instance (the node and branch are known to the agent and its
+// events); and writes the answer to the node's meta MetaAnswerKey, else to
+// AnswerKey(name).
 //
 // When the agent waits for human decisions the task suspends the run (the node runs
 // again on resume and the agent applies the decisions given with
@@ -101,13 +94,11 @@ func AsTask(a Agent, opts ...TaskOption) flow.Task {
 }
 
 type agentTask struct {
-	a          Agent
-	promptKey  string
-	promptTmpl string
-	answerKey  string
-	onAnswer   []func(context.Context, *flow.Context, *flow.Node, *Answer) error
-	kept       func(context.Context, *flow.Context) (string, bool) // a team member: its team's prompt for the turn, if its start node kept the runs
-	tmpls      sync.Map                                            // template text -> *template.Template or error
+	a         Agent
+	promptKey string
+	onAnswer  []func(context.Context, *flow.Context, *flow.Node, *Answer) error
+	kept      func(context.Context, *flow.Context) (string, bool) // a team member: its team's prompt for the turn, if its start node kept the runs
+	tmpls     sync.Map                                            // template text -> *template.Template or error
 }
 
 // Run calls the agent.
@@ -182,9 +173,6 @@ func (t *agentTask) answerKeyAt(n *flow.Node) string {
 	if key := n.MetaString(MetaAnswerKey); key != "" {
 		return key
 	}
-	if t.answerKey != "" {
-		return t.answerKey
-	}
 	return AnswerKey(t.a.Name())
 }
 
@@ -202,9 +190,6 @@ func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {
 		return t.render(text, c)
 	}
 	key := n.MetaString(MetaPromptKey)
-	if key == "" && t.promptTmpl != "" {
-		return t.render(t.promptTmpl, c)
-	}
 	if key == "" {
 		key = t.promptKey
 	}

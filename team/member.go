@@ -25,7 +25,7 @@ type memberTask struct {
 
 func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 	mt := &memberTask{t: t, m: m, index: index}
-	mt.inner = AsTask(m, WithPromptKey(t.promptKey(m.Name())), asTeamMember(t, m),
+	mt.inner = AsTask(m, withPromptKey(t.promptKey(m.Name())), asTeamMember(t, m),
 		OnAnswer(func(ctx context.Context, _ *flow.Context, _ *flow.Node, ans *Answer) error {
 			if s, ok := ctx.Value(memberSlotKey{}).(*memberSlot); ok {
 				s.setAnswer(ans)
