@@ -65,9 +65,9 @@
 // Use the event stream (Stream, or WithSink on a context) to show or record what a
 // run does: every event carries the run id, the parent run id, the agent and, in a
 // graph, the node and branch, and a team's events frame its members'. Use a
-// TeamInterceptor (WithTeamInterceptor on a team, WithInterceptor on an agent) to
-// act on a run in code: its Should hooks stop a supervisor or skip a member, and as
-// a flow.Interceptor it sees every node (the audit's five statuses come from there).
+// TeamInterceptor (WithInterceptor, on a team or an agent) to act on a run in code:
+// its Should hooks stop a supervisor or skip a member, and as a flow.Interceptor it
+// sees every node (the audit's five statuses come from there).
 //
 // # Errors
 //

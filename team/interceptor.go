@@ -11,9 +11,9 @@ import (
 // supervisor's continue check and decisions, each member's continue check, every
 // agent run's start and end, its model calls and its tool calls; and, being a
 // flow.Interceptor, every graph evaluation and node execution of a team's graph.
-// Register it on a team with WithTeamInterceptor and on a SimpleAgent or ReActAgent
-// with WithInterceptor. Embed NopTeamInterceptor to implement only some hooks. The
-// names follow Solon's TeamInterceptor.
+// Register it on a team, a SimpleAgent or a ReActAgent with WithInterceptor. Embed
+// NopTeamInterceptor to implement only some hooks. The names follow Solon's
+// TeamInterceptor.
 //
 // Team hooks get a copy of the TeamTrace as it stands (changing it changes nothing);
 // agent hooks (agent, model, tool) get the RunInfo of the run. Hooks run on the

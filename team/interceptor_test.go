@@ -82,7 +82,7 @@ func TestTeamInterceptorHooksSupervisor(t *testing.T) {
 	h := &ttHooks{}
 	sup := testkit.NewScriptedModel(ttRouteTo("1", "a"), testkit.Reply("FINISH"))
 	tm, err := team.NewTeam("desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor()),
-		team.WithSupervisorModel(sup), team.WithTeamInterceptor(h, 0))
+		team.WithSupervisorModel(sup), team.WithInterceptor(h))
 	require.NoError(t, err)
 	_, err = tm.Call(context.Background(), "go", team.NewSession("h-1"))
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestTeamInterceptorChecks(t *testing.T) {
 		h := &ttHooks{stopAfter: 1}
 		sup := testkit.NewScriptedModel(ttRouteTo("1", "a"))
 		tm, err := team.NewTeam("desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor()),
-			team.WithSupervisorModel(sup), team.WithTeamInterceptor(h, 0))
+			team.WithSupervisorModel(sup), team.WithInterceptor(h))
 		require.NoError(t, err)
 		sess := team.NewSession("h-2")
 		ans, err := tm.Call(context.Background(), "go", sess)
@@ -115,7 +115,7 @@ func TestTeamInterceptorChecks(t *testing.T) {
 		h := &ttHooks{refuse: "b"}
 		b := testkit.NewFixedAgent("b", "B")
 		tm, err := team.NewTeam("seq", team.WithMembers(testkit.NewFixedAgent("a", "A"), b, testkit.NewFixedAgent("c", "C")),
-			team.WithTeamInterceptor(h, 0))
+			team.WithInterceptor(h))
 		require.NoError(t, err)
 		sess := team.NewSession("h-3")
 		ans, err := tm.Call(context.Background(), "go", sess)
@@ -133,7 +133,7 @@ func TestTeamInterceptorChecks(t *testing.T) {
 		x := testkit.NewFixedAgent("x", "X")
 		inner, err := team.NewTeam("inner", team.WithMembers(x))
 		require.NoError(t, err)
-		tm, err := team.NewTeam("outer", team.WithMembers(inner, testkit.NewFixedAgent("after", "done")), team.WithTeamInterceptor(h, 0))
+		tm, err := team.NewTeam("outer", team.WithMembers(inner, testkit.NewFixedAgent("after", "done")), team.WithInterceptor(h))
 		require.NoError(t, err)
 		sess := team.NewSession("h-4")
 		evs, err := ttCollect(t, tm, "go", sess)
@@ -170,7 +170,7 @@ func (h *runHooks) OnAgentEnd(_ context.Context, run team.RunInfo, _ *team.Answe
 // run, and the end carries the member's own run id.
 func TestTeamInterceptorAgentHooksOfMembers(t *testing.T) {
 	h := &runHooks{}
-	tm, err := team.NewTeam("duo", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithTeamInterceptor(h, 0))
+	tm, err := team.NewTeam("duo", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithInterceptor(h))
 	require.NoError(t, err)
 	sess := team.NewSession("duo-1")
 	ans, err := tm.Call(context.Background(), "go", sess)

@@ -194,7 +194,7 @@ func TestTeamTaskCancelledByFailFastSiblingIsInterrupted(t *testing.T) {
 		return &team.Answer{Content: "slow done"}, nil
 	}}
 	h := &ttHooks{}
-	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, slow), team.WithTeamInterceptor(h, 0))
+	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, slow), team.WithInterceptor(h))
 	require.NoError(t, err)
 	failures := 0
 	spec := flow.NewSpec("ops")
@@ -392,7 +392,7 @@ func TestNestedTeamInterruptedTurnHooksPaired(t *testing.T) {
 	require.NoError(t, err)
 	h := &ttHooks{}
 	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad),
-		team.WithTeamInterceptor(h, 0))
+		team.WithInterceptor(h))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-nested-hooks")
 	_, err = outer.Call(context.Background(), "go", sess)

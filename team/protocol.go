@@ -225,7 +225,7 @@ func (mt *mergeTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) err
 		req := &ChatRequest{Messages: []Message{
 			SystemMessage(sys),
 			UserMessage(b.String()),
-		}, Options: t.cfg.chatOptions}
+		}, Options: t.cfg.options}
 		var resp *ChatResponse
 		resp, err = t.modelCall(ctx, c, n, tr, req)
 		if err == nil {

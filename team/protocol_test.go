@@ -14,7 +14,7 @@ import (
 )
 
 // ttTeam builds a team whose engine records the path.
-func ttTeam(t *testing.T, name string, opts ...team.TeamOption) (*team.TeamAgent, *testkit.PathRecorder) {
+func ttTeam(t *testing.T, name string, opts ...team.Option) (*team.TeamAgent, *testkit.PathRecorder) {
 	t.Helper()
 	rec := testkit.NewPathRecorder()
 	tm, err := team.NewTeam(name, append(opts, team.WithEngineOptions(flow.WithInterceptor(rec, 0)))...)
@@ -399,7 +399,7 @@ func TestTeamParallelMaxTurns(t *testing.T) {
 
 func TestNewTeamErrors(t *testing.T) {
 	a := testkit.NewFixedAgent("a", "A")
-	for name, opts := range map[string][]team.TeamOption{
+	for name, opts := range map[string][]team.Option{
 		"no members":          nil,
 		"duplicate member":    {team.WithMembers(a, testkit.NewFixedAgent("a", "again"))},
 		"reserved name":       {team.WithMembers(testkit.NewFixedAgent("supervisor", "x"))},
@@ -453,14 +453,14 @@ func TestSequentialRecoveredFailureOfAnsweringMember(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		members []team.Agent
-		opts    []team.TeamOption
+		opts    []team.Option
 		want    string
 	}{
 		{"last member", []team.Agent{testkit.NewFixedAgent("a", "draft"), down("b")}, nil,
 			"draft\n\n[b] failed: agent_error: writer backend down"},
 		{"only member", []team.Agent{down("b")}, nil, "[b] failed: agent_error: writer backend down"},
 		{"answer-from member", []team.Agent{down("a"), testkit.NewFixedAgent("b", "notes")},
-			[]team.TeamOption{team.WithAnswerFrom("a")}, "notes\n\n[a] failed: agent_error: writer backend down"},
+			[]team.Option{team.WithAnswerFrom("a")}, "notes\n\n[a] failed: agent_error: writer backend down"},
 		{"earlier member", []team.Agent{down("a"), testkit.NewFixedAgent("b", "final")}, nil, "final"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

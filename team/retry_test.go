@@ -374,7 +374,7 @@ func TestParallelTeamsFailFastReplayEach(t *testing.T) {
 func TestRetriedCallHooksSkipReplayedTurn(t *testing.T) {
 	h := &ttHooks{}
 	b := &turnsAgent{name: "b", outcomes: []error{down}}
-	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, b), team.WithTeamInterceptor(h, 0))
+	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, b), team.WithInterceptor(h))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-hooks", map[string]any{"prompt": "work"})

@@ -197,7 +197,7 @@ func (st *supervisorTask) request(c *flow.Context, tr *TeamTrace) (*ChatRequest,
 			"answer?": String("the team's final answer, when finishing"),
 		})}
 	return &ChatRequest{Messages: []Message{SystemMessage(sys.String()), UserMessage(user.String())},
-		Tools: []ToolDef{tool}, Options: t.cfg.chatOptions}, nil
+		Tools: []ToolDef{tool}, Options: t.cfg.options}, nil
 }
 
 // summarize renders a supervisor message for its record.

@@ -28,7 +28,7 @@ var reservedIDs = []string{TeamNodeStart, TeamNodeEnd, TeamNodeSupervisor, TeamN
 type TeamAgent struct {
 	name     string
 	turnsVar string // turnsKey, made once: a member's turn looks it up
-	cfg      teamConfig
+	cfg      config
 	members  []Agent
 	byName   map[string]Agent
 	nested   map[string]*TeamAgent // member name -> team
@@ -50,7 +50,7 @@ var _ Agent = (*TeamAgent)(nil)
 // the adjusters edit it, builds it and registers it (and the graphs of nested teams)
 // on the team's engine. A name whose variables could be another team's (one ending
 // with ".input", ".next" or ".prompt", or containing ".prompt.") is refused.
-func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
+func NewTeam(name string, opts ...Option) (*TeamAgent, error) {
 	if err := checkName(name); err != nil {
 		return nil, fmt.Errorf("team: %w", err)
 	}
@@ -62,6 +62,9 @@ func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 		o(&t.cfg)
 	}
 	c := &t.cfg
+	if c.agentOnly != "" {
+		return nil, fmt.Errorf("team %q: %s is an option of agents", name, c.agentOnly)
+	}
 	if err := t.addMembers(); err != nil {
 		return nil, err
 	}
@@ -73,10 +76,7 @@ func NewTeam(name string, opts ...TeamOption) (*TeamAgent, error) {
 	} else if err := checkName(c.graphID); err != nil {
 		return nil, fmt.Errorf("team %q, graph id: %w", name, err)
 	}
-	slices.SortStableFunc(c.icpts, func(a, b indexedTeamInterceptor) int { return cmpInt(a.index, b.index) })
-	for _, i := range c.icpts {
-		t.icpts = append(t.icpts, i.i)
-	}
+	t.icpts = c.icpts
 	if err := c.proto.check(t); err != nil {
 		return nil, fmt.Errorf("team %q, protocol %s: %w", name, c.proto.Name(), err)
 	}
@@ -163,16 +163,6 @@ func (t *TeamAgent) checkSettings() error {
 	return nil
 }
 
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // checkName rejects names that cannot be node ids, call path segments or quoted in a
 // condition.
 func checkName(s string) error {
@@ -244,7 +234,7 @@ func (t *TeamAgent) buildEngine() error {
 	t.obs = newObserver(t)
 	opts := []flow.Option{flow.WithInterceptor(t.obs, observerIndex)}
 	for _, i := range t.cfg.icpts {
-		opts = append(opts, flow.WithInterceptor(i.i, i.index))
+		opts = append(opts, flow.WithInterceptor(i, 0))
 	}
 	opts = append(opts, t.cfg.engineOpts...)
 	t.eng = flow.NewEngine(opts...)

@@ -138,7 +138,7 @@ func TestTeamInsideAnotherGraph(t *testing.T) {
 // whose variables could be another team's is refused, naming the name and the clash.
 // Names that merely look alike keep working.
 func TestTeamNameCannotClash(t *testing.T) {
-	member := func() team.TeamOption { return team.WithMembers(testkit.NewFixedAgent("a", "A")) }
+	member := func() team.Option { return team.WithMembers(testkit.NewFixedAgent("a", "A")) }
 	for _, name := range []string{"crew.next", "crew.input", "crew.prompt", "crew.prompt.a", "x.prompt.a.input", "x.y.next"} {
 		t.Run(name, func(t *testing.T) {
 			_, err := team.NewTeam(name, member())
@@ -445,13 +445,13 @@ func TestTeamConcurrentResumeSameSession(t *testing.T) {
 func TestMemberNamedLikeFinishMarker(t *testing.T) {
 	for _, tc := range []struct {
 		member string
-		opts   []team.TeamOption
+		opts   []team.Option
 	}{
 		{"FINISH", nil},
 		{"finish", nil},
-		{"DONE", []team.TeamOption{team.WithFinishMarker("done")}},
+		{"DONE", []team.Option{team.WithFinishMarker("done")}},
 	} {
-		opts := append([]team.TeamOption{team.WithMembers(testkit.NewFixedAgent(tc.member, "x")),
+		opts := append([]team.Option{team.WithMembers(testkit.NewFixedAgent(tc.member, "x")),
 			team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(testkit.NewScriptedModel())}, tc.opts...)
 		_, err := team.NewTeam("t", opts...)
 		require.Error(t, err, tc.member)
@@ -624,4 +624,16 @@ func TestSwarmHandoffWordIsNotAHandoff(t *testing.T) {
 			assert.Equal(t, []string{"route:refunds/protocol", "finish:/protocol/no_handoff"}, ttDecisions(tr))
 		})
 	}
+}
+
+// One Option type configures agents and teams; an option of one kind is refused by
+// the other.
+func TestOptionsOfOneKindRefusedByTheOther(t *testing.T) {
+	_, err := team.NewTeam("t", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithMaxSteps(3))
+	require.ErrorContains(t, err, "WithMaxSteps is an option of agents")
+	_, err = team.NewReActAgent("r", testkit.NewScriptedModel(), team.WithMaxTurns(3))
+	require.ErrorContains(t, err, "WithMaxTurns is an option of teams")
+	tm, err := team.NewTeam("t", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithRole("checks"))
+	require.NoError(t, err)
+	assert.Equal(t, "checks", tm.Role())
 }

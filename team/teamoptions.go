@@ -4,31 +4,20 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// TeamOption configures a TeamAgent.
-type TeamOption func(*teamConfig)
-
+// teamConfig is what only teams take.
 type teamConfig struct {
-	role        string
 	members     []Agent
 	proto       Protocol
 	adjusters   []func(*flow.GraphSpec)
 	maxTurns    int
 	finish      string
 	model       ChatModel
-	instruction string
 	fallback    string
 	loopRepeats int
-	icpts       []indexedTeamInterceptor
 	engineOpts  []flow.Option
 	graphID     string
 	prompt      func(tr *TeamTrace, member Agent, task string) string
-	chatOptions ChatOptions
 	answerFrom  string
-}
-
-type indexedTeamInterceptor struct {
-	i     TeamInterceptor
-	index int
 }
 
 // defaultMaxTurns bounds the member turns of a team run when WithMaxTurns is not given
@@ -41,86 +30,78 @@ const defaultFinishMarker = "FINISH"
 
 // WithMembers adds members: any Agent, other teams included (a *TeamAgent member runs
 // as a sub-graph of the team's graph). Member names must be unique within the team.
-func WithMembers(agents ...Agent) TeamOption {
-	return func(c *teamConfig) { c.members = append(c.members, agents...) }
+func WithMembers(agents ...Agent) Option {
+	return teamOption("WithMembers", func(c *teamConfig) { c.members = append(c.members, agents...) })
 }
 
 // WithProtocol sets how the members take turns (default Sequential()).
-func WithProtocol(p Protocol) TeamOption { return func(c *teamConfig) { c.proto = p } }
-
-// WithTeamRole sets the team's role, as a parent team's supervisor sees it.
-func WithTeamRole(role string) TeamOption { return func(c *teamConfig) { c.role = role } }
+func WithProtocol(p Protocol) Option {
+	return teamOption("WithProtocol", func(c *teamConfig) { c.proto = p })
+}
 
 // WithGraphAdjuster edits the graph the protocol generated before it is built: add
 // nodes and links (a human approval node that suspends, a notification), change
 // meta (a retry policy, a branch policy). Adjusters run in the order given; the graph
 // must still build.
-func WithGraphAdjuster(fn func(spec *flow.GraphSpec)) TeamOption {
-	return func(c *teamConfig) { c.adjusters = append(c.adjusters, fn) }
+func WithGraphAdjuster(fn func(spec *flow.GraphSpec)) Option {
+	return teamOption("WithGraphAdjuster", func(c *teamConfig) { c.adjusters = append(c.adjusters, fn) })
 }
 
 // WithMaxTurns bounds the member turns of one team run, under every protocol (Solon
 // does not apply it to its sequential protocol; we do). The members past the
 // limit are skipped, with one "finish" decision saying max_turns. The default is
 // 10, or the number of members if greater.
-func WithMaxTurns(n int) TeamOption { return func(c *teamConfig) { c.maxTurns = n } }
+func WithMaxTurns(n int) Option {
+	return teamOption("WithMaxTurns", func(c *teamConfig) { c.maxTurns = n })
+}
 
 // WithFinishMarker sets the text that finishes the team's work when the supervisor
-// (or, in a swarm, a member) answers with it (default defaultFinishMarker).
-func WithFinishMarker(marker string) TeamOption { return func(c *teamConfig) { c.finish = marker } }
+// (or, in a swarm, a member) answers with it (default "FINISH").
+func WithFinishMarker(marker string) Option {
+	return teamOption("WithFinishMarker", func(c *teamConfig) { c.finish = marker })
+}
 
 // WithSupervisorModel sets the model of the supervisor (Supervisor protocol, where it
 // is required) or of the coordinator that merges a Parallel team's answers (optional:
 // without it the answers are concatenated).
-func WithSupervisorModel(m ChatModel) TeamOption { return func(c *teamConfig) { c.model = m } }
-
-// WithSupervisorInstruction replaces the supervisor's system instruction, a
-// text/template over the FlowContext (with the functions WithInstruction describes); the members
-// and the route tool are described after it.
-func WithSupervisorInstruction(tmpl string) TeamOption {
-	return func(c *teamConfig) { c.instruction = tmpl }
-}
-
-// WithSupervisorOptions sets the model options of the supervisor's requests.
-func WithSupervisorOptions(o ChatOptions) TeamOption {
-	return func(c *teamConfig) { c.chatOptions = o }
+func WithSupervisorModel(m ChatModel) Option {
+	return teamOption("WithSupervisorModel", func(c *teamConfig) { c.model = m })
 }
 
 // WithDefaultMember makes an unresolvable routing decision (the supervisor named no
 // member, or a swarm member handed over to a stranger) route to the named member
 // instead of finishing with the last answer, which is the default fallback. The
 // decision is recorded with Unresolved set either way.
-func WithDefaultMember(name string) TeamOption { return func(c *teamConfig) { c.fallback = name } }
+func WithDefaultMember(name string) Option {
+	return teamOption("WithDefaultMember", func(c *teamConfig) { c.fallback = name })
+}
 
 // WithLoopDetection makes the supervisor finish instead of routing when the route
 // would end in the same member repeated n times (A-A for n = 2) or the same two
 // members alternating n times (A-B-A-B for n = 2). 0 (the default) disables it; max
 // turns bound the run either way.
-func WithLoopDetection(n int) TeamOption { return func(c *teamConfig) { c.loopRepeats = n } }
-
-// WithTeamInterceptor adds a TeamInterceptor: its team hooks are called by the team,
-// and it is registered on the team's engine as a flow interceptor with the given
-// index (lower runs outermost). Team hooks run in index order too.
-func WithTeamInterceptor(i TeamInterceptor, index int) TeamOption {
-	return func(c *teamConfig) { c.icpts = append(c.icpts, indexedTeamInterceptor{i, index}) }
+func WithLoopDetection(n int) Option {
+	return teamOption("WithLoopDetection", func(c *teamConfig) { c.loopRepeats = n })
 }
 
 // WithEngineOptions passes options to the team's flow engine: flow interceptors such
 // as an audit, the branch policy, concurrency and step limits, an error policy.
-func WithEngineOptions(opts ...flow.Option) TeamOption {
-	return func(c *teamConfig) { c.engineOpts = append(c.engineOpts, opts...) }
+func WithEngineOptions(opts ...flow.Option) Option {
+	return teamOption("WithProtocol", func(c *teamConfig) { c.engineOpts = append(c.engineOpts, opts...) })
 }
 
 // WithGraphID sets the id of the team's graph (default "team.<name>").
-func WithGraphID(id string) TeamOption { return func(c *teamConfig) { c.graphID = id } }
+func WithGraphID(id string) Option {
+	return teamOption("WithGraphID", func(c *teamConfig) { c.graphID = id })
+}
 
 // WithMemberPrompt replaces how a member's prompt is built from the trace (the team's
 // prompt, the records so far), the member, and the task the supervisor gave it (""
 // if none). The default gives the team's prompt, the completed turns so far as
 // "[member] answer" lines (not under Parallel, whose members run at once), and the
 // task.
-func WithMemberPrompt(fn func(tr *TeamTrace, member Agent, task string) string) TeamOption {
-	return func(c *teamConfig) { c.prompt = fn }
+func WithMemberPrompt(fn func(tr *TeamTrace, member Agent, task string) string) Option {
+	return teamOption("WithGraphID", func(c *teamConfig) { c.prompt = fn })
 }
 
 // WithAnswerFrom makes the team's answer the last answer of the named member (a
@@ -131,4 +112,6 @@ func WithMemberPrompt(fn func(tr *TeamTrace, member Agent, task string) string) 
 // given before, followed by "[member] failed: <error>": an earlier answer is never
 // presented as the team's without saying that the member who should have answered
 // failed.
-func WithAnswerFrom(member string) TeamOption { return func(c *teamConfig) { c.answerFrom = member } }
+func WithAnswerFrom(member string) Option {
+	return teamOption("WithAnswerFrom", func(c *teamConfig) { c.answerFrom = member })
+}

@@ -543,7 +543,7 @@ func TestParallelMergeCoverageIsThisRuns(t *testing.T) {
 	var notes subagent.Coverage
 	members := []team.Agent{regulation, &jsonThenFail{}, market}
 	tm, _ := ttTeam(t, "research", team.WithMembers(members...),
-		team.WithTeamInterceptor(skipOn{member: "market", prompt: "q2"}, 0),
+		team.WithInterceptor(skipOn{member: "market", prompt: "q2"}),
 		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
 			team.ParallelMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
 				notes = cov
@@ -589,7 +589,7 @@ func TestSkippedSubAgentWithoutAnyReportIsUncovered(t *testing.T) {
 		var notes subagent.Coverage
 		members := []team.Agent{regulation, market, recorded}
 		tm, _ := ttTeam(t, "research", team.WithMembers(members...),
-			team.WithTeamInterceptor(skipOn{member: skipped, prompt: "q1"}, 0),
+			team.WithInterceptor(skipOn{member: skipped, prompt: "q1"}),
 			team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
 				team.ParallelMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
 					notes = cov

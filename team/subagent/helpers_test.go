@@ -11,7 +11,7 @@ import (
 )
 
 // ttTeam builds a team whose engine records the path it takes.
-func ttTeam(t *testing.T, name string, opts ...team.TeamOption) (*team.TeamAgent, *testkit.PathRecorder) {
+func ttTeam(t *testing.T, name string, opts ...team.Option) (*team.TeamAgent, *testkit.PathRecorder) {
 	t.Helper()
 	rec := testkit.NewPathRecorder()
 	tm, err := team.NewTeam(name, append(opts, team.WithEngineOptions(flow.WithInterceptor(rec, 0)))...)
