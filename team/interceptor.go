@@ -45,7 +45,8 @@ type TeamInterceptor interface {
 	OnModelStart(ctx context.Context, run RunInfo, req *ChatRequest)
 	OnModelEnd(ctx context.Context, run RunInfo, resp *ChatResponse, err error, d time.Duration)
 	// OnToolStart and OnToolEnd frame one tool call of a ReAct agent, in the
-	// model's order.
+	// model's order. A team calls neither: to see its members' model and tool
+	// calls, give the interceptor to the member agents too.
 	OnToolStart(ctx context.Context, run RunInfo, call ToolCall)
 	OnToolEnd(ctx context.Context, run RunInfo, call ToolCall, obs Observation, d time.Duration)
 }
