@@ -87,7 +87,7 @@ func WithLoopDetection(n int) Option {
 // WithEngineOptions passes options to the team's flow engine: flow interceptors such
 // as an audit, the branch policy, concurrency and step limits, an error policy.
 func WithEngineOptions(opts ...flow.Option) Option {
-	return teamOption("WithProtocol", func(c *teamConfig) { c.engineOpts = append(c.engineOpts, opts...) })
+	return teamOption("WithEngineOptions", func(c *teamConfig) { c.engineOpts = append(c.engineOpts, opts...) })
 }
 
 // WithGraphID sets the id of the team's graph (default "team.<name>").
@@ -101,7 +101,7 @@ func WithGraphID(id string) Option {
 // "[member] answer" lines (not under Parallel, whose members run at once), and the
 // task.
 func WithMemberPrompt(fn func(tr *TeamTrace, member Agent, task string) string) Option {
-	return teamOption("WithGraphID", func(c *teamConfig) { c.prompt = fn })
+	return teamOption("WithMemberPrompt", func(c *teamConfig) { c.prompt = fn })
 }
 
 // WithAnswerFrom makes the team's answer the last answer of the named member (a
