@@ -58,7 +58,7 @@
 // member of another team. Its collaboration record is a TeamTrace (TraceIn):
 //
 //	desk, err := team.NewTeam("desk", team.WithMembers(researcher, writer),
-//		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(model))
+//		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(model))
 //
 // # Events or interceptors
 //
@@ -84,6 +84,6 @@
 // discipline: subagent.SubAgent runs a search as an Agent, retries transient
 // failures with a flow.RetryPolicy and reports a SubResult in which an empty success
 // means "none exist" and an error says what was tried; subagent.Notes, given to a
-// parallel team with ParallelNotes, makes its coordinator end with coverage notes
+// parallel team with WithMergeNotes, makes its coordinator end with coverage notes
 // that tell "none exist" from "could not look".
 package team

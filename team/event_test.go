@@ -333,7 +333,7 @@ func ttCheckSymmetry(t *testing.T, evs []team.Event) {
 // A nested team emits its own end event (Solon does not), every start has its end,
 // and the events of parallel members can be grouped by branch id.
 func TestTeamNestedEventSymmetry(t *testing.T) {
-	research, err := team.NewTeam("research", team.WithRole("researches in parallel"), team.WithProtocol(team.Parallel()),
+	research, err := team.NewTeam("research", team.WithRole("researches in parallel"), team.WithProtocol(team.Parallel),
 		team.WithMembers(testkit.NewFixedAgent("web", "web says 3bn"), testkit.NewFixedAgent("papers", "papers say 3.2bn")))
 	require.NoError(t, err)
 	writerModel := testkit.NewScriptedModel(testkit.Reply("The market is about 3bn.").WithUsage(testkit.Tokens(30, 8, 2, 0)))
@@ -341,7 +341,7 @@ func TestTeamNestedEventSymmetry(t *testing.T) {
 	require.NoError(t, err)
 	sup := testkit.NewScriptedModel(ttRouteTo("1", "research").WithUsage(testkit.Tokens(10, 1, 1, 0)),
 		testkit.Reply("writer").WithUsage(testkit.Tokens(10, 1, 0, 0)), testkit.Reply("FINISH"))
-	desk, rec := ttTeam(t, "desk", team.WithMembers(research, writer), team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup))
+	desk, rec := ttTeam(t, "desk", team.WithMembers(research, writer), team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup))
 
 	sess := team.NewSession("nest-1")
 	evs, err := ttCollect(t, desk, "Size the market", sess)

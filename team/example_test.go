@@ -117,7 +117,7 @@ func ExampleNewTeam() {
 	)
 	desk, err := team.NewTeam("desk",
 		team.WithMembers(testkit.Analyst(), testkit.NewFixedAgent("writer", "Risk: HIGH.")),
-		team.WithProtocol(team.Supervisor()),
+		team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(supervisor),
 		team.WithMaxTurns(5))
 	if err != nil {

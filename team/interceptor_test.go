@@ -81,7 +81,7 @@ func (h *ttHooks) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) 
 func TestTeamInterceptorHooksSupervisor(t *testing.T) {
 	h := &ttHooks{}
 	sup := testkit.NewScriptedModel(ttRouteTo("1", "a"), testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup), team.WithInterceptor(h))
 	require.NoError(t, err)
 	_, err = tm.Call(context.Background(), "go", team.NewSession("h-1"))
@@ -101,7 +101,7 @@ func TestTeamInterceptorChecks(t *testing.T) {
 	t.Run("supervisor", func(t *testing.T) {
 		h := &ttHooks{stopAfter: 1}
 		sup := testkit.NewScriptedModel(ttRouteTo("1", "a"))
-		tm, err := team.NewTeam("desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor()),
+		tm, err := team.NewTeam("desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor),
 			team.WithSupervisorModel(sup), team.WithInterceptor(h))
 		require.NoError(t, err)
 		sess := team.NewSession("h-2")

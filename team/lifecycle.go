@@ -27,7 +27,7 @@ func (t *TeamAgent) update(c *flow.Context, fn func(tr *TeamTrace)) *TeamTrace {
 	c.Update(traceKey(t.name), func(old any, _ bool) any {
 		tr := traceValue(old)
 		if tr == nil {
-			tr = &TeamTrace{Team: t.name, Protocol: t.cfg.proto.Name()}
+			tr = &TeamTrace{Team: t.name, Protocol: t.proto.Name()}
 		}
 		fn(tr)
 		out = tr.clone()
@@ -41,7 +41,7 @@ func (t *TeamAgent) trace(c *flow.Context) *TeamTrace {
 	if tr := TraceIn(c, t.name); tr != nil {
 		return tr
 	}
-	return &TeamTrace{Team: t.name, Protocol: t.cfg.proto.Name()}
+	return &TeamTrace{Team: t.name, Protocol: t.proto.Name()}
 }
 
 // setNext mirrors the trace's next member into the variable the router reads.
@@ -98,7 +98,7 @@ func (s *teamStartTask) AgentName() string { return s.t.name }
 func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) error {
 	t := s.t
 	now := time.Now()
-	tr := &TeamTrace{Team: t.name, Protocol: t.cfg.proto.Name(), RunID: newTeamRunID(), Instance: c.InstanceID(),
+	tr := &TeamTrace{Team: t.name, Protocol: t.proto.Name(), RunID: newTeamRunID(), Instance: c.InstanceID(),
 		Branch: c.BranchID(), Status: TeamRunning, Records: []TeamRecord{}, Route: []string{}, Started: now, Segment: now}
 	nest := t.nestingOf(c)
 	if nest.parent != nil {
@@ -155,7 +155,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 		}
 		t.startTurns(c, tr.RunID, "", logged)
 	}
-	t.cfg.proto.start(t, tr)
+	t.proto.start(t, tr)
 	c.Set(traceKey(t.name), *tr)
 	t.setNext(c, tr)
 	ev := teamEvent(EventTeamStart, tr)
@@ -261,7 +261,7 @@ func (t *TeamAgent) admit(ctx context.Context, tr *TeamTrace, index int, m Agent
 	if tr.State.Halt != "" {
 		return tr.State.Halt
 	}
-	if t.cfg.proto.concurrent() {
+	if t.proto.concurrent() {
 		// Members of a parallel team take their turns at once: max turns admits the first
 		// ones in member order, so which members run does not depend on timing.
 		if index >= t.maxTurns {
@@ -283,7 +283,7 @@ func (t *TeamAgent) skip(c *flow.Context, node, branch string, m Agent, reason s
 	tr := t.update(c, func(tr *TeamTrace) {
 		tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: m.Role(), Source: m.Name(),
 			Node: node, Branch: branch, Status: RecordSkipped, Content: reason, Started: time.Now()})
-		dec = t.cfg.proto.afterSkip(t, tr, m.Name(), reason)
+		dec = t.proto.afterSkip(t, tr, m.Name(), reason)
 	})
 	if dec != nil {
 		t.setNext(c, tr)
@@ -339,7 +339,7 @@ func (t *TeamAgent) promptFor(tr *TeamTrace, m Agent) string {
 	}
 	var b strings.Builder
 	b.WriteString(tr.Prompt)
-	if !t.cfg.proto.concurrent() {
+	if !t.proto.concurrent() {
 		first := true
 		for _, r := range tr.Records {
 			if r.Kind != RecordMember || r.Status != RunCompleted {
@@ -418,7 +418,7 @@ func (t *TeamAgent) nestedFailed(ctx context.Context, c *flow.Context, n *flow.N
 		tr.Records = append(tr.Records, TeamRecord{Turn: tr.Turns, Kind: RecordMember, Role: sub.Role(), Source: sub.name,
 			Node: n.ID, Branch: c.BranchID(), Status: RunFailed, Error: e, Started: time.Now().Add(-d), Duration: d})
 		tr.Route = append(tr.Route, sub.name)
-		dec = t.cfg.proto.afterFailure(t, tr, sub.name)
+		dec = t.proto.afterFailure(t, tr, sub.name)
 	})
 	if dec != nil {
 		t.setNext(c, tr)

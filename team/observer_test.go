@@ -45,7 +45,7 @@ func slowCutByBad() (slow, bad *funcAgent) {
 // would any interrupted node's: once, recorded once.
 func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 	slow, bad := slowCutByBad()
-	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel()), team.WithMembers(slow, bad))
+	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel), team.WithMembers(slow, bad))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-interrupted")
 	var ends []team.Event
@@ -151,7 +151,7 @@ func TestNestedTeamCancelledByFailFastIsInterrupted(t *testing.T) {
 	}}
 	inner, err := team.NewTeam("inner", team.WithMembers(slow))
 	require.NoError(t, err)
-	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad))
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel), team.WithMembers(inner, bad))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-nested")
 	status, teamEnds := map[string]string{}, map[string]string{}
@@ -272,7 +272,7 @@ func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
 	a := &turnsAgent{name: "a"}
 	inner, err := team.NewTeam("inner", team.WithMembers(a, slow))
 	require.NoError(t, err)
-	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad))
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel), team.WithMembers(inner, bad))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, outer)
 	require.NoError(t, eng.Register(inner.Graph()))
@@ -391,7 +391,7 @@ func TestNestedTeamInterruptedTurnHooksPaired(t *testing.T) {
 	inner, err := team.NewTeam("inner", team.WithMembers(slow))
 	require.NoError(t, err)
 	h := &ttHooks{}
-	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(inner, bad),
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel), team.WithMembers(inner, bad),
 		team.WithInterceptor(h))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-nested-hooks")
@@ -417,7 +417,7 @@ func TestTwoLevelNestedTeamCutByFailFastIsInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	mid, err := team.NewTeam("mid", team.WithMembers(inner))
 	require.NoError(t, err)
-	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(mid, bad))
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel), team.WithMembers(mid, bad))
 	require.NoError(t, err)
 	evs := &teamEvents{}
 	ctx := evs.sink(context.Background())
@@ -451,7 +451,7 @@ func TestTwoLevelNestedTeamCutByAbortedCallIsInterrupted(t *testing.T) {
 	require.NoError(t, err)
 	mid, err := team.NewTeam("mid", team.WithMembers(inner))
 	require.NoError(t, err)
-	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel()), team.WithMembers(mid, bad))
+	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel), team.WithMembers(mid, bad))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, outer)
 	require.NoError(t, eng.Register(inner.Graph()))
@@ -536,7 +536,7 @@ func TestSubAgentMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 		}
 		return &team.Answer{Content: "bad done"}, nil
 	}}
-	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel()), team.WithMembers(sub, bad))
+	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel), team.WithMembers(sub, bad))
 	require.NoError(t, err)
 	var (
 		mu   sync.Mutex

@@ -10,14 +10,87 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// Protocol decides how a team's members take turns, by shaping the team's graph and
-// routing between its nodes. The protocols are Sequential, Supervisor, Swarm and
-// Parallel; the set is closed (the methods that drive a protocol are unexported), and
-// a team whose shape differs edits the generated graph with WithGraphAdjuster.
-type Protocol interface {
+// Protocol names how a team's members take turns (WithProtocol): it shapes the
+// team's graph and routes between its nodes. The set is closed; a team whose shape
+// differs edits the generated graph with WithGraphAdjuster.
+type Protocol string
+
+// The protocols.
+const (
+	// Sequential is the protocol in which each member takes one turn, in the order
+	// given, with no model deciding anything: start → m1 → m2 → … → end. Each member sees
+	// the answers before it. Max turns applies: the members after the limit are skipped
+	// (one "finish" decision with reason max_turns records it). The team's answer is the
+	// last member's answer; if the last member failed and an error policy recovered the
+	// failure, it is the answer before it followed by a "[member] failed: …" note.
+	Sequential Protocol = "sequential"
+
+	// Supervisor is the hierarchical protocol: a supervisor model (WithSupervisorModel)
+	// picks the member that acts next, or finishes. The graph is start → supervisor →
+	// route (an exclusive gateway) → one member → supervisor → …, and route's default link
+	// goes to end:
+	//
+	//	start → supervisor → route ─┬─ (next == "a") → a ─┐
+	//	            ↑               ├─ (next == "b") → b ─┤
+	//	            └───────────────┴───────────────────────┘   route ── default → end
+	//
+	// The supervisor is given the members (name and role), the task and the work so far,
+	// and the tool route {"to", "task", "answer"}. Its decision is read, in this order,
+	// from a tool call (route or transfer_to with "to", or a tool named
+	// "transfer_to_<member>"), else from its text: the finish marker finishes; a text that
+	// is a member's name (ignoring case, quotes and punctuation), a "route: <name>" line,
+	// or that names exactly one member routes to it. Finishing via the tool with an
+	// "answer" makes that the team's answer; otherwise the team's answer is the last
+	// member's answer (or the last answer of the member named with WithAnswerFrom).
+	//
+	// A decision that names no member, or several, is unresolvable: it is recorded (a
+	// RouteDecision with Unresolved, Raw holding the text, reason "unresolved", source
+	// "fallback") and replaced by the fallback, which is to finish with the last answer,
+	// or, with WithDefaultMember, to route to that member.
+	//
+	// Before asking the model the supervisor checks, in order, its interceptors
+	// (ShouldSupervisorContinue) and max turns; with WithLoopDetection a route that would
+	// complete a loop (A-A, A-B-A-B) finishes instead. Each of these is a "finish"
+	// decision with source "rule" and its reason, without a model call when taken before.
+	Supervisor Protocol = "supervisor"
+
+	// Swarm is the handoff protocol: one member holds the conversation and either
+	// answers, which finishes the team's work with its answer, or hands over to another
+	// member, which then holds it. The graph is start → route (an exclusive gateway) → the
+	// member named by the last handoff → route → …, and route's default link goes to end.
+	//
+	// A member hands over with TransferTool (give it to the members' ReActAgents), or by
+	// writing a line "transfer_to: <member>" in its answer (any agent can). A member that
+	// answers with the finish marker finishes. Handoffs are bounded: at most
+	// WithMaxTransfers of them (default max turns - 1) and max turns; past either bound
+	// the team finishes with the last answer (reason max_transfers or max_turns). A
+	// handoff to someone who is not a member is unresolvable: recorded with Unresolved,
+	// then the fallback (finish, or WithDefaultMember). A member whose turn fails hands
+	// over to nobody: when an error policy recovers the failure, the team finishes with
+	// the last answer (reason member_failed) rather than call the failed member again;
+	// retrying it is the node's retry policy's business.
+	Swarm Protocol = "swarm"
+
+	// Parallel is the protocol in which every member takes its turn at once, on a
+	// parallel gateway: start → fork → members → join → merge → end. The merge node is
+	// the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
+	// merge the answers, else it concatenates them as "[member] answer" sections, failed
+	// and skipped members included (WithMerge replaces it, WithMergeNotes adds to it).
+	// A failing member follows the branch policy (WithBranchPolicy): fail-fast (the
+	// default) fails the team and cancels the others; continue lets the others finish and
+	// the merge see the failure (and flow's KeyBranchFailures); if every member fails the
+	// team fails. The members fail-fast cancels are interrupted, not failed (as flow ends
+	// their nodes): the trace records no turn of theirs, their NodeEnd says
+	// RunInterrupted, and a retry (a resume, a Call with the same prompt) runs them like
+	// any interrupted node. Max turns admits the first members in member order, so which
+	// members run never depends on timing.
+	Parallel Protocol = "parallel"
+)
+
+// protocol drives a team's protocol.
+type protocol interface {
 	// Name names the protocol in the graph's meta and the trace.
 	Name() string
-
 	check(t *TeamAgent) error
 	build(t *TeamAgent, spec *flow.GraphSpec) error
 	// start sets up the trace of a new run (the first member to act, for a router).
@@ -31,6 +104,31 @@ type Protocol interface {
 	afterFailure(t *TeamAgent, tr *TeamTrace, member string) *RouteDecision
 	// concurrent reports whether the members run at once.
 	concurrent() bool
+}
+
+// newProtocol returns the protocol c names, with the options that configure it; an
+// option of another protocol is an error.
+func newProtocol(c *teamConfig) (protocol, error) {
+	var fail flow.BranchPolicy
+	if c.proto != Parallel && (c.parallel.policy != fail || c.parallel.merge != nil || c.parallel.notes != nil) {
+		return nil, fmt.Errorf("WithBranchPolicy, WithMerge and WithMergeNotes are options of the parallel protocol, not %s", c.proto)
+	}
+	if c.proto != Swarm && c.swarm != (swarm{}) {
+		return nil, fmt.Errorf("WithEntryMember and WithMaxTransfers are options of the swarm protocol, not %s", c.proto)
+	}
+	switch c.proto {
+	case Sequential:
+		return sequential{}, nil
+	case Supervisor:
+		return supervisor{}, nil
+	case Swarm:
+		s := c.swarm
+		return &s, nil
+	case Parallel:
+		p := c.parallel
+		return &p, nil
+	}
+	return nil, fmt.Errorf("unknown protocol %q", c.proto)
 }
 
 // routeCond is the condition of the router's link to a member node.
@@ -50,14 +148,6 @@ func countSkip(tr *TeamTrace, reason string) {
 // --- sequential ---
 
 type sequential struct{}
-
-// Sequential returns the protocol in which each member takes one turn, in the order
-// given, with no model deciding anything: start → m1 → m2 → … → end. Each member sees
-// the answers before it. Max turns applies: the members after the limit are skipped
-// (one "finish" decision with reason max_turns records it). The team's answer is the
-// last member's answer; if the last member failed and an error policy recovered the
-// failure, it is the answer before it followed by a "[member] failed: …" note.
-func Sequential() Protocol { return sequential{} }
 
 func (sequential) Name() string                 { return "sequential" }
 func (sequential) check(*TeamAgent) error       { return nil }
@@ -93,55 +183,33 @@ func (sequential) afterSkip(_ *TeamAgent, tr *TeamTrace, _, reason string) *Rout
 
 // --- parallel ---
 
-// ParallelOption configures the Parallel protocol.
-type ParallelOption func(*parallel)
-
 type parallel struct {
 	policy flow.BranchPolicy
 	merge  func(ctx context.Context, c *flow.Context, tr *TeamTrace) (string, error)
 	notes  func(c *flow.Context, tr *TeamTrace, members []Agent) (byMember map[string]string, end string)
 }
 
-// Parallel returns the protocol in which every member takes its turn at once, on a
-// parallel gateway: start → fork → members → join → merge → end. The merge node is
-// the coordinator: with a supervisor model (WithSupervisorModel) it asks the model to
-// merge the answers, else it concatenates them as "[member] answer" sections, failed
-// and skipped members included (ParallelMerge replaces it, ParallelNotes adds to it).
-// A failing member follows the branch policy (ParallelBranchPolicy): fail-fast (the
-// default) fails the team and cancels the others; continue lets the others finish and
-// the merge see the failure (and flow's KeyBranchFailures); if every member fails the
-// team fails. The members fail-fast cancels are interrupted, not failed (as flow ends
-// their nodes): the trace records no turn of theirs, their NodeEnd says
-// RunInterrupted, and a retry (a resume, a Call with the same prompt) runs them like
-// any interrupted node. Max turns admits the first members in member order, so which
-// members run never depends on timing.
-func Parallel(opts ...ParallelOption) Protocol {
-	p := &parallel{}
-	for _, o := range opts {
-		o(p)
-	}
-	return p
+// WithBranchPolicy sets what a failing member of a Parallel team does to the others
+// (the fork's branchPolicy meta): flow.FailFast (the default) or
+// flow.ContinueOnError.
+func WithBranchPolicy(bp flow.BranchPolicy) Option {
+	return teamOption("WithBranchPolicy", func(c *teamConfig) { c.parallel.policy = bp })
 }
 
-// ParallelBranchPolicy sets what a failing member does to the others (the fork's
-// branchPolicy meta): flow.FailFast or flow.ContinueOnError.
-func ParallelBranchPolicy(bp flow.BranchPolicy) ParallelOption {
-	return func(p *parallel) { p.policy = bp }
+// WithMerge replaces the coordinator's merge of a Parallel team: fn gets the run's
+// context and the trace with every member's record, and returns the team's answer.
+func WithMerge(fn func(ctx context.Context, c *flow.Context, tr *TeamTrace) (string, error)) Option {
+	return teamOption("WithMerge", func(c *teamConfig) { c.parallel.merge = fn })
 }
 
-// ParallelMerge replaces the coordinator's merge: fn gets the run's context and the
-// trace with every member's record, and returns the team's answer.
-func ParallelMerge(fn func(ctx context.Context, c *flow.Context, tr *TeamTrace) (string, error)) ParallelOption {
-	return func(p *parallel) { p.merge = fn }
-}
-
-// ParallelNotes adds notes to the coordinator's merge: fn returns a note per member,
+// WithMergeNotes adds notes to the coordinator's merge of a Parallel team: fn returns
+// a note per member,
 // which follows the member's answer, and notes that end the merge (a model merging
 // the answers is told to end with them). With subagent.Notes they are the coverage
 // notes of the members that are sub-agents, so that a source that could not be
 // searched is never reported as holding nothing.
-func ParallelNotes(fn func(c *flow.Context, tr *TeamTrace, members []Agent) (byMember map[string]string, end string)) ParallelOption {
-	return func(p *parallel) { p.notes = fn }
+func WithMergeNotes(fn func(c *flow.Context, tr *TeamTrace, members []Agent) (byMember map[string]string, end string)) Option {
+	return teamOption("WithMergeNotes", func(c *teamConfig) { c.parallel.notes = fn })
 }
 
 func (p *parallel) Name() string                 { return "parallel" }

@@ -107,7 +107,7 @@ func TestTeamSupervisorRouting(t *testing.T) {
 	researcher, err := team.NewSimpleAgent("researcher", resModel, team.WithRole("finds facts"))
 	require.NoError(t, err)
 	writer := testkit.NewFixedAgent("writer", "Report: the market is 3bn.").WithRole("writes reports")
-	tm, rec := ttTeam(t, "desk", team.WithMembers(researcher, writer), team.WithProtocol(team.Supervisor()),
+	tm, rec := ttTeam(t, "desk", team.WithMembers(researcher, writer), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	sess := team.NewSession("desk-1")
 	ans, err := tm.Call(context.Background(), "Size the market", sess)
@@ -150,7 +150,7 @@ func TestTeamSupervisorRouting(t *testing.T) {
 func TestTeamSupervisorMaxTurns(t *testing.T) {
 	sup := testkit.NewScriptedModel().When(func(*team.ChatRequest) bool { return true }, ttRouteTo("s", "a"))
 	a := testkit.NewFixedAgent("a", "again")
-	tm, rec := ttTeam(t, "loop", team.WithMembers(a, testkit.NewFixedAgent("b", "B")), team.WithProtocol(team.Supervisor()),
+	tm, rec := ttTeam(t, "loop", team.WithMembers(a, testkit.NewFixedAgent("b", "B")), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup), team.WithMaxTurns(3))
 	sess := team.NewSession("loop-1")
 	ans, err := tm.Call(context.Background(), "go", sess)
@@ -168,7 +168,7 @@ func TestTeamSupervisorMaxTurns(t *testing.T) {
 func TestTeamSupervisorLoopDetector(t *testing.T) {
 	sup := testkit.NewScriptedModel(ttRouteTo("1", "a"), ttRouteTo("2", "b"), ttRouteTo("3", "a"), ttRouteTo("4", "b"))
 	tm, rec := ttTeam(t, "pingpong", team.WithMembers(testkit.NewFixedAgent("a", "A"), testkit.NewFixedAgent("b", "B")),
-		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup), team.WithLoopDetection(2))
+		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup), team.WithLoopDetection(2))
 	sess := team.NewSession("pp-1")
 	ans, err := tm.Call(context.Background(), "go", sess)
 	require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestTeamSupervisorUnresolved(t *testing.T) {
 	t.Run("finish", func(t *testing.T) {
 		sup := testkit.NewScriptedModel(ttRouteTo("1", "a"), testkit.Reply("Either a or b could help."))
 		tm, _ := ttTeam(t, "u", team.WithMembers(testkit.NewFixedAgent("a", "A"), testkit.NewFixedAgent("b", "B")),
-			team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup))
+			team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup))
 		sess := team.NewSession("u-1")
 		ans, err := tm.Call(context.Background(), "go", sess)
 		require.NoError(t, err)
@@ -203,7 +203,7 @@ func TestTeamSupervisorUnresolved(t *testing.T) {
 			testkit.Reply("FINISH"))
 		b := testkit.NewFixedAgent("b", "B")
 		tm, _ := ttTeam(t, "u", team.WithMembers(testkit.NewFixedAgent("a", "A"), b),
-			team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup), team.WithDefaultMember("b"))
+			team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup), team.WithDefaultMember("b"))
 		sess := team.NewSession("u-2")
 		ans, err := tm.Call(context.Background(), "go", sess)
 		require.NoError(t, err)
@@ -216,7 +216,7 @@ func TestTeamSupervisorUnresolved(t *testing.T) {
 		sup := testkit.NewScriptedModel(ttRouteTo("1", "a"),
 			testkit.CallTools(testkit.ToolCall("2", team.RouteToolName, `{"to":"FINISH","answer":"A, checked"}`)))
 		tm, _ := ttTeam(t, "u", team.WithMembers(testkit.NewFixedAgent("a", "A")),
-			team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup))
+			team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup))
 		ans, err := tm.Call(context.Background(), "go", team.NewSession("u-3"))
 		require.NoError(t, err)
 		assert.Equal(t, "A, checked", ans.Content)
@@ -235,7 +235,7 @@ func TestTeamSwarmHandoffs(t *testing.T) {
 	require.NoError(t, err)
 	billing := testkit.NewFixedAgent("billing", "This is for refunds.\ntransfer_to: refunds")
 	refunds := testkit.NewFixedAgent("refunds", "Refund issued.")
-	tm, rec := ttTeam(t, "support", team.WithMembers(triage, billing, refunds), team.WithProtocol(team.Swarm()))
+	tm, rec := ttTeam(t, "support", team.WithMembers(triage, billing, refunds), team.WithProtocol(team.Swarm))
 	sess := team.NewSession("sw-1")
 	ans, err := tm.Call(context.Background(), "I want my money back", sess)
 	require.NoError(t, err)
@@ -263,7 +263,7 @@ func TestTeamSwarmBounds(t *testing.T) {
 	ping := testkit.NewFixedAgent("a", "transfer_to: b")
 	pong := testkit.NewFixedAgent("b", "transfer_to: a")
 	t.Run("max transfers", func(t *testing.T) {
-		tm, _ := ttTeam(t, "pp", team.WithMembers(ping, pong), team.WithProtocol(team.Swarm(team.SwarmMaxTransfers(3))))
+		tm, _ := ttTeam(t, "pp", team.WithMembers(ping, pong), team.WithProtocol(team.Swarm), team.WithMaxTransfers(3))
 		sess := team.NewSession("pp-1")
 		_, err := tm.Call(context.Background(), "go", sess)
 		require.NoError(t, err)
@@ -274,7 +274,7 @@ func TestTeamSwarmBounds(t *testing.T) {
 	})
 	t.Run("max turns", func(t *testing.T) {
 		tm, _ := ttTeam(t, "pp", team.WithMembers(ping, pong), team.WithMaxTurns(3),
-			team.WithProtocol(team.Swarm(team.SwarmMaxTransfers(10), team.SwarmEntry("b"))))
+			team.WithProtocol(team.Swarm), team.WithMaxTransfers(10), team.WithEntryMember("b"))
 		sess := team.NewSession("pp-2")
 		ans, err := tm.Call(context.Background(), "go", sess)
 		require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestTeamSwarmBounds(t *testing.T) {
 	})
 	t.Run("unresolved", func(t *testing.T) {
 		lost := testkit.NewFixedAgent("a", "transfer_to: nobody")
-		tm, _ := ttTeam(t, "pp", team.WithMembers(lost, pong), team.WithProtocol(team.Swarm()))
+		tm, _ := ttTeam(t, "pp", team.WithMembers(lost, pong), team.WithProtocol(team.Swarm))
 		sess := team.NewSession("pp-3")
 		ans, err := tm.Call(context.Background(), "go", sess)
 		require.NoError(t, err)
@@ -299,7 +299,7 @@ func TestTeamSwarmBounds(t *testing.T) {
 
 // Parallel: members run on a parallel gateway; the coordinator merges in member order.
 func TestTeamParallelMerge(t *testing.T) {
-	tm, rec := ttTeam(t, "fan", team.WithProtocol(team.Parallel()), team.WithMembers(
+	tm, rec := ttTeam(t, "fan", team.WithProtocol(team.Parallel), team.WithMembers(
 		testkit.NewFixedAgent("market", "3bn"), testkit.NewFixedAgent("legal", "no issues"), testkit.NewFixedAgent("tech", "feasible")))
 	sess := team.NewSession("fan-1")
 	ans, err := tm.Call(context.Background(), "Evaluate", sess)
@@ -328,7 +328,7 @@ func TestTeamParallelOneFailing(t *testing.T) {
 	}
 	t.Run("fail-fast", func(t *testing.T) {
 		var evs []team.Event
-		tm, _ := ttTeam(t, "fan", team.WithProtocol(team.Parallel()), team.WithMembers(members()...))
+		tm, _ := ttTeam(t, "fan", team.WithProtocol(team.Parallel), team.WithMembers(members()...))
 		sess := team.NewSession("ff-1")
 		var runErr error
 		for ev, err := range team.Stream(context.Background(), tm, "Evaluate", sess) {
@@ -353,7 +353,7 @@ func TestTeamParallelOneFailing(t *testing.T) {
 	})
 	t.Run("continue", func(t *testing.T) {
 		tm, _ := ttTeam(t, "fan", team.WithMembers(members()...),
-			team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))))
+			team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError))
 		sess := team.NewSession("ct-1")
 		ans, err := tm.Call(context.Background(), "Evaluate", sess)
 		require.NoError(t, err)
@@ -369,7 +369,7 @@ func TestTeamParallelOneFailing(t *testing.T) {
 	t.Run("continue with a coordinator model", func(t *testing.T) {
 		coord := testkit.NewScriptedModel(testkit.Reply("Market 3bn, no legal issues; patents unknown (timeout).").WithUsage(testkit.Tokens(40, 12, 3, 0)))
 		tm, _ := ttTeam(t, "fan", team.WithMembers(members()...), team.WithSupervisorModel(coord),
-			team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))))
+			team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError))
 		sess := team.NewSession("ct-2")
 		ans, err := tm.Call(context.Background(), "Evaluate", sess)
 		require.NoError(t, err)
@@ -379,7 +379,7 @@ func TestTeamParallelOneFailing(t *testing.T) {
 	})
 	t.Run("all fail", func(t *testing.T) {
 		tm, _ := ttTeam(t, "fan", team.WithMembers(testkit.FailingWith("x", team.TypeNotFound, "gone"), testkit.FailingWith("y", team.TypeNotFound, "gone")),
-			team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))))
+			team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError))
 		_, err := tm.Call(context.Background(), "Evaluate", team.NewSession("ct-3"))
 		require.Error(t, err)
 		assert.ErrorIs(t, err, flow.ErrAllBranchesFailed)
@@ -389,7 +389,7 @@ func TestTeamParallelOneFailing(t *testing.T) {
 // Max turns under Parallel admits the first members in member order.
 func TestTeamParallelMaxTurns(t *testing.T) {
 	c := testkit.NewFixedAgent("c", "C")
-	tm, _ := ttTeam(t, "fan", team.WithProtocol(team.Parallel()), team.WithMaxTurns(2),
+	tm, _ := ttTeam(t, "fan", team.WithProtocol(team.Parallel), team.WithMaxTurns(2),
 		team.WithMembers(testkit.NewFixedAgent("a", "A"), testkit.NewFixedAgent("b", "B"), c))
 	ans, err := tm.Call(context.Background(), "go", team.NewSession("pm-1"))
 	require.NoError(t, err)
@@ -404,9 +404,9 @@ func TestNewTeamErrors(t *testing.T) {
 		"duplicate member":    {team.WithMembers(a, testkit.NewFixedAgent("a", "again"))},
 		"reserved name":       {team.WithMembers(testkit.NewFixedAgent("supervisor", "x"))},
 		"bad name":            {team.WithMembers(testkit.NewFixedAgent(`a"b`, "x"))},
-		"supervisor no model": {team.WithMembers(a), team.WithProtocol(team.Supervisor())},
+		"supervisor no model": {team.WithMembers(a), team.WithProtocol(team.Supervisor)},
 		"unknown default":     {team.WithMembers(a), team.WithDefaultMember("zed")},
-		"unknown entry":       {team.WithMembers(a), team.WithProtocol(team.Swarm(team.SwarmEntry("zed")))},
+		"unknown entry":       {team.WithMembers(a), team.WithProtocol(team.Swarm), team.WithEntryMember("zed")},
 		"bad adjuster": {team.WithMembers(a), team.WithGraphAdjuster(func(s *flow.GraphSpec) {
 			s.NodeByID("a").LinkTo("nowhere")
 		})},
@@ -421,7 +421,7 @@ func TestNewTeamErrors(t *testing.T) {
 // A model failure of the supervisor fails the team with the model's structured error.
 func TestTeamSupervisorModelFailure(t *testing.T) {
 	sup := testkit.NewScriptedModel(testkit.FailWith(team.TypeRateLimited))
-	tm, _ := ttTeam(t, "desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor()),
+	tm, _ := ttTeam(t, "desk", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	sess := team.NewSession("f-1")
 	_, err := tm.Call(context.Background(), "go", sess)

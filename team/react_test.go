@@ -643,7 +643,7 @@ func TestModelNilResponse(t *testing.T) {
 		assert.Equal(t, team.EventRunEnd, last.Kind, a.Name())
 		assert.Equal(t, team.RunFailed, last.Status, a.Name())
 	}
-	tm, err := team.NewTeam("sup", team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(nilModel{}),
+	tm, err := team.NewTeam("sup", team.WithProtocol(team.Supervisor), team.WithSupervisorModel(nilModel{}),
 		team.WithMembers(simple))
 	require.NoError(t, err)
 	_, err = tm.Call(context.Background(), "go", team.NewSession("nil-sup"))

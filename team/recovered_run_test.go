@@ -167,7 +167,7 @@ func TestSupervisorRoutesAgainToRecoveredMember(t *testing.T) {
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
 		testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup), team.WithEngineOptions(recoverNode("bot")))
 	require.NoError(t, err)
 	sess := team.NewSession("desk-again")
@@ -229,7 +229,7 @@ func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
 func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
 	box, _, bot := flakyRemover(t)
 	tm, err := team.NewTeam("fan", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
-		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError),
 		team.WithGraphAdjuster(approvalAfter(team.TeamNodeMerge)))
 	require.NoError(t, err)
 	sess := team.NewSession("fan-approve")
@@ -624,7 +624,7 @@ func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) 
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
 		testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	eng := flow.NewEngine(recoverNode("bot"))

@@ -239,7 +239,7 @@ func (t *TeamAgent) answered(c *flow.Context, member string, q turnQuestion, rec
 		if tr.State.Waiting == member {
 			tr.State.Waiting = ""
 		}
-		dec = t.cfg.proto.afterMember(t, tr, member, ans, ho)
+		dec = t.proto.afterMember(t, tr, member, ans, ho)
 	})
 	t.logTurn(c, tr.RunID, q, answeredTurn{Record: rec, Metrics: ans.Metrics, Handoff: ho})
 	t.setNext(c, tr)
@@ -258,7 +258,7 @@ func (t *TeamAgent) failedTurn(c *flow.Context, member string, q turnQuestion, r
 		if tr.State.Waiting == member {
 			tr.State.Waiting = ""
 		}
-		dec = t.cfg.proto.afterFailure(t, tr, member)
+		dec = t.proto.afterFailure(t, tr, member)
 	})
 	t.logTurn(c, tr.RunID, q, answeredTurn{Record: rec})
 	if dec != nil {

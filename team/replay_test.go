@@ -142,7 +142,7 @@ func TestSupervisorRetriedCallReplaysSameTask(t *testing.T) {
 	sup := testkit.NewScriptedModel(
 		route("s1", "payer", "pay acme"), route("s2", "bot", "remove /a"),
 		route("s3", "payer", "pay acme"), route("s4", "bot", "remove /a"), testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(payer, bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(payer, bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
@@ -328,7 +328,7 @@ func TestSwarmRetriedCallReplaysHandoff(t *testing.T) {
 	a, err := team.NewReActAgent("a", am, team.WithTools(team.TransferTool()))
 	require.NoError(t, err)
 	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
-	tm, err := team.NewTeam("sw", team.WithProtocol(team.Swarm()), team.WithMembers(a, bot))
+	tm, err := team.NewTeam("sw", team.WithProtocol(team.Swarm), team.WithMembers(a, bot))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-swarm", map[string]any{"prompt": "tidy up"})
@@ -371,7 +371,7 @@ func TestParallelRetriedCallReplaysFinishedMembers(t *testing.T) {
 	botModel := testkit.NewScriptedModel(afterWriter, testkit.FailWith(team.TypeSourceUnavailable), afterRemove("cleaned"))
 	bot, err := team.NewReActAgent("bot", botModel, team.WithTools(botBox.remove()))
 	require.NoError(t, err)
-	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel()), team.WithMembers(writer, bot))
+	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel), team.WithMembers(writer, bot))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-par", map[string]any{"prompt": "tidy up"})
@@ -402,7 +402,7 @@ func TestSupervisorFailureRetriedCallReplaysMember(t *testing.T) {
 	payer, payModel := payerAgent(t, box)
 	route := testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"payer","task":"pay acme"}`))
 	sup := testkit.NewScriptedModel(route, testkit.FailWith(team.TypeSourceUnavailable), route, testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(payer), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(payer), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
@@ -464,7 +464,7 @@ func TestSupervisorReplaysNestedTeamRoutedTwice(t *testing.T) {
 		return testkit.CallTools(testkit.ToolCall("s", team.RouteToolName, `{"to":"inner","task":"`+task+`"}`))
 	}
 	sup := testkit.NewScriptedModel(route("one"), route("two"), route("one"), route("two"), testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(inner), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(inner), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
@@ -589,7 +589,7 @@ func TestSupervisorRerouteAfterRecoveredFailureRunsFresh(t *testing.T) {
 				worker = inner
 			}
 			sup := testkit.NewScriptedModel(route(worker.Name()), route(worker.Name()), testkit.Reply("FINISH"))
-			desk, err := team.NewTeam("desk", team.WithMembers(worker), team.WithProtocol(team.Supervisor()),
+			desk, err := team.NewTeam("desk", team.WithMembers(worker), team.WithProtocol(team.Supervisor),
 				team.WithSupervisorModel(sup), team.WithEngineOptions(recoverNode(worker.Name())))
 			require.NoError(t, err)
 			sess := team.NewSession("reroute")

@@ -34,7 +34,7 @@ func twoRemovers(t *testing.T, box *toolbox) *team.TeamAgent {
 		return a
 	}
 	tm, err := team.NewTeam("pair", team.WithMembers(member("a", "a1", "/a"), member("b", "b1", "/b")),
-		team.WithProtocol(team.Parallel()))
+		team.WithProtocol(team.Parallel))
 	require.NoError(t, err)
 	return tm
 }
@@ -128,7 +128,7 @@ func TestSupervisorRetriedCallRoutesAnotherTask(t *testing.T) {
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
 		testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	spec := flow.NewSpec("ops")
@@ -172,7 +172,7 @@ func TestSwarmHandoffBackToWaitingMember(t *testing.T) {
 		testkit.CallTools(testkit.ToolCall("t2", team.TransferToolName, `{"to":"a","reason":"a removes"}`)),
 		testkit.Reply("over to a")), team.WithTools(team.TransferTool()))
 	require.NoError(t, err)
-	tm, err := team.NewTeam("sw", team.WithProtocol(team.Swarm()), team.WithMembers(a, b))
+	tm, err := team.NewTeam("sw", team.WithProtocol(team.Swarm), team.WithMembers(a, b))
 	require.NoError(t, err)
 	collect := func(prompt string, sess *team.AgentSession) []team.Event {
 		var evs []team.Event
@@ -329,7 +329,7 @@ func TestParallelWithdrawnNestedMemberLeavesNoPending(t *testing.T) {
 	inner, err := team.NewTeam("inner", team.WithMembers(bot))
 	require.NoError(t, err)
 	tm, err := team.NewTeam("fan", team.WithMembers(inner, testkit.NewFixedAgent("writer", "report")),
-		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))))
+		team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError))
 	require.NoError(t, err)
 	runner := session.NewRunner(tm.Engine(), session.NewMemoryStore())
 	res, err := runner.Run(ctx, tm.Graph().ID, flow.NewContextWith("fan-1", map[string]any{tm.InputKey(): "clean up"}))
@@ -495,7 +495,7 @@ func TestSupervisorRoutesTwiceToWaitingMember(t *testing.T) {
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"remove /b"}`)),
 		testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	sess := team.NewSession("desk-twice")

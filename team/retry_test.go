@@ -27,7 +27,7 @@ func TestSupervisorSameQuestionTwiceReplaysInOrder(t *testing.T) {
 	require.NoError(t, err)
 	route := testkit.CallTools(testkit.ToolCall("s", team.RouteToolName, `{"to":"bot","task":"see to /a"}`))
 	sup := testkit.NewScriptedModel(route, route, route, route, testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup),
 		team.WithMemberPrompt(func(_ *team.TeamTrace, _ team.Agent, task string) string { return task }))
 	require.NoError(t, err)
@@ -153,14 +153,14 @@ func TestParallelMergeFailureReplaysAllMembers(t *testing.T) {
 		fixed, members = append(fixed, f), append(members, f)
 	}
 	merges := 0
-	merge := team.ParallelMerge(func(_ context.Context, _ *flow.Context, tr *team.TeamTrace) (string, error) {
+	merge := team.WithMerge(func(_ context.Context, _ *flow.Context, tr *team.TeamTrace) (string, error) {
 		merges++
 		if merges == 1 {
 			return "", down
 		}
 		return "merged " + string(rune('0'+len(tr.MemberRecords()))), nil
 	})
-	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel(merge)), team.WithMembers(members...))
+	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel), merge, team.WithMembers(members...))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-merge", map[string]any{"prompt": "work"})
@@ -493,13 +493,13 @@ func TestParallelRetryReplaysNestedTeam(t *testing.T) {
 	inner, err := team.NewTeam("inner", team.WithMembers(x))
 	require.NoError(t, err)
 	merges := 0
-	merge := team.ParallelMerge(func(_ context.Context, _ *flow.Context, tr *team.TeamTrace) (string, error) {
+	merge := team.WithMerge(func(_ context.Context, _ *flow.Context, tr *team.TeamTrace) (string, error) {
 		if merges++; merges == 1 {
 			return "", down
 		}
 		return tr.LastAnswerOf("inner") + " + " + tr.LastAnswerOf("w"), nil
 	})
-	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel(merge)), team.WithMembers(inner, w))
+	tm, err := team.NewTeam("par", team.WithProtocol(team.Parallel), merge, team.WithMembers(inner, w))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	require.NoError(t, eng.Register(inner.Graph()))

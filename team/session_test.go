@@ -59,7 +59,7 @@ func ttPayTeam(t testing.TB, sup, payerModel team.ChatModel, sensitive bool, pai
 	payer, err := team.NewReActAgent("payer", payerModel, team.WithRole("pays invoices"), team.WithTools(pay))
 	require.NoError(t, err)
 	checker := testkit.NewFixedAgent("checker", "payment checked").WithRole("checks payments")
-	tm, err := team.NewTeam("payments", team.WithMembers(payer, checker), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("payments", team.WithMembers(payer, checker), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	return tm
@@ -383,7 +383,7 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 		require.NoError(t, err)
 		return a
 	}
-	par, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+	par, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError),
 		team.WithMembers(member("a"), member("b")))
 	sess = team.NewSession("pw-3")
 	ans, err = par.Call(ctx, "clean", sess)

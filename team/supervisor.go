@@ -14,35 +14,6 @@ import (
 
 type supervisor struct{}
 
-// Supervisor returns the hierarchical protocol: a supervisor model (WithSupervisorModel)
-// picks the member that acts next, or finishes. The graph is start → supervisor →
-// route (an exclusive gateway) → one member → supervisor → …, and route's default link
-// goes to end:
-//
-//	start → supervisor → route ─┬─ (next == "a") → a ─┐
-//	            ↑               ├─ (next == "b") → b ─┤
-//	            └───────────────┴───────────────────────┘   route ── default → end
-//
-// The supervisor is given the members (name and role), the task and the work so far,
-// and the tool route {"to", "task", "answer"}. Its decision is read, in this order,
-// from a tool call (route or transfer_to with "to", or a tool named
-// "transfer_to_<member>"), else from its text: the finish marker finishes; a text that
-// is a member's name (ignoring case, quotes and punctuation), a "route: <name>" line,
-// or that names exactly one member routes to it. Finishing via the tool with an
-// "answer" makes that the team's answer; otherwise the team's answer is the last
-// member's answer (or the last answer of the member named with WithAnswerFrom).
-//
-// A decision that names no member, or several, is unresolvable: it is recorded (a
-// RouteDecision with Unresolved, Raw holding the text, reason "unresolved", source
-// "fallback") and replaced by the fallback, which is to finish with the last answer,
-// or, with WithDefaultMember, to route to that member.
-//
-// Before asking the model the supervisor checks, in order, its interceptors
-// (ShouldSupervisorContinue) and max turns; with WithLoopDetection a route that would
-// complete a loop (A-A, A-B-A-B) finishes instead. Each of these is a "finish"
-// decision with source "rule" and its reason, without a model call when taken before.
-func Supervisor() Protocol { return supervisor{} }
-
 func (supervisor) Name() string                 { return "supervisor" }
 func (supervisor) start(*TeamAgent, *TeamTrace) {}
 func (supervisor) concurrent() bool             { return false }

@@ -8,43 +8,22 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// SwarmOption configures the Swarm protocol.
-type SwarmOption func(*swarm)
-
 type swarm struct {
 	entry        string
 	maxTransfers int
 }
 
-// Swarm returns the handoff protocol: one member holds the conversation and either
-// answers, which finishes the team's work with its answer, or hands over to another
-// member, which then holds it. The graph is start → route (an exclusive gateway) → the
-// member named by the last handoff → route → …, and route's default link goes to end.
-//
-// A member hands over with TransferTool (give it to the members' ReActAgents), or by
-// writing a line "transfer_to: <member>" in its answer (any agent can). A member that
-// answers with the finish marker finishes. Handoffs are bounded: at most
-// SwarmMaxTransfers of them (default max turns - 1) and max turns; past either bound
-// the team finishes with the last answer (reason max_transfers or max_turns). A
-// handoff to someone who is not a member is unresolvable: recorded with Unresolved,
-// then the fallback (finish, or WithDefaultMember). A member whose turn fails hands
-// over to nobody: when an error policy recovers the failure, the team finishes with
-// the last answer (reason member_failed) rather than call the failed member again;
-// retrying it is the node's retry policy's business.
-func Swarm(opts ...SwarmOption) Protocol {
-	s := &swarm{}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
+// WithEntryMember names the member of a Swarm team that holds the conversation first
+// (default: the first member).
+func WithEntryMember(member string) Option {
+	return teamOption("WithEntryMember", func(c *teamConfig) { c.swarm.entry = member })
 }
 
-// SwarmEntry names the member that holds the conversation first (default: the first
-// member).
-func SwarmEntry(member string) SwarmOption { return func(s *swarm) { s.entry = member } }
-
-// SwarmMaxTransfers bounds the handoffs of one run.
-func SwarmMaxTransfers(n int) SwarmOption { return func(s *swarm) { s.maxTransfers = n } }
+// WithMaxTransfers bounds the handoffs of one run of a Swarm team (default max turns
+// - 1).
+func WithMaxTransfers(n int) Option {
+	return teamOption("WithMaxTransfers", func(c *teamConfig) { c.swarm.maxTransfers = n })
+}
 
 func (s *swarm) Name() string     { return "swarm" }
 func (s *swarm) concurrent() bool { return false }

@@ -29,6 +29,7 @@ type TeamAgent struct {
 	name     string
 	turnsVar string // turnsKey, made once: a member's turn looks it up
 	cfg      config
+	proto    protocol
 	members  []Agent
 	byName   map[string]Agent
 	nested   map[string]*TeamAgent // member name -> team
@@ -77,8 +78,8 @@ func NewTeam(name string, opts ...Option) (*TeamAgent, error) {
 		return nil, fmt.Errorf("team %q, graph id: %w", name, err)
 	}
 	t.icpts = c.icpts
-	if err := c.proto.check(t); err != nil {
-		return nil, fmt.Errorf("team %q, protocol %s: %w", name, c.proto.Name(), err)
+	if err := t.proto.check(t); err != nil {
+		return nil, fmt.Errorf("team %q, protocol %s: %w", name, t.proto.Name(), err)
 	}
 	g, err := t.buildGraph()
 	if err != nil {
@@ -94,13 +95,18 @@ func NewTeam(name string, opts ...Option) (*TeamAgent, error) {
 	return t, nil
 }
 
-// addMembers checks the members and indexes them (the protocol defaults to
-// Sequential).
+// addMembers resolves the protocol (default Sequential) and checks the members and
+// indexes them.
 func (t *TeamAgent) addMembers() error {
 	c, name := &t.cfg, t.name
-	if c.proto == nil {
-		c.proto = Sequential()
+	if c.proto == "" {
+		c.proto = Sequential
 	}
+	proto, err := newProtocol(&c.teamConfig)
+	if err != nil {
+		return fmt.Errorf("team %q: %w", name, err)
+	}
+	t.proto = proto
 	if len(c.members) == 0 {
 		return fmt.Errorf("team %q: no members", name)
 	}
@@ -201,10 +207,10 @@ func (t *TeamAgent) buildGraph() (*flow.Graph, error) {
 	c := &t.cfg
 	spec := flow.NewSpec(c.graphID)
 	spec.Title = "team " + t.name
-	spec.Meta = map[string]any{MetaTeam: t.name, MetaProtocol: c.proto.Name(), MetaMaxTurns: t.maxTurns}
+	spec.Meta = map[string]any{MetaTeam: t.name, MetaProtocol: t.proto.Name(), MetaMaxTurns: t.maxTurns}
 	spec.Start(TeamNodeStart).Do(&teamStartTask{t})
-	if err := c.proto.build(t, spec); err != nil {
-		return nil, fmt.Errorf("team %q, protocol %s: %w", t.name, c.proto.Name(), err)
+	if err := t.proto.build(t, spec); err != nil {
+		return nil, fmt.Errorf("team %q, protocol %s: %w", t.name, t.proto.Name(), err)
 	}
 	spec.End(TeamNodeEnd).Do(&teamEndTask{t})
 	for _, adj := range c.adjusters {

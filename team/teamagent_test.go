@@ -18,11 +18,11 @@ import (
 
 func ttSupervisorTeam(t *testing.T) *team.TeamAgent {
 	t.Helper()
-	research, err := team.NewTeam("research", team.WithProtocol(team.Parallel()),
+	research, err := team.NewTeam("research", team.WithProtocol(team.Parallel),
 		team.WithMembers(testkit.NewFixedAgent("web", "w"), testkit.NewFixedAgent("papers", "p")))
 	require.NoError(t, err)
 	tm, err := team.NewTeam("desk", team.WithMembers(research, testkit.NewFixedAgent("writer", "done").WithRole("writes")),
-		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(testkit.NewScriptedModel()))
+		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(testkit.NewScriptedModel()))
 	require.NoError(t, err)
 	return tm
 }
@@ -178,7 +178,7 @@ func TestSupervisorStrangerForeverEndsAtMaxTurns(t *testing.T) {
 		testkit.CallTools(testkit.ToolCall("s", team.RouteToolName, `{"to":"ghost"}`)))
 	b := testkit.NewFixedAgent("b", "B")
 	tm, _ := ttTeam(t, "stranger", team.WithMembers(testkit.NewFixedAgent("a", "A"), b),
-		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup), team.WithDefaultMember("b"),
+		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup), team.WithDefaultMember("b"),
 		team.WithMaxTurns(3))
 	sess := team.NewSession("stranger-1")
 	ans, err := tm.Call(context.Background(), "go", sess)
@@ -201,7 +201,7 @@ func TestSupervisorStrangerForeverEndsAtMaxTurns(t *testing.T) {
 func TestSupervisorStepLimitEndsRun(t *testing.T) {
 	sup := testkit.NewScriptedModel().When(func(*team.ChatRequest) bool { return true }, ttRouteTo("s", "a"))
 	tm, _ := ttTeam(t, "endless", team.WithMembers(testkit.NewFixedAgent("a", "A")),
-		team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(sup), team.WithMaxTurns(1000),
+		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup), team.WithMaxTurns(1000),
 		team.WithEngineOptions(flow.WithMaxSteps(20)))
 	sess := team.NewSession("endless-1")
 	evs, err := ttCollect(t, tm, "go", sess)
@@ -220,7 +220,7 @@ func TestSupervisorStepLimitEndsRun(t *testing.T) {
 func TestSwarmHandoffCycle(t *testing.T) {
 	a := testkit.NewFixedAgent("a", "not mine\ntransfer_to: b")
 	b := testkit.NewFixedAgent("b", "not mine either\ntransfer_to: a")
-	tm, _ := ttTeam(t, "ping", team.WithMembers(a, b), team.WithProtocol(team.Swarm(team.SwarmMaxTransfers(3))))
+	tm, _ := ttTeam(t, "ping", team.WithMembers(a, b), team.WithProtocol(team.Swarm), team.WithMaxTransfers(3))
 	sess := team.NewSession("ping-1")
 	evs, err := ttCollect(t, tm, "who owns this?", sess)
 	require.NoError(t, err)
@@ -235,7 +235,7 @@ func TestSwarmHandoffCycle(t *testing.T) {
 	ttCheckSymmetry(t, evs)
 
 	// Without an explicit bound, max turns bounds the cycle.
-	tm2, _ := ttTeam(t, "ping2", team.WithMembers(a, b), team.WithProtocol(team.Swarm()), team.WithMaxTurns(4))
+	tm2, _ := ttTeam(t, "ping2", team.WithMembers(a, b), team.WithProtocol(team.Swarm), team.WithMaxTurns(4))
 	sess2 := team.NewSession("ping-2")
 	_, err = tm2.Call(context.Background(), "who owns this?", sess2)
 	require.NoError(t, err)
@@ -248,11 +248,15 @@ func TestSwarmHandoffCycle(t *testing.T) {
 // fails with an error naming the panic, the trace records the failed turn, the
 // member's node start has its end and the stream ends with a failed TeamEnd.
 func TestMemberPanics(t *testing.T) {
-	for _, proto := range []team.Protocol{team.Sequential(), team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))} {
-		t.Run(proto.Name(), func(t *testing.T) {
-			tm, _ := ttTeam(t, "buggy", team.WithProtocol(proto),
-				team.WithMembers(testkit.NewFixedAgent("a", "A"), panicAgent{"p"}, testkit.NewFixedAgent("c", "C")))
-			sess := team.NewSession("buggy-" + proto.Name())
+	for _, proto := range []team.Protocol{team.Sequential, team.Parallel} {
+		t.Run(string(proto), func(t *testing.T) {
+			opts := []team.Option{team.WithProtocol(proto),
+				team.WithMembers(testkit.NewFixedAgent("a", "A"), panicAgent{"p"}, testkit.NewFixedAgent("c", "C"))}
+			if proto == team.Parallel {
+				opts = append(opts, team.WithBranchPolicy(flow.ContinueOnError))
+			}
+			tm, _ := ttTeam(t, "buggy", opts...)
+			sess := team.NewSession("buggy-" + string(proto))
 			evs, err := ttCollect(t, tm, "go", sess)
 			tr := tm.Trace(sess.Context())
 			require.NotNil(t, tr)
@@ -266,7 +270,7 @@ func TestMemberPanics(t *testing.T) {
 			assert.Equal(t, team.RunFailed, rec.Status)
 			require.NotNil(t, rec.Error)
 			assert.Contains(t, rec.Error.Message, "panic")
-			if proto.Name() == "sequential" {
+			if proto == team.Sequential {
 				require.Error(t, err)
 				assert.ErrorIs(t, err, flow.ErrTaskPanic, "the engine reports the panic as any task panic")
 				assert.Equal(t, team.TeamFailed, tr.Status)
@@ -319,7 +323,7 @@ func TestMemberFailsWithFallbackState(t *testing.T) {
 func TestSwarmMemberRecoverableFailure(t *testing.T) {
 	bad := testkit.NewFailingAgent("b", flow.MarkRecoverable(errors.New("flaky backend")))
 	a := testkit.NewFixedAgent("a", "transfer_to: b")
-	tm, _ := ttTeam(t, "sw", team.WithMembers(a, bad), team.WithProtocol(team.Swarm()), team.WithMaxTurns(6))
+	tm, _ := ttTeam(t, "sw", team.WithMembers(a, bad), team.WithProtocol(team.Swarm), team.WithMaxTurns(6))
 	sess := team.NewSession("sw-1")
 	evs, err := ttCollect(t, tm, "go", sess)
 	require.NoError(t, err)
@@ -376,7 +380,7 @@ func TestCancelMidTeam(t *testing.T) {
 // nothing is left running (goleak checks) and nothing deadlocks.
 func TestStreamBreakParallel(t *testing.T) {
 	s1, s2 := testkit.NewSlowAgent("s1", "one"), testkit.NewSlowAgent("s2", "two")
-	tm, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel()), team.WithMembers(s1, s2, testkit.NewFixedAgent("f", "F")))
+	tm, _ := ttTeam(t, "par", team.WithProtocol(team.Parallel), team.WithMembers(s1, s2, testkit.NewFixedAgent("f", "F")))
 	for _, stopAt := range []team.EventKind{team.EventTeamStart, team.EventNodeStart, team.EventRunStart} {
 		n := 0
 		for ev, err := range team.Stream(context.Background(), tm, "go", team.NewSession("par-"+string(stopAt))) {
@@ -452,7 +456,7 @@ func TestMemberNamedLikeFinishMarker(t *testing.T) {
 		{"DONE", []team.Option{team.WithFinishMarker("done")}},
 	} {
 		opts := append([]team.Option{team.WithMembers(testkit.NewFixedAgent(tc.member, "x")),
-			team.WithProtocol(team.Supervisor()), team.WithSupervisorModel(testkit.NewScriptedModel())}, tc.opts...)
+			team.WithProtocol(team.Supervisor), team.WithSupervisorModel(testkit.NewScriptedModel())}, tc.opts...)
 		_, err := team.NewTeam("t", opts...)
 		require.Error(t, err, tc.member)
 		assert.Contains(t, err.Error(), "finish", tc.member)
@@ -470,7 +474,7 @@ func TestSwarmHandoffSurvivesHITLPause(t *testing.T) {
 		require.NoError(t, err)
 		b, err := team.NewReActAgent("b", testkit.NewScriptedModel(testkit.Reply("b answers")))
 		require.NoError(t, err)
-		tm, _ := ttTeam(t, "sw", team.WithProtocol(team.Swarm()), team.WithMembers(a, b))
+		tm, _ := ttTeam(t, "sw", team.WithProtocol(team.Swarm), team.WithMembers(a, b))
 		return tm
 	}
 	t.Run("transferred before the pause", func(t *testing.T) {
@@ -551,7 +555,7 @@ func TestSupervisorRouteLineBeatsFinishWord(t *testing.T) {
 			sup := testkit.NewScriptedModel(testkit.Reply(text), testkit.Reply("FINISH"))
 			researcher := testkit.NewFixedAgent("researcher", "3bn").WithRole("finds facts")
 			writer := testkit.NewFixedAgent("writer", "report").WithRole("writes")
-			tm, _ := ttTeam(t, "desk", team.WithMembers(researcher, writer), team.WithProtocol(team.Supervisor()),
+			tm, _ := ttTeam(t, "desk", team.WithMembers(researcher, writer), team.WithProtocol(team.Supervisor),
 				team.WithSupervisorModel(sup))
 			sess := team.NewSession("route-line")
 			_, err := tm.Call(context.Background(), "Size the market", sess)
@@ -613,7 +617,7 @@ func TestSwarmHandoffWordIsNotAHandoff(t *testing.T) {
 		t.Run(text, func(t *testing.T) {
 			refunds := testkit.NewFixedAgent("refunds", text)
 			billing := testkit.NewFixedAgent("billing", "billing here")
-			tm, _ := ttTeam(t, "support", team.WithMembers(refunds, billing), team.WithProtocol(team.Swarm()),
+			tm, _ := ttTeam(t, "support", team.WithMembers(refunds, billing), team.WithProtocol(team.Swarm),
 				team.WithDefaultMember("billing"))
 			sess := team.NewSession("sw-word")
 			ans, err := tm.Call(context.Background(), "refund", sess)
@@ -636,4 +640,16 @@ func TestOptionsOfOneKindRefusedByTheOther(t *testing.T) {
 	tm, err := team.NewTeam("t", team.WithMembers(testkit.NewFixedAgent("a", "A")), team.WithRole("checks"))
 	require.NoError(t, err)
 	assert.Equal(t, "checks", tm.Role())
+}
+
+// A protocol's options are refused under another protocol, and an unknown protocol is
+// refused.
+func TestProtocolOptionsBelongToTheirProtocol(t *testing.T) {
+	a := testkit.NewFixedAgent("a", "A")
+	_, err := team.NewTeam("t", team.WithMembers(a), team.WithBranchPolicy(flow.ContinueOnError))
+	require.ErrorContains(t, err, "options of the parallel protocol, not sequential")
+	_, err = team.NewTeam("t", team.WithMembers(a), team.WithProtocol(team.Parallel), team.WithMaxTransfers(2))
+	require.ErrorContains(t, err, "options of the swarm protocol, not parallel")
+	_, err = team.NewTeam("t", team.WithMembers(a), team.WithProtocol("round-robin"))
+	require.ErrorContains(t, err, `unknown protocol "round-robin"`)
 }

@@ -8,6 +8,8 @@ import (
 type teamConfig struct {
 	members     []Agent
 	proto       Protocol
+	parallel    parallel
+	swarm       swarm
 	adjusters   []func(*flow.GraphSpec)
 	maxTurns    int
 	finish      string
@@ -34,7 +36,7 @@ func WithMembers(agents ...Agent) Option {
 	return teamOption("WithMembers", func(c *teamConfig) { c.members = append(c.members, agents...) })
 }
 
-// WithProtocol sets how the members take turns (default Sequential()).
+// WithProtocol sets how the members take turns (default Sequential).
 func WithProtocol(p Protocol) Option {
 	return teamOption("WithProtocol", func(c *teamConfig) { c.proto = p })
 }

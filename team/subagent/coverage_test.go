@@ -421,7 +421,7 @@ func TestParallelTeamMergeNeverClaimsAbsenceForUncoveredTasks(t *testing.T) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "503 from market_reports")
 		}}
 	silent := subagent.RecordToolCalls(silentPatents(t))
-	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelNotes(subagent.Notes), team.ParallelBranchPolicy(flow.ContinueOnError))),
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel), team.WithMergeNotes(subagent.Notes), team.WithBranchPolicy(flow.ContinueOnError),
 		team.WithMembers(empty, unavailable, silent))
 	sess := team.NewSession("research-team-1")
 	ans, err := tm.Call(context.Background(), "solid-state batteries", sess)
@@ -473,7 +473,7 @@ func TestParallelCoordinatorPromptCarriesCoverage(t *testing.T) {
 		}}
 	silent := subagent.RecordToolCalls(silentPatents(t))
 	coord := testkit.NewScriptedModel(testkit.Reply("merged"))
-	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelNotes(subagent.Notes), team.ParallelBranchPolicy(flow.ContinueOnError))),
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel), team.WithMergeNotes(subagent.Notes), team.WithBranchPolicy(flow.ContinueOnError),
 		team.WithMembers(unavailable, silent), team.WithSupervisorModel(coord))
 	_, err := tm.Call(context.Background(), "solid-state batteries", team.NewSession("research-team-2"))
 	require.NoError(t, err)
@@ -492,11 +492,11 @@ func TestParallelCoordinatorPromptCarriesCoverage(t *testing.T) {
 func TestParallelMergeWithCoverage(t *testing.T) {
 	silent := subagent.RecordToolCalls(silentPatents(t))
 	var got subagent.Coverage
-	merge := team.ParallelMerge(subagent.Merge([]team.Agent{silent}, func(_ context.Context, tr *team.TeamTrace, cov subagent.Coverage) (string, error) {
+	merge := team.WithMerge(subagent.Merge([]team.Agent{silent}, func(_ context.Context, tr *team.TeamTrace, cov subagent.Coverage) (string, error) {
 		got = cov
 		return "merged: " + cov.Markdown(), nil
 	}))
-	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError), merge)),
+	tm, _ := ttTeam(t, "research", team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError), merge,
 		team.WithMembers(silent))
 	ans, err := tm.Call(context.Background(), "solid-state batteries", team.NewSession("research-team-3"))
 	require.NoError(t, err)
@@ -544,11 +544,11 @@ func TestParallelMergeCoverageIsThisRuns(t *testing.T) {
 	members := []team.Agent{regulation, &jsonThenFail{}, market}
 	tm, _ := ttTeam(t, "research", team.WithMembers(members...),
 		team.WithInterceptor(skipOn{member: "market", prompt: "q2"}),
-		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
-			team.ParallelMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
-				notes = cov
-				return cov.Markdown(), nil
-			})))))
+		team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError),
+		team.WithMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
+			notes = cov
+			return cov.Markdown(), nil
+		})))
 	sess := team.NewSession("research-twice")
 	_, err := tm.Call(context.Background(), "q1", sess)
 	require.NoError(t, err)
@@ -590,11 +590,11 @@ func TestSkippedSubAgentWithoutAnyReportIsUncovered(t *testing.T) {
 		members := []team.Agent{regulation, market, recorded}
 		tm, _ := ttTeam(t, "research", team.WithMembers(members...),
 			team.WithInterceptor(skipOn{member: skipped, prompt: "q1"}),
-			team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError),
-				team.ParallelMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
-					notes = cov
-					return cov.Markdown(), nil
-				})))))
+			team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError),
+			team.WithMerge(subagent.Merge(members, func(_ context.Context, _ *team.TeamTrace, cov subagent.Coverage) (string, error) {
+				notes = cov
+				return cov.Markdown(), nil
+			})))
 		_, err := tm.Call(context.Background(), "q1", team.NewSession("research-"+skipped))
 		require.NoError(t, err)
 		require.False(t, notes.Complete(), "%s skipped: %s", skipped, notes.Markdown())

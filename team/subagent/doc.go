@@ -7,8 +7,8 @@
 //	patents := &subagent.SubAgent{Task: "patents", Source: "patent_db", Search: searchPatents,
 //		Retry: flow.RetryPolicy{Max: 3, Backoff: 200 * time.Millisecond}}
 //	research, err := team.NewTeam("research", team.WithMembers(market, patents),
-//		team.WithProtocol(team.Parallel(team.ParallelNotes(subagent.Notes),
-//			team.ParallelBranchPolicy(flow.ContinueOnError))))
+//		team.WithProtocol(team.Parallel), team.WithMergeNotes(subagent.Notes),
+//		team.WithBranchPolicy(flow.ContinueOnError))
 //
 // # Results
 //

@@ -23,7 +23,7 @@ func ExampleMerge() {
 		return nil, &team.Error{Type: team.TypeAuthDenied, Message: "no licence for patent_db"}
 	}}
 	members := []team.Agent{market, recalls, patents}
-	merge := team.ParallelMerge(subagent.Merge(members, func(ctx context.Context, tr *team.TeamTrace, cov subagent.Coverage) (string, error) {
+	merge := team.WithMerge(subagent.Merge(members, func(ctx context.Context, tr *team.TeamTrace, cov subagent.Coverage) (string, error) {
 		var b strings.Builder
 		for _, n := range cov.Notes {
 			fmt.Fprintln(&b, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", n.Task, n.Class, n.Gap, n.ErrorType)))
@@ -32,7 +32,7 @@ func ExampleMerge() {
 	}))
 	research, err := team.NewTeam("research",
 		team.WithMembers(members...),
-		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError), merge)))
+		team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError), merge)
 	if err != nil {
 		panic(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // Notes writes the coverage notes of a parallel team's sub-agent members for its
-// coordinator: team.Parallel(team.ParallelNotes(subagent.Notes)). A member with a
+// coordinator: team.WithMergeNotes(subagent.Notes) on a Parallel team. A member with a
 // gap after an answer (an empty success its failed searches contradict) gets its
 // note after the answer, and the notes of every sub-agent member end the merge.
 func Notes(c *flow.Context, tr *team.TeamTrace, members []team.Agent) (byMember map[string]string, end string) {
@@ -25,7 +25,7 @@ func Notes(c *flow.Context, tr *team.TeamTrace, members []team.Agent) (byMember 
 	return byMember, cov.Markdown()
 }
 
-// Merge returns a parallel team's merge (team.ParallelMerge) that gives fn the
+// Merge returns a parallel team's merge (team.WithMerge) that gives fn the
 // coverage notes of the team's members that are sub-agents (those Notes writes), so
 // that its answer can tell "none exist" from "could not look". The notes are empty
 // when no member is a sub-agent.

@@ -75,7 +75,7 @@ func New(m Models, opts ...team.Option) (*team.TeamAgent, error) {
 	}
 	base := []team.Option{
 		team.WithMembers(researcher, writer, reviewer),
-		team.WithProtocol(team.Supervisor()),
+		team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(m.Supervisor),
 		team.WithInstruction("You run an editorial desk: research first, then writing, then review; finish once the reviewer approved."),
 		team.WithMaxTurns(6),
