@@ -53,17 +53,17 @@ const defaultPromptKey = "prompt"
 // by default: "<name>.answer".
 func AnswerKey(agent string) string { return agent + ".answer" }
 
-// TaskOption configures the flow task AsTask makes of an agent.
-type TaskOption func(*agentTask)
+// taskOption configures the flow task asTask makes of an agent.
+type taskOption func(*agentTask)
 
 // withPromptKey makes the task read its prompt from the given context variable
 // when the node's meta names none (a team member reads its team's prompt for it).
-func withPromptKey(key string) TaskOption { return func(t *agentTask) { t.promptKey = key } }
+func withPromptKey(key string) taskOption { return func(t *agentTask) { t.promptKey = key } }
 
-// OnAnswer calls fn with every answer the agent gives as the node's task, pending ones
-// included, after the answer was written (for example to keep member records and
-// metrics of a team). fn runs on the node's goroutine; an error fails the node.
-func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *Answer) error) TaskOption {
+// onAnswer calls fn with every answer the agent gives as the node's task, pending ones
+// included, after the answer was written (a team keeps its member records and metrics
+// so). fn runs on the node's goroutine; an error fails the node.
+func onAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *Answer) error) taskOption {
 	return func(t *agentTask) { t.onAnswer = append(t.onAnswer, fn) }
 }
 
@@ -85,7 +85,9 @@ func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *A
 // node) it discards the waiting run and asks its own question. An agent failure fails
 // the node with the agent's structured error: its type is the node error's code, and a
 // retryable one is retried by the node's retry policy.
-func AsTask(a Agent, opts ...TaskOption) flow.Task {
+func AsTask(a Agent) flow.Task { return asTask(a) }
+
+func asTask(a Agent, opts ...taskOption) *agentTask {
 	t := &agentTask{a: a}
 	for _, o := range opts {
 		o(t)
@@ -228,9 +230,7 @@ func (t *agentTask) render(text string, c *flow.Context) (string, error) {
 }
 
 // withAgent registers an agent on an engine as the task "@name".
-func withAgent(a Agent, opts ...TaskOption) flow.Option {
-	return flow.WithTask(a.Name(), AsTask(a, opts...))
-}
+func withAgent(a Agent) flow.Option { return flow.WithTask(a.Name(), AsTask(a)) }
 
 // WithAgents registers agents on an engine, each as the task "@name":
 //

@@ -13,13 +13,13 @@ import (
 
 func TestOnAnswer(t *testing.T) {
 	var got []string
-	hook := team.OnAnswer(func(_ context.Context, c *flow.Context, n *flow.Node, ans *team.Answer) error {
+	hook := func(_ context.Context, c *flow.Context, n *flow.Node, ans *team.Answer) error {
 		got = append(got, n.ID+"="+ans.Content+"/"+c.BranchID())
 		return nil
-	})
+	}
 	s := flow.NewSpec("g")
-	s.Start("a").Do(team.AsTask(testkit.NewFixedAgent("x", "X"), hook)).LinkTo("b")
-	s.End("b").Do(team.AsTask(testkit.NewFixedAgent("y", "Y"), hook))
+	s.Start("a").Do(team.AsTaskOnAnswer(testkit.NewFixedAgent("x", "X"), hook)).LinkTo("b")
+	s.End("b").Do(team.AsTaskOnAnswer(testkit.NewFixedAgent("y", "Y"), hook))
 	g, err := s.Build()
 	require.NoError(t, err)
 	_, err = flow.NewEngine().EvalGraph(context.Background(), g, flow.NewContext("i"))

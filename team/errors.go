@@ -60,11 +60,11 @@ type Error struct {
 // NewError returns an *Error of the given type; retryable is decided by the type
 // (timeout, rate_limited and source_unavailable are).
 func NewError(t ErrorType, format string, args ...any) *Error {
-	return &Error{Type: t, Retry: t.Retryable(), Message: fmt.Sprintf(format, args...)}
+	return &Error{Type: t, Retry: t.retryable(), Message: fmt.Sprintf(format, args...)}
 }
 
-// Retryable reports whether failures of this type are usually transient.
-func (t ErrorType) Retryable() bool {
+// retryable reports whether failures of this type are usually transient.
+func (t ErrorType) retryable() bool {
 	return t == TypeTimeout || t == TypeRateLimited || t == TypeSourceUnavailable
 }
 
@@ -125,7 +125,7 @@ func AsError(err error, fallback ErrorType) *Error {
 		retry := errors.As(err, &r) && r.Retryable()
 		return &Error{Type: ErrorType(typed.ErrorType()), Retry: retry, Message: err.Error(), Err: err}
 	}
-	return &Error{Type: fallback, Retry: fallback.Retryable(), Message: err.Error(), Err: err}
+	return &Error{Type: fallback, Retry: fallback.retryable(), Message: err.Error(), Err: err}
 }
 
 // ContextError converts the end of ctx into a structured error (TypeCancelled, or

@@ -257,19 +257,6 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 	}
 }
 
-// Events collects the events of a call into a slice (for tests and small tools); the
-// error is the call's.
-func Events(ctx context.Context, agent Agent, prompt string, sess *AgentSession) ([]Event, error) {
-	var evs []Event
-	for ev, err := range Stream(ctx, agent, prompt, sess) {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
-
 // teamEvent returns an event of the team run described by tr: RunID is the team's run
 // id, ParentRunID the run the team runs in.
 func teamEvent(kind EventKind, tr *TeamTrace) Event {

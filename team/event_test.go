@@ -178,7 +178,7 @@ func TestStreamError(t *testing.T) {
 	// A deadline reaches a slow agent, which fails with a timeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	_, err := team.Events(ctx, testkit.NewSlowAgent("slow", "late"), "x", nil)
+	_, err := testkit.Events(ctx, testkit.NewSlowAgent("slow", "late"), "x", nil)
 	require.ErrorIs(t, err, team.ErrTimeout)
 }
 
@@ -257,7 +257,7 @@ func TestInterceptorHooksOfReActAgent(t *testing.T) {
 	agent, err := team.NewReActAgent("guide", model, team.WithTools(box.weather(), box.broken()), team.WithInterceptor(rec),
 		team.WithoutStreaming())
 	require.NoError(t, err)
-	evs, err := team.Events(context.Background(), agent, "go", nil)
+	evs, err := testkit.Events(context.Background(), agent, "go", nil)
 	require.NoError(t, err)
 	assert.NotContains(t, kinds(evs), team.EventReasonDelta, "WithoutStreaming sends no deltas")
 	assert.Equal(t, []string{

@@ -1,5 +1,11 @@
 package team
 
+import (
+	"context"
+
+	"github.com/flowteam/flowteam/flow"
+)
+
 // ParseObservation lets the external tests read the observations models were sent.
 var ParseObservation = parseObservation
 
@@ -8,3 +14,8 @@ func AlwaysAllowed(s *AgentSession, agent string) []string { return s.state(agen
 
 // HasRun reports whether the agent has a run waiting in s.
 func HasRun(s *AgentSession, agent string) bool { return s.state(agent).Run != nil }
+
+// AsTaskOnAnswer is AsTask with a hook on every answer, as a team's member nodes have.
+func AsTaskOnAnswer(a Agent, fn func(context.Context, *flow.Context, *flow.Node, *Answer) error) flow.Task {
+	return asTask(a, onAnswer(fn))
+}

@@ -39,7 +39,7 @@ func TestHITLBatchSuspension(t *testing.T) {
 	agent := hitlAgent(t, box, model)
 	sess := team.NewSession("pay-1")
 
-	evs, err := team.Events(context.Background(), agent, "Pay the bills", sess)
+	evs, err := testkit.Events(context.Background(), agent, "Pay the bills", sess)
 	require.NoError(t, err)
 	assert.Empty(t, box.Calls(), "no tool of the batch may run")
 	assert.Equal(t, 1, model.Calls())
@@ -146,7 +146,7 @@ func TestHITLDecisions(t *testing.T) {
 			require.NotNil(t, ans.Pending)
 
 			require.NoError(t, sess.Decide("assistant", c.decisions...))
-			evs, err := team.Events(context.Background(), agent, "", sess)
+			evs, err := testkit.Events(context.Background(), agent, "", sess)
 			require.NoError(t, err)
 			ans = evs[len(evs)-1].Answer
 			require.Nil(t, ans.Pending)
@@ -254,7 +254,7 @@ func TestHITLInFlowSameProcess(t *testing.T) {
 	all := sess.PendingAll()
 	require.Len(t, all, 1)
 	assert.Equal(t, "assistant", all[0].Node)
-	assert.Equal(t, "Pay the bills of May", model.Requests()[0].LastUserMessage())
+	assert.Equal(t, "Pay the bills of May", testkit.LastUserMessage(model.Requests()[0]))
 	require.NoError(t, sess.Decide("assistant", team.Approve("c2"), team.Skip("c3", "kept")))
 
 	fc.Set("month", "June") // the resumed node keeps its question

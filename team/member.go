@@ -25,13 +25,13 @@ type memberTask struct {
 
 func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 	mt := &memberTask{t: t, m: m, index: index}
-	mt.inner = AsTask(m, withPromptKey(t.promptKey(m.Name())), asTeamMember(t, m),
-		OnAnswer(func(ctx context.Context, _ *flow.Context, _ *flow.Node, ans *Answer) error {
+	mt.inner = asTask(m, withPromptKey(t.promptKey(m.Name())), asTeamMember(t, m),
+		onAnswer(func(ctx context.Context, _ *flow.Context, _ *flow.Node, ans *Answer) error {
 			if s, ok := ctx.Value(memberSlotKey{}).(*memberSlot); ok {
 				s.setAnswer(ans)
 			}
 			return nil
-		})).(*agentTask)
+		}))
 	return mt
 }
 
@@ -41,7 +41,7 @@ func newMemberTask(t *TeamAgent, index int, m Agent) *memberTask {
 // for the turn. A retried team is evaluated again from its start, so a supervisor
 // may route the member with another task: that is a new question, which a run kept
 // for another never answers.
-func asTeamMember(team *TeamAgent, m Agent) TaskOption {
+func asTeamMember(team *TeamAgent, m Agent) taskOption {
 	return func(t *agentTask) {
 		t.kept = func(ctx context.Context, c *flow.Context) (string, bool) {
 			if st := invStateOf(ctx, team); st == nil || !st.kept.Load() {

@@ -98,16 +98,6 @@ type ChatRequest struct {
 	Options  ChatOptions `json:"options,omitzero"`
 }
 
-// LastUserMessage returns the content of the request's last user message ("" if none).
-func (r *ChatRequest) LastUserMessage() string {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == RoleUser {
-			return r.Messages[i].Content
-		}
-	}
-	return ""
-}
-
 // Usage is the token accounting of one model call. ReasoningTokens (think tokens) and
 // CachedTokens are parts of CompletionTokens and PromptTokens respectively, as the
 // providers report them.

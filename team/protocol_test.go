@@ -124,10 +124,10 @@ func TestTeamSupervisorRouting(t *testing.T) {
 	assert.Equal(t, team.ActionFinish, tr.LastDecision.Action)
 
 	// The researcher got its task; the supervisor saw the work so far.
-	assert.Contains(t, resModel.Requests()[0].LastUserMessage(), "Your task: find the market size")
+	assert.Contains(t, testkit.LastUserMessage(resModel.Requests()[0]), "Your task: find the market size")
 	reqs := sup.Requests()
 	require.Len(t, reqs, 3)
-	assert.Contains(t, reqs[1].LastUserMessage(), "[researcher] The market is 3bn.")
+	assert.Contains(t, testkit.LastUserMessage(reqs[1]), "[researcher] The market is 3bn.")
 	assert.Contains(t, reqs[0].Messages[0].Content, "- writer: writes reports")
 	require.Len(t, reqs[0].Tools, 1)
 	assert.Equal(t, team.RouteToolName, reqs[0].Tools[0].Name)
@@ -374,7 +374,7 @@ func TestTeamParallelOneFailing(t *testing.T) {
 		ans, err := tm.Call(context.Background(), "Evaluate", sess)
 		require.NoError(t, err)
 		assert.Equal(t, "Market 3bn, no legal issues; patents unknown (timeout).", ans.Content)
-		assert.Contains(t, coord.Requests()[0].LastUserMessage(), "[patents] failed: timeout")
+		assert.Contains(t, testkit.LastUserMessage(coord.Requests()[0]), "[patents] failed: timeout")
 		assert.Equal(t, int64(3), ans.Metrics.ThinkTokens)
 	})
 	t.Run("all fail", func(t *testing.T) {

@@ -47,7 +47,7 @@ func TestReActLoopWithTwoTools(t *testing.T) {
 	assert.Equal(t, "weather", reqs[0].Tools[0].Name)
 	assert.Equal(t, []string{"city"}, reqs[0].Tools[0].Parameters.Required)
 	assert.Equal(t, team.SystemMessage("You plan trips for ann."), reqs[0].Messages[0])
-	assert.Equal(t, "What is on in Paris?", reqs[0].LastUserMessage())
+	assert.Equal(t, "What is on in Paris?", testkit.LastUserMessage(reqs[0]))
 	// Observations are structured, and an empty list is a success.
 	o1 := observation(t, toolMessages(reqs[1])["c1"])
 	assert.True(t, o1.OK())
@@ -636,7 +636,7 @@ func TestModelNilResponse(t *testing.T) {
 	require.NoError(t, err)
 	for _, a := range []team.Agent{react, simple} {
 		sess := team.NewSession("nil-" + a.Name())
-		evs, err := team.Events(context.Background(), a, "go", sess)
+		evs, err := testkit.Events(context.Background(), a, "go", sess)
 		require.ErrorIs(t, err, &team.Error{Type: team.TypeBadResponse}, a.Name())
 		require.NotEmpty(t, evs, a.Name())
 		last := evs[len(evs)-1]
@@ -721,7 +721,7 @@ func TestReActCancelledResumeKeepsDecisions(t *testing.T) {
 		a, sess := held(t, model, box.remove())
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		evs, err := team.Events(ctx, resumer{a}, "", sess)
+		evs, err := testkit.Events(ctx, resumer{a}, "", sess)
 		require.ErrorIs(t, err, team.ErrCancelled)
 		last := evs[len(evs)-1]
 		assert.Equal(t, team.EventRunEnd, last.Kind)

@@ -110,7 +110,7 @@ func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
 	assert.Equal(t, "cleaned", tr.FinalAnswer)
 	assert.Equal(t, 2, tr.Members["payer"].ModelCalls, "payer's turn is counted once")
 	assert.Equal(t, 1, tr.Members["payer"].ToolCalls)
-	assert.Contains(t, botModel.Requests()[2].LastUserMessage(), "[payer] acme is paid",
+	assert.Contains(t, testkit.LastUserMessage(botModel.Requests()[2]), "[payer] acme is paid",
 		"bot's question is the one it was asked")
 }
 
@@ -163,7 +163,7 @@ func TestSupervisorRetriedCallReplaysSameTask(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
 	assert.Equal(t, 5, sup.Calls(), "the supervisor is asked again")
-	assert.Equal(t, sup.Requests()[1].LastUserMessage(), sup.Requests()[3].LastUserMessage(),
+	assert.Equal(t, testkit.LastUserMessage(sup.Requests()[1]), testkit.LastUserMessage(sup.Requests()[3]),
 		"it sees the work it saw before the failure")
 	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
 	assert.Equal(t, 3, botModel.Calls())

@@ -150,7 +150,7 @@ func TestSupervisorRetriedCallRoutesAnotherTask(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	require.Equal(t, 3, model.Calls())
-	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	assert.Contains(t, testkit.LastUserMessage(model.Requests()[2]), "check /b", "the member takes its new task")
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
 }
@@ -284,7 +284,7 @@ layout:
 	}
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, []string{`remove:{"path":"/a"}`, `remove:{"path":"/b"}`}, box.Calls(), "each approved call ran once")
-	assert.Equal(t, "clean /b", models[1].Requests()[1].LastUserMessage(), "the second iteration asks its own question")
+	assert.Equal(t, "clean /b", testkit.LastUserMessage(models[1].Requests()[1]), "the second iteration asks its own question")
 	assert.Nil(t, team.SessionOf(res.Context).Pending("bot"))
 }
 
@@ -376,7 +376,7 @@ func TestMemberRetryPolicyAfterApprovalThenRejection(t *testing.T) {
 	ans, err = tm.Call(context.Background(), "clean /b", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
-	assert.Equal(t, "clean /b", model.Requests()[3].LastUserMessage())
+	assert.Equal(t, "clean /b", testkit.LastUserMessage(model.Requests()[3]))
 	require.NoError(t, sess.Decide("bot", team.Reject("d2", "keep /b")))
 	ans, err = tm.Call(context.Background(), "", sess)
 	require.NoError(t, err)
@@ -442,7 +442,7 @@ func TestTeamTaskRetryMemberWithNodePrompt(t *testing.T) {
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.Equal(t, "please clean up", model.Requests()[0].LastUserMessage())
+	require.Equal(t, "please clean up", testkit.LastUserMessage(model.Requests()[0]))
 	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
 	res, err = eng.Resume(context.Background(), res.Frontier, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
@@ -507,7 +507,7 @@ func TestSupervisorRoutesTwiceToWaitingMember(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
 	require.Equal(t, []string{"d2"}, ans.Pending.IDs())
-	assert.Contains(t, model.Requests()[2].LastUserMessage(), "remove /b")
+	assert.Contains(t, testkit.LastUserMessage(model.Requests()[2]), "remove /b")
 	require.NoError(t, sess.Decide("bot", team.Approve("d2")))
 	ans, err = tm.Call(context.Background(), "", sess)
 	require.NoError(t, err)

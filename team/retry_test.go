@@ -52,7 +52,7 @@ func TestSupervisorSameQuestionTwiceReplaysInOrder(t *testing.T) {
 	}
 	assert.Equal(t, []string{"looked at /a", "cleaned /a"}, got, "the turns keep their order")
 	require.NotEmpty(t, first)
-	assert.Equal(t, sup.Requests()[1].LastUserMessage(), sup.Requests()[3].LastUserMessage(),
+	assert.Equal(t, testkit.LastUserMessage(sup.Requests()[1]), testkit.LastUserMessage(sup.Requests()[3]),
 		"the supervisor sees the work it saw before the failure")
 }
 

@@ -410,7 +410,7 @@ func TestTeamStreamSuspendedAnswer(t *testing.T) {
 	called, err := ttPayTeam(t, testkit.NewScriptedModel(sup...), testkit.NewScriptedModel(payer...), true, &paid).
 		Call(ctx, "Pay", team.NewSession("sa-1"))
 	require.NoError(t, err)
-	evs, err := team.Events(ctx, ttPayTeam(t, testkit.NewScriptedModel(sup...), testkit.NewScriptedModel(payer...), true, &paid),
+	evs, err := testkit.Events(ctx, ttPayTeam(t, testkit.NewScriptedModel(sup...), testkit.NewScriptedModel(payer...), true, &paid),
 		"Pay", team.NewSession("sa-2"))
 	require.NoError(t, err)
 	last := evs[len(evs)-1]
@@ -424,7 +424,7 @@ func TestTeamStreamSuspendedAnswer(t *testing.T) {
 
 	called, err = ttApprovalTeam(t).Call(ctx, "Release", team.NewSession("sa-3"))
 	require.NoError(t, err)
-	evs, err = team.Events(ctx, ttApprovalTeam(t), "Release", team.NewSession("sa-4"))
+	evs, err = testkit.Events(ctx, ttApprovalTeam(t), "Release", team.NewSession("sa-4"))
 	require.NoError(t, err)
 	last = evs[len(evs)-1]
 	require.Equal(t, team.EventTeamEnd, last.Kind)

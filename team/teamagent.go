@@ -72,11 +72,7 @@ func NewTeam(name string, opts ...Option) (*TeamAgent, error) {
 	if err := t.checkSettings(); err != nil {
 		return nil, err
 	}
-	if c.graphID == "" {
-		c.graphID = "team." + name
-	} else if err := checkName(c.graphID); err != nil {
-		return nil, fmt.Errorf("team %q, graph id: %w", name, err)
-	}
+	c.graphID = "team." + name
 	t.icpts = c.icpts
 	if err := t.proto.check(t); err != nil {
 		return nil, fmt.Errorf("team %q, protocol %s: %w", name, t.proto.Name(), err)
@@ -288,9 +284,6 @@ func (t *TeamAgent) Name() string { return t.name }
 
 // Role returns the team's role.
 func (t *TeamAgent) Role() string { return t.cfg.role }
-
-// Members returns the members in order.
-func (t *TeamAgent) Members() []Agent { return slices.Clone(t.members) }
 
 // Graph returns the team's graph. It exports like any graph (package export); pass
 // TaskNamer to the document writers to name the Go tasks of its nodes.

@@ -605,7 +605,7 @@ func TestTeamNewRunDropsStaleMemberRun(t *testing.T) {
 	assert.Equal(t, "invoice 8 is already paid", ans.Content)
 	assert.Empty(t, paid, "invoice 7's approved payment did not run in the run for invoice 8")
 	reqs := model.Requests()
-	assert.Contains(t, reqs[len(reqs)-1].LastUserMessage(), "pay invoice 8")
+	assert.Contains(t, testkit.LastUserMessage(reqs[len(reqs)-1]), "pay invoice 8")
 	assert.False(t, team.HasRun(sess, "payer"))
 }
 

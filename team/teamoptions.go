@@ -92,11 +92,6 @@ func WithEngineOptions(opts ...flow.Option) Option {
 	return teamOption("WithEngineOptions", func(c *teamConfig) { c.engineOpts = append(c.engineOpts, opts...) })
 }
 
-// WithGraphID sets the id of the team's graph (default "team.<name>").
-func WithGraphID(id string) Option {
-	return teamOption("WithGraphID", func(c *teamConfig) { c.graphID = id })
-}
-
 // WithMemberPrompt replaces how a member's prompt is built from the trace (the team's
 // prompt, the records so far), the member, and the task the supervisor gave it (""
 // if none). The default gives the team's prompt, the completed turns so far as

@@ -479,7 +479,7 @@ func TestParallelCoordinatorPromptCarriesCoverage(t *testing.T) {
 	require.NoError(t, err)
 	reqs := coord.Requests()
 	require.Len(t, reqs, 1)
-	prompt := reqs[0].LastUserMessage()
+	prompt := testkit.LastUserMessage(reqs[0])
 	t.Logf("coordinator prompt:\n%s", prompt)
 	assert.Contains(t, prompt, "[market] failed")
 	i := strings.Index(prompt, "[patents]")

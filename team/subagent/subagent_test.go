@@ -297,7 +297,7 @@ func TestSubAgentAsAgent(t *testing.T) {
 	search := &scriptedSearch{outcomes: []searchOutcome{{hits: []any{"EP1"}, err: timeoutErr()}}}
 	sa := &subagent.SubAgent{Task: "patents", Source: "patent_db", Search: search.Search, Sleep: clock.Sleep, Now: clock.Now}
 	sess := team.NewSession("s1")
-	evs, err := team.Events(context.Background(), sa, "q", sess)
+	evs, err := testkit.Events(context.Background(), sa, "q", sess)
 
 	var te *team.Error
 	require.ErrorAs(t, err, &te)
