@@ -162,8 +162,8 @@ type ToolCallDelta struct {
 	Args  string `json:"args,omitempty"`
 }
 
-// accumulator assembles streamed deltas into a ChatResponse. The zero value is ready.
-type accumulator struct {
+// Accumulator assembles streamed deltas into a ChatResponse. The zero value is ready.
+type Accumulator struct {
 	content, reasoning []byte
 	calls              []ToolCall
 	args               [][]byte
@@ -172,7 +172,7 @@ type accumulator struct {
 }
 
 // Add folds one delta into the response.
-func (a *accumulator) Add(d Delta) {
+func (a *Accumulator) Add(d Delta) {
 	a.content = append(a.content, d.Content...)
 	a.reasoning = append(a.reasoning, d.Reasoning...)
 	for _, tc := range d.ToolCalls {
@@ -210,7 +210,7 @@ func (a *accumulator) Add(d Delta) {
 }
 
 // Response returns the response assembled so far.
-func (a *accumulator) Response() *ChatResponse {
+func (a *Accumulator) Response() *ChatResponse {
 	r := a.resp
 	r.Message = Message{Role: RoleAssistant, Content: string(a.content), Reasoning: string(a.reasoning)}
 	for i, c := range a.calls {
@@ -222,7 +222,7 @@ func (a *accumulator) Response() *ChatResponse {
 
 // Collect drains a stream into a response. It returns the first error of the stream.
 func Collect(seq iter.Seq2[Delta, error]) (*ChatResponse, error) {
-	var a accumulator
+	var a Accumulator
 	for d, err := range seq {
 		if err != nil {
 			return nil, err

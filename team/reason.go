@@ -81,7 +81,7 @@ func (r *runner) chat(ctx context.Context, step int, req *ChatRequest) (resp *Ch
 		}
 	}()
 	if sm, ok := r.model.(StreamingModel); ok && !r.cfg.noStream && sinkFrom(ctx) != nil {
-		var acc accumulator
+		var acc Accumulator
 		for d, derr := range sm.ChatStream(ctx, req) {
 			if derr != nil {
 				err = derr
