@@ -109,15 +109,6 @@ type Usage struct {
 	TotalTokens      int64 `json:"totalTokens"`
 }
 
-// Add returns the sum of u and o.
-func (u Usage) Add(o Usage) Usage {
-	return Usage{
-		PromptTokens: u.PromptTokens + o.PromptTokens, CompletionTokens: u.CompletionTokens + o.CompletionTokens,
-		ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens, CachedTokens: u.CachedTokens + o.CachedTokens,
-		TotalTokens: u.TotalTokens + o.TotalTokens,
-	}
-}
-
 // ChatResponse is a model's answer: an assistant message (content, reasoning, tool
 // calls), the token usage and why the model stopped.
 type ChatResponse struct {
