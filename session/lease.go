@@ -81,14 +81,17 @@ func (e *LeaseHeldError) Unwrap() []error { return []error{ErrConflict, ErrRunni
 
 // WithLease sets how often the owner of a running instance renews its lease (renew)
 // and how long each renewal lasts (ttl); the defaults are DefaultLeaseRenew and
-// DefaultLeaseTTL. A renew of 0 or less is the default, and a ttl not above renew is
-// three times renew. A ttl of a few renewals lets a renewal fail (a slow store)
+// DefaultLeaseTTL. A renew or ttl of 0 or less is the default, and a ttl not above
+// renew is three times renew. A ttl of a few renewals lets a renewal fail (a slow store)
 // without the lease lapsing; a shorter ttl lets Recover take over a dead process's
 // instance sooner.
 func WithLease(renew, ttl time.Duration) Option {
 	return func(r *Runner) {
 		if renew <= 0 {
 			renew = DefaultLeaseRenew
+		}
+		if ttl <= 0 {
+			ttl = DefaultLeaseTTL
 		}
 		if ttl <= renew {
 			ttl = 3 * renew
