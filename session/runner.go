@@ -91,7 +91,7 @@ type Runner struct {
 	leaseRenew, leaseTTL time.Duration
 	host                 string
 	// hashes caches the definition hash of the last graph run under each graph id
-	// (graph id -> *graphHash); see hash.
+	// (graph id -> *graphHash); see hashed.
 	hashes sync.Map
 	hashMu sync.Mutex // serializes cache misses
 	hashN  int        // entries in hashes
