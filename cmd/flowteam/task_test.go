@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const leaveWorkflowYML = "../../examples/leave-workflow/leave.yml"
+const leaveApprovalYML = "../../examples/leave-approval/leave.yml"
 
 // taskCmd runs "flowteam task ARGS" in process.
 func taskCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -45,13 +45,13 @@ func taskJSONOf(t *testing.T, want int, args ...string) map[string]any {
 func TestTaskCommandPlaysLeaveWorkflow(t *testing.T) {
 	store := "file:" + t.TempDir()
 	on := func(args ...string) []string {
-		return append([]string{args[0], leaveWorkflowYML, "--instance", "req-1", "--store", store}, args[1:]...)
+		return append([]string{args[0], leaveApprovalYML, "--instance", "req-1", "--store", store}, args[1:]...)
 	}
 	out := taskJSONOf(t, exitOK, on("claim", "--actor", "employee", "--set", "days=8")...)
-	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-workflow", "status": "running",
+	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-approval", "status": "running",
 		"task": map[string]any{"node": "file", "title": "File the request", "state": "waiting", "meta": map[string]any{"actor": "employee"}}}, out)
 	out = taskJSONOf(t, exitOK, on("submit", "--actor", "employee", "--node", "file", "--action", "forward")...)
-	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-workflow", "node": "file", "action": "forward", "status": "running"}, out)
+	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-approval", "node": "file", "action": "forward", "status": "running"}, out)
 
 	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "employee", "--node", "lead", "--action", "forward")...)
 	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "lead", "--node", "file", "--action", "back_jump")...)
@@ -84,7 +84,7 @@ func TestTaskCommandPlaysLeaveWorkflow(t *testing.T) {
 
 func TestTaskCommandBadInput(t *testing.T) {
 	store := "file:" + t.TempDir()
-	base := []string{leaveWorkflowYML, "--instance", "r", "--store", store}
+	base := []string{leaveApprovalYML, "--instance", "r", "--store", store}
 	cases := map[string][]string{
 		"no subcommand":     {},
 		"unknown":           {"approve"},
@@ -93,8 +93,8 @@ func TestTaskCommandBadInput(t *testing.T) {
 		"unknown graph":     append([]string{"claim", "--actor", "employee", "--graph", "nope"}, base...),
 		"unknown action":    append([]string{"submit", "--actor", "employee", "--node", "file", "--action", "approve"}, base...),
 		"unknown node":      append([]string{"submit", "--actor", "employee", "--node", "nope", "--action", "forward"}, base...),
-		"unknown instance":  {"find", leaveWorkflowYML, "--instance", "nobody", "--store", store},
-		"history with defs": {"history", leaveWorkflowYML, "--instance", "r", "--store", store},
+		"unknown instance":  {"find", leaveApprovalYML, "--instance", "nobody", "--store", store},
+		"history with defs": {"history", leaveApprovalYML, "--instance", "r", "--store", store},
 		"bad output":        append([]string{"find", "--output", "xml"}, base...),
 	}
 	taskJSONOf(t, exitOK, append([]string{"claim", "--actor", "employee"}, base...)...)
@@ -140,7 +140,7 @@ func TestTaskSubmitRaceAcrossProcesses(t *testing.T) {
 		t.Skip("starts 20 processes")
 	}
 	store := "file:" + t.TempDir()
-	base := []string{leaveWorkflowYML, "--instance", "race", "--store", store, "--actor", "employee"}
+	base := []string{leaveApprovalYML, "--instance", "race", "--store", store, "--actor", "employee"}
 	taskJSONOf(t, exitOK, append([]string{"claim"}, base...)...)
 	args := append([]string{"task", "submit"}, base...)
 	args = append(args, "--node", "file", "--action", "forward", "--if-waiting")
