@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/trace"
 )
 
 const leaveApprovalYML = "../../examples/leave-approval/leave.yml"
@@ -42,7 +44,7 @@ func taskJSONOf(t *testing.T, want int, args ...string) map[string]any {
 // The leave request played from the command line: filed, sent back, filed again,
 // approved by the lead and, for 8 days, by the director; the exit codes of the
 // refusals.
-func TestTaskCommandPlaysLeaveWorkflow(t *testing.T) {
+func TestTaskCommandPlaysLeaveApproval(t *testing.T) {
 	store := "file:" + t.TempDir()
 	on := func(args ...string) []string {
 		return append([]string{args[0], leaveApprovalYML, "--instance", "req-1", "--store", store}, args[1:]...)
@@ -178,4 +180,70 @@ func TestTaskSubmitRaceAcrossProcesses(t *testing.T) {
 	assert.Equal(t, 1, won, "exit codes %v", codes)
 	out := taskJSONOf(t, exitOK, "history", "--instance", "race", "--store", store)
 	assert.Len(t, out["history"], 1, fmt.Sprint(out))
+}
+
+// With --audit, claims and submits append task records to the file, the run
+// records of "flowteam run --audit" beside them unchanged; "flowteam audit" shows
+// them as the instance's tasks and leaves them out of its summary.
+func TestTaskCommandAudit(t *testing.T) {
+	store := "file:" + t.TempDir()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	on := func(args ...string) []string {
+		return append([]string{args[0], leaveApprovalYML, "--instance", "req-1", "--store", store, "--audit", path}, args[1:]...)
+	}
+	taskJSONOf(t, exitOK, on("claim", "--actor", "employee", "--set", "days=8")...)
+	taskJSONOf(t, exitOK, on("submit", "--actor", "employee", "--node", "file", "--action", "forward")...)
+	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "employee", "--node", "lead", "--action", "forward")...)
+	taskJSONOf(t, exitOK, on("submit", "--actor", "lead", "--node", "lead", "--action", "back", "--comment", "which dates?")...)
+	code, _, stderr := taskCmd(t, "find", leaveApprovalYML, "--instance", "req-1", "--store", store, "--audit", path)
+	assert.Equal(t, exitUsage, code, "find changes nothing to audit")
+	assert.Contains(t, stderr, "--audit does not apply to find")
+	code, _, stderr = call(t, cmdRun, "../../examples/leave/leave.yml", "--set", "day=5", "--instance", "req-2", "--audit", path)
+	require.Equal(t, exitOK, code, stderr)
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var recs trace.Records
+	for line := range strings.Lines(string(data)) {
+		var r trace.Record
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		recs = append(recs, r)
+	}
+	require.NoError(t, recs.Verify())
+	tasks := recs.ByRun("task:req-1")
+	require.Len(t, tasks, 3, "the refused submit is not recorded")
+	var got []string
+	for _, r := range tasks {
+		got = append(got, fmt.Sprint(r.Status, " ", r.NodeID, " ", r.Attrs))
+	}
+	assert.Equal(t, []string{
+		"STARTED file map[actor:actor=employee status:running task:claim]",
+		"COMPLETED file map[action:forward actor:actor=employee status:running task:submit]",
+		"COMPLETED lead map[action:back actor:actor=lead comment:which dates? status:running task:submit]",
+	}, got)
+	assert.Equal(t, "leave-approval", tasks[0].GraphID)
+	assert.Len(t, recs, 3+14, "the run's records follow")
+
+	code, out, _ := call(t, cmdAudit, path)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "tasks of instance req-1  graph leave-approval  (claims and submits)\n")
+	assert.Contains(t, out, `lead  submit back by actor=lead: "which dates?" -> running`)
+	code, out, _ = call(t, cmdAudit, path, "--summary")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "1 run: 1 completed")
+}
+
+// A task record that cannot be written is exit 1, though the submit took effect.
+func TestTaskCommandAuditWriteFailure(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full")
+	}
+	store := "file:" + t.TempDir()
+	code, stdout, stderr := taskCmd(t, "submit", leaveApprovalYML, "--instance", "req-1", "--store", store,
+		"--actor", "employee", "--node", "file", "--action", "forward", "--audit", "/dev/full")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, "forward file")
+	assert.Contains(t, stderr, "it took effect, but its audit record was not written")
+	out := taskJSONOf(t, exitOK, "state", leaveApprovalYML, "--instance", "req-1", "--store", store, "--node", "file")
+	assert.Equal(t, "completed", out["state"])
 }
