@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -148,4 +149,27 @@ func TestShortLeaveSkipsTheDirector(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Equal(t, "completed", out["status"])
 	assert.Nil(t, out["task"])
+}
+
+// The README's audit: the lead's claim and sending back, with --audit, read back by
+// "flowteam audit".
+func TestLeaveApprovalAudit(t *testing.T) {
+	dsn := "file:" + filepath.Join(t.TempDir(), "sessions")
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	for _, step := range [][]string{
+		{"claim", "--actor", "employee", "--set", "days=8"},
+		{"submit", "--actor", "employee", "--node", "file", "--action", "forward"},
+		{"claim", "--actor", "lead", "--audit", audit},
+		{"submit", "--actor", "lead", "--node", "lead", "--action", "back", "--comment", "which dates?", "--audit", audit},
+	} {
+		code, _ := task(t, dsn, step[0], step[1:]...)
+		require.Equal(t, 0, code, "%v", step)
+	}
+	out, err := exec.Command(flowteam(t), "audit", audit).Output()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 3, "%s", out)
+	assert.Equal(t, "tasks of instance req-7  graph leave-approval  (claims and submits)", lines[0])
+	assert.Regexp(t, `#0  STARTED      lead  claim by actor=lead -> running$`, lines[1])
+	assert.Regexp(t, `#0  COMPLETED    lead  submit back by actor=lead: "which dates\?" -> running$`, lines[2])
 }
