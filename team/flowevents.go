@@ -10,7 +10,8 @@ import (
 // (flow.Context.Publish, a Solon script's context.eventBus().send) on the event
 // stream of the run's context (Stream, WithSink) as EventFlow events, with the
 // flow run's id, the instance, the node and the branch. A team does this by itself
-// for its own graph; register FlowEvents on an engine whose graphs run agents, so
+// for its own graph (FlowEvents among its WithEngineOptions would send each event
+// twice); register FlowEvents on an engine whose graphs run agents, so
 // that a caller streaming the run sees the scripts' events among the agents':
 //
 //	eng := flow.NewEngine(team.WithAgents(writer), flow.WithInterceptor(team.FlowEvents{}, 0))
