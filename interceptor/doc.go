@@ -20,6 +20,14 @@
 // Sub-graph calls have no run records: their node records carry the call path. A
 // node event that arrives after its run was written is an orphan record (Seq 0).
 //
+// # Approval tasks
+//
+// Audit.Task writes a task record for a person's claim or submit of an approval
+// task (package workflow; wire it with workflow.WithObserver): outside any run's
+// numbering (Seq 0), with run id "task:<instance>", STARTED for a claim and
+// COMPLETED for a submit, and the attributes task, action, actor, comment and
+// status. Records of runs are unchanged.
+//
 // # Sinks and failures
 //
 // Records are buffered per run and written when the run ends, or in batches of

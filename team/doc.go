@@ -69,6 +69,11 @@
 // its Should hooks stop a supervisor or skip a member, and as a flow.Interceptor it
 // sees every node (the audit's five statuses come from there).
 //
+// What a task of the graph publishes (flow.Context.Publish, a Solon script's
+// context.eventBus().send(topic, payload)) comes on the stream as an EventFlow
+// event with its topic, payload, node and branch: in a team's graph as the team
+// run's, on another engine once FlowEvents is among its interceptors.
+//
 // # Errors
 //
 // Failures are *Error values with a type (timeout, rate_limited, auth_denied,

@@ -44,6 +44,13 @@ const (
 	EventNodeStart EventKind = "node_start"
 	EventNodeEnd   EventKind = "node_end"
 	EventDecision  EventKind = "team_decision"
+
+	// EventFlow reports an event a task of the graph published (flow.Context.Publish,
+	// such as a Solon script's context.eventBus().send(topic, payload)): Topic and
+	// Payload, the publishing Node and its Branch. In a team's graph, RunID and Agent
+	// are the team run's; elsewhere (FlowEvents) RunID is the flow run's and Agent is
+	// empty.
+	EventFlow EventKind = "flow_event"
 )
 
 // Event is one thing that happened in an agent run. Every event carries the run id and
@@ -94,6 +101,10 @@ type Event struct {
 	Answer *Answer `json:"-"`
 	// Route is the routing decision of a team's Decision event.
 	Route *RouteDecision `json:"route,omitempty"`
+	// Topic and Payload are what a task published (EventFlow). The payload is the
+	// task's value as it gave it: the sink must not change it.
+	Topic   string `json:"topic,omitempty"`
+	Payload any    `json:"payload,omitempty"`
 }
 
 // String gives a short description for logs and test failures.
@@ -101,6 +112,9 @@ func (e Event) String() string {
 	s := string(e.Kind)
 	if e.Call != nil {
 		s += "(" + e.Call.Name + "#" + e.Call.ID + ")"
+	}
+	if e.Topic != "" {
+		s += "(" + e.Topic + ")"
 	}
 	if e.Status != "" {
 		s += "[" + e.Status + "]"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/flow/solonscript"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
 	"github.com/stretchr/testify/assert"
@@ -476,4 +477,71 @@ func TestTeamStreamBreakCancels(t *testing.T) {
 	steps := rec.Steps()
 	assert.Equal(t, "slow", steps[len(steps)-1].Node)
 	assert.NotEqual(t, flow.NodeStatus("COMPLETED"), steps[len(steps)-1].Status)
+}
+
+// A Solon script in a team's graph sends an event on context.eventBus(): the team's
+// event stream carries it between the members' turns, as the team run's, with the
+// topic, the payload, the node and the branch.
+func TestTeamStreamCarriesScriptEvents(t *testing.T) {
+	notify := func(s *flow.GraphSpec) {
+		w := s.NodeByID("writer")
+		w.Links = nil
+		w.LinkTo("notify")
+		s.Activity("notify").SetTask(`var m = new HashMap(); m.put("pages", 3); m.put("by", "writer");
+			context.eventBus().send("draft.ready", m);`).LinkTo("editor")
+	}
+	tm, err := team.NewTeam("desk", team.WithMembers(testkit.NewFixedAgent("writer", "draft"), testkit.NewFixedAgent("editor", "ok")),
+		team.WithGraphAdjuster(notify), team.WithEngineOptions(flow.WithEvaluator(solonscript.New())))
+	require.NoError(t, err)
+	evs, err := testkit.Events(context.Background(), tm, "write it", team.NewSession("s-1"))
+	require.NoError(t, err)
+
+	var order []string
+	var published []team.Event
+	for _, ev := range evs {
+		if ev.Kind == team.EventNodeStart || ev.Kind == team.EventFlow {
+			order = append(order, string(ev.Kind)+":"+ev.Node)
+		}
+		if ev.Kind == team.EventFlow {
+			published = append(published, ev)
+		}
+	}
+	assert.Equal(t, []string{"node_start:writer", "flow_event:notify", "node_start:editor"}, order)
+	require.Len(t, published, 1)
+	ev := published[0]
+	assert.Equal(t, "draft.ready", ev.Topic)
+	assert.Equal(t, map[string]any{"pages": int64(3), "by": "writer"}, ev.Payload)
+	assert.Equal(t, evs[0].RunID, ev.RunID, "the team run's id")
+	assert.Equal(t, "desk", ev.Agent)
+	assert.Equal(t, "s-1", ev.Instance)
+	assert.Equal(t, "main", ev.Branch)
+	assert.Equal(t, "flow_event(draft.ready)", ev.String())
+}
+
+// FlowEvents puts what a graph's tasks publish on the stream of a plain flow run
+// whose nodes are agents, among the agents' events.
+func TestFlowEventsOnAnEngine(t *testing.T) {
+	eng := flow.NewEngine(team.WithAgents(testkit.NewFixedAgent("writer", "draft")),
+		flow.WithInterceptor(team.FlowEvents{}, 0))
+	s := flow.NewSpec("report")
+	s.Start("s").LinkTo("write")
+	s.Activity("write").SetTask("@writer").LinkTo("tell")
+	s.Activity("tell").DoFunc(func(ctx context.Context, c *flow.Context, _ *flow.Node) error {
+		answer, _ := c.Get("writer.answer")
+		c.Publish(ctx, "report.done", answer)
+		return nil
+	}).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	var evs []team.Event
+	ctx := team.WithSink(context.Background(), func(ev team.Event) { evs = append(evs, ev) })
+	res, err := eng.EvalGraph(ctx, g, flow.NewContext("r-1"))
+	require.NoError(t, err)
+	require.NotEmpty(t, evs)
+	last := evs[len(evs)-1]
+	assert.Equal(t, team.EventRunEnd, evs[len(evs)-2].Kind, "the agent's events come first")
+	assert.Equal(t, team.Event{Kind: team.EventFlow, Time: last.Time, RunID: res.RunID(), Instance: "r-1", Node: "tell",
+		Branch: "main", Topic: "report.done", Payload: "draft"}, last)
+	assert.False(t, last.Time.IsZero())
 }

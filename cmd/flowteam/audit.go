@@ -164,6 +164,9 @@ func auditRuns(all trace.Records) (runs []trace.Records, dups int) {
 // auditRunHeader describes a run from its run records (or its first record when the file
 // holds only part of it).
 func auditRunHeader(run trace.Records) string {
+	if isTaskLog(run) {
+		return taskLogHeader(run)
+	}
 	first, last := runEnds(run)
 	// The run's graph is the root of the call path: when the file lost the run's
 	// first records, the first one left may be a sub-graph's.
@@ -254,6 +257,9 @@ func writeAuditTimeline(w, stderr io.Writer, runs []trace.Records, f auditFilter
 //
 //	15:04:05.000123  #12  COMPLETED    review (activity)  [main/p:a]  1.2ms
 func auditLine(r *trace.Record) string {
+	if note := taskNote(r); note != "" {
+		return fmt.Sprintf("  %s %5s  %-11s  %s  %s", r.Time.UTC().Format("15:04:05.000000"), "#0", r.Status, auditID(r.NodeID), note)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s %5s  %-11s  %s%s", r.Time.UTC().Format("15:04:05.000000"), fmt.Sprintf("#%d", r.Seq), r.Status,
 		strings.Repeat("    ", r.Depth()), auditID(r.NodeID))
@@ -340,6 +346,9 @@ type auditSummary struct {
 func summarizeAudit(runs []trace.Records, f auditFilter) *auditSummary {
 	sum := &auditSummary{byNode: map[string]*auditNodeSummary{}, byRun: map[trace.Status]int{}}
 	for _, run := range runs {
+		if isTaskLog(run) {
+			continue // claims and submits, not node executions
+		}
 		matched := false
 		first, _ := runEnds(run)
 		for i := range run {
