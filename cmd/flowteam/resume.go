@@ -114,15 +114,15 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return fail(exitConflict, explainResumeError(err, cfg))
 	}
 	cfg.keepRecordedTTL(snap)
-	eng, sources, closeAudit, err := resumeEngine(cfg, snap, stderr)
-	if err != nil {
-		return fail(exitUsage, err)
-	}
-	defer closeAudit()
 	st, err := resumeSettings(cfg, snap)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
+	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st.durability, stderr)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	defer closeAudit()
 	r, err := cfg.store.runner(eng, store, sources, st)
 	if err != nil {
 		return fail(exitUsage, err)
@@ -157,9 +157,9 @@ func (cfg *resumeConfig) keepRecordedTTL(snap *session.Snapshot) {
 
 // resumeEngine returns an engine with the definitions of the instance loaded: those of
 // --file, else those recorded in snap, and the --audit interceptor, which closeAudit
-// closes. sources are the files loaded, absolute, to record with the instance. Its
-// errors are bad input.
-func resumeEngine(cfg resumeConfig, snap *session.Snapshot, stderr io.Writer) (eng *flow.Engine, sources []string,
+// closes (its audit keeps up with durability d). sources are the files loaded,
+// absolute, to record with the instance. Its errors are bad input.
+func resumeEngine(cfg resumeConfig, snap *session.Snapshot, d session.Durability, stderr io.Writer) (eng *flow.Engine, sources []string,
 	closeAudit func(), err error) {
 	files := cfg.files
 	loadFailed := func(err error) error { return err }
@@ -185,7 +185,7 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, stderr io.Writer) (e
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng, closeAudit, err = newEngine(cfg.audit, stderr, red, evalOpts...)
+	eng, closeAudit, err = newEngine(cfg.audit, d, stderr, red, evalOpts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}

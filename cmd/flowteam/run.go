@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/redact"
+	"github.com/flowteam/flowteam/session"
 )
 
 const runUsage = `Usage: flowteam run FILE|DIR|GLOB... [flags]
@@ -41,7 +42,10 @@ Flags:
   --output FORMAT   text (default) or json
   --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
                     "flowteam audit FILE"); if they cannot be written the run fails;
-                    FILE is created only when the run starts
+                    FILE is created only when the run starts. Written at least every
+                    second; with --durability per-node each node's records are
+                    written and synced before the node is saved, so after a crash
+                    the audit has every node the stored instance counts done
   --store DSN       save the instance in a session store (memory:, file:DIR or
                     redis://HOST:PORT/DB; "flowteam resume -h" tells more) under
                     --instance, which must not exist yet (else exit 3)
@@ -117,7 +121,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	eng, closeAudit, err := newEngine(cfg.audit, stderr, red, evalOpts...)
+	durability, err := session.ParseDurability(cfg.store.durability)
+	if err != nil {
+		return fail(exitUsage, fmt.Errorf("--durability: %w", err))
+	}
+	eng, closeAudit, err := newEngine(cfg.audit, durability, stderr, red, evalOpts...)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -152,13 +160,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // newEngine returns the engine of run and resume, with the --audit interceptor when
-// audit names a file (masking with red), and opts; closeAudit closes that file.
-func newEngine(audit string, stderr io.Writer, red *redact.Redactor, opts ...flow.Option) (eng *flow.Engine,
+// audit names a file (masking with red, keeping up with the store's durability d),
+// and opts; closeAudit closes that file.
+func newEngine(audit string, d session.Durability, stderr io.Writer, red *redact.Redactor, opts ...flow.Option) (eng *flow.Engine,
 	closeAudit func(), err error) {
 	if audit == "" {
 		return flow.NewEngine(opts...), func() {}, nil
 	}
-	ra, err := openRunAudit(audit, stderr, red)
+	ra, err := openRunAudit(audit, d, stderr, red)
 	if err != nil {
 		return nil, nil, err
 	}

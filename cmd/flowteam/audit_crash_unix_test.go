@@ -1,0 +1,156 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// A run saved per node and killed with SIGKILL leaves an audit that agrees with its
+// last snapshot: every node the snapshot counts done has its STARTED and COMPLETED
+// records (the audit may be one node ahead, never behind), and a node that was running
+// has its STARTED record; the resume writes that node's end. spin.yml counts its
+// body's completions in n, so the snapshot says how many body nodes it counts done.
+func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
+	bin := buildFlowteam(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "sessions")
+	dsn := "file:" + dir
+	auditPath := filepath.Join(tmp, "audit.jsonl")
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	count := func(snap *session.Snapshot) int64 { n, _ := snap.Vars["n"].(int64); return n }
+
+	run := exec.Command(bin, "run", "testdata/misc/spin.yml", "--store", dsn, "--instance", "k", "--steps=1000000000",
+		"--durability", "per-node", "--audit", auditPath)
+	killWhen(t, run, store, "k", func(snap *session.Snapshot) bool { return count(snap) >= 50 })
+	snap := loadSnap(t, dir, "k")
+	require.Equal(t, session.StatusRunning, snap.Status, "killed: nothing saved the outcome")
+	done := count(snap)
+
+	recs := readAuditClean(t, auditPath)
+	runs, _ := auditRuns(recs)
+	require.Len(t, runs, 1)
+	crashed := runs[0]
+	open := openExecutions(t, crashed)
+	completed := int64(len(crashed.ByNode("spin:body").ByStatus(trace.Completed)))
+	assert.GreaterOrEqual(t, completed, done, "every body the snapshot counts has its record")
+	assert.LessOrEqual(t, completed, done+1, "the audit is at most the node being saved ahead")
+	for path, last := range snap.Trace.Last {
+		assert.NotEmpty(t, crashed.ByNode(path+":"+last.NodeID).ByStatus(trace.Completed), "last node %s:%s", path, last.NodeID)
+	}
+	assert.LessOrEqual(t, len(open), 1, "spin runs one node at a time")
+	for _, o := range open {
+		assert.True(t, inFrontier(snap, o.NodeID), "the running node %s is where the snapshot resumes", o.NodeID)
+	}
+
+	resume := exec.Command(bin, "resume", "k", "--store", dsn, "--recover", "--set", "stop=true", "--audit", auditPath)
+	out, err := resume.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	final := loadSnap(t, dir, "k")
+	require.Equal(t, session.StatusCompleted, final.Status)
+
+	runs, _ = auditRuns(readAuditClean(t, auditPath))
+	require.Len(t, runs, 2)
+	resumed := runs[0]
+	if resumed[0].RunID == crashed[0].RunID {
+		resumed = runs[1]
+	}
+	require.NoError(t, resumed.Verify(), "the resumed run's audit is whole")
+	again := int64(len(resumed.ByNode("spin:body").ByStatus(trace.Completed)))
+	assert.Equal(t, count(final), done+again, "the resume continued from the snapshot, as its audit says")
+	for _, o := range open {
+		assert.NotEmpty(t, resumed.ByNode(o.Qualified()).Terminal(), "the resume ends the node %s the kill cut", o.NodeID)
+	}
+}
+
+// killWhen starts cmd, waits until the instance id in store is running and ready says
+// it got far enough, and kills the process with SIGKILL.
+func killWhen(t *testing.T, cmd *exec.Cmd, store session.Store, id string, ready func(*session.Snapshot) bool) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(time.Minute)
+	for {
+		snap, err := store.Load(context.Background(), id)
+		if err == nil && snap.Status == session.StatusRunning && ready(snap) {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("exited before the kill: %v\nstderr: %s", err, &stderr)
+		case <-deadline:
+			t.Fatalf("instance %q not far enough within a minute: stderr: %s", id, &stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	require.NoError(t, cmd.Process.Kill())
+	err := <-exited
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "exit: %v", err)
+}
+
+// readAuditClean reads an audit file that must have no damaged line.
+func readAuditClean(t *testing.T, path string) trace.Records {
+	t.Helper()
+	var warnings bytes.Buffer
+	recs, err := readAudit(path, &warnings)
+	require.NoError(t, err)
+	require.Empty(t, warnings.String())
+	return recs
+}
+
+// openExecutions returns the STARTED records of a run's node executions that have no
+// terminal record, checking that every terminal record follows a STARTED one.
+func openExecutions(t *testing.T, run trace.Records) []trace.Record {
+	t.Helper()
+	type exec struct{ branch, node string }
+	started := map[exec]trace.Record{}
+	for _, r := range run {
+		if r.IsRun() {
+			continue
+		}
+		k := exec{r.BranchID, r.Qualified()}
+		if r.Status == trace.Started {
+			started[k] = r
+			continue
+		}
+		_, ok := started[k]
+		require.True(t, ok, "terminal record #%d of %s without its STARTED record", r.Seq, k.node)
+		delete(started, k)
+	}
+	var open []trace.Record
+	for _, r := range started {
+		open = append(open, r)
+	}
+	return open
+}
+
+// inFrontier reports whether a token of snap's frontier stands at node.
+func inFrontier(snap *session.Snapshot, node string) bool {
+	if snap.Frontier == nil {
+		return false
+	}
+	for _, tok := range snap.Frontier.Tokens {
+		if tok.Node == node {
+			return true
+		}
+	}
+	return false
+}
