@@ -33,7 +33,8 @@ Flags:
                     valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
                     taken as a string; a number beyond float64 (1e999) or an
                     integer beyond int64 is an error, as in --vars; --set wins
-                    over --vars
+                    over --vars. The engine's own variables, flow.executionErrors
+                    and flow.branchFailures, cannot be set (exit 2)
   --vars FILE       read variables from a JSON object
   --steps N         step limit of the run, at least 1 (default: the engine's, 100000);
                     with --store it is kept with the instance, and each resume has
@@ -270,14 +271,23 @@ func runVars(cfg runConfig) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--vars: %w", err)
 		}
+		for k := range vars {
+			if err := checkReserved(k); err != nil {
+				return nil, fmt.Errorf("--vars %s: %w", cfg.varsFile, err)
+			}
+		}
 	}
 	for _, s := range cfg.sets {
 		k, v, _ := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if err := checkReserved(k); err != nil {
+			return nil, fmt.Errorf("--set: %w", err)
+		}
 		pv, err := parseValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("--set %q: %w", s, err)
 		}
-		vars[strings.TrimSpace(k)] = pv
+		vars[k] = pv
 	}
 	return vars, nil
 }
