@@ -41,7 +41,7 @@ Flags:
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
   --output FORMAT      text (default) or json, the same output as run
-` + evaluatorUsage + storeFlagsUsage + `
+` + evaluatorUsage + depthUsage + storeFlagsUsage + `
 ` + storeUsage + `
 Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 digits)
 run and resume encrypt the stored variables, frontier and trace (AES-GCM).
@@ -68,6 +68,7 @@ type resumeConfig struct {
 	output   string
 	store    storeFlags
 	eval     string // --evaluator
+	maxDepth int    // --max-depth; 0: the engine's
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
 	// last saved with; keepDurability, keepSteps: --durability, --steps were not
 	// given, so it keeps the recorded ones.
@@ -181,6 +182,7 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, d session.Durability
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
 	red, err := resumeRedactor(&cfg.store, snap)
 	if err != nil {
 		return nil, nil, nil, err
@@ -315,6 +317,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	outputFlag(fs, &cfg.output)
 	evaluatorFlag(fs, &cfg.eval)
+	depthFlag(fs, &cfg.maxDepth)
 	cfg.store.register(fs)
 	pos, help, err := parseCommandLine(fs, args)
 	if help || err != nil {
@@ -347,6 +350,9 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		// Stored versions start at 1: left to mean "no check", 0 would resume whatever
 		// the version, the opposite of what was asked.
 		return cfg, false, errors.New("--expect-version must be at least 1 (stored versions start at 1)")
+	}
+	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+		return cfg, false, err
 	}
 	cfg.id = pos[0]
 	for _, s := range cfg.sets {

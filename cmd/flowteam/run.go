@@ -55,7 +55,7 @@ Flags:
   --redact KEYS, --redact-pattern RE
                     mask secrets in the output, the audit and the store, as for
                     resume
-` + evaluatorUsage + `
+` + evaluatorUsage + depthUsage + `
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
 "last" (call path -> last node), "frontier" (not completed only: pending
@@ -83,6 +83,7 @@ type runConfig struct {
 	audit    string
 	store    storeFlags // --store and friends (store.go)
 	eval     string     // --evaluator
+	maxDepth int        // --max-depth; 0: the engine's
 }
 
 // setFlag collects repeated --set flags.
@@ -122,6 +123,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
+	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
 	durability, err := session.ParseDurability(cfg.store.durability)
 	if err != nil {
 		return fail(exitUsage, fmt.Errorf("--durability: %w", err))
@@ -208,6 +210,7 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	outputFlag(fs, &cfg.output)
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	evaluatorFlag(fs, &cfg.eval)
+	depthFlag(fs, &cfg.maxDepth)
 	cfg.store.register(fs)
 
 	files, help, err := parseCommandLine(fs, args)
@@ -240,6 +243,9 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
 	case cfg.steps == 0 && flagGiven(fs, "steps"):
 		return cfg, false, errZeroSteps
+	}
+	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+		return cfg, false, err
 	}
 	for _, s := range cfg.sets {
 		if err := checkSet(s); err != nil {
