@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
@@ -394,22 +394,15 @@ func (sum *auditSummary) add(r *trace.Record) {
 
 // writeAuditSummary prints, per node (qualified by its call path, in order of first
 // appearance), the executions that ended in each status and their total time, then a
-// line per run status.
+// line per run status. Node ids longer than 40 characters do not widen the column.
 func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 	sum := summarizeAudit(runs, f)
-	// Numbers align right; node ids, padded to one width, stay left-aligned.
-	width := len("(all nodes)")
-	for _, id := range sum.order {
-		width = max(width, len(id))
-	}
-	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tEXECS\tCOMPLETED\tFAILED\tINTERRUPTED\tSUSPENDED\tTOTAL TIME\tMEAN\t\n", pad("NODE"))
+	rows := [][]string{{"NODE", "EXECS", "COMPLETED", "FAILED", "INTERRUPTED", "SUSPENDED", "TOTAL TIME", "MEAN"}}
 	var total auditNodeSummary
 	for _, id := range sum.order {
 		s := sum.byNode[id]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", pad(s.id), s.n, s.completed, s.failed, s.interrupted, s.suspended,
-			auditDuration(s.total), auditDuration(s.total/time.Duration(s.n)))
+		rows = append(rows, []string{s.id, strconv.Itoa(s.n), strconv.Itoa(s.completed), strconv.Itoa(s.failed),
+			strconv.Itoa(s.interrupted), strconv.Itoa(s.suspended), auditDuration(s.total), auditDuration(s.total / time.Duration(s.n))})
 		total.n += s.n
 		total.completed += s.completed
 		total.failed += s.failed
@@ -417,9 +410,9 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 		total.suspended += s.suspended
 		total.total += s.total
 	}
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\t\n", pad("(all nodes)"), total.n, total.completed, total.failed, total.interrupted,
-		total.suspended, auditDuration(total.total))
-	if err := tw.Flush(); err != nil {
+	rows = append(rows, []string{"(all nodes)", strconv.Itoa(total.n), strconv.Itoa(total.completed), strconv.Itoa(total.failed),
+		strconv.Itoa(total.interrupted), strconv.Itoa(total.suspended), auditDuration(total.total), ""})
+	if err := writeTable(w, rows); err != nil {
 		return err
 	}
 	var parts []string
