@@ -5,7 +5,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -20,9 +22,10 @@ import (
 
 // A run saved per node and killed with SIGKILL leaves an audit that agrees with its
 // last snapshot: every node the snapshot counts done has its STARTED and COMPLETED
-// records (the audit may be one node ahead, never behind), and a node that was running
-// has its STARTED record; the resume writes that node's end. spin.yml counts its
-// body's completions in n, so the snapshot says how many body nodes it counts done.
+// records (the audit may be one node ahead, never behind), and the node that was
+// running has its STARTED record; the resume writes that node's end. slowspin.yml
+// counts its body's completions in n, so the snapshot says how many body nodes it
+// counts done; its slow node is running when the process is killed.
 func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
 	bin := buildFlowteam(t)
 	tmp := t.TempDir()
@@ -33,9 +36,22 @@ func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
 	require.NoError(t, err)
 	count := func(snap *session.Snapshot) int64 { n, _ := snap.Vars["n"].(int64); return n }
 
-	run := exec.Command(bin, "run", "testdata/misc/spin.yml", "--store", dsn, "--instance", "k", "--steps=1000000000",
+	run := exec.Command(bin, "run", "testdata/misc/slowspin.yml", "--store", dsn, "--instance", "k", "--steps=1000000000",
 		"--durability", "per-node", "--audit", auditPath)
-	killWhen(t, run, store, "k", func(snap *session.Snapshot) bool { return count(snap) >= 50 })
+	// The kill comes when the snapshot is saved after "again", within 50ms (a node of
+	// work takes over 100ms): as soon as the audit shows work started, or at the end of
+	// those 50ms. Waiting on the snapshot alone leaves the audit no time to catch up.
+	var saved time.Time
+	killWhen(t, run, func() bool {
+		if saved.IsZero() {
+			snap, err := store.Load(context.Background(), "k")
+			if err == nil && snap.Status == session.StatusRunning && count(snap) >= 2 && snap.Trace.Last["slowspin"].NodeID == "again" {
+				saved = time.Now()
+			}
+			return false
+		}
+		return lastRecordStarts(auditPath, "work") || time.Since(saved) > 50*time.Millisecond
+	})
 	snap := loadSnap(t, dir, "k")
 	require.Equal(t, session.StatusRunning, snap.Status, "killed: nothing saved the outcome")
 	done := count(snap)
@@ -45,13 +61,14 @@ func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
 	require.Len(t, runs, 1)
 	crashed := runs[0]
 	open := openExecutions(t, crashed)
-	completed := int64(len(crashed.ByNode("spin:body").ByStatus(trace.Completed)))
+	completed := int64(len(crashed.ByNode("slowspin:body").ByStatus(trace.Completed)))
 	assert.GreaterOrEqual(t, completed, done, "every body the snapshot counts has its record")
 	assert.LessOrEqual(t, completed, done+1, "the audit is at most the node being saved ahead")
 	for path, last := range snap.Trace.Last {
 		assert.NotEmpty(t, crashed.ByNode(path+":"+last.NodeID).ByStatus(trace.Completed), "last node %s:%s", path, last.NodeID)
 	}
-	assert.LessOrEqual(t, len(open), 1, "spin runs one node at a time")
+	require.Len(t, open, 1, "the slow node was running")
+	assert.Equal(t, "work", open[0].NodeID)
 	for _, o := range open {
 		assert.True(t, inFrontier(snap, o.NodeID), "the running node %s is where the snapshot resumes", o.NodeID)
 	}
@@ -69,16 +86,16 @@ func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
 		resumed = runs[1]
 	}
 	require.NoError(t, resumed.Verify(), "the resumed run's audit is whole")
-	again := int64(len(resumed.ByNode("spin:body").ByStatus(trace.Completed)))
+	again := int64(len(resumed.ByNode("slowspin:body").ByStatus(trace.Completed)))
 	assert.Equal(t, count(final), done+again, "the resume continued from the snapshot, as its audit says")
 	for _, o := range open {
 		assert.NotEmpty(t, resumed.ByNode(o.Qualified()).Terminal(), "the resume ends the node %s the kill cut", o.NodeID)
 	}
 }
 
-// killWhen starts cmd, waits until the instance id in store is running and ready says
-// it got far enough, and kills the process with SIGKILL.
-func killWhen(t *testing.T, cmd *exec.Cmd, store session.Store, id string, ready func(*session.Snapshot) bool) {
+// killWhen starts cmd, waits until ready says the run got far enough, and kills the
+// process with SIGKILL.
+func killWhen(t *testing.T, cmd *exec.Cmd, ready func() bool) {
 	t.Helper()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -87,23 +104,31 @@ func killWhen(t *testing.T, cmd *exec.Cmd, store session.Store, id string, ready
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(time.Minute)
-	for {
-		snap, err := store.Load(context.Background(), id)
-		if err == nil && snap.Status == session.StatusRunning && ready(snap) {
-			break
-		}
+	for !ready() {
 		select {
 		case err := <-exited:
 			t.Fatalf("exited before the kill: %v\nstderr: %s", err, &stderr)
 		case <-deadline:
-			t.Fatalf("instance %q not far enough within a minute: stderr: %s", id, &stderr)
-		case <-time.After(10 * time.Millisecond):
+			t.Fatalf("the run did not get far enough within a minute: stderr: %s", &stderr)
+		case <-time.After(2 * time.Millisecond):
 		}
 	}
 	require.NoError(t, cmd.Process.Kill())
 	err := <-exited
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "exit: %v", err)
+}
+
+// lastRecordStarts reports whether the last line of the audit file is the STARTED
+// record of node.
+func lastRecordStarts(path, node string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	var rec trace.Record
+	return json.Unmarshal(lines[len(lines)-1], &rec) == nil && rec.NodeID == node && rec.Status == trace.Started
 }
 
 // readAuditClean reads an audit file that must have no damaged line.
@@ -153,4 +178,28 @@ func inFrontier(snap *session.Snapshot, node string) bool {
 		}
 	}
 	return false
+}
+
+// Saved on exit, a run's audit is written at least every second while it runs: a
+// process killed with SIGKILL leaves the records of all but its last second, and
+// "flowteam audit" reads them (the run without an end record).
+func TestAuditWrittenEverySecondWhenSavedOnExit(t *testing.T) {
+	bin := buildFlowteam(t)
+	tmp := t.TempDir()
+	auditPath := filepath.Join(tmp, "audit.jsonl")
+	run := exec.Command(bin, "run", "testdata/misc/slowspin.yml", "--store", "file:"+filepath.Join(tmp, "sessions"),
+		"--steps=1000000000", "--audit", auditPath)
+	started := time.Now()
+	killWhen(t, run, func() bool {
+		data, _ := os.ReadFile(auditPath)
+		return bytes.Contains(data, []byte(`"status":"COMPLETED","graph":"slowspin","node":"body"`))
+	})
+	assert.Less(t, time.Since(started), 30*time.Second)
+	recs := readAuditClean(t, auditPath)
+	assert.NotEmpty(t, recs.ByNode("slowspin:body").ByStatus(trace.Completed))
+	openExecutions(t, recs) // every end has its start
+
+	code, stdout, stderr := call(t, dispatch, "audit", auditPath)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "(no end record: still running, or the writer stopped)")
 }
