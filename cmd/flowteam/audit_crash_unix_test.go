@@ -42,6 +42,7 @@ func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
 	// work takes over 100ms): as soon as the audit shows work started, or at the end of
 	// those 50ms. Waiting on the snapshot alone leaves the audit no time to catch up.
 	var saved time.Time
+	sawStart := false // the kill came once the audit showed work started
 	killWhen(t, run, func() bool {
 		if saved.IsZero() {
 			snap, err := store.Load(context.Background(), "k")
@@ -50,7 +51,8 @@ func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
 			}
 			return false
 		}
-		return lastRecordStarts(auditPath, "work") || time.Since(saved) > 50*time.Millisecond
+		sawStart = lastRecordStarts(auditPath, "work")
+		return sawStart || time.Since(saved) > 50*time.Millisecond
 	})
 	snap := loadSnap(t, dir, "k")
 	require.Equal(t, session.StatusRunning, snap.Status, "killed: nothing saved the outcome")
@@ -67,8 +69,13 @@ func TestAuditAgreesWithTheSnapshotAfterAKill(t *testing.T) {
 	for path, last := range snap.Trace.Last {
 		assert.NotEmpty(t, crashed.ByNode(path+":"+last.NodeID).ByStatus(trace.Completed), "last node %s:%s", path, last.NodeID)
 	}
-	require.Len(t, open, 1, "the slow node was running")
-	assert.Equal(t, "work", open[0].NodeID)
+	if sawStart {
+		require.Len(t, open, 1, "the slow node was running")
+		assert.Equal(t, "work", open[0].NodeID)
+	} else { // a busy machine had not started work 50ms after the save
+		t.Logf("killed before the audit showed work started: %d open", len(open))
+		require.LessOrEqual(t, len(open), 1)
+	}
 	for _, o := range open {
 		assert.True(t, inFrontier(snap, o.NodeID), "the running node %s is where the snapshot resumes", o.NodeID)
 	}
