@@ -30,10 +30,18 @@
 //
 // # Sinks and failures
 //
-// Records are buffered per run and written when the run ends, or in batches of
-// WithBatchSize. A JSONL sink writes a batch with one call, so concurrent runs never
-// interleave lines; WithFsync syncs after every batch. A failing sink is logged once
-// and counted (Audit.Failures); WithStrict makes it fail the run instead.
+// Records are buffered per run and written when the run ends, in batches of
+// WithBatchSize, and every WithFlushInterval. A JSONL sink writes a batch with one
+// call, so concurrent runs never interleave lines; WithFsync syncs after every batch.
+// A failing sink is logged once and counted (Audit.Failures); WithStrict makes it
+// fail the run instead.
+//
+// # Surviving a crash
+//
+// With per-node checkpoints (session.PerNode), WithDurableNodes writes each node's
+// records, and syncs the sinks, before the engine takes the node's checkpoint: after
+// a crash the audit holds every node the snapshot counts done, and the STARTED record
+// of a node that was running, which the resume ends.
 //
 // # Redaction
 //

@@ -59,7 +59,7 @@ Flags:
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
   --output FORMAT      text (default) or json, the same output as run
-` + evaluatorUsage + storeFlagsUsage + `
+` + evaluatorUsage + depthUsage + storeFlagsUsage + `
 ` + storeUsage + `
 Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 digits)
 run and resume encrypt the stored variables, frontier and trace (AES-GCM).
@@ -87,6 +87,7 @@ type resumeConfig struct {
 	output   string
 	store    storeFlags
 	eval     string // --evaluator
+	maxDepth int    // --max-depth; 0: the engine's
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
 	// last saved with; keepDurability, keepSteps: --durability, --steps were not
 	// given, so it keeps the recorded ones.
@@ -133,15 +134,15 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		return fail(exitConflict, explainResumeError(err, cfg))
 	}
 	cfg.keepRecordedTTL(snap)
-	eng, sources, closeAudit, err := resumeEngine(cfg, snap, stderr)
-	if err != nil {
-		return fail(exitUsage, err)
-	}
-	defer closeAudit()
 	st, err := resumeSettings(cfg, snap)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
+	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st.durability, stderr)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	defer closeAudit()
 	r, err := cfg.store.runner(eng, store, sources, st, acceptChanged(cfg)...)
 	if err != nil {
 		return fail(exitUsage, err)
@@ -177,9 +178,9 @@ func (cfg *resumeConfig) keepRecordedTTL(snap *session.Snapshot) {
 
 // resumeEngine returns an engine with the definitions of the instance loaded: those of
 // --file, else those recorded in snap, and the --audit interceptor, which closeAudit
-// closes. sources are the files loaded, absolute, to record with the instance. Its
-// errors are bad input.
-func resumeEngine(cfg resumeConfig, snap *session.Snapshot, stderr io.Writer) (eng *flow.Engine, sources []string,
+// closes (its audit keeps up with durability d). sources are the files loaded,
+// absolute, to record with the instance. Its errors are bad input.
+func resumeEngine(cfg resumeConfig, snap *session.Snapshot, d session.Durability, stderr io.Writer) (eng *flow.Engine, sources []string,
 	closeAudit func(), err error) {
 	files := cfg.files
 	loadFailed := func(err error) error { return err }
@@ -201,11 +202,12 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, stderr io.Writer) (e
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
 	red, err := resumeRedactor(&cfg.store, snap)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng, closeAudit, err = newEngine(cfg.audit, stderr, red, evalOpts...)
+	eng, closeAudit, err = newEngine(cfg.audit, d, stderr, red, evalOpts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -363,6 +365,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	outputFlag(fs, &cfg.output)
 	evaluatorFlag(fs, &cfg.eval)
+	depthFlag(fs, &cfg.maxDepth)
 	cfg.store.register(fs)
 	pos, help, err := parseCommandLine(fs, args)
 	if help || err != nil {
@@ -395,6 +398,9 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		// Stored versions start at 1: left to mean "no check", 0 would resume whatever
 		// the version, the opposite of what was asked.
 		return cfg, false, errors.New("--expect-version must be at least 1 (stored versions start at 1)")
+	}
+	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+		return cfg, false, err
 	}
 	cfg.id = pos[0]
 	for _, s := range cfg.sets {

@@ -123,7 +123,7 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 	repo := workflow.NewStoreRepository(store)
 	var ta *taskAudit
 	if cfg.audit != "" {
-		ra, err := openRunAudit(cfg.audit, stderr, redact.New())
+		ra, err := openRunAudit(cfg.audit, session.PerNode, stderr, redact.New()) // each record written and synced at once
 		if err != nil {
 			return fail(badInput{err})
 		}
