@@ -357,17 +357,20 @@ func (r *run) arrive(tok *token) bool {
 }
 
 // joinUp is called when every branch of split frame f arrived at its join or ended.
-// If the join also joins the branches of the enclosing split (cnode.joins), f's
+// If the join also joins the branches of the enclosing split (cnode.joinReach), f's
 // arrivals become that split's, and so on outwards. It returns the frame whose join
 // fires now, or nil when an enclosing split still waits for other branches. The
 // caller holds r.mu.
 func joinUp(f *frame) *frame {
-	for f.split.joins[f.join] {
+	for {
+		if _, outer := f.split.joinReach(f.join); !outer {
+			break
+		}
 		p := f.parent
 		if p.kind != frameSplit {
 			break
 		}
-		if _, reaches := p.split.joins[f.join]; !reaches || (p.join != nil && p.join != f.join) {
+		if reaches, _ := p.split.joinReach(f.join); !reaches || (p.join != nil && p.join != f.join) {
 			break
 		}
 		p.join = f.join
