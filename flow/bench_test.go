@@ -119,6 +119,35 @@ func BenchmarkParallel(b *testing.B) {
 	}
 }
 
+// BenchmarkParallelWork fans out to n branches whose task reads one shared variable
+// and writes its own key, and joins. Target: at most 600 ns per branch.
+func BenchmarkParallelWork(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := flow.NewSpec("parwork")
+			s.Start("s").LinkTo("p")
+			p := s.Parallel("p")
+			for i := range n {
+				id := fmt.Sprintf("b%d", i)
+				p.LinkTo(id)
+				s.Activity(id).DoFunc(func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+					v, _ := c.GetInt("in")
+					c.Set(id, v+1)
+					return nil
+				}).LinkTo("j")
+			}
+			s.Parallel("j").LinkTo("e")
+			s.End("e")
+			g, err := s.Build()
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchGraph(b, g, 0, map[string]any{"in": 1})
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/branch")
+		})
+	}
+}
+
 // BenchmarkRunOverhead runs start -> end: the fixed cost of a run, which the per-node
 // figures of the other benchmarks include.
 func BenchmarkRunOverhead(b *testing.B) {

@@ -435,41 +435,69 @@ func (r *run) unitDone(f *frame) *token {
 				return t
 			}
 			if len(f.failed) > 0 {
-				// Every branch failed: "continue with what finished" leaves nothing to
-				// continue with, so the split itself fails instead of ending silently.
-				t := r.newToken(f.split, modeFailed, f.parent, f.branch)
-				t.failure = &NodeError{Graph: f.split.n.graph.ID, Path: f.call.path, Node: f.split.n.ID, NodeType: f.split.n.Type,
-					Title: f.split.n.Title, Branch: f.branch, Step: int(r.steps.Load()), Code: CodeAllBranchesFailed,
-					Err: fmt.Errorf("%w: %w", ErrAllBranchesFailed, joinNodeErrors(f.failed))}
-				return t
+				return r.allBranchesFailed(f)
 			}
 		case frameLoop:
-			f.index++
-			if f.index < len(f.items) && !f.left {
-				f.pending = 1
-				return r.newToken(f.loop, modeBody, f, iterationBranch(f))
-			}
-			if f.closing != nil {
-				return r.newToken(f.closing, modeBegin, f.parent, f.branch)
+			if t := r.nextIteration(f); t != nil {
+				return t
 			}
 		case frameCall:
 			if r.live != nil && f.callerTok != nil {
-				// The caller's goroutine goes on once the call returns; until then the
-				// checkpoint must show the caller ready to leave the calling node, or,
-				// when the call failed, about to run it again (as dropCall leaves it).
-				cp := position{node: f.node, mode: modeFollow, frame: f.parent, branch: f.branch}
-				if f.abort.Load() != nil {
-					// The calling node runs again, a join's with the arrivals it waited for.
-					cp.mode, cp.arrivals = modeExec, f.callerTok.arrivals
-				}
-				f.callerTok.cp = cp
-				r.live[f.callerTok] = struct{}{}
+				r.callerLive(f)
 			}
 			return nil // the caller continues after the call returns
 		}
 		f = f.parent
 	}
 	return nil
+}
+
+// nextIteration returns the token that goes on after an iteration of loop frame f
+// ended: the next iteration, or the loop's closing node; nil when the flow left the
+// loop without one. The caller holds r.mu. (Not inlined: see allBranchesFailed.)
+//
+//go:noinline
+func (r *run) nextIteration(f *frame) *token {
+	f.index++
+	if f.index < len(f.items) && !f.left {
+		f.pending = 1
+		return r.newToken(f.loop, modeBody, f, iterationBranch(f))
+	}
+	if f.closing != nil {
+		return r.newToken(f.closing, modeBegin, f.parent, f.branch)
+	}
+	return nil
+}
+
+// callerLive puts the token that made call f back among the live ones, for the
+// checkpoints: the caller's goroutine goes on once the call returns; until then the
+// checkpoint must show the caller ready to leave the calling node, or, when the call
+// failed, about to run it again (as dropCall leaves it). The caller holds r.mu.
+//
+//go:noinline
+func (r *run) callerLive(f *frame) {
+	cp := position{node: f.node, mode: modeFollow, frame: f.parent, branch: f.branch}
+	if f.abort.Load() != nil {
+		// The calling node runs again, a join's with the arrivals it waited for.
+		cp.mode, cp.arrivals = modeExec, f.callerTok.arrivals
+	}
+	f.callerTok.cp = cp
+	r.live[f.callerTok] = struct{}{}
+}
+
+// allBranchesFailed returns the token that fails split frame f, every branch of
+// which failed: "continue with what finished" leaves nothing to continue with, so the
+// split itself fails instead of ending silently. It is a function of its own so that
+// unitDone, on every branch goroutine's path, keeps a small stack frame (a goroutine
+// starts with a small stack and copies it to grow).
+//
+//go:noinline
+func (r *run) allBranchesFailed(f *frame) *token {
+	t := r.newToken(f.split, modeFailed, f.parent, f.branch)
+	t.failure = &NodeError{Graph: f.split.n.graph.ID, Path: f.call.path, Node: f.split.n.ID, NodeType: f.split.n.Type,
+		Title: f.split.n.Title, Branch: f.branch, Step: int(r.steps.Load()), Code: CodeAllBranchesFailed,
+		Err: fmt.Errorf("%w: %w", ErrAllBranchesFailed, joinNodeErrors(f.failed))}
+	return t
 }
 
 func iterationBranch(f *frame) string {
