@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flowteam/flowteam/flow"
@@ -159,4 +160,50 @@ func BenchmarkRunOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchGraph(b, g, 0, nil)
+}
+
+// nodeCounter counts node starts and ends, and reads no time.
+type nodeCounter struct {
+	flow.NopInterceptor
+	starts, ends atomic.Int64
+}
+
+func (c *nodeCounter) OnNodeStart(context.Context, *flow.Context, *flow.Node) { c.starts.Add(1) }
+
+func (c *nodeCounter) OnNodeEnd(context.Context, *flow.Context, *flow.Node, flow.NodeEnd) {
+	c.ends.Add(1)
+}
+
+// untimedCounter is a nodeCounter that tells the engine it reads no node times.
+type untimedCounter struct{ nodeCounter }
+
+func (*untimedCounter) NodeTimes() bool { return false }
+
+// BenchmarkCountingInterceptor runs the 100-node chain without interceptors, with one
+// that counts node starts and ends, and with one that also says it reads no times
+// (flow.NodeTimer). Target: the untimed one at most +40 ns per node over none.
+func BenchmarkCountingInterceptor(b *testing.B) {
+	const n = 100
+	g := testkit.Chain(b, "chain", n, noop)
+	b.Run("none", func(b *testing.B) { benchEngine(b, flow.NewEngine(), g, n+2) })
+	b.Run("counter", func(b *testing.B) {
+		benchEngine(b, flow.NewEngine(flow.WithInterceptor(&nodeCounter{}, 0)), g, n+2)
+	})
+	b.Run("untimed-counter", func(b *testing.B) {
+		benchEngine(b, flow.NewEngine(flow.WithInterceptor(&untimedCounter{}, 0)), g, n+2)
+	})
+}
+
+// benchEngine is benchGraph on a given engine.
+func benchEngine(b *testing.B, e *flow.Engine, g *flow.Graph, perRun int) {
+	ctx := context.Background()
+	fc := flow.NewContext("bench")
+	b.ReportAllocs()
+	defer testkit.ReportCPU(b, perRun)()
+	for b.Loop() {
+		if _, err := e.EvalGraph(ctx, g, fc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(perRun), "ns/node")
 }

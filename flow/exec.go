@@ -119,12 +119,16 @@ type attemptOutcome struct {
 
 // startHooks calls the interceptors' start hooks and returns the node's context (its
 // own, when an interceptor is a NodeStarter) and when the node began, since the run
-// began (one monotonic clock read, no wall clock).
+// began (one monotonic clock read, no wall clock; none when no interceptor wants
+// node times, see NodeTimer).
 func (r *run) startHooks(ctx context.Context, tok *token) (context.Context, time.Duration) {
 	if len(r.icpts) == 0 {
 		return ctx, 0
 	}
-	began := time.Since(r.began)
+	var began time.Duration
+	if timed(r.icpts) {
+		began = time.Since(r.began)
+	}
 	for i := range r.icpts {
 		if s := r.icpts[i].starter; s != nil {
 			if c := s.StartNode(ctx, &tok.view, tok.node.n); c != nil {
@@ -177,8 +181,11 @@ func (r *run) classify(ctx context.Context, tok *token, a *attemptOutcome) {
 
 // endHooks calls the interceptors' end hooks, innermost first.
 func (r *run) endHooks(ctx context.Context, tok *token, a *attemptOutcome, began time.Duration, step, attempt int) {
-	end := NodeEnd{Status: a.status, Err: a.err, Start: r.began.Add(began), Duration: time.Since(r.began) - began, Step: step,
+	end := NodeEnd{Status: a.status, Err: a.err, Step: step,
 		Arrivals: tok.arrivals, Attempt: attempt, Retrying: a.retry, Recovered: a.status == nodeFailed && !a.retry && a.dec.Recover}
+	if timed(r.icpts) {
+		end.Start, end.Duration = r.began.Add(began), time.Since(r.began)-began
+	}
 	if end.Recovered {
 		end.Goto = a.dec.Goto
 	}
