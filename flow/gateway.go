@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // BranchPolicy decides what a failing branch of a parallel split does to the run.
@@ -368,64 +367,6 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 	return toks[0]
 }
 
-// spawnBranches starts goroutines for the last of toks, one per token while the
-// engine's bound allows, and returns the tokens left to run on this goroutine. The
-// goroutines share the tokens (branchQueue): each runs the next one not yet taken
-// until none is left, so one whose branch ended (at its join, or for good) runs the
-// next on the stack it already grew, where a new goroutine would grow its own, and
-// every branch still has a goroutine of its own should the others block.
-func (r *run) spawnBranches(toks []*token) []*token {
-	n := 0
-	for n < len(toks) && r.acquire() {
-		n++
-	}
-	if n == 0 {
-		return toks
-	}
-	q := &branchQueue{toks: toks[len(toks)-n:]}
-	c := q.toks[0].call
-	c.wg.Add(n)
-	for range n {
-		go r.runBranches(c, q)
-	}
-	return toks[:len(toks)-n]
-}
-
-// branchQueue holds the branches a fan-out runs on its goroutines.
-type branchQueue struct {
-	toks []*token
-	next atomic.Int32 // index of the next token to take
-}
-
-// take returns the next token no goroutine took yet, or nil.
-func (q *branchQueue) take() *token {
-	i := int(q.next.Add(1)) - 1
-	if i >= len(q.toks) {
-		return nil
-	}
-	return q.toks[i]
-}
-
-// runBranches is a branch goroutine: it drives q's tokens until none is left.
-func (r *run) runBranches(c *frame, q *branchQueue) {
-	defer c.wg.Done()
-	defer func() { <-r.e.sem }()
-	defer r.catchBranchPanic()
-	for tok := q.take(); tok != nil; tok = q.take() {
-		r.drive(c.ctx, tok)
-	}
-}
-
-// acquire takes a slot of the engine's bound on branch goroutines, if one is free.
-func (r *run) acquire() bool {
-	select {
-	case r.e.sem <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
 // branchName returns the last part of the id of the branch that split node cn opens
 // towards targets[i], the nodes it fans out to in order: the target's id, and for a
 // target an earlier link already leads to, "#i" appended to it (as often as it takes
@@ -482,10 +423,14 @@ func (p *BranchPanic) Error() string {
 // catchBranchPanic turns a panic in a branch goroutine into a failed run and keeps
 // it for runRoot to raise again.
 func (r *run) catchBranchPanic() {
-	v := recover()
-	if v == nil {
-		return
+	if v := recover(); v != nil {
+		r.branchPanicked(v)
 	}
+}
+
+// branchPanicked fails the run with a branch goroutine's panic v; called while the
+// goroutine panics (in a deferred call), so the stack it keeps is the panic's.
+func (r *run) branchPanicked(v any) {
 	p := &BranchPanic{Value: v, Stack: debug.Stack()}
 	r.mu.Lock()
 	if r.panicked == nil {
