@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 
@@ -24,6 +25,7 @@ type graphConfig struct {
 	outcome  func(res *flow.Result, vars map[string]any) any
 	vars     func(args json.RawMessage) (map[string]any, error)
 	evalOpts []flow.EvalOption
+	logger   *slog.Logger
 }
 
 // WithOutcome sets what a graph tool returns for a run, given its result and final
@@ -49,6 +51,9 @@ func WithEvalOptions(opts ...flow.EvalOption) GraphOption {
 func WithServerInfo(name, version string) GraphOption {
 	return func(c *graphConfig) { c.impl = sdk.Implementation{Name: name, Version: version} }
 }
+
+// WithLogger sets the server's logger (default: none).
+func WithLogger(l *slog.Logger) GraphOption { return func(c *graphConfig) { c.logger = l } }
 
 // Outcome is the default result of a graph tool: how the run ended.
 type Outcome struct {
@@ -94,7 +99,7 @@ func NewGraphServer(eng *flow.Engine, graphs []*flow.Graph, opts ...GraphOption)
 	if len(graphs) == 0 {
 		return nil, errors.New("mcp: no graphs to serve")
 	}
-	srv := sdk.NewServer(&cfg.impl, nil)
+	srv := sdk.NewServer(&cfg.impl, &sdk.ServerOptions{Logger: cfg.logger})
 	for _, g := range graphs {
 		srv.AddTool(&sdk.Tool{Name: g.ID, Title: g.Title, Description: graphDescription(g), InputSchema: inputSchema(g, graphs)},
 			graphHandler(eng, g, &cfg))
