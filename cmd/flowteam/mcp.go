@@ -24,10 +24,10 @@ them, and "@name" Go tasks cannot be served.
 
 Each graph is one tool, named by the graph's id. Its input is a JSON object of the
 run's variables, read as "flowteam run --vars" reads its file. The input schema
-lists the variables the graph's scripts and conditions (and its sub-graphs') read
-and never write; it stays open to others (a script in another language, a
-variable a sub-graph increments), and lists none for graphs in Solon's Java
-scripts. Every call runs the graph in a new instance, without a store.
+lists the variables the graph's expr scripts and conditions (and its sub-graphs')
+read and never write; it stays open to others, which a script in Solon's Java (not
+read) or a variable a script also sets may need. Every call runs the graph in a new
+instance, without a store or an audit.
 
 A call's result is the run's outcome: the JSON "flowteam run --output json" prints,
 as structured content and as text. A failed run is a result flagged isError with

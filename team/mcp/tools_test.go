@@ -217,3 +217,42 @@ func findTool(t testing.TB, tools []team.Tool, name string) team.Tool {
 	t.Fatalf("no tool %q", name)
 	return team.Tool{}
 }
+
+// Schemas beyond team.Schema's subset: what the subset cannot say is left open in the
+// tool's Schema and checked by the full validator before the call leaves.
+func TestToolSchemaBeyondTheSubset(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "schemas"}, nil)
+	echo := func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+	}
+	srv.AddTool(&sdk.Tool{Name: "order", InputSchema: json.RawMessage(`{
+		"$schema": "http://json-schema.org/draft-04/schema#",
+		"type": "object",
+		"$defs": {"qty": {"type": "integer", "minimum": 1}},
+		"properties": {
+			"qty": {"$ref": "#/$defs/qty"},
+			"note": {"type": ["string", "null"], "maxLength": 5},
+			"tags": {"type": "array", "items": {"type": "string"}}
+		},
+		"required": ["qty"],
+		"additionalProperties": {"type": "boolean"}
+	}`)}, echo)
+	ts := inMemory(t, srv)
+	order := findTool(t, ts.Tools(), "order")
+	assert.Equal(t, "array", order.Schema.Properties["tags"].Type)
+	assert.Equal(t, "string", order.Schema.Properties["tags"].Items.Type)
+	assert.Empty(t, order.Schema.Properties["note"].Type, "a type list is left to the full validator")
+	assert.Nil(t, order.Schema.AdditionalProperties)
+
+	obs := observe(t, context.Background(), ts.Tools(),
+		testkit.ToolCall("ok", "order", `{"qty":2,"note":null,"tags":["a"],"gift":true}`),
+		testkit.ToolCall("no-qty", "order", `{"note":"x"}`),
+		testkit.ToolCall("ref", "order", `{"qty":0}`),
+		testkit.ToolCall("long", "order", `{"qty":1,"note":"too long"}`),
+		testkit.ToolCall("extra", "order", `{"qty":1,"gift":"yes"}`),
+		testkit.ToolCall("items", "order", `{"qty":1,"tags":[1]}`))
+	assert.True(t, obs["ok"].OK(), "%+v", obs["ok"].Error)
+	for _, id := range []string{"no-qty", "ref", "long", "extra", "items"} {
+		assert.Equal(t, team.TypeInvalidArguments, errType(t, obs[id]), id)
+	}
+}
