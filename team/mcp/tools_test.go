@@ -256,3 +256,11 @@ func TestToolSchemaBeyondTheSubset(t *testing.T) {
 		assert.Equal(t, team.TypeInvalidArguments, errType(t, obs[id]), id)
 	}
 }
+
+func TestToolAfterClose(t *testing.T) {
+	ts := inMemory(t, newFixture(nil))
+	stock := findTool(t, ts.Tools(), "stock")
+	require.NoError(t, ts.Close())
+	_, err := stock.Func(context.Background(), json.RawMessage(`{"sku":"A-1"}`))
+	assert.ErrorIs(t, err, &team.Error{Type: team.TypeSourceUnavailable})
+}
