@@ -13,8 +13,8 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
-	"github.com/flowteam/flowteam/trace"
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // Client is a team.Agent that runs each call as a task of a remote A2A agent. A task
