@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	spec "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
@@ -108,6 +109,17 @@ func (ids taskIDs) Intercept(ctx context.Context, rc *a2asrv.RequestContext) (co
 	return ctx, nil
 }
 
+// next returns the id of the next task started.
+func (ids taskIDs) next(t testing.TB) spec.TaskID {
+	select {
+	case id := <-ids:
+		return id
+	case <-time.After(5 * time.Second):
+		t.Error("no task started")
+		return ""
+	}
+}
+
 // sdkClient returns the SDK's own client of the agent served by hs.
 func sdkClient(t testing.TB, hs *httptest.Server) *a2aclient.Client {
 	t.Helper()
@@ -122,4 +134,9 @@ func sdkClient(t testing.TB, hs *httptest.Server) *a2aclient.Client {
 // userMessage returns the parameters of a message/send with text.
 func userMessage(text string) *spec.MessageSendParams {
 	return &spec.MessageSendParams{Message: spec.NewMessage(spec.MessageRoleUser, spec.TextPart{Text: text})}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
 }
