@@ -3,6 +3,7 @@ module github.com/flowteam/flowteam
 go 1.26.8
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	// Pinned: flow/exprfast.go compiles common expressions to closures that mirror expr's
@@ -24,7 +25,6 @@ require (
 )
 
 require (
-	github.com/a2aproject/a2a-go v0.3.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.2 // indirect
