@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/team/a2a"
 	"github.com/flowteam/flowteam/testkit"
@@ -107,4 +108,31 @@ func TestServerStreamsEventsThenOneTerminalFailure(t *testing.T) {
 	}
 	assert.Equal(t, []spec.TaskState{"submitted", "working", "working", "working", "failed"}, states)
 	assert.Equal(t, []string{"run_start", "run_end"}, events)
+}
+
+// A member failure the team continues after is an ordinary event of a completed
+// task, not a failed task.
+func TestServerKeepsRecoveredNodeErrorsAsEvents(t *testing.T) {
+	research, err := team.NewTeam("research",
+		team.WithMembers(testkit.NewFixedAgent("market", "20bn EUR"), testkit.FailingWith("patents", team.TypeTimeout, "too slow")),
+		team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError))
+	require.NoError(t, err)
+	hs := serve(t, research)
+	for _, m := range modes {
+		evs, err := testkit.Events(context.Background(), dial(t, hs, a2a.WithStreaming(m.streaming)), "e-bikes", nil)
+		require.NoError(t, err, m.name)
+		var failed *team.Event
+		for i, ev := range evs {
+			if ev.Agent == "patents" && ev.Kind == team.EventRunEnd {
+				failed = &evs[i]
+			}
+		}
+		require.NotNil(t, failed, m.name)
+		assert.Equal(t, team.RunFailed, failed.Status, m.name)
+		require.NotNil(t, failed.Error, m.name)
+		assert.Equal(t, team.TypeTimeout, failed.Error.Type, m.name)
+		last := evs[len(evs)-1]
+		assert.Equal(t, team.RunCompleted, last.Status, m.name)
+		assert.Contains(t, last.Answer.Content, "20bn EUR", m.name)
+	}
 }
