@@ -136,3 +136,28 @@ func TestServerKeepsRecoveredNodeErrorsAsEvents(t *testing.T) {
 		assert.Contains(t, last.Answer.Content, "20bn EUR", m.name)
 	}
 }
+
+// A run that waits for human decisions ends its task as input-required, which the
+// client reports as an agent failure: decisions do not cross A2A.
+func TestServerPendingRunIsInputRequired(t *testing.T) {
+	refund := team.NewTool("refund", "Refund an order",
+		team.Object(map[string]*team.Schema{"order": team.String("order id")}),
+		func(context.Context, struct{ Order string }) (string, error) { return "done", nil })
+	refund.Sensitive = team.Always("refunds need a person")
+	ask := testkit.CallTools(testkit.ToolCall("c1", "refund", `{"order":"A-1"}`))
+	model := testkit.NewScriptedModel(ask, ask)
+	clerk, err := team.NewReActAgent("clerk", model, team.WithTools(refund))
+	require.NoError(t, err)
+	hs := serve(t, clerk)
+	res, err := sdkClient(t, hs).SendMessage(context.Background(), userMessage("refund A-1"))
+	require.NoError(t, err)
+	assert.Equal(t, spec.TaskStateInputRequired, res.(*spec.Task).Status.State)
+
+	_, err = dial(t, hs).Call(context.Background(), "refund A-1", nil)
+	var e *team.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, team.TypeAgentFailed, e.Type)
+	var te *a2a.TaskError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, spec.TaskStateInputRequired, te.State)
+}
