@@ -3,6 +3,7 @@ module github.com/flowteam/flowteam
 go 1.26.8
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	// Pinned: flow/exprfast.go compiles common expressions to closures that mirror expr's
@@ -47,9 +48,14 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20250715232539-7130f93afb79 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20250715232539-7130f93afb79 // indirect
+	google.golang.org/grpc v1.73.0 // indirect
+	google.golang.org/protobuf v1.36.6 // indirect
 )
