@@ -11,6 +11,8 @@ import (
 
 	"github.com/expr-lang/expr/file"
 	"gopkg.in/yaml.v3"
+
+	"github.com/flowteam/flowteam/internal/yamldoc"
 )
 
 // This file reads Solon Flow definition documents (YAML or JSON, the "layout" schema):
@@ -121,7 +123,7 @@ type defReader struct {
 	graph   string // graph id, once known, for messages
 	lenient Pos    // where a .json document YAML read stops being JSON
 	data    []byte // the YAML the nodes were read from, for where their indicators are
-	ends    []int  // lineEnds(data), once needed
+	ends    []int  // yamldoc.LineEnds(data), once needed
 	errs    []error
 	budget  int                 // values meta may still expand to; bounds alias bombs
 	active  map[*yaml.Node]bool // collections being expanded; catches alias cycles
@@ -145,13 +147,13 @@ func (r *defReader) failErr(line int, node string, err error, format string, arg
 // graphSpec reads the top-level mapping.
 func (r *defReader) graphSpec(root *yaml.Node) *GraphSpec {
 	spec := &GraphSpec{}
-	root = deref(root)
+	root = yamldoc.Deref(root)
 	if root == nil || root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		r.fail(1, "", "empty document: expected a mapping with id and layout")
 		return spec
 	}
 	if root.Kind != yaml.MappingNode {
-		r.fail(root.Line, "", "document must be a mapping with id and layout, not %s", kindOf(root))
+		r.fail(root.Line, "", "document must be a mapping with id and layout, not %s", yamldoc.KindOf(root))
 		return spec
 	}
 	fields := r.entries(root)
@@ -196,18 +198,18 @@ type layoutNode struct {
 // layout reads the node list: each entry, then automatic ids, then links, since an
 // automatic link needs the id of the entry after it.
 func (r *defReader) layout(e entry) []*NodeSpec {
-	list := deref(e.val)
+	list := yamldoc.Deref(e.val)
 	if list.ShortTag() == "!!null" {
 		return nil
 	}
 	if list.Kind != yaml.SequenceNode {
-		r.fail(list.Line, "", "%s must be a list of nodes, not %s", e.name, kindOf(list))
+		r.fail(list.Line, "", "%s must be a list of nodes, not %s", e.name, yamldoc.KindOf(list))
 		return nil
 	}
 	items := make([]layoutNode, len(list.Content))
 	explicit := make(map[string]bool, len(items))
 	for i, item := range list.Content {
-		items[i] = r.node(i, deref(item))
+		items[i] = r.node(i, yamldoc.Deref(item))
 		if id := items[i].spec.ID; id != "" {
 			explicit[id] = true
 		}
@@ -246,7 +248,7 @@ func (r *defReader) layout(e entry) []*NodeSpec {
 func (r *defReader) node(i int, n *yaml.Node) layoutNode {
 	ns := &NodeSpec{Pos: Pos{File: r.file, Line: n.Line}}
 	if n.Kind != yaml.MappingNode {
-		r.fail(n.Line, "", "layout entry #%d must be a mapping (a node), not %s", i+1, kindOf(n))
+		r.fail(n.Line, "", "layout entry #%d must be a mapping (a node), not %s", i+1, yamldoc.KindOf(n))
 		return layoutNode{spec: ns, link: &yaml.Node{Kind: yaml.SequenceNode}}
 	}
 	fields := r.entries(n)
@@ -291,7 +293,7 @@ func (r *defReader) node(i int, n *yaml.Node) layoutNode {
 	}
 	var link *yaml.Node
 	if e, ok := lookup(fields, "link"); ok {
-		if v := deref(e.val); v.ShortTag() != "!!null" {
+		if v := yamldoc.Deref(e.val); v.ShortTag() != "!!null" {
 			link = v
 		}
 	}
@@ -332,7 +334,7 @@ func (p ScriptPos) Locate(err error, fallback Pos) Pos {
 
 // scriptPos locates the script held by the value of e (see ScriptPos).
 func (r *defReader) scriptPos(e entry) ScriptPos {
-	v := deref(e.val)
+	v := yamldoc.Deref(e.val)
 	p := ScriptPos{Pos: Pos{File: r.file, Line: v.Line}}
 	if v.Kind == yaml.ScalarNode && v.Style&yaml.LiteralStyle != 0 {
 		if v.Anchor != "" || v.Style&yaml.TaggedStyle != 0 {
@@ -354,7 +356,7 @@ func (r *defReader) scriptPos(e entry) ScriptPos {
 // other anchors and tags, blanks, comments and line breaks; line if there is none.
 func (r *defReader) indicatorLine(line, column int) int {
 	if r.ends == nil {
-		r.ends = lineEnds(r.data) // once: a document may have many such blocks
+		r.ends = yamldoc.LineEnds(r.data) // once: a document may have many such blocks
 	}
 	i := 0
 	if line >= 2 && line-2 < len(r.ends) {
@@ -400,13 +402,13 @@ func (r *defReader) links(ns *NodeSpec, v *yaml.Node) {
 		r.linkObject(ns, v)
 	case yaml.SequenceNode:
 		for _, item := range v.Content {
-			switch item = deref(item); {
+			switch item = yamldoc.Deref(item); {
 			case item.Kind == yaml.MappingNode:
 				r.linkObject(ns, item)
 			case item.Kind == yaml.ScalarNode && item.ShortTag() != "!!null":
 				r.linkTo(ns, item)
 			default:
-				r.fail(item.Line, ns.ID, "link entry must be a node id or a mapping with nextId, not %s", kindOf(item))
+				r.fail(item.Line, ns.ID, "link entry must be a node id or a mapping with nextId, not %s", yamldoc.KindOf(item))
 			}
 		}
 	}
@@ -453,14 +455,14 @@ func (r *defReader) linkObject(ns *NodeSpec, v *yaml.Node) {
 		ls.Meta = r.meta(e, ns.ID)
 	}
 	if e, ok := lookup(fields, "priority"); ok {
-		p := deref(e.val)
+		p := yamldoc.Deref(e.val)
 		switch {
 		case p.ShortTag() == "!!null":
 		case p.Kind == yaml.ScalarNode && p.ShortTag() == "!!int" && p.Decode(&ls.Priority) == nil:
 		case p.Kind == yaml.ScalarNode && p.ShortTag() == "!!int":
 			r.fail(p.Line, ns.ID, "link to %q: priority %s is out of range", ls.NextID, p.Value)
 		default:
-			r.fail(p.Line, ns.ID, "link to %q: priority must be an integer, not %s", ls.NextID, describe(p))
+			r.fail(p.Line, ns.ID, "link to %q: priority must be an integer, not %s", ls.NextID, yamldoc.Describe(p))
 		}
 	}
 	ns.Links = append(ns.Links, ls)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/flowteam/flowteam/internal/yamldoc"
 )
 
 // Values in definition documents: scalars, meta maps and lists (with their size and
@@ -11,10 +13,10 @@ import (
 
 // scalar reads a string field. Any scalar is accepted as written ("task: 42" is "42").
 func (r *defReader) scalar(e entry, node string) string {
-	v := deref(e.val)
+	v := yamldoc.Deref(e.val)
 	switch {
 	case v.Kind != yaml.ScalarNode:
-		r.fail(v.Line, node, "%s must be a string, not %s", e.name, kindOf(v))
+		r.fail(v.Line, node, "%s must be a string, not %s", e.name, yamldoc.KindOf(v))
 		return ""
 	case v.ShortTag() == "!!null":
 		return ""
@@ -24,12 +26,12 @@ func (r *defReader) scalar(e entry, node string) string {
 
 // meta reads a meta mapping into plain Go values; an empty mapping reads as nil.
 func (r *defReader) meta(e entry, node string) map[string]any {
-	v := deref(e.val)
+	v := yamldoc.Deref(e.val)
 	switch {
 	case v.ShortTag() == "!!null":
 		return nil
 	case v.Kind != yaml.MappingNode:
-		r.fail(v.Line, node, "%s must be a mapping, not %s", e.name, kindOf(v))
+		r.fail(v.Line, node, "%s must be a mapping, not %s", e.name, yamldoc.KindOf(v))
 		return nil
 	}
 	m, _ := r.value(v, node).(map[string]any)
@@ -44,7 +46,7 @@ func (r *defReader) value(n *yaml.Node, node string) any {
 	if !r.spend(1, n.Line, node) {
 		return nil
 	}
-	n = deref(n)
+	n = yamldoc.Deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
 		if !r.enter(n, node) {
@@ -197,9 +199,9 @@ func (r *defReader) entries(m *yaml.Node) []entry {
 			merges = append(merges, v)
 			continue
 		}
-		kd := deref(k)
+		kd := yamldoc.Deref(k)
 		if kd.Kind != yaml.ScalarNode {
-			r.fail(kd.Line, "", "mapping key must be a string, not %s", kindOf(kd))
+			r.fail(kd.Line, "", "mapping key must be a string, not %s", yamldoc.KindOf(kd))
 			continue
 		}
 		if prev, dup := find(kd.Value); dup {
@@ -209,14 +211,14 @@ func (r *defReader) entries(m *yaml.Node) []entry {
 		add(entry{name: kd.Value, key: k, val: v})
 	}
 	for _, src := range merges {
-		src = deref(src)
+		src = yamldoc.Deref(src)
 		sources := []*yaml.Node{src}
 		if src.Kind == yaml.SequenceNode {
 			sources = src.Content
 		}
 		for _, s := range sources {
-			if s = deref(s); s.Kind != yaml.MappingNode {
-				r.fail(s.Line, "", "a merge (<<) needs a mapping or a list of mappings, not %s", kindOf(s))
+			if s = yamldoc.Deref(s); s.Kind != yaml.MappingNode {
+				r.fail(s.Line, "", "a merge (<<) needs a mapping or a list of mappings, not %s", yamldoc.KindOf(s))
 				continue
 			}
 			if !r.spend(len(s.Content)/2+1, s.Line, "") || !r.enter(s, "") {

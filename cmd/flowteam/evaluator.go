@@ -17,6 +17,26 @@ const evaluatorUsage = `  --evaluator NAME  the script language of files that do
                     script engine (give the same to resume as to run)
 `
 
+// solonTypesUsage documents --solon-types for validate; run and resume say how the
+// instance keeps it.
+const solonTypesUsage = `  --solon-types     read a node type flowteam does not know as an activity, as Solon
+                    does, instead of refusing it (then a node.unknown-type warning)
+`
+
+// solonTypesFlag registers --solon-types on fs.
+func solonTypesFlag(fs *flag.FlagSet, p *bool) {
+	fs.BoolVar(p, "solon-types", false, "")
+}
+
+// readOptions returns the definition reader's options for --solon-types: without it
+// a node type the engine does not know is an error that suggests the nearest known one.
+func readOptions(solonTypes bool) []flow.ReadOption {
+	if !solonTypes {
+		return nil
+	}
+	return []flow.ReadOption{flow.SolonNodeTypes()}
+}
+
 // evaluatorFlag registers --evaluator on fs.
 func evaluatorFlag(fs *flag.FlagSet, p *string) {
 	fs.StringVar(p, "evaluator", flow.DefaultEvaluatorName, "")
@@ -57,8 +77,8 @@ var scriptCodes = []string{export.CodeTaskCompile, export.CodeConditionCompile, 
 
 // addEvaluatorNeeds reports which evaluator each file needs: a file whose scripts
 // the expr evaluator refuses and the solon evaluator accepts gets an evaluator.needed
-// warning beside its script findings.
-func addEvaluatorNeeds(findings []export.Finding) []export.Finding {
+// warning beside its script findings. read are the options the files were read with.
+func addEvaluatorNeeds(findings []export.Finding, read ...flow.ReadOption) []export.Finding {
 	seen := map[string]bool{}
 	var added []export.Finding
 	for _, f := range findings {
@@ -66,7 +86,7 @@ func addEvaluatorNeeds(findings []export.Finding) []export.Finding {
 			continue
 		}
 		seen[f.File] = true
-		spec, err := flow.ReadDefinitionFile(f.File)
+		spec, err := flow.ReadDefinitionFile(f.File, read...)
 		if err != nil || spec.Evaluator != "" {
 			continue
 		}

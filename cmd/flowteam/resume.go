@@ -59,6 +59,9 @@ Flags:
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
   --output FORMAT      text (default) or json, the same output as run
+  --solon-types        read a node type flowteam does not know as an activity, as
+                       Solon does, instead of refusing it (default: as the instance
+                       was run or last resumed); kept for later resumes
 ` + evaluatorUsage + depthUsage + storeFlagsUsage + `
 ` + storeUsage + `
 Encrypted snapshots: with $` + keyEnv + ` set (an AES key in hex, 32, 48 or 64 digits)
@@ -89,9 +92,9 @@ type resumeConfig struct {
 	eval     string // --evaluator
 	maxDepth int    // --max-depth; 0: the engine's
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
-	// last saved with; keepDurability, keepSteps: --durability, --steps were not
-	// given, so it keeps the recorded ones.
-	keepTTL, keepDurability, keepSteps bool
+	// last saved with; keepDurability, keepSteps, keepSolonTypes: --durability,
+	// --steps, --solon-types were not given, so it keeps the recorded ones.
+	keepTTL, keepDurability, keepSteps, keepSolonTypes bool
 }
 
 // cmdResume implements "flowteam resume".
@@ -138,7 +141,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st.durability, stderr)
+	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st, stderr)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -178,9 +181,10 @@ func (cfg *resumeConfig) keepRecordedTTL(snap *session.Snapshot) {
 
 // resumeEngine returns an engine with the definitions of the instance loaded: those of
 // --file, else those recorded in snap, and the --audit interceptor, which closeAudit
-// closes (its audit keeps up with durability d). sources are the files loaded,
-// absolute, to record with the instance. Its errors are bad input.
-func resumeEngine(cfg resumeConfig, snap *session.Snapshot, d session.Durability, stderr io.Writer) (eng *flow.Engine, sources []string,
+// closes (its audit keeps up with st's durability); the files are read as st says.
+// sources are the files loaded, absolute, to record with the instance. Its errors
+// are bad input.
+func resumeEngine(cfg resumeConfig, snap *session.Snapshot, st settings, stderr io.Writer) (eng *flow.Engine, sources []string,
 	closeAudit func(), err error) {
 	files := cfg.files
 	loadFailed := func(err error) error { return err }
@@ -203,11 +207,12 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, d session.Durability
 		return nil, nil, nil, err
 	}
 	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
+	evalOpts = append(evalOpts, flow.WithReadOptions(readOptions(st.solonTypes)...))
 	red, err := resumeRedactor(&cfg.store, snap)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng, closeAudit, err = newEngine(cfg.audit, d, stderr, red, evalOpts...)
+	eng, closeAudit, err = newEngine(cfg.audit, st.durability, stderr, red, evalOpts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -260,6 +265,9 @@ func resumeSettings(cfg resumeConfig, snap *session.Snapshot) (settings, error) 
 		}
 		if cfg.keepSteps {
 			st.steps = rec.steps
+		}
+		if cfg.keepSolonTypes {
+			st.solonTypes = rec.solonTypes
 		}
 		// --redact adds names: a secret supplied again with --set must not be
 		// saved in clear because the flag was not repeated.
@@ -365,6 +373,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	outputFlag(fs, &cfg.output)
 	evaluatorFlag(fs, &cfg.eval)
+	solonTypesFlag(fs, &cfg.store.solonTypes)
 	depthFlag(fs, &cfg.maxDepth)
 	cfg.store.register(fs)
 	pos, help, err := parseCommandLine(fs, args)
@@ -375,6 +384,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	cfg.keepTTL = !flagGiven(fs, "ttl")
 	cfg.keepDurability = !flagGiven(fs, "durability")
 	cfg.keepSteps = !flagGiven(fs, "steps")
+	cfg.keepSolonTypes = !flagGiven(fs, "solon-types")
 	if err := checkNotEmpty(fs, "vars", "file", "audit", "store", "durability", "redact", "redact-pattern"); err != nil {
 		return cfg, false, err
 	}

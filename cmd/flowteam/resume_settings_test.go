@@ -169,7 +169,7 @@ func TestResumeRecordedSettingsOfOthers(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, []string{"durability=per-node", "owner=billing"}, loadSnap(t, dir, "m").Meta)
 
-	for _, bad := range []string{"durability=sometimes", "steps=0", "steps=many"} {
+	for _, bad := range []string{"durability=sometimes", "steps=0", "steps=many", "solon-types=maybe"} {
 		stripMeta(t, dir, "m", bad)
 		code, _, stderr = call(t, cmdResume, "m", "--store", dsn)
 		assert.Equal(t, exitUsage, code, bad)
@@ -219,4 +219,77 @@ func TestRedactedVariablesAreMaskedInTheOutput(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, session.DefaultMask, out["vars"].(map[string]any)["token"], "the recorded name, without --redact")
 	assert.Equal(t, "ok", out["vars"].(map[string]any)["check"])
+}
+
+// An instance run with --solon-types records it, so its resumes read the definition
+// files the same way; a resume that gives the flag decides, and later resumes keep
+// what it gave.
+func TestResumeKeepsSolonTypes(t *testing.T) {
+	noLeaks(t)
+	file := filepath.Join(writeDefs(t, map[string]string{"solon.yml": `
+id: solonrounds
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, type: startb, task: 'context.incr("n")', link: gate}
+  - id: gate
+    task: 'go == true ? context.put("go", false) : context.suspend("waiting for go")'
+    link: e
+  - {id: e, type: end}
+`}), "solon.yml")
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, out, stderr := callJSON(t, cmdRun, file, "--store", dsn, "--instance", "st", "--solon-types")
+	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, "suspended", out["status"])
+	assert.Contains(t, loadSnap(t, dir, "st").Meta, "solon-types=true")
+
+	v := loadSnap(t, dir, "st").Version
+	code, _, stderr = call(t, cmdResume, "st", "--store", dsn, "--solon-types=false")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `unknown node type "startb" (did you mean start?)`)
+	assert.Equal(t, v, loadSnap(t, dir, "st").Version, "nothing ran")
+
+	code, out, stderr = callJSON(t, cmdResume, "st", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "suspended", out["status"], "the gate waits again")
+	assert.Contains(t, loadSnap(t, dir, "st").Meta, "solon-types=true")
+
+	code, out, stderr = callJSON(t, cmdResume, "st", "--store", dsn, "--set", "go=true")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "completed", out["status"])
+}
+
+// An instance run without --solon-types records nothing, and its resumes refuse an
+// unknown node type (here one that appeared in the files since) unless given the flag,
+// which is then recorded.
+func TestResumeGivenSolonTypes(t *testing.T) {
+	noLeaks(t)
+	defs := writeDefs(t, map[string]string{"r.yml": `
+id: r
+layout:
+  - {id: s, type: start, link: gate}
+  - id: gate
+    task: 'go == true ? context.put("go", false) : context.suspend("waiting for go")'
+    link: e
+  - {id: e, type: end}
+`})
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, _, stderr := call(t, cmdRun, filepath.Join(defs, "r.yml"), "--store", dsn, "--instance", "g")
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, loadSnap(t, dir, "g").Meta, "solon-types=true")
+
+	changed := filepath.Join(defs, "r2.yml")
+	require.NoError(t, os.WriteFile(changed, []byte("id: r\nlayout:\n  - {id: s, type: start, link: gate}\n"+
+		"  - {id: gate, type: endb, task: 'context.put(\"done\", true)'}\n"), 0o644))
+	code, _, stderr = call(t, cmdResume, "g", "--store", dsn, "--file", changed, "--accept-changed-definition")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `unknown node type "endb" (did you mean end?)`)
+
+	code, out, stderr := callJSON(t, cmdResume, "g", "--store", dsn, "--file", changed, "--accept-changed-definition",
+		"--solon-types")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "completed", out["status"])
+	assert.Equal(t, true, out["vars"].(map[string]any)["done"], "the endb node ran as an activity")
+	assert.Contains(t, loadSnap(t, dir, "g").Meta, "solon-types=true")
 }

@@ -55,6 +55,9 @@ Flags:
   --redact KEYS, --redact-pattern RE
                     mask secrets in the output, the audit and the store, as for
                     resume
+  --solon-types     read a node type flowteam does not know as an activity, as Solon
+                    does, instead of refusing it; with --store it is kept with the
+                    instance, and resume reads the files the same way
 ` + evaluatorUsage + depthUsage + `
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
@@ -124,6 +127,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(exitUsage, err)
 	}
 	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
+	evalOpts = append(evalOpts, flow.WithReadOptions(readOptions(cfg.store.solonTypes)...))
 	durability, err := session.ParseDurability(cfg.store.durability)
 	if err != nil {
 		return fail(exitUsage, fmt.Errorf("--durability: %w", err))
@@ -210,6 +214,7 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	outputFlag(fs, &cfg.output)
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	evaluatorFlag(fs, &cfg.eval)
+	solonTypesFlag(fs, &cfg.store.solonTypes)
 	depthFlag(fs, &cfg.maxDepth)
 	cfg.store.register(fs)
 

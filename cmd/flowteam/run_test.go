@@ -135,6 +135,24 @@ func TestRunLeavePaths(t *testing.T) {
 	}
 }
 
+// run refuses a node type the engine does not know (exit 2, suggesting the nearest
+// known one) unless --solon-types reads it as an activity, as Solon does.
+func TestRunSolonTypes(t *testing.T) {
+	file := filepath.Join(writeDefs(t, map[string]string{"solon.yml": solonTypesDef}), "solon.yml")
+	code, stdout, stderr := runCmd(t, file)
+	assert.Equal(t, exitUsage, code, stdout)
+	assert.Contains(t, stderr, `solon.yml:4: graph "solontypes": node "a": unknown node type "startb" (did you mean start?)`)
+
+	code, out := runJSON(t, file, "--solon-types")
+	require.Equal(t, exitOK, code, out)
+	assert.Equal(t, "completed", out["status"])
+	assert.Equal(t, 1.0, out["vars"].(map[string]any)["x"], "the startb node ran as an activity")
+
+	code, stdout, _ = runCmd(t, "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "--solon-types")
+}
+
 func TestRunSetAndVars(t *testing.T) {
 	code, out := runJSON(t, "testdata/misc/echo.yml",
 		"--set", "day=5", "--set=who=ada lovelace", "-set", "rate=2.5", "--set", "ok=true",

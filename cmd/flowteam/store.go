@@ -50,6 +50,9 @@ type storeFlags struct {
 	// leaseRenew and leaseTTL time the lease the process holds on the instance while
 	// it runs it (--lease-renew, --lease-ttl).
 	leaseRenew, leaseTTL time.Duration
+	// solonTypes is --solon-types, which run and resume register: the files are read
+	// with flow.SolonNodeTypes, and the instance records it for its resumes.
+	solonTypes bool
 }
 
 const storeFlagsUsage = `  --durability M       on-exit (save when the run ends; run's default) or per-node
@@ -273,7 +276,8 @@ func redactKeys(lists []string) ([]string, error) {
 // unless its own flags say otherwise.
 type settings struct {
 	durability session.Durability
-	steps      int // the step limit of each evaluation; 0: the engine's
+	steps      int  // the step limit of each evaluation; 0: the engine's
+	solonTypes bool // the definition files are read with --solon-types
 	// redact names the variables to mask, sorted, each once. They are recorded
 	// whether or not such a variable exists (Snapshot.Redacted names only those
 	// masked): one that a task sets after a resume must be masked too.
@@ -291,6 +295,7 @@ type settings struct {
 const (
 	metaDurability = "durability"
 	metaSteps      = "steps"
+	metaSolonTypes = "solon-types"
 	metaRedact     = "redact"
 )
 
@@ -299,6 +304,9 @@ func (st settings) meta() []string {
 	m := []string{metaDurability + "=" + st.durability.String()}
 	if st.steps > 0 {
 		m = append(m, metaSteps+"="+strconv.Itoa(st.steps))
+	}
+	if st.solonTypes {
+		m = append(m, metaSolonTypes+"=true")
 	}
 	for _, k := range st.redact {
 		m = append(m, metaRedact+"="+k)
@@ -341,6 +349,12 @@ func recordedSettings(snap *session.Snapshot) (settings, error) {
 				return bad(fmt.Errorf("step limit %q: want a number of at least 1", value))
 			}
 			st.steps = n
+		case metaSolonTypes:
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return bad(fmt.Errorf("solon-types %q: want true or false", value))
+			}
+			st.solonTypes = b
 		case metaRedact:
 			st.addRedact(value)
 		case metaRedactPattern:
@@ -362,7 +376,7 @@ func (s *storeFlags) settings(steps int) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	st := settings{durability: d, steps: steps}
+	st := settings{durability: d, steps: steps, solonTypes: s.solonTypes}
 	st.addRedact(keys...)
 	st.addPatterns(s.patterns...)
 	return st, nil

@@ -14,7 +14,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-const validateUsage = `Usage: flowteam validate FILE|DIR|GLOB... [--output text|json]
+const validateUsage = `Usage: flowteam validate FILE|DIR|GLOB... [flags]
 
 Checks definition files against the production checklist, as one set of graphs: graph
 ids must be unique across them and "#id" sub-graph calls resolve within them. A
@@ -31,7 +31,7 @@ task.compile, cycle.unguarded, ...). A summary goes to stderr.
 Flags:
   --output FORMAT   text (default) or json: a JSON array of objects with "file",
                     "line", "severity", "code", "graph", "node" and "message"
-` + evaluatorUsage + `
+` + evaluatorUsage + solonTypesUsage + `
 With the expr evaluator, a file whose scripts only the solon evaluator accepts gets an
 evaluator.needed warning.
 
@@ -45,9 +45,10 @@ Exit codes: 0 no error (warnings only, or nothing found); 1 at least one error;
 // cmdValidate implements "flowteam validate". It returns the process exit code.
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowteam validate", flag.ContinueOnError)
-	output, evaluator := new(string), new(string)
+	output, evaluator, solonTypes := new(string), new(string), new(bool)
 	outputFlag(fs, output)
 	evaluatorFlag(fs, evaluator)
+	solonTypesFlag(fs, solonTypes)
 	paths, help, err := parseCommandLine(fs, args)
 	switch {
 	case help:
@@ -71,9 +72,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam validate: %v\n\n%s", err, validateUsage)
 		return exitUsage
 	}
-	findings, readErr := export.ValidateFiles(files, opts...)
+	read := readOptions(*solonTypes)
+	findings, readErr := export.ValidateFiles(files, append(opts, export.WithReadOptions(read...))...)
 	if *evaluator == flow.DefaultEvaluatorName {
-		findings = addEvaluatorNeeds(findings)
+		findings = addEvaluatorNeeds(findings, read...)
 	}
 	if *output == "json" {
 		if findings == nil {

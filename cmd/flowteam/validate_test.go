@@ -94,6 +94,35 @@ func TestValidateExitCodes(t *testing.T) {
 	assert.Contains(t, stderr, "no definition files")
 }
 
+// solonTypesDef has a node of a type the engine does not know: Solon's test resources
+// write "startb" for an activity.
+const solonTypesDef = `
+id: solontypes
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, type: startb, task: 'context.put("x", 1)', link: e}
+  - {id: e, type: end}
+`
+
+// An unknown node type is an error that suggests the nearest known one, unless
+// --solon-types reads it as an activity, as Solon does; then it is a warning.
+func TestValidateSolonTypes(t *testing.T) {
+	file := filepath.Join(writeDefs(t, map[string]string{"solon.yml": solonTypesDef}), "solon.yml")
+	code, stdout, stderr := validateCmd(t, file)
+	assert.Equal(t, exitFail, code, stderr)
+	assert.Equal(t, file+`:4: error node.unknown-type: node "a": unknown node type "startb" (did you mean start?)`+"\n", stdout)
+	assert.Contains(t, stderr, "1 file checked: 1 error, 0 warnings")
+
+	code, stdout, stderr = validateCmd(t, file, "--solon-types")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, file+`:4: warning node.unknown-type: node "a" has unknown type "startb": it runs as an activity`+"\n", stdout)
+	assert.Contains(t, stderr, "1 file checked: 0 errors, 1 warning")
+
+	code, stdout, _ = validateCmd(t, "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stdout, "--solon-types")
+}
+
 func TestValidateUsage(t *testing.T) {
 	code, _, stderr := validateCmd(t)
 	assert.Equal(t, exitUsage, code)
