@@ -308,3 +308,19 @@ func LoadRun(ctx context.Context, store session.Store, recs trace.Records, insta
 // workflowVar is the snapshot variable where workflow.StoreRepository keeps task
 // states: its presence marks an approval instance.
 const workflowVar = "$workflow"
+
+// redact masks the error messages and suspend reasons a picture shows as tooltips.
+func (r *Run) redact(red interface{ String(string) string }) {
+	if red == nil {
+		return
+	}
+	for _, c := range r.calls {
+		for k, e := range c.Failed {
+			e.Message = red.String(e.Message)
+			c.Failed[k] = e
+		}
+		for k, why := range c.Waiting {
+			c.Waiting[k] = red.String(why)
+		}
+	}
+}
