@@ -115,7 +115,7 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 	if err != nil {
 		return nil, err
 	}
-	run, err := LoadRun(ctx, s.cfg.Store, recs, id, s.cfg.Engine.Graph)
+	run, err := LoadRun(ctx, s.cfg.Store, s.executor(), recs, id, s.cfg.Engine.Graph)
 	if err != nil {
 		return nil, err
 	}

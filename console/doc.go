@@ -3,7 +3,7 @@
 //
 // A run picture colours a graph by what one instance did:
 //
-//	run, err := console.LoadRun(ctx, store, records, "o-1", eng.Graph)
+//	run, err := console.LoadRun(ctx, store, nil, records, "o-1", eng.Graph)
 //	var rd svg.Renderer
 //	img, err := console.Picture(ctx, &rd, g, run, run.Graph, nil)
 //

@@ -223,8 +223,10 @@ func frontierPath(f *flow.FrontierState, i int, root string) string {
 }
 
 // AddWorkflow adds an approval instance's task states: a completed task is a visit,
-// a waiting one waits for a person, and the links between done tasks were taken.
-func (r *Run) AddWorkflow(inst *workflow.Instance, g *flow.Graph) {
+// a waiting one, and each of next (the tasks the instance waits for, as
+// workflow.Executor.FindNextTasks gives them), waits for a person; the links
+// between them were taken.
+func (r *Run) AddWorkflow(inst *workflow.Instance, g *flow.Graph, next []workflow.Task) {
 	r.Status = string(inst.Status)
 	c := r.Call(r.Graph)
 	for k, st := range inst.States {
@@ -236,8 +238,20 @@ func (r *Run) AddWorkflow(inst *workflow.Instance, g *flow.Graph) {
 		case workflow.Completed:
 			c.Visits[node]++
 		case workflow.Waiting:
-			c.Waiting[node] = "waiting for a person"
+			c.Waiting[node] = "for a person"
 			c.Frontier[node] = true
+		}
+	}
+	for _, t := range next {
+		if t.Node.Graph() == g {
+			c.Waiting[t.Node.ID] = "for " + t.Node.MetaString("actor")
+			c.Frontier[t.Node.ID] = true
+		}
+	}
+	reached := func(id string) bool { return c.Visits[id] > 0 || c.Frontier[id] }
+	for _, n := range g.Nodes() {
+		if n.Type == flow.Start && len(c.Visits)+len(c.Frontier) > 0 {
+			c.Visits[n.ID]++ // the walk always passes the start node
 		}
 	}
 	for _, n := range g.Nodes() {
@@ -245,8 +259,8 @@ func (r *Run) AddWorkflow(inst *workflow.Instance, g *flow.Graph) {
 			continue
 		}
 		for _, l := range n.Links() {
-			if t := l.Target().ID; c.Visits[t] > 0 || c.Frontier[t] {
-				c.taken[[2]string{n.ID, t}] = true
+			if reached(l.Target().ID) {
+				c.taken[[2]string{n.ID, l.Target().ID}] = true
 			}
 		}
 	}
@@ -257,9 +271,10 @@ func (r *Run) AddWorkflow(inst *workflow.Instance, g *flow.Graph) {
 var ErrNoRun = errors.New("no such instance in the store or the audit")
 
 // LoadRun gathers what instance did from its audit records and its snapshot in
-// store; recs and store may each be nil. A workflow instance's task states count as
-// its visits. The root graph is the snapshot's, else the one the records name.
-func LoadRun(ctx context.Context, store session.Store, recs trace.Records, instance string, graph func(id string) (*flow.Graph, bool)) (*Run, error) {
+// store; recs and store may each be nil. The root graph is the snapshot's, else the
+// one the records name. An approval instance's task states count as its visits; with
+// x (which may be nil) the tasks it waits for are drawn waiting too.
+func LoadRun(ctx context.Context, store session.Store, x *workflow.Executor, recs trace.Records, instance string, graph func(id string) (*flow.Graph, bool)) (*Run, error) {
 	var snap *session.Snapshot
 	if store != nil {
 		s, err := store.Load(ctx, instance)
@@ -296,9 +311,17 @@ func LoadRun(ctx context.Context, store session.Store, recs trace.Records, insta
 		if err != nil {
 			return nil, err
 		}
-		if g, ok := graph(root); ok {
-			r.AddWorkflow(inst, g)
+		g, ok := graph(root)
+		if !ok {
+			return r, nil
 		}
+		var next []workflow.Task
+		if x != nil && inst.Status == workflow.Running {
+			if next, err = x.FindNextTasks(ctx, root, instance, nil); err != nil {
+				return nil, err
+			}
+		}
+		r.AddWorkflow(inst, g, next)
 		return r, nil
 	}
 	r.AddSnapshot(snap)

@@ -67,7 +67,7 @@ func exportSVG(ctx context.Context, graphs []*flow.Graph, g *flow.Graph, p pictu
 		defer closeStore()
 		store = s
 	}
-	run, err := console.LoadRun(ctx, store, recs, p.instance, byID)
+	run, err := console.LoadRun(ctx, store, nil, recs, p.instance, byID)
 	if err != nil {
 		return nil, badInput{err}
 	}
