@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"context"
+	"flag"
+	"os"
 	"strings"
 	"testing"
 
@@ -83,4 +85,26 @@ func TestPictureColoursTheRun(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0, s)
 	assert.Contains(t, s[i:], "card_declined: the card was declined")
 	assert.Contains(t, s[i:], `fill="#ef9a9a"`)
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/order-run.svg")
+
+// TestRunPictureFile draws the failed order run into testdata/order-run.svg, the
+// picture the README shows; -update rewrites it.
+func TestRunPictureFile(t *testing.T) {
+	run := console.NewRun("o-1", "order")
+	run.AddAudit(runOrder(t, "o-1", 500))
+	eng := orderEngine(t)
+	var rd svg.Renderer
+	defer rd.Close()
+	g, _ := eng.Graph("order")
+	out, err := console.Picture(context.Background(), &rd, g, run, "order", nil)
+	require.NoError(t, err)
+	const golden = "testdata/order-run.svg"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, out, 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(out), "run with -update to rewrite %s", golden)
 }
