@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/workflow"
 )
@@ -70,38 +71,35 @@ func (s *Server) graphsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "graphs", s.graphList())
 }
 
-func (s *Server) graphPage(w http.ResponseWriter, r *http.Request) {
+// drawGraph draws the graph the request names.
+func (s *Server) drawGraph(w http.ResponseWriter, r *http.Request) (*flow.Graph, []byte, bool) {
 	g, err := s.graph(r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
-		return
+		return nil, nil, false
 	}
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	img, err := s.rd.Graph(ctx, g)
 	if err != nil {
 		s.failErr(w, r, err)
-		return
+		return nil, nil, false
 	}
-	s.render(w, r, "graph", map[string]any{"ID": g.ID, "Title": g.Title, "Picture": inlineSVG(img),
-		"Source": s.cfg.Sources[g.ID]})
+	return g, img, true
+}
+
+func (s *Server) graphPage(w http.ResponseWriter, r *http.Request) {
+	if g, img, ok := s.drawGraph(w, r); ok {
+		s.render(w, r, "graph", map[string]any{"ID": g.ID, "Title": g.Title, "Picture": inlineSVG(img),
+			"Source": s.cfg.Sources[g.ID]})
+	}
 }
 
 func (s *Server) graphPicture(w http.ResponseWriter, r *http.Request) {
-	g, err := s.graph(r.PathValue("id"))
-	if err != nil {
-		s.failErr(w, r, err)
-		return
+	if _, img, ok := s.drawGraph(w, r); ok {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write(img)
 	}
-	ctx, cancel := ctxTimeout(r)
-	defer cancel()
-	img, err := s.rd.Graph(ctx, g)
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "image/svg+xml")
-	_, _ = w.Write(img)
 }
 
 func (s *Server) instancesPage(w http.ResponseWriter, r *http.Request) {
@@ -134,13 +132,15 @@ func (s *Server) instancesPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "instances", data)
 }
 
-func (s *Server) instancePage(w http.ResponseWriter, r *http.Request) {
+// drawInstance gathers the instance the request names and draws the call its
+// ?path= names (default: the root call).
+func (s *Server) drawInstance(w http.ResponseWriter, r *http.Request) (*InstanceView, string, []byte, bool) {
 	ctx, cancel := ctxTimeout(r)
 	defer cancel()
 	v, err := s.instanceView(ctx, r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
-		return
+		return nil, "", nil, false
 	}
 	path := r.URL.Query().Get("path")
 	if path == "" {
@@ -149,11 +149,21 @@ func (s *Server) instancePage(w http.ResponseWriter, r *http.Request) {
 	img, err := s.picture(ctx, v, path)
 	if err != nil {
 		s.failErr(w, r, err)
-		return
+		return nil, "", nil, false
 	}
-	version, err := s.version(ctx, v.ID)
+	return v, path, img, true
+}
+
+func (s *Server) instancePage(w http.ResponseWriter, r *http.Request) {
+	// The fingerprint is taken first: a change while the page is built then makes
+	// the page refresh once more, where taken after it would be missed.
+	version, err := s.version(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
+		return
+	}
+	v, path, img, ok := s.drawInstance(w, r)
+	if !ok {
 		return
 	}
 	s.render(w, r, "instance", map[string]any{"View": v, "Path": path, "Picture": inlineSVG(img),
@@ -161,24 +171,10 @@ func (s *Server) instancePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) instancePicture(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := ctxTimeout(r)
-	defer cancel()
-	v, err := s.instanceView(ctx, r.PathValue("id"))
-	if err != nil {
-		s.failErr(w, r, err)
-		return
+	if _, _, img, ok := s.drawInstance(w, r); ok {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write(img)
 	}
-	path := r.URL.Query().Get("path")
-	if path == "" {
-		path = v.Graph
-	}
-	img, err := s.picture(ctx, v, path)
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
-	w.Header().Set("Content-Type", "image/svg+xml")
-	_, _ = w.Write(img)
 }
 
 // picture draws the call at path of the instance, its tooltips redacted as the

@@ -244,7 +244,7 @@ func (r *Run) AddWorkflow(inst *workflow.Instance, g *flow.Graph, next []workflo
 	}
 	for _, t := range next {
 		if t.Node.Graph() == g {
-			c.Waiting[t.Node.ID] = "for " + t.Node.MetaString("actor")
+			c.Waiting[t.Node.ID] = "for a person"
 			c.Frontier[t.Node.ID] = true
 		}
 	}
