@@ -83,7 +83,7 @@ func TestInstancePageShowsTheRun(t *testing.T) {
 	assert.Contains(t, body, "card_declined")
 	assert.Contains(t, body, `<table id="timeline">`)
 	assert.NotContains(t, body, "data-events=", "a failed run does not change by itself")
-	assert.Equal(t, 1+18, strings.Count(body[strings.Index(body, `id="timeline"`):], "<tr"), "header and 18 records")
+	assert.Equal(t, 1+22, strings.Count(body[strings.Index(body, `id="timeline"`):], "<tr"), "header and 22 records")
 
 	w = f.do(t, "GET", "/instances/o-fail?path=order/bill/payment", "", "")
 	require.Equal(t, http.StatusOK, w.Code)
