@@ -124,12 +124,11 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 	if v.Audit == nil {
 		v.Audit = trace.Records{}
 	}
-	for p := range run.calls {
+	for _, p := range run.Paths() {
 		if p != run.Graph {
 			v.Calls = append(v.Calls, p)
 		}
 	}
-	slices.Sort(v.Calls)
 	snap, err := s.cfg.Store.Load(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		v.redactor = s.cfg.Redactor

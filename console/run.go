@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
@@ -70,6 +71,16 @@ func (r *Run) Call(path string) *Call {
 		}
 	}
 	return c
+}
+
+// Paths returns the call paths the run holds, sorted (the root graph's id first).
+func (r *Run) Paths() []string {
+	out := make([]string, 0, len(r.calls))
+	for p := range r.calls {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Has reports whether the run holds anything for the call path.

@@ -43,7 +43,9 @@ Flags:
   --store DSN       svg: the session store holding the instance (its frontier,
                     errors, or approval task states)
   --path P          svg: draw the sub-graph call at call path P (ROOT/NODE/GRAPH),
-                    as the calling node's link names it
+                    as the calling node's link names it. With -o OUT and no --path,
+                    every sub-graph call is also drawn beside OUT (OUT.ROOT.NODE.GRAPH.svg)
+                    and its calling node links to that file
   --graph ID        the graph to write when the files hold several
   -o OUT            write to the file OUT instead of stdout ("-": stdout); OUT is replaced whole
                     once written, so a failed write leaves it as it was
@@ -68,6 +70,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		err = checkNotEmpty(fs, "graph", "o", "audit", "store", "instance", "path")
 	}
 	svgFormat := strings.EqualFold(strings.TrimSpace(*formatName), "svg")
+	pic.out = *out
 	var format export.Format
 	switch {
 	case help:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/flowteam/flowteam/console"
@@ -18,6 +19,7 @@ import (
 // an instance, read from an audit file, a store or both.
 type pictureConfig struct {
 	audit, dsn, instance, path string
+	out                        string // -o: sub-graph calls are drawn beside it
 }
 
 func (p pictureConfig) wanted() bool {
@@ -78,10 +80,40 @@ func exportSVG(ctx context.Context, graphs []*flow.Graph, g *flow.Graph, p pictu
 	if !run.Has(path) {
 		return nil, badInput{fmt.Errorf("instance %q has no call %q", p.instance, path)}
 	}
-	id := path[strings.LastIndexByte(path, '/')+1:]
-	drawn, ok := byID(id)
-	if !ok {
-		return nil, badInput{fmt.Errorf("graph %q of instance %q is not in the definition files", id, p.instance)}
+	if p.out == "" || p.out == "-" || p.path != "" {
+		return drawCall(ctx, &rd, run, path, byID, func(child string) string { return "?path=" + child })
 	}
-	return console.Picture(ctx, &rd, drawn, run, path, func(child string) string { return "?path=" + child })
+	// Written to a file: each sub-graph call is drawn to a file beside it, which its
+	// calling node links to.
+	link := func(child string) string { return filepath.Base(callFile(p.out, child)) }
+	for _, child := range run.Paths() {
+		if child == path {
+			continue
+		}
+		img, err := drawCall(ctx, &rd, run, child, byID, link)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeOutput(callFile(p.out, child), img); err != nil {
+			return nil, err
+		}
+	}
+	return drawCall(ctx, &rd, run, path, byID, link)
+}
+
+// drawCall draws the call at path of the run.
+func drawCall(ctx context.Context, rd *svg.Renderer, run *console.Run, path string, byID func(string) (*flow.Graph, bool), link func(string) string) ([]byte, error) {
+	id := path[strings.LastIndexByte(path, '/')+1:]
+	g, ok := byID(id)
+	if !ok {
+		return nil, badInput{fmt.Errorf("graph %q of instance %q is not in the definition files", id, run.Instance)}
+	}
+	return console.Picture(ctx, rd, g, run, path, link)
+}
+
+// callFile is the file a sub-graph call's picture is written to beside out:
+// run.svg and call path order/bill/payment give run.order.bill.payment.svg.
+func callFile(out, callPath string) string {
+	base := strings.TrimSuffix(out, filepath.Ext(out))
+	return base + "." + strings.ReplaceAll(callPath, "/", ".") + ".svg"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,6 +40,22 @@ func TestExportSVGDrawsARun(t *testing.T) {
 	i := strings.Index(stdout, `id="node_charge" class="node failed"`)
 	require.GreaterOrEqual(t, i, 0, stdout)
 	assert.Contains(t, stdout[i:], "card_declined")
+}
+
+func TestExportSVGWritesSubGraphCallsBeside(t *testing.T) {
+	dir := t.TempDir()
+	audit := filepath.Join(dir, "audit.jsonl")
+	code, _, _ := call(t, cmdRun, orderYML, paymentYML, "--graph", "order", "--set", "amount=500", "--instance", "o-1", "--audit", audit)
+	require.Equal(t, exitFail, code)
+	out := filepath.Join(dir, "run.svg")
+	code, _, stderr := exportCmd(t, orderYML, paymentYML, "--format", "svg", "--instance", "o-1", "--audit", audit, "-o", out)
+	require.Equal(t, exitOK, code, stderr)
+	root, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(root), `xlink:href="run.order.bill.payment.svg"`)
+	child, err := os.ReadFile(filepath.Join(dir, "run.order.bill.payment.svg"))
+	require.NoError(t, err)
+	assert.Contains(t, string(child), `id="node_charge" class="node failed"`)
 }
 
 func TestExportSVGRefusesBadRunFlags(t *testing.T) {
