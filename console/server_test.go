@@ -3,13 +3,18 @@ package console_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/console"
+	"github.com/flowteam/flowteam/trace"
 )
 
 func decode(t *testing.T, body string) map[string]any {
@@ -154,4 +159,20 @@ func TestIsLoopback(t *testing.T) {
 		":8080": false, "0.0.0.0:8080": false, "10.0.0.1:80": false, "example.com:80": false} {
 		assert.Equal(t, want, console.IsLoopback(addr), addr)
 	}
+}
+
+func TestInstancePageEscapesTheTimeline(t *testing.T) {
+	f := newFixture(t, false)
+	path := filepath.Join(t.TempDir(), "evil.jsonl")
+	rec := trace.Record{Seq: 1, Time: time.Now(), Status: trace.Suspended, GraphID: "order", Path: "order", NodeID: "check",
+		InstanceID: "evil", RunID: "r1", BranchID: "main", Reason: `<script>alert(1)</script>`}
+	require.NoError(t, os.WriteFile(path, append(rec.AppendJSON(nil), '\n'), 0o644))
+	srv, err := console.New(console.Config{Engine: f.eng, Store: f.store, Audit: path, Logger: discardLogger()})
+	require.NoError(t, err)
+	defer srv.Close()
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, httptest.NewRequest("GET", "/instances/evil", nil))
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Contains(t, w.Body.String(), "&lt;script&gt;alert(1)&lt;/script&gt;")
+	assert.NotContains(t, w.Body.String(), "<script>alert")
 }
