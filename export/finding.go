@@ -34,7 +34,7 @@ const (
 	CodeNodeIDMissing   = "node.id-missing"
 	CodeNodeIDDuplicate = "node.id-duplicate"
 	CodeNodeUnreachable = "node.unreachable"
-	CodeNodeUnknownType = "node.unknown-type" // the type is not one the engine knows: the node is an activity
+	CodeNodeUnknownType = "node.unknown-type" // the type is not one the engine knows: an error, or (read with flow.SolonNodeTypes) a warning that the node is an activity
 	CodeNodeNote        = "node.suspicious"   // something the reader doubted, such as a key "type:end"
 
 	CodeLinkMissingTarget = "link.missing-target"

@@ -40,7 +40,7 @@ func loadCorpus(t testing.TB) (graphs map[string]*flow.Graph, rejected map[strin
 	for _, file := range corpusFiles(t) {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		g, err := flow.LoadGraph(filepath.Base(file), data)
+		g, err := flow.LoadGraph(filepath.Base(file), data, flow.SolonNodeTypes())
 		if err != nil {
 			rejected[filepath.Base(file)] = err
 			continue

@@ -11,11 +11,19 @@ import (
 type ValidateOption func(*validateConfig)
 
 type validateConfig struct {
+	read       []flow.ReadOption // ValidateFiles' (WithReadOptions)
 	eval       flow.Evaluator
 	evals      map[string]flow.Evaluator
 	tasks      map[string]bool // nil: "@name" tasks are not checked
 	conds      map[string]bool // nil: "@name" conditions are not checked
 	registered []*flow.Graph
+}
+
+// WithReadOptions sets how ValidateFiles reads the files (flow.ParseDefinition):
+// WithReadOptions(flow.SolonNodeTypes()) reads node types the engine does not know as
+// activities, as Solon does, and warns about them instead of reporting errors.
+func WithReadOptions(opts ...flow.ReadOption) ValidateOption {
+	return func(c *validateConfig) { c.read = append(c.read, opts...) }
 }
 
 // WithEvaluator compiles conditions and scripts with ev instead of the default
@@ -88,6 +96,8 @@ func Validate(g *flow.Graph, opts ...ValidateOption) []Finding {
 //     graph that passed every other check (graph.compile).
 //
 // Warnings:
+//   - node types the engine does not know, in a spec read with flow.SolonNodeTypes
+//     (ValidateFiles reports them as errors unless WithReadOptions says so);
 //   - no node of type start (the builder picked one, as Solon does); no end node;
 //     nodes not reachable from the start (links and onError goto);
 //   - inclusive and exclusive gateways whose every link has a condition (a literal

@@ -8,6 +8,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 
 	"github.com/flowteam/flowteam/internal/loopwalk"
+	"github.com/flowteam/flowteam/internal/scc"
 )
 
 // isJoin mirrors flow.Node.IsJoin: an inclusive or parallel node with several incoming
@@ -391,72 +392,12 @@ func cycleText(cycle []*vnode) string {
 }
 
 // components returns the strongly connected components of the graph over nodes given
-// by next (Tarjan's algorithm, iterative so deep graphs cannot overflow the stack);
-// index numbers the nodes 0..len(nodes)-1. Components and their nodes are sorted by
-// index.
+// by next (scc.Components); index numbers the nodes 0..len(nodes)-1. Components and
+// their nodes are sorted by index, so findings come in document order.
 func components[N comparable](nodes []N, index func(N) int, next func(N) []N) [][]N {
-	num := make([]int, len(nodes))
-	low := make([]int, len(nodes))
-	onStack := make([]bool, len(nodes))
-	for i := range num {
-		num[i] = -1
-	}
-	var (
-		stack   []N
-		out     [][]N
-		counter int
-	)
-	type frame struct {
-		n    N
-		succ []N
-		i    int
-	}
-	visit := func(n N) *frame {
-		num[index(n)], low[index(n)] = counter, counter
-		counter++
-		stack = append(stack, n)
-		onStack[index(n)] = true
-		return &frame{n: n, succ: next(n)}
-	}
-	for _, root := range nodes {
-		if num[index(root)] >= 0 {
-			continue
-		}
-		call := []*frame{visit(root)}
-		for len(call) > 0 {
-			f := call[len(call)-1]
-			v := index(f.n)
-			if f.i < len(f.succ) {
-				w := f.succ[f.i]
-				f.i++
-				switch {
-				case num[index(w)] < 0:
-					call = append(call, visit(w))
-				case onStack[index(w)]:
-					low[v] = min(low[v], num[index(w)])
-				}
-				continue
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				p := index(call[len(call)-1].n)
-				low[p] = min(low[p], low[v])
-			}
-			if low[v] == num[v] {
-				var comp []N
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[index(w)] = false
-					comp = append(comp, w)
-					if w == f.n {
-						break
-					}
-				}
-				slices.SortFunc(comp, func(a, b N) int { return index(a) - index(b) })
-				out = append(out, comp)
-			}
-		}
+	out := scc.Components(nodes, index, next)
+	for _, comp := range out {
+		slices.SortFunc(comp, func(a, b N) int { return index(a) - index(b) })
 	}
 	slices.SortFunc(out, func(a, b []N) int { return index(a[0]) - index(b[0]) })
 	return out

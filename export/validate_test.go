@@ -1208,6 +1208,19 @@ func TestValidateCorpus(t *testing.T) {
 	assert.Contains(t, byFile["solon-flow-workflow__flow__workflow__test3.graph.yml"], "task.no-effect@n5")
 	// A clean graph has no finding.
 	assert.Empty(t, byFile["solon-flow__flow__script_case2.graph.json"])
+	// test3_sub names the types "startb" and "endb": errors, unless read as Solon reads
+	// them (activities).
+	sub := "solon-flow-workflow__flow__workflow__test3_sub.graph.yml"
+	assert.Equal(t, []string{"node.unknown-type@s", "node.unknown-type@e"}, byFile[sub])
+	solon, err := export.ValidateFiles(files, export.WithReadOptions(flow.SolonNodeTypes()))
+	require.NoError(t, err)
+	var solonSub []string
+	for _, f := range solon {
+		if filepath.Base(f.File) == sub {
+			solonSub = append(solonSub, string(f.Severity)+" "+f.Code+"@"+f.Node)
+		}
+	}
+	assert.Equal(t, []string{"warning end.missing@", "warning node.unknown-type@s", "warning start.implicit@s", "warning node.unknown-type@e"}, solonSub)
 
 	for _, f := range fs {
 		t.Log(f.String())
@@ -1225,8 +1238,9 @@ func TestValidateCorpus(t *testing.T) {
 	}
 }
 
-// TestValidateReaderNotes: an unknown type and a key such as "type:end" read silently
-// as in Solon, but the validator points at them.
+// TestValidateReaderNotes: an unknown type read as Solon reads it (flow.SolonNodeTypes)
+// and a key such as "type:end" read silently as in Solon, but the validator points at
+// them.
 func TestValidateReaderNotes(t *testing.T) {
 	doc := `
 id: notes
@@ -1234,7 +1248,7 @@ layout:
   - { id: s, type: startb, link: a }
   - { id: a, type:end }
 `
-	spec, err := flow.ParseDefinition("notes.yml", []byte(doc))
+	spec, err := flow.ParseDefinition("notes.yml", []byte(doc), flow.SolonNodeTypes())
 	require.NoError(t, err)
 	var got []string
 	for _, f := range export.ValidateSpecs([]*flow.GraphSpec{spec}) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flowteam/flowteam/flow"
@@ -15,7 +16,11 @@ const benchCorpus = "../../shared/corpus/solon-flow"
 func noop(context.Context, *flow.Context, *flow.Node) error { return nil }
 
 func benchGraph(b *testing.B, g *flow.Graph, perRun int, vars map[string]any, opts ...flow.EvalOption) {
-	e := flow.NewEngine()
+	benchEngine(b, flow.NewEngine(), g, perRun, vars, opts...)
+}
+
+// benchEngine is benchGraph on a given engine.
+func benchEngine(b *testing.B, e *flow.Engine, g *flow.Graph, perRun int, vars map[string]any, opts ...flow.EvalOption) {
 	ctx := context.Background()
 	fc := flow.NewContextWith("bench", vars)
 	if _, err := e.EvalGraph(ctx, g, fc, opts...); err != nil {
@@ -94,29 +99,53 @@ func BenchmarkLoadCase1(b *testing.B) {
 	}
 }
 
-// BenchmarkParallel fans out to n no-op branches and joins. Target: at most 1.5 µs per
-// branch.
-func BenchmarkParallel(b *testing.B) {
+// fanOut is a parallel split to n branches running task, and their join.
+func fanOut(b *testing.B, n int, task func(id string) flow.TaskFunc) *flow.Graph {
+	s := flow.NewSpec("par")
+	s.Start("s").LinkTo("p")
+	p := s.Parallel("p")
+	for i := range n {
+		id := fmt.Sprintf("b%d", i)
+		p.LinkTo(id)
+		s.Activity(id).DoFunc(task(id)).LinkTo("j")
+	}
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// benchFanOut runs fanOut at 10 and 100 branches, reporting the time per branch.
+func benchFanOut(b *testing.B, task func(id string) flow.TaskFunc) {
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			s := flow.NewSpec("par")
-			s.Start("s").LinkTo("p")
-			p := s.Parallel("p")
-			for i := range n {
-				id := fmt.Sprintf("b%d", i)
-				p.LinkTo(id)
-				s.Activity(id).DoFunc(noop).LinkTo("j")
-			}
-			s.Parallel("j").LinkTo("e")
-			s.End("e")
-			g, err := s.Build()
-			if err != nil {
-				b.Fatal(err)
-			}
-			benchGraph(b, g, 0, nil)
+			benchGraph(b, fanOut(b, n, task), 0, map[string]any{"in": 1})
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/branch")
 		})
 	}
+}
+
+// BenchmarkParallel fans out to n no-op branches and joins. Target: at most 1.5 µs per
+// branch.
+func BenchmarkParallel(b *testing.B) {
+	benchFanOut(b, func(string) flow.TaskFunc { return noop })
+}
+
+// BenchmarkParallelWork fans out to n branches whose task reads one shared variable
+// and writes its own key, and joins. Target: at most 600 ns per branch (cpu-ns/op
+// divided by the branches: on a shared machine the elapsed time measures the
+// neighbours too).
+func BenchmarkParallelWork(b *testing.B) {
+	benchFanOut(b, func(id string) flow.TaskFunc {
+		return func(_ context.Context, c *flow.Context, _ *flow.Node) error {
+			v, _ := c.GetInt("in")
+			c.Set(id, v+1)
+			return nil
+		}
+	})
 }
 
 // BenchmarkRunOverhead runs start -> end: the fixed cost of a run, which the per-node
@@ -130,4 +159,36 @@ func BenchmarkRunOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchGraph(b, g, 0, nil)
+}
+
+// nodeCounter counts node starts and ends, and reads no time.
+type nodeCounter struct {
+	flow.NopInterceptor
+	starts, ends atomic.Int64
+}
+
+func (c *nodeCounter) OnNodeStart(context.Context, *flow.Context, *flow.Node) { c.starts.Add(1) }
+
+func (c *nodeCounter) OnNodeEnd(context.Context, *flow.Context, *flow.Node, flow.NodeEnd) {
+	c.ends.Add(1)
+}
+
+// untimedCounter is a nodeCounter that tells the engine it reads no node times.
+type untimedCounter struct{ nodeCounter }
+
+func (*untimedCounter) NodeTimes() bool { return false }
+
+// BenchmarkCountingInterceptor runs the 100-node chain without interceptors, with one
+// that counts node starts and ends, and with one that also says it reads no times
+// (flow.NodeTimer). Target: the untimed one at most +40 ns per node over none.
+func BenchmarkCountingInterceptor(b *testing.B) {
+	const n = 100
+	g := testkit.Chain(b, "chain", n, noop)
+	b.Run("none", func(b *testing.B) { benchEngine(b, flow.NewEngine(), g, n+2, nil) })
+	b.Run("counter", func(b *testing.B) {
+		benchEngine(b, flow.NewEngine(flow.WithInterceptor(&nodeCounter{}, 0)), g, n+2, nil)
+	})
+	b.Run("untimed-counter", func(b *testing.B) {
+		benchEngine(b, flow.NewEngine(flow.WithInterceptor(&untimedCounter{}, 0)), g, n+2, nil)
+	})
 }

@@ -55,7 +55,7 @@ func (r *run) callSubgraph(ctx context.Context, tok *token) error {
 
 func (r *run) newCallFrame(tok *token, child *compiled) *frame {
 	cf := &frame{kind: frameCall, parent: tok.frame, graph: child, node: tok.node, caller: tok.call,
-		depth: tok.call.depth + 1, branch: tok.branch,
+		depth: tok.call.depth + 1, branch: tok.branch, arrived: tok.arrivals,
 		path: tok.call.path + "/" + tok.node.n.ID + "/" + child.g.ID}
 	cf.call = cf
 	return cf
@@ -289,7 +289,7 @@ func groupSeeds(r *run, cf *frame, seeds []*token) []*token {
 		rt := nested[c]
 		if rt == nil {
 			rt = r.newToken(c.node, modeResumeCall, c.parent, c.branch)
-			rt.resumed = true
+			rt.resumed, rt.arrivals = true, c.arrived
 			nested[c] = rt
 			out = append(out, rt)
 		}

@@ -47,10 +47,11 @@ type cnode struct {
 	loopVar  string // $for of an opening loop node
 	loopIn   any    // $in of an opening loop node
 	closing  *cnode // the closing loop node matched statically, if any
-	// joins are the joins this node's branches can reach (only for nodes with more
-	// than one link, which may split); true marks one that also has an incoming link
-	// from a node the branches cannot reach, so it joins an enclosing split as well.
-	joins      map[*cnode]bool
+	// reach marks, for a node that may split (fans), the links into joins whose
+	// source its branches can reach (joinReach); inFirst numbers a join's first
+	// incoming link in that set.
+	reach      []uint64
+	inFirst    int
 	isClose    bool            // a loop node without $for
 	body       map[*cnode]bool // an opening loop node's body (matchClosingLoop)
 	closers    map[*cnode]bool // an opening loop node's closing nodes (matchClosingLoop)
@@ -111,11 +112,7 @@ func (e *Engine) compile(g *Graph) (*compiled, error) {
 			cn.closing, cn.body, cn.closers = matchClosingLoop(cn)
 		}
 	}
-	for i := range cg.nodes {
-		if cn := &cg.nodes[i]; len(cn.links) > 1 {
-			cn.joins = reachableJoins(cg, cn)
-		}
-	}
+	cg.reachJoins()
 	cg.sealed = e.sealed(cg)
 	return cg, nil
 }
@@ -302,41 +299,6 @@ func matchClosingLoop(open *cnode) (closing *cnode, body, closers map[*cnode]boo
 		closing = found[0]
 	}
 	return closing, body, closers
-}
-
-// reachableJoins returns the joins reachable from split, each marked true when it
-// also joins a node that split's branches cannot reach. When split's frame fires at
-// such a join, its branches count as arrivals of the enclosing split if that split
-// reaches the join too: an activity that fans out inside a parallel branch, all of
-// whose branches meet at the parallel join, must not make that join run twice.
-func reachableJoins(cg *compiled, split *cnode) map[*cnode]bool {
-	reach := map[*Node]bool{split.n: true}
-	queue := []*Node{split.n}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		for _, l := range n.links {
-			if !reach[l.to] {
-				reach[l.to] = true
-				queue = append(queue, l.to)
-			}
-		}
-	}
-	var out map[*cnode]bool
-	for n := range reach {
-		if !n.IsJoin() {
-			continue
-		}
-		if out == nil {
-			out = make(map[*cnode]bool)
-		}
-		outer := false
-		for _, l := range n.incoming {
-			outer = outer || !reach[cg.g.byID[l.From]]
-		}
-		out[&cg.nodes[n.index]] = outer
-	}
-	return out
 }
 
 func oneLine(s string) string {

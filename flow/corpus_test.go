@@ -80,12 +80,14 @@ func corpusFiles(t testing.TB) []string {
 	return files
 }
 
+// TestCorpus reads the corpus as Solon reads it (flow.SolonNodeTypes: test3_sub's
+// "startb" and "endb" are activities); TestCorpusUnknownTypes reads it by default.
 func TestCorpus(t *testing.T) {
 	loaded := 0
 	for _, path := range corpusFiles(t) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
-			spec, err := flow.ReadDefinitionFile(path)
+			spec, err := flow.ReadDefinitionFile(path, flow.SolonNodeTypes())
 			if want, ok := corpusParseErrors[name]; ok {
 				require.Error(t, err)
 				assertLocated(t, path, err, []located{want})
@@ -136,10 +138,33 @@ func assertLocated(t *testing.T, path string, err error, want []located) {
 	}
 }
 
+// TestCorpusUnknownTypes reads the corpus without flow.SolonNodeTypes: test3_sub, the
+// only file naming types the engine does not know, is refused with a suggestion for
+// each; every other file reads as it does with the option.
+func TestCorpusUnknownTypes(t *testing.T) {
+	const sub = "solon-flow-workflow__flow__workflow__test3_sub.graph.yml"
+	for _, path := range corpusFiles(t) {
+		name := filepath.Base(path)
+		spec, err := flow.ReadDefinitionFile(path)
+		solon, solonErr := flow.ReadDefinitionFile(path, flow.SolonNodeTypes())
+		if name == sub {
+			require.ErrorIs(t, err, flow.ErrUnknownNodeType)
+			assertLocated(t, path, err, []located{
+				{4, "s", `unknown node type "startb" (did you mean start?)`},
+				{11, "e", `unknown node type "endb" (did you mean end?)`},
+			})
+			require.NoError(t, solonErr)
+			continue
+		}
+		assert.Equal(t, solon, spec, name)
+		assert.Equal(t, solonErr, err, name)
+	}
+}
+
 func TestCorpusStartTypes(t *testing.T) {
 	var without []string
 	for _, path := range corpusFiles(t) {
-		spec, err := flow.ReadDefinitionFile(path)
+		spec, err := flow.ReadDefinitionFile(path, flow.SolonNodeTypes())
 		if err != nil {
 			continue
 		}
@@ -155,7 +180,7 @@ func TestCorpusTopology(t *testing.T) {
 	corpusFiles(t)
 	read := func(t *testing.T, name string) *flow.GraphSpec {
 		t.Helper()
-		spec, err := flow.ReadDefinitionFile(filepath.Join(corpusDir, name))
+		spec, err := flow.ReadDefinitionFile(filepath.Join(corpusDir, name), flow.SolonNodeTypes())
 		require.NoError(t, err)
 		return spec
 	}

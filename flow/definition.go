@@ -35,8 +35,9 @@ import (
 // every task and condition where its script starts (TaskPos, WhenPos: see ScriptPos),
 // so that a script that does not compile is reported at the line of the problem. A node
 // without id gets Solon's automatic id "n-<position>" (1-based); a node without link goes
-// to the next layout entry (an explicit empty list means no links); an unknown or missing
-// type reads as an activity. Node and link "when" and "task" are trimmed, as Solon trims
+// to the next layout entry (an explicit empty list means no links); a missing type reads
+// as an activity, and an unknown one is an error wrapping ErrUnknownNodeType that
+// suggests the nearest known type (with SolonNodeTypes, an activity as in Solon). Node and link "when" and "task" are trimmed, as Solon trims
 // them when it builds the graph. Link "priority" is a flowteam extension (Solon sets it in
 // code only): an integer, higher first.
 //
@@ -55,8 +56,11 @@ import (
 // yes, no, on and off are strings, not booleans, and 017 is the integer 17, not octal
 // 15 (write 0o17). This matters only for meta values a task reads; write true, false and
 // plain decimal numbers where both should agree.
-func ParseDefinition(file string, data []byte) (*GraphSpec, error) {
+func ParseDefinition(file string, data []byte, opts ...ReadOption) (*GraphSpec, error) {
 	r := &defReader{file: file, budget: 10_000 + 4*len(data)}
+	for _, o := range opts {
+		o(&r.cfg)
+	}
 	root, err := r.document(data)
 	if err != nil {
 		return nil, err
@@ -75,12 +79,12 @@ func ParseDefinition(file string, data []byte) (*GraphSpec, error) {
 
 // ReadDefinitionFile reads the definition document at path (see ParseDefinition) and
 // records path as the spec's Source.
-func ReadDefinitionFile(path string) (*GraphSpec, error) {
+func ReadDefinitionFile(path string, opts ...ReadOption) (*GraphSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read definition: %w", err)
 	}
-	spec, err := ParseDefinition(path, data)
+	spec, err := ParseDefinition(path, data, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -89,16 +93,30 @@ func ReadDefinitionFile(path string) (*GraphSpec, error) {
 }
 
 // LoadGraph parses a definition document (see ParseDefinition) and builds the graph.
-func LoadGraph(file string, data []byte) (*Graph, error) {
-	spec, err := ParseDefinition(file, data)
+func LoadGraph(file string, data []byte, opts ...ReadOption) (*Graph, error) {
+	spec, err := ParseDefinition(file, data, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return spec.Build()
 }
 
+// ReadOption configures how a definition document is read (ParseDefinition).
+type ReadOption func(*readConfig)
+
+type readConfig struct {
+	solonTypes bool
+}
+
+// SolonNodeTypes reads a node type the engine does not know as an activity, as Solon
+// does, instead of failing: for documents written for Solon that rely on it (Solon's
+// own test resources write "startb" and "endb"). The node keeps the name as written in
+// NodeSpec.TypeName, and export's Validate warns about it.
+func SolonNodeTypes() ReadOption { return func(c *readConfig) { c.solonTypes = true } }
+
 // defReader turns a decoded document into a GraphSpec, collecting every problem it finds.
 type defReader struct {
+	cfg     readConfig
 	file    string
 	graph   string // graph id, once known, for messages
 	lenient Pos    // where a .json document YAML read stops being JSON
@@ -116,6 +134,12 @@ func (r *defReader) fail(line int, node, format string, args ...any) {
 	r.errs = append(r.errs, &DefinitionError{
 		Pos: Pos{File: r.file, Line: line}, Graph: r.graph, Node: node, Msg: fmt.Sprintf(format, args...),
 	})
+}
+
+// failErr records a problem that wraps err; the message starts with err's.
+func (r *defReader) failErr(line int, node string, err error, format string, args ...any) {
+	r.fail(line, node, "%v "+format, append([]any{err}, args...)...)
+	r.errs[len(r.errs)-1].(*DefinitionError).Err = err
 }
 
 // graphSpec reads the top-level mapping.
@@ -234,11 +258,14 @@ func (r *defReader) node(i int, n *yaml.Node) layoutNode {
 		if strings.EqualFold(name, "iterator") {
 			ns.Type = Loop // Solon's deprecated name for loop
 		} else {
-			// An unknown name (e.g. "startb") reads as an activity, as in Solon; the
-			// name is kept so a validator can warn about it.
+			// An unknown name (e.g. "exclusiv") is an error; read as Solon reads it
+			// (an activity), the name is kept so a validator can warn about it.
 			var known bool
 			if ns.Type, known = ParseNodeType(name); !known {
 				ns.TypeName = name
+				if !r.cfg.solonTypes {
+					r.failErr(e.val.Line, ns.ID, ErrUnknownNodeType, "%s", unknownTypeMsg(name))
+				}
 			}
 		}
 	}

@@ -175,8 +175,16 @@ func TestLoadGraphErrors(t *testing.T) {
 		},
 		{
 			name: "no start node names the file",
-			doc:  "id: g\nlayout:\n  - {id: a, type: startb, link: b}\n  - {id: b, link: a}\n",
+			doc:  "id: g\nlayout:\n  - {id: a, type: activity, link: b}\n  - {id: b, link: a}\n",
 			want: []string{`g.yml:1: graph "g": no start node`},
+		},
+		{
+			name: "an unknown type names the nearest known one",
+			doc:  "id: g\nlayout:\n  - {id: s, type: start, link: x}\n  - {id: x,\n     type: exclusiv}\n  - {id: y, type: gateway}\n",
+			want: []string{
+				`g.yml:5: graph "g": node "x": unknown node type "exclusiv" (did you mean exclusive?)`,
+				`g.yml:6: graph "g": node "y": unknown node type "gateway" (the types are activity, start, end, exclusive, inclusive, parallel, loop)`,
+			},
 		},
 	}
 	for _, tt := range tests {

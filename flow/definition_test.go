@@ -175,15 +175,14 @@ nodes:
 			want: []string{"a activity -> b", "b activity"},
 		},
 		{
-			name: "type names ignore case; iterator is loop; unknown names are activities",
+			name: "type names ignore case; iterator is loop",
 			doc: `
 id: g
 layout:
   - {id: a, type: START}
   - {id: b, type: iterator}
-  - {id: c, type: startb}
-  - {id: d, type: 7}`,
-			want: []string{"a start -> b", "b loop -> c", "c activity -> d", "d activity"},
+  - {id: c, type: Exclusive}`,
+			want: []string{"a start -> b", "b loop -> c", "c exclusive"},
 		},
 		{
 			name: "Solon's key:[ inside a flow mapping",
@@ -609,4 +608,44 @@ func TestMetaScalarsAreYAML12(t *testing.T) {
 	spec, err := flow.ParseDefinition("m.yml", []byte("id: m\nmeta: {a: yes, b: off, c: 017, d: 0o17, e: true}\nlayout:\n  - {type: start}\n"))
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"a": "yes", "b": "off", "c": 17, "d": 15, "e": true}, spec.Meta)
+}
+
+// An unknown type is an error (ParseDefinition, LoadGraph, Engine.Load); read with
+// flow.SolonNodeTypes it is an activity, as in Solon, and keeps its name.
+func TestUnknownNodeTypes(t *testing.T) {
+	doc := "id: g\nlayout:\n  - {id: a, type: startb}\n  - {id: b, type: 7}\n"
+	_, err := flow.ParseDefinition("g.yml", []byte(doc))
+	require.ErrorIs(t, err, flow.ErrUnknownNodeType)
+	assert.Contains(t, err.Error(), `g.yml:3: graph "g": node "a": unknown node type "startb" (did you mean start?)`)
+	assert.Contains(t, err.Error(), `g.yml:4: graph "g": node "b": unknown node type "7" (the types are`)
+	_, err = flow.LoadGraph("g.yml", []byte(doc))
+	require.ErrorIs(t, err, flow.ErrUnknownNodeType)
+
+	spec, err := flow.ParseDefinition("g.yml", []byte(doc), flow.SolonNodeTypes())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a activity -> b", "b activity"}, topology(spec))
+	assert.Equal(t, "startb", spec.Nodes[0].TypeName)
+
+	path := filepath.Join(t.TempDir(), "g.yml")
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o600))
+	_, err = flow.NewEngine().Load(path)
+	require.ErrorIs(t, err, flow.ErrUnknownNodeType)
+	gs, err := flow.NewEngine(flow.WithReadOptions(flow.SolonNodeTypes())).Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, flow.Activity, gs[0].Node("a").Type)
+}
+
+func TestSuggestNodeType(t *testing.T) {
+	for name, want := range map[string]flow.NodeType{
+		"exclusiv": flow.Exclusive, "Exclusivee": flow.Exclusive, "paralel": flow.Parallel,
+		"inclusve": flow.Inclusive, "strat": flow.Start, "ned": flow.End, "lop": flow.Loop, "activty": flow.Activity,
+	} {
+		got, ok := flow.SuggestNodeType(name)
+		assert.True(t, ok, name)
+		assert.Equal(t, want, got, name)
+	}
+	for _, name := range []string{"gateway", "7", "task", "subprocess"} {
+		_, ok := flow.SuggestNodeType(name)
+		assert.False(t, ok, name)
+	}
 }

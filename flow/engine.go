@@ -32,7 +32,8 @@ type Engine struct {
 	recoverable  []func(error) bool
 	errKey       string
 	clock        Clock
-	runs         sync.Pool // recycled run state (recycle.go)
+	readOpts     []ReadOption // Load's, for the definition files (WithReadOptions)
+	runs         sync.Pool    // recycled run state (recycle.go)
 }
 
 // Default limits.
@@ -53,6 +54,13 @@ func WithTaskFunc(name string, f TaskFunc) Option { return WithTask(name, f) }
 
 // WithCondition registers a Go condition under name, for "@name" conditions.
 func WithCondition(name string, c Condition) Option { return func(e *Engine) { e.conds[name] = c } }
+
+// WithReadOptions sets how Load, LoadFile, LoadGlob and LoadFiles read definition
+// files (ParseDefinition): WithReadOptions(flow.SolonNodeTypes()) loads documents
+// written for Solon that name node types it does not know.
+func WithReadOptions(opts ...ReadOption) Option {
+	return func(e *Engine) { e.readOpts = append(e.readOpts, opts...) }
+}
 
 // WithEvaluator replaces the expression engine used for conditions and scripts.
 func WithEvaluator(ev Evaluator) Option { return func(e *Engine) { e.eval = ev } }
@@ -253,7 +261,7 @@ func (e *Engine) LoadFiles(paths ...string) ([]*Graph, error) {
 		gs   []*Graph
 	)
 	for _, p := range paths {
-		spec, err := ReadDefinitionFile(p)
+		spec, err := ReadDefinitionFile(p, e.readOpts...)
 		if err != nil {
 			errs = append(errs, err)
 			continue

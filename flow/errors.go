@@ -12,6 +12,7 @@ var (
 	ErrGraphExists       = errors.New("graph already registered")
 	ErrUnknownTask       = errors.New("unknown task")
 	ErrUnknownCond       = errors.New("unknown condition")
+	ErrUnknownNodeType   = errors.New("unknown node type")
 	ErrCompile           = errors.New("does not compile")
 	ErrStepLimit         = errors.New("step limit exceeded")
 	ErrNoRoute           = errors.New("no link matched and there is no default link")

@@ -25,7 +25,7 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	}
 	tok.call.last.Store(int32(tok.node.n.index) + 1)
 	if len(r.icpts) > 0 {
-		return r.execAttempts(ctx, tok, local, step, nil)
+		return r.execHooked(ctx, tok, local, step)
 	}
 	err := r.runNode(ctx, tok)
 	if err == nil && !tok.suspended && !tok.interrupted {
@@ -38,11 +38,31 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err})
 }
 
-// firstAttempt is the outcome of an attempt execNode already made without hooks: the
-// task's error, or the routing error when routing is set.
+// execHooked is execNode's short path with interceptors: a node that completes at
+// its first attempt. Anything else goes on in execAttempts, its start hooks called.
+func (r *run) execHooked(ctx context.Context, tok *token, local *[]*token, step int) *token {
+	tok.retries = 0
+	taskCtx, began := r.startHooks(ctx, tok)
+	err := r.runNode(taskCtx, tok)
+	if err == nil && !tok.suspended && !tok.interrupted {
+		rt, err := r.decide(ctx, tok)
+		if err == nil {
+			r.endHooks(ctx, tok, &attemptOutcome{status: nodeCompleted}, began, step, 1)
+			return r.completed(tok, rt, local)
+		}
+		return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err, routing: true, started: true, began: began})
+	}
+	return r.execAttempts(ctx, tok, local, step, &firstAttempt{err: err, started: true, began: began})
+}
+
+// firstAttempt is the outcome of an attempt execNode already made: the task's error,
+// or the routing error when routing is set; started says it called the start hooks,
+// at began.
 type firstAttempt struct {
 	err     error
 	routing bool
+	started bool
+	began   time.Duration
 }
 
 // takeStep counts a node execution against the step limit; past it, the run fails and
@@ -68,7 +88,15 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 	cn := tok.node
 	for attempt := 1; ; attempt++ {
 		tok.retries = int32(attempt - 1)
-		taskCtx, began := r.startHooks(ctx, tok)
+		var (
+			taskCtx context.Context
+			began   time.Duration
+		)
+		if first != nil && first.started {
+			began = first.began
+		} else {
+			taskCtx, began = r.startHooks(ctx, tok)
+		}
 		var a attemptOutcome
 		if first != nil {
 			a.err, a.routing = first.err, first.routing
@@ -119,12 +147,16 @@ type attemptOutcome struct {
 
 // startHooks calls the interceptors' start hooks and returns the node's context (its
 // own, when an interceptor is a NodeStarter) and when the node began, since the run
-// began (one monotonic clock read, no wall clock).
+// began (one monotonic clock read, no wall clock; none when no interceptor wants
+// node times, see NodeTimer).
 func (r *run) startHooks(ctx context.Context, tok *token) (context.Context, time.Duration) {
 	if len(r.icpts) == 0 {
 		return ctx, 0
 	}
-	began := time.Since(r.began)
+	var began time.Duration
+	if timed(r.icpts) {
+		began = time.Since(r.began)
+	}
 	for i := range r.icpts {
 		if s := r.icpts[i].starter; s != nil {
 			if c := s.StartNode(ctx, &tok.view, tok.node.n); c != nil {
@@ -177,8 +209,11 @@ func (r *run) classify(ctx context.Context, tok *token, a *attemptOutcome) {
 
 // endHooks calls the interceptors' end hooks, innermost first.
 func (r *run) endHooks(ctx context.Context, tok *token, a *attemptOutcome, began time.Duration, step, attempt int) {
-	end := NodeEnd{Status: a.status, Err: a.err, Start: r.began.Add(began), Duration: time.Since(r.began) - began, Step: step,
+	end := NodeEnd{Status: a.status, Err: a.err, Step: step,
 		Arrivals: tok.arrivals, Attempt: attempt, Retrying: a.retry, Recovered: a.status == nodeFailed && !a.retry && a.dec.Recover}
+	if timed(r.icpts) {
+		end.Start, end.Duration = r.began.Add(began), time.Since(r.began)-began
+	}
 	if end.Recovered {
 		end.Goto = a.dec.Goto
 	}

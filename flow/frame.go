@@ -33,8 +33,8 @@ type frame struct {
 
 	// split
 	split   *cnode
-	join    *cnode // where the first branch arrived
-	arrived int
+	join    *cnode       // where the first branch arrived
+	arrived int          // split: branches arrived at the join; call: those the calling join waited for
 	failed  []*NodeError // branches a ContinueOnError split withdrew because they failed
 	// failedIn holds, for each of failed, the id of this split's branch it withdrew
 	// (see withdrawn): the failing token's branch may be nested deeper.

@@ -357,11 +357,12 @@ func (r *run) fanOut(tok *token, targets []*cnode, parallel bool, local *[]*toke
 		}
 		r.mu.Unlock()
 	}
-	for i := len(toks) - 1; i >= 1; i-- {
-		if parallel && r.spawn(toks[i]) {
-			continue
-		}
-		*local = append(*local, toks[i])
+	rest := toks[1:]
+	if parallel {
+		rest = r.spawnBranches(rest)
+	}
+	for i := len(rest) - 1; i >= 0; i-- {
+		*local = append(*local, rest[i])
 	}
 	return toks[0]
 }
@@ -390,9 +391,7 @@ func (cn *cnode) branchName(targets []*cnode, i int) string {
 
 // spawn runs a token on a new goroutine if the engine's concurrency bound allows.
 func (r *run) spawn(tok *token) bool {
-	select {
-	case r.e.sem <- struct{}{}:
-	default:
+	if !r.acquire() {
 		return false
 	}
 	c := tok.call
@@ -424,10 +423,14 @@ func (p *BranchPanic) Error() string {
 // catchBranchPanic turns a panic in a branch goroutine into a failed run and keeps
 // it for runRoot to raise again.
 func (r *run) catchBranchPanic() {
-	v := recover()
-	if v == nil {
-		return
+	if v := recover(); v != nil {
+		r.branchPanicked(v)
 	}
+}
+
+// branchPanicked fails the run with a branch goroutine's panic v; called while the
+// goroutine panics (in a deferred call), so the stack it keeps is the panic's.
+func (r *run) branchPanicked(v any) {
 	p := &BranchPanic{Value: v, Stack: debug.Stack()}
 	r.mu.Lock()
 	if r.panicked == nil {

@@ -397,3 +397,42 @@ func TestInterruptedNodeStaysEndedWhenASiblingHaltedTheRun(t *testing.T) {
 	assert.Equal(t, 1, interrupts, "the interrupted node ran once")
 	assert.Equal(t, []int{1}, rec.arrivals["j"], "the join waited for the branch that was not interrupted")
 }
+
+// The branches of a parallel split run concurrently: each of these waits until every
+// one has started, which no branch could do if any waited for another to end first.
+// It holds when the engine's bound leaves one goroutine for each branch but the first
+// (which runs on the splitting goroutine), run after run, and with the default bound.
+func TestParallelBranchesRunConcurrently(t *testing.T) {
+	const n = 8
+	bounded, unbounded := flow.NewEngine(flow.WithMaxConcurrency(n-1)), flow.NewEngine()
+	// Twice with the same engine: the first run gave back every goroutine slot.
+	for _, e := range []*flow.Engine{bounded, bounded, unbounded} {
+		var started sync.WaitGroup
+		started.Add(n)
+		all := make(chan struct{})
+		go func() { started.Wait(); close(all) }()
+		s := flow.NewSpec("meet")
+		s.Start("s").LinkTo("p")
+		p := s.Parallel("p")
+		for i := range n {
+			id := fmt.Sprintf("b%d", i)
+			p.LinkTo(id)
+			s.Activity(id).DoFunc(func(ctx context.Context, _ *flow.Context, _ *flow.Node) error {
+				started.Done()
+				select {
+				case <-all:
+					return nil
+				case <-ctx.Done():
+					return fmt.Errorf("%s waited for the others in vain: %w", id, ctx.Err())
+				}
+			}).LinkTo("j")
+		}
+		s.Parallel("j").LinkTo("e")
+		s.End("e")
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := e.EvalGraph(ctx, build(t, s), flow.NewContext("i"))
+		cancel()
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, res.Status)
+	}
+}

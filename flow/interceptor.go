@@ -44,6 +44,16 @@ type NodeStarter interface {
 	StartNode(ctx context.Context, c *Context, n *Node) context.Context
 }
 
+// NodeTimer is an optional interface of an Interceptor: NodeTimes reports whether
+// its OnNodeEnd (or its NodeStarter's) reads NodeEnd's Start and Duration. An
+// interceptor that does not implement it gets them. The engine reads the clock around
+// a node only when some interceptor of the run wants the times; when none does, Start
+// and Duration are zero. A hook that only counts nodes, or logs their outcome, says
+// false and saves two clock reads per node.
+type NodeTimer interface {
+	NodeTimes() bool
+}
+
 // NopInterceptor implements Interceptor with hooks that do nothing but invoke.
 type NopInterceptor struct{}
 
@@ -200,11 +210,18 @@ type indexedInterceptor struct {
 	i       Interceptor
 	starter NodeStarter // i, when it is one
 	index   int
+	timed   bool // i wants node times (NodeTimer)
+}
+
+// timed reports whether an interceptor of list wants node times (NodeTimer).
+func timed(list []indexedInterceptor) bool {
+	return slices.ContainsFunc(list, func(i indexedInterceptor) bool { return i.timed })
 }
 
 func addInterceptor(list []indexedInterceptor, i Interceptor, index int) []indexedInterceptor {
 	s, _ := i.(NodeStarter)
-	list = append(slices.Clone(list), indexedInterceptor{i, s, index})
+	t, ok := i.(NodeTimer)
+	list = append(slices.Clone(list), indexedInterceptor{i, s, index, !ok || t.NodeTimes()})
 	slices.SortStableFunc(list, func(a, b indexedInterceptor) int { return cmp.Compare(a.index, b.index) })
 	return list
 }

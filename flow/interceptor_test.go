@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/testkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -312,4 +313,70 @@ func TestInterceptorOrderAndSubgraphNesting(t *testing.T) {
 		"A>parent/call/child", "B>parent/call/child", "A+cs", "B+cs", "B<parent/call/child", "A<parent/call/child",
 		"B<parent", "A<parent",
 	}, log)
+}
+
+// endTimes records the Start and Duration of every NodeEnd; wants is its answer to
+// NodeTimes.
+type endTimes struct {
+	flow.NopInterceptor
+	wants bool
+	mu    sync.Mutex
+	ends  []flow.NodeEnd
+}
+
+func (e *endTimes) NodeTimes() bool { return e.wants }
+
+func (e *endTimes) OnNodeEnd(_ context.Context, _ *flow.Context, _ *flow.Node, end flow.NodeEnd) {
+	e.mu.Lock()
+	e.ends = append(e.ends, end)
+	e.mu.Unlock()
+}
+
+// plainEnds records every NodeEnd, and is no NodeTimer.
+type plainEnds struct {
+	flow.NopInterceptor
+	mu   sync.Mutex
+	ends []flow.NodeEnd
+}
+
+func (e *plainEnds) OnNodeEnd(_ context.Context, _ *flow.Context, _ *flow.Node, end flow.NodeEnd) {
+	e.mu.Lock()
+	e.ends = append(e.ends, end)
+	e.mu.Unlock()
+}
+
+// The engine reads the clock around a node only when an interceptor wants node times
+// (flow.NodeTimer); an interceptor that does not implement it wants them.
+func TestNodeTimesOnlyWhenWanted(t *testing.T) {
+	g := testkit.Chain(t, "chain", 3, func(context.Context, *flow.Context, *flow.Node) error { return nil })
+	run := func(icpts ...flow.Interceptor) {
+		var opts []flow.Option
+		for i, ic := range icpts {
+			opts = append(opts, flow.WithInterceptor(ic, i))
+		}
+		_, err := flow.NewEngine(opts...).EvalGraph(context.Background(), g, flow.NewContext("i"))
+		require.NoError(t, err)
+	}
+	untimed := &endTimes{wants: false}
+	run(untimed)
+	require.Len(t, untimed.ends, 5)
+	for _, end := range untimed.ends {
+		assert.True(t, end.Start.IsZero())
+		assert.Zero(t, end.Duration)
+	}
+
+	untimed, timed := &endTimes{wants: false}, &endTimes{wants: true}
+	run(untimed, timed)
+	require.Len(t, timed.ends, 5)
+	for i, end := range timed.ends {
+		assert.False(t, end.Start.IsZero())
+		assert.Equal(t, end, untimed.ends[i], "every interceptor gets the same NodeEnd")
+	}
+
+	plain := &plainEnds{}
+	run(plain)
+	require.Len(t, plain.ends, 5)
+	for _, end := range plain.ends {
+		assert.False(t, end.Start.IsZero(), "an interceptor that is no NodeTimer gets times")
+	}
 }

@@ -3,6 +3,7 @@ package flow_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 
@@ -388,20 +389,7 @@ layout:
 // call: its NodeEnd must still say how many branches the join waited for, as when the
 // join's own task suspends (TestSuspendedJoinKeepsItsArrivals).
 func TestSuspendedJoinCallKeepsItsArrivals(t *testing.T) {
-	t.Skip("known defect: the resume token groupSeeds makes for the call has no arrivals, and a call frame's state has no field for them (a frontier format decision)")
-	e := flow.NewEngine()
-	for _, def := range []string{`
-id: sub
-layout:
-  - {id: s, type: start}
-  - {id: w, task: 'approved == true || context.suspend("wait")'}
-  - {id: e, type: end}
-`, threeBranchJoin("j", "#sub")} {
-		g, err := flow.LoadGraph("g.yml", []byte(def))
-		require.NoError(t, err)
-		require.NoError(t, e.Register(g))
-	}
-	g, _ := e.Graph("j")
+	e, g := joinCallingSuspender(t)
 	for _, restored := range []bool{false, true} {
 		rec := newJoinRec()
 		fc := flow.NewContext("i")
@@ -417,4 +405,55 @@ layout:
 		require.Equal(t, flow.StatusCompleted, res.Status)
 		assert.Equal(t, []int{3, 3}, rec.arrivals["join"], "restored %v: the suspended run and the resumed one", restored)
 	}
+}
+
+// joinCallingSuspender registers a graph whose three-branch join calls sub-graph "sub",
+// which suspends until approved is true, and returns it.
+func joinCallingSuspender(t *testing.T) (*flow.Engine, *flow.Graph) {
+	t.Helper()
+	e := flow.NewEngine()
+	for _, def := range []string{`
+id: sub
+layout:
+  - {id: s, type: start}
+  - {id: w, task: 'approved == true || context.suspend("wait")'}
+  - {id: e, type: end}
+`, threeBranchJoin("j", "#sub")} {
+		g, err := flow.LoadGraph("g.yml", []byte(def))
+		require.NoError(t, err)
+		require.NoError(t, e.Register(g))
+	}
+	g, _ := e.Graph("j")
+	return e, g
+}
+
+// The call frame of a join's sub-graph call stores the join's arrivals ("arrived").
+// A frontier stored before call frames kept them still restores and resumes: the join
+// then reports no arrivals when it runs again. Negative arrivals are refused.
+func TestJoinCallFrameArrivalsInState(t *testing.T) {
+	e, g := joinCallingSuspender(t)
+	res := evalRec(t, e, g, flow.NewContext("i"), newJoinRec())
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	st := res.Frontier.State()
+	call := slices.IndexFunc(st.Frames, func(f flow.FrameState) bool { return f.Kind == "call" && f.Node == "join" })
+	require.GreaterOrEqual(t, call, 0, "%+v", st.Frames)
+	assert.Equal(t, 3, st.Frames[call].Arrived)
+
+	old := st
+	old.Frames = slices.Clone(st.Frames)
+	old.Frames[call].Arrived = 0
+	fr, err := e.RestoreFrontier(g, old)
+	require.NoError(t, err)
+	rec := newJoinRec()
+	fc := flow.NewContext("i")
+	fc.Set("approved", true)
+	res, err = e.Resume(context.Background(), fr, fc, flow.WithEvalInterceptor(rec, 0))
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Empty(t, rec.arrivals["join"], "no arrivals recorded")
+	assert.Equal(t, 1, rec.starts["join"])
+
+	st.Frames[call].Arrived = -1
+	_, err = e.RestoreFrontier(g, st)
+	require.Error(t, err)
 }

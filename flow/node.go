@@ -41,6 +41,56 @@ func ParseNodeType(name string) (t NodeType, ok bool) {
 	return Activity, name == ""
 }
 
+// SuggestNodeType returns the known node type whose name is nearest to name (by edit
+// distance, ignoring case), and whether it is near enough (at most a third of the
+// letters differ, and no more than two) to be what a document naming the unknown type
+// name meant.
+func SuggestNodeType(name string) (NodeType, bool) {
+	name = strings.ToLower(name)
+	best, dist := Activity, -1
+	for i, n := range nodeTypeNames {
+		if d := editDistance(name, n); dist < 0 || d < dist {
+			best, dist = NodeType(i), d
+		}
+	}
+	return best, dist <= min(2, max(1, len(best.String())/3))
+}
+
+// unknownTypeMsg is the message for a node type the engine does not know: the
+// nearest known type when one is near, else every known type.
+func unknownTypeMsg(name string) string {
+	if t, ok := SuggestNodeType(name); ok {
+		return fmt.Sprintf("%q (did you mean %s?)", name, t)
+	}
+	return fmt.Sprintf("%q (the types are %s)", name, strings.Join(nodeTypeNames[:], ", "))
+}
+
+// editDistance is the number of single-byte insertions, deletions, substitutions and
+// swaps of two neighbours that turn a into b (optimal string alignment distance).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // IsGateway reports whether nodes of this type route rather than do work.
 func (t NodeType) IsGateway() bool {
 	return t == Exclusive || t == Inclusive || t == Parallel || t == Loop

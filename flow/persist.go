@@ -71,10 +71,14 @@ type FrameState struct {
 	Pending int    `json:"pending"` // units (tokens or nested frames) still running inside
 	Branch  string `json:"branch"`  // branch id of the token that opened the frame
 	// split
-	Split   string `json:"split,omitempty"`   // id of the split node
-	Join    string `json:"join,omitempty"`    // id of the join node, once a branch arrived there
-	Arrived int    `json:"arrived,omitempty"` // branches that arrived at the join
-	Policy  string `json:"policy,omitempty"`  // branch policy of a parallel split (ParseBranchPolicy)
+	Split string `json:"split,omitempty"` // id of the split node
+	Join  string `json:"join,omitempty"`  // id of the join node, once a branch arrived there
+	// Arrived is, for a split, the branches that arrived at its join; for a call made
+	// by a join's task, the branches that join waited for, which the node reports
+	// again when it runs on resume (absent in frontiers written before calls kept
+	// them: the node then reports none).
+	Arrived int    `json:"arrived,omitempty"`
+	Policy  string `json:"policy,omitempty"` // branch policy of a parallel split (ParseBranchPolicy)
 	// Failed lists the branches a ContinueOnError split withdrew because they failed,
 	// in the order they failed: if no branch reaches the join, the split fails with
 	// all_branches_failed, joining these errors.
@@ -264,7 +268,7 @@ func (st *FrontierState) addFrame(fr *frame, index map[*frame]int) int {
 			fs.Closing = fr.closing.n.ID
 		}
 	case frameCall:
-		fs.Graph, fs.Path = fr.graph.g.ID, fr.path
+		fs.Graph, fs.Path, fs.Arrived = fr.graph.g.ID, fr.path, fr.arrived
 		if fr.node != nil {
 			fs.Node = fr.node.n.ID
 		}

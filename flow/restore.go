@@ -137,8 +137,12 @@ func (r *restorer) callFrame(f *frame, i int, fs FrameState) error {
 	if child.g.ID != fs.Graph {
 		return badFrontier("frame %d: node %q calls %q, state says %q", i, fs.Node, child.g.ID, fs.Graph)
 	}
+	if fs.Arrived < 0 || (fs.Arrived > 0 && !cn.join) {
+		return badFrontier("frame %d: %d arrivals for node %q, which is not a join", i, fs.Arrived, fs.Node)
+	}
 	f.graph, f.node, f.caller, f.depth = child, cn, caller, caller.depth+1
 	f.path = caller.path + "/" + cn.n.ID + "/" + child.g.ID
+	f.arrived = fs.Arrived
 	return nil
 }
 

@@ -357,17 +357,20 @@ func (r *run) arrive(tok *token) bool {
 }
 
 // joinUp is called when every branch of split frame f arrived at its join or ended.
-// If the join also joins the branches of the enclosing split (cnode.joins), f's
+// If the join also joins the branches of the enclosing split (cnode.joinReach), f's
 // arrivals become that split's, and so on outwards. It returns the frame whose join
 // fires now, or nil when an enclosing split still waits for other branches. The
 // caller holds r.mu.
 func joinUp(f *frame) *frame {
-	for f.split.joins[f.join] {
+	for {
+		if _, outer := f.split.joinReach(f.join); !outer {
+			break
+		}
 		p := f.parent
 		if p.kind != frameSplit {
 			break
 		}
-		if _, reaches := p.split.joins[f.join]; !reaches || (p.join != nil && p.join != f.join) {
+		if reaches, _ := p.split.joinReach(f.join); !reaches || (p.join != nil && p.join != f.join) {
 			break
 		}
 		p.join = f.join
@@ -432,41 +435,69 @@ func (r *run) unitDone(f *frame) *token {
 				return t
 			}
 			if len(f.failed) > 0 {
-				// Every branch failed: "continue with what finished" leaves nothing to
-				// continue with, so the split itself fails instead of ending silently.
-				t := r.newToken(f.split, modeFailed, f.parent, f.branch)
-				t.failure = &NodeError{Graph: f.split.n.graph.ID, Path: f.call.path, Node: f.split.n.ID, NodeType: f.split.n.Type,
-					Title: f.split.n.Title, Branch: f.branch, Step: int(r.steps.Load()), Code: CodeAllBranchesFailed,
-					Err: fmt.Errorf("%w: %w", ErrAllBranchesFailed, joinNodeErrors(f.failed))}
-				return t
+				return r.allBranchesFailed(f)
 			}
 		case frameLoop:
-			f.index++
-			if f.index < len(f.items) && !f.left {
-				f.pending = 1
-				return r.newToken(f.loop, modeBody, f, iterationBranch(f))
-			}
-			if f.closing != nil {
-				return r.newToken(f.closing, modeBegin, f.parent, f.branch)
+			if t := r.nextIteration(f); t != nil {
+				return t
 			}
 		case frameCall:
 			if r.live != nil && f.callerTok != nil {
-				// The caller's goroutine goes on once the call returns; until then the
-				// checkpoint must show the caller ready to leave the calling node, or,
-				// when the call failed, about to run it again (as dropCall leaves it).
-				cp := position{node: f.node, mode: modeFollow, frame: f.parent, branch: f.branch}
-				if f.abort.Load() != nil {
-					// The calling node runs again, a join's with the arrivals it waited for.
-					cp.mode, cp.arrivals = modeExec, f.callerTok.arrivals
-				}
-				f.callerTok.cp = cp
-				r.live[f.callerTok] = struct{}{}
+				r.callerLive(f)
 			}
 			return nil // the caller continues after the call returns
 		}
 		f = f.parent
 	}
 	return nil
+}
+
+// nextIteration returns the token that goes on after an iteration of loop frame f
+// ended: the next iteration, or the loop's closing node; nil when the flow left the
+// loop without one. The caller holds r.mu. (Not inlined: see allBranchesFailed.)
+//
+//go:noinline
+func (r *run) nextIteration(f *frame) *token {
+	f.index++
+	if f.index < len(f.items) && !f.left {
+		f.pending = 1
+		return r.newToken(f.loop, modeBody, f, iterationBranch(f))
+	}
+	if f.closing != nil {
+		return r.newToken(f.closing, modeBegin, f.parent, f.branch)
+	}
+	return nil
+}
+
+// callerLive puts the token that made call f back among the live ones, for the
+// checkpoints: the caller's goroutine goes on once the call returns; until then the
+// checkpoint must show the caller ready to leave the calling node, or, when the call
+// failed, about to run it again (as dropCall leaves it). The caller holds r.mu.
+//
+//go:noinline
+func (r *run) callerLive(f *frame) {
+	cp := position{node: f.node, mode: modeFollow, frame: f.parent, branch: f.branch}
+	if f.abort.Load() != nil {
+		// The calling node runs again, a join's with the arrivals it waited for.
+		cp.mode, cp.arrivals = modeExec, f.callerTok.arrivals
+	}
+	f.callerTok.cp = cp
+	r.live[f.callerTok] = struct{}{}
+}
+
+// allBranchesFailed returns the token that fails split frame f, every branch of
+// which failed: "continue with what finished" leaves nothing to continue with, so the
+// split itself fails instead of ending silently. It is a function of its own so that
+// unitDone, on every branch goroutine's path, keeps a small stack frame (a goroutine
+// starts with a small stack and copies it to grow).
+//
+//go:noinline
+func (r *run) allBranchesFailed(f *frame) *token {
+	t := r.newToken(f.split, modeFailed, f.parent, f.branch)
+	t.failure = &NodeError{Graph: f.split.n.graph.ID, Path: f.call.path, Node: f.split.n.ID, NodeType: f.split.n.Type,
+		Title: f.split.n.Title, Branch: f.branch, Step: int(r.steps.Load()), Code: CodeAllBranchesFailed,
+		Err: fmt.Errorf("%w: %w", ErrAllBranchesFailed, joinNodeErrors(f.failed))}
+	return t
 }
 
 func iterationBranch(f *frame) string {

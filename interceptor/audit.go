@@ -16,7 +16,9 @@ import (
 // terminal run record (see trace.Record), redacted, to its sinks.
 //
 // Records are numbered and buffered per run and written when the root graph's
-// evaluation ends, or earlier in batches of WithBatchSize. A failing sink does not
+// evaluation ends, or earlier in batches of WithBatchSize, every WithFlushInterval, or
+// node by node with WithDurableNodes (an audit that agrees with per-node checkpoints
+// after a crash). A failing sink does not
 // fail the run unless WithStrict is set: its first failure is logged, every failure
 // counted (Failures). Registered twice (engine-wide and per evaluation), it records
 // each event once. It is safe for concurrent runs.
@@ -32,7 +34,8 @@ type Audit struct {
 var _ flow.Interceptor = (*Audit)(nil)
 
 // NewAudit returns an audit interceptor. Options: WithSink, WithRedactor, WithRedactKeys,
-// WithStrict, WithLogger, WithBatchSize, WithAgentName, WithAttrs, WithClock.
+// WithStrict, WithLogger, WithBatchSize, WithFlushInterval, WithDurableNodes,
+// WithAgentName, WithAttrs, WithClock.
 func NewAudit(opts ...Option) *Audit {
 	a := &Audit{cfg: newConfig(opts)}
 	a.reported = make([]atomic.Bool, len(a.cfg.sinks))
@@ -85,6 +88,8 @@ type auditRun struct {
 	err     error         // first sink error, for WithStrict
 
 	inv *flow.Invocation // the root evaluation: a second registration sees it again
+
+	stopTicker func() // ends the WithFlushInterval goroutine; nil without one
 }
 
 // openExec is a node execution in progress, identified by (view, node); a run has
@@ -118,6 +123,9 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 	ar.add(&trace.Record{Seq: ar.seq, Status: trace.Started, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title,
 		Resumed: inv.Resumed}, 0)
 	ar.mu.Unlock()
+	if a.cfg.every > 0 {
+		ar.stopTicker = ar.flushEvery(ctx, a.cfg.every)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			// A panic in the chain (an interceptor hook) must not lose the run's records.
@@ -177,7 +185,10 @@ func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr 
 		a.cfg.logger.Warn("flow audit: a node execution had no end; recorded it as FAILED",
 			"run", ar.runID, "node", missing[i].Qualified(), "branch", missing[i].BranchID)
 	}
-	ar.flush(ctx)
+	if ar.stopTicker != nil {
+		ar.stopTicker()
+	}
+	ar.flush(ctx, a.cfg.durable)
 	ar.flushMu.Lock()
 	defer ar.flushMu.Unlock()
 	ar.mu.Lock()
@@ -375,8 +386,10 @@ func (ar *auditRun) addStart(ctx context.Context, c *flow.Context, n *flow.Node,
 	ar.open = append(ar.open, o)
 	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
-	if full {
-		ar.flush(ctx)
+	if full || ar.a.cfg.durable {
+		// Written, not synced: a STARTED record only has to outlive the process
+		// (a checkpoint never counts the node done before its terminal record syncs).
+		ar.flush(ctx, false)
 	}
 	return true
 }
@@ -428,8 +441,8 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 	ar.addLike(rec, at, false, ident)
 	full := len(ar.cur.times) >= ar.a.cfg.batch
 	ar.mu.Unlock()
-	if full {
-		ar.flush(ctx)
+	if full || ar.a.cfg.durable {
+		ar.flush(ctx, ar.a.cfg.durable)
 	}
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/flowteam/flowteam/trace"
@@ -36,31 +37,80 @@ type stamp struct {
 	pending bool
 }
 
-// flush writes the buffered records. Writes of one run are serialized so batches reach
-// the sinks in sequence order; records keep being added to the other batch meanwhile.
-func (ar *auditRun) flush(ctx context.Context) {
+// flush writes the buffered records, then, when sync is set, syncs the sinks that can
+// be (so that records another flush wrote are synced too). Writes of one run are
+// serialized so batches reach the sinks in sequence order; records keep being added to
+// the other batch meanwhile.
+func (ar *auditRun) flush(ctx context.Context, sync bool) {
 	ar.flushMu.Lock()
 	defer ar.flushMu.Unlock()
+	ar.writeCur(ctx)
+	if sync {
+		if err := ar.a.syncSinks(); err != nil && ar.err == nil {
+			ar.err = err
+		}
+	}
+}
+
+// writeCur writes the current batch, if it holds records. The caller holds flushMu.
+func (ar *auditRun) writeCur(ctx context.Context) {
 	ar.mu.Lock()
 	b := ar.cur
-	if b == nil { // the run's records were written and its buffers released
+	if b == nil || len(b.times) == 0 { // nothing new, or the run's buffers were released
 		ar.mu.Unlock()
 		return
 	}
 	ar.cur, ar.spare = ar.spare, nil
 	ar.gen++ // the records of b are no longer for addEnd to touch
 	ar.mu.Unlock()
-	if len(b.times) > 0 {
-		ar.stamp(b)
-		if err := ar.a.writeBatch(ctx, b); err != nil && ar.err == nil {
-			ar.err = err
-		}
+	ar.stamp(b)
+	if err := ar.a.writeBatch(ctx, b); err != nil && ar.err == nil {
+		ar.err = err
 	}
 	clear(b.recs) // drop references to error messages and attributes
 	b.recs, b.lines, b.times = b.recs[:0], b.lines[:0], b.times[:0]
 	ar.mu.Lock()
 	ar.spare = b
 	ar.mu.Unlock()
+}
+
+// flushEvery writes the run's records every d until the returned function is called;
+// that function returns once the goroutine has ended.
+func (ar *auditRun) flushEvery(ctx context.Context, d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				ar.flush(ctx, false)
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// syncer is a sink whose writes can be flushed to stable storage (JSONL).
+type syncer interface{ Sync() error }
+
+// syncSinks syncs every sink that can be, counting failures as sink failures.
+func (a *Audit) syncSinks() error {
+	var errs []error
+	for i, s := range a.cfg.sinks {
+		if sy, ok := s.(syncer); ok {
+			if err := sy.Sync(); err != nil {
+				errs = append(errs, a.failed(i, s, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // stamp puts the times into the batch's records, in seq order and never going back

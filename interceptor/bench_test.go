@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
@@ -69,6 +70,28 @@ func BenchmarkAuditChain(b *testing.B) {
 		if a.Failures() != 0 {
 			b.Fatal("sink failures")
 		}
+	})
+	// Written every second (what a run saved on exit gets from the command line): a
+	// goroutine per run, and a write per run as fast runs never see a tick.
+	b.Run("audit-jsonl-interval", func(b *testing.B) {
+		sink, err := interceptor.OpenJSONL(filepath.Join(b.TempDir(), "audit.jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sink.Close()
+		a := interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithFlushInterval(time.Second))
+		benchChain(b, flow.NewEngine(flow.WithInterceptor(a, 0)), g, n+2)
+	})
+	// Written node by node and synced after every node (per-node durability): the
+	// cost is the disk's fsync.
+	b.Run("audit-jsonl-durable", func(b *testing.B) {
+		sink, err := interceptor.OpenJSONL(filepath.Join(b.TempDir(), "audit.jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sink.Close()
+		a := interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithDurableNodes())
+		benchChain(b, flow.NewEngine(flow.WithInterceptor(a, 0)), g, n+2)
 	})
 	// The floor of any audit that appends these records to a file once per run: the
 	// engine without interceptors, then one append of the bytes the audit writes for

@@ -20,12 +20,28 @@
 // Sub-graph calls have no run records: their node records carry the call path. A
 // node event that arrives after its run was written is an orphan record (Seq 0).
 //
+// # Approval tasks
+//
+// Audit.Task writes a task record for a person's claim or submit of an approval
+// task (package workflow; wire it with workflow.WithObserver): outside any run's
+// numbering (Seq 0), with run id "task:<instance>", STARTED for a claim and
+// COMPLETED for a submit, and the attributes task, action, actor, comment and
+// status. Records of runs are unchanged.
+//
 // # Sinks and failures
 //
-// Records are buffered per run and written when the run ends, or in batches of
-// WithBatchSize. A JSONL sink writes a batch with one call, so concurrent runs never
-// interleave lines; WithFsync syncs after every batch. A failing sink is logged once
-// and counted (Audit.Failures); WithStrict makes it fail the run instead.
+// Records are buffered per run and written when the run ends, in batches of
+// WithBatchSize, and every WithFlushInterval. A JSONL sink writes a batch with one
+// call, so concurrent runs never interleave lines; WithFsync syncs after every batch.
+// A failing sink is logged once and counted (Audit.Failures); WithStrict makes it
+// fail the run instead.
+//
+// # Surviving a crash
+//
+// With per-node checkpoints (session.PerNode), WithDurableNodes writes each node's
+// records, and syncs the sinks, before the engine takes the node's checkpoint: after
+// a crash the audit holds every node the snapshot counts done, and the STARTED record
+// of a node that was running, which the resume ends.
 //
 // # Redaction
 //

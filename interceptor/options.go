@@ -26,6 +26,8 @@ type config struct {
 	meter     metric.MeterProvider
 	retention int
 	onRun     func(trace.Metrics)
+	every     time.Duration // WithFlushInterval
+	durable   bool          // WithDurableNodes
 }
 
 // Defaults.
@@ -87,6 +89,21 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // WithBatchSize sets how many records of a run are kept before they are written ahead
 // of the run's end (Audit; default DefaultBatchSize); 1 suits a slog sink watched live.
 func WithBatchSize(n int) Option { return func(c *config) { c.batch = n } }
+
+// WithFlushInterval makes the audit write a run's buffered records at least every d
+// while the run goes on (Audit), so that a process that dies loses at most the records
+// of the last d: a goroutine per run writes them and ends with the run. The default, 0,
+// writes when a batch is full (WithBatchSize) and when the run ends, halted or not.
+func WithFlushInterval(d time.Duration) Option { return func(c *config) { c.every = d } }
+
+// WithDurableNodes makes the audit write every node's records as they happen (Audit):
+// the STARTED record before the node's task runs, the terminal record, followed by a
+// Sync of every sink that has one (JSONL.Sync), before the engine moves the branch on.
+// The engine takes a node's checkpoint (flow.WithCheckpoint, session.PerNode) after
+// that, so a checkpoint saved is never ahead of the audit: after a crash, every node
+// the snapshot counts done has its records, and a node that was running has its
+// STARTED record. It costs a write per record and a sync per node.
+func WithDurableNodes() Option { return func(c *config) { c.durable = true } }
 
 // WithAgentName sets how a node's agent name is found (Audit, Tracing). The default
 // reads the node's meta "agent", else the Go task's AgentName() string.

@@ -36,7 +36,9 @@ type JSONL struct {
 	owned  bool     // opened by OpenJSONL: Close closes it
 	fsync  bool
 	closed bool
-	pool   sync.Pool // *jsonlBuf encode buffers
+	// syncable caches whether f can be synced (see Sync); nil until asked.
+	syncable *bool
+	pool     sync.Pool // *jsonlBuf encode buffers
 }
 
 // jsonlBuf is an encode buffer with its encoder, whose caches outlive a batch.
@@ -130,6 +132,40 @@ func (s *JSONL) writeLines(buf []byte) (err error) {
 		if err := s.f.Sync(); err != nil {
 			return fmt.Errorf("audit jsonl: %w", err)
 		}
+	}
+	return nil
+}
+
+// Sync flushes the lines written so far to stable storage: it syncs the *os.File
+// behind the sink, or calls the writer's own Sync() error method. It does nothing for
+// a writer that has neither, for a pipe, terminal or socket, and with WithFsync
+// (every batch was synced). Audit calls it after each node with WithDurableNodes.
+func (s *JSONL) Sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("audit jsonl: %w", os.ErrClosed)
+	}
+	if s.fsync {
+		return nil
+	}
+	var err error
+	switch {
+	case s.f != nil:
+		if s.syncable == nil {
+			ok := syncable(s.f)
+			s.syncable = &ok
+		}
+		if *s.syncable {
+			err = s.f.Sync()
+		}
+	default:
+		if sy, ok := s.w.(syncer); ok {
+			err = sy.Sync()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("audit jsonl: %w", err)
 	}
 	return nil
 }

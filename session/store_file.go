@@ -41,9 +41,9 @@ import (
 // A process killed between writing and renaming leaves a ".tmp-*" file behind. Load,
 // List, Save and Delete ignore such files and remove only their own: temporary files
 // are written outside the lock, so the store cannot tell one that a dead process left
-// from one that another process is writing at that moment. Removing leftovers is an
-// operator's decision: when no process uses the directory, or for files older than
-// any save can take.
+// from one that another process is writing at that moment. NewFileStore removes the
+// regular ".tmp-*" files last modified more than an hour ago (far longer than a save
+// takes, so none is a save in progress); younger ones are left for the next open.
 //
 // The files are plain JSON: one rewritten by another tool (indented, its fields in
 // another order) is loaded, listed and saved over like the store's own, and one
@@ -107,7 +107,31 @@ func newFileStore(dir string, sync func(dir string) error, opts []StoreOption) (
 		return nil, fmt.Errorf("session: file store: %w", err)
 	}
 	c := newStoreConfig(opts)
-	return &FileStore{dir: dir, syncDir: sync, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}, nil
+	f := &FileStore{dir: dir, syncDir: sync, sem: make(chan struct{}, 1), now: c.now, ttl: c.ttl}
+	f.removeStaleTemps()
+	return f, nil
+}
+
+// staleTempAge is the age past which a temporary file is a dead process's leftover.
+const staleTempAge = time.Hour
+
+// removeStaleTemps removes the temporary files that processes killed mid-save left
+// more than staleTempAge ago. It is best effort: a file it cannot read or remove is
+// left for the next open, and the store works the same with it.
+func (f *FileStore) removeStaleTemps() {
+	entries, err := os.ReadDir(f.dir)
+	if err != nil {
+		return
+	}
+	cutoff := f.now().Add(-staleTempAge)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".tmp-") || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(f.dir, e.Name()))
+		}
+	}
 }
 
 // Dir returns the store's directory.

@@ -71,6 +71,44 @@ func TestFileStoreCrashLeftovers(t *testing.T) {
 	}
 }
 
+// Opening a file store removes the temporary files that saves of killed processes
+// left more than an hour ago, and only those: a younger one may be a save in
+// progress, a snapshot or another file is no leftover, and a ".tmp-" entry that is
+// not a regular file is not the store's.
+func TestFileStoreOpenRemovesOldTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-61 * time.Minute)
+	write := func(name string, mtime time.Time) {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte("{"), 0o600))
+		require.NoError(t, os.Chtimes(path, mtime, mtime))
+	}
+	write(".tmp-old", old)
+	write(".tmp-young", time.Now().Add(-59*time.Minute))
+	write("notes.txt", old)
+	write("order-9.json", old)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".tmp-dir"), 0o700))
+	require.NoError(t, os.Chtimes(filepath.Join(dir, ".tmp-dir"), old, old))
+
+	_, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	names := func() []string {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	assert.ElementsMatch(t, []string{".tmp-young", ".tmp-dir", "notes.txt", "order-9.json"}, names())
+
+	// The hour is the store's clock's: an hour later the young one is old.
+	_, err = session.NewFileStore(dir, session.WithClock(func() time.Time { return time.Now().Add(2 * time.Minute) }))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{".tmp-dir", "notes.txt", "order-9.json"}, names())
+}
+
 // TestFileStoreDamagedFile: a snapshot file cut short or emptied (a disk that lost
 // the end of a write, a hand edit) is reported with its path as ErrCorrupt and left
 // as it is by Load and by a save, which cannot check its version and so refuses to

@@ -9,6 +9,7 @@ import (
 	"text/template"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // Agent is anything that answers a prompt in a session: a SimpleAgent, a ReActAgent, a
@@ -38,57 +39,41 @@ type Answer struct {
 	// Pending is set when the run waits for human decisions; Content is then empty.
 	Pending *Pending `json:"pending,omitempty"`
 	// Metrics are the run's duration, model and tool calls and tokens.
-	Metrics Metrics `json:"metrics"`
-	// Trace is the run's execution record (*SimpleTrace, *ReActTrace, ...), if any.
-	Trace Trace `json:"-"`
+	Metrics trace.Metrics `json:"metrics"`
+	// Trace is the run's execution record (*SimpleTrace, *ReActTrace, *TeamTrace or
+	// an agent's own type), if any.
+	Trace any `json:"-"`
 }
 
-// Meta keys an agent node may set to configure the agent task.
-const (
-	// MetaPrompt is a text/template rendered over the FlowContext as the prompt.
-	MetaPrompt = "prompt"
-	// MetaPromptKey names the context variable holding the prompt.
-	MetaPromptKey = "promptKey"
-	// MetaAnswerKey names the context variable the answer is written to.
-	MetaAnswerKey = "answerKey"
-)
-
-// DefaultPromptKey is the context variable an agent task reads its prompt from when
+// defaultPromptKey is the context variable an agent task reads its prompt from when
 // neither the node nor the task options say otherwise.
-const DefaultPromptKey = "prompt"
+const defaultPromptKey = "prompt"
 
 // AnswerKey returns the context variable an agent task writes the answer of agent to
 // by default: "<name>.answer".
 func AnswerKey(agent string) string { return agent + ".answer" }
 
-// TaskOption configures the flow task AsTask makes of an agent.
-type TaskOption func(*agentTask)
+// taskOption configures the flow task asTask makes of an agent.
+type taskOption func(*agentTask)
 
-// WithPromptKey makes the task read its prompt from the given context variable.
-func WithPromptKey(key string) TaskOption { return func(t *agentTask) { t.promptKey = key } }
+// withPromptKey makes the task read its prompt from the given context variable
+// when the node's meta names none (a team member reads its team's prompt for it).
+func withPromptKey(key string) taskOption { return func(t *agentTask) { t.promptKey = key } }
 
-// WithPromptTemplate makes the task render its prompt from a text/template over the
-// FlowContext (see the package documentation for the template functions).
-func WithPromptTemplate(text string) TaskOption {
-	return func(t *agentTask) { t.promptTmpl = text }
-}
-
-// WithAnswerKey makes the task write the answer to the given context variable.
-func WithAnswerKey(key string) TaskOption { return func(t *agentTask) { t.answerKey = key } }
-
-// OnAnswer calls fn with every answer the agent gives as the node's task, pending ones
-// included, after the answer was written (for example to keep member records and
-// metrics of a team). fn runs on the node's goroutine; an error fails the node.
-func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *Answer) error) TaskOption {
+// onAnswer calls fn with every answer the agent gives as the node's task, pending ones
+// included, after the answer was written (a team keeps its member records and metrics
+// so). fn runs on the node's goroutine; an error fails the node.
+func onAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *Answer) error) taskOption {
 	return func(t *agentTask) { t.onAnswer = append(t.onAnswer, fn) }
 }
 
 // AsTask adapts an agent to a flow task. When the node runs, the task takes the prompt
-// from the node's meta (prompt: a template; promptKey: a variable), else from the task
-// options, else from the context variable "prompt" (empty if unset); calls the agent in
-// the session of the flow instance (the node and branch are known to the agent and its
-// events); and writes the answer to the node's meta answerKey, else the option, else
-// "<name>.answer".
+// from the node's meta (MetaPrompt: a text/template over the FlowContext with the
+// functions WithInstruction describes, prompt excepted; MetaPromptKey: a variable),
+// else from the context variable "prompt" (empty if unset); calls the agent in the
+// session of the flow instance (the node and branch are known to the agent and its
+// events); and writes the answer to the node's meta MetaAnswerKey, else to
+// AnswerKey(name).
 //
 // When the agent waits for human decisions the task suspends the run (the node runs
 // again on resume and the agent applies the decisions given with
@@ -100,7 +85,9 @@ func OnAnswer(fn func(ctx context.Context, c *flow.Context, n *flow.Node, ans *A
 // node) it discards the waiting run and asks its own question. An agent failure fails
 // the node with the agent's structured error: its type is the node error's code, and a
 // retryable one is retried by the node's retry policy.
-func AsTask(a Agent, opts ...TaskOption) flow.Task {
+func AsTask(a Agent) flow.Task { return asTask(a) }
+
+func asTask(a Agent, opts ...taskOption) *agentTask {
 	t := &agentTask{a: a}
 	for _, o := range opts {
 		o(t)
@@ -109,13 +96,11 @@ func AsTask(a Agent, opts ...TaskOption) flow.Task {
 }
 
 type agentTask struct {
-	a          Agent
-	promptKey  string
-	promptTmpl string
-	answerKey  string
-	onAnswer   []func(context.Context, *flow.Context, *flow.Node, *Answer) error
-	kept       func(context.Context, *flow.Context) (string, bool) // a team member: its team's prompt for the turn, if its start node kept the runs
-	tmpls      sync.Map                                            // template text -> *template.Template or error
+	a         Agent
+	promptKey string
+	onAnswer  []func(context.Context, *flow.Context, *flow.Node, *Answer) error
+	kept      func(context.Context, *flow.Context) (string, bool) // a team member: its team's prompt for the turn, if its start node kept the runs
+	tmpls     sync.Map                                            // template text -> *template.Template or error
 }
 
 // Run calls the agent.
@@ -123,7 +108,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	name := t.a.Name()
 	sess := nodeSession(c, n)
 	var prompt string
-	run := sess.State(name).Run
+	run := sess.state(name).Run
 	if run != nil && !t.continues(ctx, run, c, n) {
 		// Another node's run, another pass of this node (a loop's earlier iteration),
 		// or a run an earlier evaluation left here: nobody continues it, and resumed
@@ -144,7 +129,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 		return err // the node error names the node; the agents of this package name themselves
 	}
 	if ans.Pending != nil {
-		c.Suspend(ans.Pending.Reason())
+		c.Suspend(ans.Pending.reason())
 	} else {
 		c.Set(t.answerKeyAt(n), ans.Content)
 	}
@@ -164,7 +149,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 // node kept to retry the team's failed run: flow may have called the team's graph
 // afresh to do so (a failed sub-graph call is made again from its start), so the
 // member's execution is not a resumed one; its turn must ask the run's question.
-func (t *agentTask) continues(ctx context.Context, run *PendingRun, c *flow.Context, n *flow.Node) bool {
+func (t *agentTask) continues(ctx context.Context, run *pendingRun, c *flow.Context, n *flow.Node) bool {
 	if run.Info.Node == "" {
 		return true
 	}
@@ -190,9 +175,6 @@ func (t *agentTask) answerKeyAt(n *flow.Node) string {
 	if key := n.MetaString(MetaAnswerKey); key != "" {
 		return key
 	}
-	if t.answerKey != "" {
-		return t.answerKey
-	}
 	return AnswerKey(t.a.Name())
 }
 
@@ -210,14 +192,11 @@ func (t *agentTask) prompt(c *flow.Context, n *flow.Node) (string, error) {
 		return t.render(text, c)
 	}
 	key := n.MetaString(MetaPromptKey)
-	if key == "" && t.promptTmpl != "" {
-		return t.render(t.promptTmpl, c)
-	}
 	if key == "" {
 		key = t.promptKey
 	}
 	if key == "" {
-		key = DefaultPromptKey
+		key = defaultPromptKey
 	}
 	v, ok := c.Get(key)
 	if !ok || v == nil {
@@ -250,10 +229,8 @@ func (t *agentTask) render(text string, c *flow.Context) (string, error) {
 	return renderTemplate(v.(*template.Template), c, "")
 }
 
-// WithAgent registers an agent on an engine as the task "@name".
-func WithAgent(a Agent, opts ...TaskOption) flow.Option {
-	return flow.WithTask(a.Name(), AsTask(a, opts...))
-}
+// withAgent registers an agent on an engine as the task "@name".
+func withAgent(a Agent) flow.Option { return flow.WithTask(a.Name(), AsTask(a)) }
 
 // WithAgents registers agents on an engine, each as the task "@name":
 //
@@ -261,16 +238,8 @@ func WithAgent(a Agent, opts ...TaskOption) flow.Option {
 func WithAgents(agents ...Agent) flow.Option {
 	return func(e *flow.Engine) {
 		for _, a := range agents {
-			WithAgent(a)(e)
+			withAgent(a)(e)
 		}
-	}
-}
-
-// RegisterAgents registers agents on an existing engine, each as the task "@name".
-// Graphs registered earlier do not see them.
-func RegisterAgents(e *flow.Engine, agents ...Agent) {
-	for _, a := range agents {
-		e.RegisterTask(a.Name(), AsTask(a))
 	}
 }
 

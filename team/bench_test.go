@@ -77,7 +77,7 @@ func BenchmarkTeamStream(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		events := 0
-		for _, err := range trio.Stream(ctx, "go", team.NewSession("trio-1")) {
+		for _, err := range team.Stream(ctx, trio, "go", team.NewSession("trio-1")) {
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -57,38 +57,14 @@ type Error struct {
 	Err error `json:"-"`
 }
 
-// Sentinel errors: errors.Is(err, ErrTimeout) holds for every *Error of that type.
-var (
-	ErrTimeout           = &Error{Type: TypeTimeout}
-	ErrRateLimited       = &Error{Type: TypeRateLimited}
-	ErrAuthDenied        = &Error{Type: TypeAuthDenied}
-	ErrNotFound          = &Error{Type: TypeNotFound}
-	ErrInvalidQuery      = &Error{Type: TypeInvalidQuery}
-	ErrSourceUnavailable = &Error{Type: TypeSourceUnavailable}
-	ErrStepLimit         = &Error{Type: TypeStepLimit}
-	ErrCancelled         = &Error{Type: TypeCancelled}
-)
-
-// Errors of the agent API that are not failures of a call.
-var (
-	// ErrPending is returned when a session holds a suspended run of the agent and the
-	// call asks for something else (a different prompt). Decide and call again, or
-	// Discard the pending run.
-	ErrPending = errors.New("agent has a run waiting for decisions")
-	// ErrNoPending is returned by Decide when the agent has no run waiting.
-	ErrNoPending = errors.New("agent has no run waiting for decisions")
-	// ErrUnknownCall is returned by Decide for a tool-call id that is not pending.
-	ErrUnknownCall = errors.New("no pending tool call with this id")
-)
-
 // NewError returns an *Error of the given type; retryable is decided by the type
 // (timeout, rate_limited and source_unavailable are).
 func NewError(t ErrorType, format string, args ...any) *Error {
-	return &Error{Type: t, Retry: t.Retryable(), Message: fmt.Sprintf(format, args...)}
+	return &Error{Type: t, Retry: t.retryable(), Message: fmt.Sprintf(format, args...)}
 }
 
-// Retryable reports whether failures of this type are usually transient.
-func (t ErrorType) Retryable() bool {
+// retryable reports whether failures of this type are usually transient.
+func (t ErrorType) retryable() bool {
 	return t == TypeTimeout || t == TypeRateLimited || t == TypeSourceUnavailable
 }
 
@@ -149,7 +125,7 @@ func AsError(err error, fallback ErrorType) *Error {
 		retry := errors.As(err, &r) && r.Retryable()
 		return &Error{Type: ErrorType(typed.ErrorType()), Retry: retry, Message: err.Error(), Err: err}
 	}
-	return &Error{Type: fallback, Retry: fallback.Retryable(), Message: err.Error(), Err: err}
+	return &Error{Type: fallback, Retry: fallback.retryable(), Message: err.Error(), Err: err}
 }
 
 // ContextError converts the end of ctx into a structured error (TypeCancelled, or

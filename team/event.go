@@ -29,18 +29,28 @@ const (
 	EventToolEnd     EventKind = "tool_end"
 	EventHITLPending EventKind = "hitl_pending"
 	EventHITLDecided EventKind = "hitl_decided"
-)
 
-// Run statuses, as RunEnd events and traces report them.
-const (
-	RunCompleted = "completed"
-	RunPending   = "pending" // waiting for human decisions
-	RunFailed    = "failed"
-	// RunInterrupted ends a team member's node whose turn the flow cut short: its
-	// context ended because the run halted (another branch failed fast) or its
-	// sub-graph call failed elsewhere. The failure is not the member's, and its node
-	// runs again on resume.
-	RunInterrupted = "interrupted"
+	// Team event kinds. A team run emits TeamStart first and TeamEnd last (also when it
+	// fails, is interrupted or suspends; a resumed run starts with a TeamStart whose
+	// Status is "resumed"). Each member turn is framed by NodeStart and NodeEnd (Agent is
+	// the member, Node its node), and between them come the member's own events (run
+	// start/end, reasoning, tools, HITL). The supervisor's model calls emit ReasonStart,
+	// ReasonDelta and ReasonEnd with the team's name as Agent and the supervisor node as
+	// Node, and every routing decision emits a Decision event carrying the
+	// RouteDecision. A nested team emits its own TeamStart and TeamEnd inside its
+	// parent's NodeStart/NodeEnd (Solon emits no end event for a nested team).
+	EventTeamStart EventKind = "team_start"
+	EventTeamEnd   EventKind = "team_end"
+	EventNodeStart EventKind = "node_start"
+	EventNodeEnd   EventKind = "node_end"
+	EventDecision  EventKind = "team_decision"
+
+	// EventFlow reports an event a task of the graph published (flow.Context.Publish,
+	// such as a Solon script's context.eventBus().send(topic, payload)): Topic and
+	// Payload, the publishing Node and its Branch. In a team's graph, RunID and Agent
+	// are the team run's; elsewhere (FlowEvents) RunID is the flow run's and Agent is
+	// empty.
+	EventFlow EventKind = "flow_event"
 )
 
 // Event is one thing that happened in an agent run. Every event carries the run id and
@@ -91,6 +101,10 @@ type Event struct {
 	Answer *Answer `json:"-"`
 	// Route is the routing decision of a team's Decision event.
 	Route *RouteDecision `json:"route,omitempty"`
+	// Topic and Payload are what a task published (EventFlow). The payload is the
+	// task's value as it gave it: the sink must not change it.
+	Topic   string `json:"topic,omitempty"`
+	Payload any    `json:"payload,omitempty"`
 }
 
 // String gives a short description for logs and test failures.
@@ -99,23 +113,23 @@ func (e Event) String() string {
 	if e.Call != nil {
 		s += "(" + e.Call.Name + "#" + e.Call.ID + ")"
 	}
+	if e.Topic != "" {
+		s += "(" + e.Topic + ")"
+	}
 	if e.Status != "" {
 		s += "[" + e.Status + "]"
 	}
 	return s
 }
 
-// Sink receives events. It is called from the goroutines the agents run on, possibly
-// concurrently (parallel branches of a flow); it must not block for long.
-type Sink func(Event)
-
 type sinkKey struct{}
 
 type parentKey struct{}
 
 // WithSink returns a context whose agent runs send their events to sink, in addition
-// to any sink already in ctx.
-func WithSink(ctx context.Context, sink Sink) context.Context {
+// to any sink already in ctx. The sink is called from the goroutines the agents run
+// on, possibly concurrently (parallel branches of a flow); it must not block for long.
+func WithSink(ctx context.Context, sink func(Event)) context.Context {
 	if prev := sinkFrom(ctx); prev != nil {
 		next := sink
 		sink = func(e Event) { prev(e); next(e) }
@@ -123,8 +137,8 @@ func WithSink(ctx context.Context, sink Sink) context.Context {
 	return context.WithValue(ctx, sinkKey{}, sink)
 }
 
-func sinkFrom(ctx context.Context) Sink {
-	s, _ := ctx.Value(sinkKey{}).(Sink)
+func sinkFrom(ctx context.Context) func(Event) {
+	s, _ := ctx.Value(sinkKey{}).(func(Event))
 	return s
 }
 
@@ -257,15 +271,32 @@ func Stream(ctx context.Context, agent Agent, prompt string, sess *AgentSession)
 	}
 }
 
-// Events collects the events of a call into a slice (for tests and small tools); the
-// error is the call's.
-func Events(ctx context.Context, agent Agent, prompt string, sess *AgentSession) ([]Event, error) {
-	var evs []Event
-	for ev, err := range Stream(ctx, agent, prompt, sess) {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
+// teamEvent returns an event of the team run described by tr: RunID is the team's run
+// id, ParentRunID the run the team runs in.
+func teamEvent(kind EventKind, tr *TeamTrace) Event {
+	return Event{Kind: kind, Time: time.Now(), RunID: tr.RunID, ParentRunID: tr.ParentRunID, Agent: tr.Team,
+		Instance: tr.Instance, Branch: tr.Branch}
+}
+
+// nodeEvent returns a NodeStart/NodeEnd event of a member node of the team run.
+func nodeEvent(kind EventKind, tr *TeamTrace, member, node, branch string) Event {
+	ev := teamEvent(kind, tr)
+	ev.Agent, ev.Node, ev.Branch = member, node, branch
+	return ev
+}
+
+// withMemberRun makes the member runs started under ctx report the team run as their
+// parent: the engine gives an agent node the flow's run id, but inside a team the run a
+// member belongs to is the team's.
+func withMemberRun(ctx context.Context, flowRun, teamRun string) context.Context {
+	s := sinkFrom(ctx)
+	if s == nil || flowRun == "" || flowRun == teamRun {
+		return ctx
 	}
-	return evs, nil
+	return context.WithValue(ctx, sinkKey{}, func(e Event) {
+		if e.ParentRunID == flowRun && e.Kind != EventNodeStart && e.Kind != EventNodeEnd {
+			e.ParentRunID = teamRun
+		}
+		s(e)
+	})
 }

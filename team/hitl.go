@@ -40,7 +40,7 @@ func (p *Pending) IDs() []string {
 }
 
 // Reason is the suspend reason a flow node reports for the batch.
-func (p *Pending) Reason() string {
+func (p *Pending) reason() string {
 	names := make([]string, len(p.Calls))
 	for i, c := range p.Calls {
 		names[i] = c.Name + "#" + c.ID
@@ -129,11 +129,11 @@ func (d Decision) observation() Observation {
 	return Failure(&Error{Type: TypeRejected, Message: msg})
 }
 
-// PendingRun is the state of a ReAct run held for decisions, as the session keeps it:
+// pendingRun is the state of a ReAct run held for decisions, as the session keeps it:
 // the run's identity, its prompt, the conversation up to and including the model's
 // tool-call message, the batch, the calls that need a decision, the decisions given so
 // far and the trace so far.
-type PendingRun struct {
+type pendingRun struct {
 	Info      RunInfo             `json:"info"`
 	Prompt    string              `json:"prompt"`
 	Messages  []Message           `json:"messages"`
@@ -144,7 +144,7 @@ type PendingRun struct {
 }
 
 // undecided returns the pending calls without a decision.
-func (r *PendingRun) undecided() []PendingCall {
+func (r *pendingRun) undecided() []PendingCall {
 	var out []PendingCall
 	for _, p := range r.Pending {
 		if _, ok := r.Decisions[p.ID]; !ok {
@@ -154,11 +154,11 @@ func (r *PendingRun) undecided() []PendingCall {
 	return out
 }
 
-func (r *PendingRun) isPending(id string) bool {
+func (r *pendingRun) isPending(id string) bool {
 	return slices.ContainsFunc(r.Pending, func(p PendingCall) bool { return p.ID == id })
 }
 
-func (r *PendingRun) view(calls []PendingCall) *Pending {
+func (r *pendingRun) view(calls []PendingCall) *Pending {
 	return &Pending{Agent: r.Info.Agent, RunID: r.Info.RunID, Instance: r.Info.Instance, Node: r.Info.Node,
 		Branch: r.Info.Branch, Calls: calls, Batch: slices.Clone(r.Batch)}
 }
@@ -167,6 +167,6 @@ func (r *PendingRun) view(calls []PendingCall) *Pending {
 // continues it there: a run started outside a graph waits anywhere. The branch tells
 // the passes of one node apart (each loop iteration has its own), so an iteration
 // never continues the run an earlier one left waiting.
-func (r *PendingRun) waitsAt(c *flow.Context, n *flow.Node) bool {
+func (r *pendingRun) waitsAt(c *flow.Context, n *flow.Node) bool {
 	return r.Info.Node == "" || r.Info.Node == n.ID && r.Info.Branch == c.BranchID()
 }

@@ -3,14 +3,15 @@ package team_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
+	"github.com/flowteam/flowteam/trace"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // batchTurn asks for four calls in one turn: two of them (c2, c3) are sensitive.
@@ -38,7 +39,7 @@ func TestHITLBatchSuspension(t *testing.T) {
 	agent := hitlAgent(t, box, model)
 	sess := team.NewSession("pay-1")
 
-	evs, err := team.Events(context.Background(), agent, "Pay the bills", sess)
+	evs, err := testkit.Events(context.Background(), agent, "Pay the bills", sess)
 	require.NoError(t, err)
 	assert.Empty(t, box.Calls(), "no tool of the batch may run")
 	assert.Equal(t, 1, model.Calls())
@@ -145,7 +146,7 @@ func TestHITLDecisions(t *testing.T) {
 			require.NotNil(t, ans.Pending)
 
 			require.NoError(t, sess.Decide("assistant", c.decisions...))
-			evs, err := team.Events(context.Background(), agent, "", sess)
+			evs, err := testkit.Events(context.Background(), agent, "", sess)
 			require.NoError(t, err)
 			ans = evs[len(evs)-1].Answer
 			require.Nil(t, ans.Pending)
@@ -181,8 +182,8 @@ func TestHITLDecisions(t *testing.T) {
 			// The trace records the decisions on the action steps.
 			tr := ans.Trace.(*team.ReActTrace)
 			var withDecision int
-			for _, s := range tr.StepsOf(team.StepAction) {
-				if s.Decision != nil {
+			for _, s := range tr.Steps {
+				if s.Kind == team.StepAction && s.Decision != nil {
 					withDecision++
 				}
 			}
@@ -211,7 +212,7 @@ func TestHITLAlwaysAllow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "both paid", ans.Content)
 	assert.Equal(t, []string{`transfer:{"to":"a","amount":2000}`, `transfer:{"to":"b","amount":3000}`}, box.Calls())
-	assert.Equal(t, []string{"transfer"}, sess.State("assistant").AlwaysAllow)
+	assert.Equal(t, []string{"transfer"}, team.AlwaysAllowed(sess, "assistant"))
 }
 
 // payGraph: the assistant pays, then a script records that payment happened.
@@ -253,7 +254,7 @@ func TestHITLInFlowSameProcess(t *testing.T) {
 	all := sess.PendingAll()
 	require.Len(t, all, 1)
 	assert.Equal(t, "assistant", all[0].Node)
-	assert.Equal(t, "Pay the bills of May", model.Requests()[0].LastUserMessage())
+	assert.Equal(t, "Pay the bills of May", testkit.LastUserMessage(model.Requests()[0]))
 	require.NoError(t, sess.Decide("assistant", team.Approve("c2"), team.Skip("c3", "kept")))
 
 	fc.Set("month", "June") // the resumed node keeps its question
@@ -300,4 +301,32 @@ func TestHITLInFlowViaSessionState(t *testing.T) {
 	require.NoError(t, err)
 	_, err = restored2.ResumeFlow(context.Background(), eng, other)
 	require.ErrorIs(t, err, team.ErrGraphChanged)
+}
+
+type counter struct {
+	mu sync.Mutex
+	n  map[trace.Counter]int
+}
+
+func (c *counter) Count(k trace.Counter, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[trace.Counter]int{}
+	}
+	c.n[k] += n
+}
+
+// A human rejection is counted for the run's metrics.
+func TestRejectionCounted(t *testing.T) {
+	box := &toolbox{}
+	agent := hitlAgent(t, box, testkit.NewScriptedModel(batchTurn(), testkit.Reply("ok")))
+	sess := team.NewSession("r")
+	_, err := agent.Call(context.Background(), "pay", sess)
+	require.NoError(t, err)
+	require.NoError(t, sess.Decide("assistant", team.Reject("c2", "no"), team.Skip("c3", nil)))
+	c := &counter{}
+	_, err = agent.Resume(trace.WithCounterSink(context.Background(), c), sess)
+	require.NoError(t, err)
+	assert.Equal(t, map[trace.Counter]int{trace.CountRejection: 1}, c.n)
 }

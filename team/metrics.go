@@ -1,24 +1,13 @@
 package team
 
-import "time"
+import (
+	"time"
 
-// Metrics are the totals of one or more agent runs: wall time, model and tool calls,
-// and tokens. ThinkTokens are the reasoning tokens of thinking models and CachedTokens
-// the prompt tokens served from the provider's cache; both are included in the
-// completion and prompt counts, as the providers report them.
-type Metrics struct {
-	Duration         time.Duration `json:"duration"`
-	ModelCalls       int           `json:"modelCalls"`
-	ToolCalls        int           `json:"toolCalls,omitempty"`
-	PromptTokens     int64         `json:"promptTokens"`
-	CompletionTokens int64         `json:"completionTokens"`
-	ThinkTokens      int64         `json:"thinkTokens"`
-	CachedTokens     int64         `json:"cachedTokens"`
-	TotalTokens      int64         `json:"totalTokens"`
-}
+	"github.com/flowteam/flowteam/trace"
+)
 
-// AddUsage counts one model call with its usage.
-func (m *Metrics) AddUsage(u Usage) {
+// addUsage counts one model call with its usage in m.
+func addUsage(m *trace.Metrics, u Usage) {
 	m.ModelCalls++
 	m.PromptTokens += u.PromptTokens
 	m.CompletionTokens += u.CompletionTokens
@@ -27,9 +16,9 @@ func (m *Metrics) AddUsage(u Usage) {
 	m.TotalTokens += u.TotalTokens
 }
 
-// Merge adds o to m (durations add up: for concurrent runs take the wall time
-// separately).
-func (m *Metrics) Merge(o Metrics) {
+// mergeMetrics adds the agent counts of o to m (durations add up: for concurrent runs
+// take the wall time separately).
+func mergeMetrics(m *trace.Metrics, o trace.Metrics) {
 	m.Duration += o.Duration
 	m.ModelCalls += o.ModelCalls
 	m.ToolCalls += o.ToolCalls
@@ -40,37 +29,27 @@ func (m *Metrics) Merge(o Metrics) {
 	m.TotalTokens += o.TotalTokens
 }
 
-// Usage returns the token counts as a Usage.
-func (m Metrics) Usage() Usage {
+// usageOf returns the token counts of m as a Usage.
+func usageOf(m trace.Metrics) Usage {
 	return Usage{PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, ReasoningTokens: m.ThinkTokens,
 		CachedTokens: m.CachedTokens, TotalTokens: m.TotalTokens}
-}
-
-// Trace is the execution record of one agent run: *SimpleTrace or *ReActTrace (or an
-// agent's own type).
-type Trace interface {
-	// TraceMetrics returns the run's metrics.
-	TraceMetrics() Metrics
 }
 
 // SimpleTrace records a SimpleAgent run: the rendered instruction, the prompt, the
 // answer, the model call's usage and the time it took.
 type SimpleTrace struct {
-	RunID       string    `json:"runId"`
-	Agent       string    `json:"agent"`
-	Instruction string    `json:"instruction,omitempty"`
-	Prompt      string    `json:"prompt"`
-	Answer      string    `json:"answer"`
-	Reasoning   string    `json:"reasoning,omitempty"`
-	Status      string    `json:"status"`
-	Error       *Error    `json:"error,omitempty"`
-	Started     time.Time `json:"started"`
-	Usage       Usage     `json:"usage"`
-	Metrics     Metrics   `json:"metrics"`
+	RunID       string        `json:"runId"`
+	Agent       string        `json:"agent"`
+	Instruction string        `json:"instruction,omitempty"`
+	Prompt      string        `json:"prompt"`
+	Answer      string        `json:"answer"`
+	Reasoning   string        `json:"reasoning,omitempty"`
+	Status      string        `json:"status"`
+	Error       *Error        `json:"error,omitempty"`
+	Started     time.Time     `json:"started"`
+	Usage       Usage         `json:"usage"`
+	Metrics     trace.Metrics `json:"metrics"`
 }
-
-// TraceMetrics returns the run's metrics.
-func (t *SimpleTrace) TraceMetrics() Metrics { return t.Metrics }
 
 // StepKind is the kind of a ReAct trace step.
 type StepKind string
@@ -106,22 +85,19 @@ type TraceStep struct {
 // recording when it resumes, so the trace of a paused run is the trace it would have
 // had without the pause (plus the decisions).
 type ReActTrace struct {
-	RunID   string      `json:"runId"`
-	Agent   string      `json:"agent"`
-	Prompt  string      `json:"prompt"`
-	Steps   []TraceStep `json:"steps"`
-	Answer  string      `json:"answer,omitempty"`
-	Status  string      `json:"status"`
-	Error   *Error      `json:"error,omitempty"`
-	Started time.Time   `json:"started"`
-	Metrics Metrics     `json:"metrics"`
+	RunID   string        `json:"runId"`
+	Agent   string        `json:"agent"`
+	Prompt  string        `json:"prompt"`
+	Steps   []TraceStep   `json:"steps"`
+	Answer  string        `json:"answer,omitempty"`
+	Status  string        `json:"status"`
+	Error   *Error        `json:"error,omitempty"`
+	Started time.Time     `json:"started"`
+	Metrics trace.Metrics `json:"metrics"`
 }
 
-// TraceMetrics returns the run's metrics.
-func (t *ReActTrace) TraceMetrics() Metrics { return t.Metrics }
-
-// StepsOf returns the steps of one kind.
-func (t *ReActTrace) StepsOf(kind StepKind) []TraceStep {
+// stepsOf returns the steps of one kind.
+func (t *ReActTrace) stepsOf(kind StepKind) []TraceStep {
 	var out []TraceStep
 	for _, s := range t.Steps {
 		if s.Kind == kind {

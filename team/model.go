@@ -98,16 +98,6 @@ type ChatRequest struct {
 	Options  ChatOptions `json:"options,omitzero"`
 }
 
-// LastUserMessage returns the content of the request's last user message ("" if none).
-func (r *ChatRequest) LastUserMessage() string {
-	for i := len(r.Messages) - 1; i >= 0; i-- {
-		if r.Messages[i].Role == RoleUser {
-			return r.Messages[i].Content
-		}
-	}
-	return ""
-}
-
 // Usage is the token accounting of one model call. ReasoningTokens (think tokens) and
 // CachedTokens are parts of CompletionTokens and PromptTokens respectively, as the
 // providers report them.
@@ -117,15 +107,6 @@ type Usage struct {
 	ReasoningTokens  int64 `json:"reasoningTokens,omitempty"`
 	CachedTokens     int64 `json:"cachedTokens,omitempty"`
 	TotalTokens      int64 `json:"totalTokens"`
-}
-
-// Add returns the sum of u and o.
-func (u Usage) Add(o Usage) Usage {
-	return Usage{
-		PromptTokens: u.PromptTokens + o.PromptTokens, CompletionTokens: u.CompletionTokens + o.CompletionTokens,
-		ReasoningTokens: u.ReasoningTokens + o.ReasoningTokens, CachedTokens: u.CachedTokens + o.CachedTokens,
-		TotalTokens: u.TotalTokens + o.TotalTokens,
-	}
 }
 
 // ChatResponse is a model's answer: an assistant message (content, reasoning, tool

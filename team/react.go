@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"slices"
 	"text/template"
 	"time"
@@ -17,7 +16,7 @@ import (
 // schema, checks the permission code, holds the batch for human decisions when a
 // sensitive call has none, runs the calls and shows the model a structured observation
 // of each; then the model reasons again, up to the number of model calls WithMaxSteps
-// allows (default DefaultMaxSteps; then the run fails with step_limit).
+// allows (default 10; then the run fails with step_limit).
 type ReActAgent struct {
 	name  string
 	model ChatModel
@@ -51,7 +50,7 @@ func NewReActAgent(name string, model ChatModel, opts ...Option) (*ReActAgent, e
 			return nil, fmt.Errorf("agent %q: two tools named %q", name, t.Name)
 		}
 		a.tools[t.Name] = t
-		a.defs = append(a.defs, t.Def())
+		a.defs = append(a.defs, t.def())
 	}
 	return a, nil
 }
@@ -61,14 +60,6 @@ func (a *ReActAgent) Name() string { return a.name }
 
 // Role returns the agent's role.
 func (a *ReActAgent) Role() string { return a.cfg.role }
-
-// Tools returns the definitions of the agent's tools, as the model sees them.
-func (a *ReActAgent) Tools() []ToolDef { return slices.Clone(a.defs) }
-
-// Stream runs Call and yields its events (see Stream).
-func (a *ReActAgent) Stream(ctx context.Context, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
-	return Stream(ctx, a, prompt, sess)
-}
 
 // Resume continues the agent's run waiting in sess with the decisions given with
 // Decide; it is Call with the run's own prompt. It fails with ErrNoPending when no run
@@ -121,7 +112,7 @@ func (a *ReActAgent) call(ctx context.Context, prompt string, sess *AgentSession
 		fresh.RunID = run.Info.RunID
 		run.Info = fresh
 	} else {
-		run = &PendingRun{Info: fresh, Prompt: prompt,
+		run = &pendingRun{Info: fresh, Prompt: prompt,
 			Trace: &ReActTrace{RunID: fresh.RunID, Agent: a.name, Prompt: prompt, Started: time.Now()}}
 	}
 	x := &reactRun{a: a, sess: sess, st: &st, run: run, resumed: resumed,
@@ -137,8 +128,8 @@ type reactRun struct {
 	runner
 	a     *ReActAgent
 	sess  *AgentSession
-	st    *AgentState
-	run   *PendingRun
+	st    *agentState
+	run   *pendingRun
 	began time.Time
 	// resumed holds when the call continues a run held for decisions: the end of ctx
 	// or a failed model call then keeps the run waiting instead of failing it, so the
@@ -168,13 +159,13 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 		if undecided := run.undecided(); len(undecided) > 0 {
 			return x.hold(ctx, undecided), nil
 		}
-		x.act(ctx, len(tr.StepsOf(StepReason)), run.Batch, run.Decisions)
+		x.act(ctx, len(tr.stepsOf(StepReason)), run.Batch, run.Decisions)
 		if run.Batch != nil {
 			return nil, ContextError(ctx) // the context ended part-way: the rest waits
 		}
 	}
 	for {
-		step := len(tr.StepsOf(StepReason)) + 1
+		step := len(tr.stepsOf(StepReason)) + 1
 		if step > x.a.cfg.maxSteps {
 			return nil, &Error{Type: TypeStepLimit, Message: fmt.Sprintf("no answer after %d model calls", x.a.cfg.maxSteps)}
 		}
@@ -204,7 +195,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 		u := resp.Usage
 		tr.Steps = append(tr.Steps, TraceStep{Kind: StepReason, Turn: step, Started: began, Duration: d,
 			Content: msg.Content, Reasoning: msg.Reasoning, ToolCalls: slices.Clone(msg.ToolCalls), Usage: &u})
-		tr.Metrics.AddUsage(u)
+		addUsage(&tr.Metrics, u)
 		run.Messages = append(run.Messages, msg)
 		if len(msg.ToolCalls) == 0 {
 			tr.Answer = msg.Content
@@ -222,7 +213,7 @@ func (x *reactRun) loop(ctx context.Context) (*Answer, error) {
 // hold keeps the run in the session for decisions and reports the pending calls.
 func (x *reactRun) hold(ctx context.Context, calls []PendingCall) *Answer {
 	x.run.Trace.Status = RunPending
-	x.emit(ctx, Event{Kind: EventHITLPending, Step: len(x.run.Trace.StepsOf(StepReason)), Pending: calls,
+	x.emit(ctx, Event{Kind: EventHITLPending, Step: len(x.run.Trace.stepsOf(StepReason)), Pending: calls,
 		ToolCalls: x.run.Batch})
 	return &Answer{Agent: x.a.name, RunID: x.run.Info.RunID, Pending: x.run.view(calls)}
 }
@@ -312,9 +303,6 @@ func (x *reactRun) toolNames() []string {
 func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decisions map[string]Decision) {
 	run, tr := x.run, x.run.Trace
 	x.emit(ctx, Event{Kind: EventActionStart, Step: step, ToolCalls: batch})
-	for _, i := range x.cfg.icpts {
-		i.OnActionStart(ctx, x.info, step, batch)
-	}
 	began := time.Now()
 	obs := make([]Observation, 0, len(batch))
 	for n, c := range batch {
@@ -348,7 +336,7 @@ func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decision
 		tr.Steps = append(tr.Steps,
 			TraceStep{Kind: StepAction, Turn: step, Started: time.Now().Add(-d), Duration: d, Call: &call, Decision: dec},
 			TraceStep{Kind: StepObservation, Turn: step, Started: time.Now(), Call: &call, Observation: &o})
-		run.Messages = append(run.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.JSON()})
+		run.Messages = append(run.Messages, Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.json()})
 	}
 	run.Batch, run.Pending, run.Decisions = nil, nil, nil
 	x.endAction(ctx, step, obs, began)
@@ -357,18 +345,13 @@ func (x *reactRun) act(ctx context.Context, step int, batch []ToolCall, decision
 func (x *reactRun) endAction(ctx context.Context, step int, obs []Observation, began time.Time) {
 	d := time.Since(began)
 	x.emit(ctx, Event{Kind: EventActionEnd, Step: step, Duration: d})
-	for _, i := range x.cfg.icpts {
-		i.OnActionEnd(ctx, x.info, step, obs, d)
-	}
 }
 
 // call makes one tool call (or applies the decision that replaces it) and reports it.
 func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision) (Observation, time.Duration) {
 	call := c
 	x.emit(ctx, Event{Kind: EventToolStart, Step: step, Call: &call})
-	for _, i := range x.cfg.icpts {
-		i.OnToolStart(ctx, x.info, c)
-	}
+	x.cfg.icpts.toolStart(ctx, x.info, c)
 	began := time.Now()
 	var o Observation
 	if dec != nil && dec.Kind != DecisionApprove {
@@ -389,9 +372,7 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 	}
 	d := time.Since(began)
 	x.emit(ctx, Event{Kind: EventToolEnd, Step: step, Call: &call, Observation: &o, Duration: d, Decision: dec})
-	for _, i := range x.cfg.icpts {
-		i.OnToolEnd(ctx, x.info, c, o, d)
-	}
+	x.cfg.icpts.toolEnd(ctx, x.info, c, o, d)
 	return o, d
 }
 

@@ -48,7 +48,7 @@ func TestReActModelFailureAfterResumedBatchKeepsResults(t *testing.T) {
 				t.Run(again, func(t *testing.T) {
 					box := &toolbox{}
 					a, sess, model := heldRemove(t, box, tc.fail, afterRemove("done"))
-					evs, err := team.Events(context.Background(), resumer{a}, "", sess)
+					evs, err := testkit.Events(context.Background(), resumer{a}, "", sess)
 					require.ErrorIs(t, err, tc.want)
 					last := evs[len(evs)-1]
 					assert.Equal(t, team.EventRunEnd, last.Kind)
@@ -179,7 +179,7 @@ func TestAgentNodeNewFlowRunDoesNotResumeStaleRun(t *testing.T) {
 	require.Equal(t, flow.StatusSuspended, res.Status)
 	assert.Empty(t, box.Calls(), "the abandoned run's approved call did not run")
 	assert.Equal(t, 2, model.Calls())
-	assert.Equal(t, "pay the cafe", model.Requests()[1].LastUserMessage())
+	assert.Equal(t, "pay the cafe", testkit.LastUserMessage(model.Requests()[1]))
 	p := sess.Pending("payer")
 	require.NotNil(t, p)
 	assert.Equal(t, []string{"new"}, p.IDs())
@@ -293,6 +293,6 @@ layout:
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 	assert.Equal(t, "the cafe is paid", sess.Context().Value("second.answer"))
 	assert.Equal(t, 3, model.Calls())
-	assert.Equal(t, "pay the cafe", model.Requests()[2].LastUserMessage(), "the second node asks its own question")
+	assert.Equal(t, "pay the cafe", testkit.LastUserMessage(model.Requests()[2]), "the second node asks its own question")
 	assert.Nil(t, sess.Pending("payer"))
 }

@@ -24,9 +24,7 @@ func (r *runner) emit(ctx context.Context, ev Event) {
 // and reports it (events and interceptors).
 func (r *runner) reason(ctx context.Context, step int, req *ChatRequest) (*ChatResponse, time.Duration, error) {
 	r.emit(ctx, Event{Kind: EventReasonStart, Step: step})
-	for _, i := range r.cfg.icpts {
-		i.OnReasonStart(ctx, r.info, step, req)
-	}
+	r.cfg.icpts.modelStart(ctx, r.info, req)
 	began := time.Now()
 	resp, err := r.chat(ctx, step, req)
 	d := time.Since(began)
@@ -42,23 +40,19 @@ func (r *runner) reason(ctx context.Context, step int, req *ChatRequest) (*ChatR
 		ev.Content, ev.Reasoning, ev.ToolCalls, ev.Usage = resp.Message.Content, resp.Message.Reasoning, resp.Message.ToolCalls, &u
 	}
 	r.emit(ctx, ev)
-	for _, i := range r.cfg.icpts {
-		i.OnReasonEnd(ctx, r.info, step, resp, err, d)
-	}
+	r.cfg.icpts.modelEnd(ctx, r.info, resp, err, d)
 	return resp, d, err
 }
 
 func (r *runner) start(ctx context.Context, prompt string) {
 	r.emit(ctx, Event{Kind: EventRunStart, Prompt: prompt})
-	for _, i := range r.cfg.icpts {
-		i.OnAgentStart(ctx, r.info, prompt)
-	}
+	r.cfg.icpts.agentStart(ctx, r.info, prompt)
 }
 
 func (r *runner) end(ctx context.Context, ans *Answer, err error, d time.Duration) {
 	ev := Event{Kind: EventRunEnd, Answer: ans, Duration: d}
 	if ans != nil {
-		u := ans.Metrics.Usage()
+		u := usageOf(ans.Metrics)
 		ev.Content, ev.Usage = ans.Content, &u
 		ev.Status = RunCompleted
 		if ans.Pending != nil {
@@ -72,9 +66,7 @@ func (r *runner) end(ctx context.Context, ans *Answer, err error, d time.Duratio
 		}
 	}
 	r.emit(ctx, ev)
-	for _, i := range r.cfg.icpts {
-		i.OnAgentEnd(ctx, r.info, ans, err)
-	}
+	r.cfg.icpts.agentEnd(ctx, r.info, ans, err)
 }
 
 // chat makes the model call, streamed when the model can and someone listens. A

@@ -58,7 +58,7 @@ func TestAgentNodeInLoopStartsAFreshRunPerIteration(t *testing.T) {
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 	require.Equal(t, 3, model.Calls())
-	assert.Equal(t, "pay the cafe", model.Requests()[2].LastUserMessage(), "the second iteration asks its own question")
+	assert.Equal(t, "pay the cafe", testkit.LastUserMessage(model.Requests()[2]), "the second iteration asks its own question")
 	assert.Equal(t, "the cafe is paid", sess.Context().Value("payer.answer"))
 	tr := sess.ReActTrace("payer")
 	require.NotNil(t, tr)
@@ -102,7 +102,7 @@ layout:
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 	require.Equal(t, 3, model.Calls())
-	assert.Equal(t, "clean /b", model.Requests()[2].LastUserMessage(), "the second iteration asks its own question")
+	assert.Equal(t, "clean /b", testkit.LastUserMessage(model.Requests()[2]), "the second iteration asks its own question")
 	tr := tm.Trace(sess.Context())
 	require.NotNil(t, tr)
 	assert.Equal(t, "clean /b", tr.Prompt)
@@ -167,7 +167,7 @@ func TestSupervisorRoutesAgainToRecoveredMember(t *testing.T) {
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
 		testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup), team.WithEngineOptions(recoverNode("bot")))
 	require.NoError(t, err)
 	sess := team.NewSession("desk-again")
@@ -181,7 +181,7 @@ func TestSupervisorRoutesAgainToRecoveredMember(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, ans.Pending)
 	require.Equal(t, 3, model.Calls())
-	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	assert.Contains(t, testkit.LastUserMessage(model.Requests()[2]), "check /b", "the member takes its new task")
 	var turns []team.TeamRecord
 	for _, r := range tm.Trace(sess.Context()).Records {
 		if r.Kind == team.RecordMember {
@@ -229,7 +229,7 @@ func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
 func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
 	box, _, bot := flakyRemover(t)
 	tm, err := team.NewTeam("fan", team.WithMembers(bot, testkit.NewFixedAgent("writer", "report")),
-		team.WithProtocol(team.Parallel(team.ParallelBranchPolicy(flow.ContinueOnError))),
+		team.WithProtocol(team.Parallel), team.WithBranchPolicy(flow.ContinueOnError),
 		team.WithGraphAdjuster(approvalAfter(team.TeamNodeMerge)))
 	require.NoError(t, err)
 	sess := team.NewSession("fan-approve")
@@ -276,7 +276,7 @@ func TestFreshEvalOverWaitingRun(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusCompleted, res.Status)
 		require.Equal(t, 2, model.Calls())
-		assert.Equal(t, "pay the cafe", model.Requests()[1].LastUserMessage(), "the model sees the new question")
+		assert.Equal(t, "pay the cafe", testkit.LastUserMessage(model.Requests()[1]), "the model sees the new question")
 		assert.Empty(t, box.Calls(), "the call approved for the old question did not run")
 		assert.Equal(t, "the cafe is paid", fc.Value("payer.answer"))
 		assert.Nil(t, team.SessionOf(fc).Pending("payer"), "the old run is gone")
@@ -301,7 +301,7 @@ func TestFreshEvalOverWaitingRun(t *testing.T) {
 		res, err = eng.EvalGraph(context.Background(), g, fc)
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusCompleted, res.Status)
-		assert.Equal(t, "pay the cafe", model.Requests()[1].LastUserMessage())
+		assert.Equal(t, "pay the cafe", testkit.LastUserMessage(model.Requests()[1]))
 		assert.Empty(t, box.Calls())
 		assert.Nil(t, team.SessionOf(fc).Pending("payer"))
 	})
@@ -363,7 +363,7 @@ func TestFreshEvalOverWaitingRun(t *testing.T) {
 		res, err = tm.Engine().EvalGraph(context.Background(), tm.Graph(), fc)
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusCompleted, res.Status)
-		assert.Equal(t, "check the disk", model.Requests()[1].LastUserMessage())
+		assert.Equal(t, "check the disk", testkit.LastUserMessage(model.Requests()[1]))
 		tr := tm.Trace(fc)
 		require.Len(t, tr.Records, 1)
 		assert.NotEqual(t, first, tr.Records[0].RunID)
@@ -552,7 +552,7 @@ func TestTeamFreshEvalOverFailedRun(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusSuspended, res.Status, "the new run asks for its own decision")
 		assert.Equal(t, 3, model.Calls())
-		assert.Equal(t, "clean up", model.Requests()[2].LastUserMessage(), "the model is asked afresh")
+		assert.Equal(t, "clean up", testkit.LastUserMessage(model.Requests()[2]), "the model is asked afresh")
 		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 		p := team.SessionOf(fc).Pending("bot")
 		require.NotNil(t, p)
@@ -607,7 +607,7 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 		res, err := eng.EvalGraph(context.Background(), g, fc)
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusSuspended, res.Status, "the new run asks for its own decision")
-		assert.Equal(t, "clean up", model.Requests()[2].LastUserMessage())
+		assert.Equal(t, "clean up", testkit.LastUserMessage(model.Requests()[2]))
 		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 		assert.Equal(t, []string{"d1"}, team.SessionOf(fc).Pending("bot").IDs())
 	})
@@ -624,7 +624,7 @@ func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) 
 		testkit.CallTools(testkit.ToolCall("s1", team.RouteToolName, `{"to":"bot","task":"remove /a"}`)),
 		testkit.CallTools(testkit.ToolCall("s2", team.RouteToolName, `{"to":"bot","task":"check /b"}`)),
 		testkit.Reply("FINISH"))
-	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor()),
+	tm, err := team.NewTeam("desk", team.WithMembers(bot), team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(sup))
 	require.NoError(t, err)
 	eng := flow.NewEngine(recoverNode("bot"))
@@ -638,7 +638,7 @@ func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) 
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	require.Equal(t, 3, model.Calls())
-	assert.Contains(t, model.Requests()[2].LastUserMessage(), "check /b", "the member takes its new task")
+	assert.Contains(t, testkit.LastUserMessage(model.Requests()[2]), "check /b", "the member takes its new task")
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 	assert.Nil(t, team.SessionOf(fc).Pending("bot"))
 }

@@ -18,13 +18,13 @@ import (
 )
 
 // AgentSession is the session an agent runs in: a flow instance's FlowContext, which
-// holds the business data and, under StateKey(agent), each agent's conversation
+// holds the business data and, under stateKey(agent), each agent's conversation
 // history, its pending tool-call batch and the trace of its last run; and, when the
 // agent runs inside a flow graph, the node it runs as and the flow's frontier once the
 // run halted.
 //
 // Keeping agent state in the FlowContext variables means that a flow snapshot (the
-// session package) carries the agents' state with it; State and RestoreSession give
+// session package) carries the agents' state with it; MarshalSession gives
 // the same as plain JSON for agents used without a graph.
 //
 // An AgentSession is safe for concurrent use, but one agent must not run twice at the
@@ -61,65 +61,65 @@ func (s *AgentSession) ID() string { return s.fc.InstanceID() }
 // Context returns the FlowContext: business data the agents read and write.
 func (s *AgentSession) Context() *flow.Context { return s.fc }
 
-// Node returns the flow node the agent runs as, or nil outside a graph.
-func (s *AgentSession) Node() *flow.Node { return s.node }
+// flowNode returns the flow node the agent runs as, or nil outside a graph.
+func (s *AgentSession) flowNode() *flow.Node { return s.node }
 
-// StateKey is the context variable that holds an agent's state in a session.
-func StateKey(agent string) string { return "_agent." + agent }
+// stateKey is the context variable that holds an agent's state in a session.
+func stateKey(agent string) string { return "_agent." + agent }
 
-// AgentState is what a session keeps for one agent. It is plain data: it goes through
+// agentState is what a session keeps for one agent. It is plain data: it goes through
 // JSON unchanged.
-type AgentState struct {
+type agentState struct {
 	// History is the conversation of completed calls: each call's prompt and answer.
 	History []Message `json:"history,omitempty"`
 	// AlwaysAllow lists the sensitive tools a human approved for every later call.
 	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
 	// Run is the ReAct run waiting for human decisions, if any.
-	Run *PendingRun `json:"run,omitempty"`
+	Run *pendingRun `json:"run,omitempty"`
 	// ReAct and Simple are the traces of the agent's last run.
 	ReAct  *ReActTrace  `json:"react,omitempty"`
 	Simple *SimpleTrace `json:"simple,omitempty"`
 }
 
-// State returns a copy of the agent's state in the session (the zero state if the
+// state returns a copy of the agent's state in the session (the zero state if the
 // agent never ran in it).
-func (s *AgentSession) State(agent string) AgentState {
-	v, _ := s.fc.Get(StateKey(agent))
+func (s *AgentSession) state(agent string) agentState {
+	v, _ := s.fc.Get(stateKey(agent))
 	return stateOf(v)
 }
 
-// stateOf converts a stored value (an AgentState, or the maps a restored snapshot
+// stateOf converts a stored value (an agentState, or the maps a restored snapshot
 // holds) into a deep copy of the state.
-func stateOf(v any) AgentState {
+func stateOf(v any) agentState {
 	if v == nil {
-		return AgentState{}
+		return agentState{}
 	}
 	b, err := json.Marshal(v)
-	var st AgentState
+	var st agentState
 	if err == nil {
 		err = json.Unmarshal(b, &st)
 	}
 	if err != nil {
 		// Cannot happen for what this package stores (plain data); keep the value
 		// rather than lose the agent's state.
-		st, _ = v.(AgentState)
+		st, _ = v.(agentState)
 	}
 	return st
 }
 
-func (s *AgentSession) setState(agent string, st AgentState) { s.fc.Set(StateKey(agent), st) }
+func (s *AgentSession) setState(agent string, st agentState) { s.fc.Set(stateKey(agent), st) }
 
 // claim returns the agent's state and, in one atomic step, takes its waiting run (if
 // any, and if prompt may resume it: empty or the run's prompt) out of the stored
 // state, so that only one caller resumes it. A run that prompt may not resume stays
 // and the error is ErrPending.
-func (s *AgentSession) claim(agent, prompt string) (AgentState, error) {
+func (s *AgentSession) claim(agent, prompt string) (agentState, error) {
 	var (
-		st  AgentState
+		st  agentState
 		err error
 	)
 	_ = s.fc.Atomic(func(v flow.Vars) error {
-		old, _ := v.Get(StateKey(agent))
+		old, _ := v.Get(stateKey(agent))
 		st = stateOf(old)
 		if st.Run == nil {
 			return nil
@@ -130,19 +130,19 @@ func (s *AgentSession) claim(agent, prompt string) (AgentState, error) {
 		}
 		left := st
 		left.Run = nil
-		v.Put(StateKey(agent), left)
+		v.Put(stateKey(agent), left)
 		return nil
 	})
 	return st, err
 }
 
 // History returns the agent's conversation history in the session.
-func (s *AgentSession) History(agent string) []Message { return s.State(agent).History }
+func (s *AgentSession) History(agent string) []Message { return s.state(agent).History }
 
 // Pending returns the agent's batch waiting for decisions (only the calls still
 // without one), or nil.
 func (s *AgentSession) Pending(agent string) *Pending {
-	r := s.State(agent).Run
+	r := s.state(agent).Run
 	if r == nil {
 		return nil
 	}
@@ -154,7 +154,7 @@ func (s *AgentSession) PendingAll() []*Pending {
 	var out []*Pending
 	vars := s.fc.Vars()
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		if name, ok := strings.CutPrefix(k, StateKey("")); ok && name != "" {
+		if name, ok := strings.CutPrefix(k, stateKey("")); ok && name != "" {
 			if p := s.Pending(name); p != nil {
 				out = append(out, p)
 			}
@@ -171,7 +171,7 @@ func (s *AgentSession) Decide(agent string, ds ...Decision) error {
 	var err error
 	// One atomic read-modify-write, so concurrent deciders do not lose each other's
 	// decisions.
-	s.fc.Update(StateKey(agent), func(old any, _ bool) any {
+	s.fc.Update(stateKey(agent), func(old any, _ bool) any {
 		st := stateOf(old)
 		if err = st.decide(ds); err != nil {
 			return old
@@ -184,7 +184,7 @@ func (s *AgentSession) Decide(agent string, ds ...Decision) error {
 	return nil
 }
 
-func (st *AgentState) decide(ds []Decision) error {
+func (st *agentState) decide(ds []Decision) error {
 	if st.Run == nil {
 		return ErrNoPending
 	}
@@ -207,7 +207,7 @@ func (st *AgentState) decide(ds []Decision) error {
 
 // Discard drops the agent's pending run; the next call starts afresh.
 func (s *AgentSession) Discard(agent string) {
-	st := s.State(agent)
+	st := s.state(agent)
 	st.Run = nil
 	s.setState(agent, st)
 }
@@ -217,13 +217,13 @@ func (s *AgentSession) Discard(agent string) {
 // past them and nothing continues them.
 func (s *AgentSession) discardRunsAt(node, branch string) {
 	inCall := branch + "/" + node + "/" // the branches of a sub-graph call (flow's branch ids)
-	s.discardRuns(func(r *PendingRun) bool {
+	s.discardRuns(func(r *pendingRun) bool {
 		return r.Info.Node == node && r.Info.Branch == branch || strings.HasPrefix(r.Info.Branch, inCall)
 	})
 }
 
 // discardRuns drops every agent run waiting in the session that drop selects.
-func (s *AgentSession) discardRuns(drop func(*PendingRun) bool) {
+func (s *AgentSession) discardRuns(drop func(*pendingRun) bool) {
 	for k := range s.fc.Vars() {
 		s.discardRunIn(k, drop)
 	}
@@ -244,16 +244,16 @@ func (s *AgentSession) discardStale() {
 	}
 }
 
-func isNodeRun(r *PendingRun) bool { return r.Info.Node != "" }
+func isNodeRun(r *pendingRun) bool { return r.Info.Node != "" }
 
 // discardRunIn drops the agent run waiting in variable k, if k holds an agent's state
 // and drop selects its run.
-func (s *AgentSession) discardRunIn(k string, drop func(*PendingRun) bool) {
-	if name, ok := strings.CutPrefix(k, StateKey("")); !ok || name == "" {
+func (s *AgentSession) discardRunIn(k string, drop func(*pendingRun) bool) {
+	if name, ok := strings.CutPrefix(k, stateKey("")); !ok || name == "" {
 		return
 	}
 	s.fc.Update(k, func(old any, _ bool) any {
-		if st, ok := old.(AgentState); ok && (st.Run == nil || !drop(st.Run)) {
+		if st, ok := old.(agentState); ok && (st.Run == nil || !drop(st.Run)) {
 			return old // the usual case, without stateOf's JSON round trip
 		}
 		st := stateOf(old)
@@ -267,7 +267,7 @@ func (s *AgentSession) discardRunIn(k string, drop func(*PendingRun) bool) {
 
 // ReActTrace returns the trace of the agent's last (or pending) ReAct run, or nil.
 func (s *AgentSession) ReActTrace(agent string) *ReActTrace {
-	st := s.State(agent)
+	st := s.state(agent)
 	if st.Run != nil {
 		return st.Run.Trace
 	}
@@ -275,12 +275,12 @@ func (s *AgentSession) ReActTrace(agent string) *ReActTrace {
 }
 
 // SimpleTrace returns the trace of the agent's last SimpleAgent run, or nil.
-func (s *AgentSession) SimpleTrace(agent string) *SimpleTrace { return s.State(agent).Simple }
+func (s *AgentSession) SimpleTrace(agent string) *SimpleTrace { return s.state(agent).Simple }
 
-// SetFlow records where a flow run over the session's context stands: its frontier
+// setFlow records where a flow run over the session's context stands: its frontier
 // when it halted (suspended for a decision, stopped, failed), or nothing once it
-// completed. SessionState then carries it, and ResumeFlow continues from it.
-func (s *AgentSession) SetFlow(g *flow.Graph, res *flow.Result) {
+// completed. sessionState then carries it, and ResumeFlow continues from it.
+func (s *AgentSession) setFlow(g *flow.Graph, res *flow.Result) {
 	var pos *flowPosition
 	if res != nil && res.Frontier != nil {
 		st := res.Frontier.State()
@@ -300,12 +300,8 @@ func (s *AgentSession) position() *flowPosition {
 // Suspended reports whether the session holds a halted flow run to resume.
 func (s *AgentSession) Suspended() bool { return s.position() != nil }
 
-// ErrGraphChanged is returned by ResumeFlow when the graph's definition differs from
-// the one the session was saved with.
-var ErrGraphChanged = errors.New("graph definition changed since the session was saved")
-
 // RunFlow evaluates g over the session's context with eng and records where it
-// stands (SetFlow).
+// stands (setFlow).
 //
 // It starts a new run: the agent runs an earlier flow run left waiting at a node
 // (suspended for decisions, or halted by a failure or a cancelled resume) are
@@ -331,7 +327,7 @@ func (s *AgentSession) ended(g *flow.Graph, res *flow.Result) {
 	if res == nil {
 		return
 	}
-	s.SetFlow(g, res)
+	s.setFlow(g, res)
 	if res.Status == flow.StatusCompleted {
 		s.discardStale()
 	}
@@ -378,13 +374,13 @@ func (s *AgentSession) ResumeFlow(ctx context.Context, eng *flow.Engine, g *flow
 	return res, err
 }
 
-// SessionFormat is the version of the SessionState format.
-const SessionFormat = 1
+// sessionFormat is the version of the sessionState format.
+const sessionFormat = 1
 
-// SessionState is the plain-data form of an AgentSession, for storage: the instance id,
+// sessionState is the plain-data form of an AgentSession, for storage: the instance id,
 // the context variables (agent state included), the FlowTrace and, when a flow run
 // halted, its graph, definition hash, reason and frontier.
-type SessionState struct {
+type sessionState struct {
 	Format   int                 `json:"format"`
 	ID       string              `json:"id"`
 	Vars     map[string]any      `json:"vars,omitempty"`
@@ -395,9 +391,9 @@ type SessionState struct {
 	Frontier *flow.FrontierState `json:"frontier,omitempty"`
 }
 
-// Snapshot returns the session's plain-data form.
-func (s *AgentSession) Snapshot() SessionState {
-	st := SessionState{Format: SessionFormat, ID: s.ID(), Vars: s.fc.Vars(), Trace: s.fc.Trace()}
+// snapshot returns the session's plain-data form.
+func (s *AgentSession) snapshot() sessionState {
+	st := sessionState{Format: sessionFormat, ID: s.ID(), Vars: s.fc.Vars(), Trace: s.fc.Trace()}
 	if len(st.Trace.Last) == 0 {
 		st.Trace = trace.FlowTrace{}
 	}
@@ -407,10 +403,10 @@ func (s *AgentSession) Snapshot() SessionState {
 	return st
 }
 
-// RestoreSession rebuilds a session from its plain-data form (in any process).
-func RestoreSession(st SessionState) (*AgentSession, error) {
-	if st.Format != SessionFormat {
-		return nil, fmt.Errorf("session %q: format %d, this build reads %d", st.ID, st.Format, SessionFormat)
+// restoreSession rebuilds a session from its plain-data form (in any process).
+func restoreSession(st sessionState) (*AgentSession, error) {
+	if st.Format != sessionFormat {
+		return nil, fmt.Errorf("session %q: format %d, this build reads %d", st.ID, st.Format, sessionFormat)
 	}
 	s := &AgentSession{fc: flow.RestoreContext(st.ID, st.Vars, st.Trace)}
 	if st.Frontier != nil {
@@ -421,7 +417,7 @@ func RestoreSession(st SessionState) (*AgentSession, error) {
 
 // MarshalSession encodes a session as JSON.
 func MarshalSession(s *AgentSession) ([]byte, error) {
-	return json.Marshal(s.Snapshot())
+	return json.Marshal(s.snapshot())
 }
 
 // UnmarshalSession decodes a session encoded by MarshalSession. Numbers in the
@@ -430,7 +426,7 @@ func MarshalSession(s *AgentSession) ([]byte, error) {
 func UnmarshalSession(data []byte) (*AgentSession, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var st SessionState
+	var st sessionState
 	if err := dec.Decode(&st); err != nil {
 		return nil, fmt.Errorf("decode session: %w", err)
 	}
@@ -455,7 +451,7 @@ func UnmarshalSession(data []byte) (*AgentSession, error) {
 			}
 		}
 	}
-	return RestoreSession(st)
+	return restoreSession(st)
 }
 
 // normalizeNumbers turns the json.Numbers in v into int64 (integral) or float64, in
@@ -504,7 +500,7 @@ func DecideIn(vars map[string]any, agent string, ds ...Decision) (map[string]any
 	if err := s.Decide(agent, ds...); err != nil {
 		return nil, err
 	}
-	return map[string]any{StateKey(agent): s.State(agent)}, nil
+	return map[string]any{stateKey(agent): s.state(agent)}, nil
 }
 
 // DiscardStaleRuns returns a flow interceptor that gives every run of an engine what

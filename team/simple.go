@@ -3,7 +3,6 @@ package team
 import (
 	"context"
 	"fmt"
-	"iter"
 	"text/template"
 	"time"
 )
@@ -39,11 +38,6 @@ func (a *SimpleAgent) Name() string { return a.name }
 // Role returns the agent's role.
 func (a *SimpleAgent) Role() string { return a.cfg.role }
 
-// Stream runs Call and yields its events (see Stream).
-func (a *SimpleAgent) Stream(ctx context.Context, prompt string, sess *AgentSession) iter.Seq2[Event, error] {
-	return Stream(ctx, a, prompt, sess)
-}
-
 // Call answers prompt. A nil session means a throw-away one.
 func (a *SimpleAgent) Call(ctx context.Context, prompt string, sess *AgentSession) (ans *Answer, err error) {
 	if sess == nil {
@@ -54,7 +48,7 @@ func (a *SimpleAgent) Call(ctx context.Context, prompt string, sess *AgentSessio
 	ctx = withParent(ctx, r.info.RunID)
 	r.start(ctx, prompt)
 	tr := &SimpleTrace{RunID: r.info.RunID, Agent: a.name, Prompt: prompt, Started: began}
-	st := sess.State(a.name)
+	st := sess.state(a.name)
 	defer func() {
 		tr.Metrics.Duration = time.Since(began)
 		if err != nil {
@@ -81,7 +75,7 @@ func (a *SimpleAgent) Call(ctx context.Context, prompt string, sess *AgentSessio
 	if err != nil {
 		return nil, err
 	}
-	tr.Metrics.AddUsage(resp.Usage)
+	addUsage(&tr.Metrics, resp.Usage)
 	tr.Usage, tr.Answer, tr.Reasoning, tr.Status = resp.Usage, resp.Message.Content, resp.Message.Reasoning, RunCompleted
 	st.History = a.cfg.trimHistory(append(st.History, UserMessage(prompt), AssistantMessage(resp.Message.Content)))
 	tr.Metrics.Duration = time.Since(began)

@@ -2,14 +2,14 @@ package team_test
 
 import (
 	"context"
+	"sync"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/testkit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A SimpleAgent makes one model call with its instruction rendered over the
@@ -49,4 +49,46 @@ func TestSimpleAgentInFlow(t *testing.T) {
 	require.ErrorIs(t, err, team.ErrInvalidQuery)
 	assert.ErrorContains(t, err, "customer")
 	assert.Equal(t, 1, model.Calls())
+}
+
+// Two sinks both receive events; options reach the model; history is bounded.
+func TestSimpleAgentOptionsAndSinks(t *testing.T) {
+	model := testkit.NewScriptedModel(testkit.Reply("one"), testkit.Reply("two"), testkit.Reply("three"))
+	temp := 0.1
+	agent, err := team.NewSimpleAgent("s", model, team.WithRole("helper"), team.WithHistoryLimit(2),
+		team.WithChatOptions(team.ChatOptions{Model: "m-2", Temperature: &temp}))
+	require.NoError(t, err)
+	assert.Equal(t, "helper", agent.Role())
+
+	var mu sync.Mutex
+	var a, b int
+	ctx := team.WithSink(context.Background(), func(team.Event) { mu.Lock(); a++; mu.Unlock() })
+	ctx = team.WithSink(ctx, func(team.Event) { mu.Lock(); b++; mu.Unlock() })
+	sess := team.NewSession("h")
+	for _, p := range []string{"p1", "p2", "p3"} {
+		_, err := agent.Call(ctx, p, sess)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, a, b)
+	assert.Positive(t, a)
+	assert.Equal(t, []team.Message{team.UserMessage("p3"), team.AssistantMessage("three")}, sess.History("s"))
+	last := model.Requests()[2]
+	assert.Equal(t, "m-2", last.Options.Model)
+	assert.Equal(t, []team.Message{team.UserMessage("p2"), team.AssistantMessage("two"), team.UserMessage("p3")}, last.Messages)
+
+	// A model failure fails the call and is recorded in the trace.
+	failing, err := team.NewSimpleAgent("f", testkit.NewScriptedModel(testkit.FailWith(team.TypeSourceUnavailable)))
+	require.NoError(t, err)
+	var kindsSeen []team.EventKind
+	var last2 error
+	for ev, err := range team.Stream(context.Background(), failing, "x", sess) {
+		if err != nil {
+			last2 = err
+			continue
+		}
+		kindsSeen = append(kindsSeen, ev.Kind)
+	}
+	require.ErrorIs(t, last2, team.ErrSourceUnavailable)
+	assert.Equal(t, []team.EventKind{team.EventRunStart, team.EventReasonStart, team.EventReasonEnd, team.EventRunEnd}, kindsSeen)
+	assert.Equal(t, team.RunFailed, sess.SimpleTrace("f").Status)
 }

@@ -37,9 +37,14 @@ func TestNewRunDropsStaleTurnLogs(t *testing.T) {
 		require.True(t, kept, "the failed call keeps its log for a retry")
 		return res
 	}
-	newTeam := func(t *testing.T) *team.TeamAgent {
-		tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, &turnsAgent{name: "b", outcomes: []error{down}}))
+	newTeamWith := func(t *testing.T) (*team.TeamAgent, *turnsAgent) {
+		a := &turnsAgent{name: "a"}
+		tm, err := team.NewTeam("crew", team.WithMembers(a, &turnsAgent{name: "b", outcomes: []error{down}}))
 		require.NoError(t, err)
+		return tm, a
+	}
+	newTeam := func(t *testing.T) *team.TeamAgent {
+		tm, _ := newTeamWith(t)
 		return tm
 	}
 	t.Run("RunFlow", func(t *testing.T) {
@@ -75,9 +80,8 @@ func TestNewRunDropsStaleTurnLogs(t *testing.T) {
 		assert.False(t, left, "a new run drops the log of a run it does not continue")
 	})
 	t.Run("resume keeps it", func(t *testing.T) {
-		tm := newTeam(t)
+		tm, a := newTeamWith(t)
 		_, g := opsGraph(t, tm)
-		a := tm.Members()[0].(*turnsAgent)
 		eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), flow.WithInterceptor(team.DiscardStaleRuns(), 0))
 		fc := flow.NewContextWith("stale-turns-3", map[string]any{"prompt": "work"})
 		res := failed(t, eng, g, fc)

@@ -31,8 +31,8 @@ func Always(comment string) func(json.RawMessage) (bool, string) {
 	return func(json.RawMessage) (bool, string) { return true, comment }
 }
 
-// Def returns what the model is told about the tool.
-func (t *Tool) Def() ToolDef {
+// def returns what the model is told about the tool.
+func (t *Tool) def() ToolDef {
 	return ToolDef{Name: t.Name, Description: t.Description, Parameters: t.Schema}
 }
 
@@ -63,12 +63,6 @@ type Observation struct {
 	Error  *Error          `json:"error,omitempty"`
 }
 
-// Observation statuses.
-const (
-	StatusSuccess = "success"
-	StatusError   = "error"
-)
-
 // Success returns a successful observation of result (nil is encoded as null).
 func Success(result any) Observation {
 	b, err := json.Marshal(result)
@@ -84,8 +78,8 @@ func Failure(e *Error) Observation { return Observation{Status: StatusError, Err
 // OK reports whether the observation is a success.
 func (o Observation) OK() bool { return o.Status == StatusSuccess }
 
-// JSON returns the observation's JSON form, the content of the tool message.
-func (o Observation) JSON() string {
+// json returns the observation's JSON form, the content of the tool message.
+func (o Observation) json() string {
 	if o.Status == StatusSuccess && o.Result == nil {
 		o.Result = json.RawMessage("null")
 	}
@@ -96,8 +90,8 @@ func (o Observation) JSON() string {
 	return string(b)
 }
 
-// ParseObservation reads a tool message's content back into an Observation.
-func ParseObservation(content string) (Observation, error) {
+// parseObservation reads a tool message's content back into an Observation.
+func parseObservation(content string) (Observation, error) {
 	var o Observation
 	err := json.Unmarshal([]byte(content), &o)
 	return o, err

@@ -56,11 +56,11 @@ func TestTopologyWithDeterministicAnalyst(t *testing.T) {
 }
 
 // The same topology built in Go, with the agent as a node component and the answer
-// written where the task options say.
+// written where the node's meta says.
 func TestTopologyInCode(t *testing.T) {
 	s := flow.NewSpec("risk")
 	s.Start("start").LinkTo("analyst")
-	s.Activity("analyst").Do(team.AsTask(testkit.Analyst(), team.WithAnswerKey("risk"))).LinkTo("route")
+	s.Activity("analyst").Do(team.AsTask(testkit.Analyst())).SetMeta(team.MetaAnswerKey, "risk").LinkTo("route")
 	s.Exclusive("route").
 		LinkTo("manual", flow.LinkWhen(`context.get("analysis.result") == "HIGH"`)).
 		LinkTo("auto")
@@ -108,15 +108,15 @@ func TestAgentTaskFailureAndOtherRoute(t *testing.T) {
 	testkit.Expect(t, rec).Visited("analyst", "auto").NotVisited("manual")
 }
 
-// Prompts come from node meta, the task options or the "prompt" variable, answers go
-// to the node's answerKey.
+// Prompts come from node meta or the "prompt" variable, answers go to the node's
+// answerKey.
 func TestAgentTaskPromptSources(t *testing.T) {
 	echo := testkit.NewFixedAgent("echo", "ok")
 	s := flow.NewSpec("p")
 	s.Start("a").Do(team.AsTask(echo)).LinkTo("b")
 	s.Activity("b").Do(team.AsTask(echo)).SetMeta(team.MetaPromptKey, "question").SetMeta(team.MetaAnswerKey, "b.out").LinkTo("c")
-	s.Activity("c").Do(team.AsTask(echo, team.WithPromptTemplate(`{{.n}} items for {{var "who"}}`))).LinkTo("d")
-	s.End("d").Do(team.AsTask(echo, team.WithPromptKey("missing")))
+	s.Activity("c").Do(team.AsTask(echo)).SetMeta(team.MetaPrompt, `{{.n}} items for {{var "who"}}`).LinkTo("d")
+	s.End("d").Do(team.AsTask(echo)).SetMeta(team.MetaPromptKey, "missing")
 	g, err := s.Build()
 	require.NoError(t, err)
 	fc := flow.NewContextWith("i", map[string]any{"prompt": "hello", "question": map[string]any{"q": 1}, "n": 3, "who": "ann"})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // FixedAgent is a deterministic team.Agent: it writes fixed values into the session's
@@ -78,7 +79,7 @@ func (a *FixedAgent) Call(ctx context.Context, prompt string, sess *team.AgentSe
 	for _, k := range slices.Sorted(maps.Keys(a.writes)) {
 		sess.Context().Set(k, cloneValue(a.writes[k]))
 	}
-	ans := &team.Answer{Agent: a.name, RunID: ri.RunID, Content: a.answer, Metrics: team.Metrics{Duration: time.Since(began)}}
+	ans := &team.Answer{Agent: a.name, RunID: ri.RunID, Content: a.answer, Metrics: trace.Metrics{Duration: time.Since(began)}}
 	end := ri.Event(team.EventRunEnd)
 	end.Status, end.Content, end.Answer, end.Duration = team.RunCompleted, a.answer, ans, ans.Metrics.Duration
 	team.Emit(ctx, end)
@@ -120,7 +121,7 @@ func NewFailingAgent(name string, err error) *FailingAgent {
 
 // FailingWith returns an agent that fails with a structured error of the given type.
 func FailingWith(name string, t team.ErrorType, message string) *FailingAgent {
-	return NewFailingAgent(name, &team.Error{Type: t, Retry: t.Retryable(), Message: message})
+	return NewFailingAgent(name, team.NewError(t, "%s", message))
 }
 
 // Name returns the name.
@@ -206,4 +207,17 @@ func (a *SlowAgent) Call(ctx context.Context, prompt string, sess *team.AgentSes
 	end.Status, end.Content, end.Answer = team.RunCompleted, a.answer, ans
 	team.Emit(ctx, end)
 	return ans, nil
+}
+
+// Events collects the events of a call (team.Stream) into a slice; the error is the
+// call's.
+func Events(ctx context.Context, agent team.Agent, prompt string, sess *team.AgentSession) ([]team.Event, error) {
+	var evs []team.Event
+	for ev, err := range team.Stream(ctx, agent, prompt, sess) {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
 }

@@ -18,7 +18,7 @@ func TestAnalyst(t *testing.T) {
 	assert.Equal(t, "analyst", a.Name())
 	assert.Equal(t, "analyst", a.Role())
 	sess := team.NewSession("case-1")
-	evs, err := team.Events(context.Background(), a, "assess", sess)
+	evs, err := testkit.Events(context.Background(), a, "assess", sess)
 	require.NoError(t, err)
 	require.Len(t, evs, 2)
 	assert.Equal(t, team.EventRunStart, evs[0].Kind)

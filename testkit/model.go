@@ -49,7 +49,7 @@ func Fail(err error) Turn { return Turn{Err: err} }
 // FailWith returns a turn that fails with a structured error of the given type
 // (retryable as the type usually is).
 func FailWith(t team.ErrorType) Turn {
-	return Turn{Err: &team.Error{Type: t, Retry: t.Retryable(), Message: "scripted " + string(t)}}
+	return Turn{Err: team.NewError(t, "scripted %s", t)}
 }
 
 // WithUsage returns the turn with the given token usage.
@@ -141,7 +141,7 @@ func (m *ScriptedModel) pick(req *team.ChatRequest) (Turn, int, error) {
 		}
 	}
 	if m.next >= len(m.turns) {
-		return Turn{}, n, fmt.Errorf("%w (request %d, script has %d turns; last user message %q)", ErrScriptExhausted, n, len(m.turns), req.LastUserMessage())
+		return Turn{}, n, fmt.Errorf("%w (request %d, script has %d turns; last user message %q)", ErrScriptExhausted, n, len(m.turns), LastUserMessage(*req))
 	}
 	t := m.turns[m.next]
 	m.next++
@@ -250,7 +250,7 @@ func splitWords(s string) []string {
 
 // LastUserIs matches requests whose last user message is text.
 func LastUserIs(text string) func(*team.ChatRequest) bool {
-	return func(r *team.ChatRequest) bool { return r.LastUserMessage() == text }
+	return func(r *team.ChatRequest) bool { return LastUserMessage(*r) == text }
 }
 
 // LastIsToolResult matches requests whose last message is the result of the named tool.
@@ -259,4 +259,14 @@ func LastIsToolResult(tool string) func(*team.ChatRequest) bool {
 		n := len(r.Messages)
 		return n > 0 && r.Messages[n-1].Role == team.RoleTool && r.Messages[n-1].Name == tool
 	}
+}
+
+// lastUserMessage returns the content of the request's last user message ("" if none).
+func LastUserMessage(r team.ChatRequest) string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == team.RoleUser {
+			return r.Messages[i].Content
+		}
+	}
+	return ""
 }

@@ -57,15 +57,15 @@ func TestScriptedModelTurnsAndRules(t *testing.T) {
 	req.Messages[0].Content = "changed"
 	reqs := m.Requests()
 	require.Len(t, reqs, 6)
-	assert.Equal(t, "e", reqs[5].LastUserMessage())
-	assert.Equal(t, "a", reqs[0].LastUserMessage())
+	assert.Equal(t, "e", testkit.LastUserMessage(reqs[5]))
+	assert.Equal(t, "a", testkit.LastUserMessage(reqs[0]))
 }
 
 func TestScriptedModelRespondAndStream(t *testing.T) {
 	ctx := context.Background()
 	m := testkit.NewScriptedModel(
 		testkit.Turn{Respond: func(r *team.ChatRequest) (*team.ChatResponse, error) {
-			return &team.ChatResponse{Message: team.AssistantMessage("echo: " + r.LastUserMessage())}, nil
+			return &team.ChatResponse{Message: team.AssistantMessage("echo: " + testkit.LastUserMessage(*r))}, nil
 		}},
 		testkit.Reply("one two three").WithReasoning("hmm").WithUsage(testkit.Tokens(5, 3, 1, 2)),
 		testkit.CallTools(testkit.ToolCall("a", "x", `{}`), testkit.ToolCall("b", "y", `{"k":1}`)),
@@ -126,7 +126,7 @@ func TestScriptedModelSharesNoMemory(t *testing.T) {
 	r.Message.ToolCalls[0].Args[2] = 'X'
 
 	got := m.Requests()[0]
-	assert.Equal(t, "go", got.LastUserMessage())
+	assert.Equal(t, "go", testkit.LastUserMessage(got))
 	assert.Equal(t, `{"q":`, string(got.Messages[0].ToolCalls[0].Args))
 	r, err = m.Chat(ctx, userReq("go"))
 	require.NoError(t, err)

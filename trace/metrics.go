@@ -6,7 +6,8 @@ import (
 )
 
 // Metrics summarizes one run: how many node executions ended in each status, the
-// retries, recoveries, fallbacks and human rejections, and how long the run took.
+// retries, recoveries, fallbacks and human rejections, and how long the run took;
+// for agent runs, also the model and tool calls and the tokens.
 type Metrics struct {
 	RunID      string `json:"run"`
 	InstanceID string `json:"instance"`
@@ -34,6 +35,18 @@ type Metrics struct {
 	Rejections int `json:"rejections"`
 	// Duration is the wall time of the run (0 while it runs).
 	Duration time.Duration `json:"duration_ns"`
+
+	// The counts of agent runs (package team): model calls, tool calls and tokens.
+	// ThinkTokens are the reasoning tokens of thinking models and CachedTokens the
+	// prompt tokens served from the provider's cache; both are included in the
+	// completion and prompt counts, as the providers report them.
+	ModelCalls       int   `json:"modelCalls,omitempty"`
+	ToolCalls        int   `json:"toolCalls,omitempty"`
+	PromptTokens     int64 `json:"promptTokens,omitempty"`
+	CompletionTokens int64 `json:"completionTokens,omitempty"`
+	ThinkTokens      int64 `json:"thinkTokens,omitempty"`
+	CachedTokens     int64 `json:"cachedTokens,omitempty"`
+	TotalTokens      int64 `json:"totalTokens,omitempty"`
 }
 
 // Ended returns how many node executions ended (every status but STARTED).

@@ -38,8 +38,15 @@
 // StoreRepository keeps an instance as a session snapshot in any session.Store
 // (memory, file, Redis), with its version check: of two submits of one task at
 // the same moment one wins and the other gets ErrConflict. MemoryRepository does the
-// same in this process, without encoding. WithObserver reports every claim and
-// submit, for an audit trail.
+// same in this process, without encoding.
+//
+// # Audit
+//
+// WithObserver reports every claim that found a task and every saved submit (node,
+// action, actor, comment, the instance's status). To keep them in the audit log
+// beside the runs' records, hand them to interceptor.Audit.Task, which writes a
+// task record per event (see the interceptor package); "flowteam task claim|submit
+// --audit FILE" does so.
 //
 // # Limits
 //

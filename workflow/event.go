@@ -16,7 +16,9 @@ type Event struct {
 	Node   string
 	Action Action // submits only
 	Actor  Actor
-	Status Status // the instance's status after the call
+	// Comment is the submit's comment, if any.
+	Comment string
+	Status  Status // the instance's status after the call
 	// Version is the instance's stored version after the call.
 	Version int64
 }

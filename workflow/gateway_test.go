@@ -139,7 +139,7 @@ func TestBackPassesAutomaticNodes(t *testing.T) {
 	employee := workflow.As("actor", "employee")
 	submit(t, x, "ex", "b", workflow.Submit{Node: "file", Action: workflow.Forward, Actor: employee, Vars: map[string]any{"days": 3}})
 	require.Equal(t, "lead", claim(t, x, "ex", "b", workflow.As("actor", "lead")).ID())
-	submit(t, x, "ex", "b", workflow.Submit{Node: "lead", Action: workflow.Back, Actor: workflow.As("actor", "lead")})
+	submit(t, x, "ex", "b", workflow.Submit{Node: "lead", Action: workflow.Back, Actor: workflow.As("actor", "lead"), Comment: "which dates?"})
 	task, err := x.FindTask(ctx, "ex", "b")
 	require.NoError(t, err)
 	assert.Equal(t, "file", task.ID())
@@ -154,6 +154,9 @@ func TestBackPassesAutomaticNodes(t *testing.T) {
 	}
 	assert.Equal(t, []string{"submit:file:forward", "claim:lead:", "submit:lead:back", "submit:file:forward"}, kinds)
 	assert.Equal(t, workflow.As("actor", "lead"), events[2].Actor)
+	assert.Equal(t, "which dates?", events[2].Comment)
+	assert.Empty(t, events[0].Comment)
+	assert.Equal(t, workflow.Running, events[2].Status)
 }
 
 // Claims of two branches at once both land: a claim that lost the race with the

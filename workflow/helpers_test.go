@@ -38,7 +38,7 @@ func eachRepository(t *testing.T, fn func(t *testing.T, repo workflow.Repository
 // engine loads the workflow graphs of testdata, with the Go tasks given.
 func engine(t testing.TB, tasks map[string]flow.Task) *flow.Engine {
 	t.Helper()
-	e := flow.NewEngine()
+	e := flow.NewEngine(flow.WithReadOptions(flow.SolonNodeTypes())) // Solon's test3_sub names types "startb" and "endb"
 	// sf1's copy steps: a Go task that does nothing, unless the test counts them.
 	e.RegisterTask("OaMetaProcessCom", flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error { return nil }))
 	for name, task := range tasks {

@@ -66,7 +66,7 @@ func (x *Executor) submit(ctx context.Context, graphID, instanceID string, s Sub
 		return nil, err
 	}
 	x.emit(ctx, Event{Kind: "submit", Instance: instanceID, Graph: graphID, Node: s.Node, Action: action, Actor: s.Actor,
-		Status: op.inst.Status, Version: op.inst.Version})
+		Comment: s.Comment, Status: op.inst.Status, Version: op.inst.Version})
 	return &Outcome{Instance: instanceID, Graph: graphID, Node: s.Node, Action: action,
 		Status: op.inst.Status, Version: op.inst.Version}, nil
 }

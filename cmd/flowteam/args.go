@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/flowteam/flowteam/flow"
 )
 
 // parseCommandLine parses flags that may come before, between or after the positional
@@ -102,4 +104,30 @@ func checkNotEmpty(fs *flag.FlagSet, names ...string) (err error) {
 		}
 	})
 	return err
+}
+
+// depthUsage documents --max-depth for run and resume.
+const depthUsage = `  --max-depth N     how deep sub-graph calls ("#id" tasks) may nest, at least 1
+                    (default 32); a deeper call fails the run with code
+                    "subgraph_depth" (give the same to resume as to run)
+`
+
+// depthFlag registers --max-depth on fs (0: not given, the engine's limit).
+func depthFlag(fs *flag.FlagSet, p *int) { fs.IntVar(p, "max-depth", 0, "") }
+
+// checkDepth refuses a --max-depth below 1: no sub-graph could be called, or, for a
+// negative one, every call would fail.
+func checkDepth(fs *flag.FlagSet, n int) error {
+	if n < 1 && flagGiven(fs, "max-depth") {
+		return fmt.Errorf("--max-depth must be at least 1, got %d", n)
+	}
+	return nil
+}
+
+// depthOptions returns the engine option of --max-depth n; none when it was not given.
+func depthOptions(n int) []flow.Option {
+	if n == 0 {
+		return nil
+	}
+	return []flow.Option{flow.WithMaxCallDepth(n)}
 }

@@ -10,14 +10,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
 	"github.com/flowteam/flowteam/redact"
+	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -42,7 +44,8 @@ Flags:
                   status but STARTED)
 
 Lines that are not audit records (a status other than the five, read in any case,
-included) are reported on stderr and skipped; a record seen
+included) are reported on stderr and skipped, as is a last line cut short by a
+process killed while writing it (a warning naming the line); a record seen
 twice (same run and sequence number: a file given twice, or lines repeated by a log
 rotation) is counted once.
 
@@ -164,6 +167,9 @@ func auditRuns(all trace.Records) (runs []trace.Records, dups int) {
 // auditRunHeader describes a run from its run records (or its first record when the file
 // holds only part of it).
 func auditRunHeader(run trace.Records) string {
+	if isTaskLog(run) {
+		return taskLogHeader(run)
+	}
 	first, last := runEnds(run)
 	// The run's graph is the root of the call path: when the file lost the run's
 	// first records, the first one left may be a sub-graph's.
@@ -254,6 +260,9 @@ func writeAuditTimeline(w, stderr io.Writer, runs []trace.Records, f auditFilter
 //
 //	15:04:05.000123  #12  COMPLETED    review (activity)  [main/p:a]  1.2ms
 func auditLine(r *trace.Record) string {
+	if note := taskNote(r); note != "" {
+		return fmt.Sprintf("  %s %5s  %-11s  %s  %s", r.Time.UTC().Format("15:04:05.000000"), "#0", r.Status, auditID(r.NodeID), note)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s %5s  %-11s  %s%s", r.Time.UTC().Format("15:04:05.000000"), fmt.Sprintf("#%d", r.Seq), r.Status,
 		strings.Repeat("    ", r.Depth()), auditID(r.NodeID))
@@ -340,6 +349,9 @@ type auditSummary struct {
 func summarizeAudit(runs []trace.Records, f auditFilter) *auditSummary {
 	sum := &auditSummary{byNode: map[string]*auditNodeSummary{}, byRun: map[trace.Status]int{}}
 	for _, run := range runs {
+		if isTaskLog(run) {
+			continue // claims and submits, not node executions
+		}
 		matched := false
 		first, _ := runEnds(run)
 		for i := range run {
@@ -391,22 +403,15 @@ func (sum *auditSummary) add(r *trace.Record) {
 
 // writeAuditSummary prints, per node (qualified by its call path, in order of first
 // appearance), the executions that ended in each status and their total time, then a
-// line per run status.
+// line per run status. Node ids longer than 40 characters do not widen the column.
 func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 	sum := summarizeAudit(runs, f)
-	// Numbers align right; node ids, padded to one width, stay left-aligned.
-	width := len("(all nodes)")
-	for _, id := range sum.order {
-		width = max(width, len(id))
-	}
-	pad := func(s string) string { return s + strings.Repeat(" ", width-len(s)) }
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tEXECS\tCOMPLETED\tFAILED\tINTERRUPTED\tSUSPENDED\tTOTAL TIME\tMEAN\t\n", pad("NODE"))
+	rows := [][]string{{"NODE", "EXECS", "COMPLETED", "FAILED", "INTERRUPTED", "SUSPENDED", "TOTAL TIME", "MEAN"}}
 	var total auditNodeSummary
 	for _, id := range sum.order {
 		s := sum.byNode[id]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", pad(s.id), s.n, s.completed, s.failed, s.interrupted, s.suspended,
-			auditDuration(s.total), auditDuration(s.total/time.Duration(s.n)))
+		rows = append(rows, []string{s.id, strconv.Itoa(s.n), strconv.Itoa(s.completed), strconv.Itoa(s.failed),
+			strconv.Itoa(s.interrupted), strconv.Itoa(s.suspended), auditDuration(s.total), auditDuration(s.total / time.Duration(s.n))})
 		total.n += s.n
 		total.completed += s.completed
 		total.failed += s.failed
@@ -414,9 +419,9 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 		total.suspended += s.suspended
 		total.total += s.total
 	}
-	fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\t\n", pad("(all nodes)"), total.n, total.completed, total.failed, total.interrupted,
-		total.suspended, auditDuration(total.total))
-	if err := tw.Flush(); err != nil {
+	rows = append(rows, []string{"(all nodes)", strconv.Itoa(total.n), strconv.Itoa(total.completed), strconv.Itoa(total.failed),
+		strconv.Itoa(total.interrupted), strconv.Itoa(total.suspended), auditDuration(total.total), ""})
+	if err := writeTable(w, rows); err != nil {
 		return err
 	}
 	var parts []string
@@ -436,24 +441,34 @@ func writeAuditSummary(w io.Writer, runs []trace.Records, f auditFilter) error {
 // runAudit is the audit behind "flowteam run --audit FILE": an engine-wide audit
 // interceptor appending the run's records to FILE as JSON Lines. It is strict: if the
 // records cannot be written the run is reported failed, so an audit the user asked for
-// is never silently incomplete.
+// is never silently incomplete. It keeps up with the store: with per-node durability
+// each node's records are written and synced before the node's checkpoint is saved
+// (interceptor.WithDurableNodes), otherwise they are written at least every second
+// and when the run ends, so that a process killed loses at most a second of them.
 type runAudit struct {
 	file  *auditFile
 	sink  *interceptor.JSONL
 	audit *interceptor.Audit
 }
 
+// auditFlushInterval is how often the audit of a run saved on exit is written.
+const auditFlushInterval = time.Second
+
 // openRunAudit checks that the audit file can be appended to (without creating it).
-// The records are redacted with red.
-func openRunAudit(path string, stderr io.Writer, red *redact.Redactor) (*runAudit, error) {
+// The records are redacted with red; d is the durability of the run's store.
+func openRunAudit(path string, d session.Durability, stderr io.Writer, red *redact.Redactor) (*runAudit, error) {
 	file, err := openAuditFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--audit: %w", err)
 	}
 	sink := interceptor.NewJSONL(file)
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	keepUp := interceptor.WithFlushInterval(auditFlushInterval)
+	if d == session.PerNode {
+		keepUp = interceptor.WithDurableNodes()
+	}
 	return &runAudit{file: file, sink: sink, audit: interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithStrict(),
-		interceptor.WithLogger(logger), interceptor.WithRedactor(red))}, nil
+		interceptor.WithLogger(logger), interceptor.WithRedactor(red), keepUp)}, nil
 }
 
 // option returns the engine option that installs the audit.
@@ -470,8 +485,10 @@ func (a *runAudit) Close() error {
 // that does not open, an instance another process holds) leaves no file behind. The
 // JSONL sink serializes the writes.
 type auditFile struct {
-	path string
-	f    *os.File
+	path    string
+	f       *os.File
+	created bool  // the first write created f: its directory is synced with it
+	regular *bool // whether f is a regular file, which Sync syncs; nil until asked
 }
 
 // openAuditFile checks, leaving nothing behind, that path can take the audit: an
@@ -522,9 +539,50 @@ func (a *auditFile) Write(p []byte) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		a.f = f
+		a.f, a.created = f, true
 	}
 	return a.f.Write(p)
+}
+
+// Sync flushes the records written to the disk, and, once, the directory entry of a
+// file the audit created, so that both outlive a machine crash as the store's saves
+// do. A terminal, pipe or device (--audit /dev/stderr) has nothing to flush.
+func (a *auditFile) Sync() error {
+	if a.f == nil {
+		return nil
+	}
+	if a.regular == nil {
+		fi, err := a.f.Stat()
+		regular := err == nil && fi.Mode().IsRegular()
+		a.regular = &regular
+	}
+	if !*a.regular {
+		return nil
+	}
+	if err := a.f.Sync(); err != nil {
+		return err
+	}
+	if a.created {
+		if err := syncDir(filepath.Dir(a.path)); err != nil {
+			return err
+		}
+		a.created = false
+	}
+	return nil
+}
+
+// syncDir syncs a directory, so that a file created in it is found after a crash.
+// Where directories cannot be synced (Windows), the error is not one to report.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) && runtime.GOOS != "windows" {
+		return err
+	}
+	return nil
 }
 
 // Close closes the file if a record created or opened it.

@@ -17,7 +17,8 @@ import (
 )
 
 // readAudit reads the records of one JSON Lines file ("-": standard input), reporting
-// and skipping lines that are not records.
+// and skipping lines that are not records. A last line that is not JSON and has no
+// line end is reported as cut short: what a process killed while writing leaves.
 func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 	var r io.Reader = os.Stdin
 	if name != "-" {
@@ -60,6 +61,10 @@ func readAudit(name string, stderr io.Writer) (trace.Records, error) {
 		case !knownStatus(trace.Status(strings.ToUpper(string(rec.Status)))):
 			// Counted nowhere and taken for an end (Terminal), it would skew every total.
 			why = fmt.Sprintf("unknown status %q", rec.Status)
+		}
+		if why != "" && err != nil && !bytes.HasSuffix(data, []byte("\n")) {
+			// Only the last line can lack its end: the writer stopped in the middle of it.
+			why = "the last line is cut short (the writer stopped while writing it: a crash?)"
 		}
 		if why != "" {
 			fmt.Fprintf(stderr, "flowteam audit: %s:%d: skipped: %s\n", name, line, why)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -98,4 +99,23 @@ func TestReadAuditLine(t *testing.T) {
 		}
 		assert.Equal(t, tc.want, got, "%q", tc.in)
 	}
+}
+
+// A file whose last line a killed writer cut short is read: the records before it are
+// shown, and a warning names the line as cut, not as bad JSON; the exit code is 0.
+func TestAuditLastLineCut(t *testing.T) {
+	path, _ := writeAuditFile(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	code, want, _ := auditCmd(t, path, "--summary")
+	require.Equal(t, exitOK, code)
+	lines := strings.Count(string(data), "\n")
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	require.NoError(t, os.WriteFile(cut, append(data, `{"seq":99,"run":"r","sta`...), 0o600))
+
+	code, got, errOut := auditCmd(t, cut, "--summary")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, want, got)
+	assert.Equal(t, fmt.Sprintf("flowteam audit: %s:%d: skipped: the last line is cut short (the writer stopped while writing it: a crash?)\n",
+		cut, lines+1), errOut)
 }

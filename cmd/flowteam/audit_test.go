@@ -388,5 +388,5 @@ func TestAuditSummarySkipsOrphans(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 	code, out, errOut := auditCmd(t, "--summary", path)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Regexp(t, `(?m)^  g:a +1 +1 +0 `, out)
+	assert.Regexp(t, `(?m)^g:a +1 +1 +0 `, out)
 }

@@ -113,6 +113,11 @@ func usageError(stderr io.Writer, command string, err error) int {
 			help += " " + c
 		}
 	}
+	arg, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if c, _, _ := strings.Cut(command, " "); unknown && (c == "resume" || c == "sessions") {
+		// An instance id that starts with "-" reads as a flag: say how to give it.
+		err = fmt.Errorf("%w (an id that starts with \"-\" goes after \"--\": %s [flags] -- %s)", err, name, arg)
+	}
 	fmt.Fprintf(stderr, "%s: %v\nRun \"%s -h\" for usage.\n", name, err, help)
 	return exitUsage
 }
@@ -144,7 +149,8 @@ Commands:
   help      print this help, or with a command its help (flowteam help run)
 
 A flag that takes a value may be given once; --set, --file, --redact and
---redact-pattern repeat.
+--redact-pattern repeat. "--" ends the flags: the arguments after it are ids or
+files even when they start with "-" (flowteam resume --store DSN -- -x).
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,
 2 bad input (usage, unreadable or invalid definition), 3 conflict (run --store,

@@ -234,3 +234,31 @@ func TestDispatch(t *testing.T) {
 	assert.Equal(t, 0, dispatch([]string{"run", leaveYML, "--set", "day=1"}, &stdout, &stderr))
 	assert.Contains(t, stdout.String(), "graph leave: completed")
 }
+
+// An instance id that starts with "-" works in every command that takes one when it
+// follows "--"; given before it, it reads as an unknown flag, and the error says how
+// to give it. The general help says so too.
+func TestIDsStartingWithADash(t *testing.T) {
+	dsn := fileDSN(t)
+	code, stdout, stderr := call(t, dispatch, "run", "testdata/misc/suspend.yml", "--store", dsn, "--instance", "-neg")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "(instance -neg)")
+
+	code, _, stderr = call(t, dispatch, "resume", "-neg", "--store", dsn)
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "flowteam resume: flag provided but not defined: -neg (an id that starts with \"-\" goes after \"--\": "+
+		"flowteam resume [flags] -- -neg)\nRun \"flowteam resume -h\" for usage.\n", stderr)
+
+	code, stdout, stderr = call(t, dispatch, "sessions", "show", "--store", dsn, "--", "-neg")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"instance": "-neg"`)
+	code, stdout, stderr = call(t, dispatch, "resume", "--store", dsn, "--set", "approved=true", "--", "-neg")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "(instance -neg)")
+	code, stdout, stderr = call(t, dispatch, "sessions", "delete", "--store", dsn, "--", "-neg")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "deleted -neg\n", stdout)
+
+	_, stdout, _ = call(t, dispatch, "help")
+	assert.Contains(t, stdout, `"--" ends the flags`)
+}

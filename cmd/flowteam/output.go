@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/redact"
@@ -145,10 +146,7 @@ func (o *runOutput) writeText(w io.Writer) error {
 	if len(o.Vars)+len(o.Unprintable) > 0 {
 		b.WriteString("vars:\n")
 		keys := slices.Sorted(maps.Keys(o.Vars))
-		width := 0
-		for _, k := range append(keys, o.Unprintable...) {
-			width = max(width, len(k))
-		}
+		width := padWidth(append(keys, o.Unprintable...))
 		for _, k := range keys {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, k, compactJSON(o.Vars[k]))
 		}
@@ -160,10 +158,7 @@ func (o *runOutput) writeText(w io.Writer) error {
 	if len(o.Last) > 0 {
 		b.WriteString("last nodes:\n")
 		paths := slices.Sorted(maps.Keys(o.Last))
-		width := 0
-		for _, p := range paths {
-			width = max(width, len(p))
-		}
+		width := padWidth(paths)
 		for _, p := range paths {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, p, o.Last[p])
 		}
@@ -203,6 +198,56 @@ func (o *runOutput) writeTextErrors(b *strings.Builder) {
 		}
 		b.WriteByte('\n')
 	}
+}
+
+// maxPad is the widest a first column of text output is padded to. A longer value (a
+// deep call path, a long variable name) is printed as it is, followed by the column's
+// gap, and does not widen the column: one such value would otherwise push every other
+// line's second column far to the right.
+const maxPad = 40
+
+// padWidth returns the width the first column pads its values to: the widest of them
+// not longer than maxPad.
+func padWidth(values []string) int {
+	width := 0
+	for _, v := range values {
+		if n := len(v); n <= maxPad {
+			width = max(width, n)
+		}
+	}
+	return width
+}
+
+// writeTable writes rows as columns two spaces apart: the first column left-aligned
+// and padded to padWidth, the others right-aligned to their widest value (numbers,
+// durations). No line ends in spaces.
+func writeTable(w io.Writer, rows [][]string) error {
+	var first []string
+	var widths []int
+	for _, r := range rows {
+		first = append(first, r[0])
+		for i := 1; i < len(r); i++ {
+			if i >= len(widths) {
+				widths = append(widths, make([]int, i+1-len(widths))...)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
+		}
+	}
+	pad := padWidth(first)
+	var b, line strings.Builder
+	for _, r := range rows {
+		line.Reset()
+		line.WriteString(r[0])
+		line.WriteString(strings.Repeat(" ", max(pad-len(r[0]), 0)))
+		for i := 1; i < len(r); i++ {
+			line.WriteString(strings.Repeat(" ", 2+widths[i]-utf8.RuneCountInString(r[i])))
+			line.WriteString(r[i])
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // compactJSON writes v as one line of JSON without HTML escaping.

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const leaveApprovalYML = "../../examples/leave-approval/leave-approval.yml"
+const leaveSuspendYML = "../../examples/leave-suspend/leave-suspend.yml"
 
-// The leave-approval example run with --redact employee leaves the employee's name in
+// The leave-suspend example run with --redact employee leaves the employee's name in
 // no artifact: not in the output (text and JSON, whose suspend reason quotes it), the
 // store file, the audit file, "sessions list" or "sessions show", nor after a resume
 // that supplies the name again without --redact.
@@ -29,7 +29,7 @@ func TestRedactLeavesNoTraceOfTheValue(t *testing.T) {
 		artifacts[what] = stdout + stderr
 	}
 	for _, format := range []string{"text", "json"} {
-		code, stdout, stderr := call(t, cmdRun, leaveApprovalYML, "--store", store, "--instance", "leave-"+format,
+		code, stdout, stderr := call(t, cmdRun, leaveSuspendYML, "--store", store, "--instance", "leave-"+format,
 			"--set", `employee="`+name+`"`, "--set", "days=5", "--redact", "employee", "--audit", audit, "--output", format)
 		add("run --output "+format, code, stdout, stderr)
 		assert.Contains(t, stdout, "waiting for the manager to approve 5 days for ***", format)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/redact"
+	"github.com/flowteam/flowteam/session"
 )
 
 const runUsage = `Usage: flowteam run FILE|DIR|GLOB... [flags]
@@ -32,7 +33,8 @@ Flags:
                     valid JSON (5, 2.5, true, null, "s", [1,2], {"a":1}), else it is
                     taken as a string; a number beyond float64 (1e999) or an
                     integer beyond int64 is an error, as in --vars; --set wins
-                    over --vars
+                    over --vars. The engine's own variables, flow.executionErrors
+                    and flow.branchFailures, cannot be set (exit 2)
   --vars FILE       read variables from a JSON object
   --steps N         step limit of the run, at least 1 (default: the engine's, 100000);
                     with --store it is kept with the instance, and each resume has
@@ -41,7 +43,10 @@ Flags:
   --output FORMAT   text (default) or json
   --audit FILE      append the run's audit records to FILE (JSON Lines; read it with
                     "flowteam audit FILE"); if they cannot be written the run fails;
-                    FILE is created only when the run starts
+                    FILE is created only when the run starts. Written at least every
+                    second; with --durability per-node each node's records are
+                    written and synced before the node is saved, so after a crash
+                    the audit has every node the stored instance counts done
   --store DSN       save the instance in a session store (memory:, file:DIR or
                     redis://HOST:PORT/DB; "flowteam resume -h" tells more) under
                     --instance, which must not exist yet (else exit 3)
@@ -50,7 +55,7 @@ Flags:
   --redact KEYS, --redact-pattern RE
                     mask secrets in the output, the audit and the store, as for
                     resume
-` + evaluatorUsage + `
+` + evaluatorUsage + depthUsage + `
 Output (json): {"instance", "graph", "status", "reason" (suspended only), "steps",
 "vars", "unprintable" (only if some variable cannot be written as JSON: their names),
 "last" (call path -> last node), "frontier" (not completed only: pending
@@ -78,6 +83,7 @@ type runConfig struct {
 	audit    string
 	store    storeFlags // --store and friends (store.go)
 	eval     string     // --evaluator
+	maxDepth int        // --max-depth; 0: the engine's
 }
 
 // setFlag collects repeated --set flags.
@@ -117,7 +123,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	eng, closeAudit, err := newEngine(cfg.audit, stderr, red, evalOpts...)
+	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
+	durability, err := session.ParseDurability(cfg.store.durability)
+	if err != nil {
+		return fail(exitUsage, fmt.Errorf("--durability: %w", err))
+	}
+	eng, closeAudit, err := newEngine(cfg.audit, durability, stderr, red, evalOpts...)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -152,13 +163,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // newEngine returns the engine of run and resume, with the --audit interceptor when
-// audit names a file (masking with red), and opts; closeAudit closes that file.
-func newEngine(audit string, stderr io.Writer, red *redact.Redactor, opts ...flow.Option) (eng *flow.Engine,
+// audit names a file (masking with red, keeping up with the store's durability d),
+// and opts; closeAudit closes that file.
+func newEngine(audit string, d session.Durability, stderr io.Writer, red *redact.Redactor, opts ...flow.Option) (eng *flow.Engine,
 	closeAudit func(), err error) {
 	if audit == "" {
 		return flow.NewEngine(opts...), func() {}, nil
 	}
-	ra, err := openRunAudit(audit, stderr, red)
+	ra, err := openRunAudit(audit, d, stderr, red)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,6 +210,7 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	outputFlag(fs, &cfg.output)
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	evaluatorFlag(fs, &cfg.eval)
+	depthFlag(fs, &cfg.maxDepth)
 	cfg.store.register(fs)
 
 	files, help, err := parseCommandLine(fs, args)
@@ -231,6 +244,9 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	case cfg.steps == 0 && flagGiven(fs, "steps"):
 		return cfg, false, errZeroSteps
 	}
+	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+		return cfg, false, err
+	}
 	for _, s := range cfg.sets {
 		if err := checkSet(s); err != nil {
 			return cfg, false, err
@@ -261,14 +277,23 @@ func runVars(cfg runConfig) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--vars: %w", err)
 		}
+		for k := range vars {
+			if err := checkReserved(k); err != nil {
+				return nil, fmt.Errorf("--vars %s: %w", cfg.varsFile, err)
+			}
+		}
 	}
 	for _, s := range cfg.sets {
 		k, v, _ := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if err := checkReserved(k); err != nil {
+			return nil, fmt.Errorf("--set: %w", err)
+		}
 		pv, err := parseValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("--set %q: %w", s, err)
 		}
-		vars[strings.TrimSpace(k)] = pv
+		vars[k] = pv
 	}
 	return vars, nil
 }

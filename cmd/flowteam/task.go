@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/workflow"
 )
@@ -58,6 +60,12 @@ Flags:
   --if-waiting       submit only if the task is waiting (else exit 3)
   --set KEY=VALUE    set an instance variable first, as for run (repeatable)
   --comment TEXT     a comment for the history
+  --audit FILE       claim, submit: append a task record of what took effect to
+                     FILE (JSON Lines, as "flowteam run --audit" writes; read it
+                     with "flowteam audit FILE"): STARTED for a claim, COMPLETED
+                     for a submit, with attrs task, action, actor, comment and
+                     status, run "task:<instance>"; a record that cannot be
+                     written is exit 1, though what it records took effect
   --output FORMAT    text (default) or json
 
 Output (json): claim, find: {"instance","graph","status","task"} where status is
@@ -77,6 +85,7 @@ controller refused the actor).
 // taskConfig is the parsed command line of "flowteam task".
 type taskConfig struct {
 	sub, graph, instance, dsn, node, action, comment, output string
+	audit                                                    string
 	actor, actorKey                                          string
 	admins, sets                                             setFlag
 	ifWaiting                                                bool
@@ -112,13 +121,22 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 	}
 	defer closeStore()
 	repo := workflow.NewStoreRepository(store)
+	var ta *taskAudit
+	if cfg.audit != "" {
+		ra, err := openRunAudit(cfg.audit, session.PerNode, stderr, redact.New()) // each record written and synced at once
+		if err != nil {
+			return fail(badInput{err})
+		}
+		defer ra.Close()
+		ta = &taskAudit{audit: ra.audit}
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	var out any
 	if cfg.sub == "history" {
 		out, err = taskHistory(ctx, repo, cfg.instance)
 	} else {
-		out, err = runTask(ctx, cfg, repo)
+		out, err = runTask(ctx, cfg, repo, ta.options()...)
 	}
 	if err != nil {
 		return fail(err)
@@ -126,7 +144,32 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 	if err := writeTaskOutput(stdout, cfg.output, out); err != nil {
 		return fail(fmt.Errorf("write output: %w", err))
 	}
+	if ta != nil && ta.err != nil {
+		fmt.Fprintf(stderr, "flowteam task %s: it took effect, but its audit record was not written: %v\n", cfg.sub, ta.err)
+		return exitFail
+	}
 	return exitOK
+}
+
+// taskAudit writes the claims and submits of one command to the --audit file.
+type taskAudit struct {
+	audit *interceptor.Audit
+	err   error // the first record that could not be written
+}
+
+// options returns the executor options that send its events to the audit (none
+// for a nil taskAudit).
+func (ta *taskAudit) options() []workflow.Option {
+	if ta == nil {
+		return nil
+	}
+	return []workflow.Option{workflow.WithObserver(func(ctx context.Context, ev workflow.Event) {
+		err := ta.audit.Task(ctx, interceptor.TaskEvent{Kind: ev.Kind, Time: ev.Time, Graph: ev.Graph, Instance: ev.Instance,
+			Node: ev.Node, Action: string(ev.Action), Actor: ev.Actor.String(), Comment: ev.Comment, Status: string(ev.Status)})
+		if ta.err == nil {
+			ta.err = err
+		}
+	})}
 }
 
 // badInput marks an error of the command line or its files (exit 2).
@@ -162,6 +205,7 @@ func parseTaskArgs(args []string) (cfg taskConfig, help bool, err error) {
 	fs.StringVar(&cfg.node, "node", "", "")
 	fs.StringVar(&cfg.action, "action", "", "")
 	fs.StringVar(&cfg.comment, "comment", "", "")
+	fs.StringVar(&cfg.audit, "audit", "", "")
 	fs.StringVar(&cfg.actor, "actor", "", "")
 	fs.StringVar(&cfg.actorKey, "actor-key", "actor", "")
 	fs.Var(&cfg.admins, "admin", "")
@@ -177,7 +221,7 @@ func parseTaskArgs(args []string) (cfg taskConfig, help bool, err error) {
 	}
 	cfg.sub, cfg.files = pos[0], pos[1:]
 	cfg.actorGiven = flagGiven(fs, "actor")
-	if err := checkNotEmpty(fs, "graph", "instance", "store", "node", "action", "actor", "actor-key", "admin"); err != nil {
+	if err := checkNotEmpty(fs, "graph", "instance", "store", "node", "action", "actor", "actor-key", "admin", "audit"); err != nil {
 		return cfg, false, err
 	}
 	return cfg, false, checkTaskArgs(fs, &cfg)
@@ -191,11 +235,11 @@ func checkTaskArgs(fs *flag.FlagSet, cfg *taskConfig) error {
 		"history": {"instance", "store"},
 	}
 	allowed := map[string]string{
-		"claim":   "graph instance store actor actor-key admin set output",
+		"claim":   "graph instance store actor actor-key admin set audit output",
 		"find":    "graph instance store actor-key output",
 		"next":    "graph instance store actor actor-key admin output",
 		"state":   "graph instance store node output",
-		"submit":  "graph instance store node action actor actor-key admin if-waiting set comment output",
+		"submit":  "graph instance store node action actor actor-key admin if-waiting set comment audit output",
 		"history": "instance store output",
 	}
 	names, ok := need[cfg.sub]
@@ -232,7 +276,7 @@ func checkTaskArgs(fs *flag.FlagSet, cfg *taskConfig) error {
 }
 
 // runTask loads the definitions and runs a subcommand other than history.
-func runTask(ctx context.Context, cfg taskConfig, repo workflow.Repository) (any, error) {
+func runTask(ctx context.Context, cfg taskConfig, repo workflow.Repository, opts ...workflow.Option) (any, error) {
 	vars, err := runVars(runConfig{sets: cfg.sets})
 	if err != nil {
 		return nil, badInput{err}
@@ -251,7 +295,7 @@ func runTask(ctx context.Context, cfg taskConfig, repo workflow.Repository) (any
 		return nil, badInput{err}
 	}
 	ctrl := workflow.NewActorController(cfg.actorKey).WithAdmins(cfg.admins...)
-	x := workflow.NewExecutor(eng, ctrl, repo)
+	x := workflow.NewExecutor(eng, ctrl, repo, opts...)
 	var actor workflow.Actor
 	if cfg.actorGiven {
 		actor = workflow.As(cfg.actorKey, cfg.actor)

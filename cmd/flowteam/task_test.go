@@ -14,9 +14,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/trace"
 )
 
-const leaveWorkflowYML = "../../examples/leave-workflow/leave.yml"
+const leaveApprovalYML = "../../examples/leave-approval/leave.yml"
 
 // taskCmd runs "flowteam task ARGS" in process.
 func taskCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -42,16 +44,16 @@ func taskJSONOf(t *testing.T, want int, args ...string) map[string]any {
 // The leave request played from the command line: filed, sent back, filed again,
 // approved by the lead and, for 8 days, by the director; the exit codes of the
 // refusals.
-func TestTaskCommandPlaysLeaveWorkflow(t *testing.T) {
+func TestTaskCommandPlaysLeaveApproval(t *testing.T) {
 	store := "file:" + t.TempDir()
 	on := func(args ...string) []string {
-		return append([]string{args[0], leaveWorkflowYML, "--instance", "req-1", "--store", store}, args[1:]...)
+		return append([]string{args[0], leaveApprovalYML, "--instance", "req-1", "--store", store}, args[1:]...)
 	}
 	out := taskJSONOf(t, exitOK, on("claim", "--actor", "employee", "--set", "days=8")...)
-	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-workflow", "status": "running",
+	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-approval", "status": "running",
 		"task": map[string]any{"node": "file", "title": "File the request", "state": "waiting", "meta": map[string]any{"actor": "employee"}}}, out)
 	out = taskJSONOf(t, exitOK, on("submit", "--actor", "employee", "--node", "file", "--action", "forward")...)
-	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-workflow", "node": "file", "action": "forward", "status": "running"}, out)
+	assert.Equal(t, map[string]any{"instance": "req-1", "graph": "leave-approval", "node": "file", "action": "forward", "status": "running"}, out)
 
 	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "employee", "--node", "lead", "--action", "forward")...)
 	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "lead", "--node", "file", "--action", "back_jump")...)
@@ -84,7 +86,7 @@ func TestTaskCommandPlaysLeaveWorkflow(t *testing.T) {
 
 func TestTaskCommandBadInput(t *testing.T) {
 	store := "file:" + t.TempDir()
-	base := []string{leaveWorkflowYML, "--instance", "r", "--store", store}
+	base := []string{leaveApprovalYML, "--instance", "r", "--store", store}
 	cases := map[string][]string{
 		"no subcommand":     {},
 		"unknown":           {"approve"},
@@ -93,8 +95,8 @@ func TestTaskCommandBadInput(t *testing.T) {
 		"unknown graph":     append([]string{"claim", "--actor", "employee", "--graph", "nope"}, base...),
 		"unknown action":    append([]string{"submit", "--actor", "employee", "--node", "file", "--action", "approve"}, base...),
 		"unknown node":      append([]string{"submit", "--actor", "employee", "--node", "nope", "--action", "forward"}, base...),
-		"unknown instance":  {"find", leaveWorkflowYML, "--instance", "nobody", "--store", store},
-		"history with defs": {"history", leaveWorkflowYML, "--instance", "r", "--store", store},
+		"unknown instance":  {"find", leaveApprovalYML, "--instance", "nobody", "--store", store},
+		"history with defs": {"history", leaveApprovalYML, "--instance", "r", "--store", store},
 		"bad output":        append([]string{"find", "--output", "xml"}, base...),
 	}
 	taskJSONOf(t, exitOK, append([]string{"claim", "--actor", "employee"}, base...)...)
@@ -140,7 +142,7 @@ func TestTaskSubmitRaceAcrossProcesses(t *testing.T) {
 		t.Skip("starts 20 processes")
 	}
 	store := "file:" + t.TempDir()
-	base := []string{leaveWorkflowYML, "--instance", "race", "--store", store, "--actor", "employee"}
+	base := []string{leaveApprovalYML, "--instance", "race", "--store", store, "--actor", "employee"}
 	taskJSONOf(t, exitOK, append([]string{"claim"}, base...)...)
 	args := append([]string{"task", "submit"}, base...)
 	args = append(args, "--node", "file", "--action", "forward", "--if-waiting")
@@ -178,4 +180,70 @@ func TestTaskSubmitRaceAcrossProcesses(t *testing.T) {
 	assert.Equal(t, 1, won, "exit codes %v", codes)
 	out := taskJSONOf(t, exitOK, "history", "--instance", "race", "--store", store)
 	assert.Len(t, out["history"], 1, fmt.Sprint(out))
+}
+
+// With --audit, claims and submits append task records to the file, the run
+// records of "flowteam run --audit" beside them unchanged; "flowteam audit" shows
+// them as the instance's tasks and leaves them out of its summary.
+func TestTaskCommandAudit(t *testing.T) {
+	store := "file:" + t.TempDir()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	on := func(args ...string) []string {
+		return append([]string{args[0], leaveApprovalYML, "--instance", "req-1", "--store", store, "--audit", path}, args[1:]...)
+	}
+	taskJSONOf(t, exitOK, on("claim", "--actor", "employee", "--set", "days=8")...)
+	taskJSONOf(t, exitOK, on("submit", "--actor", "employee", "--node", "file", "--action", "forward")...)
+	taskJSONOf(t, exitNotPermitted, on("submit", "--actor", "employee", "--node", "lead", "--action", "forward")...)
+	taskJSONOf(t, exitOK, on("submit", "--actor", "lead", "--node", "lead", "--action", "back", "--comment", "which dates?")...)
+	code, _, stderr := taskCmd(t, "find", leaveApprovalYML, "--instance", "req-1", "--store", store, "--audit", path)
+	assert.Equal(t, exitUsage, code, "find changes nothing to audit")
+	assert.Contains(t, stderr, "--audit does not apply to find")
+	code, _, stderr = call(t, cmdRun, "../../examples/leave/leave.yml", "--set", "day=5", "--instance", "req-2", "--audit", path)
+	require.Equal(t, exitOK, code, stderr)
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var recs trace.Records
+	for line := range strings.Lines(string(data)) {
+		var r trace.Record
+		require.NoError(t, json.Unmarshal([]byte(line), &r))
+		recs = append(recs, r)
+	}
+	require.NoError(t, recs.Verify())
+	tasks := recs.ByRun("task:req-1")
+	require.Len(t, tasks, 3, "the refused submit is not recorded")
+	var got []string
+	for _, r := range tasks {
+		got = append(got, fmt.Sprint(r.Status, " ", r.NodeID, " ", r.Attrs))
+	}
+	assert.Equal(t, []string{
+		"STARTED file map[actor:actor=employee status:running task:claim]",
+		"COMPLETED file map[action:forward actor:actor=employee status:running task:submit]",
+		"COMPLETED lead map[action:back actor:actor=lead comment:which dates? status:running task:submit]",
+	}, got)
+	assert.Equal(t, "leave-approval", tasks[0].GraphID)
+	assert.Len(t, recs, 3+14, "the run's records follow")
+
+	code, out, _ := call(t, cmdAudit, path)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "tasks of instance req-1  graph leave-approval  (claims and submits)\n")
+	assert.Contains(t, out, `lead  submit back by actor=lead: "which dates?" -> running`)
+	code, out, _ = call(t, cmdAudit, path, "--summary")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "1 run: 1 completed")
+}
+
+// A task record that cannot be written is exit 1, though the submit took effect.
+func TestTaskCommandAuditWriteFailure(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full")
+	}
+	store := "file:" + t.TempDir()
+	code, stdout, stderr := taskCmd(t, "submit", leaveApprovalYML, "--instance", "req-1", "--store", store,
+		"--actor", "employee", "--node", "file", "--action", "forward", "--audit", "/dev/full")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stdout, "forward file")
+	assert.Contains(t, stderr, "it took effect, but its audit record was not written")
+	out := taskJSONOf(t, exitOK, "state", leaveApprovalYML, "--instance", "req-1", "--store", store, "--node", "file")
+	assert.Equal(t, "completed", out["state"])
 }

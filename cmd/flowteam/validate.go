@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/flowteam/flowteam/export"
 	"github.com/flowteam/flowteam/flow"
@@ -32,8 +35,11 @@ Flags:
 With the expr evaluator, a file whose scripts only the solon evaluator accepts gets an
 evaluator.needed warning.
 
+A directory without definition files, or a glob that matches none, is reported as a
+warning on stderr and skipped; when no path given has any, validate exits 2.
+
 Exit codes: 0 no error (warnings only, or nothing found); 1 at least one error;
-2 bad usage or unreadable input.
+2 bad usage, unreadable input, or no definition file in any path given.
 `
 
 // cmdValidate implements "flowteam validate". It returns the process exit code.
@@ -55,7 +61,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "validate", err)
 	}
-	files, err := definitionFiles(paths)
+	files, err := validatePaths(paths, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam validate: %v\n", err)
 		return exitUsage
@@ -112,6 +118,35 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// validatePaths expands the FILE|DIR|GLOB arguments (definitionFiles). A directory
+// without definition files, or a glob that matches none, is reported on stderr and
+// skipped, so that "validate */" checks the directories that have some; it is an
+// error only when no path given had any.
+func validatePaths(paths []string, stderr io.Writer) ([]string, error) {
+	var kept []string
+	for _, p := range paths {
+		if _, err := definitionFiles([]string{p}); err != nil && namesNoFile(p, err) {
+			fmt.Fprintf(stderr, "flowteam validate: warning: %v\n", err)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	if len(kept) == 0 {
+		return nil, errors.New("no definition files to check in the paths given")
+	}
+	return definitionFiles(kept)
+}
+
+// namesNoFile reports whether err, the expansion error of path, says only that path
+// names no definition file: an empty directory, or a valid glob that matches nothing.
+func namesNoFile(path string, err error) bool {
+	fi, statErr := os.Stat(path)
+	if statErr == nil {
+		return fi.IsDir()
+	}
+	return strings.ContainsAny(path, `*?[`) && !errors.Is(err, filepath.ErrBadPattern)
 }
 
 // readErrors splits the error of export.ValidateFiles into one error per unreadable file.

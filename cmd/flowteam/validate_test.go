@@ -253,3 +253,33 @@ func TestValidateLenientJSON(t *testing.T) {
 	assert.Contains(t, stdout, "lenient.json:3: warning json.lenient: ")
 	assert.Regexp(t, findingLine, strings.TrimSpace(stdout))
 }
+
+// A directory without definition files, or a glob that matches none, is a warning
+// naming it, and the other paths are checked; validate exits 2 only when no path given
+// had a definition file. A bad glob is still bad input.
+func TestValidateDirectoryWithoutDefinitions(t *testing.T) {
+	empty := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "notes.txt"), []byte("not a definition"), 0o600))
+	noMatch := filepath.Join(empty, "*.yaml")
+
+	code, stdout, stderr := call(t, cmdValidate, empty, "testdata/misc/echo.yml")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "flowteam validate: warning: "+empty+": no definition files (*.yml, *.yaml, *.json)\n"+
+		"flowteam validate: 1 file checked: 0 errors, 0 warnings\n", stderr)
+
+	code, _, stderr = call(t, cmdValidate, noMatch, "testdata/bad")
+	assert.Equal(t, exitFail, code, "the errors of the files found count: %s", stderr)
+	assert.Contains(t, stderr, "flowteam validate: warning: "+noMatch+": no file matches\n")
+
+	code, stdout, stderr = call(t, cmdValidate, empty, noMatch)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "flowteam validate: warning: "+empty+": no definition files (*.yml, *.yaml, *.json)\n"+
+		"flowteam validate: warning: "+noMatch+": no file matches\n"+
+		"flowteam validate: no definition files to check in the paths given\n", stderr)
+
+	code, _, stderr = call(t, cmdValidate, filepath.Join(empty, "["), "testdata/misc/echo.yml")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "syntax error in pattern")
+}

@@ -8,7 +8,25 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/flowteam/flowteam/flow"
 )
+
+// checkReserved refuses a variable the engine writes itself (flow.DefaultErrorKey,
+// flow.KeyBranchFailures): set from the command line, a run would start with, or a
+// resume continue from, failures that never happened, or lose those that did.
+func checkReserved(key string) error {
+	what := ""
+	switch key {
+	case flow.DefaultErrorKey:
+		what = "the run's execution errors"
+	case flow.KeyBranchFailures:
+		what = "the failures of parallel branches"
+	default:
+		return nil
+	}
+	return fmt.Errorf("variable %q is reserved: the engine keeps %s there", key, what)
+}
 
 // parseValue reads a --set value: JSON when s is exactly one valid JSON value, else the
 // string itself. So 5 is a number, "5" (with the quotes reaching the program) is a

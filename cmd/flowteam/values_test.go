@@ -1,10 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
 )
 
 // A --vars file that begins with a UTF-8 byte order mark (Windows editors write one)
@@ -69,4 +74,28 @@ func TestParseValue(t *testing.T) {
 	got, err = parseValue("1.2345678901234567890e19")
 	require.NoError(t, err)
 	assert.Equal(t, 1.2345678901234567e19, got, "a float says it is one")
+}
+
+// The variables the engine writes itself cannot be set from the command line, by
+// --set or --vars, in run or resume: exit 2 naming the variable.
+func TestSetRefusesReservedVariables(t *testing.T) {
+	varsFile := filepath.Join(t.TempDir(), "vars.json")
+	require.NoError(t, os.WriteFile(varsFile, []byte(`{"a": 1, "flow.branchFailures": []}`), 0o600))
+	dsn := "file:" + t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		key  string
+	}{
+		{[]string{"run", "testdata/misc/echo.yml", "--set", "flow.executionErrors=[]"}, flow.DefaultErrorKey},
+		{[]string{"run", "testdata/misc/echo.yml", "--set", " flow.branchFailures =1"}, flow.KeyBranchFailures},
+		{[]string{"run", "testdata/misc/echo.yml", "--vars", varsFile}, flow.KeyBranchFailures},
+		{[]string{"resume", "some-id", "--store", dsn, "--set", "flow.executionErrors=[]"}, flow.DefaultErrorKey},
+	} {
+		code, stdout, stderr := call(t, dispatch, tc.args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, fmt.Sprintf("variable %q is reserved", tc.key), "%v", tc.args)
+	}
+	code, _, stderr := call(t, dispatch, "run", "testdata/misc/echo.yml", "--set", "flow.other=1")
+	assert.Equal(t, exitOK, code, "only the engine's own variables are reserved: %s", stderr)
 }

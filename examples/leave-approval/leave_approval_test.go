@@ -7,22 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
-
-// flowteam builds the command once into a temporary directory and returns its path:
-// every step below is a separate process, as an employee's request and the manager's
-// decision days later would be.
+// flowteam builds the command once: every step of the README is a process of its
+// own, as each person's action would be.
 func flowteam(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -47,10 +42,12 @@ var (
 	buildErr  error
 )
 
-// run runs the command and returns its exit code and decoded JSON output.
-func run(t *testing.T, args ...string) (int, map[string]any, string) {
+// task runs "flowteam task SUB leave.yml --instance req-7 --store dsn ARGS --output
+// json" and returns the exit code and the decoded output.
+func task(t *testing.T, dsn, sub string, args ...string) (int, map[string]any) {
 	t.Helper()
-	cmd := exec.Command(flowteam(t), args...)
+	full := append([]string{"task", sub, "leave.yml", "--instance", "req-7", "--store", dsn}, args...)
+	cmd := exec.Command(flowteam(t), append(full, "--output", "json")...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -65,94 +62,114 @@ func run(t *testing.T, args ...string) (int, map[string]any, string) {
 	if stdout.Len() > 0 {
 		require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
 	}
-	return code, out, stderr.String()
+	return code, out
 }
 
-// stores returns the DSNs the example runs against: a file store in a temporary
-// directory, and a Redis (miniredis) store.
-func stores(t *testing.T) map[string]string {
+func nodeOf(out map[string]any) any {
+	if tk, ok := out["task"].(map[string]any); ok {
+		return tk["node"]
+	}
+	return nil
+}
+
+func TestLeaveApprovalFromTheCommandLine(t *testing.T) {
 	mr := miniredis.RunT(t)
-	return map[string]string{
+	for name, dsn := range map[string]string{
 		"file":  "file:" + filepath.Join(t.TempDir(), "sessions"),
 		"redis": "redis://" + mr.Addr() + "/0?prefix=leave:",
-	}
-}
-
-func TestLeaveApprovalAcrossProcesses(t *testing.T) {
-	for name, dsn := range stores(t) {
+	} {
 		t.Run(name, func(t *testing.T) {
-			// Process 1: the employee's request suspends at the manager.
-			code, out, stderr := run(t, "run", "leave-approval.yml", "--store", dsn, "--instance", "leave-42",
-				"--set", `employee="Ada"`, "--set", "days=5", "--output", "json")
-			require.Equal(t, 0, code, stderr)
-			assert.Equal(t, "suspended", out["status"])
-			assert.Equal(t, "waiting for the manager to approve 5 days for Ada", out["reason"])
-			assert.Equal(t, []any{"leave-approval:manager"}, out["frontier"])
-
-			// Process 2, later: the manager approves; the run continues at the manager
-			// node, which now sees approved=true.
-			code, out, stderr = run(t, "resume", "leave-42", "--store", dsn, "--set", "approved=true", "--output", "json")
-			require.Equal(t, 0, code, stderr)
-			assert.Equal(t, "completed", out["status"])
-			vars := out["vars"].(map[string]any)
-			assert.Equal(t, "approved", vars["status"])
-			assert.Equal(t, "manager", vars["decidedBy"])
-			assert.EqualValues(t, 1, vars["submissions"], "the request was submitted once: nothing replayed")
-			assert.EqualValues(t, 5, vars["days"])
-			assert.Equal(t, map[string]any{"leave-approval": "e"}, out["last"])
-
-			// A second decision finds the instance completed: a conflict, exit 3.
-			code, _, stderr = run(t, "resume", "leave-42", "--store", dsn, "--set", "approved=false")
-			assert.Equal(t, 3, code)
-			assert.Contains(t, stderr, "already completed")
-
-			// An unknown instance is bad input, exit 2.
-			code, _, stderr = run(t, "resume", "leave-404", "--store", dsn)
-			assert.Equal(t, 2, code)
-			assert.Contains(t, stderr, "not found")
-		})
-	}
-}
-
-func TestLeaveApprovalRejected(t *testing.T) {
-	dsn := "file:" + filepath.Join(t.TempDir(), "sessions")
-	code, _, stderr := run(t, "run", "leave-approval.yml", "--store", dsn, "--instance", "leave-7",
-		"--set", `employee="Bob"`, "--set", "days=30", "--output", "json")
-	require.Equal(t, 0, code, stderr)
-	code, out, stderr := run(t, "resume", "leave-7", "--store", dsn, "--set", "approved=false", "--output", "json")
-	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, "rejected", out["vars"].(map[string]any)["status"])
-}
-
-// TestLeaveApprovalTwoManagersAtOnce starts two resume processes of one suspended
-// request at the same moment: exactly one decides, the other exits 3.
-func TestLeaveApprovalTwoManagersAtOnce(t *testing.T) {
-	for name, dsn := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			for round := range 3 {
-				id := "race-" + string(rune('a'+round))
-				code, _, stderr := run(t, "run", "leave-approval.yml", "--store", dsn, "--instance", id,
-					"--set", `employee="Eve"`, "--set", "days=2", "--output", "json")
-				require.Equal(t, 0, code, stderr)
-				var (
-					wg    sync.WaitGroup
-					codes [2]int
-					outs  [2]map[string]any
-				)
-				for i, decision := range []string{"approved=true", "approved=false"} {
-					wg.Go(func() {
-						codes[i], outs[i], _ = run(t, "resume", id, "--store", dsn, "--set", decision, "--output", "json")
-					})
-				}
-				wg.Wait()
-				assert.ElementsMatch(t, []int{0, 3}, codes[:], "round %d: one winner, one conflict", round)
-				for i, c := range codes {
-					if c == 0 {
-						want := map[int]string{0: "approved", 1: "rejected"}[i]
-						assert.Equal(t, want, outs[i]["vars"].(map[string]any)["status"], "the winner's decision stands")
-					}
-				}
+			ok := func(sub string, args ...string) map[string]any {
+				t.Helper()
+				code, out := task(t, dsn, sub, args...)
+				require.Equal(t, 0, code, "%s %v", sub, args)
+				return out
 			}
+			out := ok("claim", "--actor", "employee", "--set", "days=8", "--set", `employee="Ada"`)
+			assert.Equal(t, "file", nodeOf(out))
+			ok("submit", "--actor", "employee", "--node", "file", "--action", "forward")
+
+			code, _ := task(t, dsn, "submit", "--actor", "employee", "--node", "lead", "--action", "forward")
+			assert.Equal(t, 4, code, "the employee may not approve")
+			code, _ = task(t, dsn, "submit", "--actor", "director", "--node", "director", "--action", "forward")
+			assert.Equal(t, 3, code, "the director may not approve before the lead")
+
+			assert.Equal(t, "lead", nodeOf(ok("claim", "--actor", "lead")))
+			ok("submit", "--actor", "lead", "--node", "lead", "--action", "back", "--comment", "which dates?")
+			assert.Equal(t, "file", nodeOf(ok("find")))
+
+			ok("submit", "--actor", "employee", "--node", "file", "--action", "forward", "--set", "days=9")
+			ok("claim", "--actor", "lead")
+			ok("submit", "--actor", "lead", "--node", "lead", "--action", "forward", "--if-waiting")
+			code, _ = task(t, dsn, "submit", "--actor", "lead", "--node", "lead", "--action", "forward", "--if-waiting")
+			assert.Equal(t, 3, code, "the lead's task is done")
+
+			next := ok("next")["tasks"].([]any)
+			require.Len(t, next, 1)
+			assert.Equal(t, "director", next[0].(map[string]any)["node"])
+			assert.Equal(t, "director", nodeOf(ok("claim", "--actor", "director")))
+			out = ok("submit", "--actor", "director", "--node", "director", "--action", "forward")
+			assert.Equal(t, "completed", out["status"])
+
+			code, _ = task(t, dsn, "submit", "--actor", "employee", "--node", "nope", "--action", "forward")
+			assert.Equal(t, 2, code)
+
+			cmd := exec.Command(flowteam(t), "task", "history", "--instance", "req-7", "--store", dsn, "--output", "json")
+			data, err := cmd.Output()
+			require.NoError(t, err)
+			var h struct {
+				Status  string `json:"status"`
+				History []struct {
+					Node, Action, Comment string
+					Actor                 map[string]string
+				} `json:"history"`
+			}
+			require.NoError(t, json.Unmarshal(data, &h))
+			assert.Equal(t, "completed", h.Status)
+			require.Len(t, h.History, 5)
+			assert.Equal(t, "back", h.History[1].Action)
+			assert.Equal(t, "which dates?", h.History[1].Comment)
+			assert.Equal(t, map[string]string{"actor": "director"}, h.History[4].Actor)
 		})
 	}
+}
+
+// Four days need only the team lead: the director is not asked.
+func TestShortLeaveSkipsTheDirector(t *testing.T) {
+	dsn := "file:" + filepath.Join(t.TempDir(), "sessions")
+	for _, step := range [][]string{
+		{"claim", "--actor", "employee", "--set", "days=4"},
+		{"submit", "--actor", "employee", "--node", "file", "--action", "forward"},
+		{"submit", "--actor", "lead", "--node", "lead", "--action", "forward"},
+	} {
+		code, _ := task(t, dsn, step[0], step[1:]...)
+		require.Equal(t, 0, code, "%v", step)
+	}
+	code, out := task(t, dsn, "find")
+	require.Equal(t, 0, code)
+	assert.Equal(t, "completed", out["status"])
+	assert.Nil(t, out["task"])
+}
+
+// The README's audit: the lead's claim and sending back, with --audit, read back by
+// "flowteam audit".
+func TestLeaveApprovalAudit(t *testing.T) {
+	dsn := "file:" + filepath.Join(t.TempDir(), "sessions")
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	for _, step := range [][]string{
+		{"claim", "--actor", "employee", "--set", "days=8"},
+		{"submit", "--actor", "employee", "--node", "file", "--action", "forward"},
+		{"claim", "--actor", "lead", "--audit", audit},
+		{"submit", "--actor", "lead", "--node", "lead", "--action", "back", "--comment", "which dates?", "--audit", audit},
+	} {
+		code, _ := task(t, dsn, step[0], step[1:]...)
+		require.Equal(t, 0, code, "%v", step)
+	}
+	out, err := exec.Command(flowteam(t), "audit", audit).Output()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 3, "%s", out)
+	assert.Equal(t, "tasks of instance req-7  graph leave-approval  (claims and submits)", lines[0])
+	assert.Regexp(t, `#0  STARTED      lead  claim by actor=lead -> running$`, lines[1])
+	assert.Regexp(t, `#0  COMPLETED    lead  submit back by actor=lead: "which dates\?" -> running$`, lines[2])
 }

@@ -96,7 +96,7 @@ func run(ctx context.Context, out io.Writer, cfg Config, prompt string) error {
 	}
 	sess := team.NewSession("desk-openai")
 	streaming := ""
-	for ev, err := range tm.Stream(ctx, prompt, sess) {
+	for ev, err := range team.Stream(ctx, tm, prompt, sess) {
 		if err != nil {
 			return err
 		}

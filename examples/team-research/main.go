@@ -13,8 +13,8 @@
 // Scenario "silent": the patents sub-agent (a ReAct agent on a scripted model) sees
 // both its searches fail and reports an empty success anyway. The flow sees a
 // completed node; the coordinator checks the report against the tool calls of the
-// sub-agent's run (kept by team.RecordToolCalls in the FlowContext, and on the node's
-// audit record by team.ToolCallAttrs) and writes a gap, never "no patents".
+// sub-agent's run (kept by subagent.RecordToolCalls in the FlowContext, and on the node's
+// audit record by subagent.ToolCallAttrs) and writes a gap, never "no patents".
 //
 // Everything is deterministic (Go search functions and testkit's scripted model);
 // main_test.go runs both scenarios.

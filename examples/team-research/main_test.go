@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/team/subagent"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -68,10 +69,10 @@ func TestTimeoutScenario(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out.Report, "\n"+coverageTimeout), out.Report)
 	notes := out.Coverage.Notes
 	require.Len(t, notes, 3)
-	assert.Equal(t, team.CoverageWellSupported, notes[0].Class)
-	assert.Equal(t, team.CoverageValidEmpty, notes[1].Class)
-	assert.Equal(t, team.CoverageGap, notes[2].Class)
-	assert.Equal(t, team.GapAccessFailure, notes[2].Gap)
+	assert.Equal(t, subagent.CoverageWellSupported, notes[0].Class)
+	assert.Equal(t, subagent.CoverageValidEmpty, notes[1].Class)
+	assert.Equal(t, subagent.CoverageGap, notes[2].Class)
+	assert.Equal(t, subagent.GapAccessFailure, notes[2].Gap)
 	assert.Equal(t, team.TypeTimeout, notes[2].ErrorType)
 	assert.Equal(t, 3, notes[2].Attempts)
 	assert.Equal(t, 2, notes[2].PartialResults)
@@ -105,13 +106,13 @@ func TestSilentScenario(t *testing.T) {
 	assert.True(t, strings.HasSuffix(out.Report, "\n"+coverageSilent), out.Report)
 	p, ok := out.Coverage.Note("patents")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageGap, p.Class)
-	assert.Equal(t, team.GapSilentFailure, p.Gap)
+	assert.Equal(t, subagent.CoverageGap, p.Class)
+	assert.Equal(t, subagent.GapSilentFailure, p.Gap)
 	assert.Equal(t, team.TypeSourceUnavailable, p.ErrorType)
 	assert.Len(t, p.FailedCalls, 2)
 	r, ok := out.Coverage.Note("regulation")
 	require.True(t, ok)
-	assert.Equal(t, team.CoverageValidEmpty, r.Class, "the real empty result is still a finding")
+	assert.Equal(t, subagent.CoverageValidEmpty, r.Class, "the real empty result is still a finding")
 
 	// Nothing about patents claims absence: not the note, not the report's section.
 	patents := out.Report[strings.Index(out.Report, "## Patents"):strings.Index(out.Report, "## Coverage notes")]

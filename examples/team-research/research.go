@@ -9,6 +9,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
 	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/team/subagent"
 	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/trace"
 )
@@ -57,7 +58,7 @@ func (f Finding) String() string {
 // Options configure a run. Sleep waits between a sub-agent's attempts (default: a
 // real sleep); tests pass a recorder so that nothing sleeps.
 type Options struct {
-	Sleep   team.Sleeper
+	Sleep   func(ctx context.Context, d time.Duration) error
 	Backoff time.Duration
 }
 
@@ -65,20 +66,20 @@ type Options struct {
 // the audit records.
 type Outcome struct {
 	Report   string
-	Coverage team.Coverage
+	Coverage subagent.Coverage
 	Result   *flow.Result
 	Audit    trace.Records
 }
 
 // searchAgent is a sub-agent over a deterministic source.
-func searchAgent(name, source string, opts Options, search team.SearchFunc, alternatives ...string) team.Agent {
-	return &team.SubAgent{Task: name, Source: source, Search: search, Alternatives: alternatives,
-		Retry: team.RetryPolicy{MaxAttempts: 3, Backoff: opts.Backoff, MaxBackoff: time.Second},
+func searchAgent(name, source string, opts Options, search subagent.SearchFunc, alternatives ...string) team.Agent {
+	return &subagent.SubAgent{Task: name, Source: source, Search: search, Alternatives: alternatives,
+		Retry: flow.RetryPolicy{Max: 3, Backoff: opts.Backoff, MaxBackoff: time.Second, NoJitter: true},
 		Sleep: opts.Sleep}
 }
 
-func findings(fs ...Finding) team.SearchFunc {
-	return team.Searcher(func(context.Context, string) ([]Finding, error) { return fs, nil })
+func findings(fs ...Finding) subagent.SearchFunc {
+	return subagent.Searcher(func(context.Context, string) ([]Finding, error) { return fs, nil })
 }
 
 // marketSource answers with three independent estimates.
@@ -130,14 +131,14 @@ func Agents(scenario string, opts Options) ([]team.Agent, error) {
 	var patents team.Agent
 	switch scenario {
 	case ScenarioTimeout:
-		patents = searchAgent("patents", "patent_db", opts, team.Searcher(patentSource),
+		patents = searchAgent("patents", "patent_db", opts, subagent.Searcher(patentSource),
 			"use the WIPO search API", "narrow the range to 2024-H2")
 	case ScenarioSilent:
 		patents = silentPatents()
 	default:
 		return nil, fmt.Errorf("unknown scenario %q (want %s or %s)", scenario, ScenarioTimeout, ScenarioSilent)
 	}
-	return []team.Agent{team.RecordToolCalls(market), team.RecordToolCalls(regulation), team.RecordToolCalls(patents)}, nil
+	return []team.Agent{subagent.RecordToolCalls(market), subagent.RecordToolCalls(regulation), subagent.RecordToolCalls(patents)}, nil
 }
 
 // Graph fans the sub-tasks out on a parallel gateway whose branch policy is
@@ -175,11 +176,11 @@ func coordinate(_ context.Context, c *flow.Context, _ *flow.Node) error {
 	for i, t := range SubTasks {
 		names[i] = t.Name
 	}
-	tasks := team.GatherSubTasks(c, names...)
+	tasks := subagent.GatherSubTasks(c, names...)
 	for i := range tasks {
 		tasks[i].Title = SubTasks[i].Title
 	}
-	cov := team.NewCoverage(tasks...)
+	cov := subagent.NewCoverage(tasks...)
 
 	var b strings.Builder
 	b.WriteString("# Solid-state batteries: research brief\n")
@@ -187,9 +188,9 @@ func coordinate(_ context.Context, c *flow.Context, _ *flow.Node) error {
 		note := cov.Notes[i]
 		fmt.Fprintf(&b, "\n## %s\n", t.Title)
 		switch note.Class {
-		case team.CoverageWellSupported:
+		case subagent.CoverageWellSupported:
 			writeFindings(&b, t.Result.Results)
-		case team.CoverageValidEmpty:
+		case subagent.CoverageValidEmpty:
 			b.WriteString("Nothing found: the source was searched and holds no matching entries.\n")
 		default:
 			if t.Result != nil && len(t.Result.PartialResults) > 0 {
@@ -208,7 +209,7 @@ func coordinate(_ context.Context, c *flow.Context, _ *flow.Node) error {
 }
 
 func writeFindings(b *strings.Builder, items []any) {
-	fs, err := team.ResultsAs[Finding](items)
+	fs, err := subagent.ResultsAs[Finding](items)
 	if err != nil {
 		fmt.Fprintf(b, "- (%d results that could not be read: %v)\n", len(items), err)
 		return
@@ -230,7 +231,7 @@ func Run(ctx context.Context, scenario string, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	mem := interceptor.NewMemory()
-	audit := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithAttrs(team.ToolCallAttrs))
+	audit := interceptor.NewAudit(interceptor.WithSink(mem), interceptor.WithAttrs(subagent.ToolCallAttrs))
 	eng := flow.NewEngine(team.WithAgents(agents...), flow.WithInterceptor(audit, 0))
 	fc := flow.NewContext("research-" + scenario)
 	res, err := eng.EvalGraph(ctx, g, fc)
@@ -241,6 +242,6 @@ func Run(ctx context.Context, scenario string, opts Options) (*Outcome, error) {
 		return nil, res.Err
 	}
 	report, _ := fc.GetString(VarReport)
-	cov, _ := flow.GetAs[team.Coverage](fc, VarCoverage)
+	cov, _ := flow.GetAs[subagent.Coverage](fc, VarCoverage)
 	return &Outcome{Report: report, Coverage: cov, Result: res, Audit: mem.Records()}, nil
 }

@@ -93,7 +93,7 @@ func run(ctx context.Context, out io.Writer, auditPath, pumlPath string) error {
 		}
 	}
 	sess := team.NewSession("desk-1")
-	for ev, err := range tm.Stream(ctx, Prompt, sess) {
+	for ev, err := range team.Stream(ctx, tm, Prompt, sess) {
 		if err != nil {
 			return err
 		}

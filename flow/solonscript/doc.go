@@ -20,18 +20,22 @@
 // uses no Java (no keyword of it, no method call other than context.put and the other
 // expr context methods) is compiled by flow.ExprEvaluator. Other scripts are
 // translated to JavaScript by a token-level rewrite (translate.go lists its rules) and
-// run by github.com/dop251/goja, compiled once per graph. The subset: blocks, if/else
-// if/else, while, do-while, classic for and for (T x : list), break, continue, return,
-// typed local declarations (int, long, double, String, boolean, var, Object, ...: the
-// type is checked loosely), +=, ++, ==, "a".equals(b), s.length(), Math; on a map in
-// the context s.amount, s.getAmount(), s.isActive(), s.setScore(1), get, put,
-// containsKey, size; on a list size(), get(i), isEmpty(), contains(x); new
-// AtomicInteger / AtomicLong (a *Counter in the context), HashMap, ArrayList;
-// it.hasNext() and it.next() on an Iterator a Go task put; System.out.println (the
-// evaluator's slog logger); context.put, get, getOrDefault, containsKey, remove, incr,
-// stop, interrupt, suspend, runTask("@name") (the engine's Go task, in the script's
-// branch) and eventBus().send(topic, payload) (flow.Context.Publish: every
-// flow.EventInterceptor of the run sees it). An unset variable reads as null.
+// run by github.com/dop251/goja, compiled once per graph.
+//
+// The subset: blocks, if/else if/else, while, do-while, classic for and for (T x :
+// list), break, continue, return, typed local declarations (int, long, double, String,
+// boolean, var, Object, ...: the type is checked loosely), +=, ++, ==, "a".equals(b),
+// s.length(), Math; on a map in the context s.amount, s.getAmount(), s.isActive(),
+// s.setScore(1), get, put, containsKey, size; on a list size(), get(i), isEmpty(),
+// contains(x); new AtomicInteger / AtomicLong (a *Counter in the context), HashMap,
+// ArrayList.
+//
+// The run and its context: it.hasNext() and it.next() on an Iterator a Go task put;
+// System.out.println (the evaluator's slog logger); context.put, get, getOrDefault,
+// containsKey, remove, incr, stop, interrupt, suspend, runTask("@name") (the engine's
+// Go task, in the script's branch) and eventBus().send(topic, payload)
+// (flow.Context.Publish: every flow.EventInterceptor of the run sees it). An unset
+// variable reads as null.
 //
 // What the subset does not accept fails at load with the line and what to write
 // instead: lambdas, casts, regular expressions, other classes, System members but

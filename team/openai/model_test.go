@@ -16,6 +16,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/team/openai"
+	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -417,7 +418,7 @@ func TestReActOverModel(t *testing.T) {
 		func(_ context.Context, a cityArgs) (weather, error) { return weather{City: a.City, TempC: 21}, nil })
 	agent, err := team.NewReActAgent("weatherman", c, team.WithTools(tool))
 	require.NoError(t, err)
-	evs, err := team.Events(context.Background(), agent, "Oslo?", nil)
+	evs, err := testkit.Events(context.Background(), agent, "Oslo?", nil)
 	require.NoError(t, err)
 	ans := evs[len(evs)-1].Answer
 	assert.Equal(t, "4 degrees", ans.Content)

@@ -53,7 +53,7 @@ func Lookup() team.Tool {
 
 // New builds the desk. opts are added to the team's own (an audit on the engine, an
 // interceptor, max turns...).
-func New(m Models, opts ...team.TeamOption) (*team.TeamAgent, error) {
+func New(m Models, opts ...team.Option) (*team.TeamAgent, error) {
 	researcher, err := team.NewReActAgent("researcher", m.Researcher,
 		team.WithRole("finds facts with the lookup tool"),
 		team.WithInstruction("You are a researcher. Use the lookup tool, then report the facts you found, briefly."),
@@ -73,11 +73,11 @@ func New(m Models, opts ...team.TeamOption) (*team.TeamAgent, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := []team.TeamOption{
+	base := []team.Option{
 		team.WithMembers(researcher, writer, reviewer),
-		team.WithProtocol(team.Supervisor()),
+		team.WithProtocol(team.Supervisor),
 		team.WithSupervisorModel(m.Supervisor),
-		team.WithSupervisorInstruction("You run an editorial desk: research first, then writing, then review; finish once the reviewer approved."),
+		team.WithInstruction("You run an editorial desk: research first, then writing, then review; finish once the reviewer approved."),
 		team.WithMaxTurns(6),
 		team.WithLoopDetection(3),
 		team.WithAnswerFrom("writer"),

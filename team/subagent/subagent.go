@@ -1,0 +1,520 @@
+package subagent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
+	"github.com/flowteam/flowteam/trace"
+)
+
+// SearchFunc runs one query against one source. It returns the results (an empty list
+// when the source holds nothing: that is an answer, not a failure) or an error;
+// results returned together with an error are partial results. Return an *Error to
+// choose the error type; a context deadline is a timeout and any other error is
+// source_unavailable. A SubAgent retries it, so it must be idempotent (a read).
+type SearchFunc func(ctx context.Context, query string) ([]any, error)
+
+// Searcher adapts a search with typed results to a SearchFunc.
+func Searcher[T any](fn func(ctx context.Context, query string) ([]T, error)) SearchFunc {
+	return func(ctx context.Context, query string) ([]any, error) {
+		hits, err := fn(ctx, query)
+		if hits == nil {
+			return nil, err
+		}
+		out := make([]any, len(hits))
+		for i, h := range hits {
+			out[i] = h
+		}
+		return out, err
+	}
+}
+
+// SubAgent is a sub-agent that answers by searching one source: it runs Search with
+// the prompt as the query, retries retryable failures (timeout, rate_limited,
+// source_unavailable) locally with bounded exponential backoff, records every attempt
+// and reports a SubResult. Only what it cannot resolve reaches the coordinator, with
+// what was tried, the partial results and the alternatives; an error is never turned
+// into an empty success.
+//
+// As an Agent (a graph node through AsTask) it writes the SubResult to
+// ResultKey(Task) in the session's FlowContext and answers with its JSON; when it
+// could not resolve a failure it returns the failure as an *Error (its type is the
+// node's error code, Attempts the attempts made), so the node fails and the failure is
+// recorded like any node failure. Run sub-agents behind a parallel gateway with
+// branchPolicy "continue" so that the other sub-tasks go on, and do not give their
+// nodes a retry policy as well: the sub-agent has retried already.
+//
+// Each attempt is reported as a tool call (ToolStart, ToolEnd with the observation)
+// named after the source, so a stream, an interceptor or RecordToolCalls sees them.
+//
+// Zero fields take defaults: 3 attempts, 500ms backoff doubling up to 30s (with
+// jitter unless Retry.NoJitter), a Retry-After of at most a minute, no per-attempt
+// timeout, no budget, a real sleep and time.Now. The fields must not change while the
+// sub-agent runs.
+type SubAgent struct {
+	// Task names the sub-task; it is the agent's name.
+	Task string
+	// Source names what Search queries (a database, an API); the attempts and the
+	// tool calls carry it. Default: Task.
+	Source string
+	// Search runs one query.
+	Search SearchFunc
+	// Retry bounds the attempts (Max, in all) and the backoff between them, as a
+	// node's retry policy does.
+	Retry flow.RetryPolicy
+	// MaxRetryAfter bounds the Retry-After a source may ask for: it replaces the
+	// backoff, and one longer is not waited for (the rate_limited error is reported
+	// at once with its RetryAfter).
+	MaxRetryAfter time.Duration
+	// AttemptTimeout, when set, bounds each attempt; an attempt that runs out is a
+	// timeout (retryable).
+	AttemptTimeout time.Duration
+	// Budget, when set, bounds the time spent on all attempts and waits: a retry whose
+	// backoff would end past it is not made.
+	Budget time.Duration
+	// Alternatives are reported with a failure: other ways to get the answer.
+	Alternatives []string
+	// Sleep waits between attempts; Now reads the clock (durations, the budget).
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+}
+
+var _ team.Agent = (*SubAgent)(nil)
+
+// Name returns the sub-task's name.
+func (s *SubAgent) Name() string { return s.Task }
+
+// Role describes the sub-agent.
+func (s *SubAgent) Role() string { return "searches " + s.source() }
+
+func (s *SubAgent) source() string {
+	if s.Source != "" {
+		return s.Source
+	}
+	return s.Task
+}
+
+// Run searches query and reports the outcome; it never fails otherwise. Its
+// attempts are reported as tool-call events of a run of the sub-agent to the sink of
+// ctx, if any.
+func (s *SubAgent) Run(ctx context.Context, query string) SubResult {
+	ri := team.NewRunInfo(ctx, s.Task, nil)
+	r, _ := s.call(ctx, ri, query)
+	return r
+}
+
+// Call runs the search with prompt as the query, writes the SubResult to
+// ResultKey(name) in the session's context and answers with the result's JSON. When
+// the failure could not be resolved it returns it as an *Error and no answer.
+func (s *SubAgent) Call(ctx context.Context, prompt string, sess *team.AgentSession) (*team.Answer, error) {
+	if sess == nil {
+		sess = team.NewSession("")
+	}
+	ri := team.NewRunInfo(ctx, s.Task, sess)
+	r, ans := s.call(ctx, ri, prompt)
+	sess.Context().Set(ResultKey(s.Task), r)
+	if !r.OK() {
+		err := r.Err()
+		if e, ok := err.(*team.Error); ok && ctx.Err() != nil && (e.Type == team.TypeCancelled || e.Type == team.TypeTimeout) {
+			// The caller gave up, not the source: the error holds the context's, which
+			// is how flow tells a node cut short (INTERRUPTED, run again on resume, and
+			// so is a team member's turn) from a failed one.
+			e.Err = ctx.Err()
+		}
+		return nil, err
+	}
+	return ans, nil
+}
+
+// call runs the attempts inside one reported run.
+func (s *SubAgent) call(ctx context.Context, ri team.RunInfo, query string) (SubResult, *team.Answer) {
+	now := s.Now
+	if now == nil {
+		now = time.Now
+	}
+	began := now()
+	start := ri.Event(team.EventRunStart)
+	start.Prompt = query
+	team.Emit(ctx, start)
+
+	r := s.attempts(ctx, ri, query, now)
+
+	ans := &team.Answer{Agent: s.Task, RunID: ri.RunID}
+	ans.Metrics.Duration = now().Sub(began)
+	ans.Metrics.ToolCalls = r.Attempts()
+	end := ri.Event(team.EventRunEnd)
+	end.Duration = ans.Metrics.Duration
+	if r.OK() {
+		b, err := json.Marshal(r)
+		if err != nil { // results a search returned that JSON cannot encode
+			r = SubResult{Task: s.Task, Status: ResultError, ErrorType: team.TypeBadResponse, Message: "results are not JSON: " + err.Error(),
+				Attempted: r.Attempted, Alternatives: s.Alternatives}
+		} else {
+			ans.Content = string(b)
+			end.Status, end.Content, end.Answer = team.RunCompleted, ans.Content, ans
+		}
+	}
+	if !r.OK() {
+		end.Status, end.Error = team.RunFailed, team.AsError(r.Err(), team.TypeAgentFailed)
+	}
+	team.Emit(ctx, end)
+	return r, ans
+}
+
+// attempts makes the attempts: at most the policy's, while the failure is retryable,
+// the backoff (or the Retry-After asked for) is within bounds and within the budget.
+func (s *SubAgent) attempts(ctx context.Context, ri team.RunInfo, query string, now func() time.Time) SubResult {
+	p := retryDefaults(s.Retry)
+	maxAfter := cmp.Or(s.MaxRetryAfter, defaultMaxRetryAfter)
+	sleep := s.Sleep
+	if sleep == nil {
+		sleep = sleepContext
+	}
+	args, _ := json.Marshal(map[string]string{"query": query})
+	tried := QueryAttempt{Query: query, Source: s.source()}
+	var (
+		partial []any
+		seen    = map[string]bool{}
+		last    *team.Error
+		wait    time.Duration
+		stop    string // why retrying stopped early, for the message
+	)
+	began := now()
+	for n := 1; ; n++ {
+		if s.Search == nil {
+			last = team.NewError(team.TypeInvalidQuery, "sub-agent %q has no search function", s.Task)
+			break
+		}
+		hits, out, err := s.attempt(ctx, ri, n, query, args, now)
+		out.Backoff = wait
+		tried.Attempts, tried.Outcomes = n, append(tried.Outcomes, out)
+		if err == nil {
+			tried.Result = plural(len(hits), "result")
+			return SubResult{Task: s.Task, Status: ResultSuccess, Results: hits, Attempted: []QueryAttempt{tried}}
+		}
+		last = err
+		for _, h := range hits {
+			if key := jsonKey(h); !seen[key] {
+				seen[key] = true
+				partial = append(partial, h)
+			}
+		}
+		if !last.Retry || n >= p.Max || ctx.Err() != nil {
+			break
+		}
+		wait = flow.Backoff(p.Backoff, p.MaxBackoff, n, !p.NoJitter)
+		if last.RetryAfter > 0 {
+			if last.RetryAfter > maxAfter {
+				stop = fmt.Sprintf("the source asked to wait %s", last.RetryAfter)
+				break
+			}
+			wait = last.RetryAfter
+		}
+		if s.Budget > 0 && now().Sub(began)+wait > s.Budget {
+			stop = fmt.Sprintf("retry budget of %s spent", s.Budget)
+			break
+		}
+		trace.Count(ctx, trace.CountRetry, 1)
+		if err := sleep(ctx, wait); err != nil {
+			last = team.AsError(err, team.TypeCancelled)
+			break
+		}
+	}
+	return s.failed(tried, last, stop, partial)
+}
+
+// attempt makes attempt n, reported as a tool call. On failure it returns the
+// results that came with the error (partial results) and the error.
+func (s *SubAgent) attempt(ctx context.Context, ri team.RunInfo, n int, query string, args json.RawMessage, now func() time.Time) ([]any, AttemptOutcome, *team.Error) {
+	call := team.ToolCall{ID: ri.RunID + "-" + strconv.Itoa(n), Name: s.source(), Args: args}
+	ev := ri.Event(team.EventToolStart)
+	ev.Step, ev.Call = n, &call
+	team.Emit(ctx, ev)
+	t0 := now()
+	hits, err := s.search(ctx, query)
+	out := AttemptOutcome{Attempt: n, Duration: now().Sub(t0)}
+	var (
+		obs  team.Observation
+		fail *team.Error
+	)
+	if err == nil {
+		if hits == nil {
+			hits = []any{} // the search's "nothing" is an empty answer
+		}
+		out.Status, out.Results = team.StatusSuccess, len(hits)
+		obs = team.Success(hits)
+	} else {
+		fail = team.AsError(err, team.TypeSourceUnavailable)
+		if ctx.Err() != nil { // the caller gave up: that, not the attempt, is the outcome
+			fail = team.ContextError(ctx)
+		}
+		out.Status, out.ErrorType, out.Message = team.StatusError, fail.Type, fail.Message
+		obs = team.Failure(fail)
+	}
+	end := ri.Event(team.EventToolEnd)
+	end.Step, end.Call, end.Observation, end.Duration = n, &call, &obs, out.Duration
+	team.Emit(ctx, end)
+	return hits, out, fail
+}
+
+// failed reports the failure that ended the attempts.
+func (s *SubAgent) failed(tried QueryAttempt, last *team.Error, stop string, partial []any) SubResult {
+	tried.Result = last.Error()
+	msg := last.Message
+	if stop != "" {
+		msg += " (" + stop + ")"
+	}
+	status := ResultError
+	if len(partial) > 0 {
+		status = ResultPartialFailure
+	}
+	var attempted []QueryAttempt
+	if tried.Attempts > 0 {
+		attempted = []QueryAttempt{tried}
+	}
+	return SubResult{Task: s.Task, Status: status, ErrorType: last.Type, Retryable: last.Retry, Message: msg,
+		Attempted: attempted, PartialResults: partial, Alternatives: slices.Clone(s.Alternatives)}
+}
+
+// search makes one attempt, bounded by AttemptTimeout.
+func (s *SubAgent) search(ctx context.Context, query string) ([]any, error) {
+	if s.AttemptTimeout <= 0 {
+		return s.Search(ctx, query)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, s.AttemptTimeout, errAttemptTimeout)
+	defer cancel()
+	hits, err := s.Search(actx, query)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
+		err = &team.Error{Type: team.TypeTimeout, Retry: true, Message: fmt.Sprintf("no answer within %s", s.AttemptTimeout), Err: err}
+	}
+	return hits, err
+}
+
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// jsonKey identifies a result for de-duplication: the partial results of several
+// attempts are merged, each once.
+func jsonKey(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%#v", v)
+	}
+	return string(b)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// ToolCallRecord is one tool call made during a sub-agent's run, as evidence of what
+// it did: the tool, the arguments and whether the call failed, with the structured
+// error.
+type ToolCallRecord struct {
+	// Agent is the agent that made the call: the sub-agent, or an agent it called.
+	Agent  string          `json:"agent"`
+	RunID  string          `json:"run_id"`
+	CallID string          `json:"call_id,omitempty"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args,omitempty"`
+	Status string          `json:"status"` // StatusSuccess or StatusError
+	Error  *team.Error     `json:"error,omitempty"`
+}
+
+// Failed reports whether the call failed.
+func (c ToolCallRecord) Failed() bool { return c.Status != team.StatusSuccess }
+
+// toolCallsKey is the context variable RecordToolCalls keeps an agent's tool calls in.
+func toolCallsKey(agent string) string { return "_calls." + agent }
+
+// RecordToolCalls wraps an agent so that the tool calls of each of its runs, and of
+// the runs of agents it calls, are kept in the session's FlowContext under
+// toolCallsKey(name), whatever the agent reports. A coordinator reads them
+// (ToolCallsIn, GatherSubTasks) to check a sub-agent's report against what happened:
+// an empty success while its searches failed is a gap, not a finding.
+//
+// The calls are collected from the tool-call events of the call's context (so the
+// agent must report them, as the agents of this package and SubAgent do), one list per
+// run: a new run replaces the list, a run resumed after human decisions extends it.
+// The wrapper is an Agent only: the wrapped agent's other methods (Stream, Resume) are
+// not forwarded.
+func RecordToolCalls(a team.Agent) team.Agent { return &recordingAgent{Agent: a} }
+
+type recordingAgent struct {
+	team.Agent
+}
+
+// Call calls the agent and records its tool calls.
+func (r *recordingAgent) Call(ctx context.Context, prompt string, sess *team.AgentSession) (*team.Answer, error) {
+	if sess == nil {
+		sess = team.NewSession("")
+	}
+	name := r.Name()
+	var (
+		mu    sync.Mutex
+		done  bool // events of goroutines that outlive the call are not this run's record
+		runID string
+		calls = []ToolCallRecord{}
+	)
+	ctx = team.WithSink(ctx, func(e team.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case done:
+		case e.Kind == team.EventRunStart && e.Agent == name && runID == "":
+			runID = e.RunID
+		case e.Kind == team.EventToolEnd && e.Call != nil:
+			calls = append(calls, callRecord(e.Agent, e.RunID, e.Call, e.Observation, e.Decision))
+		}
+	})
+	ans, err := r.Agent.Call(ctx, prompt, sess)
+	mu.Lock()
+	defer mu.Unlock()
+	done = true
+	if runID == "" && ans != nil {
+		runID = ans.RunID
+	}
+	sess.Context().Update(toolCallsKey(name), func(old any, _ bool) any {
+		prev := toolCallsOf(old)
+		if runID != "" && len(prev) > 0 && prev[0].RunID == runID {
+			return append(prev, calls...) // the same run, resumed
+		}
+		return calls
+	})
+	return ans, err
+}
+
+// ToolCallsIn returns the tool calls RecordToolCalls kept for agent in c.
+func ToolCallsIn(c *flow.Context, agent string) []ToolCallRecord {
+	v, _ := c.Get(toolCallsKey(agent))
+	return toolCallsOf(v)
+}
+
+// ToolCallAttrs puts the tool calls RecordToolCalls kept for a node's agent on the
+// node's terminal audit record; pass it to interceptor.WithAttrs. The agent is the
+// node's meta "agent", else its "@name" task. The attributes are "tool_calls" (how
+// many calls the run made), "failed_tool_calls" (how many failed) and "tool_errors"
+// ("tool: error_type" per failed call), so that an audit shows a sub-agent whose
+// searches failed even when its node completed.
+func ToolCallAttrs(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]any {
+	if end == nil {
+		return nil
+	}
+	agent := n.MetaString("agent")
+	if agent == "" && strings.HasPrefix(n.Task, "@") {
+		agent = n.Task[1:]
+	}
+	v, ok := c.Get(toolCallsKey(agent))
+	if agent == "" || !ok {
+		return nil
+	}
+	calls := toolCallsOf(v)
+	errs := []any{}
+	for _, call := range calls {
+		if call.Failed() {
+			typ := team.TypeToolFailed
+			if call.Error != nil && call.Error.Type != "" {
+				typ = call.Error.Type
+			}
+			errs = append(errs, call.Tool+": "+string(typ))
+		}
+	}
+	attrs := map[string]any{"tool_calls": len(calls), "failed_tool_calls": len(errs)}
+	if len(errs) > 0 {
+		attrs["tool_errors"] = errs
+	}
+	return attrs
+}
+
+// toolCallsOf converts a stored value (the records, or the maps a restored snapshot
+// holds) into a fresh slice of records.
+func toolCallsOf(v any) []ToolCallRecord {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case []ToolCallRecord:
+		return slices.Clone(t)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out []ToolCallRecord
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// ToolCallsOfTrace returns the tool calls a ReAct run made, from its trace (which the
+// session keeps: AgentSession.ReActTrace). A call a human rejected counts as made, with
+// the observation the model saw; one a human skipped did not run, whatever substitute
+// the model saw, so it is a failed call of type TypeSkipped (see callRecord).
+func ToolCallsOfTrace(tr *team.ReActTrace) []ToolCallRecord {
+	if tr == nil {
+		return nil
+	}
+	var out []ToolCallRecord
+	var dec *team.Decision // of the action step the observation follows
+	for _, st := range tr.Steps {
+		switch {
+		case st.Kind == team.StepAction:
+			dec = st.Decision
+		case st.Kind == team.StepObservation && st.Call != nil && st.Observation != nil:
+			if dec != nil && dec.CallID != st.Call.ID {
+				dec = nil
+			}
+			out = append(out, callRecord(tr.Agent, tr.RunID, st.Call, st.Observation, dec))
+			dec = nil
+		}
+	}
+	return out
+}
+
+// callRecord is the record of a tool call that ended with observation o after the
+// human decision dec (nil without one). A call a human skipped is a failure of type
+// TypeSkipped although the model saw the substitute as a success: the source was not
+// searched, so an empty substitute must not read as "none exist" in a coverage note.
+func callRecord(agent, runID string, c *team.ToolCall, o *team.Observation, dec *team.Decision) ToolCallRecord {
+	rec := ToolCallRecord{Agent: agent, RunID: runID, CallID: c.ID, Tool: c.Name, Args: c.Args, Status: team.StatusSuccess}
+	switch {
+	case dec != nil && dec.Kind == team.DecisionSkip:
+		rec.Status, rec.Error = team.StatusError, &team.Error{Type: team.TypeSkipped, Message: "a reviewer skipped the call: the tool did not run"}
+	case o != nil && !o.OK():
+		rec.Status, rec.Error = team.StatusError, o.Error
+		if rec.Error == nil {
+			rec.Error = &team.Error{Type: team.TypeToolFailed}
+		}
+	}
+	return rec
+}
+
+// sameArgs compares two calls' arguments as JSON values (key order and spacing do not
+// matter).
+func sameArgs(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(orEmpty(a), &x) != nil || json.Unmarshal(orEmpty(b), &y) != nil {
+		return string(a) == string(b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("{}")
+	}
+	return b
+}
