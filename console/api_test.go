@@ -15,7 +15,7 @@ func TestTaskAPIStatuses(t *testing.T) {
 		return w.Code, w.Body.String()
 	}
 	submit := func(node, action, extra string) string {
-		return `{"graph":"leave-workflow","instance":"req-1","node":"` + node + `","action":"` + action + `"` + extra + `}`
+		return `{"graph":"leave-approval","instance":"req-1","node":"` + node + `","action":"` + action + `"` + extra + `}`
 	}
 	code, body := post("/api/tasks/submit", employeeToken, submit("lead", "forward", ""))
 	assert.Equal(t, http.StatusForbidden, code, "the employee may not approve: %s", body)
@@ -27,7 +27,7 @@ func TestTaskAPIStatuses(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 	code, _ = post("/api/tasks/submit", leadToken, submit("lead", "forward", `,"actor":{"actor":"director"}`))
 	assert.Equal(t, http.StatusBadRequest, code, "the actor is the signed-in user's, never the body's")
-	code, _ = post("/api/tasks/submit", leadToken, `{"graph":"leave-workflow"}`)
+	code, _ = post("/api/tasks/submit", leadToken, `{"graph":"leave-approval"}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 	code, _ = post("/api/tasks/submit", leadToken, `not json`)
 	assert.Equal(t, http.StatusBadRequest, code)
@@ -56,13 +56,13 @@ func TestTaskAPIStatuses(t *testing.T) {
 func TestTaskFormsRedirectBack(t *testing.T) {
 	f := newFixture(t, true)
 	cookie := "flowteam_token=" + leadToken
-	w := f.do(t, "POST", "/tasks/claim", "", "graph=leave-workflow&instance=req-1&next=/instances/req-1", "Cookie", cookie)
+	w := f.do(t, "POST", "/tasks/claim", "", "graph=leave-approval&instance=req-1&next=/instances/req-1", "Cookie", cookie)
 	require.Equal(t, http.StatusSeeOther, w.Code, w.Body.String())
 	assert.Equal(t, "/instances/req-1", w.Header().Get("Location"))
-	w = f.do(t, "POST", "/tasks/submit", "", "graph=leave-workflow&instance=req-1&node=lead&action=forward&comment=ok&next=/tasks",
+	w = f.do(t, "POST", "/tasks/submit", "", "graph=leave-approval&instance=req-1&node=lead&action=forward&comment=ok&next=/tasks",
 		"Cookie", cookie)
 	require.Equal(t, http.StatusSeeOther, w.Code, w.Body.String())
-	w = f.do(t, "POST", "/tasks/submit", "", "graph=leave-workflow&instance=req-1&node=lead&action=forward", "Cookie", cookie)
+	w = f.do(t, "POST", "/tasks/submit", "", "graph=leave-approval&instance=req-1&node=lead&action=forward", "Cookie", cookie)
 	assert.Equal(t, http.StatusConflict, w.Code)
 	assert.Contains(t, w.Body.String(), `id="message"`)
 }

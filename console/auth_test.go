@@ -88,7 +88,7 @@ func TestLoginSetsTheTokenCookie(t *testing.T) {
 
 func TestWritesNeedATokenAndTheSameOrigin(t *testing.T) {
 	f := newFixture(t, true)
-	body := `{"graph":"leave-workflow","instance":"req-1"}`
+	body := `{"graph":"leave-approval","instance":"req-1"}`
 	w := f.do(t, "POST", "/api/tasks/claim", "", body)
 	assert.Equal(t, http.StatusUnauthorized, w.Code)
 	w = f.do(t, "POST", "/api/tasks/claim", leadToken, body, "Sec-Fetch-Site", "cross-site")
@@ -96,7 +96,7 @@ func TestWritesNeedATokenAndTheSameOrigin(t *testing.T) {
 	assert.Contains(t, w.Body.String(), "cross-origin")
 	w = f.do(t, "POST", "/api/tasks/claim", leadToken, body, "Origin", "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, w.Code)
-	w = f.do(t, "POST", "/tasks/claim", "", "graph=leave-workflow&instance=req-1", "Cookie", "flowteam_token="+leadToken,
+	w = f.do(t, "POST", "/tasks/claim", "", "graph=leave-approval&instance=req-1", "Cookie", "flowteam_token="+leadToken,
 		"Sec-Fetch-Site", "cross-site")
 	assert.Equal(t, http.StatusForbidden, w.Code, "a form posted from another site is refused, cookie or not")
 

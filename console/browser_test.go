@@ -89,9 +89,9 @@ func TestBrowserRunPictureAndInbox(t *testing.T) {
 	defer ts.Close()
 	x := workflow.NewExecutor(f.eng, workflow.NewActorController(), workflow.NewStoreRepository(f.store))
 	employee, director := workflow.As("actor", "employee"), workflow.As("actor", "director")
-	_, err := x.ClaimTask(ctx, "leave-workflow", "req-2", employee, map[string]any{"days": 8})
+	_, err := x.ClaimTask(ctx, "leave-approval", "req-2", employee, map[string]any{"days": 8})
 	require.NoError(t, err)
-	_, err = x.SubmitTask(ctx, "leave-workflow", "req-2", workflow.Submit{Node: "file", Action: workflow.Forward, Actor: employee})
+	_, err = x.SubmitTask(ctx, "leave-approval", "req-2", workflow.Submit{Node: "file", Action: workflow.Forward, Actor: employee})
 	require.NoError(t, err)
 
 	// The instance page asks for a sign-in, then shows the failed node red.
@@ -122,9 +122,9 @@ func TestBrowserRunPictureAndInbox(t *testing.T) {
 	assert.Equal(t, "running", status)
 
 	// The director approves elsewhere: the open page follows by server-sent events.
-	_, err = x.ClaimTask(ctx, "leave-workflow", "req-2", director, nil)
+	_, err = x.ClaimTask(ctx, "leave-approval", "req-2", director, nil)
 	require.NoError(t, err)
-	_, err = x.SubmitTask(ctx, "leave-workflow", "req-2", workflow.Submit{Node: "director", Action: workflow.Forward, Actor: director})
+	_, err = x.SubmitTask(ctx, "leave-approval", "req-2", workflow.Submit{Node: "director", Action: workflow.Forward, Actor: director})
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, waitText("#status", "completed")))
 	vars, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("vars")))
@@ -133,14 +133,14 @@ func TestBrowserRunPictureAndInbox(t *testing.T) {
 
 	// A call without a token is refused, and so is a form posted from another origin.
 	noToken, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/api/tasks/claim", {method: "POST", credentials: "omit",
-		headers: {"Content-Type": "application/json"}, body: '{"graph":"leave-workflow","instance":"req-1"}'}).then(r => r.status)`,
+		headers: {"Content-Type": "application/json"}, body: '{"graph":"leave-approval","instance":"req-1"}'}).then(r => r.status)`,
 		chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusUnauthorized, noToken)
 
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/tasks/submit"><input name="graph" value="leave-workflow">
+		fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/tasks/submit"><input name="graph" value="leave-approval">
 			<input name="instance" value="req-1"><input name="node" value="lead"><input name="action" value="forward"><button>Approve</button></form>`, ts.URL)
 	}))
 	defer evil.Close()
@@ -152,7 +152,7 @@ func TestBrowserRunPictureAndInbox(t *testing.T) {
 	message, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("message")))
 	require.NoError(t, err)
 	assert.Contains(t, message, "cross-origin")
-	st, err := x.State(context.Background(), "leave-workflow", "req-1", "lead")
+	st, err := x.State(context.Background(), "leave-approval", "req-1", "lead")
 	require.NoError(t, err)
 	assert.Equal(t, workflow.Unknown, st, "the forged submit changed nothing")
 }

@@ -29,7 +29,7 @@ const (
 	adminToken    = "admin-token-0123456789"
 )
 
-const leaveYML = "../examples/leave-workflow/leave.yml"
+const leaveYML = "testdata/leave.yml"
 
 // fixture is a console over a memory store holding:
 //   - o-fail: an order whose payment failed (card_declined), in the store and the audit;
@@ -61,9 +61,9 @@ func newFixture(t testing.TB, withUsers bool) *fixture {
 	require.NoError(t, sink.Close())
 
 	x := workflow.NewExecutor(f.eng, workflow.NewActorController(), workflow.NewStoreRepository(f.store))
-	_, err = x.ClaimTask(ctx, "leave-workflow", "req-1", workflow.As("actor", "employee"), map[string]any{"days": 3})
+	_, err = x.ClaimTask(ctx, "leave-approval", "req-1", workflow.As("actor", "employee"), map[string]any{"days": 3})
 	require.NoError(t, err)
-	_, err = x.SubmitTask(ctx, "leave-workflow", "req-1", workflow.Submit{Node: "file", Action: workflow.Forward,
+	_, err = x.SubmitTask(ctx, "leave-approval", "req-1", workflow.Submit{Node: "file", Action: workflow.Forward,
 		Actor: workflow.As("actor", "employee")})
 	require.NoError(t, err)
 

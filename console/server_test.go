@@ -28,7 +28,7 @@ func TestGraphHandlers(t *testing.T) {
 	f := newFixture(t, false)
 	w := f.do(t, "GET", "/graphs", "", "")
 	require.Equal(t, http.StatusOK, w.Code)
-	assert.Contains(t, w.Body.String(), `href="/graphs/leave-workflow"`)
+	assert.Contains(t, w.Body.String(), `href="/graphs/leave-approval"`)
 
 	w = f.do(t, "GET", "/graphs/order", "", "")
 	require.Equal(t, http.StatusOK, w.Code)
@@ -138,7 +138,7 @@ func TestWorkflowInstanceShowsTasksAndHistory(t *testing.T) {
 
 func TestReadOnlyWithoutUsers(t *testing.T) {
 	f := newFixture(t, false)
-	w := f.do(t, "POST", "/api/tasks/claim", "", `{"graph":"leave-workflow","instance":"req-1"}`)
+	w := f.do(t, "POST", "/api/tasks/claim", "", `{"graph":"leave-approval","instance":"req-1"}`)
 	assert.Equal(t, http.StatusForbidden, w.Code)
 	assert.Contains(t, w.Body.String(), "read-only")
 	m := decode(t, f.do(t, "GET", "/api/tasks", "", "").Body.String())

@@ -45,7 +45,7 @@ func TestEventsFollowTheInstance(t *testing.T) {
 	assert.Equal(t, "2/suspended/0", first)
 
 	x := workflow.NewExecutor(f.eng, workflow.NewActorController(), workflow.NewStoreRepository(f.store))
-	_, err = x.ClaimTask(ctx, "leave-workflow", "req-1", workflow.As("actor", "lead"), nil)
+	_, err = x.ClaimTask(ctx, "leave-approval", "req-1", workflow.As("actor", "lead"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "3/suspended/0", nextEvent(t, sc), "a save is news")
 	cancel()
