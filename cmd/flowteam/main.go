@@ -9,6 +9,7 @@
 //	flowteam sessions list|show|delete ...       inspect the session store
 //	flowteam audit FILE... [flags]               print an audit file
 //	flowteam task claim|find|next|state|submit|history ...   approval tasks
+//	flowteam mcp FILE|DIR|GLOB... [flags]        serve graphs as MCP tools on stdio
 //	flowteam version                             print the module and Go versions
 //	flowteam help [COMMAND]                      print the help
 //
@@ -84,6 +85,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdVersion(args[1:], stdout, stderr)
 	case "serve":
 		return cmdServe(args[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(args[1:], os.Stdin, stdout, stderr)
 	// ---- more subcommands: add one case line each, above this comment ----
 	// Also list the new command in usage below.
 
@@ -145,6 +148,7 @@ Commands:
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
   task      claim and submit approval tasks (flowteam task -h)
   serve     a console in the browser: pictures, instances, the task inbox (flowteam serve -h)
+  mcp       serve graphs as tools of an MCP server on stdio (flowteam mcp -h)
   version   print flowteam's module version and the Go version it was built with
   help      print this help, or with a command its help (flowteam help run)
 
