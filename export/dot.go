@@ -42,13 +42,18 @@ func DOT(g *flow.Graph, opts ...WriteOption) ([]byte, error) {
 		case strings.HasPrefix(strings.TrimSpace(taskText(n, cfg)), "#"):
 			attrs = ", peripheries=2"
 		}
+		attrs += cfg.nodeAttrs(n)
 		fmt.Fprintf(&b, "    %s [label=%s%s];\n", d.alias, dotLabel(strings.Join(lines, "\n")), attrs)
 	}
 	for _, d := range nodes {
 		for _, l := range d.n.Links() {
 			fmt.Fprintf(&b, "    %s -> %s", d.alias, alias[l.Target()])
+			attrs := cfg.linkAttrs(d.n, l)
 			if label := linkLabel(l); label != "" {
-				fmt.Fprintf(&b, " [label=%s]", dotLabel(label))
+				attrs = ", label=" + dotLabel(label) + attrs
+			}
+			if attrs != "" {
+				fmt.Fprintf(&b, " [%s]", attrs[2:])
 			}
 			b.WriteString(";\n")
 		}

@@ -55,6 +55,7 @@ type WriteOption func(*writeConfig)
 type writeConfig struct {
 	namer func(n *flow.Node) (string, bool)
 	json  bool // writing JSON: NaN and infinities are errors
+	style DOTStyle
 }
 
 // WithTaskNamer supplies the registered name of Go task components (NodeSpec.Component),

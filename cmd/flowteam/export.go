@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"flag"
@@ -10,12 +11,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/flowteam/flowteam/export"
 	"github.com/flowteam/flowteam/flow"
 )
 
 const exportUsage = `Usage: flowteam export FILE|DIR... --format FORMAT [--graph ID] [-o OUT]
+       flowteam export FILE|DIR... --format svg --instance ID (--audit FILE | --store DSN) [--path P]
 
 Writes one graph of the definition files in another form. The graph only needs to
 build (its scripts need not compile), so any definition can be drawn. Flags may come
@@ -28,9 +31,21 @@ Formats:
   plantuml     a PlantUML state diagram
   mermaid      a Mermaid flowchart (renders in GitHub and GitLab Markdown)
   dot          a Graphviz digraph (dot -Tsvg)
+  svg          the DOT drawing laid out as SVG (Graphviz built in, nothing to install);
+               with --instance, a run picture: nodes the run visited green with their
+               counts, failed red (the error code as a tooltip), suspended or waiting
+               amber, the frontier outlined, links taken bold and skipped ones grey
 
 Flags:
-  --format FORMAT   required: yaml, json, plantuml, mermaid or dot
+  --format FORMAT   required: yaml, json, plantuml, mermaid, dot or svg
+  --instance ID     svg: draw the run of this instance
+  --audit FILE      svg: the JSON Lines audit file to read the run from
+  --store DSN       svg: the session store holding the instance (its frontier,
+                    errors, or approval task states)
+  --path P          svg: draw the sub-graph call at call path P (ROOT/NODE/GRAPH),
+                    as the calling node's link names it. With -o OUT and no --path,
+                    every sub-graph call is also drawn beside OUT (OUT.ROOT.NODE.GRAPH.svg)
+                    and its calling node links to that file
   --graph ID        the graph to write when the files hold several
   -o OUT            write to the file OUT instead of stdout ("-": stdout); OUT is replaced whole
                     once written, so a failed write leaves it as it was
@@ -45,10 +60,17 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	formatName := fs.String("format", "", "")
 	graphID := fs.String("graph", "", "")
 	out := fs.String("o", "", "")
+	var pic pictureConfig
+	fs.StringVar(&pic.audit, "audit", "", "")
+	fs.StringVar(&pic.dsn, "store", "", "")
+	fs.StringVar(&pic.instance, "instance", "", "")
+	fs.StringVar(&pic.path, "path", "", "")
 	paths, help, err := parseCommandLine(fs, args)
 	if err == nil {
-		err = checkNotEmpty(fs, "graph", "o")
+		err = checkNotEmpty(fs, "graph", "o", "audit", "store", "instance", "path")
 	}
+	svgFormat := strings.EqualFold(strings.TrimSpace(*formatName), "svg")
+	pic.out = *out
 	var format export.Format
 	switch {
 	case help:
@@ -58,7 +80,11 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	case len(paths) == 0:
 		err = errors.New("no definition file given")
 	case *formatName == "":
-		err = errors.New("--format is required (yaml, json, plantuml, mermaid or dot)")
+		err = errors.New("--format is required (yaml, json, plantuml, mermaid, dot or svg)")
+	case svgFormat:
+		err = pic.check()
+	case pic.wanted():
+		err = errors.New("--instance, --audit, --store and --path need --format svg")
 	default:
 		format, err = export.ParseFormat(*formatName)
 	}
@@ -77,13 +103,21 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	g, err := pickGraph(graphs, *graphID, "exported")
-	if err != nil {
+	if err != nil && !pic.wanted() { // a run picture draws the instance's graph
+
 		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 		return exitUsage
 	}
 
 	var buf bytes.Buffer
-	if err := export.Write(&buf, g, format); err != nil {
+	if svgFormat {
+		data, err := exportSVG(context.Background(), graphs, g, pic, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "flowteam export: %v\n", err)
+			return taskExit(err)
+		}
+		buf.Write(data)
+	} else if err := export.Write(&buf, g, format); err != nil {
 		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 		return exitFail
 	}

@@ -96,7 +96,7 @@ func TestExportErrors(t *testing.T) {
 	}{
 		{"no file", []string{"--format", "yaml"}, exitUsage, "no definition file given"},
 		{"no format", []string{leaveYML}, exitUsage, "--format is required"},
-		{"unknown format", []string{leaveYML, "--format", "svg"}, exitUsage, `unknown export format "svg"`},
+		{"unknown format", []string{leaveYML, "--format", "png"}, exitUsage, `unknown export format "png"`},
 		{"missing file", []string{filepath.Join(dir, "none.yml"), "--format", "yaml"}, exitUsage, "none.yml"},
 		{"invalid definition", []string{filepath.Join(dir, "dangling.yml"), "--format", "yaml"}, exitUsage, `link from "a" to missing node "nowhere"`},
 		{"one id twice", []string{dup, "--format", "mermaid", "--graph", "x"}, exitUsage,

@@ -83,6 +83,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdTask(args[1:], stdout, stderr)
 	case "version":
 		return cmdVersion(args[1:], stdout, stderr)
+	case "serve":
+		return cmdServe(args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(args[1:], os.Stdin, stdout, stderr)
 	// ---- more subcommands: add one case line each, above this comment ----
@@ -145,6 +147,7 @@ Commands:
   sessions  list, show or delete stored instances (flowteam sessions -h)
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
   task      claim and submit approval tasks (flowteam task -h)
+  serve     a console in the browser: pictures, instances, the task inbox (flowteam serve -h)
   mcp       serve graphs as tools of an MCP server on stdio (flowteam mcp -h)
   version   print flowteam's module version and the Go version it was built with
   help      print this help, or with a command its help (flowteam help run)

@@ -166,7 +166,7 @@ func TestUsageErrorPointsAtHelp(t *testing.T) {
 		{[]string{"run", leaveYML, "--colour"}, "flowteam run: flag provided but not defined: -colour\nRun \"flowteam run -h\" for usage.\n"},
 		{[]string{"resume", "x"}, "flowteam resume: --store is required\nRun \"flowteam resume -h\" for usage.\n"},
 		{[]string{"validate"}, "flowteam validate: no definition file given\nRun \"flowteam validate -h\" for usage.\n"},
-		{[]string{"export", leaveYML}, "flowteam export: --format is required (yaml, json, plantuml, mermaid or dot)\n" +
+		{[]string{"export", leaveYML}, "flowteam export: --format is required (yaml, json, plantuml, mermaid, dot or svg)\n" +
 			"Run \"flowteam export -h\" for usage.\n"},
 		{[]string{"audit"}, "flowteam audit: no audit file given\nRun \"flowteam audit -h\" for usage.\n"},
 		{[]string{"sessions"}, "flowteam sessions: no command given: want list, show or delete\nRun \"flowteam sessions -h\" for usage.\n"},

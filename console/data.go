@@ -1,0 +1,268 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/trace"
+	"github.com/flowteam/flowteam/workflow"
+)
+
+// GraphInfo is a graph in the graphs list.
+type GraphInfo struct {
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+	Nodes int    `json:"nodes"`
+}
+
+func (s *Server) graphList() []GraphInfo {
+	var out []GraphInfo
+	for _, g := range s.cfg.Engine.Graphs() {
+		out = append(out, GraphInfo{ID: g.ID, Title: g.Title, Nodes: len(g.Nodes())})
+	}
+	slices.SortFunc(out, func(a, b GraphInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// InstanceRow is an instance in the instances list.
+type InstanceRow struct {
+	ID      string    `json:"id"`
+	Graph   string    `json:"graph"`
+	Status  string    `json:"status"`
+	Reason  string    `json:"reason,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// InstancePage is one page of the instances list.
+type InstancePage struct {
+	Instances []InstanceRow `json:"instances"`
+	Total     int           `json:"total"`
+	Offset    int           `json:"offset"`
+	Limit     int           `json:"limit"`
+	Status    string        `json:"status,omitempty"`
+}
+
+func (s *Server) instanceList(ctx context.Context, status string, offset, limit int) (*InstancePage, error) {
+	st := session.Status(status)
+	if status != "" && !st.Valid() {
+		return nil, badRequest{fmt.Errorf("unknown status %q", status)}
+	}
+	ids, err := s.cfg.Store.List(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	p := &InstancePage{Total: len(ids), Offset: offset, Limit: limit, Status: status, Instances: []InstanceRow{}}
+	for _, id := range ids[min(offset, len(ids)):min(offset+limit, len(ids))] {
+		snap, err := s.cfg.Store.Load(ctx, id)
+		if errors.Is(err, session.ErrNotFound) {
+			continue // deleted since List
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.Instances = append(p.Instances, InstanceRow{ID: id, Graph: snap.Graph, Status: string(snap.Status),
+			Reason: s.redactor(snap).String(snap.Reason), Updated: snap.Updated})
+	}
+	return p, nil
+}
+
+// InstanceView is everything one instance page shows.
+type InstanceView struct {
+	ID       string                `json:"id"`
+	Graph    string                `json:"graph"`
+	Status   string                `json:"status"`
+	Reason   string                `json:"reason,omitempty"`
+	Version  int64                 `json:"version,omitempty"`
+	Updated  time.Time             `json:"updated,omitzero"`
+	Workflow bool                  `json:"workflow"`
+	Vars     map[string]any        `json:"vars"`
+	Errors   []session.ErrorRecord `json:"errors"`
+	History  []workflow.Entry      `json:"history"`
+	Tasks    []TaskView            `json:"tasks"`
+	Audit    trace.Records         `json:"audit"`
+	Calls    []string              `json:"calls"`
+	run      *Run
+	redactor *redact.Redactor
+}
+
+// Live reports whether the instance may still change by itself or by a person.
+func (v *InstanceView) Live() bool {
+	return v.Status == string(session.StatusRunning) || v.Status == string(session.StatusSuspended)
+}
+
+// TaskView is a task waiting in an instance.
+type TaskView struct {
+	Instance string `json:"instance"`
+	Graph    string `json:"graph"`
+	Node     string `json:"node"`
+	Title    string `json:"title,omitempty"`
+	State    string `json:"state"`
+	Actor    string `json:"actor,omitempty"` // who operates it (the node's actor meta)
+}
+
+// instanceView gathers the instance from the store and the audit; an instance known
+// to neither is ErrNoRun (404).
+func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, error) {
+	recs, err := s.audit.records(id)
+	if err != nil {
+		return nil, err
+	}
+	run, err := LoadRun(ctx, s.cfg.Store, s.executor(), recs, id, s.cfg.Engine.Graph)
+	if err != nil {
+		return nil, err
+	}
+	v := &InstanceView{ID: id, Graph: run.Graph, Status: run.Status, Vars: map[string]any{},
+		Errors: []session.ErrorRecord{}, History: []workflow.Entry{}, Tasks: []TaskView{}, Audit: recs.Sorted(), run: run}
+	if v.Audit == nil {
+		v.Audit = trace.Records{}
+	}
+	for _, p := range run.Paths() {
+		if p != run.Graph {
+			v.Calls = append(v.Calls, p)
+		}
+	}
+	snap, err := s.cfg.Store.Load(ctx, id)
+	if errors.Is(err, session.ErrNotFound) {
+		v.redactor = s.cfg.Redactor
+		return v, s.redactAudit(v, v.redactor)
+	}
+	if err != nil {
+		return nil, err
+	}
+	red := s.redactor(snap)
+	v.redactor = red
+	v.Status, v.Version, v.Updated = string(snap.Status), snap.Version, snap.Updated
+	v.Reason = red.String(snap.Reason)
+	for _, e := range snap.Errors {
+		e.Message = red.String(e.Message)
+		v.Errors = append(v.Errors, e)
+	}
+	if _, ok := snap.Vars[workflowVar]; ok {
+		if err := s.addWorkflow(ctx, v, red); err != nil {
+			return nil, err
+		}
+	} else {
+		v.Vars = red.Map(snap.Vars)
+	}
+	return v, s.redactAudit(v, red)
+}
+
+// addWorkflow adds an approval instance's variables, history and waiting tasks.
+func (s *Server) addWorkflow(ctx context.Context, v *InstanceView, red *redact.Redactor) error {
+	x := s.executor()
+	inst, err := x.Instance(ctx, v.ID)
+	if err != nil {
+		return err
+	}
+	v.Workflow, v.Status = true, string(inst.Status)
+	red = red.ForVars(inst.Vars)
+	v.Vars = red.Map(inst.Vars)
+	for _, e := range inst.History {
+		e.Vars = red.Map(e.Vars)
+		e.Comment = red.String(e.Comment)
+		v.History = append(v.History, e)
+	}
+	if inst.Status != workflow.Running {
+		return nil
+	}
+	tasks, err := x.FindNextTasks(ctx, inst.Graph, v.ID, nil)
+	if err != nil {
+		return err
+	}
+	for i := range tasks {
+		v.Tasks = append(v.Tasks, s.taskView(v.ID, inst.Graph, &tasks[i]))
+	}
+	return nil
+}
+
+func (s *Server) taskView(instance, graph string, t *workflow.Task) TaskView {
+	return TaskView{Instance: instance, Graph: graph, Node: t.ID(), Title: t.Node.Title, State: string(t.State),
+		Actor: t.Node.MetaString(s.cfg.ActorKey)}
+}
+
+// redactAudit masks the error messages, reasons and attributes of the records.
+func (s *Server) redactAudit(v *InstanceView, red *redact.Redactor) error {
+	red = red.ForVars(v.Vars)
+	for i := range v.Audit {
+		r := &v.Audit[i]
+		r.Reason = red.String(r.Reason)
+		if r.Error != nil {
+			e := *r.Error
+			e.Message = red.String(e.Message)
+			r.Error = &e
+		}
+		if r.Attrs != nil {
+			r.Attrs = red.Map(r.Attrs)
+		}
+	}
+	return nil
+}
+
+// redactor is the console's Redactor with the rules the instance records: the
+// variables its last save masked, and the --redact names and patterns it was run with.
+func (s *Server) redactor(snap *session.Snapshot) *redact.Redactor {
+	names := slices.Clone(snap.Redacted)
+	var pats []*regexp.Regexp
+	for _, e := range snap.Meta {
+		name, value, _ := strings.Cut(e, "=")
+		switch name {
+		case "redact":
+			names = append(names, value)
+		case "redact-pattern":
+			if re, err := regexp.Compile(value); err == nil {
+				pats = append(pats, re)
+			}
+		}
+	}
+	return s.cfg.Redactor.With(redact.Secrets(names...), redact.Patterns(pats...)).ForVars(snap.Vars)
+}
+
+// inbox returns the tasks the user may operate, over every running approval instance.
+func (s *Server) inbox(ctx context.Context, u User) ([]TaskView, error) {
+	ids, err := s.cfg.Store.List(ctx, session.StatusSuspended)
+	if err != nil {
+		return nil, err
+	}
+	out := []TaskView{}
+	x := s.executor()
+	for _, id := range ids {
+		snap, err := s.cfg.Store.Load(ctx, id)
+		if err != nil {
+			continue // gone since List, or unreadable: the instance page says why
+		}
+		if _, ok := snap.Vars[workflowVar]; !ok {
+			continue
+		}
+		if _, ok := s.cfg.Engine.Graph(snap.Graph); !ok {
+			continue
+		}
+		tasks, err := x.FindNextTasks(ctx, snap.Graph, id, workflow.As(s.cfg.ActorKey, u.Actor))
+		if err != nil {
+			continue
+		}
+		for i := range tasks {
+			t := s.taskView(id, snap.Graph, &tasks[i])
+			if u.Admin || t.Actor == u.Actor {
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// graph returns a loaded graph or a not-found error.
+func (s *Server) graph(id string) (*flow.Graph, error) {
+	g, ok := s.cfg.Engine.Graph(id)
+	if !ok {
+		return nil, fmt.Errorf("graph %q: %w", id, flow.ErrGraphNotFound)
+	}
+	return g, nil
+}
