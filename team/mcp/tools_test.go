@@ -170,6 +170,13 @@ func TestStreamableHTTP(t *testing.T) {
 	})
 	hs = httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	defer hs.Close()
+	// The dropped connection kept the client from ending its session on the server:
+	// end it there, or its reader outlives the test.
+	t.Cleanup(func() {
+		for ss := range srv.Sessions() {
+			_ = ss.Close()
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ts, err := mcp.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: hs.URL, MaxRetries: -1, DisableStandaloneSSE: true})
