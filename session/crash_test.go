@@ -262,6 +262,11 @@ func TestPerNodeKilledProcessResumes(t *testing.T) {
 	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
 	_, err = r.Resume(t.Context(), "par-1", nil)
 	require.ErrorIs(t, err, session.ErrRunning, "without Recover a running instance is not taken over")
+	_, err = r.Resume(t.Context(), "par-1", nil, session.Recover())
+	var held *session.LeaseHeldError
+	require.ErrorAs(t, err, &held, "Recover waits until the dead process's lease expires")
+	assert.Equal(t, cmd.Process.Pid, held.Lease.PID)
+	expireLease(t, store, "par-1")
 	res, err := r.Resume(t.Context(), "par-1", nil, session.Recover())
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)

@@ -35,12 +35,30 @@
 //
 // Run claims the instance id (a snapshot with status running, version 1) before the
 // first node runs, so an id that exists is an ErrConflict and nothing runs. Resume
-// checks the definition hash (ErrDefinitionChanged, unless WithMigration adapts the
-// snapshot) and claims the instance with a save that expects the version it loaded:
-// of any number of concurrent resumes exactly one proceeds. An instance that is
-// running needs Recover (its process is known to be dead); a completed one is
-// ErrCompleted. A suspended node runs again on resume, so it can see the decision
-// it waited for.
+// checks the definitions and claims the instance with a save that expects the
+// version it loaded: of any number of concurrent resumes exactly one proceeds. An
+// instance that is running needs Recover (its process is known to be dead); a
+// completed one is ErrCompleted. A suspended node runs again on resume, so it can see
+// the decision it waited for.
+//
+// # Definitions
+//
+// A snapshot records the definition hash of its root graph (Snapshot.Hash) and of
+// every graph the root reaches through sub-graph calls (Snapshot.Called). Resume
+// refuses a snapshot whose graphs changed since with a *DefinitionChangedError
+// naming the graph and both hashes (Runner.CheckDefinition runs the same check),
+// unless WithMigration adapts the snapshot or accepts the change. A snapshot saved
+// before the called graphs were recorded is checked on its root graph alone.
+//
+// # Leases
+//
+// The process running an instance holds a Lease, recorded in the snapshot: its host,
+// pid and a random token, and an expiry it renews while the run goes on (WithLease:
+// every 5 seconds, for 30 seconds, by default). Renewals are saves of the instance,
+// serialized with its checkpoints, so they never conflict with them. Resume, with
+// Recover or not, refuses an instance whose lease is fresh (a *LeaseHeldError): a
+// live run is never run twice. A renewal that finds the instance taken over cancels
+// the run with ErrLeaseLost.
 //
 // # Durability
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
 )
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
@@ -78,4 +79,16 @@ func approvalGraph(t testing.TB, eng *flow.Engine, cnt *counter, title string) *
 	require.NoError(t, err)
 	require.NoError(t, eng.Register(g))
 	return g
+}
+
+// expireLease makes the lease of the running instance id expire, as it does once the
+// process that holds it has died and the lease's time to live has passed.
+func expireLease(t *testing.T, store session.Store, id string) {
+	t.Helper()
+	snap, err := store.Load(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, session.StatusRunning, snap.Status)
+	require.NotNil(t, snap.Lease, "a running instance has a lease")
+	snap.Lease.Expiry = time.Now().Add(-time.Second)
+	require.NoError(t, store.Save(t.Context(), snap, snap.Version))
 }

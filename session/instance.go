@@ -78,7 +78,7 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	s := in.snap
-	s.Status, s.Reason, s.RunID = Status(res.Status), res.Reason, res.RunID()
+	s.Status, s.Reason, s.RunID, s.Lease = Status(res.Status), res.Reason, res.RunID(), nil
 	s.Vars, s.Trace, s.Frontier = fc.Vars(), fc.Trace(), nil
 	if res.Frontier != nil {
 		st := res.Frontier.State()
@@ -127,7 +127,7 @@ func (in *instance) markFailed(ctx context.Context, cause error) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	s := in.snap
-	s.Status = StatusFailed
+	s.Status, s.Lease = StatusFailed, nil
 	if cause != nil {
 		s.Errors = append(slices.Clone(s.Errors), ErrorRecord{Code: "run_failed", Message: cause.Error()})
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/flowteam/flowteam/redact"
@@ -101,6 +102,11 @@ func aad(v byte, s *Snapshot) []byte {
 	if v >= 2 {
 		b = fmt.Appendf(b, "\x00%s", s.Status)
 	}
+	// The hashes of the called graphs are bound to the body as the root's is. A
+	// snapshot without them (sealed before they were recorded) has the data it had.
+	for _, id := range slices.Sorted(maps.Keys(s.Called)) {
+		b = fmt.Appendf(b, "\x00called\x00%s\x00%s", id, s.Called[id])
+	}
 	return b
 }
 
@@ -115,7 +121,8 @@ func (c *Cipher) Seal(s *Snapshot) (*Snapshot, error) {
 		return nil, err
 	}
 	out := &Snapshot{Format: s.Format, Instance: s.Instance, Graph: s.Graph, Hash: s.Hash, Status: s.Status,
-		Version: s.Version, Created: s.Created, Updated: s.Updated, Expires: s.Expires, Sources: s.Sources}
+		Version: s.Version, Created: s.Created, Updated: s.Updated, Expires: s.Expires, Sources: s.Sources,
+		Called: s.Called, Lease: s.Lease}
 	ns := c.aead.NonceSize()
 	sealed := make([]byte, 1+ns, 1+ns+len(plain)+c.aead.Overhead())
 	sealed[0] = sealVersion

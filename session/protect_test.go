@@ -16,7 +16,7 @@ import (
 )
 
 // TestDamagedSealedSnapshot: a sealed body with a flipped bit, cut short, moved under
-// another definition hash, or whose status was changed in the clear header, does not
+// other definition hashes, or whose status was changed in the clear header, does not
 // open (ErrDecrypt); the resume runs nothing and the stored snapshot stays as it was.
 func TestDamagedSealedSnapshot(t *testing.T) {
 	ctx := t.Context()
@@ -36,6 +36,9 @@ func TestDamagedSealedSnapshot(t *testing.T) {
 			s.Hash = strings.Repeat("0", 64)
 		},
 		"another graph": func(s *session.Snapshot) { s.Graph = "leave2" },
+		"a called graph's hash added": func(s *session.Snapshot) {
+			s.Called = map[string]string{"check": strings.Repeat("0", 64)}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			eng, cnt := flow.NewEngine(), newCounter()

@@ -173,6 +173,7 @@ func TestRedisClosedMidRun(t *testing.T) {
 			require.NoError(t, mr.Restart()) // the same server (and data) on the same address
 			_, err = r.Resume(ctx, "outage-1", map[string]any{"approved": true})
 			require.ErrorIs(t, err, session.ErrRunning, "the dead run's claim is there")
+			expireLease(t, store, "outage-1")
 			res, err = r.Resume(ctx, "outage-1", nil, session.Recover())
 			require.NoError(t, err)
 			assert.Equal(t, flow.StatusCompleted, res.Status)

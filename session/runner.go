@@ -87,6 +87,9 @@ type Runner struct {
 	sources    []string
 	meta       []string
 	migrate    MigrateFunc
+	// leaseRenew and leaseTTL time the owner's lease; host is this host's name.
+	leaseRenew, leaseTTL time.Duration
+	host                 string
 	// hashes caches the definition hash of the last graph run under each graph id
 	// (graph id -> *graphHash); see hash.
 	hashes sync.Map
@@ -95,32 +98,33 @@ type Runner struct {
 	kept   int        // entries left by the last sweep
 }
 
-// graphHash is a graph and its Hash (graphs are immutable).
+// graphHash is a graph, its Hash and the graphs it calls (graphs are immutable).
 type graphHash struct {
-	g    *flow.Graph
-	hash string
+	g     *flow.Graph
+	hash  string
+	calls []callee
 }
 
-// minHashSweep is the number of cached hashes below which hash never sweeps.
+// minHashSweep is the number of cached hashes below which hashed never sweeps.
 const minHashSweep = 32
 
-// hash returns g.Hash(), computed once per graph. The cache is keyed by graph id, so
-// a new version of a graph replaces the old one's entry instead of keeping it (and
-// the whole old graph) for the life of the Runner; and once it has grown to twice
-// what the last sweep left, the entries of graphs the engine no longer has are
-// dropped, so that it stays within a small factor of the registered graphs at a
-// cost amortized over the misses.
-func (r *Runner) hash(g *flow.Graph) string {
+// hashed returns g's cache entry: g.Hash() and the graphs g calls, computed once per
+// graph. The cache is keyed by graph id, so a new version of a graph replaces the old
+// one's entry instead of keeping it (and the whole old graph) for the life of the
+// Runner; and once it has grown to twice what the last sweep left, the entries of
+// graphs the engine no longer has are dropped, so that it stays within a small
+// factor of the registered graphs at a cost amortized over the misses.
+func (r *Runner) hashed(g *flow.Graph) *graphHash {
 	if e, ok := r.hashes.Load(g.ID); ok && e.(*graphHash).g == g {
-		return e.(*graphHash).hash
+		return e.(*graphHash)
 	}
 	r.hashMu.Lock()
 	defer r.hashMu.Unlock()
 	if e, ok := r.hashes.Load(g.ID); ok && e.(*graphHash).g == g {
-		return e.(*graphHash).hash
+		return e.(*graphHash)
 	}
-	h := g.Hash()
-	if _, loaded := r.hashes.Swap(g.ID, &graphHash{g: g, hash: h}); !loaded {
+	e := &graphHash{g: g, hash: g.Hash(), calls: calleesOf(g)}
+	if _, loaded := r.hashes.Swap(g.ID, e); !loaded {
 		r.hashN++
 	}
 	if r.hashN >= 2*max(r.kept, minHashSweep) {
@@ -133,7 +137,7 @@ func (r *Runner) hash(g *flow.Graph) string {
 		})
 		r.kept = r.hashN
 	}
-	return h
+	return e
 }
 
 // Option configures a Runner.
@@ -183,14 +187,17 @@ func WithMeta(entries ...string) Option {
 	return func(r *Runner) { r.meta = append(r.meta, entries...) }
 }
 
-// WithMigration lets Resume continue a snapshot saved under another definition hash,
-// after fn has adapted it. Without it such a resume fails with ErrDefinitionChanged.
+// WithMigration lets Resume continue a snapshot saved under other definitions (of its
+// root graph or of a graph it calls, see CheckDefinition), after fn has adapted it;
+// the claim then records the hashes of the definitions loaded now. Without it such a
+// resume fails with a *DefinitionChangedError. A fn that returns nil and changes
+// nothing accepts the new definitions as they are.
 func WithMigration(fn MigrateFunc) Option { return func(r *Runner) { r.migrate = fn } }
 
 // NewRunner returns a Runner that runs the graphs registered in eng and saves them in
 // store.
 func NewRunner(eng *flow.Engine, store Store, opts ...Option) *Runner {
-	r := &Runner{eng: eng, store: store}
+	r := &Runner{eng: eng, store: store, leaseRenew: DefaultLeaseRenew, leaseTTL: DefaultLeaseTTL, host: hostname()}
 	for _, o := range opts {
 		o(r)
 	}
@@ -226,8 +233,10 @@ type resumeConfig struct {
 
 // Recover lets Resume take over an instance whose status is running: the process that
 // claimed it died (with PerNode durability, the resume continues from its last
-// checkpoint). Only use it when that process is known to be gone; the version check
-// still lets only one of several recovering processes proceed.
+// checkpoint). It is refused (a *LeaseHeldError) while the owner's lease is fresh, so
+// a process that is alive keeps its run; an instance saved without a lease is taken
+// over on trust. The version check lets only one of several recovering processes
+// proceed.
 func Recover() ResumeOption { return func(c *resumeConfig) { c.recover = true } }
 
 // ExpectVersion makes Resume fail with ErrConflict unless the stored snapshot is at
@@ -272,8 +281,10 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	// node completes leaves an instance that Resume (with Recover) starts from the top.
 	startState := start.State()
 	in := &instance{r: r}
-	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: r.hash(g), Status: StatusRunning, Sources: r.sources,
-		Meta: r.meta, RunID: flow.NewRunID(), Vars: fc.Vars(), Frontier: &startState}
+	hash, called := r.definition(g)
+	in.snap = Snapshot{Instance: id, Graph: g.ID, Hash: hash, Called: called, Status: StatusRunning,
+		Sources: r.sources, Lease: r.newLease(), Meta: r.meta, RunID: flow.NewRunID(), Vars: fc.Vars(),
+		Frontier: &startState}
 	if err := in.save(ctx, &in.snap, 0); err != nil {
 		err = in.claimNotDurable(ctx, err)
 		if errors.Is(err, ErrConflict) {
@@ -288,7 +299,9 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 	if r.durability == PerNode {
 		opts = append(opts, flow.WithCheckpoint(in.checkpoint(fc)))
 	}
-	res, err := r.eng.Eval(ctx, g.ID, fc, opts...)
+	runCtx, stop := in.holdLease(ctx)
+	res, err := r.eng.Eval(runCtx, g.ID, fc, opts...)
+	stop()
 	return in.finish(ctx, fc, res, err)
 }
 
@@ -301,8 +314,10 @@ func (r *Runner) Run(ctx context.Context, graphID string, fc *flow.Context, opts
 // other fails with ErrConflict having run nothing. An instance that is running
 // (ErrRunning, unless Recover) or completed (ErrCompleted) is also an ErrConflict.
 // The stored definition hash must equal the registered graph's (else
-// ErrDefinitionChanged naming both, unless WithMigration). The outcome is saved as
-// Run saves it.
+// a *DefinitionChangedError naming both, unless WithMigration), and so must those of
+// the graphs it calls (Snapshot.Called). An instance whose owner's lease is fresh is
+// a *LeaseHeldError, Recover or not. The claim records a new lease, renewed while
+// the run goes on (WithLease). The outcome is saved as Run saves it.
 func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, opts ...ResumeOption) (*Result, error) {
 	var cfg resumeConfig
 	for _, o := range opts {
@@ -326,6 +341,9 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 		return nil, fmt.Errorf("session: resume: %w", conflict(id, cfg.expected, snap.Version))
 	case snap.Status == StatusCompleted:
 		return nil, fmt.Errorf("session: resume %q: %w: %w (version %d)", id, ErrConflict, ErrCompleted, snap.Version)
+	case snap.Status == StatusRunning && snap.Lease.Fresh(time.Now()):
+		// Its process is alive: Recover must not run it a second time.
+		return nil, fmt.Errorf("session: resume: %w", &LeaseHeldError{Instance: id, Lease: *snap.Lease})
 	case snap.Status == StatusRunning && !cfg.recover:
 		return nil, fmt.Errorf("session: resume %q: %w: %w (claimed at version %d, run %s; use Recover if its process died)",
 			id, ErrConflict, ErrRunning, snap.Version, snap.RunID)
@@ -357,7 +375,7 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	// Claim before running anything.
 	in := &instance{r: r, snap: *snap, version: snap.Version}
 	in.snap.Status, in.snap.Reason, in.snap.RunID, in.snap.Vars = StatusRunning, "", flow.NewRunID(), fc.Vars()
-	in.snap.Redacted, in.snap.Dropped = nil, nil
+	in.snap.Redacted, in.snap.Dropped, in.snap.Lease = nil, nil, r.newLease()
 	if len(r.meta) > 0 {
 		in.snap.Meta = r.meta
 	}
@@ -372,20 +390,24 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	if r.durability == PerNode {
 		evalOpts = append(evalOpts, flow.WithCheckpoint(in.checkpoint(fc)))
 	}
-	res, err := r.eng.Resume(ctx, fr, fc, evalOpts...)
+	runCtx, stop := in.holdLease(ctx)
+	res, err := r.eng.Resume(runCtx, fr, fc, evalOpts...)
+	stop()
 	return in.finish(ctx, fc, res, err)
 }
 
-// checkDefinition checks that snap was saved under g's definition hash, or migrates
-// it to g with the Runner's MigrateFunc.
+// checkDefinition checks that snap was saved under the definition hashes of g and
+// the graphs it calls (see CheckDefinition), or migrates it to g with the Runner's
+// MigrateFunc. snap then records the hashes of the definitions loaded now.
 func (r *Runner) checkDefinition(ctx context.Context, snap *Snapshot, g *flow.Graph) error {
-	h := r.hash(g)
-	if h == snap.Hash {
+	h, called := r.definition(g)
+	err := compareDefinition(snap, h, called)
+	if err == nil {
+		snap.Called = called // recorded from now on if it was not
 		return nil
 	}
 	if r.migrate == nil {
-		return fmt.Errorf("%w: graph %q was saved with definition hash %s, the loaded definition has hash %s",
-			ErrDefinitionChanged, g.ID, snap.Hash, h)
+		return err
 	}
 	id := snap.Instance
 	if err := r.migrate(ctx, snap, g); err != nil {
@@ -396,7 +418,7 @@ func (r *Runner) checkDefinition(ctx context.Context, snap *Snapshot, g *flow.Gr
 		return fmt.Errorf("the migration changed the instance to %q and the graph from %q to %q: only the body may change",
 			snap.Instance, g.ID, snap.Graph)
 	}
-	snap.Hash = h
+	snap.Hash, snap.Called = h, called
 	return nil
 }
 

@@ -418,6 +418,10 @@ func TestDiedAfterClaimRestartsFromStart(t *testing.T) {
 	require.Equal(t, session.StatusRunning, snap.Status)
 	require.NotNil(t, snap.Frontier)
 
+	_, err = session.NewRunner(eng, mem).Resume(ctx, "died-1", nil, session.Recover())
+	var held *session.LeaseHeldError
+	require.ErrorAs(t, err, &held, "refused while the dead run's lease is fresh")
+	expireLease(t, mem, "died-1")
 	res, err := session.NewRunner(eng, mem).Resume(ctx, "died-1", map[string]any{"approved": true}, session.Recover())
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, res.Status)

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -64,6 +65,16 @@ type Snapshot struct {
 	// Sources names where the graph definitions came from (definition files), for
 	// tools that must load them again to resume, such as the flowteam command.
 	Sources []string `json:"sources,omitempty"`
+	// Called holds the definition hash of every graph the root graph reaches through
+	// sub-graph calls ("#id" tasks, flow.Call), transitively, by graph id; the root's
+	// own is Hash. It is absent when the root calls no graph, and in snapshots saved
+	// before it was recorded: their resume checks the root graph alone (see
+	// Runner.CheckDefinition), and the resume records it.
+	Called map[string]string `json:"called,omitempty"`
+	// Lease is the lease of the process running the instance, while its status is
+	// running: who it is and until when it is known to be alive. It is nil in any
+	// other status, and in snapshots saved by a Runner without leases.
+	Lease *Lease `json:"lease,omitempty"`
 
 	// RunID is the id of the last run (or resume) of the instance.
 	RunID string `json:"runId,omitempty"`
@@ -257,6 +268,14 @@ func (s *Snapshot) checkAfterID() error {
 	case s.Created.IsZero() || s.Updated.IsZero():
 		return bad("missing created or updated time")
 	}
+	for id, h := range s.Called {
+		if id == "" || !validHash(h) {
+			return bad("called graph %q: definition hash %q is not a hex SHA-256", id, h)
+		}
+	}
+	if err := s.Lease.check(); err != nil {
+		return bad("lease: %v", err)
+	}
 	if s.Sealed != nil {
 		if s.hasClearBody() {
 			return bad("sealed snapshot with a clear body")
@@ -303,6 +322,11 @@ func validHash(h string) bool {
 func (s *Snapshot) Clone() *Snapshot {
 	c := *s
 	c.Sources = slices.Clone(s.Sources)
+	c.Called = maps.Clone(s.Called)
+	if s.Lease != nil {
+		l := *s.Lease
+		c.Lease = &l
+	}
 	if s.Vars != nil {
 		c.Vars = make(map[string]any, len(s.Vars))
 		for k, v := range s.Vars {

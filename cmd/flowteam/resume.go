@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
@@ -19,10 +21,24 @@ node runs the instance is claimed (its stored version is checked and bumped), so
 concurrent resumes of one instance only one runs; the other exits 3.
 
 The graph definitions are loaded from the files recorded when the instance was started
-("flowteam run FILE --store DSN"; "flowteam sessions show ID" lists them). If they have
-changed since, the resume fails naming both definition hashes; --file loads other
-files (FILE|DIR|GLOB, repeatable), which must still define the same graph, and records
-them for later resumes.
+("flowteam run FILE --store DSN"; "flowteam sessions show ID" lists them). If the
+definition of the graph or of any graph it calls ("#id", however deep) has changed
+since, the resume fails (exit 2) naming that graph and both definition hashes; --file
+loads other files (FILE|DIR|GLOB, repeatable), which must still define the same graph,
+and records them for later resumes.
+
+--accept-changed-definition resumes on the changed definitions (and records their
+hashes). Kept: the variables, the FlowTrace, and the frontier, by node id: the pending
+nodes, join arrivals and loop positions. What can break: a pending node whose id is
+gone fails the resume before anything runs (exit 2); a node that was renamed, or a
+join, split or loop whose links changed, may wait for branches that never come or
+count arrivals of another shape; a sub-graph call in progress continues in the new
+sub-graph by node id. Nothing already run is run again on the new definitions.
+
+While it runs the instance, the process holds a lease on it (see --lease-renew): of
+an instance whose status is running, --recover takes over only one whose lease has
+expired, so that an instance whose process is alive is never run twice (exit 3,
+naming the owner's host and pid and when its lease expires).
 
 Flags:
   --store DSN          the session store (required; see Stores below)
@@ -36,7 +52,9 @@ Flags:
                        for later resumes
   --recover            take over an instance whose status is running because the
                        process running it died (per-node durability resumes from its
-                       last completed node)
+                       last completed node); refused while its lease is fresh
+  --accept-changed-definition
+                       resume even if the definitions changed (see above)
   --expect-version N   resume only if the stored version is N
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
@@ -63,6 +81,7 @@ type resumeConfig struct {
 	files    []string
 	steps    int
 	recover  bool
+	accept   bool // --accept-changed-definition
 	expect   int64
 	audit    string
 	output   string
@@ -123,10 +142,11 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	r, err := cfg.store.runner(eng, store, sources, st)
+	r, err := cfg.store.runner(eng, store, sources, st, acceptChanged(cfg)...)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
+	warnChanged(r, snap, cfg, stderr)
 	res, err := r.Resume(ctx, cfg.id, updates, resumeOptions(cfg, snap, st)...)
 	if res == nil {
 		err = explainResumeError(err, cfg)
@@ -200,6 +220,26 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, stderr io.Writer) (e
 	return eng, sources, closeAudit, nil
 }
 
+// acceptChanged returns the Runner options of --accept-changed-definition: a
+// migration that keeps the snapshot as it is.
+func acceptChanged(cfg resumeConfig) []session.Option {
+	if !cfg.accept {
+		return nil
+	}
+	keep := func(context.Context, *session.Snapshot, *flow.Graph) error { return nil }
+	return []session.Option{session.WithMigration(keep)}
+}
+
+// warnChanged says on stderr which definition changed, when --accept-changed-definition
+// resumes snap on changed definitions.
+func warnChanged(r *session.Runner, snap *session.Snapshot, cfg resumeConfig, stderr io.Writer) {
+	var changed *session.DefinitionChangedError
+	if cfg.accept && errors.As(r.CheckDefinition(snap), &changed) {
+		fmt.Fprintf(stderr, "flowteam resume: %v: resuming on the loaded definitions (--accept-changed-definition)\n",
+			changed)
+	}
+}
+
 // resumeSettings returns the settings the resume runs the instance with: those its
 // flags give, and for those not given the ones recorded in snap.
 func resumeSettings(cfg resumeConfig, snap *session.Snapshot) (settings, error) {
@@ -246,7 +286,8 @@ func resumeOptions(cfg resumeConfig, snap *session.Snapshot, st settings) []sess
 
 // checkResumable returns the conflict a Runner's Resume would report for snap before
 // it looks at the definitions: the stored version is not --expect-version, or the
-// instance completed, or it is running (and --recover was not given).
+// instance completed, or it is running and its owner's lease is fresh, or it is
+// running and --recover was not given.
 func checkResumable(snap *session.Snapshot, cfg resumeConfig) error {
 	switch {
 	case cfg.expect > 0 && snap.Version != cfg.expect:
@@ -254,6 +295,8 @@ func checkResumable(snap *session.Snapshot, cfg resumeConfig) error {
 			cfg.expect, snap.Version)
 	case snap.Status == session.StatusCompleted:
 		return fmt.Errorf("resume %q: %w: %w (version %d)", cfg.id, session.ErrConflict, session.ErrCompleted, snap.Version)
+	case snap.Status == session.StatusRunning && snap.Lease.Fresh(time.Now()):
+		return fmt.Errorf("resume: %w", &session.LeaseHeldError{Instance: cfg.id, Lease: *snap.Lease})
 	case snap.Status == session.StatusRunning && !cfg.recover:
 		return fmt.Errorf("resume %q: %w: %w (claimed at version %d)", cfg.id, session.ErrConflict, session.ErrRunning,
 			snap.Version)
@@ -267,6 +310,10 @@ func explainResumeError(err error, cfg resumeConfig) error {
 	switch {
 	case errors.Is(err, session.ErrSealed):
 		return fmt.Errorf("%w: set $%s to the key the instance was saved with", err, keyEnv)
+	case errors.As(err, new(*session.LeaseHeldError)):
+		return fmt.Errorf("%w\nits process is alive (it renews the lease while it runs): --recover takes the instance over only once the lease has expired", err)
+	case errors.Is(err, session.ErrDefinitionChanged) && !cfg.accept:
+		return fmt.Errorf("%w\n--accept-changed-definition resumes on the loaded definitions (see flowteam resume -h)", err)
 	case errors.Is(err, session.ErrRunning) && !cfg.recover:
 		return fmt.Errorf("%w\nif the process running it died, --recover takes it over", err)
 	case errors.Is(err, session.ErrConflict) && cfg.expect == 0 && !errors.Is(err, session.ErrCompleted) &&
@@ -311,6 +358,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.Var(&files, "file", "")
 	fs.IntVar(&cfg.steps, "steps", 0, "")
 	fs.BoolVar(&cfg.recover, "recover", false, "")
+	fs.BoolVar(&cfg.accept, "accept-changed-definition", false, "")
 	fs.Int64Var(&cfg.expect, "expect-version", 0, "")
 	fs.StringVar(&cfg.audit, "audit", "", "")
 	outputFlag(fs, &cfg.output)

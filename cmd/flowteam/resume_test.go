@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -328,4 +329,52 @@ func clearAndSealed(t *testing.T, f func(t *testing.T, sealed bool)) {
 			f(t, sealed)
 		})
 	}
+}
+
+// A resume after a called graph's file changed (main.yml calls #child; a script in
+// child.yml was edited) is refused, naming the child and both hashes; the instance is
+// untouched. --accept-changed-definition resumes on the new child, says so on stderr,
+// and records its hash, so that the next resume needs no flag.
+func TestResumeRefusesChangedCalledGraph(t *testing.T) {
+	noLeaks(t)
+	dir := t.TempDir()
+	mainYML := `id: main
+layout:
+  - {id: s, type: start}
+  - {id: wait, task: 'approved == nil ? context.suspend("waiting") : context.put("decided", true)'}
+  - {id: call, task: "#child"}
+  - {id: e, type: end}
+`
+	childYML := func(v int) string {
+		return fmt.Sprintf("id: child\nlayout:\n  - {id: cs, type: start}\n  - {id: c1, task: 'context.put(\"v\", %d)'}\n  - {id: ce, type: end}\n", v)
+	}
+	mainPath, childPath := filepath.Join(dir, "main.yml"), filepath.Join(dir, "child.yml")
+	require.NoError(t, os.WriteFile(mainPath, []byte(mainYML), 0o600))
+	require.NoError(t, os.WriteFile(childPath, []byte(childYML(1)), 0o600))
+	child1, err := flow.NewEngine().LoadFile(childPath)
+	require.NoError(t, err)
+	dsn := fileDSN(t)
+	code, _, stderr := call(t, cmdRun, mainPath, childPath, "--graph", "main", "--store", dsn, "--instance", "c-1")
+	require.Equal(t, exitOK, code, stderr)
+
+	require.NoError(t, os.WriteFile(childPath, []byte(childYML(2)), 0o600))
+	child2, err := flow.NewEngine().LoadFile(childPath)
+	require.NoError(t, err)
+	before := loadSnap(t, strings.TrimPrefix(dsn, "file:"), "c-1")
+	code, _, stderr = call(t, cmdResume, "c-1", "--store", dsn, "--set", "approved=true")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, `graph "child" (called by "main") was saved with definition hash `+child1.Hash()+
+		", the loaded definition has hash "+child2.Hash())
+	assert.Contains(t, stderr, "\n--accept-changed-definition resumes on the loaded definitions")
+	assert.Equal(t, before, loadSnap(t, strings.TrimPrefix(dsn, "file:"), "c-1"), "nothing was claimed")
+
+	code, out, stderr := callJSON(t, cmdResume, "c-1", "--store", dsn, "--set", "approved=true",
+		"--accept-changed-definition")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, `graph "child" (called by "main") was saved with definition hash `+child1.Hash())
+	assert.Contains(t, stderr, "resuming on the loaded definitions (--accept-changed-definition)")
+	assert.Equal(t, "completed", out["status"])
+	assert.EqualValues(t, 2, out["vars"].(map[string]any)["v"], "the new child ran")
+	after := loadSnap(t, strings.TrimPrefix(dsn, "file:"), "c-1")
+	assert.Equal(t, map[string]string{"child": child2.Hash()}, after.Called)
 }

@@ -18,21 +18,26 @@ import (
 const sessionsUsage = `Usage:
   flowteam sessions list --store DSN [--status S] [--output text|json]
   flowteam sessions show ID --store DSN
-  flowteam sessions delete ID --store DSN
+  flowteam sessions delete ID --store DSN [--force]
 
 Flags may come before or after the command and the id.
 
 list prints the stored instances (with --status only those with that status:
-running, suspended, stopped, failed or completed, in any case), sorted by id; an
-instance that cannot be read is named on stderr, and list then exits 2. show prints one
-instance's snapshot as JSON: its definition hash and files, status, version, variables
+running, suspended, stopped, failed or completed, in any case), sorted by id, and of a
+running instance its owner (PID@HOST) and its lease: "until TIME" while it is fresh,
+"expired TIME" once the owner stopped renewing it (the process died); an instance
+that cannot be read is named on stderr, and list then exits 2. show prints one
+instance's snapshot as JSON: its definition hashes (of the graph and, in "called", of
+the graphs it calls) and files, status, version, the owner's "lease", variables
 (redacted ones masked), frontier, FlowTrace, errors, and in "meta" the settings a
 resume applies again ("durability=...", "steps=N", one "redact=NAME" per name); an
 encrypted snapshot is opened with $` + keyEnv + `, or shown sealed without it.
-delete removes an instance.
+delete removes an instance; one that is running with a fresh lease (its process is
+alive) only with --force.
 
 ` + storeUsage + `
-Exit codes: 0 success; 1 the store failed; 2 bad input, unknown or corrupt instance.
+Exit codes: 0 success; 1 the store failed; 2 bad input, unknown or corrupt instance;
+3 delete refused: the instance is running and its lease is fresh.
 `
 
 // sessionEntry is one line of "sessions list".
@@ -44,6 +49,10 @@ type sessionEntry struct {
 	Updated  time.Time `json:"updated"`
 	Reason   string    `json:"reason,omitempty"`
 	Sealed   bool      `json:"sealed,omitempty"`
+	// Lease is the owner's lease of a running instance; Fresh says whether it was
+	// fresh when listed.
+	Lease *session.Lease `json:"lease,omitempty"`
+	Fresh bool           `json:"leaseFresh,omitempty"`
 }
 
 // sessionsConfig is the parsed command line of "flowteam sessions".
@@ -51,6 +60,7 @@ type sessionsConfig struct {
 	sub                 string   // list, show or delete; "" when none valid was given
 	ids                 []string // the instance ids after the subcommand
 	dsn, status, output string
+	force               bool // delete --force
 }
 
 // cmdSessions implements "flowteam sessions".
@@ -80,10 +90,29 @@ func cmdSessions(args []string, stdout, stderr io.Writer) int {
 	case "show":
 		return sessionsShow(ctx, store, cfg.ids[0], stdout, stderr, fail)
 	}
-	if err := store.Delete(ctx, cfg.ids[0]); err != nil {
+	return sessionsDelete(ctx, store, cfg, stdout, fail)
+}
+
+// sessionsDelete implements "flowteam sessions delete ID": an instance whose process
+// is alive (running, with a fresh lease) is deleted only with --force. The check and
+// the delete are two steps: a process that claims the instance in between loses it.
+func sessionsDelete(ctx context.Context, store session.Store, cfg sessionsConfig, stdout io.Writer,
+	fail func(error) int) int {
+	id := cfg.ids[0]
+	if !cfg.force {
+		s, err := store.Load(ctx, id)
+		if err != nil && !errors.Is(err, session.ErrCorrupt) && !errors.Is(err, session.ErrFormat) {
+			return fail(err) // a corrupt instance can be deleted: nothing runs it
+		}
+		if err == nil && s.Status == session.StatusRunning && s.Lease.Fresh(time.Now()) {
+			return fail(fmt.Errorf("%w\n--force deletes it all the same (its process then fails to save its outcome)",
+				&session.LeaseHeldError{Instance: id, Lease: *s.Lease}))
+		}
+	}
+	if err := store.Delete(ctx, id); err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(stdout, "deleted %s\n", cfg.ids[0])
+	fmt.Fprintf(stdout, "deleted %s\n", id)
 	return exitOK
 }
 
@@ -95,6 +124,7 @@ func parseSessionsArgs(args []string) (cfg sessionsConfig, help bool, err error)
 	fs := flag.NewFlagSet("flowteam sessions", flag.ContinueOnError)
 	fs.StringVar(&cfg.dsn, "store", "", "")
 	fs.StringVar(&cfg.status, "status", "", "")
+	fs.BoolVar(&cfg.force, "force", false, "")
 	outputFlag(fs, &cfg.output)
 	pos, help, err := parseCommandLine(fs, args)
 	if err == nil && len(pos) > 1 && pos[0] == "help" {
@@ -121,18 +151,21 @@ func (cfg sessionsConfig) check(fs *flag.FlagSet) error {
 	if cfg.sub == "list" {
 		want = 0
 	}
-	var listOnly string // a flag of list given to another subcommand
+	var misplaced string // a flag of list or delete given to another subcommand
 	fs.Visit(func(f *flag.Flag) {
-		if cfg.sub != "list" && listOnly == "" && (f.Name == "status" || f.Name == "output") {
-			listOnly = f.Name
+		if misplaced == "" && (cfg.sub != "list" && (f.Name == "status" || f.Name == "output") ||
+			cfg.sub != "delete" && f.Name == "force") {
+			misplaced = f.Name
 		}
 	})
 	// An empty flag (an unset shell variable: "--status $S") taken for one not given
 	// would list every instance.
 	emptyErr := checkNotEmpty(fs, "store", "status", "output")
 	switch {
-	case listOnly != "":
-		return fmt.Errorf("--%s applies to list only", listOnly)
+	case misplaced == "force":
+		return errors.New("--force applies to delete only")
+	case misplaced != "":
+		return fmt.Errorf("--%s applies to list only", misplaced)
 	case emptyErr != nil:
 		return emptyErr
 	case cfg.dsn == "":
@@ -157,6 +190,7 @@ func sessionsList(ctx context.Context, store session.Store, cfg sessionsConfig, 
 	}
 	entries := []sessionEntry{}
 	code := exitOK
+	now := time.Now()
 	for _, id := range ids {
 		s, err := store.Load(ctx, id)
 		if errors.Is(err, session.ErrNotFound) {
@@ -172,7 +206,8 @@ func sessionsList(ctx context.Context, store session.Store, cfg sessionsConfig, 
 			return fail(err)
 		}
 		entries = append(entries, sessionEntry{Instance: s.Instance, Status: string(s.Status), Version: s.Version,
-			Graph: s.Graph, Updated: s.Updated, Reason: s.Reason, Sealed: s.Sealed != nil})
+			Graph: s.Graph, Updated: s.Updated, Reason: s.Reason, Sealed: s.Sealed != nil, Lease: s.Lease,
+			Fresh: s.Lease.Fresh(now)})
 	}
 	if cfg.output == "json" {
 		enc := json.NewEncoder(stdout)
@@ -226,14 +261,22 @@ func writeSessionList(w io.Writer, entries []sessionEntry) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "INSTANCE\tSTATUS\tVERSION\tGRAPH\tUPDATED\tREASON")
+	fmt.Fprintln(tw, "INSTANCE\tSTATUS\tVERSION\tGRAPH\tUPDATED\tOWNER\tLEASE\tREASON")
 	for _, e := range entries {
 		reason := e.Reason
 		if e.Sealed {
 			reason = "(encrypted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Instance, e.Status, e.Version, e.Graph,
-			e.Updated.UTC().Format(time.RFC3339), strings.ReplaceAll(reason, "\n", " "))
+		owner, lease := "-", "-"
+		if e.Lease != nil {
+			owner = fmt.Sprintf("%d@%s", e.Lease.PID, e.Lease.Host)
+			lease = "expired " + e.Lease.Expiry.UTC().Format(time.RFC3339)
+			if e.Fresh {
+				lease = "until " + e.Lease.Expiry.UTC().Format(time.RFC3339)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Instance, e.Status, e.Version, e.Graph,
+			e.Updated.UTC().Format(time.RFC3339), owner, lease, strings.ReplaceAll(reason, "\n", " "))
 	}
 	return tw.Flush()
 }

@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/flowteam/flowteam/session"
@@ -205,4 +207,82 @@ func TestSessionsListSkipsCorruptFile(t *testing.T) {
 		assert.Contains(t, stderr, "torn.json", status)
 		assert.Contains(t, stderr, "corrupt snapshot", status)
 	}
+}
+
+// An instance whose process is alive (running, with a fresh lease) is listed with its
+// owner and lease, and deleted only with --force; one whose lease expired is deleted
+// as any other.
+func TestSessionsLeases(t *testing.T) {
+	noLeaks(t)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	for _, id := range []string{"live", "dead"} {
+		code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", id)
+		require.Equal(t, exitOK, code, stderr)
+	}
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	now := time.Now()
+	for id, expiry := range map[string]time.Time{"live": now.Add(time.Hour), "dead": now.Add(-time.Minute)} {
+		snap := loadSnap(t, dir, id)
+		snap.Status = session.StatusRunning
+		snap.Lease = &session.Lease{Host: "node-7", PID: 4242, Token: "feedc0de", Renewed: expiry.Add(-30 * time.Second),
+			Expiry: expiry}
+		require.NoError(t, store.Save(t.Context(), snap, snap.Version))
+	}
+
+	code, stdout, stderr := call(t, cmdSessions, "list", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `INSTANCE\s+STATUS\s+VERSION\s+GRAPH\s+UPDATED\s+OWNER\s+LEASE\s+REASON`, stdout)
+	assert.Regexp(t, `live\s+running\s+3\s+approval\s+\S+\s+4242@node-7\s+until `+
+		regexp.QuoteMeta(now.Add(time.Hour).UTC().Format(time.RFC3339)), stdout)
+	assert.Regexp(t, `dead\s+running\s+3\s+approval\s+\S+\s+4242@node-7\s+expired `, stdout)
+	code, stdout, stderr = call(t, cmdSessions, "list", "--store", dsn, "--output", "json")
+	require.Equal(t, exitOK, code, stderr)
+	var entries []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &entries))
+	require.Len(t, entries, 2)
+	assert.Equal(t, "dead", entries[0]["instance"])
+	assert.Nil(t, entries[0]["leaseFresh"])
+	assert.Equal(t, true, entries[1]["leaseFresh"])
+	assert.Equal(t, "node-7", entries[1]["lease"].(map[string]any)["host"])
+	code, stdout, stderr = call(t, cmdSessions, "show", "live", "--store", dsn)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, `"token": "feedc0de"`)
+
+	code, _, stderr = call(t, cmdSessions, "delete", "live", "--store", dsn)
+	assert.Equal(t, exitConflict, code)
+	assert.Contains(t, stderr, `instance "live" is running: pid 4242 on node-7 (token feedc0de) holds its lease until `)
+	code, _, stderr = call(t, cmdSessions, "delete", "dead", "--store", dsn)
+	assert.Equal(t, exitOK, code, stderr)
+	code, stdout, stderr = call(t, cmdSessions, "delete", "live", "--store", dsn, "--force")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "deleted live\n", stdout)
+
+	code, _, stderr = call(t, cmdSessions, "list", "--store", dsn, "--force")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--force applies to delete only")
+}
+
+// The lease flags of run and resume must make a lease that outlives a renewal.
+func TestLeaseFlags(t *testing.T) {
+	noLeaks(t)
+	dsn := fileDSN(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lease-renew", "0s"}, "--lease-renew must be positive"},
+		{[]string{"--lease-renew", "10s", "--lease-ttl", "10s"}, "--lease-ttl (10s) must be longer than --lease-renew (10s)"},
+		{[]string{"--lease-ttl", "1s"}, "--lease-ttl (1s) must be longer than --lease-renew (5s)"},
+	} {
+		code, _, stderr := call(t, cmdRun, append([]string{approvalYML, "--store", dsn, "--instance", "f"}, tc.args...)...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		assert.Contains(t, stderr, tc.want)
+	}
+	code, _, stderr := call(t, cmdRun, approvalYML, "--store", dsn, "--instance", "f")
+	require.Equal(t, exitOK, code, stderr)
+	code, _, stderr = call(t, cmdResume, "f", "--store", dsn, "--lease-renew", "-1s")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--lease-renew must be positive")
 }

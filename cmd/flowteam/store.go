@@ -47,6 +47,9 @@ type storeFlags struct {
 	ttl        time.Duration
 	redact     setFlag // repeatable, each comma-separated
 	patterns   setFlag // --redact-pattern, repeatable
+	// leaseRenew and leaseTTL time the lease the process holds on the instance while
+	// it runs it (--lease-renew, --lease-ttl).
+	leaseRenew, leaseTTL time.Duration
 }
 
 const storeFlagsUsage = `  --durability M       on-exit (save when the run ends; run's default) or per-node
@@ -67,6 +70,12 @@ const storeFlagsUsage = `  --durability M       on-exit (save when the run ends;
                        adds these
   --redact-pattern RE  also mask every match of the regular expression RE
                        (repeatable; recorded with the instance as --redact is)
+  --lease-renew D      while it runs the instance, the process holds a lease on it
+                       (its host, pid and a random token, in the store) and renews
+                       it every D (default 5s)
+  --lease-ttl D        each renewal lasts D (default 30s, more than --lease-renew):
+                       "resume --recover" is refused until D after the process
+                       last renewed it, so a live run is never run twice
 `
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
@@ -75,6 +84,19 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.ttl, "ttl", 0, "")
 	fs.Var(&s.redact, "redact", "")
 	fs.Var(&s.patterns, "redact-pattern", "")
+	fs.DurationVar(&s.leaseRenew, "lease-renew", session.DefaultLeaseRenew, "")
+	fs.DurationVar(&s.leaseTTL, "lease-ttl", session.DefaultLeaseTTL, "")
+}
+
+// checkLease checks --lease-renew and --lease-ttl.
+func (s *storeFlags) checkLease() error {
+	switch {
+	case s.leaseRenew <= 0:
+		return fmt.Errorf("--lease-renew must be positive, got %v", s.leaseRenew)
+	case s.leaseTTL <= s.leaseRenew:
+		return fmt.Errorf("--lease-ttl (%v) must be longer than --lease-renew (%v)", s.leaseTTL, s.leaseRenew)
+	}
+	return nil
 }
 
 // openStore opens the store a DSN names. close releases it. Its errors show the DSN
@@ -348,13 +370,17 @@ func (s *storeFlags) settings(steps int) (settings, error) {
 
 // runner builds the session Runner that runs an instance with st and records st with
 // it. sources are the definition files, recorded in the snapshot so that resume can
-// load them again.
-func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string, st settings) (*session.Runner, error) {
+// load them again. extra options are applied last.
+func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []string, st settings,
+	extra ...session.Option) (*session.Runner, error) {
 	if s.ttl < 0 {
 		return nil, fmt.Errorf("--ttl must not be negative, got %v", s.ttl)
 	}
+	if err := s.checkLease(); err != nil {
+		return nil, err
+	}
 	opts := []session.Option{session.WithDurability(st.durability), session.WithSources(sources...),
-		session.WithMeta(st.meta()...)}
+		session.WithMeta(st.meta()...), session.WithLease(s.leaseRenew, s.leaseTTL)}
 	if s.ttl > 0 {
 		opts = append(opts, session.WithExpiry(s.ttl))
 	}
@@ -372,7 +398,7 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []str
 	if c != nil {
 		opts = append(opts, session.WithCipher(c))
 	}
-	return session.NewRunner(eng, store, opts...), nil
+	return session.NewRunner(eng, store, append(opts, extra...)...), nil
 }
 
 // eval runs g as "flowteam run" does: with eng.Eval, or, with --store, through a

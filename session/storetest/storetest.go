@@ -90,9 +90,13 @@ func NewSnapshot(id string) *session.Snapshot {
 }
 
 // fullSnapshot is NewSnapshot with the fields a Runner sets only sometimes: dropped
-// and redacted names, meta entries, and the structured type and severity of an error.
+// and redacted names, meta entries, the structured type and severity of an error, the
+// called graphs' hashes and an owner's lease.
 func fullSnapshot(id string) *session.Snapshot {
 	s := NewSnapshot(id)
+	at := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
+	s.Called = map[string]string{"check": Hash}
+	s.Lease = &session.Lease{Host: "node-1", PID: 42, Token: "0123456789abcdef", Renewed: at, Expiry: at.Add(time.Minute)}
 	s.Errors[0].Type, s.Errors[0].Severity = "flow_error", "recoverable"
 	s.Dropped, s.Redacted = []string{"callback"}, []string{"token"}
 	s.Meta = []string{"durability=per-node"}
@@ -120,6 +124,10 @@ func equalBody(t *testing.T, want, got *session.Snapshot) {
 	assert.Equal(t, want.Dropped, got.Dropped, "dropped")
 	assert.Equal(t, want.Redacted, got.Redacted, "redacted")
 	assert.Equal(t, want.Meta, got.Meta, "meta")
+	// A store that lost these would resume on changed called graphs, or let Recover
+	// run a live instance a second time.
+	assert.Equal(t, want.Called, got.Called, "called")
+	assert.Equal(t, want.Lease, got.Lease, "lease")
 	assert.Equal(t, want.Sealed, got.Sealed, "sealed")
 	assert.Equal(t, session.FormatVersion, got.Format)
 }
