@@ -60,11 +60,21 @@ func NewQueue(store *session.RedisStore, opts ...QueueOption) *Queue {
 // Store returns the store the queue's instances are kept in.
 func (q *Queue) Store() *session.RedisStore { return q.store }
 
+// SubmitOption configures one Submit.
+type SubmitOption func(*session.Snapshot)
+
+// WithSources records where the graph definitions came from (Snapshot.Sources), for
+// tools that load them again, such as flowteam resume and sessions show.
+func WithSources(files ...string) SubmitOption {
+	return func(s *session.Snapshot) { s.Sources = append(s.Sources, files...) }
+}
+
 // Submit records instance id of graph graphID (registered in eng) with vars, as a
 // suspended snapshot at its start frontier with reason QueuedReason, and queues it; it
 // returns without waiting for a worker. An id that exists fails with
 // session.ErrConflict and queues nothing.
-func (q *Queue) Submit(ctx context.Context, eng *flow.Engine, graphID, id string, vars map[string]any) error {
+func (q *Queue) Submit(ctx context.Context, eng *flow.Engine, graphID, id string, vars map[string]any,
+	opts ...SubmitOption) error {
 	if err := session.ValidateID(id); err != nil {
 		return fmt.Errorf("worker: submit: %w", err)
 	}
@@ -83,6 +93,9 @@ func (q *Queue) Submit(ctx context.Context, eng *flow.Engine, graphID, id string
 	// The graphs g calls are not hashed here: the worker's resume records them.
 	snap := &session.Snapshot{Instance: id, Graph: g.ID, Hash: g.Hash(), Status: session.StatusSuspended,
 		Reason: QueuedReason, RunID: flow.NewRunID(), Vars: vars, Frontier: &st}
+	for _, o := range opts {
+		o(snap)
+	}
 	if err := q.store.Save(ctx, snap, 0); err != nil {
 		return fmt.Errorf("worker: submit %q: %w", id, err)
 	}

@@ -102,3 +102,31 @@ func (q *Queue) WakeDue(ctx context.Context, now time.Time) (int, error) {
 	}
 	return n, nil
 }
+
+// WaitTask returns a task that suspends its node until a time its meta gives: "wait",
+// a duration from the node's first run ("90s", "24h"), or "until", an RFC 3339 time.
+// Register it under a name to use it from definitions: eng.RegisterTask("wait",
+// worker.WaitTask()) and then task "@wait" with meta {wait: 10m}. (flowteam worker and
+// submit register it as "wait".)
+func WaitTask() flow.Task {
+	return flow.TaskFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		var t time.Time
+		switch {
+		case n.MetaString("until") != "":
+			var err error
+			if t, err = time.Parse(time.RFC3339Nano, n.MetaString("until")); err != nil {
+				return fmt.Errorf("node %q: meta until: %w", n.ID, err)
+			}
+		case n.MetaString("wait") != "":
+			d, err := time.ParseDuration(n.MetaString("wait"))
+			if err != nil {
+				return fmt.Errorf("node %q: meta wait: %w", n.ID, err)
+			}
+			t = time.Now().Add(d)
+		default:
+			return fmt.Errorf("node %q: the wait task needs meta wait (a duration) or until (a time)", n.ID)
+		}
+		SuspendUntil(c, n, t)
+		return nil
+	})
+}

@@ -82,6 +82,12 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdTask(args[1:], stdout, stderr)
 	case "version":
 		return cmdVersion(args[1:], stdout, stderr)
+	case "submit":
+		return cmdSubmit(args[1:], stdout, stderr)
+	case "worker":
+		return cmdWorker(args[1:], stdout, stderr)
+	case "workers":
+		return cmdWorkers(args[1:], stdout, stderr)
 	// ---- more subcommands: add one case line each, above this comment ----
 	// Also list the new command in usage below.
 
@@ -137,6 +143,9 @@ Commands:
   sessions  list, show or delete stored instances (flowteam sessions -h)
   audit     print an audit file as a timeline or a per-node summary (flowteam audit -h)
   task      claim and submit approval tasks (flowteam task -h)
+  submit    queue a new instance for worker processes (flowteam submit -h)
+  worker    run queued instances, with other workers on one Redis (flowteam worker -h)
+  workers   list a queue's live workers, depth and oldest entry (flowteam workers -h)
   version   print flowteam's module version and the Go version it was built with
   help      print this help, or with a command its help (flowteam help run)
 
