@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"syscall"
@@ -120,7 +121,46 @@ func jobEngine(rdb *redis.Client, prefix string, sleep, wait time.Duration) *flo
 	if err := eng.Register(g); err != nil {
 		panic(err)
 	}
+	if err := eng.Register(hangGraph(rdb, prefix)); err != nil {
+		panic(err)
+	}
 	return eng
+}
+
+// hangGraph is graph "hang": node h counts its runs (counterKey) and, in its first
+// run, blocks until its run is cancelled (the process is killed meanwhile); node d
+// counts its runs.
+func hangGraph(rdb *redis.Client, prefix string) *flow.Graph {
+	spec := flow.NewSpec("hang")
+	spec.Start("s").LinkTo("h")
+	spec.Activity("h").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		runs, err := rdb.Incr(ctx, counterKey(prefix, c.InstanceID(), n.ID)).Result()
+		if err != nil || runs > 1 {
+			return err
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}).LinkTo("d")
+	spec.Activity("d").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		return rdb.Incr(ctx, counterKey(prefix, c.InstanceID(), n.ID)).Err()
+	}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// startChild starts a worker process (see childWorker) named name.
+func startChild(t *testing.T, addr, prefix, name string, conc int) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"="+addr, envPrefix+"="+prefix,
+		envName+"="+name, fmt.Sprintf("%s=%d", envConc, conc))
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	return cmd
 }
 
 // waitCompleted waits until n instances of the store are completed.

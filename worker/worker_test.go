@@ -202,12 +202,7 @@ func TestKilledWorkerRunsAreReclaimed(t *testing.T) {
 	const conc = 4
 	procs := make([]*exec.Cmd, 3)
 	for i := range procs {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envChild+"="+addr, envPrefix+"="+prefix,
-			fmt.Sprintf("%s=w%d", envName, i), fmt.Sprintf("%s=%d", envConc, conc))
-		cmd.Stderr = os.Stderr
-		require.NoError(t, cmd.Start())
-		procs[i] = cmd
+		procs[i] = startChild(t, addr, prefix, fmt.Sprintf("w%d", i), conc)
 	}
 	t.Cleanup(func() {
 		for _, p := range procs[1:] {
@@ -235,4 +230,33 @@ func TestKilledWorkerRunsAreReclaimed(t *testing.T) {
 	st, err := q.Stats(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, st.Depth)
+}
+
+// TestReclaimWithinLeaseExpiry kills a worker process while it runs an instance and
+// measures the time until another worker has finished it: within the lease's time to
+// live and 2s.
+func TestReclaimWithinLeaseExpiry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	rdb, prefix, addr := testClient(t)
+	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
+	q := worker.NewQueue(store)
+	eng := jobEngine(rdb, prefix, 0, 0)
+	require.NoError(t, q.Submit(context.Background(), eng, "hang", "h-1", nil))
+	child := startChild(t, addr, prefix, "doomed", 1)
+	require.Eventually(t, func() bool {
+		n, _ := rdb.Get(context.Background(), counterKey(prefix, "h-1", "h")).Int()
+		return n == 1
+	}, 20*time.Second, 5*time.Millisecond)
+	_, stop := startWorker(t, q, eng, worker.WithWorkerName("survivor"))
+	require.NoError(t, child.Process.Kill())
+	child.Wait()
+	killed := time.Now()
+	waitCompleted(t, store, 1, testTTL+2*time.Second)
+	t.Logf("reclaimed and completed %v after the kill (lease ttl %v)", time.Since(killed), testTTL)
+	require.NoError(t, stop())
+	n, err := rdb.Get(context.Background(), counterKey(prefix, "h-1", "d")).Int()
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
 }
