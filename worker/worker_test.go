@@ -249,7 +249,8 @@ func TestReclaimWithinLeaseExpiry(t *testing.T) {
 		n, _ := rdb.Get(context.Background(), counterKey(prefix, "h-1", "h")).Int()
 		return n == 1
 	}, 20*time.Second, 5*time.Millisecond)
-	_, stop := startWorker(t, q, eng, worker.WithWorkerName("survivor"))
+	mp, collect := meterReader(t)
+	_, stop := startWorker(t, q, eng, worker.WithWorkerName("survivor"), worker.WithMeterProvider(mp))
 	require.NoError(t, child.Process.Kill())
 	child.Wait()
 	killed := time.Now()
@@ -259,4 +260,5 @@ func TestReclaimWithinLeaseExpiry(t *testing.T) {
 	n, err := rdb.Get(context.Background(), counterKey(prefix, "h-1", "d")).Int()
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
+	assert.Equal(t, int64(1), collect()["flowteam.worker.reclaims"])
 }
