@@ -68,13 +68,9 @@ func (w *Worker) settle(ctx context.Context, entry, id string, res *session.Resu
 		return "requeued"
 	case res != nil:
 		w.done.Add(1)
-		if res.Status == flow.StatusSuspended {
-			if at, ok := wakeAt(res.Context.Vars()); ok {
-				if err := w.q.Schedule(ackCtx, id, at); err != nil {
-					w.log.Error("worker: schedule wake-up", "instance", id, "err", err)
-					return "error" // left pending: a reclaim runs the node again, which schedules it
-				}
-			}
+		if err := w.wakeLater(ackCtx, id, res); err != nil {
+			w.log.Error("worker: schedule wake-up", "instance", id, "err", err)
+			return "error" // left pending: a reclaim runs the node again, which schedules it
 		}
 		w.ack(ackCtx, entry)
 		return string(res.Status)
@@ -97,6 +93,18 @@ func (w *Worker) settle(ctx context.Context, entry, id string, res *session.Resu
 		w.log.Error("worker: resume failed, left pending", "instance", id, "err", err)
 		return "error"
 	}
+}
+
+// wakeLater schedules the wake-up of an instance that suspended until a time, and
+// cancels the wake-up of one that did not (it went on before its time: the variable a
+// WaitTask waited for came), so that it is not woken for nothing.
+func (w *Worker) wakeLater(ctx context.Context, id string, res *session.Result) error {
+	if res.Status == flow.StatusSuspended {
+		if at, ok := wakeAt(res.Context.Vars()); ok {
+			return w.q.Schedule(ctx, id, at)
+		}
+	}
+	return w.q.rdb.ZRem(ctx, w.q.wake, id).Err()
 }
 
 // completeEnded records as completed an instance whose run ended every branch and

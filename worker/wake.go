@@ -105,28 +105,52 @@ func (q *Queue) WakeDue(ctx context.Context, now time.Time) (int, error) {
 
 // WaitTask returns a task that suspends its node until a time its meta gives: "wait",
 // a duration from the node's first run ("90s", "24h"), or "until", an RFC 3339 time.
+// With meta "for", the name of a variable, the node waits for that variable instead
+// (set by a queued resume: flowteam resume --queue --set NAME=...) and the time is a
+// timeout: once it has passed, the node sets the variable its meta "timeoutVar" names
+// (default "timedOut") to true and the run goes on, so that a gateway after it takes
+// the link chosen for a timeout (when: "timedOut == true").
+//
 // Register it under a name to use it from definitions: eng.RegisterTask("wait",
-// worker.WaitTask()) and then task "@wait" with meta {wait: 10m}. (flowteam worker and
-// submit register it as "wait".)
+// worker.WaitTask()), then task "@wait" with meta {wait: 10m}. flowteam worker and
+// submit register it as "wait".
 func WaitTask() flow.Task {
 	return flow.TaskFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
-		var t time.Time
-		switch {
-		case n.MetaString("until") != "":
-			var err error
-			if t, err = time.Parse(time.RFC3339Nano, n.MetaString("until")); err != nil {
-				return fmt.Errorf("node %q: meta until: %w", n.ID, err)
-			}
-		case n.MetaString("wait") != "":
-			d, err := time.ParseDuration(n.MetaString("wait"))
-			if err != nil {
-				return fmt.Errorf("node %q: meta wait: %w", n.ID, err)
-			}
-			t = time.Now().Add(d)
-		default:
-			return fmt.Errorf("node %q: the wait task needs meta wait (a duration) or until (a time)", n.ID)
+		awaited := n.MetaString("for")
+		if v, ok := c.Get(awaited); awaited != "" && ok && v != nil {
+			c.Delete(WakeAtVar + n.ID) // the timeout is moot
+			return nil
 		}
-		SuspendUntil(c, n, t)
+		t, err := deadline(n)
+		if err != nil {
+			return err
+		}
+		if SuspendUntil(c, n, t) && awaited != "" {
+			name := n.MetaString("timeoutVar")
+			if name == "" {
+				name = "timedOut"
+			}
+			c.Set(name, true)
+		}
 		return nil
 	})
+}
+
+// deadline reads the time a WaitTask node waits until from its meta.
+func deadline(n *flow.Node) (time.Time, error) {
+	if u := n.MetaString("until"); u != "" {
+		t, err := time.Parse(time.RFC3339Nano, u)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("node %q: meta until: %w", n.ID, err)
+		}
+		return t, nil
+	}
+	if w := n.MetaString("wait"); w != "" {
+		d, err := time.ParseDuration(w)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("node %q: meta wait: %w", n.ID, err)
+		}
+		return time.Now().Add(d), nil
+	}
+	return time.Time{}, fmt.Errorf("node %q: the wait task needs meta wait (a duration) or until (a time)", n.ID)
 }

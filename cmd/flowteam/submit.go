@@ -19,7 +19,9 @@ Records a new instance of a graph (suspended at its start, reason "queued") in t
 Redis store and queues it for "flowteam worker" processes; it returns at once. The
 definitions are loaded as by run, and the files are recorded with the instance.
 Definitions may use the task "@wait" (meta wait: DURATION or until: RFC3339 time) to
-suspend until a time; a worker wakes the instance then.
+suspend until a time; a worker wakes the instance then. With meta for: NAME it waits
+for variable NAME (resume --queue --set NAME=...) and the time is a timeout, after
+which it sets timedOut (or meta timeoutVar) to true for a gateway to route on.
 
 Flags:
   --store DSN       the Redis store (required): redis://HOST:PORT/DB[?prefix=P]
