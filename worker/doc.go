@@ -21,7 +21,9 @@
 // its concurrency at once, and resumes each instance through a session.Runner with
 // per-node checkpoints and an owner lease. When the run halts (completed, suspended,
 // failed, stopped) the entry is acknowledged and deleted (XACK, XDEL), so the
-// stream's length is the queue's depth. While a run goes on, its worker renews the
+// stream's length is the queue's depth.
+//
+// While a run goes on, its worker renews the
 // instance's lease (session.WithLease) and resets the entry's idle time (XCLAIM to
 // itself); a worker that dies stops both, and once the lease's time to live has
 // passed another worker takes the entry over (XAUTOCLAIM) and resumes the instance
@@ -34,8 +36,10 @@
 // A task suspends until a time with SuspendUntil; the worker that saved the suspension
 // adds the instance to the queue's sorted set of wake-ups (ZADD), and at every
 // heartbeat each worker moves the due ones to the stream with one Lua script
-// (ZRANGEBYSCORE, ZREM, XADD): one worker queues each wake-up, exactly once. Enqueue
-// (flowteam resume) queues a resume of any stored instance.
+// (ZRANGEBYSCORE, ZREM, XADD): one worker queues each wake-up, exactly once.
+// WaitTask does the same from definitions ("@wait"), and can wait for a variable with
+// a timeout after which a gateway takes the timeout's link. Enqueue (flowteam resume
+// --queue) queues a resume of any stored instance.
 //
 // # Shutdown
 //

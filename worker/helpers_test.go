@@ -14,6 +14,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 	if addr := os.Getenv(envChild); addr != "" {
 		os.Exit(childWorker(addr))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // childWorker runs a worker until SIGTERM (or SIGKILL) in a process of its own.

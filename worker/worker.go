@@ -114,8 +114,9 @@ var errShutdown = errors.New("worker shutting down")
 
 // Run consumes the queue until ctx is done, then stops taking work, lets the runs in
 // progress go on for the grace period, cancels the rest (each is saved at its last
-// checkpoint and queued again) and returns once every run has ended. It returns nil
-// after a shutdown, or the error that kept it from reading the queue.
+// checkpoint and queued again) and returns nil once every run has ended. It returns
+// an error at once if the queue's consumer group cannot be created (Redis
+// unreachable); later read errors are logged and the reads retried.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.q.ensureGroup(ctx); err != nil {
 		return err
@@ -128,7 +129,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer close(beatDone); w.heartbeat(beatCtx) }()
 
 	var wg sync.WaitGroup
-	err := w.consume(ctx, runCtx, &wg)
+	w.consume(ctx, runCtx, &wg)
 
 	grace := time.AfterFunc(w.grace, func() { cancelRuns(errShutdown) })
 	wg.Wait()
@@ -138,11 +139,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	if uerr := w.q.unpublish(context.WithoutCancel(ctx), w.name); uerr != nil {
 		w.log.Warn("worker: leave registry", "worker", w.name, "err", uerr)
 	}
-	return err
+	return nil
 }
 
 // consume takes entries while ctx lasts, starting a run for each on runCtx.
-func (w *Worker) consume(ctx, runCtx context.Context, wg *sync.WaitGroup) error {
+func (w *Worker) consume(ctx, runCtx context.Context, wg *sync.WaitGroup) {
 	slots := make(chan struct{}, w.conc)
 	lastReclaim := time.Time{}
 	// Reads block for at most this long, so that a shutdown is seen soon; they are not
@@ -152,7 +153,7 @@ func (w *Worker) consume(ctx, runCtx context.Context, wg *sync.WaitGroup) error 
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case slots <- struct{}{}:
 		}
 		free := 1
@@ -170,10 +171,13 @@ func (w *Worker) consume(ctx, runCtx context.Context, wg *sync.WaitGroup) error 
 		if len(msgs) < free && ctx.Err() == nil {
 			got, err := w.read(readCtx, free-len(msgs), block)
 			if err != nil {
-				for range free {
-					<-slots
+				// Redis restarting or a network blip: keep the runs going and try
+				// again after a while, rather than leaving the queue for good.
+				w.log.Warn("worker: read queue", "worker", w.name, "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(w.renew):
 				}
-				return err
 			}
 			msgs = append(msgs, got...)
 		}

@@ -36,8 +36,8 @@ Flags:
   --lease-ttl D      a lease lasts D (default 30s): a dead worker's runs are taken
                      over D after its last renewal
 
-Logs go to stderr. Exit codes: 0 after a shutdown, 1 the queue could not be read,
-2 bad input.
+Logs go to stderr; errors reading the queue later are logged and retried. Exit codes:
+0 after a shutdown, 1 Redis could not be reached at start, 2 bad input.
 `
 
 func cmdWorker(args []string, stdout, stderr io.Writer) int {
