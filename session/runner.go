@@ -91,7 +91,7 @@ type Runner struct {
 	leaseRenew, leaseTTL time.Duration
 	host                 string
 	// hashes caches the definition hash of the last graph run under each graph id
-	// (graph id -> *graphHash); see hash.
+	// (graph id -> *graphHash); see hashed.
 	hashes sync.Map
 	hashMu sync.Mutex // serializes cache misses
 	hashN  int        // entries in hashes
@@ -235,8 +235,9 @@ type resumeConfig struct {
 // claimed it died (with PerNode durability, the resume continues from its last
 // checkpoint). It is refused (a *LeaseHeldError) while the owner's lease is fresh, so
 // a process that is alive keeps its run; an instance saved without a lease is taken
-// over on trust. The version check lets only one of several recovering processes
-// proceed.
+// over on trust. A run whose outcome could not be saved (the store failed) leaves its
+// last lease, which expires as a dead process's does. The version check lets only
+// one of several recovering processes proceed.
 func Recover() ResumeOption { return func(c *resumeConfig) { c.recover = true } }
 
 // ExpectVersion makes Resume fail with ErrConflict unless the stored snapshot is at

@@ -303,7 +303,7 @@ func checkResumable(snap *session.Snapshot, cfg resumeConfig) error {
 	case snap.Status == session.StatusCompleted:
 		return fmt.Errorf("resume %q: %w: %w (version %d)", cfg.id, session.ErrConflict, session.ErrCompleted, snap.Version)
 	case snap.Status == session.StatusRunning && snap.Lease.Fresh(time.Now()):
-		return fmt.Errorf("resume: %w", &session.LeaseHeldError{Instance: cfg.id, Lease: *snap.Lease})
+		return fmt.Errorf("resume %q: %w", cfg.id, &session.LeaseHeldError{Instance: cfg.id, Lease: *snap.Lease})
 	case snap.Status == session.StatusRunning && !cfg.recover:
 		return fmt.Errorf("resume %q: %w: %w (claimed at version %d)", cfg.id, session.ErrConflict, session.ErrRunning,
 			snap.Version)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -337,27 +338,14 @@ func clearAndSealed(t *testing.T, f func(t *testing.T, sealed bool)) {
 // and records its hash, so that the next resume needs no flag.
 func TestResumeRefusesChangedCalledGraph(t *testing.T) {
 	noLeaks(t)
-	dir := t.TempDir()
-	mainYML := `id: main
-layout:
-  - {id: s, type: start}
-  - {id: wait, task: 'approved == nil ? context.suspend("waiting") : context.put("decided", true)'}
-  - {id: call, task: "#child"}
-  - {id: e, type: end}
-`
-	childYML := func(v int) string {
-		return fmt.Sprintf("id: child\nlayout:\n  - {id: cs, type: start}\n  - {id: c1, task: 'context.put(\"v\", %d)'}\n  - {id: ce, type: end}\n", v)
-	}
-	mainPath, childPath := filepath.Join(dir, "main.yml"), filepath.Join(dir, "child.yml")
-	require.NoError(t, os.WriteFile(mainPath, []byte(mainYML), 0o600))
-	require.NoError(t, os.WriteFile(childPath, []byte(childYML(1)), 0o600))
+	mainPath, childPath := writeCallingFiles(t, t.TempDir(), 1)
 	child1, err := flow.NewEngine().LoadFile(childPath)
 	require.NoError(t, err)
 	dsn := fileDSN(t)
 	code, _, stderr := call(t, cmdRun, mainPath, childPath, "--graph", "main", "--store", dsn, "--instance", "c-1")
 	require.Equal(t, exitOK, code, stderr)
 
-	require.NoError(t, os.WriteFile(childPath, []byte(childYML(2)), 0o600))
+	writeCallingFiles(t, filepath.Dir(mainPath), 2)
 	child2, err := flow.NewEngine().LoadFile(childPath)
 	require.NoError(t, err)
 	before := loadSnap(t, strings.TrimPrefix(dsn, "file:"), "c-1")
@@ -377,4 +365,53 @@ layout:
 	assert.EqualValues(t, 2, out["vars"].(map[string]any)["v"], "the new child ran")
 	after := loadSnap(t, strings.TrimPrefix(dsn, "file:"), "c-1")
 	assert.Equal(t, map[string]string{"child": child2.Hash()}, after.Called)
+}
+
+// writeCallingFiles writes main.yml, which waits for "approved" and then calls child,
+// and child.yml, which sets "v" to v, into dir.
+func writeCallingFiles(t *testing.T, dir string, v int) (mainPath, childPath string) {
+	t.Helper()
+	mainYML := `id: main
+layout:
+  - {id: s, type: start}
+  - {id: wait, task: 'approved == nil ? context.suspend("waiting") : context.put("decided", true)'}
+  - {id: call, task: "#child"}
+  - {id: e, type: end}
+`
+	childYML := fmt.Sprintf(`id: child
+layout:
+  - {id: cs, type: start}
+  - {id: c1, task: 'context.put("v", %d)'}
+  - {id: ce, type: end}
+`, v)
+	mainPath, childPath = filepath.Join(dir, "main.yml"), filepath.Join(dir, "child.yml")
+	require.NoError(t, os.WriteFile(mainPath, []byte(mainYML), 0o600))
+	require.NoError(t, os.WriteFile(childPath, []byte(childYML), 0o600))
+	return mainPath, childPath
+}
+
+// A snapshot saved before the called graphs' hashes were recorded (its file has no
+// "called") resumes on unchanged files, checked on its root graph alone; the resume
+// records the called graphs' hashes.
+func TestResumeSnapshotWithoutCalledHashes(t *testing.T) {
+	noLeaks(t)
+	mainPath, childPath := writeCallingFiles(t, t.TempDir(), 1)
+	child, err := flow.NewEngine().LoadFile(childPath)
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	code, _, stderr := call(t, cmdRun, mainPath, childPath, "--graph", "main", "--store", dsn, "--instance", "old-1")
+	require.Equal(t, exitOK, code, stderr)
+	path := filepath.Join(dir, "old-1.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	old := regexp.MustCompile(`"called":\{[^}]*\},`).ReplaceAll(data, nil)
+	require.NotEqual(t, data, old)
+	require.NoError(t, os.WriteFile(path, old, 0o600))
+	require.Nil(t, loadSnap(t, dir, "old-1").Called, "as saved before")
+
+	code, out, stderr := callJSON(t, cmdResume, "old-1", "--store", dsn, "--set", "approved=true")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "completed", out["status"])
+	assert.Equal(t, map[string]string{"child": child.Hash()}, loadSnap(t, dir, "old-1").Called)
 }

@@ -105,7 +105,7 @@ func sessionsDelete(ctx context.Context, store session.Store, cfg sessionsConfig
 			return fail(err) // a corrupt instance can be deleted: nothing runs it
 		}
 		if err == nil && s.Status == session.StatusRunning && s.Lease.Fresh(time.Now()) {
-			return fail(fmt.Errorf("%w\n--force deletes it all the same (its process then fails to save its outcome)",
+			return fail(fmt.Errorf("%w\n--force deletes it all the same (its process then stops at its next lease renewal)",
 				&session.LeaseHeldError{Instance: id, Lease: *s.Lease}))
 		}
 	}
