@@ -30,7 +30,7 @@ func (w *Worker) process(ctx context.Context, m redis.XMessage, reclaimed bool) 
 	defer w.untrack(m.ID)
 	start := time.Now()
 	res, err := w.resume(ctx, id, updates, reclaimed)
-	outcome := w.settle(ctx, m.ID, id, res, err)
+	outcome := w.settle(ctx, m.ID, id, len(updates) > 0, res, err)
 	w.inst.run(ctx, w.q.name, outcome, time.Since(start))
 }
 
@@ -57,11 +57,18 @@ func (w *Worker) resume(ctx context.Context, id string, updates map[string]any, 
 }
 
 // settle acknowledges, queues again or leaves the entry after a resume, and returns
-// the outcome for the metrics.
-func (w *Worker) settle(ctx context.Context, entry, id string, res *session.Result, err error) string {
+// the outcome for the metrics. updates tells an entry that carries updates (a queued
+// resume), which must not be dropped because another run of its instance was going
+// on: left pending, it is resumed after that run.
+func (w *Worker) settle(ctx context.Context, entry, id string, updates bool, res *session.Result, err error) string {
 	ackCtx := context.WithoutCancel(ctx)
 	var held *session.LeaseHeldError
 	switch {
+	case res != nil && errors.Is(err, session.ErrConflict):
+		// The outcome could not be saved: another worker took the instance over (this
+		// one stalled past its lease) and its entry with it; that worker acks it.
+		w.log.Warn("worker: lost the instance to another worker", "instance", id, "err", err)
+		return "lost"
 	case (res == nil || res.Status != flow.StatusCompleted) && errors.Is(context.Cause(ctx), errShutdown):
 		// Cut short by the shutdown: its outcome is saved; another worker goes on.
 		w.requeue(ackCtx, entry, id)
@@ -77,8 +84,8 @@ func (w *Worker) settle(ctx context.Context, entry, id string, res *session.Resu
 	case errors.Is(err, session.ErrNoFrontier) && w.completeEnded(ackCtx, id):
 		w.ack(ackCtx, entry)
 		return "completed"
-	case errors.As(err, &held):
-		w.log.Info("worker: instance held by a live owner, left pending", "instance", id, "owner", held.Lease.Owner())
+	case errors.As(err, &held), updates && errors.Is(err, session.ErrConflict) && !errors.Is(err, session.ErrCompleted):
+		w.log.Info("worker: instance running elsewhere, entry left pending", "instance", id, "err", err)
 		return "held"
 	case errors.Is(err, session.ErrCompleted), errors.Is(err, session.ErrNotFound),
 		errors.Is(err, session.ErrDefinitionChanged), errors.Is(err, session.ErrNoFrontier),

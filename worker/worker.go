@@ -229,7 +229,7 @@ func (w *Worker) reclaim(ctx context.Context, n int) []redis.XMessage {
 	w.cursor = next
 	if len(msgs) > 0 {
 		w.inst.reclaims.Add(ctx, int64(len(msgs)))
-		w.log.Info("worker: reclaimed entries of a dead worker", "worker", w.name, "entries", len(msgs))
+		w.log.Info("worker: reclaimed entries idle for longer than the lease", "worker", w.name, "entries", len(msgs))
 	}
 	return msgs
 }

@@ -262,3 +262,43 @@ func TestReclaimWithinLeaseExpiry(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.Equal(t, int64(1), collect()["flowteam.worker.reclaims"])
 }
+
+// A resume queued while its instance runs is not lost: its entry waits until the run
+// has halted, then the instance resumes with its updates.
+func TestResumeQueuedWhileRunningWaitsForTheRun(t *testing.T) {
+	rdb, prefix, _ := testClient(t)
+	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
+	q := worker.NewQueue(store)
+	started, release := make(chan struct{}), make(chan struct{})
+	spec := flow.NewSpec("gate")
+	spec.Start("s").LinkTo("g")
+	spec.Activity("g").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		if _, ok := c.Get("go"); ok {
+			return nil
+		}
+		close(started)
+		<-release
+		c.Suspend("need go")
+		return nil
+	}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine()
+	require.NoError(t, eng.Register(g))
+	ctx := context.Background()
+	require.NoError(t, q.Submit(ctx, eng, "gate", "x", nil))
+	_, stop := startWorker(t, q, eng, worker.WithConcurrency(2))
+	<-started
+	require.NoError(t, q.Enqueue(ctx, "x", map[string]any{"go": true}))
+	require.Eventually(t, func() bool {
+		st, err := q.Stats(ctx)
+		return err == nil && st.Pending == 2
+	}, 10*time.Second, 5*time.Millisecond, "the worker took the resume while the run goes on")
+	close(release)
+	waitCompleted(t, store, 1, 10*time.Second)
+	require.NoError(t, stop())
+	snap, err := store.Load(ctx, "x")
+	require.NoError(t, err)
+	assert.Equal(t, true, snap.Vars["go"])
+}
