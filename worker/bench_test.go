@@ -69,7 +69,7 @@ func BenchmarkWorkers(b *testing.B) {
 			b.ResetTimer()
 			for i := range n {
 				w, err := worker.New(q, eng, worker.WithWorkerName(fmt.Sprintf("w%d", i)), worker.WithConcurrency(1),
-					worker.WithLease(testRenew, testTTL))
+					worker.WithLease(time.Second, 5*time.Second))
 				require.NoError(b, err)
 				go func() { w.Run(ctx); done <- struct{}{} }()
 			}

@@ -75,11 +75,7 @@ func (w *Worker) settle(ctx context.Context, entry, id string, updates bool, res
 		return "requeued"
 	case res != nil:
 		w.done.Add(1)
-		if err := w.wakeLater(ackCtx, id, res); err != nil {
-			w.log.Error("worker: schedule wake-up", "instance", id, "err", err)
-			return "error" // left pending: a reclaim runs the node again, which schedules it
-		}
-		w.ack(ackCtx, entry)
+		w.halted(ackCtx, entry, id, res)
 		return string(res.Status)
 	case errors.Is(err, session.ErrNoFrontier) && w.completeEnded(ackCtx, id):
 		w.ack(ackCtx, entry)
@@ -102,16 +98,30 @@ func (w *Worker) settle(ctx context.Context, entry, id string, updates bool, res
 	}
 }
 
-// wakeLater schedules the wake-up of an instance that suspended until a time, and
-// cancels the wake-up of one that did not (it went on before its time: the variable a
-// WaitTask waited for came), so that it is not woken for nothing.
-func (w *Worker) wakeLater(ctx context.Context, id string, res *session.Result) error {
+// halted acknowledges the entry of a run that halted and, in the same transaction,
+// schedules the wake-up of an instance that suspended until a time, or cancels that of
+// one that did not (it went on before its time: the variable a WaitTask waited for
+// came), so that it is not woken for nothing. If the transaction fails, the entry
+// stays pending and a reclaim resumes the instance, whose suspended node schedules its
+// wake-up again.
+func (w *Worker) halted(ctx context.Context, entry, id string, res *session.Result) {
+	at, wake := time.Time{}, false
 	if res.Status == flow.StatusSuspended {
-		if at, ok := wakeAt(res.Context.Vars()); ok {
-			return w.q.Schedule(ctx, id, at)
-		}
+		at, wake = wakeAt(res.Context.Vars())
 	}
-	return w.q.rdb.ZRem(ctx, w.q.wake, id).Err()
+	_, err := w.q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if wake {
+			p.ZAdd(ctx, w.q.wake, redis.Z{Score: float64(at.UnixMilli()), Member: id})
+		} else {
+			p.ZRem(ctx, w.q.wake, id)
+		}
+		p.XAck(ctx, w.q.stream, group, entry)
+		p.XDel(ctx, w.q.stream, entry)
+		return nil
+	})
+	if err != nil {
+		w.log.Error("worker: ack", "entry", entry, "instance", id, "err", err)
+	}
 }
 
 // completeEnded records as completed an instance whose run ended every branch and
