@@ -69,7 +69,8 @@ func (w *Worker) settle(ctx context.Context, entry, id string, updates bool, res
 		// one stalled past its lease) and its entry with it; that worker acks it.
 		w.log.Warn("worker: lost the instance to another worker", "instance", id, "err", err)
 		return "lost"
-	case (res == nil || res.Status != flow.StatusCompleted) && errors.Is(context.Cause(ctx), errShutdown):
+	case errors.Is(context.Cause(ctx), errShutdown) &&
+		(res == nil || errors.Is(err, context.Canceled) || errors.Is(err, errShutdown)):
 		// Cut short by the shutdown: its outcome is saved; another worker goes on.
 		w.requeue(ackCtx, entry, id)
 		return "requeued"

@@ -116,7 +116,8 @@ var errShutdown = errors.New("worker shutting down")
 // progress go on for the grace period, cancels the rest (each is saved at its last
 // checkpoint and queued again) and returns nil once every run has ended. It returns
 // an error at once if the queue's consumer group cannot be created (Redis
-// unreachable); later read errors are logged and the reads retried.
+// unreachable); later read errors are logged and the reads retried. Run a Worker
+// once: for more consumers in one process, make more Workers with other names.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.q.ensureGroup(ctx); err != nil {
 		return err
