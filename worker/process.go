@@ -225,4 +225,5 @@ func (w *Worker) beat(ctx context.Context) {
 	if st, err := w.q.Stats(ctx); err == nil {
 		w.inst.depth.Record(ctx, st.Depth)
 	}
+	w.q.pruneConsumers(ctx, 10*w.ttl)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Info is what a Worker publishes of itself at every heartbeat.
@@ -66,4 +68,30 @@ func (q *Queue) Workers(ctx context.Context) ([]Info, error) {
 		return 0
 	})
 	return live, nil
+}
+
+// pruneConsumers deletes from the consumer group the consumers idle for longer than
+// idle with no pending entry: workers that stopped or died, whose entries were
+// reclaimed. A live worker reads at least every second, and an entry is only
+// delivered to a consumer that reads or claims, so the deletion loses nothing. Left
+// alone, every restarted worker (named host-pid) would stay listed in the group.
+func (q *Queue) pruneConsumers(ctx context.Context, idle time.Duration) {
+	cs, err := q.rdb.XInfoConsumers(ctx, q.stream, group).Result()
+	if err != nil {
+		return // no group yet: nothing to prune
+	}
+	for _, c := range cs {
+		if c.Pending == 0 && c.Idle > idle {
+			q.rdb.XGroupDelConsumer(ctx, q.stream, group, c.Name) // best effort: the next beat retries
+		}
+	}
+}
+
+// leaveGroup deletes the worker's consumer from the group if it has no pending entry.
+func (q *Queue) leaveGroup(ctx context.Context, name string) {
+	p, err := q.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: q.stream, Group: group, Consumer: name,
+		Start: "-", End: "+", Count: 1}).Result()
+	if err == nil && len(p) == 0 {
+		q.rdb.XGroupDelConsumer(ctx, q.stream, group, name)
+	}
 }

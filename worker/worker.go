@@ -137,6 +137,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	grace.Stop()
 	stopBeat()
 	<-beatDone
+	w.q.leaveGroup(context.WithoutCancel(ctx), w.name)
 	if uerr := w.q.unpublish(context.WithoutCancel(ctx), w.name); uerr != nil {
 		w.log.Warn("worker: leave registry", "worker", w.name, "err", uerr)
 	}

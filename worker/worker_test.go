@@ -85,6 +85,9 @@ func TestWorkersRunEverySubmittedInstanceOnce(t *testing.T) {
 	live, err = q.Workers(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, live, "stopped workers leave the registry")
+	consumers, err := rdb.XInfoConsumers(context.Background(), prefix+"worker:{default}:queue", "workers").Result()
+	require.NoError(t, err)
+	assert.Empty(t, consumers, "and the consumer group")
 	assert.ErrorIs(t, q.Submit(context.Background(), eng, "job", ids[0], nil), session.ErrConflict)
 }
 
