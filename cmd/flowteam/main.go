@@ -87,6 +87,12 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return cmdServe(args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(args[1:], os.Stdin, stdout, stderr)
+	case "submit":
+		return cmdSubmit(args[1:], stdout, stderr)
+	case "worker":
+		return cmdWorker(args[1:], stdout, stderr)
+	case "workers":
+		return cmdWorkers(args[1:], stdout, stderr)
 	// ---- more subcommands: add one case line each, above this comment ----
 	// Also list the new command in usage below.
 
@@ -149,6 +155,9 @@ Commands:
   task      claim and submit approval tasks (flowteam task -h)
   serve     a console in the browser: pictures, instances, the task inbox (flowteam serve -h)
   mcp       serve graphs as tools of an MCP server on stdio (flowteam mcp -h)
+  submit    queue a new instance for worker processes (flowteam submit -h)
+  worker    run queued instances, with other workers on one Redis (flowteam worker -h)
+  workers   list a queue's live workers, depth and oldest entry (flowteam workers -h)
   version   print flowteam's module version and the Go version it was built with
   help      print this help, or with a command its help (flowteam help run)
 

@@ -56,6 +56,9 @@ Flags:
   --accept-changed-definition
                        resume even if the definitions changed (see above)
   --expect-version N   resume only if the stored version is N
+  --queue NAME         queue the resume (with its --set updates) for the "flowteam
+                       worker" processes of queue NAME instead of running it here
+                       (Redis store only; "default" is the workers' default queue)
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
   --output FORMAT      text (default) or json, the same output as run
@@ -91,6 +94,7 @@ type resumeConfig struct {
 	store    storeFlags
 	eval     string // --evaluator
 	maxDepth int    // --max-depth; 0: the engine's
+	queue    string // --queue: queue the resume for a worker
 	// keepTTL: --ttl was not given, so the instance keeps the time to live it was
 	// last saved with; keepDurability, keepSteps, keepSolonTypes: --durability,
 	// --steps, --solon-types were not given, so it keeps the recorded ones.
@@ -135,6 +139,9 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	// not bad input because a deploy has since moved the recorded files.
 	if err := checkResumable(snap, cfg); err != nil {
 		return fail(exitConflict, explainResumeError(err, cfg))
+	}
+	if cfg.queue != "" {
+		return queueResume(ctx, store, cfg.queue, cfg.id, updates, stdout, stderr)
 	}
 	cfg.keepRecordedTTL(snap)
 	st, err := resumeSettings(cfg, snap)
@@ -371,6 +378,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 	fs.BoolVar(&cfg.accept, "accept-changed-definition", false, "")
 	fs.Int64Var(&cfg.expect, "expect-version", 0, "")
 	fs.StringVar(&cfg.audit, "audit", "", "")
+	fs.StringVar(&cfg.queue, "queue", "", "")
 	outputFlag(fs, &cfg.output)
 	evaluatorFlag(fs, &cfg.eval)
 	solonTypesFlag(fs, &cfg.store.solonTypes)

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/worker"
+)
+
+const workerUsage = `Usage: flowteam worker FILE|DIR|GLOB... --store redis://... [flags]
+
+Runs the instances queued by "flowteam submit" and "flowteam resume --queue", with
+other worker processes on any machine sharing the Redis store. Each instance runs
+with per-node durability under a lease the worker renews; the entry is acknowledged
+when the run completes, suspends, stops or fails. When a worker dies, another takes
+its instances over once their lease has expired and continues each from its last
+completed node. Instances suspended by "@wait" are queued again at their time.
+
+SIGINT or SIGTERM stops taking work; the runs in progress have --grace to end, then
+they are cancelled, saved where they stand and queued again. A second signal ends the
+process at once.
+
+Flags:
+  --store DSN        the Redis store (required): redis://HOST:PORT/DB[?prefix=P]
+  --queue NAME       the queue (default "default")
+  --concurrency N    the most runs at once (default 4)
+  --name W           the worker's name, unique among live workers (default HOST-PID)
+  --grace D          time the runs in progress get to end at shutdown (default 10s)
+  --lease-renew D    renew the leases of the runs and the heartbeat every D (default 5s)
+  --lease-ttl D      a lease lasts D (default 30s): a dead worker's runs are taken
+                     over D after its last renewal
+
+Logs go to stderr; errors reading the queue later are logged and retried. Exit codes:
+0 after a shutdown, 1 Redis could not be reached at start, 2 bad input.
+`
+
+func cmdWorker(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flowteam worker", flag.ContinueOnError)
+	var qf queueFlags
+	var name string
+	var conc int
+	var grace, renew, ttl time.Duration
+	qf.register(fs)
+	fs.StringVar(&name, "name", "", "")
+	fs.IntVar(&conc, "concurrency", 4, "")
+	fs.DurationVar(&grace, "grace", 10*time.Second, "")
+	fs.DurationVar(&renew, "lease-renew", session.DefaultLeaseRenew, "")
+	fs.DurationVar(&ttl, "lease-ttl", session.DefaultLeaseTTL, "")
+	pos, help, err := parseCommandLine(fs, args)
+	switch {
+	case help:
+		fmt.Fprint(stdout, workerUsage)
+		return exitOK
+	case err == nil && len(pos) == 0:
+		err = errors.New("no definition file given")
+	case err == nil && conc < 1:
+		err = fmt.Errorf("--concurrency must be at least 1, got %d", conc)
+	case err == nil && (renew <= 0 || ttl <= renew):
+		err = fmt.Errorf("--lease-ttl (%v) must be longer than --lease-renew (%v), both positive", ttl, renew)
+	case err == nil && grace < 0:
+		err = fmt.Errorf("--grace must not be negative, got %v", grace)
+	}
+	if err == nil {
+		err = checkNotEmpty(fs, "name", "store", "queue")
+	}
+	if err != nil {
+		return usageError(stderr, "worker", err)
+	}
+	fail := func(code int, err error) int {
+		fmt.Fprintf(stderr, "flowteam worker: %v\n", err)
+		return code
+	}
+	eng, _, files, err := loadForWorker(pos)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	q, closeStore, err := qf.open()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	defer closeStore()
+	ropts := []session.Option{session.WithSources(files...)}
+	c, err := cipherFromEnv()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	if c != nil {
+		ropts = append(ropts, session.WithCipher(c))
+	}
+	opts := []worker.Option{worker.WithConcurrency(conc), worker.WithGrace(grace), worker.WithLease(renew, ttl),
+		worker.WithRunnerOptions(ropts...), worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))}
+	if name != "" {
+		opts = append(opts, worker.WithWorkerName(name))
+	}
+	w, err := worker.New(q, eng, opts...)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	fmt.Fprintf(stderr, "flowteam worker %s: consuming queue %s (concurrency %d)\n", w.Name(), qf.queue, conc)
+	if err := w.Run(ctx); err != nil {
+		return fail(exitFail, err)
+	}
+	return exitOK
+}
+
+// queueResume queues a resume of instance id with updates on the named queue of
+// store, for "flowteam resume --queue".
+func queueResume(ctx context.Context, store session.Store, queue, id string, updates map[string]any,
+	stdout, stderr io.Writer) int {
+	rs, ok := store.(*session.RedisStore)
+	if !ok {
+		fmt.Fprintln(stderr, "flowteam resume: --queue needs a Redis store (redis://HOST:PORT/DB)")
+		return exitUsage
+	}
+	if err := worker.NewQueue(rs, worker.WithName(queue)).Enqueue(ctx, id, updates); err != nil {
+		fmt.Fprintf(stderr, "flowteam resume: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "queued %s on queue %s\n", id, queue)
+	return exitOK
+}

@@ -1,0 +1,60 @@
+// Package worker shares the runs of flow instances among many processes on one Redis:
+// a submit queue on a Redis stream read in a consumer group, owner leases, the reclaim
+// of a dead worker's runs, and wake-up timers on a sorted set. It is a package of its
+// own, beside session, because it is a distributed runtime (goroutines, heartbeats,
+// signals, metrics) built on session's Runner and RedisStore, which stay the plain
+// storage a single process needs; nothing in session depends on it.
+//
+// Submit an instance in one process, run it in any other:
+//
+//	store := session.NewRedisStore(rdb)
+//	q := worker.NewQueue(store)
+//	err := q.Submit(ctx, eng, "order", "order-42", map[string]any{"amount": 10})
+//
+//	w, err := worker.New(q, eng, worker.WithConcurrency(8))
+//	err = w.Run(ctx) // until ctx is done (SIGTERM), then drains
+//
+// # Delivery
+//
+// Submit saves the instance (suspended at its start frontier, reason "queued") and
+// adds an entry to the stream (XADD). A worker takes entries with XREADGROUP, at most
+// its concurrency at once, and resumes each instance through a session.Runner with
+// per-node checkpoints and an owner lease. When the run halts (completed, suspended,
+// failed, stopped) the entry is acknowledged and deleted (XACK, XDEL), so the
+// stream's length is the queue's depth.
+//
+// While a run goes on, its worker renews the
+// instance's lease (session.WithLease) and resets the entry's idle time (XCLAIM to
+// itself); a worker that dies stops both, and once the lease's time to live has
+// passed another worker takes the entry over (XAUTOCLAIM) and resumes the instance
+// from its last checkpoint with session.Recover: nodes that completed do not run
+// again. A node that was running when its worker died runs again, so tasks with side
+// effects outside the instance are delivered at least once.
+//
+// # Wake-ups
+//
+// A task suspends until a time with SuspendUntil; the worker that saved the suspension
+// adds the instance to the queue's sorted set of wake-ups (ZADD), and at every
+// heartbeat each worker moves the due ones to the stream with one Lua script
+// (ZRANGEBYSCORE, ZREM, XADD): one worker queues each wake-up, exactly once.
+// WaitTask does the same from definitions ("@wait"), and can wait for a variable with
+// a timeout after which a gateway takes the timeout's link. Enqueue (flowteam resume
+// --queue) queues a resume of any stored instance.
+//
+// # Shutdown
+//
+// When Run's context is done the worker takes no more entries; the runs in progress
+// have the grace period (WithGrace) to halt, then they are cancelled, saved where they
+// stand and queued again for another worker.
+//
+// # Redis Cluster
+//
+// The queue's keys (stream, wake-up set, worker registry) share the hash tag
+// {queue-name}, so the wake-up script, which touches the set and the stream, runs in
+// one slot; a queue lives on one shard, and more throughput takes more queues. Each
+// instance's snapshot is its own key; Save and Load touch that key alone, but the
+// session.RedisStore's save script also updates the store-wide status index sets,
+// which are in other slots. On a cluster that script would need the index sets to
+// carry the instance's hash tag (one index per slot, listed with a scatter-gather),
+// or to be dropped in favour of SCAN; the queue's own operations need no change.
+package worker

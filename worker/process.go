@@ -1,0 +1,229 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+)
+
+// process runs the instance of entry m and acknowledges the entry when the run
+// halted, or when the instance cannot be run at all; it leaves the entry pending when
+// the instance is held by a live owner or the store failed, for a worker to reclaim.
+func (w *Worker) process(ctx context.Context, m redis.XMessage, reclaimed bool) {
+	id, _ := m.Values["instance"].(string)
+	var updates map[string]any
+	if u, ok := m.Values["updates"].(string); ok {
+		if err := json.Unmarshal([]byte(u), &updates); err != nil {
+			w.log.Error("worker: drop entry with bad updates", "entry", m.ID, "instance", id, "err", err)
+			w.ack(ctx, m.ID)
+			return
+		}
+	}
+	w.track(m.ID, id)
+	defer w.untrack(m.ID)
+	start := time.Now()
+	res, err := w.resume(ctx, id, updates, reclaimed)
+	outcome := w.settle(ctx, m.ID, id, len(updates) > 0, res, err)
+	w.inst.run(ctx, w.q.name, outcome, time.Since(start))
+}
+
+// resume resumes instance id; a reclaimed entry whose instance's lease is still fresh
+// (its owner renewed it a little after the entry) is tried again once it expires.
+func (w *Worker) resume(ctx context.Context, id string, updates map[string]any, reclaimed bool) (*session.Result, error) {
+	for {
+		res, err := w.runner.Resume(ctx, id, updates, session.Recover(), session.WithEvalOptions(w.evalOpts...))
+		var held *session.LeaseHeldError
+		if !reclaimed || !errors.As(err, &held) {
+			return res, err
+		}
+		wait := time.Until(held.Lease.Expiry) + 10*time.Millisecond
+		if wait > w.ttl {
+			return res, err // renewed since: its owner is alive
+		}
+		select {
+		case <-ctx.Done():
+			return res, err
+		case <-time.After(wait):
+		}
+		reclaimed = false // one more try
+	}
+}
+
+// settle acknowledges, queues again or leaves the entry after a resume, and returns
+// the outcome for the metrics. updates tells an entry that carries updates (a queued
+// resume), which must not be dropped because another run of its instance was going
+// on: left pending, it is resumed after that run.
+func (w *Worker) settle(ctx context.Context, entry, id string, updates bool, res *session.Result, err error) string {
+	ackCtx := context.WithoutCancel(ctx)
+	var held *session.LeaseHeldError
+	switch {
+	case res != nil && errors.Is(err, session.ErrConflict):
+		// The outcome could not be saved: another worker took the instance over (this
+		// one stalled past its lease) and its entry with it; that worker acks it.
+		w.log.Warn("worker: lost the instance to another worker", "instance", id, "err", err)
+		return "lost"
+	case errors.Is(context.Cause(ctx), errShutdown) &&
+		(res == nil || errors.Is(err, context.Canceled) || errors.Is(err, errShutdown)):
+		// Cut short by the shutdown: its outcome is saved; another worker goes on.
+		w.requeue(ackCtx, entry, id)
+		return "requeued"
+	case res != nil:
+		w.done.Add(1)
+		w.halted(ackCtx, entry, id, res)
+		return string(res.Status)
+	case errors.Is(err, session.ErrNoFrontier) && w.completeEnded(ackCtx, id):
+		w.ack(ackCtx, entry)
+		return "completed"
+	case errors.As(err, &held), updates && errors.Is(err, session.ErrConflict) && !errors.Is(err, session.ErrCompleted):
+		w.log.Info("worker: instance running elsewhere, entry left pending", "instance", id, "err", err)
+		return "held"
+	case errors.Is(err, session.ErrCompleted), errors.Is(err, session.ErrNotFound),
+		errors.Is(err, session.ErrDefinitionChanged), errors.Is(err, session.ErrNoFrontier),
+		errors.Is(err, session.ErrSealed), errors.Is(err, session.ErrInvalidID),
+		errors.Is(err, session.ErrConflict):
+		// Nothing to run, or nothing a retry would change (ErrConflict: another claim
+		// won): drop the entry.
+		w.log.Warn("worker: dropped entry", "instance", id, "err", err)
+		w.ack(ackCtx, entry)
+		return "dropped"
+	default:
+		w.log.Error("worker: resume failed, left pending", "instance", id, "err", err)
+		return "error"
+	}
+}
+
+// halted acknowledges the entry of a run that halted and, in the same transaction,
+// schedules the wake-up of an instance that suspended until a time, or cancels that of
+// one that did not (it went on before its time: the variable a WaitTask waited for
+// came), so that it is not woken for nothing. If the transaction fails, the entry
+// stays pending and a reclaim resumes the instance, whose suspended node schedules its
+// wake-up again.
+func (w *Worker) halted(ctx context.Context, entry, id string, res *session.Result) {
+	at, wake := time.Time{}, false
+	if res.Status == flow.StatusSuspended {
+		at, wake = wakeAt(res.Context.Vars())
+	}
+	_, err := w.q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if wake {
+			p.ZAdd(ctx, w.q.wake, redis.Z{Score: float64(at.UnixMilli()), Member: id})
+		} else {
+			p.ZRem(ctx, w.q.wake, id)
+		}
+		p.XAck(ctx, w.q.stream, group, entry)
+		p.XDel(ctx, w.q.stream, entry)
+		return nil
+	})
+	if err != nil {
+		w.log.Error("worker: ack", "entry", entry, "instance", id, "err", err)
+	}
+}
+
+// completeEnded records as completed an instance whose run ended every branch and
+// whose worker died before it saved the outcome: the last checkpoint of a run stores
+// status running with no frontier left, so Resume finds nothing to continue
+// (ErrNoFrontier). It reports whether it did.
+func (w *Worker) completeEnded(ctx context.Context, id string) bool {
+	// Sealed snapshots are left alone: saving the opened one would store it in clear.
+	snap, err := w.q.store.Load(ctx, id)
+	if err != nil || snap.Sealed != nil || snap.Status != session.StatusRunning || snap.Frontier != nil || snap.Lease.Fresh(time.Now()) {
+		return false
+	}
+	snap.Status, snap.Lease = session.StatusCompleted, nil
+	if err := w.q.store.Save(ctx, snap, snap.Version); err != nil {
+		w.log.Warn("worker: record ended run as completed", "instance", id, "err", err)
+		return false
+	}
+	w.log.Info("worker: recorded a run whose worker died after its last node as completed", "instance", id)
+	return true
+}
+
+// ack acknowledges and deletes an entry, so that the stream's length is the queue's
+// depth.
+func (w *Worker) ack(ctx context.Context, entry string) {
+	_, err := w.q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAck(ctx, w.q.stream, group, entry)
+		p.XDel(ctx, w.q.stream, entry)
+		return nil
+	})
+	if err != nil {
+		w.log.Error("worker: ack", "entry", entry, "err", err)
+	}
+}
+
+// requeue queues the instance of entry again and acknowledges the entry, atomically.
+func (w *Worker) requeue(ctx context.Context, entry, id string) {
+	_, err := w.q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: w.q.stream, Values: map[string]any{"instance": id}})
+		p.XAck(ctx, w.q.stream, group, entry)
+		p.XDel(ctx, w.q.stream, entry)
+		return nil
+	})
+	if err != nil {
+		w.log.Error("worker: requeue", "entry", entry, "err", err)
+	}
+}
+
+func (w *Worker) track(entry, id string) {
+	w.mu.Lock()
+	w.running[entry] = id
+	w.mu.Unlock()
+}
+
+func (w *Worker) untrack(entry string) {
+	w.mu.Lock()
+	delete(w.running, entry)
+	w.mu.Unlock()
+}
+
+// heartbeat, every renew period until ctx is done: keeps the entries of the runs in
+// progress from looking idle (XCLAIM to itself resets their idle time, so XAUTOCLAIM
+// leaves them alone), publishes the worker's Info, queues the due wake-ups and
+// records the queue's depth.
+func (w *Worker) heartbeat(ctx context.Context) {
+	t := time.NewTicker(w.renew)
+	defer t.Stop()
+	for {
+		w.beat(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (w *Worker) beat(ctx context.Context) {
+	w.mu.Lock()
+	entries := make([]string, 0, len(w.running))
+	for e := range w.running {
+		entries = append(entries, e)
+	}
+	w.mu.Unlock()
+	if len(entries) > 0 {
+		err := w.q.rdb.XClaimJustID(ctx, &redis.XClaimArgs{Stream: w.q.stream, Group: group,
+			Consumer: w.name, Messages: entries}).Err()
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("worker: renew entries", "worker", w.name, "err", err)
+		}
+	}
+	now := time.Now()
+	info := Info{Name: w.name, Host: w.host, PID: os.Getpid(), Running: len(entries), Done: w.done.Load(),
+		Concurrency: w.conc, Started: w.started, Heartbeat: now, Expires: now.Add(w.ttl)}
+	if err := w.q.publish(ctx, info); err != nil && ctx.Err() == nil {
+		w.log.Warn("worker: heartbeat", "worker", w.name, "err", err)
+	}
+	if _, err := w.q.WakeDue(ctx, now); err != nil && ctx.Err() == nil {
+		w.log.Warn("worker: wake-ups", "worker", w.name, "err", err)
+	}
+	if st, err := w.q.Stats(ctx); err == nil {
+		w.inst.depth.Record(ctx, st.Depth)
+	}
+	w.q.pruneConsumers(ctx, 10*w.ttl)
+}

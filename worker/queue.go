@@ -1,0 +1,180 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+)
+
+// DefaultQueue is the name of the queue of NewQueue without WithName.
+const DefaultQueue = "default"
+
+// group is the consumer group every worker of a queue reads in.
+const group = "workers"
+
+// QueuedReason is the suspend reason of an instance Submit recorded and no worker has
+// run yet.
+const QueuedReason = "queued"
+
+// Queue is a queue of instances to run on a Redis stream, with its wake-up set and its
+// registry of workers. Submit and Resume queue; a Worker consumes. It is safe for
+// concurrent use.
+type Queue struct {
+	store *session.RedisStore
+	rdb   redis.UniversalClient
+	name  string
+	// stream, wake and workers are the queue's keys; they share one hash tag.
+	stream, wake, workers string
+}
+
+// QueueOption configures a Queue.
+type QueueOption func(*Queue)
+
+// WithName names the queue (default DefaultQueue): queues of other names share the
+// store but not their work.
+func WithName(name string) QueueOption { return func(q *Queue) { q.name = name } }
+
+// NewQueue returns the queue named by the options on the Redis client of store, where
+// the instances are kept.
+func NewQueue(store *session.RedisStore, opts ...QueueOption) *Queue {
+	q := &Queue{store: store, rdb: store.Client(), name: DefaultQueue}
+	for _, o := range opts {
+		o(q)
+	}
+	// One hash tag for the queue's keys: the wake-up script moves members of the
+	// sorted set to the stream atomically, which Redis Cluster allows within a slot.
+	base := store.Prefix() + "worker:{" + q.name + "}:"
+	q.stream, q.wake, q.workers = base+"queue", base+"wake", base+"workers"
+	return q
+}
+
+// Store returns the store the queue's instances are kept in.
+func (q *Queue) Store() *session.RedisStore { return q.store }
+
+// SubmitOption configures one Submit.
+type SubmitOption func(*session.Snapshot)
+
+// WithSources records where the graph definitions came from (Snapshot.Sources), for
+// tools that load them again, such as flowteam resume and sessions show.
+func WithSources(files ...string) SubmitOption {
+	return func(s *session.Snapshot) { s.Sources = append(s.Sources, files...) }
+}
+
+// Submit records instance id of graph graphID (registered in eng) with vars, as a
+// suspended snapshot at its start frontier with reason QueuedReason, and queues it; it
+// returns without waiting for a worker. An id that exists fails with
+// session.ErrConflict and queues nothing.
+func (q *Queue) Submit(ctx context.Context, eng *flow.Engine, graphID, id string, vars map[string]any,
+	opts ...SubmitOption) error {
+	if err := session.ValidateID(id); err != nil {
+		return fmt.Errorf("worker: submit: %w", err)
+	}
+	g, ok := eng.Graph(graphID)
+	if !ok {
+		return fmt.Errorf("worker: submit %q: graph %q: %w", id, graphID, flow.ErrGraphNotFound)
+	}
+	start, err := eng.StartFrontier(g)
+	if err != nil {
+		return fmt.Errorf("worker: submit %q: %w", id, err)
+	}
+	st := start.State()
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	// The graphs g calls are not hashed here: the worker's resume records them.
+	snap := &session.Snapshot{Instance: id, Graph: g.ID, Hash: g.Hash(), Status: session.StatusSuspended,
+		Reason: QueuedReason, RunID: flow.NewRunID(), Vars: vars, Frontier: &st}
+	for _, o := range opts {
+		o(snap)
+	}
+	if err := q.store.Save(ctx, snap, 0); err != nil {
+		return fmt.Errorf("worker: submit %q: %w", id, err)
+	}
+	return q.Enqueue(ctx, id, nil)
+}
+
+// Enqueue queues a run of the stored instance id: a worker resumes it with updates
+// applied to its variables (nil for none). A suspended instance continues at the node
+// it suspended in; a completed one is dropped by the worker.
+func (q *Queue) Enqueue(ctx context.Context, id string, updates map[string]any) error {
+	values := map[string]any{"instance": id}
+	if len(updates) > 0 {
+		b, err := json.Marshal(updates)
+		if err != nil {
+			return fmt.Errorf("worker: queue %q: updates: %w", id, err)
+		}
+		values["updates"] = string(b)
+	}
+	if err := q.rdb.XAdd(ctx, &redis.XAddArgs{Stream: q.stream, Values: values}).Err(); err != nil {
+		return fmt.Errorf("worker: queue %q: %w", id, err)
+	}
+	return nil
+}
+
+// ensureGroup creates the consumer group (and the stream) unless they exist.
+func (q *Queue) ensureGroup(ctx context.Context) error {
+	err := q.rdb.XGroupCreateMkStream(ctx, q.stream, group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("worker: create group on %s: %w", q.stream, err)
+	}
+	return nil
+}
+
+// Stats is the state of a queue at one moment.
+type Stats struct {
+	// Depth is the number of entries not yet acknowledged: waiting or running.
+	Depth int64
+	// Pending is the number of entries delivered to a worker and not acknowledged.
+	Pending int64
+	// Oldest is when the oldest entry was queued (zero when Depth is 0).
+	Oldest time.Time
+	// Wakeups is the number of instances waiting for a wake-up time; NextWakeup is the
+	// earliest (zero if none).
+	Wakeups    int64
+	NextWakeup time.Time
+}
+
+// Stats reads the queue's depth, its oldest entry and its wake-ups.
+func (q *Queue) Stats(ctx context.Context) (Stats, error) {
+	pipe := q.rdb.Pipeline()
+	xlen := pipe.XLen(ctx, q.stream)
+	first := pipe.XRangeN(ctx, q.stream, "-", "+", 1)
+	zcard := pipe.ZCard(ctx, q.wake)
+	next := pipe.ZRangeWithScores(ctx, q.wake, 0, 0)
+	pend := pipe.XPending(ctx, q.stream, group)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isNoGroup(err) {
+		return Stats{}, fmt.Errorf("worker: queue stats: %w", err)
+	}
+	s := Stats{Depth: xlen.Val(), Wakeups: zcard.Val()}
+	if p, err := pend.Result(); err == nil {
+		s.Pending = p.Count
+	}
+	if msgs := first.Val(); len(msgs) > 0 {
+		s.Oldest = entryTime(msgs[0].ID)
+	}
+	if z := next.Val(); len(z) > 0 {
+		s.NextWakeup = time.UnixMilli(int64(z[0].Score))
+	}
+	return s, nil
+}
+
+func isNoGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOGROUP") }
+
+// entryTime is the time a stream entry id ("ms-seq") was added.
+func entryTime(id string) time.Time {
+	ms, _, _ := strings.Cut(id, "-")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
+}

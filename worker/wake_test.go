@@ -1,0 +1,62 @@
+package worker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/worker"
+)
+
+const approvalYAML = `
+id: approval
+layout:
+  - {id: s, type: start}
+  - {id: w, task: "@wait", meta: {for: approved, wait: 1s}}
+  - {id: x, type: exclusive, link: [{nextId: late, when: "timedOut == true"}, ok]}
+  - {id: late, task: 'context.put("path", "late")', link: e}
+  - {id: ok, task: 'context.put("path", "ok")', link: e}
+  - {id: e, type: end}
+`
+
+// A node waits for a decision with a timeout: the decision queued in time takes one
+// link (and cancels the wake-up); none in time, the worker wakes the instance and the
+// timeout's link is taken.
+func TestWaitTaskTimeoutTakesItsLink(t *testing.T) {
+	rdb, prefix, _ := testClient(t)
+	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
+	q := worker.NewQueue(store)
+	eng := flow.NewEngine()
+	eng.RegisterTask("wait", worker.WaitTask())
+	g, err := flow.LoadGraph("approval.yml", []byte(approvalYAML))
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	ctx := context.Background()
+	require.NoError(t, q.Submit(ctx, eng, "approval", "late-1", nil))
+	require.NoError(t, q.Submit(ctx, eng, "approval", "ok-1", nil))
+	_, stop := startWorker(t, q, eng)
+
+	require.Eventually(t, func() bool {
+		snap, err := store.Load(ctx, "ok-1")
+		return err == nil && snap.Status == session.StatusSuspended && snap.Reason != worker.QueuedReason
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, q.Enqueue(ctx, "ok-1", map[string]any{"approved": true}))
+	waitCompleted(t, store, 2, 10*time.Second)
+	require.NoError(t, stop())
+
+	for id, path := range map[string]string{"late-1": "late", "ok-1": "ok"} {
+		snap, err := store.Load(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, path, snap.Vars["path"], id)
+		assert.NotContains(t, snap.Vars, worker.WakeAtVar+"w", id)
+	}
+	st, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, st.Wakeups, "the decided instance's wake-up was cancelled")
+	assert.Zero(t, st.Depth)
+}

@@ -1,0 +1,237 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
+)
+
+// Worker runs the instances of a Queue, at most Concurrency at once, each with
+// per-node checkpoints and an owner lease its Runner renews. It is one consumer of the
+// queue's consumer group: start one per process (or several, with other names).
+type Worker struct {
+	q        *Queue
+	runner   *session.Runner
+	name     string
+	host     string
+	conc     int
+	renew    time.Duration
+	ttl      time.Duration
+	grace    time.Duration
+	log      *slog.Logger
+	meter    metric.MeterProvider
+	inst     *instruments
+	runOpts  []session.Option
+	evalOpts []flow.EvalOption
+
+	mu      sync.Mutex
+	running map[string]string // stream entry id -> instance id
+	done    atomic.Int64
+	started time.Time
+	cursor  string // XAUTOCLAIM's next start
+}
+
+// Option configures a Worker.
+type Option func(*Worker)
+
+// WithConcurrency sets the most runs the worker has at once (default 4, at least 1).
+func WithConcurrency(n int) Option { return func(w *Worker) { w.conc = max(n, 1) } }
+
+// WithWorkerName names the worker's consumer (default host-pid). Names must be unique
+// among the live workers of a queue.
+func WithWorkerName(name string) Option { return func(w *Worker) { w.name = name } }
+
+// WithLease sets how often the worker renews the leases of its runs and its heartbeat
+// (renew, default session.DefaultLeaseRenew) and how long each renewal lasts (ttl,
+// default session.DefaultLeaseTTL): a dead worker's runs are taken over by another
+// once ttl has passed.
+func WithLease(renew, ttl time.Duration) Option {
+	return func(w *Worker) { w.renew, w.ttl = renew, ttl }
+}
+
+// WithGrace sets how long the runs in progress may go on once Run's context is done
+// (default 10s); then they are cancelled, saved where they are and queued again.
+func WithGrace(d time.Duration) Option { return func(w *Worker) { w.grace = d } }
+
+// WithLogger sets the worker's logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
+
+// WithMeterProvider sets the OpenTelemetry meter provider (default the global one).
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(w *Worker) { w.meter = mp } }
+
+// WithRunnerOptions configures the session.Runner of the worker's runs (redaction,
+// cipher, sources). The worker adds session.WithDurability(session.PerNode) and its
+// lease timing.
+func WithRunnerOptions(opts ...session.Option) Option {
+	return func(w *Worker) { w.runOpts = append(w.runOpts, opts...) }
+}
+
+// WithEvalOptions passes options to every run (interceptors, step limit).
+func WithEvalOptions(opts ...flow.EvalOption) Option {
+	return func(w *Worker) { w.evalOpts = append(w.evalOpts, opts...) }
+}
+
+// New returns a worker of q that runs the graphs registered in eng.
+func New(q *Queue, eng *flow.Engine, opts ...Option) (*Worker, error) {
+	host, _ := os.Hostname()
+	w := &Worker{q: q, host: host, conc: 4, renew: session.DefaultLeaseRenew, ttl: session.DefaultLeaseTTL,
+		grace: 10 * time.Second, log: slog.Default(), running: map[string]string{}, cursor: "0-0"}
+	w.name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	for _, o := range opts {
+		o(w)
+	}
+	if w.renew <= 0 || w.ttl <= w.renew {
+		return nil, fmt.Errorf("worker: lease renew %v and ttl %v: want 0 < renew < ttl", w.renew, w.ttl)
+	}
+	inst, err := newInstruments(w.meter)
+	if err != nil {
+		return nil, fmt.Errorf("worker: metrics: %w", err)
+	}
+	w.inst = inst
+	ropts := append(append([]session.Option{}, w.runOpts...),
+		session.WithDurability(session.PerNode), session.WithLease(w.renew, w.ttl))
+	w.runner = session.NewRunner(eng, q.store, ropts...)
+	return w, nil
+}
+
+// Name returns the worker's consumer name.
+func (w *Worker) Name() string { return w.name }
+
+// errShutdown is the cause of the cancellation of the runs still going on when the
+// grace period after shutdown ended.
+var errShutdown = errors.New("worker shutting down")
+
+// Run consumes the queue until ctx is done, then stops taking work, lets the runs in
+// progress go on for the grace period, cancels the rest (each is saved at its last
+// checkpoint and queued again) and returns nil once every run has ended. It returns
+// an error at once if the queue's consumer group cannot be created (Redis
+// unreachable); later read errors are logged and the reads retried. Run a Worker
+// once: for more consumers in one process, make more Workers with other names.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.q.ensureGroup(ctx); err != nil {
+		return err
+	}
+	w.started = time.Now()
+	runCtx, cancelRuns := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelRuns(nil)
+	beatCtx, stopBeat := context.WithCancel(context.WithoutCancel(ctx))
+	beatDone := make(chan struct{})
+	go func() { defer close(beatDone); w.heartbeat(beatCtx) }()
+
+	var wg sync.WaitGroup
+	w.consume(ctx, runCtx, &wg)
+
+	grace := time.AfterFunc(w.grace, func() { cancelRuns(errShutdown) })
+	wg.Wait()
+	grace.Stop()
+	stopBeat()
+	<-beatDone
+	w.q.leaveGroup(context.WithoutCancel(ctx), w.name)
+	if uerr := w.q.unpublish(context.WithoutCancel(ctx), w.name); uerr != nil {
+		w.log.Warn("worker: leave registry", "worker", w.name, "err", uerr)
+	}
+	return nil
+}
+
+// consume takes entries while ctx lasts, starting a run for each on runCtx.
+func (w *Worker) consume(ctx, runCtx context.Context, wg *sync.WaitGroup) {
+	slots := make(chan struct{}, w.conc)
+	lastReclaim := time.Time{}
+	// Reads block for at most this long, so that a shutdown is seen soon; they are not
+	// cancelled by ctx, which would lose entries Redis delivered to an aborted read.
+	block := min(time.Second, w.renew)
+	readCtx := context.WithoutCancel(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case slots <- struct{}{}:
+		}
+		free := 1
+		for free < w.conc && len(slots) < cap(slots) {
+			slots <- struct{}{}
+			free++
+		}
+		var msgs []redis.XMessage
+		reclaimed := 0
+		if time.Since(lastReclaim) >= w.renew {
+			lastReclaim = time.Now()
+			msgs = w.reclaim(readCtx, free)
+			reclaimed = len(msgs)
+		}
+		if len(msgs) < free && ctx.Err() == nil {
+			got, err := w.read(readCtx, free-len(msgs), block)
+			if err != nil {
+				// Redis restarting or a network blip: keep the runs going and try
+				// again after a while, rather than leaving the queue for good.
+				w.log.Warn("worker: read queue", "worker", w.name, "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(w.renew):
+				}
+			}
+			msgs = append(msgs, got...)
+		}
+		for i := len(msgs); i < free; i++ {
+			<-slots
+		}
+		for i, m := range msgs {
+			wg.Add(1)
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				w.process(runCtx, m, i < reclaimed)
+			}()
+		}
+	}
+}
+
+// read takes up to n new entries, waiting up to block for one.
+func (w *Worker) read(ctx context.Context, n int, block time.Duration) ([]redis.XMessage, error) {
+	res, err := w.q.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: w.name,
+		Streams: []string{w.q.stream, ">"}, Count: int64(n), Block: block}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, nil
+	case isNoGroup(err):
+		// The stream was deleted under us (a flushed database): make it again.
+		return nil, w.q.ensureGroup(ctx)
+	case err != nil:
+		return nil, fmt.Errorf("worker: read queue: %w", err)
+	}
+	var msgs []redis.XMessage
+	for _, s := range res {
+		msgs = append(msgs, s.Messages...)
+	}
+	w.inst.claims.Add(ctx, int64(len(msgs)))
+	return msgs, nil
+}
+
+// reclaim takes over up to n entries idle for longer than the lease: their worker
+// stopped renewing them (it died or hangs). Errors are logged: reading goes on.
+func (w *Worker) reclaim(ctx context.Context, n int) []redis.XMessage {
+	msgs, next, err := w.q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: w.q.stream, Group: group,
+		Consumer: w.name, MinIdle: w.ttl, Start: w.cursor, Count: int64(n)}).Result()
+	if err != nil {
+		if !isNoGroup(err) {
+			w.log.Warn("worker: reclaim", "worker", w.name, "err", err)
+		}
+		return nil
+	}
+	w.cursor = next
+	if len(msgs) > 0 {
+		w.inst.reclaims.Add(ctx, int64(len(msgs)))
+		w.log.Info("worker: reclaimed entries idle for longer than the lease", "worker", w.name, "entries", len(msgs))
+	}
+	return msgs
+}
