@@ -131,7 +131,7 @@ func TestHITLDecisions(t *testing.T) {
 			name:      "modified arguments are validated",
 			decisions: []team.Decision{team.ApproveWithArgs("c2", json.RawMessage(`{"to":"acme","amount":"lots"}`)), team.Reject("c3", "")},
 			calls:     []string{`weather:{"city":"Oslo"}`, `transfer:{"to":"cafe","amount":10}`},
-			c2:        `{"status":"error","error":{"type":"invalid_arguments","retryable":false,"message":"arguments do not match the schema: /amount: want integer, got string"}}`,
+			c2:        `{"status":"error","error":{"type":"invalid_arguments","retryable":false,"message":"arguments do not match the schema: validating root: validating /properties/amount: type: lots has type \"string\", want \"integer\""}}`,
 			c3:        `{"status":"error","error":{"type":"rejected","retryable":false,"message":"a reviewer rejected the call"}}`,
 		},
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"iter"
 	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Role is who wrote a message.
@@ -71,9 +73,9 @@ type ToolCall struct {
 // ToolDef is what a model is told about a tool: its name, what it does and the JSON
 // schema of its arguments.
 type ToolDef struct {
-	Name        string  `json:"name"`
-	Description string  `json:"description,omitempty"`
-	Parameters  *Schema `json:"parameters,omitempty"`
+	Name        string             `json:"name"`
+	Description string             `json:"description,omitempty"`
+	Parameters  *jsonschema.Schema `json:"parameters,omitempty"`
 }
 
 // ChatOptions are the per-request model settings. Zero values leave the provider's

@@ -8,6 +8,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -23,7 +25,9 @@ type ReActAgent struct {
 	cfg   *config
 	tmpl  *template.Template
 	tools map[string]*Tool
-	defs  []ToolDef
+	// schemas holds each tool's resolved schema, resolved once here, not per call.
+	schemas map[string]*jsonschema.Resolved
+	defs    []ToolDef
 }
 
 var _ Agent = (*ReActAgent)(nil)
@@ -38,7 +42,7 @@ func NewReActAgent(name string, model ChatModel, opts ...Option) (*ReActAgent, e
 	if cfg.maxSteps < 1 {
 		return nil, fmt.Errorf("agent %q: max steps must be at least 1", name)
 	}
-	a := &ReActAgent{name: name, model: model, cfg: cfg, tmpl: tmpl, tools: make(map[string]*Tool)}
+	a := &ReActAgent{name: name, model: model, cfg: cfg, tmpl: tmpl, tools: make(map[string]*Tool), schemas: make(map[string]*jsonschema.Resolved)}
 	for i := range cfg.tools {
 		t := &cfg.tools[i]
 		switch {
@@ -48,6 +52,15 @@ func NewReActAgent(name string, model ChatModel, opts ...Option) (*ReActAgent, e
 			return nil, fmt.Errorf("agent %q, tool %q: %w", name, t.Name, errNoFunc)
 		case a.tools[t.Name] != nil:
 			return nil, fmt.Errorf("agent %q: two tools named %q", name, t.Name)
+		case t.err != nil:
+			return nil, fmt.Errorf("agent %q, tool %q: schema: %w", name, t.Name, t.err)
+		}
+		if t.Schema != nil {
+			rs, err := t.Schema.Resolve(nil)
+			if err != nil {
+				return nil, fmt.Errorf("agent %q, tool %q: schema: %w", name, t.Name, err)
+			}
+			a.schemas[t.Name] = rs
 		}
 		a.tools[t.Name] = t
 		a.defs = append(a.defs, t.def())
@@ -284,7 +297,7 @@ func (x *reactRun) precheck(ctx context.Context, c ToolCall) (*Tool, *Error) {
 			return nil, &Error{Type: TypePermissionDenied, Message: err.Error(), Err: err}
 		}
 	}
-	if err := t.Schema.ValidateJSON(c.Args); err != nil {
+	if err := validateArgs(x.a.schemas[c.Name], c.Args); err != nil {
 		return nil, &Error{Type: TypeInvalidArguments, Message: err.Error(), Err: err}
 	}
 	return t, nil

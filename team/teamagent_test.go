@@ -576,7 +576,7 @@ func TestTeamNewRunDropsStaleMemberRun(t *testing.T) {
 	type payArgs struct {
 		Amount int `json:"amount"`
 	}
-	pay := team.NewTool("pay", "Pay an invoice", team.Object(map[string]*team.Schema{"amount": team.Integer("EUR")}),
+	pay := team.NewTool("pay", "Pay an invoice", nil,
 		func(_ context.Context, a payArgs) (string, error) {
 			paid = append(paid, fmt.Sprint(a.Amount))
 			return "ok", nil

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Tool is a Go function a ReAct agent may call. Schema describes (and guards) its
-// arguments: they are validated before Func runs, so Func sees only arguments that
-// match. Func returns the result (any JSON-encodable value; nil and empty lists are
+// Tool is a Go function a ReAct agent may call. Schema, a JSON Schema, describes its
+// arguments to the model and guards them: the agent validates each call's arguments
+// against it (empty arguments count as {}) before Func runs, so Func sees only
+// arguments that match; a nil Schema leaves them unchecked. Func returns the result (any JSON-encodable value; nil and empty lists are
 // valid successes) or an error, which the model sees as a structured observation
 // {type, retryable, message}: return an *Error to choose the type.
 //
@@ -21,9 +24,11 @@ import (
 type Tool struct {
 	Name        string
 	Description string
-	Schema      *Schema
+	Schema      *jsonschema.Schema
 	Func        func(ctx context.Context, args json.RawMessage) (any, error)
 	Sensitive   func(args json.RawMessage) (sensitive bool, comment string)
+
+	err error // why NewTool could not infer the schema; NewReActAgent reports it
 }
 
 // Always is a Sensitive predicate that asks for a decision on every call.
@@ -37,10 +42,20 @@ func (t *Tool) def() ToolDef {
 }
 
 // NewTool builds a Tool from a typed function: the arguments are validated against
-// schema, then decoded into A (unknown fields are ignored) and passed to fn.
-func NewTool[A, R any](name, description string, schema *Schema, fn func(ctx context.Context, args A) (R, error)) Tool {
+// schema, then decoded into A and passed to fn.
+//
+// A nil schema is inferred from A with [jsonschema.For]: a struct's fields are the
+// properties, named as encoding/json names them, required unless tagged omitempty or
+// omitzero, described by their `jsonschema:"..."` tag; no other property is allowed.
+// Pass a schema to say more (enums, patterns, bounds). An A that has no JSON Schema (a
+// channel, a func) makes NewReActAgent fail.
+func NewTool[A, R any](name, description string, schema *jsonschema.Schema, fn func(ctx context.Context, args A) (R, error)) Tool {
+	var err error
+	if schema == nil {
+		schema, err = jsonschema.For[A](nil)
+	}
 	return Tool{
-		Name: name, Description: description, Schema: schema,
+		Name: name, Description: description, Schema: schema, err: err,
 		Func: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a A
 			if len(bytes.TrimSpace(raw)) > 0 {
@@ -121,6 +136,26 @@ func toolError(err error) *Error {
 		e = &Error{Type: e.Type, Retry: e.Retry, Message: e.Err.Error(), Status: e.Status, Code: e.Code, Err: e.Err}
 	}
 	return e
+}
+
+// validateArgs checks a call's arguments against a tool's resolved schema (nil checks
+// nothing). Empty arguments count as an empty object: models often send "" for a call
+// without arguments.
+func validateArgs(rs *jsonschema.Resolved, args json.RawMessage) error {
+	if rs == nil {
+		return nil
+	}
+	if args = bytes.TrimSpace(args); len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	if err := rs.Validate(v); err != nil {
+		return fmt.Errorf("arguments do not match the schema: %w", err)
+	}
+	return nil
 }
 
 var errNoFunc = errors.New("tool has no function")
