@@ -60,7 +60,7 @@
 // Swarm, Parallel). The team is a flow graph (TeamAgent.Graph) run on its own
 // engine (TeamAgent.Engine), so audits, interceptors, error and branch policies and
 // session stores apply to it as to any graph; a team is an Agent too, so it can be a
-// member of another team. Its collaboration record is a TeamTrace (TraceIn):
+// member of another team. Its collaboration record is a TeamTrace (TeamAgent.Trace):
 //
 //	desk, err := team.NewTeam("desk", team.WithMembers(researcher, writer),
 //		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(model))

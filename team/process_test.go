@@ -92,7 +92,7 @@ func childMain(mode, dir string) (*childReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := team.PendingIn(snap.Vars, "assistant")
+		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("assistant")
 		if p == nil {
 			return nil, errors.New("nothing pending in the stored session")
 		}
@@ -206,7 +206,7 @@ func TestHITLResumeInNewProcessFromFileStore(t *testing.T) {
 	snap, err := store.Load(context.Background(), "pay-9")
 	require.NoError(t, err)
 	assert.Equal(t, session.StatusCompleted, snap.Status)
-	assert.Nil(t, team.PendingIn(snap.Vars, "assistant"))
+	assert.Nil(t, team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("assistant"))
 }
 
 // A standalone agent session saved as JSON in a file, resumed in a new process.

@@ -111,10 +111,10 @@ func (a *ReActAgent) Call(ctx context.Context, prompt string, sess *AgentSession
 func (a *ReActAgent) call(ctx context.Context, prompt string, sess *AgentSession, resumeOnly bool) (*Answer, error) {
 	st, err := sess.claim(a.name, prompt)
 	if err != nil {
-		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.ID(), err)
+		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.id(), err)
 	}
 	if resumeOnly && st.Run == nil {
-		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.ID(), ErrNoPending)
+		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.id(), ErrNoPending)
 	}
 	fresh := NewRunInfo(ctx, a.name, sess)
 	run := st.Run

@@ -66,7 +66,7 @@ func TestParallelPendingResumedOnceInNewProcess(t *testing.T) {
 		updates := map[string]any{}
 		vars := maps.Clone(snap.Vars)
 		for _, name := range []string{"a", "b"} {
-			p := team.PendingIn(vars, name)
+			p := team.SessionOf(flow.NewContextWith("", vars)).Pending(name)
 			if p == nil || len(p.Calls) == 0 {
 				continue
 			}
@@ -274,7 +274,7 @@ layout:
 		runner := build(turns...)
 		snap, err := runner.Load(ctx, "loop-1")
 		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, "bot")
+		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("bot")
 		require.NotNil(t, p)
 		require.Equal(t, []string{"d-" + path}, p.IDs())
 		updates, err := team.DecideIn(snap.Vars, "bot", team.Approve("d-"+path))
@@ -346,7 +346,7 @@ func TestParallelWithdrawnNestedMemberLeavesNoPending(t *testing.T) {
 	assert.Nil(t, team.SessionOf(res.Context).Pending("bot"))
 	snap, err = runner.Load(ctx, "fan-1")
 	require.NoError(t, err)
-	assert.Nil(t, team.PendingIn(snap.Vars, "bot"))
+	assert.Nil(t, team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("bot"))
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 }
 

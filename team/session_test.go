@@ -148,7 +148,7 @@ func TestTeamChildProcess(t *testing.T) {
 		runner := session.NewRunner(tm.Engine(), store)
 		snap, err := runner.Load(ctx, "pay-7")
 		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, "payer")
+		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("payer")
 		require.NotNil(t, p)
 		rep.Pending = p.IDs()
 		updates, err := team.DecideIn(snap.Vars, "payer", team.Approve("p1"))
@@ -299,7 +299,7 @@ func TestTeamNestedHITLResumeFromSessionJSON(t *testing.T) {
 	assert.Equal(t, team.TeamCompleted, end.Status)
 	assert.Equal(t, []string{"5000"}, paid)
 	assert.Equal(t, ttNormalize(t, base.Trace(sess0.Context())), ttNormalize(t, second.Trace(restored.Context())))
-	assert.Equal(t, ttNormalize(t, team.TraceIn(sess0.Context(), "payments")), ttNormalize(t, team.TraceIn(restored.Context(), "payments")))
+	assert.Equal(t, ttNormalize(t, team.TraceOf(sess0.Context().Vars(), "payments")), ttNormalize(t, team.TraceOf(restored.Context().Vars(), "payments")))
 }
 
 // A suspended team answers with who waits: the member's calls, or the team itself for

@@ -23,7 +23,7 @@
 // (think) and cached tokens; a thinking model's reasoning text (reasoning_content or
 // reasoning, outside the OpenAI schema) becomes Message.Reasoning. ChatStream
 // streams server-sent events as team.Delta values, tool-call arguments included, in
-// fragments that team.Accumulator assembles.
+// fragments that team.Collect assembles.
 //
 // # Errors and retries
 //
