@@ -64,7 +64,7 @@ type TeamState struct {
 	// Transfers counts the swarm's handoffs.
 	Transfers int `json:"transfers,omitempty"`
 	// Halt is why the team stopped routing before its natural end (max_turns, loop,
-	// max_transfers, interceptor), if it did.
+	// interceptor), if it did.
 	Halt string `json:"halt,omitempty"`
 	// Waiting names the member whose run waits for human decisions.
 	Waiting string `json:"waiting,omitempty"`

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -115,18 +114,9 @@ func parseObservation(content string) (Observation, error) {
 // Permission decides in code whether the agent may make a tool call: nil allows it; an
 // error refuses it, and the model sees a permission_denied observation with the error's
 // message. It runs before a call is shown to a human, so a human is never asked to
-// approve what code forbids.
+// approve what code forbids. (A static list of allowed tools needs no Permission:
+// give the agent only those tools.)
 type Permission func(ctx context.Context, run RunInfo, call ToolCall) error
-
-// AllowTools returns a Permission that allows only the named tools.
-func AllowTools(names ...string) Permission {
-	return func(_ context.Context, _ RunInfo, call ToolCall) error {
-		if slices.Contains(names, call.Name) {
-			return nil
-		}
-		return fmt.Errorf("tool %q is not in the allow-list", call.Name)
-	}
-}
 
 // toolError converts a tool's error into its structured form. An error that declares
 // no type becomes tool_error; cancellation and deadlines keep their meaning.
