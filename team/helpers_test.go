@@ -149,3 +149,12 @@ func kinds(evs []team.Event) []team.EventKind {
 	}
 	return out
 }
+
+// callIDs returns the ids of the calls of p waiting for a decision.
+func callIDs(p *team.Pending) []string {
+	ids := make([]string, len(p.Calls))
+	for i, c := range p.Calls {
+		ids[i] = c.ID
+	}
+	return ids
+}

@@ -96,7 +96,7 @@ func childMain(mode, dir string) (*childReport, error) {
 		if p == nil {
 			return nil, errors.New("nothing pending in the stored session")
 		}
-		rep.Pending = p.IDs()
+		rep.Pending = callIDs(p)
 		updates, err := team.DecideIn(snap.Vars, "assistant", decisions...)
 		if err != nil {
 			return nil, err
@@ -118,7 +118,7 @@ func childMain(mode, dir string) (*childReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep.Pending = sess.Pending("assistant").IDs()
+		rep.Pending = callIDs(sess.Pending("assistant"))
 		if err := sess.Decide("assistant", decisions...); err != nil {
 			return nil, err
 		}

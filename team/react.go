@@ -373,12 +373,12 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 		}
 		o = dec.observation()
 	} else if t, perr := x.precheck(ctx, c); perr != nil {
-		o = Failure(perr)
+		o = failure(perr)
 	} else if ctx.Err() != nil {
 		// The caller gave up (a resume that was cancelled, a call after one the
 		// cancellation stopped): the run fails before the model sees anything, so a
 		// tool run now would act for nobody; one that ignores ctx would still act.
-		o = Failure(ContextError(ctx))
+		o = failure(ContextError(ctx))
 	} else {
 		x.run.Trace.Metrics.ToolCalls++
 		o = invoke(ctx, t, c.Args)
@@ -394,7 +394,7 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 func invoke(ctx context.Context, t *Tool, args json.RawMessage) (o Observation) {
 	defer func() {
 		if p := recover(); p != nil {
-			o = Failure(&Error{Type: TypeToolFailed, Message: fmt.Sprintf("tool %q panicked: %v", t.Name, p)})
+			o = failure(&Error{Type: TypeToolFailed, Message: fmt.Sprintf("tool %q panicked: %v", t.Name, p)})
 		}
 	}()
 	if len(args) == 0 {
@@ -402,7 +402,7 @@ func invoke(ctx context.Context, t *Tool, args json.RawMessage) (o Observation) 
 	}
 	res, err := t.Func(ctx, args)
 	if err != nil {
-		return Failure(toolError(err))
+		return failure(toolError(err))
 	}
 	return Success(res)
 }

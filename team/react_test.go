@@ -295,7 +295,7 @@ func TestHITLNotAskedForRefusedCalls(t *testing.T) {
 	ans, err := a.Call(context.Background(), "go", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
-	assert.Equal(t, []string{"r2"}, ans.Pending.IDs())
+	assert.Equal(t, []string{"r2"}, callIDs(ans.Pending))
 	err = sess.Decide("bot", team.Approve("r1"))
 	assert.ErrorIs(t, err, team.ErrUnknownCall, "a call that needs no decision cannot be decided")
 }
@@ -715,7 +715,7 @@ func TestReActCancelledResumeKeepsDecisions(t *testing.T) {
 		ans, err := a.Call(context.Background(), "clean up", sess)
 		require.NoError(t, err)
 		require.NotNil(t, ans.Pending)
-		for _, id := range ans.Pending.IDs() {
+		for _, id := range callIDs(ans.Pending) {
 			require.NoError(t, sess.Decide("bot", team.Approve(id)))
 		}
 		return a, sess

@@ -243,7 +243,7 @@ func payThenClean(t *testing.T, nesting ...string) {
 		require.NoError(t, err)
 		require.NotNil(t, ans.Pending)
 		require.Equal(t, agent, ans.Pending.Agent)
-		require.NoError(t, sess.Decide(agent, team.Approve(ans.Pending.IDs()[0])))
+		require.NoError(t, sess.Decide(agent, team.Approve(callIDs(ans.Pending)[0])))
 	}
 	_, err = outer.Call(context.Background(), "pay acme, then clean up", sess)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
@@ -550,7 +550,7 @@ func approvePayerThenFailingBot(t *testing.T, runner *session.Runner, id string,
 		require.NoError(t, err)
 		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending(agent)
 		require.NotNil(t, p, agent)
-		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
+		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(callIDs(p)[0]))
 		require.NoError(t, err)
 		res, err = runner.Resume(ctx, id, updates)
 		if agent == "bot" {

@@ -190,7 +190,7 @@ func (st *agentState) decide(ds []Decision) error {
 	}
 	for _, d := range ds {
 		if !st.Run.isPending(d.CallID) {
-			return fmt.Errorf("call %q: %w (pending: %v)", d.CallID, ErrUnknownCall, st.Run.view(st.Run.Pending).IDs())
+			return fmt.Errorf("call %q: %w (pending: %v)", d.CallID, ErrUnknownCall, st.Run.view(st.Run.Pending).ids())
 		}
 		if err := d.check(); err != nil {
 			return err

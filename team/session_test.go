@@ -150,7 +150,7 @@ func TestTeamChildProcess(t *testing.T) {
 		require.NoError(t, err)
 		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("payer")
 		require.NotNil(t, p)
-		rep.Pending = p.IDs()
+		rep.Pending = callIDs(p)
 		updates, err := team.DecideIn(snap.Vars, "payer", team.Approve("p1"))
 		require.NoError(t, err)
 		res, err := runner.Resume(ctx, "pay-7", updates)
@@ -312,7 +312,7 @@ func TestTeamPendingAnswer(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, "payer", ans.Pending.Agent)
-	assert.Equal(t, []string{"p1"}, ans.Pending.IDs())
+	assert.Equal(t, []string{"p1"}, callIDs(ans.Pending))
 
 	ap := ttApprovalTeam(t)
 	ans, err = ap.Call(ctx, "Release", team.NewSession("pp-2"))
@@ -345,7 +345,7 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, "payer", ans.Pending.Agent)
-	assert.Equal(t, []string{"p1"}, ans.Pending.IDs())
+	assert.Equal(t, []string{"p1"}, callIDs(ans.Pending))
 
 	// A member that delegates to an agent of another name: that agent waits at the
 	// member's node.
@@ -398,7 +398,7 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, other, ans.Pending.Agent)
-	assert.Equal(t, []string{other + "1"}, ans.Pending.IDs())
+	assert.Equal(t, []string{other + "1"}, callIDs(ans.Pending))
 }
 
 // The last event of a suspended team's stream, its TeamEnd, carries the answer Call
@@ -420,7 +420,7 @@ func TestTeamStreamSuspendedAnswer(t *testing.T) {
 	require.NotNil(t, last.Answer.Pending)
 	assert.Empty(t, last.Answer.Content)
 	assert.Equal(t, called.Pending.Agent, last.Answer.Pending.Agent)
-	assert.Equal(t, called.Pending.IDs(), last.Answer.Pending.IDs())
+	assert.Equal(t, callIDs(called.Pending), callIDs(last.Answer.Pending))
 
 	called, err = ttApprovalTeam(t).Call(ctx, "Release", team.NewSession("sa-3"))
 	require.NoError(t, err)

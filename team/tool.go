@@ -81,13 +81,13 @@ type Observation struct {
 func Success(result any) Observation {
 	b, err := json.Marshal(result)
 	if err != nil {
-		return Failure(&Error{Type: TypeToolFailed, Message: "result is not JSON: " + err.Error(), Err: err})
+		return failure(&Error{Type: TypeToolFailed, Message: "result is not JSON: " + err.Error(), Err: err})
 	}
 	return Observation{Status: StatusSuccess, Result: b}
 }
 
-// Failure returns an error observation.
-func Failure(e *Error) Observation { return Observation{Status: StatusError, Error: e} }
+// failure returns an error observation (Observation{Status: StatusError, Error: e}).
+func failure(e *Error) Observation { return Observation{Status: StatusError, Error: e} }
 
 // OK reports whether the observation is a success.
 func (o Observation) OK() bool { return o.Status == StatusSuccess }
