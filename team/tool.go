@@ -11,11 +11,12 @@ import (
 )
 
 // Tool is a Go function a ReAct agent may call. Schema, a JSON Schema, describes its
-// arguments to the model and guards them: the agent validates each call's arguments
-// against it (empty arguments count as {}) before Func runs, so Func sees only
-// arguments that match; a nil Schema leaves them unchecked. Func returns the result (any JSON-encodable value; nil and empty lists are
-// valid successes) or an error, which the model sees as a structured observation
-// {type, retryable, message}: return an *Error to choose the type.
+// arguments to the model and guards them: the agent resolves it once, when it is
+// built, and validates each call's arguments against it (empty arguments count as
+// {}) before Func runs, so Func sees only arguments that match; a nil Schema leaves
+// them unchecked. Func returns the result (any JSON-encodable value; nil and empty
+// lists are valid successes) or an error, which the model sees as a structured
+// observation {type, retryable, message}: return an *Error to choose the type.
 //
 // Sensitive marks calls that need a human decision before they run: set it to
 // Always for every call, or to a predicate on the (validated) arguments that returns
