@@ -27,7 +27,7 @@ func (toolThenAnswer) Chat(_ context.Context, req *team.ChatRequest) (*team.Chat
 // answering turn. The model costs nothing, so this is the agent's own overhead.
 func BenchmarkReActToolCall(b *testing.B) {
 	stock := team.NewTool("stock", "Units in stock for a SKU",
-		team.Object(map[string]*team.Schema{"sku": team.String("stock keeping unit")}),
+		nil,
 		func(_ context.Context, a stockArgs) (map[string]int, error) { return map[string]int{a.SKU: 12}, nil })
 	agent, err := team.NewReActAgent("clerk", toolThenAnswer{}, team.WithTools(stock))
 	if err != nil {

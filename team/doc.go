@@ -8,8 +8,12 @@
 // A ReAct agent with one tool:
 //
 //	stock := team.NewTool("stock", "Units in stock for a SKU",
-//		team.Object(map[string]*team.Schema{"sku": team.String("stock keeping unit")}),
-//		func(ctx context.Context, a struct{ SKU string }) (int, error) { return 12, nil })
+//		nil, // the schema is inferred from the argument type
+//		func(ctx context.Context, a struct {
+//			SKU string `json:"sku" jsonschema:"stock keeping unit"`
+//		}) (int, error) {
+//			return 12, nil
+//		})
 //	agent, err := team.NewReActAgent("clerk", model, team.WithTools(stock))
 //	if err != nil {
 //		return err
@@ -32,12 +36,13 @@
 //
 // # Tools and human approval
 //
-// A Tool is a Go function with a Schema for its arguments. Before a tool runs, the
-// agent checks that the tool exists, that the Permission allows the call, and that
-// the arguments validate. What the model sees is always a JSON Observation, success
-// or a typed error, so "found nothing" and "could not look" never look alike. A
-// sensitive tool (Tool.Sensitive) holds the model's whole batch of calls until a
-// human decides (AgentSession.Decide with Approve, Reject, Skip, ...); the next call
+// A Tool is a Go function with a JSON Schema for its arguments (a jsonschema.Schema of
+// github.com/google/jsonschema-go; NewTool infers it from the argument type). Before
+// a tool runs, the agent checks that the tool exists, that the Permission allows the
+// call, and that the arguments validate. What the model sees is always a JSON
+// Observation, success or a typed error, so "found nothing" and "could not look"
+// never look alike. A sensitive tool (Tool.Sensitive) holds the model's whole batch
+// of calls until a human decides (AgentSession.Decide with Approve, Reject, Skip, ...); the next call
 // (ReActAgent.Resume, or the resumed node) runs that same batch.
 //
 // # Sessions
@@ -55,7 +60,7 @@
 // Swarm, Parallel). The team is a flow graph (TeamAgent.Graph) run on its own
 // engine (TeamAgent.Engine), so audits, interceptors, error and branch policies and
 // session stores apply to it as to any graph; a team is an Agent too, so it can be a
-// member of another team. Its collaboration record is a TeamTrace (TraceIn):
+// member of another team. Its collaboration record is a TeamTrace (TeamAgent.Trace):
 //
 //	desk, err := team.NewTeam("desk", team.WithMembers(researcher, writer),
 //		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(model))

@@ -185,7 +185,7 @@ func NewRunInfo(ctx context.Context, agent string, sess *AgentSession) RunInfo {
 		ri.ParentRunID = p
 	}
 	if sess != nil {
-		ri.Instance = sess.ID()
+		ri.Instance = sess.id()
 		if sess.fc != nil && sess.node != nil {
 			ri.Node, ri.Branch = sess.node.ID, sess.fc.BranchID()
 			if id := sess.fc.RunID(); id != "" {

@@ -423,7 +423,7 @@ func TestTeamNestedEventSymmetry(t *testing.T) {
 	assert.Equal(t, []string{"research", "writer"}, outer.Route)
 	assert.Equal(t, "[web] web says 3bn\n\n[papers] papers say 3.2bn", outer.Records[1].Content)
 	assert.Equal(t, int64(2+1), outer.Metrics.ThinkTokens)
-	inner := team.TraceIn(sess.Context(), "research")
+	inner := team.TraceOf(sess.Context().Vars(), "research")
 	require.NotNil(t, inner)
 	assert.Equal(t, starts[0].RunID, inner.ParentRunID)
 	assert.Equal(t, team.Usage{PromptTokens: inner.Metrics.PromptTokens, CompletionTokens: inner.Metrics.CompletionTokens, ReasoningTokens: inner.Metrics.ThinkTokens, CachedTokens: inner.Metrics.CachedTokens, TotalTokens: inner.Metrics.TotalTokens}, outer.Records[1].Usage)
@@ -522,7 +522,7 @@ func TestTeamStreamCarriesScriptEvents(t *testing.T) {
 // whose nodes are agents, among the agents' events.
 func TestFlowEventsOnAnEngine(t *testing.T) {
 	eng := flow.NewEngine(team.WithAgents(testkit.NewFixedAgent("writer", "draft")),
-		flow.WithInterceptor(team.FlowEvents{}, 0))
+		flow.WithInterceptor(team.FlowEvents(), 0))
 	s := flow.NewSpec("report")
 	s.Start("s").LinkTo("write")
 	s.Activity("write").SetTask("@writer").LinkTo("tell")

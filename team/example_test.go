@@ -11,13 +11,13 @@ import (
 )
 
 type stockArgs struct {
-	SKU string `json:"sku"`
+	SKU string `json:"sku" jsonschema:"stock keeping unit"`
 }
 
 // A ReAct agent with one tool, on a scripted model.
 func ExampleReActAgent() {
 	stock := team.NewTool("stock", "Units in stock for a SKU",
-		team.Object(map[string]*team.Schema{"sku": team.String("stock keeping unit")}),
+		nil,
 		func(_ context.Context, a stockArgs) (map[string]int, error) {
 			return map[string]int{a.SKU: 12}, nil
 		})
@@ -44,8 +44,12 @@ func ExampleReActAgent() {
 // same call.
 func ExampleAgentSession_Decide() {
 	refund := team.NewTool("refund", "Refund an order",
-		team.Object(map[string]*team.Schema{"order": team.String("order id")}),
-		func(_ context.Context, a struct{ Order string }) (string, error) { return "refunded " + a.Order, nil })
+		nil,
+		func(_ context.Context, a struct {
+			Order string `json:"order"`
+		}) (string, error) {
+			return "refunded " + a.Order, nil
+		})
 	refund.Sensitive = team.Always("refunds need a manager")
 	model := testkit.NewScriptedModel(
 		testkit.CallTools(testkit.ToolCall("r1", "refund", `{"order":"O-9"}`)),

@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/flowteam/flowteam/flow"
 )
@@ -18,4 +19,16 @@ func HasRun(s *AgentSession, agent string) bool { return s.state(agent).Run != n
 // AsTaskOnAnswer is AsTask with a hook on every answer, as a team's member nodes have.
 func AsTaskOnAnswer(a Agent, fn func(context.Context, *flow.Context, *flow.Node, *Answer) error) flow.Task {
 	return asTask(a, onAnswer(fn))
+}
+
+// ValidateArgs checks arguments against a tool's schema as the agent does before a call.
+func ValidateArgs(t Tool, args string) error {
+	if t.err != nil {
+		return t.err
+	}
+	rs, err := t.Schema.Resolve(nil)
+	if err != nil {
+		return err
+	}
+	return validateArgs(rs, json.RawMessage(args))
 }

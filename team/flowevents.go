@@ -6,7 +6,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 )
 
-// FlowEvents is a flow interceptor that puts the events a graph's tasks publish
+// FlowEvents returns a flow interceptor that puts the events a graph's tasks publish
 // (flow.Context.Publish, a Solon script's context.eventBus().send) on the event
 // stream of the run's context (Stream, WithSink) as EventFlow events, with the
 // flow run's id, the instance, the node and the branch. A team does this by itself
@@ -14,15 +14,17 @@ import (
 // twice); register FlowEvents on an engine whose graphs run agents, so
 // that a caller streaming the run sees the scripts' events among the agents':
 //
-//	eng := flow.NewEngine(team.WithAgents(writer), flow.WithInterceptor(team.FlowEvents{}, 0))
+//	eng := flow.NewEngine(team.WithAgents(writer), flow.WithInterceptor(team.FlowEvents(), 0))
 //	ctx = team.WithSink(ctx, func(ev team.Event) { ... })
 //	eng.Eval(ctx, "report", fc)
-type FlowEvents struct{ flow.NopInterceptor }
+func FlowEvents() flow.Interceptor { return flowEvents{} }
 
-var _ flow.EventInterceptor = FlowEvents{}
+type flowEvents struct{ flow.NopInterceptor }
+
+var _ flow.EventInterceptor = flowEvents{}
 
 // OnEvent emits the published event to the sink of ctx, if any.
-func (FlowEvents) OnEvent(ctx context.Context, c *flow.Context, n *flow.Node, topic string, payload any) {
+func (flowEvents) OnEvent(ctx context.Context, c *flow.Context, n *flow.Node, topic string, payload any) {
 	Emit(ctx, flowEvent(c, n, topic, payload))
 }
 
@@ -43,7 +45,7 @@ func (o *observer) OnEvent(ctx context.Context, c *flow.Context, n *flow.Node, t
 	ev := flowEvent(c, n, topic, payload)
 	if n != nil {
 		if t := o.teamOf(n.Graph()); t != nil {
-			if tr := TraceIn(c, t.name); tr != nil {
+			if tr := traceIn(c, t.name); tr != nil {
 				ev.RunID, ev.ParentRunID, ev.Agent = tr.RunID, tr.ParentRunID, t.name
 			}
 		}

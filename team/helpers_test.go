@@ -32,7 +32,7 @@ func (b *toolbox) Calls() []string {
 }
 
 type cityArgs struct {
-	City string `json:"city"`
+	City string `json:"city" jsonschema:"city name"`
 }
 
 type weather struct {
@@ -42,7 +42,7 @@ type weather struct {
 
 func (b *toolbox) weather() team.Tool {
 	return team.NewTool("weather", "Current weather of a city",
-		team.Object(map[string]*team.Schema{"city": team.String("city name")}),
+		nil,
 		func(_ context.Context, a cityArgs) (weather, error) {
 			b.record("weather", a)
 			return weather{City: a.City, TempC: 21}, nil
@@ -50,13 +50,13 @@ func (b *toolbox) weather() team.Tool {
 }
 
 type queryArgs struct {
-	Query string `json:"query"`
+	Query string `json:"query" jsonschema:"what to look for"`
 }
 
 // search finds nothing: an empty list is a valid success.
 func (b *toolbox) search() team.Tool {
 	return team.NewTool("search", "Search the archive",
-		team.Object(map[string]*team.Schema{"query": team.String("what to look for")}),
+		nil,
 		func(_ context.Context, a queryArgs) ([]string, error) {
 			b.record("search", a)
 			return []string{}, nil
@@ -64,14 +64,14 @@ func (b *toolbox) search() team.Tool {
 }
 
 type transferArgs struct {
-	To     string `json:"to"`
-	Amount int    `json:"amount"`
+	To     string `json:"to" jsonschema:"account"`
+	Amount int    `json:"amount" jsonschema:"amount in EUR"`
 }
 
 // transfer is sensitive above 1000.
 func (b *toolbox) transfer() team.Tool {
 	t := team.NewTool("transfer", "Transfer money",
-		team.Object(map[string]*team.Schema{"to": team.String("account"), "amount": team.Integer("amount in EUR")}),
+		nil,
 		func(_ context.Context, a transferArgs) (map[string]any, error) {
 			b.record("transfer", a)
 			return map[string]any{"ok": true, "amount": a.Amount}, nil
@@ -85,13 +85,13 @@ func (b *toolbox) transfer() team.Tool {
 }
 
 type pathArgs struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"file path"`
 }
 
 // remove always needs a decision.
 func (b *toolbox) remove() team.Tool {
 	t := team.NewTool("remove", "Delete a file",
-		team.Object(map[string]*team.Schema{"path": team.String("file path")}),
+		nil,
 		func(_ context.Context, a pathArgs) (any, error) {
 			b.record("remove", a)
 			return nil, nil
@@ -148,4 +148,13 @@ func kinds(evs []team.Event) []team.EventKind {
 		out[i] = e.Kind
 	}
 	return out
+}
+
+// callIDs returns the ids of the calls of p waiting for a decision.
+func callIDs(p *team.Pending) []string {
+	ids := make([]string, len(p.Calls))
+	for i, c := range p.Calls {
+		ids[i] = c.ID
+	}
+	return ids
 }

@@ -30,8 +30,8 @@ type Pending struct {
 	Batch    []ToolCall    `json:"batch"`
 }
 
-// IDs returns the ids of the calls waiting for a decision.
-func (p *Pending) IDs() []string {
+// ids returns the ids of the calls waiting for a decision.
+func (p *Pending) ids() []string {
 	ids := make([]string, len(p.Calls))
 	for i, c := range p.Calls {
 		ids[i] = c.ID
@@ -126,7 +126,7 @@ func (d Decision) observation() Observation {
 	if msg == "" {
 		msg = "a reviewer rejected the call"
 	}
-	return Failure(&Error{Type: TypeRejected, Message: msg})
+	return failure(&Error{Type: TypeRejected, Message: msg})
 }
 
 // pendingRun is the state of a ReAct run held for decisions, as the session keeps it:

@@ -49,7 +49,7 @@ func TestHITLBatchSuspension(t *testing.T) {
 	assert.Equal(t, team.RunPending, end.Status)
 	ans := end.Answer
 	require.NotNil(t, ans.Pending)
-	assert.Equal(t, []string{"c2", "c3"}, ans.Pending.IDs())
+	assert.Equal(t, []string{"c2", "c3"}, callIDs(ans.Pending))
 	assert.Equal(t, team.PendingCall{ID: "c2", Name: "transfer", Args: json.RawMessage(`{"to":"acme","amount":5000}`),
 		Comment: "transfers above 1000 EUR need approval"}, ans.Pending.Calls[0])
 	assert.Equal(t, "deleting files needs approval", ans.Pending.Calls[1].Comment)
@@ -78,7 +78,7 @@ func TestHITLBatchSuspension(t *testing.T) {
 	ans, err = agent.Resume(context.Background(), sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
-	assert.Equal(t, []string{"c3"}, ans.Pending.IDs())
+	assert.Equal(t, []string{"c3"}, callIDs(ans.Pending))
 	assert.Empty(t, box.Calls())
 	assert.Equal(t, 1, model.Calls())
 
@@ -131,7 +131,7 @@ func TestHITLDecisions(t *testing.T) {
 			name:      "modified arguments are validated",
 			decisions: []team.Decision{team.ApproveWithArgs("c2", json.RawMessage(`{"to":"acme","amount":"lots"}`)), team.Reject("c3", "")},
 			calls:     []string{`weather:{"city":"Oslo"}`, `transfer:{"to":"cafe","amount":10}`},
-			c2:        `{"status":"error","error":{"type":"invalid_arguments","retryable":false,"message":"arguments do not match the schema: /amount: want integer, got string"}}`,
+			c2:        `{"status":"error","error":{"type":"invalid_arguments","retryable":false,"message":"arguments do not match the schema: validating root: validating /properties/amount: type: lots has type \"string\", want \"integer\""}}`,
 			c3:        `{"status":"error","error":{"type":"rejected","retryable":false,"message":"a reviewer rejected the call"}}`,
 		},
 	}

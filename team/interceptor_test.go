@@ -143,7 +143,7 @@ func TestTeamInterceptorChecks(t *testing.T) {
 		tr := tm.Trace(sess.Context())
 		assert.Equal(t, []string{"after"}, tr.Route)
 		assert.Equal(t, team.RecordSkipped, tr.Records[0].Status)
-		assert.Equal(t, team.TeamSkipped, team.TraceIn(sess.Context(), "inner").Status)
+		assert.Equal(t, team.TeamSkipped, team.TraceOf(sess.Context().Vars(), "inner").Status)
 	})
 }
 

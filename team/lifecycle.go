@@ -38,7 +38,7 @@ func (t *TeamAgent) update(c *flow.Context, fn func(tr *TeamTrace)) *TeamTrace {
 
 // trace returns a copy of the team's trace in c, or an empty one.
 func (t *TeamAgent) trace(c *flow.Context) *TeamTrace {
-	if tr := TraceIn(c, t.name); tr != nil {
+	if tr := traceIn(c, t.name); tr != nil {
 		return tr
 	}
 	return &TeamTrace{Team: t.name, Protocol: t.proto.Name()}
@@ -194,7 +194,7 @@ func (t *TeamAgent) continues(ctx context.Context, c *flow.Context) bool {
 // policy recovered its failure) is a new turn, as it is for a member, and retries
 // nothing. A root team's parent run id is the flow run's, which a resume renews.
 func (t *TeamAgent) retries(ctx context.Context, c *flow.Context, tr *TeamTrace, parent *TeamAgent) string {
-	old := TraceIn(c, t.name)
+	old := traceIn(c, t.name)
 	if old == nil || old.Status != TeamFailed && old.Status != TeamInterrupted || old.Branch != tr.Branch || old.Prompt != tr.Prompt {
 		return ""
 	}

@@ -285,8 +285,8 @@ func (mt *memberTask) interrupted(ctx context.Context, c *flow.Context, n *flow.
 }
 
 type transferArgs struct {
-	To     string `json:"to"`
-	Reason string `json:"reason,omitempty"`
+	To     string `json:"to" jsonschema:"name of the member to hand over to"`
+	Reason string `json:"reason,omitempty" jsonschema:"why, and what the member should do"`
 }
 
 // TransferTool returns the tool a member of a Swarm team hands the conversation over
@@ -297,10 +297,7 @@ type transferArgs struct {
 // correct) a name that is not a member of the team, and outside a team it fails.
 func TransferTool() Tool {
 	return NewTool(TransferToolName, "Hand the conversation over to another member of the team.",
-		Object(map[string]*Schema{
-			"to":      String("name of the member to hand over to"),
-			"reason?": String("why, and what the member should do"),
-		}),
+		nil,
 		func(ctx context.Context, a transferArgs) (map[string]any, error) {
 			s, ok := ctx.Value(memberSlotKey{}).(*memberSlot)
 			if !ok {

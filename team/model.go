@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"iter"
 	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Role is who wrote a message.
@@ -71,9 +73,9 @@ type ToolCall struct {
 // ToolDef is what a model is told about a tool: its name, what it does and the JSON
 // schema of its arguments.
 type ToolDef struct {
-	Name        string  `json:"name"`
-	Description string  `json:"description,omitempty"`
-	Parameters  *Schema `json:"parameters,omitempty"`
+	Name        string             `json:"name"`
+	Description string             `json:"description,omitempty"`
+	Parameters  *jsonschema.Schema `json:"parameters,omitempty"`
 }
 
 // ChatOptions are the per-request model settings. Zero values leave the provider's
@@ -153,8 +155,8 @@ type ToolCallDelta struct {
 	Args  string `json:"args,omitempty"`
 }
 
-// Accumulator assembles streamed deltas into a ChatResponse. The zero value is ready.
-type Accumulator struct {
+// accumulator assembles streamed deltas into a ChatResponse. The zero value is ready.
+type accumulator struct {
 	content, reasoning []byte
 	calls              []ToolCall
 	args               [][]byte
@@ -162,8 +164,8 @@ type Accumulator struct {
 	resp               ChatResponse
 }
 
-// Add folds one delta into the response.
-func (a *Accumulator) Add(d Delta) {
+// add folds one delta into the response.
+func (a *accumulator) add(d Delta) {
 	a.content = append(a.content, d.Content...)
 	a.reasoning = append(a.reasoning, d.Reasoning...)
 	for _, tc := range d.ToolCalls {
@@ -200,8 +202,8 @@ func (a *Accumulator) Add(d Delta) {
 	}
 }
 
-// Response returns the response assembled so far.
-func (a *Accumulator) Response() *ChatResponse {
+// response returns the response assembled so far.
+func (a *accumulator) response() *ChatResponse {
 	r := a.resp
 	r.Message = Message{Role: RoleAssistant, Content: string(a.content), Reasoning: string(a.reasoning)}
 	for i, c := range a.calls {
@@ -213,14 +215,14 @@ func (a *Accumulator) Response() *ChatResponse {
 
 // Collect drains a stream into a response. It returns the first error of the stream.
 func Collect(seq iter.Seq2[Delta, error]) (*ChatResponse, error) {
-	var a Accumulator
+	var a accumulator
 	for d, err := range seq {
 		if err != nil {
 			return nil, err
 		}
-		a.Add(d)
+		a.add(d)
 	}
-	return a.Response(), nil
+	return a.response(), nil
 }
 
 // rawArgs turns a model's argument text into a RawMessage that is always valid JSON:

@@ -99,7 +99,6 @@ const (
 	ReasonUnresolved   = "unresolved"
 	ReasonFinishMarker = "finish_marker"
 	ReasonNoHandoff    = "no_handoff"
-	ReasonMaxTransfers = "max_transfers"
 	// ReasonMemberFailed: a swarm member's turn failed (and the failure was
 	// recovered), so nobody holds the conversation.
 	ReasonMemberFailed = "member_failed"

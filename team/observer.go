@@ -203,7 +203,7 @@ func (o *observer) InterceptFlow(ctx context.Context, inv *flow.Invocation) erro
 	if st.ended.Load() {
 		return err
 	}
-	cur := TraceIn(c, t.name)
+	cur := traceIn(c, t.name)
 	if cur == nil || cur.Status != TeamRunning {
 		return err // the run never started (or was skipped): nothing to end
 	}

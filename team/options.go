@@ -71,8 +71,8 @@ func WithMaxSteps(n int) Option {
 	return agentOption("WithMaxSteps", func(c *config) { c.maxSteps = n })
 }
 
-// WithPermission sets the code that allows or refuses each tool call (see Permission
-// and AllowTools).
+// WithPermission sets the code that allows or refuses each tool call (see
+// Permission).
 func WithPermission(p Permission) Option {
 	return agentOption("WithPermission", func(c *config) { c.permission = p })
 }

@@ -92,11 +92,11 @@ func childMain(mode, dir string) (*childReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := team.PendingIn(snap.Vars, "assistant")
+		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("assistant")
 		if p == nil {
 			return nil, errors.New("nothing pending in the stored session")
 		}
-		rep.Pending = p.IDs()
+		rep.Pending = callIDs(p)
 		updates, err := team.DecideIn(snap.Vars, "assistant", decisions...)
 		if err != nil {
 			return nil, err
@@ -118,7 +118,7 @@ func childMain(mode, dir string) (*childReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		rep.Pending = sess.Pending("assistant").IDs()
+		rep.Pending = callIDs(sess.Pending("assistant"))
 		if err := sess.Decide("assistant", decisions...); err != nil {
 			return nil, err
 		}
@@ -206,7 +206,7 @@ func TestHITLResumeInNewProcessFromFileStore(t *testing.T) {
 	snap, err := store.Load(context.Background(), "pay-9")
 	require.NoError(t, err)
 	assert.Equal(t, session.StatusCompleted, snap.Status)
-	assert.Nil(t, team.PendingIn(snap.Vars, "assistant"))
+	assert.Nil(t, team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("assistant"))
 }
 
 // A standalone agent session saved as JSON in a file, resumed in a new process.

@@ -61,9 +61,9 @@ const (
 	//
 	// A member hands over with TransferTool (give it to the members' ReActAgents), or by
 	// writing a line "transfer_to: <member>" in its answer (any agent can). A member that
-	// answers with the finish marker finishes. Handoffs are bounded: at most
-	// WithMaxTransfers of them (default max turns - 1) and max turns; past either bound
-	// the team finishes with the last answer (reason max_transfers or max_turns). A
+	// answers with the finish marker finishes. Handoffs are bounded by max turns
+	// (a run of n turns makes n-1 handoffs); past it the team finishes with the last
+	// answer (reason max_turns). A
 	// handoff to someone who is not a member is unresolvable: recorded with Unresolved,
 	// then the fallback (finish, or WithDefaultMember). A member whose turn fails hands
 	// over to nobody: when an error policy recovers the failure, the team finishes with
@@ -114,7 +114,7 @@ func newProtocol(c *teamConfig) (protocol, error) {
 		return nil, fmt.Errorf("WithBranchPolicy, WithMerge and WithMergeNotes are options of the parallel protocol, not %s", c.proto)
 	}
 	if c.proto != Swarm && c.swarm != (swarm{}) {
-		return nil, fmt.Errorf("WithEntryMember and WithMaxTransfers are options of the swarm protocol, not %s", c.proto)
+		return nil, fmt.Errorf("WithEntryMember is an option of the swarm protocol, not %s", c.proto)
 	}
 	switch c.proto {
 	case Sequential:

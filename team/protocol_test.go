@@ -262,19 +262,9 @@ func TestTeamSwarmHandoffs(t *testing.T) {
 func TestTeamSwarmBounds(t *testing.T) {
 	ping := testkit.NewFixedAgent("a", "transfer_to: b")
 	pong := testkit.NewFixedAgent("b", "transfer_to: a")
-	t.Run("max transfers", func(t *testing.T) {
-		tm, _ := ttTeam(t, "pp", team.WithMembers(ping, pong), team.WithProtocol(team.Swarm), team.WithMaxTransfers(3))
-		sess := team.NewSession("pp-1")
-		_, err := tm.Call(context.Background(), "go", sess)
-		require.NoError(t, err)
-		tr := tm.Trace(sess.Context())
-		assert.Equal(t, []string{"a", "b", "a", "b"}, tr.Route)
-		assert.Equal(t, 3, tr.State.Transfers)
-		assert.Equal(t, team.ReasonMaxTransfers, tr.LastDecision.Reason)
-	})
 	t.Run("max turns", func(t *testing.T) {
 		tm, _ := ttTeam(t, "pp", team.WithMembers(ping, pong), team.WithMaxTurns(3),
-			team.WithProtocol(team.Swarm), team.WithMaxTransfers(10), team.WithEntryMember("b"))
+			team.WithProtocol(team.Swarm), team.WithEntryMember("b"))
 		sess := team.NewSession("pp-2")
 		ans, err := tm.Call(context.Background(), "go", sess)
 		require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -23,7 +25,9 @@ type ReActAgent struct {
 	cfg   *config
 	tmpl  *template.Template
 	tools map[string]*Tool
-	defs  []ToolDef
+	// schemas holds each tool's resolved schema, resolved once here, not per call.
+	schemas map[string]*jsonschema.Resolved
+	defs    []ToolDef
 }
 
 var _ Agent = (*ReActAgent)(nil)
@@ -38,7 +42,7 @@ func NewReActAgent(name string, model ChatModel, opts ...Option) (*ReActAgent, e
 	if cfg.maxSteps < 1 {
 		return nil, fmt.Errorf("agent %q: max steps must be at least 1", name)
 	}
-	a := &ReActAgent{name: name, model: model, cfg: cfg, tmpl: tmpl, tools: make(map[string]*Tool)}
+	a := &ReActAgent{name: name, model: model, cfg: cfg, tmpl: tmpl, tools: make(map[string]*Tool), schemas: make(map[string]*jsonschema.Resolved)}
 	for i := range cfg.tools {
 		t := &cfg.tools[i]
 		switch {
@@ -48,6 +52,15 @@ func NewReActAgent(name string, model ChatModel, opts ...Option) (*ReActAgent, e
 			return nil, fmt.Errorf("agent %q, tool %q: %w", name, t.Name, errNoFunc)
 		case a.tools[t.Name] != nil:
 			return nil, fmt.Errorf("agent %q: two tools named %q", name, t.Name)
+		case t.err != nil:
+			return nil, fmt.Errorf("agent %q, tool %q: schema: %w", name, t.Name, t.err)
+		}
+		if t.Schema != nil {
+			rs, err := t.Schema.Resolve(nil)
+			if err != nil {
+				return nil, fmt.Errorf("agent %q, tool %q: schema: %w", name, t.Name, err)
+			}
+			a.schemas[t.Name] = rs
 		}
 		a.tools[t.Name] = t
 		a.defs = append(a.defs, t.def())
@@ -98,10 +111,10 @@ func (a *ReActAgent) Call(ctx context.Context, prompt string, sess *AgentSession
 func (a *ReActAgent) call(ctx context.Context, prompt string, sess *AgentSession, resumeOnly bool) (*Answer, error) {
 	st, err := sess.claim(a.name, prompt)
 	if err != nil {
-		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.ID(), err)
+		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.id(), err)
 	}
 	if resumeOnly && st.Run == nil {
-		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.ID(), ErrNoPending)
+		return nil, fmt.Errorf("agent %q in session %q: %w", a.name, sess.id(), ErrNoPending)
 	}
 	fresh := NewRunInfo(ctx, a.name, sess)
 	run := st.Run
@@ -284,7 +297,7 @@ func (x *reactRun) precheck(ctx context.Context, c ToolCall) (*Tool, *Error) {
 			return nil, &Error{Type: TypePermissionDenied, Message: err.Error(), Err: err}
 		}
 	}
-	if err := t.Schema.ValidateJSON(c.Args); err != nil {
+	if err := validateArgs(x.a.schemas[c.Name], c.Args); err != nil {
 		return nil, &Error{Type: TypeInvalidArguments, Message: err.Error(), Err: err}
 	}
 	return t, nil
@@ -360,12 +373,12 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 		}
 		o = dec.observation()
 	} else if t, perr := x.precheck(ctx, c); perr != nil {
-		o = Failure(perr)
+		o = failure(perr)
 	} else if ctx.Err() != nil {
 		// The caller gave up (a resume that was cancelled, a call after one the
 		// cancellation stopped): the run fails before the model sees anything, so a
 		// tool run now would act for nobody; one that ignores ctx would still act.
-		o = Failure(ContextError(ctx))
+		o = failure(ContextError(ctx))
 	} else {
 		x.run.Trace.Metrics.ToolCalls++
 		o = invoke(ctx, t, c.Args)
@@ -381,7 +394,7 @@ func (x *reactRun) call(ctx context.Context, step int, c ToolCall, dec *Decision
 func invoke(ctx context.Context, t *Tool, args json.RawMessage) (o Observation) {
 	defer func() {
 		if p := recover(); p != nil {
-			o = Failure(&Error{Type: TypeToolFailed, Message: fmt.Sprintf("tool %q panicked: %v", t.Name, p)})
+			o = failure(&Error{Type: TypeToolFailed, Message: fmt.Sprintf("tool %q panicked: %v", t.Name, p)})
 		}
 	}()
 	if len(args) == 0 {
@@ -389,7 +402,7 @@ func invoke(ctx context.Context, t *Tool, args json.RawMessage) (o Observation) 
 	}
 	res, err := t.Func(ctx, args)
 	if err != nil {
-		return Failure(toolError(err))
+		return failure(toolError(err))
 	}
 	return Success(res)
 }

@@ -182,7 +182,7 @@ func TestAgentNodeNewFlowRunDoesNotResumeStaleRun(t *testing.T) {
 	assert.Equal(t, "pay the cafe", testkit.LastUserMessage(model.Requests()[1]))
 	p := sess.Pending("payer")
 	require.NotNil(t, p)
-	assert.Equal(t, []string{"new"}, p.IDs())
+	assert.Equal(t, []string{"new"}, callIDs(p))
 }
 
 // The same abandoned run is still there for ResumeFlow, which continues it: the

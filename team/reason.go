@@ -81,19 +81,19 @@ func (r *runner) chat(ctx context.Context, step int, req *ChatRequest) (resp *Ch
 		}
 	}()
 	if sm, ok := r.model.(StreamingModel); ok && !r.cfg.noStream && sinkFrom(ctx) != nil {
-		var acc Accumulator
+		var acc accumulator
 		for d, derr := range sm.ChatStream(ctx, req) {
 			if derr != nil {
 				err = derr
 				break
 			}
-			acc.Add(d)
+			acc.add(d)
 			if d.Content != "" || d.Reasoning != "" {
 				r.emit(ctx, Event{Kind: EventReasonDelta, Step: step, Delta: d.Content, Reasoning: d.Reasoning})
 			}
 		}
 		if err == nil {
-			resp = acc.Response()
+			resp = acc.response()
 		}
 	} else {
 		resp, err = r.model.Chat(ctx, req)

@@ -556,7 +556,7 @@ func TestTeamFreshEvalOverFailedRun(t *testing.T) {
 		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 		p := team.SessionOf(fc).Pending("bot")
 		require.NotNil(t, p)
-		assert.Equal(t, []string{"d1"}, p.IDs())
+		assert.Equal(t, []string{"d1"}, callIDs(p))
 		assert.NotEqual(t, failed, tm.Trace(fc).RunID, "a new team run")
 	})
 	t.Run("resume", func(t *testing.T) {
@@ -609,7 +609,7 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 		require.Equal(t, flow.StatusSuspended, res.Status, "the new run asks for its own decision")
 		assert.Equal(t, "clean up", testkit.LastUserMessage(model.Requests()[2]))
 		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
-		assert.Equal(t, []string{"d1"}, team.SessionOf(fc).Pending("bot").IDs())
+		assert.Equal(t, []string{"d1"}, callIDs(team.SessionOf(fc).Pending("bot")))
 	})
 }
 

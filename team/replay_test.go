@@ -243,7 +243,7 @@ func payThenClean(t *testing.T, nesting ...string) {
 		require.NoError(t, err)
 		require.NotNil(t, ans.Pending)
 		require.Equal(t, agent, ans.Pending.Agent)
-		require.NoError(t, sess.Decide(agent, team.Approve(ans.Pending.IDs()[0])))
+		require.NoError(t, sess.Decide(agent, team.Approve(callIDs(ans.Pending)[0])))
 	}
 	_, err = outer.Call(context.Background(), "pay acme, then clean up", sess)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
@@ -258,7 +258,7 @@ func payThenClean(t *testing.T, nesting ...string) {
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
 	assert.Empty(t, log.byAgent("payer"))
-	tr := team.TraceIn(sess.Context(), nesting[0])
+	tr := team.TraceOf(sess.Context().Vars(), nesting[0])
 	require.NotNil(t, tr)
 	assert.Equal(t, []string{"payer", "bot"}, tr.Route)
 	assert.Equal(t, "acme is paid", tr.Records[0].Content)
@@ -548,9 +548,9 @@ func approvePayerThenFailingBot(t *testing.T, runner *session.Runner, id string,
 		require.Equal(t, flow.StatusSuspended, res.Status)
 		snap, err := runner.Load(ctx, id)
 		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, agent)
+		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending(agent)
 		require.NotNil(t, p, agent)
-		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(p.IDs()[0]))
+		updates, err := team.DecideIn(snap.Vars, agent, team.Approve(callIDs(p)[0]))
 		require.NoError(t, err)
 		res, err = runner.Resume(ctx, id, updates)
 		if agent == "bot" {
@@ -606,7 +606,7 @@ func TestSupervisorRerouteAfterRecoveredFailureRunsFresh(t *testing.T) {
 			}
 			assert.Equal(t, 2, aModel.Calls(), "a is asked again: the re-routed team runs fresh")
 			assert.Equal(t, "w done", ans.Content)
-			itr := team.TraceIn(sess.Context(), "inner")
+			itr := team.TraceOf(sess.Context().Vars(), "inner")
 			assert.Equal(t, []string{"a", "w"}, itr.Route)
 			assert.Equal(t, "a again", itr.Records[0].Content)
 		})
@@ -634,7 +634,7 @@ func TestNestedTeamNodeRetryPolicyReplaysAnsweredMember(t *testing.T) {
 	assert.Equal(t, "w done", ans.Content)
 	assert.Equal(t, 1, aModel.Calls(), "a's answer is replayed")
 	assert.Equal(t, 2, wModel.Calls())
-	itr := team.TraceIn(sess.Context(), "inner")
+	itr := team.TraceOf(sess.Context().Vars(), "inner")
 	assert.Equal(t, []string{"a", "w"}, itr.Route)
 	assert.Equal(t, "a first", itr.Records[0].Content)
 }

@@ -66,11 +66,11 @@ func TestParallelPendingResumedOnceInNewProcess(t *testing.T) {
 		updates := map[string]any{}
 		vars := maps.Clone(snap.Vars)
 		for _, name := range []string{"a", "b"} {
-			p := team.PendingIn(vars, name)
+			p := team.SessionOf(flow.NewContextWith("", vars)).Pending(name)
 			if p == nil || len(p.Calls) == 0 {
 				continue
 			}
-			u, err := team.DecideIn(vars, name, team.Approve(p.IDs()[0]))
+			u, err := team.DecideIn(vars, name, team.Approve(callIDs(p)[0]))
 			require.NoError(t, err)
 			maps.Copy(vars, u)
 			maps.Copy(updates, u)
@@ -186,7 +186,7 @@ func TestSwarmHandoffBackToWaitingMember(t *testing.T) {
 	first := collect("clean up", sess)
 	p := sess.Pending("a")
 	require.NotNil(t, p)
-	require.Equal(t, []string{"r1"}, p.IDs())
+	require.Equal(t, []string{"r1"}, callIDs(p))
 	data, err := team.MarshalSession(sess)
 	require.NoError(t, err)
 	sess, err = team.UnmarshalSession(data)
@@ -274,9 +274,9 @@ layout:
 		runner := build(turns...)
 		snap, err := runner.Load(ctx, "loop-1")
 		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, "bot")
+		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("bot")
 		require.NotNil(t, p)
-		require.Equal(t, []string{"d-" + path}, p.IDs())
+		require.Equal(t, []string{"d-" + path}, callIDs(p))
 		updates, err := team.DecideIn(snap.Vars, "bot", team.Approve("d-"+path))
 		require.NoError(t, err)
 		res, err = runner.Resume(ctx, "loop-1", updates)
@@ -346,7 +346,7 @@ func TestParallelWithdrawnNestedMemberLeavesNoPending(t *testing.T) {
 	assert.Nil(t, team.SessionOf(res.Context).Pending("bot"))
 	snap, err = runner.Load(ctx, "fan-1")
 	require.NoError(t, err)
-	assert.Nil(t, team.PendingIn(snap.Vars, "bot"))
+	assert.Nil(t, team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("bot"))
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 }
 
@@ -501,12 +501,12 @@ func TestSupervisorRoutesTwiceToWaitingMember(t *testing.T) {
 	sess := team.NewSession("desk-twice")
 	ans, err := tm.Call(context.Background(), "tidy up", sess)
 	require.NoError(t, err)
-	require.Equal(t, []string{"d1"}, ans.Pending.IDs())
+	require.Equal(t, []string{"d1"}, callIDs(ans.Pending))
 	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
 	ans, err = tm.Call(context.Background(), "", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
-	require.Equal(t, []string{"d2"}, ans.Pending.IDs())
+	require.Equal(t, []string{"d2"}, callIDs(ans.Pending))
 	assert.Contains(t, testkit.LastUserMessage(model.Requests()[2]), "remove /b")
 	require.NoError(t, sess.Decide("bot", team.Approve("d2")))
 	ans, err = tm.Call(context.Background(), "", sess)

@@ -55,8 +55,8 @@ func nodeSession(c *flow.Context, n *flow.Node) *AgentSession {
 	return &AgentSession{fc: c, node: n}
 }
 
-// ID returns the instance id.
-func (s *AgentSession) ID() string { return s.fc.InstanceID() }
+// id returns the instance id (Context().InstanceID()).
+func (s *AgentSession) id() string { return s.fc.InstanceID() }
 
 // Context returns the FlowContext: business data the agents read and write.
 func (s *AgentSession) Context() *flow.Context { return s.fc }
@@ -179,7 +179,7 @@ func (s *AgentSession) Decide(agent string, ds ...Decision) error {
 		return st
 	})
 	if err != nil {
-		return fmt.Errorf("agent %q in session %q: %w", agent, s.ID(), err)
+		return fmt.Errorf("agent %q in session %q: %w", agent, s.id(), err)
 	}
 	return nil
 }
@@ -190,7 +190,7 @@ func (st *agentState) decide(ds []Decision) error {
 	}
 	for _, d := range ds {
 		if !st.Run.isPending(d.CallID) {
-			return fmt.Errorf("call %q: %w (pending: %v)", d.CallID, ErrUnknownCall, st.Run.view(st.Run.Pending).IDs())
+			return fmt.Errorf("call %q: %w (pending: %v)", d.CallID, ErrUnknownCall, st.Run.view(st.Run.Pending).ids())
 		}
 		if err := d.check(); err != nil {
 			return err
@@ -347,10 +347,10 @@ func (s *AgentSession) ResumeFlow(ctx context.Context, eng *flow.Engine, g *flow
 	switch {
 	case pos == nil:
 		s.mu.Unlock()
-		return nil, fmt.Errorf("session %q: %w", s.ID(), flow.ErrNotResumable)
+		return nil, fmt.Errorf("session %q: %w", s.id(), flow.ErrNotResumable)
 	case pos.graph != g.ID || pos.hash != g.Hash():
 		s.mu.Unlock()
-		return nil, fmt.Errorf("session %q, graph %q: %w", s.ID(), g.ID, ErrGraphChanged)
+		return nil, fmt.Errorf("session %q, graph %q: %w", s.id(), g.ID, ErrGraphChanged)
 	}
 	s.flow = nil // claimed
 	s.mu.Unlock()
@@ -364,7 +364,7 @@ func (s *AgentSession) ResumeFlow(ctx context.Context, eng *flow.Engine, g *flow
 	fr, err := eng.RestoreFrontier(g, *pos.frontier)
 	if err != nil {
 		putBack()
-		return nil, fmt.Errorf("session %q: %w", s.ID(), err)
+		return nil, fmt.Errorf("session %q: %w", s.id(), err)
 	}
 	res, err := eng.Resume(ctx, fr, s.fc, opts...)
 	if res == nil {
@@ -393,7 +393,7 @@ type sessionState struct {
 
 // snapshot returns the session's plain-data form.
 func (s *AgentSession) snapshot() sessionState {
-	st := sessionState{Format: sessionFormat, ID: s.ID(), Vars: s.fc.Vars(), Trace: s.fc.Trace()}
+	st := sessionState{Format: sessionFormat, ID: s.id(), Vars: s.fc.Vars(), Trace: s.fc.Trace()}
 	if len(st.Trace.Last) == 0 {
 		st.Trace = trace.FlowTrace{}
 	}
@@ -486,15 +486,11 @@ func normalizeNumbers(v any) (any, error) {
 	return v, nil
 }
 
-// PendingIn returns the agent's pending batch held in a flow instance's variables (a
-// stored snapshot's Vars, for example), or nil.
-func PendingIn(vars map[string]any, agent string) *Pending {
-	return SessionOf(flow.NewContextWith("", vars)).Pending(agent)
-}
-
 // DecideIn applies decisions to the agent state held in a flow instance's variables
-// and returns the variable updates that carry them: pass them to a resume that takes
-// updates (session.Runner.Resume). vars is not modified.
+// (a stored snapshot's Vars, whose pending batch
+// SessionOf(flow.NewContextWith("", vars)).Pending(agent) shows) and returns the
+// variable updates that carry them: pass them to a resume that takes updates
+// (session.Runner.Resume). vars is not modified.
 func DecideIn(vars map[string]any, agent string, ds ...Decision) (map[string]any, error) {
 	s := SessionOf(flow.NewContextWith("", vars))
 	if err := s.Decide(agent, ds...); err != nil {

@@ -44,7 +44,7 @@ func ttPayTeam(t testing.TB, sup, payerModel team.ChatModel, sensitive bool, pai
 	type payArgs struct {
 		Amount int `json:"amount"`
 	}
-	pay := team.NewTool("pay", "Pay an invoice", team.Object(map[string]*team.Schema{"amount": team.Integer("EUR")}),
+	pay := team.NewTool("pay", "Pay an invoice", nil,
 		func(_ context.Context, a payArgs) (map[string]any, error) {
 			*paid = append(*paid, fmt.Sprint(a.Amount))
 			return map[string]any{"ok": true}, nil
@@ -148,9 +148,9 @@ func TestTeamChildProcess(t *testing.T) {
 		runner := session.NewRunner(tm.Engine(), store)
 		snap, err := runner.Load(ctx, "pay-7")
 		require.NoError(t, err)
-		p := team.PendingIn(snap.Vars, "payer")
+		p := team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("payer")
 		require.NotNil(t, p)
-		rep.Pending = p.IDs()
+		rep.Pending = callIDs(p)
 		updates, err := team.DecideIn(snap.Vars, "payer", team.Approve("p1"))
 		require.NoError(t, err)
 		res, err := runner.Resume(ctx, "pay-7", updates)
@@ -299,7 +299,7 @@ func TestTeamNestedHITLResumeFromSessionJSON(t *testing.T) {
 	assert.Equal(t, team.TeamCompleted, end.Status)
 	assert.Equal(t, []string{"5000"}, paid)
 	assert.Equal(t, ttNormalize(t, base.Trace(sess0.Context())), ttNormalize(t, second.Trace(restored.Context())))
-	assert.Equal(t, ttNormalize(t, team.TraceIn(sess0.Context(), "payments")), ttNormalize(t, team.TraceIn(restored.Context(), "payments")))
+	assert.Equal(t, ttNormalize(t, team.TraceOf(sess0.Context().Vars(), "payments")), ttNormalize(t, team.TraceOf(restored.Context().Vars(), "payments")))
 }
 
 // A suspended team answers with who waits: the member's calls, or the team itself for
@@ -312,7 +312,7 @@ func TestTeamPendingAnswer(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, "payer", ans.Pending.Agent)
-	assert.Equal(t, []string{"p1"}, ans.Pending.IDs())
+	assert.Equal(t, []string{"p1"}, callIDs(ans.Pending))
 
 	ap := ttApprovalTeam(t)
 	ans, err = ap.Call(ctx, "Release", team.NewSession("pp-2"))
@@ -345,7 +345,7 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, "payer", ans.Pending.Agent)
-	assert.Equal(t, []string{"p1"}, ans.Pending.IDs())
+	assert.Equal(t, []string{"p1"}, callIDs(ans.Pending))
 
 	// A member that delegates to an agent of another name: that agent waits at the
 	// member's node.
@@ -398,7 +398,7 @@ func TestTeamPendingAnswerNamesWhoMustDecide(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
 	assert.Equal(t, other, ans.Pending.Agent)
-	assert.Equal(t, []string{other + "1"}, ans.Pending.IDs())
+	assert.Equal(t, []string{other + "1"}, callIDs(ans.Pending))
 }
 
 // The last event of a suspended team's stream, its TeamEnd, carries the answer Call
@@ -420,7 +420,7 @@ func TestTeamStreamSuspendedAnswer(t *testing.T) {
 	require.NotNil(t, last.Answer.Pending)
 	assert.Empty(t, last.Answer.Content)
 	assert.Equal(t, called.Pending.Agent, last.Answer.Pending.Agent)
-	assert.Equal(t, called.Pending.IDs(), last.Answer.Pending.IDs())
+	assert.Equal(t, callIDs(called.Pending), callIDs(last.Answer.Pending))
 
 	called, err = ttApprovalTeam(t).Call(ctx, "Release", team.NewSession("sa-3"))
 	require.NoError(t, err)

@@ -49,7 +49,7 @@ func TestDiscardStaleRunsRunnerRun(t *testing.T) {
 	require.Equal(t, flow.StatusSuspended, res.Status)
 	snap, err := runner.Load(ctx, "pay-1")
 	require.NoError(t, err)
-	require.NotNil(t, team.PendingIn(snap.Vars, "payer"))
+	require.NotNil(t, team.SessionOf(flow.NewContextWith("", snap.Vars)).Pending("payer"))
 
 	vars := snap.Vars
 	vars["pay"] = false
@@ -59,7 +59,7 @@ func TestDiscardStaleRunsRunnerRun(t *testing.T) {
 	assert.Nil(t, team.SessionOf(res.Context).Pending("payer"), "the new run gave the copied run up")
 	stored, err := runner.Load(ctx, "pay-2")
 	require.NoError(t, err)
-	assert.Nil(t, team.PendingIn(stored.Vars, "payer"))
+	assert.Nil(t, team.SessionOf(flow.NewContextWith("", stored.Vars)).Pending("payer"))
 
 	snap, err = runner.Load(ctx, "pay-1")
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestDiscardStaleRunsRunnerResumeCompletes(t *testing.T) {
 	assert.Empty(t, team.SessionOf(res.Context).PendingAll())
 	stored, err := runner.Load(ctx, "pay-r")
 	require.NoError(t, err)
-	assert.Nil(t, team.PendingIn(stored.Vars, "payer"))
+	assert.Nil(t, team.SessionOf(flow.NewContextWith("", stored.Vars)).Pending("payer"))
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 }
 

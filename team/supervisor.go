@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 type supervisor struct{}
@@ -162,13 +163,25 @@ func (st *supervisorTask) request(c *flow.Context, tr *TeamTrace) (*ChatRequest,
 	}
 	targets := append(append([]string{}, t.names...), t.finish)
 	tool := ToolDef{Name: RouteToolName, Description: "Choose the member that acts next, or finish.",
-		Parameters: Object(map[string]*Schema{
-			"to":      Enum("a member's name, or "+t.finish+" when the task is done", targets...),
-			"task?":   String("what the member should do"),
-			"answer?": String("the team's final answer, when finishing"),
-		})}
+		Parameters: routeSchema(t.finish, targets)}
 	return &ChatRequest{Messages: []Message{SystemMessage(sys.String()), UserMessage(user.String())},
 		Tools: []ToolDef{tool}, Options: t.cfg.options}, nil
+}
+
+// routeSchema is the schema of the route tool's arguments: a target among targets,
+// and the member's task or the team's answer.
+func routeSchema(finish string, targets []string) *jsonschema.Schema {
+	to := &jsonschema.Schema{Type: "string", Description: "a member's name, or " + finish + " when the task is done"}
+	for _, t := range targets {
+		to.Enum = append(to.Enum, t)
+	}
+	return &jsonschema.Schema{Type: "object", Required: []string{"to"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		Properties: map[string]*jsonschema.Schema{
+			"to":     to,
+			"task":   {Type: "string", Description: "what the member should do"},
+			"answer": {Type: "string", Description: "the team's final answer, when finishing"},
+		}}
 }
 
 // summarize renders a supervisor message for its record.

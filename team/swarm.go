@@ -1,7 +1,6 @@
 package team
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -9,20 +8,13 @@ import (
 )
 
 type swarm struct {
-	entry        string
-	maxTransfers int
+	entry string
 }
 
 // WithEntryMember names the member of a Swarm team that holds the conversation first
 // (default: the first member).
 func WithEntryMember(member string) Option {
 	return teamOption("WithEntryMember", func(c *teamConfig) { c.swarm.entry = member })
-}
-
-// WithMaxTransfers bounds the handoffs of one run of a Swarm team (default max turns
-// - 1).
-func WithMaxTransfers(n int) Option {
-	return teamOption("WithMaxTransfers", func(c *teamConfig) { c.swarm.maxTransfers = n })
 }
 
 func (s *swarm) Name() string     { return "swarm" }
@@ -32,9 +24,6 @@ func (s *swarm) check(t *TeamAgent) error {
 	if s.entry != "" && t.byName[s.entry] == nil {
 		return fmt.Errorf("entry %q is not a member", s.entry)
 	}
-	if s.maxTransfers < 0 {
-		return errors.New("max transfers must not be negative")
-	}
 	return nil
 }
 
@@ -43,13 +32,6 @@ func (s *swarm) entryOf(t *TeamAgent) string {
 		return s.entry
 	}
 	return t.names[0]
-}
-
-func (s *swarm) limit(t *TeamAgent) int {
-	if s.maxTransfers > 0 {
-		return s.maxTransfers
-	}
-	return t.maxTurns - 1
 }
 
 func (s *swarm) build(t *TeamAgent, spec *flow.GraphSpec) error {
@@ -109,10 +91,7 @@ func (s *swarm) afterMember(t *TeamAgent, tr *TeamTrace, member string, ans *Ans
 		d = fb
 		name = fb.To
 	}
-	switch {
-	case tr.State.Transfers >= s.limit(t):
-		return finishWith(ReasonMaxTransfers, SourceRule)
-	case tr.Turns >= t.maxTurns:
+	if tr.Turns >= t.maxTurns {
 		return finishWith(ReasonMaxTurns, SourceRule)
 	}
 	tr.State.Transfers++

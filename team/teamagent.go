@@ -348,7 +348,7 @@ func (t *TeamAgent) promptKey(member string) string { return "_team." + t.name +
 
 // Trace returns a copy of the team's trace in a FlowContext (nil if it never ran
 // there).
-func (t *TeamAgent) Trace(c *flow.Context) *TeamTrace { return TraceIn(c, t.name) }
+func (t *TeamAgent) Trace(c *flow.Context) *TeamTrace { return traceIn(c, t.name) }
 
 // Resume continues the team's run suspended in sess (Call with an empty prompt); it
 // fails with flow.ErrNotResumable when the session holds no suspended run of the team.
@@ -357,7 +357,7 @@ func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, er
 		return nil, fmt.Errorf("team %q: %w", t.name, flow.ErrNotResumable)
 	}
 	if pos := sess.position(); pos == nil || pos.graph != t.graph.ID {
-		return nil, fmt.Errorf("team %q in session %q: %w", t.name, sess.ID(), flow.ErrNotResumable)
+		return nil, fmt.Errorf("team %q in session %q: %w", t.name, sess.id(), flow.ErrNotResumable)
 	}
 	// ResumeFlow claims the halted run atomically. Going through Call instead would
 	// check for it a second time, and a concurrent Resume claiming it in between would
@@ -414,7 +414,7 @@ func (t *TeamAgent) Call(ctx context.Context, prompt string, sess *AgentSession)
 		case tr == nil || prompt == "" || prompt == tr.Prompt:
 			resume = true // a failed run asked again with its prompt is retried from where it failed
 		case tr.Status != TeamFailed:
-			return nil, fmt.Errorf("team %q in session %q: %w (run %s)", t.name, sess.ID(), ErrPending, tr.RunID)
+			return nil, fmt.Errorf("team %q in session %q: %w (run %s)", t.name, sess.id(), ErrPending, tr.RunID)
 		}
 	}
 	if resume {

@@ -94,7 +94,7 @@ func TestTeamInsideAnotherGraph(t *testing.T) {
 		assert.Equal(t, flow.StatusCompleted, res.Status)
 		assert.Equal(t, "B", fc.Value(team.AnswerKey("duo")))
 		assert.Equal(t, true, fc.Value("a.done"))
-		tr := team.TraceIn(fc, "duo")
+		tr := team.TraceOf(fc.Vars(), "duo")
 		require.NotNil(t, tr)
 		assert.Equal(t, "Do the thing", tr.Prompt)
 		assert.Equal(t, res.RunID(), tr.ParentRunID)
@@ -114,7 +114,7 @@ func TestTeamInsideAnotherGraph(t *testing.T) {
 		assert.Equal(t, flow.StatusCompleted, res.Status)
 		assert.Equal(t, "B", fc.Value(team.AnswerKey("duo")))
 		ttCheckSymmetry(t, evs)
-		tr := team.TraceIn(fc, "duo")
+		tr := team.TraceOf(fc.Vars(), "duo")
 		assert.Equal(t, "Do it", tr.Prompt)
 		assert.Equal(t, "main/duo/team.duo", tr.Branch)
 	})
@@ -220,28 +220,28 @@ func TestSupervisorStepLimitEndsRun(t *testing.T) {
 func TestSwarmHandoffCycle(t *testing.T) {
 	a := testkit.NewFixedAgent("a", "not mine\ntransfer_to: b")
 	b := testkit.NewFixedAgent("b", "not mine either\ntransfer_to: a")
-	tm, _ := ttTeam(t, "ping", team.WithMembers(a, b), team.WithProtocol(team.Swarm), team.WithMaxTransfers(3))
+	tm, _ := ttTeam(t, "ping", team.WithMembers(a, b), team.WithProtocol(team.Swarm), team.WithMaxTurns(4))
 	sess := team.NewSession("ping-1")
 	evs, err := ttCollect(t, tm, "who owns this?", sess)
 	require.NoError(t, err)
 	tr := tm.Trace(sess.Context())
 	assert.Equal(t, []string{"a", "b", "a", "b"}, tr.Route)
 	assert.Equal(t, 3, tr.State.Transfers)
-	assert.Equal(t, team.ReasonMaxTransfers, tr.State.Halt)
-	assert.Equal(t, "finish:/rule/max_transfers", ttDecisions(tr)[len(tr.Decisions)-1])
+	assert.Equal(t, team.ReasonMaxTurns, tr.State.Halt)
+	assert.Equal(t, "finish:/rule/max_turns", ttDecisions(tr)[len(tr.Decisions)-1])
 	last := finalEvent(t, evs)
 	assert.Equal(t, team.EventTeamEnd, last.Kind)
 	assert.Equal(t, team.TeamCompleted, last.Status)
 	ttCheckSymmetry(t, evs)
 
-	// Without an explicit bound, max turns bounds the cycle.
-	tm2, _ := ttTeam(t, "ping2", team.WithMembers(a, b), team.WithProtocol(team.Swarm), team.WithMaxTurns(4))
+	// Without WithMaxTurns, the default (10) bounds the cycle.
+	tm2, _ := ttTeam(t, "ping2", team.WithMembers(a, b), team.WithProtocol(team.Swarm))
 	sess2 := team.NewSession("ping-2")
 	_, err = tm2.Call(context.Background(), "who owns this?", sess2)
 	require.NoError(t, err)
 	tr2 := tm2.Trace(sess2.Context())
-	assert.Len(t, tr2.Route, 4)
-	assert.NotEmpty(t, tr2.State.Halt)
+	assert.Len(t, tr2.Route, 10)
+	assert.Equal(t, team.ReasonMaxTurns, tr2.State.Halt)
 }
 
 // A member that panics fails the team like a member that returns an error: the run
@@ -576,7 +576,7 @@ func TestTeamNewRunDropsStaleMemberRun(t *testing.T) {
 	type payArgs struct {
 		Amount int `json:"amount"`
 	}
-	pay := team.NewTool("pay", "Pay an invoice", team.Object(map[string]*team.Schema{"amount": team.Integer("EUR")}),
+	pay := team.NewTool("pay", "Pay an invoice", nil,
 		func(_ context.Context, a payArgs) (string, error) {
 			paid = append(paid, fmt.Sprint(a.Amount))
 			return "ok", nil
@@ -648,8 +648,8 @@ func TestProtocolOptionsBelongToTheirProtocol(t *testing.T) {
 	a := testkit.NewFixedAgent("a", "A")
 	_, err := team.NewTeam("t", team.WithMembers(a), team.WithBranchPolicy(flow.ContinueOnError))
 	require.ErrorContains(t, err, "options of the parallel protocol, not sequential")
-	_, err = team.NewTeam("t", team.WithMembers(a), team.WithProtocol(team.Parallel), team.WithMaxTransfers(2))
-	require.ErrorContains(t, err, "options of the swarm protocol, not parallel")
+	_, err = team.NewTeam("t", team.WithMembers(a), team.WithProtocol(team.Parallel), team.WithEntryMember("a"))
+	require.ErrorContains(t, err, "an option of the swarm protocol, not parallel")
 	_, err = team.NewTeam("t", team.WithMembers(a), team.WithProtocol("round-robin"))
 	require.ErrorContains(t, err, `unknown protocol "round-robin"`)
 }

@@ -64,7 +64,7 @@ type TeamState struct {
 	// Transfers counts the swarm's handoffs.
 	Transfers int `json:"transfers,omitempty"`
 	// Halt is why the team stopped routing before its natural end (max_turns, loop,
-	// max_transfers, interceptor), if it did.
+	// interceptor), if it did.
 	Halt string `json:"halt,omitempty"`
 	// Waiting names the member whose run waits for human decisions.
 	Waiting string `json:"waiting,omitempty"`
@@ -198,13 +198,14 @@ func (t *TeamTrace) closeSegment(now time.Time) time.Duration {
 func traceKey(team string) string { return "_team." + team }
 
 // TraceOf returns a copy of the team's trace held in a flow instance's variables (the
-// context's, or a stored snapshot's Vars), or nil if the team never ran there.
+// FlowContext's Vars(), or a stored snapshot's Vars), or nil if the team never ran
+// there; TeamAgent.Trace reads it from a FlowContext.
 func TraceOf(vars map[string]any, team string) *TeamTrace {
 	return traceValue(vars[traceKey(team)])
 }
 
-// TraceIn returns a copy of the team's trace in a FlowContext, or nil.
-func TraceIn(c *flow.Context, team string) *TeamTrace {
+// traceIn returns a copy of the team's trace in a FlowContext, or nil.
+func traceIn(c *flow.Context, team string) *TeamTrace {
 	v, _ := c.Get(traceKey(team))
 	return traceValue(v)
 }

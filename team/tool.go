@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Tool is a Go function a ReAct agent may call. Schema describes (and guards) its
-// arguments: they are validated before Func runs, so Func sees only arguments that
-// match. Func returns the result (any JSON-encodable value; nil and empty lists are
-// valid successes) or an error, which the model sees as a structured observation
-// {type, retryable, message}: return an *Error to choose the type.
+// Tool is a Go function a ReAct agent may call. Schema, a JSON Schema, describes its
+// arguments to the model and guards them: the agent resolves it once, when it is
+// built, and validates each call's arguments against it (empty arguments count as
+// {}) before Func runs, so Func sees only arguments that match; a nil Schema leaves
+// them unchecked. Func returns the result (any JSON-encodable value; nil and empty
+// lists are valid successes) or an error, which the model sees as a structured
+// observation {type, retryable, message}: return an *Error to choose the type.
 //
 // Sensitive marks calls that need a human decision before they run: set it to
 // Always for every call, or to a predicate on the (validated) arguments that returns
@@ -21,9 +24,11 @@ import (
 type Tool struct {
 	Name        string
 	Description string
-	Schema      *Schema
+	Schema      *jsonschema.Schema
 	Func        func(ctx context.Context, args json.RawMessage) (any, error)
 	Sensitive   func(args json.RawMessage) (sensitive bool, comment string)
+
+	err error // why NewTool could not infer the schema; NewReActAgent reports it
 }
 
 // Always is a Sensitive predicate that asks for a decision on every call.
@@ -37,10 +42,20 @@ func (t *Tool) def() ToolDef {
 }
 
 // NewTool builds a Tool from a typed function: the arguments are validated against
-// schema, then decoded into A (unknown fields are ignored) and passed to fn.
-func NewTool[A, R any](name, description string, schema *Schema, fn func(ctx context.Context, args A) (R, error)) Tool {
+// schema, then decoded into A and passed to fn.
+//
+// A nil schema is inferred from A with [jsonschema.For]: a struct's fields are the
+// properties, named as encoding/json names them, required unless tagged omitempty or
+// omitzero, described by their `jsonschema:"..."` tag; no other property is allowed.
+// Pass a schema to say more (enums, patterns, bounds). An A that has no JSON Schema (a
+// channel, a func) makes NewReActAgent fail.
+func NewTool[A, R any](name, description string, schema *jsonschema.Schema, fn func(ctx context.Context, args A) (R, error)) Tool {
+	var err error
+	if schema == nil {
+		schema, err = jsonschema.For[A](nil)
+	}
 	return Tool{
-		Name: name, Description: description, Schema: schema,
+		Name: name, Description: description, Schema: schema, err: err,
 		Func: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a A
 			if len(bytes.TrimSpace(raw)) > 0 {
@@ -67,13 +82,13 @@ type Observation struct {
 func Success(result any) Observation {
 	b, err := json.Marshal(result)
 	if err != nil {
-		return Failure(&Error{Type: TypeToolFailed, Message: "result is not JSON: " + err.Error(), Err: err})
+		return failure(&Error{Type: TypeToolFailed, Message: "result is not JSON: " + err.Error(), Err: err})
 	}
 	return Observation{Status: StatusSuccess, Result: b}
 }
 
-// Failure returns an error observation.
-func Failure(e *Error) Observation { return Observation{Status: StatusError, Error: e} }
+// failure returns an error observation (Observation{Status: StatusError, Error: e}).
+func failure(e *Error) Observation { return Observation{Status: StatusError, Error: e} }
 
 // OK reports whether the observation is a success.
 func (o Observation) OK() bool { return o.Status == StatusSuccess }
@@ -100,18 +115,9 @@ func parseObservation(content string) (Observation, error) {
 // Permission decides in code whether the agent may make a tool call: nil allows it; an
 // error refuses it, and the model sees a permission_denied observation with the error's
 // message. It runs before a call is shown to a human, so a human is never asked to
-// approve what code forbids.
+// approve what code forbids. (A static list of allowed tools needs no Permission:
+// give the agent only those tools.)
 type Permission func(ctx context.Context, run RunInfo, call ToolCall) error
-
-// AllowTools returns a Permission that allows only the named tools.
-func AllowTools(names ...string) Permission {
-	return func(_ context.Context, _ RunInfo, call ToolCall) error {
-		if slices.Contains(names, call.Name) {
-			return nil
-		}
-		return fmt.Errorf("tool %q is not in the allow-list", call.Name)
-	}
-}
 
 // toolError converts a tool's error into its structured form. An error that declares
 // no type becomes tool_error; cancellation and deadlines keep their meaning.
@@ -121,6 +127,26 @@ func toolError(err error) *Error {
 		e = &Error{Type: e.Type, Retry: e.Retry, Message: e.Err.Error(), Status: e.Status, Code: e.Code, Err: e.Err}
 	}
 	return e
+}
+
+// validateArgs checks a call's arguments against a tool's resolved schema (nil checks
+// nothing). Empty arguments count as an empty object: models often send "" for a call
+// without arguments.
+func validateArgs(rs *jsonschema.Resolved, args json.RawMessage) error {
+	if rs == nil {
+		return nil
+	}
+	if args = bytes.TrimSpace(args); len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	if err := rs.Validate(v); err != nil {
+		return fmt.Errorf("arguments do not match the schema: %w", err)
+	}
+	return nil
 }
 
 var errNoFunc = errors.New("tool has no function")

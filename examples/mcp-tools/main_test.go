@@ -17,7 +17,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, run(context.Background(), &out))
 	assert.Equal(t, `c1 {"status":"success","result":{"sku":"A-1","units":12}}
 c2 {"status":"error","error":{"type":"tool_error","retryable":false,"message":"mcp tool \"stock\": unknown SKU \"Z-9\""}}
-c3 {"status":"error","error":{"type":"invalid_arguments","retryable":false,"message":"arguments do not match the schema: /: missing required property \"sku\"; /: unknown property \"code\""}}
+c3 {"status":"error","error":{"type":"invalid_arguments","retryable":false,"message":"arguments do not match the schema: validating root: unexpected additional properties [\"code\"]"}}
 answer: A-1: 12 units. Z-9 is not a SKU we carry.
 `, out.String())
 }

@@ -105,8 +105,10 @@ func patentSource(_ context.Context, _ string) ([]Finding, error) {
 // fail (source_unavailable) and it then reports {"status":"success","results":[]}.
 func silentPatents() team.Agent {
 	search := team.NewTool("patent_search", "Search the patent database",
-		team.Object(map[string]*team.Schema{"query": team.String("search terms")}),
-		func(context.Context, struct{ Query string }) ([]Finding, error) {
+		nil,
+		func(context.Context, struct {
+			Query string `json:"query"`
+		}) ([]Finding, error) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "patent_db returned HTTP 503")
 		})
 	query := `{"query":"solid-state battery patents 2024"}`

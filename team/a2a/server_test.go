@@ -141,8 +141,12 @@ func TestServerKeepsRecoveredNodeErrorsAsEvents(t *testing.T) {
 // client reports as an agent failure: decisions do not cross A2A.
 func TestServerPendingRunIsInputRequired(t *testing.T) {
 	refund := team.NewTool("refund", "Refund an order",
-		team.Object(map[string]*team.Schema{"order": team.String("order id")}),
-		func(context.Context, struct{ Order string }) (string, error) { return "done", nil })
+		nil,
+		func(context.Context, struct {
+			Order string `json:"order"`
+		}) (string, error) {
+			return "done", nil
+		})
 	refund.Sensitive = team.Always("refunds need a person")
 	ask := testkit.CallTools(testkit.ToolCall("c1", "refund", `{"order":"A-1"}`))
 	model := testkit.NewScriptedModel(ask, ask)

@@ -25,7 +25,7 @@ func (toolThenAnswer) Chat(_ context.Context, req *team.ChatRequest) (*team.Chat
 // in-memory transport.
 func benchTools(b *testing.B) map[string]team.Tool {
 	direct := team.NewTool("stock", "Units in stock for a SKU",
-		team.Object(map[string]*team.Schema{"sku": team.String("stock keeping unit")}),
+		nil,
 		func(_ context.Context, _ stockIn) (stockOut, error) { return stockOut{Units: 12}, nil })
 	return map[string]team.Tool{"direct": direct, "mcp-in-memory": findTool(b, inMemory(b, newFixture(nil)).Tools(), "stock")}
 }

@@ -15,10 +15,8 @@
 //
 // # Tools
 //
-// Each tool's input schema becomes its team.Schema, so the agent validates arguments
-// before a call as it does for its own tools; keywords outside team.Schema's subset
-// (patterns, lengths, combinators, $ref) are checked by a full JSON Schema validator
-// before the call leaves. The model sees an observation, as for any tool: the
+// Each tool's input schema, a full JSON Schema, becomes its team.Tool Schema, so the
+// agent validates arguments before a call as it does for its own tools. The model sees an observation, as for any tool: the
 // result (structured content, else the text), or a typed error: tool_error for a
 // result the server flagged isError, invalid_arguments for arguments the schema or
 // the server refused, source_unavailable (retryable) for a server that cannot be

@@ -32,7 +32,7 @@ type stockOut struct {
 }
 
 // newFixture returns the MCP server the tests call: stock (typed, with a tool error
-// for an unknown SKU), code (a pattern outside team.Schema's subset), wait (answers
+// for an unknown SKU), code (a string with a pattern), wait (answers
 // when its context ends), drop (the server goes away mid-call: die, when given,
 // makes it go, and the call returns when the channel die returns is closed).
 func newFixture(die func(*sdk.CallToolRequest) <-chan struct{}) *sdk.Server {

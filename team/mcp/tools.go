@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -67,11 +66,9 @@ func (s *Toolset) Session() *sdk.ClientSession { return s.session }
 func (s *Toolset) Close() error { return s.session.Close() }
 
 // Tools lists the tools of the server cs is connected to and returns each as a
-// team.Tool. Its input schema becomes the tool's team.Schema, so the agent validates
-// arguments before a call as it does for its own tools; keywords outside
-// team.Schema's subset are checked by a full JSON Schema validator before the call
-// leaves. A call's outcome is an observation: a result with isError is a tool_error
-// with the result's text; a server that is gone, or dies during the call, is
+// team.Tool. Its input schema becomes the tool's Schema, so the agent validates
+// arguments before a call as it does for its own tools. A call's outcome is an
+// observation: a result with isError is a tool_error with the result's text; a server that is gone, or dies during the call, is
 // source_unavailable; a call cut by its context (or WithCallTimeout) is timeout or
 // cancelled. A tool whose schema cannot be read fails the listing.
 func Tools(ctx context.Context, cs *sdk.ClientSession, opts ...Option) ([]team.Tool, error) {
@@ -84,7 +81,7 @@ func Tools(ctx context.Context, cs *sdk.ClientSession, opts ...Option) ([]team.T
 		if err != nil {
 			return nil, fmt.Errorf("mcp: list tools: %w", err)
 		}
-		sub, full, err := toolSchema(t.InputSchema)
+		schema, err := toolSchema(t.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 		}
@@ -93,21 +90,16 @@ func Tools(ctx context.Context, cs *sdk.ClientSession, opts ...Option) ([]team.T
 			desc = t.Title
 		}
 		tools = append(tools, team.Tool{
-			Name: cfg.prefix + t.Name, Description: desc, Schema: sub,
-			Func: caller(cs, t.Name, full, cfg.timeout),
+			Name: cfg.prefix + t.Name, Description: desc, Schema: schema,
+			Func: caller(cs, t.Name, cfg.timeout),
 		})
 	}
 	return tools, nil
 }
 
 // caller returns the function that calls the server's tool name.
-func caller(cs *sdk.ClientSession, name string, full *jsonschema.Resolved, timeout time.Duration) func(context.Context, json.RawMessage) (any, error) {
+func caller(cs *sdk.ClientSession, name string, timeout time.Duration) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, args json.RawMessage) (any, error) {
-		if full != nil {
-			if err := validateFull(full, args); err != nil {
-				return nil, err
-			}
-		}
 		if timeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, timeout)

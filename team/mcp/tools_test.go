@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,7 +100,7 @@ func TestToolsConvertSchemas(t *testing.T) {
 	assert.Equal(t, "string", stock.Schema.Properties["sku"].Type)
 	assert.Equal(t, "stock keeping unit", stock.Schema.Properties["sku"].Description)
 	require.NotNil(t, stock.Schema.AdditionalProperties)
-	assert.False(t, *stock.Schema.AdditionalProperties)
+	assert.Equal(t, &jsonschema.Schema{Not: &jsonschema.Schema{}}, stock.Schema.AdditionalProperties, "false: no other property")
 	assert.Equal(t, "string", byName["shop_code"].Schema.Properties["code"].Type)
 }
 
@@ -225,9 +226,10 @@ func findTool(t testing.TB, tools []team.Tool, name string) team.Tool {
 	return team.Tool{}
 }
 
-// Schemas beyond team.Schema's subset: what the subset cannot say is left open in the
-// tool's Schema and checked by the full validator before the call leaves.
-func TestToolSchemaBeyondTheSubset(t *testing.T) {
+// A tool's schema is the server's full JSON Schema ($ref, type lists, lengths, schemas
+// for extra properties; a $schema of another draft read as 2020-12), and the agent
+// checks all of it before a call leaves.
+func TestToolSchemaFull(t *testing.T) {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "schemas"}, nil)
 	echo := func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
@@ -248,8 +250,9 @@ func TestToolSchemaBeyondTheSubset(t *testing.T) {
 	order := findTool(t, ts.Tools(), "order")
 	assert.Equal(t, "array", order.Schema.Properties["tags"].Type)
 	assert.Equal(t, "string", order.Schema.Properties["tags"].Items.Type)
-	assert.Empty(t, order.Schema.Properties["note"].Type, "a type list is left to the full validator")
-	assert.Nil(t, order.Schema.AdditionalProperties)
+	assert.Equal(t, []string{"string", "null"}, order.Schema.Properties["note"].Types)
+	assert.Equal(t, "boolean", order.Schema.AdditionalProperties.Type)
+	assert.Empty(t, order.Schema.Schema, "draft-04 is read as 2020-12")
 
 	obs := observe(t, context.Background(), ts.Tools(),
 		testkit.ToolCall("ok", "order", `{"qty":2,"note":null,"tags":["a"],"gift":true}`),

@@ -17,13 +17,13 @@
 //
 // # Requests and answers
 //
-// Messages, tool definitions (their team.Schema as JSON Schema parameters), tool
+// Messages, tool definitions (their JSON Schema as the function parameters), tool
 // calls and the options of team.ChatOptions map to the request; ChatOptions.Extra
 // fields go into the request body as they are. The answer's usage includes reasoning
 // (think) and cached tokens; a thinking model's reasoning text (reasoning_content or
 // reasoning, outside the OpenAI schema) becomes Message.Reasoning. ChatStream
 // streams server-sent events as team.Delta values, tool-call arguments included, in
-// fragments that team.Accumulator assembles.
+// fragments that team.Collect assembles.
 //
 // # Errors and retries
 //

@@ -28,16 +28,20 @@ func Example() {
 		return
 	}
 	req := &team.ChatRequest{Messages: []team.Message{team.UserMessage("Say hello.")}}
-	var acc team.Accumulator
-	for d, err := range model.ChatStream(context.Background(), req) {
-		if err != nil {
-			fmt.Println(err)
-			return
+	resp, err := team.Collect(func(yield func(team.Delta, error) bool) {
+		for d, err := range model.ChatStream(context.Background(), req) {
+			if err == nil {
+				fmt.Printf("%q\n", d.Content)
+			}
+			if !yield(d, err) {
+				return
+			}
 		}
-		fmt.Printf("%q\n", d.Content)
-		acc.Add(d)
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	resp := acc.Response()
 	fmt.Println(resp.Message.Content, "-", resp.Usage.TotalTokens, "tokens")
 	// Output:
 	// "Hello"

@@ -167,9 +167,7 @@ func (m *Model) Chat(ctx context.Context, req *team.ChatRequest) (*team.ChatResp
 		}
 		d, e := parseResponse(raw)
 		if e == nil {
-			var acc team.Accumulator
-			acc.Add(d)
-			out = acc.Response()
+			out, _ = team.Collect(func(yield func(team.Delta, error) bool) { yield(d, nil) })
 		}
 		return e
 	})

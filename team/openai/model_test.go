@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,7 +51,7 @@ func TestChatToolCalls(t *testing.T) {
 			{Role: team.RoleTool, ToolCallID: "call_0", Name: "weather", Content: `{"status":"success","result":{"tempC":20}}`},
 			team.UserMessage("and Oslo?"),
 		},
-		Tools:   []team.ToolDef{{Name: "weather", Description: "weather of a city", Parameters: team.Object(map[string]*team.Schema{"city": team.String("")})}},
+		Tools:   []team.ToolDef{{Name: "weather", Description: "weather of a city", Parameters: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"city": {Type: "string"}}, Required: []string{"city"}, AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}}}},
 		Options: team.ChatOptions{Temperature: &temp, MaxTokens: 256, ToolChoice: "auto", Stop: []string{"END"}, Extra: map[string]any{"seed": 7}},
 	}
 	resp, err := c.Chat(context.Background(), req)
@@ -394,7 +395,7 @@ func TestErrorInOKResponse(t *testing.T) {
 }
 
 type cityArgs struct {
-	City string `json:"city"`
+	City string `json:"city" jsonschema:"city name"`
 }
 
 type weather struct {
@@ -414,7 +415,7 @@ func TestReActOverModel(t *testing.T) {
 	})
 	c, _ := client(t, srv.URL)
 	tool := team.NewTool("weather", "Current weather of a city",
-		team.Object(map[string]*team.Schema{"city": team.String("city name")}),
+		nil,
 		func(_ context.Context, a cityArgs) (weather, error) { return weather{City: a.City, TempC: 21}, nil })
 	agent, err := team.NewReActAgent("weatherman", c, team.WithTools(tool))
 	require.NoError(t, err)

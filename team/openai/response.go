@@ -10,7 +10,7 @@ import (
 )
 
 // parseResponse reads a chat-completion response body as one delta: Chat and a
-// stream answered in one piece both assemble it with a team.Accumulator.
+// stream answered in one piece both assemble it with team.Collect.
 func parseResponse(data []byte) (team.Delta, *team.Error) {
 	if ae := parseAPIError(data); ae != nil {
 		return team.Delta{}, ae.error()

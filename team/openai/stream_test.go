@@ -45,11 +45,9 @@ func TestStream(t *testing.T) {
 	})
 	c, clk := client(t, srv.URL)
 	var deltas []team.Delta
-	var acc team.Accumulator
 	for d, err := range c.ChatStream(context.Background(), hi()) {
 		require.NoError(t, err)
 		deltas = append(deltas, d)
-		acc.Add(d)
 	}
 	assert.Equal(t, []time.Duration{2 * time.Second}, clk.Waits())
 	body := srv.Bodies()[1]
@@ -60,7 +58,7 @@ func TestStream(t *testing.T) {
 	assert.Equal(t, "Hel", deltas[1].Content)
 	assert.Equal(t, team.ToolCallDelta{Index: 0, ID: "call_1", Name: "weather"}, deltas[3].ToolCalls[0])
 	assert.Equal(t, team.ToolCallDelta{Index: 0, Args: `{"city":`}, deltas[4].ToolCalls[0])
-	resp := acc.Response()
+	resp := collected(t, deltas)
 	assert.Equal(t, "Hello", resp.Message.Content)
 	assert.Equal(t, "Thinking.", resp.Message.Reasoning)
 	assert.Equal(t, []team.ToolCall{
@@ -125,15 +123,13 @@ func TestStreamFirstChoiceOnly(t *testing.T) {
 func TestStreamJSONAnswer(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, toolCallResponse) })
 	c, _ := client(t, srv.URL)
-	var n int
-	var acc team.Accumulator
+	var deltas []team.Delta
 	for d, err := range c.ChatStream(context.Background(), hi()) {
 		require.NoError(t, err)
-		acc.Add(d)
-		n++
+		deltas = append(deltas, d)
 	}
-	assert.Equal(t, 1, n)
-	resp := acc.Response()
+	assert.Len(t, deltas, 1)
+	resp := collected(t, deltas)
 	assert.Equal(t, "The user wants weather.", resp.Message.Reasoning)
 	assert.Equal(t, team.ToolCall{ID: "call_a", Name: "weather", Args: json.RawMessage(`{"city":"Oslo"}`)}, resp.Message.ToolCalls[0])
 	assert.Equal(t, int64(160), resp.Usage.TotalTokens)
@@ -288,4 +284,18 @@ func TestStreamFailureRetryBeforeFirstToken(t *testing.T) {
 			assert.Empty(t, clk.Waits())
 		})
 	}
+}
+
+// collected assembles deltas already read from a stream into a response.
+func collected(t *testing.T, deltas []team.Delta) *team.ChatResponse {
+	t.Helper()
+	resp, err := team.Collect(func(yield func(team.Delta, error) bool) {
+		for _, d := range deltas {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	})
+	require.NoError(t, err)
+	return resp
 }

@@ -72,8 +72,10 @@ func timingOutPatents(clock *subClock) *subagent.SubAgent {
 func silentPatents(t *testing.T) *team.ReActAgent {
 	t.Helper()
 	search := team.NewTool("patent_search", "Search the patent database",
-		team.Object(map[string]*team.Schema{"query": team.String("search terms")}),
-		func(context.Context, struct{ Query string }) ([]string, error) {
+		nil,
+		func(context.Context, struct {
+			Query string `json:"query"`
+		}) ([]string, error) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "patent database returned 503")
 		})
 	model := testkit.NewScriptedModel(
@@ -653,7 +655,7 @@ type searchArgs struct {
 func TestSkippedSearchIsNotAnEmptySearch(t *testing.T) {
 	ran := 0
 	search := team.NewTool("patent_search", "Search the patent database",
-		team.Object(map[string]*team.Schema{"q": team.String("query")}),
+		nil,
 		func(_ context.Context, a searchArgs) ([]string, error) { ran++; return []string{"EP-1"}, nil })
 	search.Sensitive = team.Always("a search costs money")
 	model := testkit.NewScriptedModel(

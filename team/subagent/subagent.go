@@ -260,7 +260,7 @@ func (s *SubAgent) attempt(ctx context.Context, ri team.RunInfo, n int, query st
 			fail = team.ContextError(ctx)
 		}
 		out.Status, out.ErrorType, out.Message = team.StatusError, fail.Type, fail.Message
-		obs = team.Failure(fail)
+		obs = team.Observation{Status: team.StatusError, Error: fail}
 	}
 	end := ri.Event(team.EventToolEnd)
 	end.Step, end.Call, end.Observation, end.Duration = n, &call, &obs, out.Duration

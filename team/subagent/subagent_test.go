@@ -350,8 +350,10 @@ func TestSearcherAndResultsAs(t *testing.T) {
 // evidence a coordinator checks a report against. A new run replaces them.
 func TestRecordToolCalls(t *testing.T) {
 	failing := team.NewTool("patent_search", "Search patents",
-		team.Object(map[string]*team.Schema{"query": team.String("terms")}),
-		func(context.Context, struct{ Query string }) ([]string, error) {
+		nil,
+		func(context.Context, struct {
+			Query string `json:"query"`
+		}) ([]string, error) {
 			return nil, team.NewError(team.TypeSourceUnavailable, "patent database returned 503")
 		})
 	model := testkit.NewScriptedModel(

@@ -31,14 +31,14 @@ var Facts = map[string]string{
 }
 
 type lookupArgs struct {
-	Topic string `json:"topic"`
+	Topic string `json:"topic" jsonschema:"what to look up, e.g. 'e-bike market'"`
 }
 
 // Lookup is the researcher's tool: it returns the facts whose topic contains the
 // query (an empty list when none does, which is a valid answer).
 func Lookup() team.Tool {
 	return team.NewTool("lookup", "Look up facts on a topic in the desk's reference data.",
-		team.Object(map[string]*team.Schema{"topic": team.String("what to look up, e.g. \"e-bike market\"")}),
+		nil,
 		func(_ context.Context, a lookupArgs) ([]string, error) {
 			q := strings.ToLower(strings.TrimSpace(a.Topic))
 			out := []string{}
