@@ -224,7 +224,7 @@ var javaOnlyRe = regexp.MustCompile(`\bSystem\.(out|err|currentTimeMillis|nanoTi
 // javaHint explains why a Solon script does not compile.
 func javaHint(src string) string {
 	if javaRe.MatchString(src) {
-		return " (this looks like Java for Solon's script engine; flowteam runs expr expressions: rewrite it, or register a Go task and use \"@name\")"
+		return " (this looks like Java for Solon's script engine; the expr evaluator does not run it: use the solon evaluator (--evaluator solon, or \"evaluator: solon\" at the top of the file), rewrite it, or register a Go task and use \"@name\")"
 	}
 	return ""
 }
