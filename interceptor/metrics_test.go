@@ -35,6 +35,13 @@ func (r *sumRecorder) RecordRun(_ context.Context, m trace.Metrics) {
 	r.ended += m.Ended()
 }
 
+// totals returns the evaluations, the executions they counted and the node ends.
+func (r *sumRecorder) totals() [3]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return [3]int{r.runs, r.ended, r.nodes}
+}
+
 func (r *sumRecorder) RecordNode(context.Context, *flow.Node, flow.NodeEnd) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -248,11 +255,7 @@ func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 	got.InstanceID, fromRecs.InstanceID = "", ""
 	assert.Equal(t, fromRecs, got)
 
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	assert.Equal(t, 3, rec.runs)
-	assert.Equal(t, 9, rec.ended, "each execution counted once")
-	assert.Equal(t, 9, rec.nodes, "each node end recorded once")
+	assert.Equal(t, [3]int{3, 9, 9}, rec.totals(), "each evaluation, execution and node end once")
 }
 
 // A run resumed with its own run id (WithRunID) continues its metrics: Run adds the
