@@ -148,7 +148,7 @@ func (a *Audit) InterceptFlow(ctx context.Context, inv *flow.Invocation) (err er
 // engine never ended (a panic escaping the engine) get a FAILED record first.
 func (ar *auditRun) finish(ctx context.Context, inv *flow.Invocation, invokeErr error) error {
 	a := ar.a
-	st, reason, info := runOutcome(inv, invokeErr, &a.cfg)
+	st, reason, info := RunOutcome(inv, invokeErr, a.cfg.redact)
 	run := trace.Record{Status: st, GraphID: inv.Graph.ID, Path: inv.Path, Title: inv.Graph.Title, Resumed: inv.Resumed,
 		Error: info, Reason: reason}
 	// The executions still open are recorded, and the run closed, under one lock: one
@@ -252,7 +252,7 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 	}
 	switch end.Status {
 	case trace.Failed:
-		x.err = errorInfo(end.Err, a.cfg.redactor(c))
+		x.err = ErrorInfo(end.Err, a.cfg.redactor(c))
 	case trace.Suspended:
 		x.reason = a.cfg.redactor(c).String(end.Reason)
 	}
@@ -264,7 +264,7 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 		return
 	}
 	if a.cfg.agent == nil {
-		x.agent = agentName(n)
+		x.agent = AgentName(n)
 	}
 	var rec trace.Record
 	fillNode(&rec, c, n, x.agent)
@@ -408,7 +408,7 @@ func (ar *auditRun) addEnd(ctx context.Context, c *flow.Context, n *flow.Node, e
 		if found {
 			x.agent = o.agent
 		} else {
-			x.agent = agentName(n)
+			x.agent = AgentName(n)
 		}
 	}
 	var start, at time.Duration

@@ -18,12 +18,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/interceptor/otelflow"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -34,6 +36,15 @@ func build(t testing.TB, s *flow.GraphSpec) *flow.Graph {
 	g, err := s.Build()
 	require.NoError(t, err)
 	return g
+}
+
+// attrs returns a span's attributes by key.
+func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes {
+		m[kv.Key] = kv.Value
+	}
+	return m
 }
 
 func statuses(rs trace.Records) []string {
@@ -593,7 +604,7 @@ func TestWithdrawnCallRecordedInterrupted(t *testing.T) {
 	started := make(chan struct{})
 	e := flow.NewEngine(flow.WithMaxConcurrency(4),
 		flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(mem)), 0),
-		flow.WithInterceptor(interceptor.NewTracing(tp), 1))
+		flow.WithInterceptor(otelflow.NewTracing(tp), 1))
 
 	child := flow.NewSpec("sub")
 	child.Start("cs").LinkTo("n1")
@@ -640,6 +651,6 @@ func TestWithdrawnCallRecordedInterrupted(t *testing.T) {
 	for _, sp := range exp.GetSpans() {
 		spans[sp.Name] = sp
 	}
-	assert.Equal(t, "INTERRUPTED", attrs(spans["node call"])[interceptor.AttrStatus].AsString())
-	assert.Equal(t, "INTERRUPTED", attrs(spans["flow sub"])[interceptor.AttrStatus].AsString())
+	assert.Equal(t, "INTERRUPTED", attrs(spans["node call"])[otelflow.AttrStatus].AsString())
+	assert.Equal(t, "INTERRUPTED", attrs(spans["flow sub"])[otelflow.AttrStatus].AsString())
 }

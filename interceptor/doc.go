@@ -1,6 +1,7 @@
 // Package interceptor holds ready-made flow.Interceptors: the audit log (Audit, with
-// JSON Lines, log/slog and in-memory sinks), run metrics (Metrics, also as
-// OpenTelemetry instruments) and OpenTelemetry spans (Tracing).
+// JSON Lines, log/slog and in-memory sinks) and run metrics (Metrics). Package
+// otelflow reports runs to OpenTelemetry: spans (Tracing) and the metrics'
+// instruments (Instruments).
 //
 //	sink, err := interceptor.OpenJSONL("audit.jsonl")
 //	if err != nil {
@@ -45,7 +46,7 @@
 //
 // # Redaction
 //
-// The audit and the spans mask secrets with a redact.Redactor (redact.New() unless
+// The audit masks secrets with a redact.Redactor (redact.New() unless
 // WithRedactor or WithRedactKeys says otherwise): values under sensitive keys in
 // attributes, and, in error messages, suspend reasons and attributes, the secret
 // values of the node's variables and the matches of the redactor's patterns.
@@ -53,11 +54,10 @@
 //	red := redact.New(redact.Secrets("employee"))
 //	audit := interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithRedactor(red))
 //
-// # Metrics and spans
+// # Metrics
 //
 // Metrics counts per run the node executions by status, retries, recoveries,
 // fallbacks and rejections (code that knows calls trace.Count), and the run's
-// duration; Metrics.Run returns them by run id. Tracing opens a span per graph
-// evaluation and per node execution with the tracer provider passed in; a node's
-// task runs with its node's span in its context, so what it traces nests under it.
+// duration; Metrics.Run returns them by run id, WithRunMetrics as each run ends, and
+// WithRecorder hands them to a MetricsRecorder such as otelflow.Instruments.
 package interceptor

@@ -25,6 +25,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/interceptor/otelflow"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -151,7 +152,7 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	tracing := interceptor.NewTracing(tp)
+	tracing := otelflow.NewTracing(tp)
 	metrics, err := interceptor.NewMetrics()
 	require.NoError(t, err)
 	pairs := &pairChecker{open: map[[2]any]string{}}
@@ -278,7 +279,7 @@ func checkRandomGraph(t *testing.T, seed uint64) (runs, records, notCompleted in
 	}
 	// Every node execution had a span, and all of them ended (those a panic out of
 	// the engine left open, when the panic passed the Tracing interceptor).
-	if n := interceptor.OpenSpans(tracing); n != 0 {
+	if n := tracing.OpenSpans(); n != 0 {
 		t.Errorf("seed %d: %d node spans left open", seed, n)
 	}
 	nodeSpans := 0

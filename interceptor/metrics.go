@@ -8,9 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/trace"
 )
@@ -18,36 +15,25 @@ import (
 // Metrics is a flow.Interceptor that counts, per run, the node executions by status,
 // the retries, recovered failures, fallbacks and human rejections, and the run's
 // duration. Run returns them for a run id (in progress or among the last
-// WithRetention finished runs); WithRunMetrics hands them over when a run ends; with
-// WithMeterProvider they are also recorded as OpenTelemetry metrics:
+// WithRetention finished runs); WithRunMetrics hands them over when a run ends;
+// WithRecorder hands each evaluation's and each node's figures to a MetricsRecorder
+// as they are counted (package otelflow records them as OpenTelemetry metrics).
 //
-//	flowteam.runs            counter    {run}   flow.graph.id, flow.status
-//	flowteam.run.duration    histogram  s       flow.graph.id, flow.status
-//	flowteam.nodes           counter    {node}  flow.graph.id, flow.status
-//	flowteam.node.duration   histogram  s       flow.graph.id, flow.node.type, flow.status
-//	flowteam.retries         counter    {retry}     flow.graph.id
-//	flowteam.recovered       counter    {error}     flow.graph.id
-//	flowteam.fallbacks       counter    {fallback}  flow.graph.id
-//	flowteam.rejections      counter    {rejection} flow.graph.id
-//
-// Node counts are added when the run ends (one call per status), node durations as
-// nodes end. flow.graph.id is the root graph's id, except for node durations, which
-// carry the node's own graph. Fallbacks count the recoveries an error policy sent to
-// a fallback node (flow.NodeEnd.Goto) and the fallbacks code reports with trace.Count;
-// rejections are events the engine does not see: the code that records a human
-// rejection calls trace.Count with the run's context. A run started from a task's
-// context counts what is reported in it for itself only, not for the run that
-// started it too (trace.WithRunCounterSink).
+// Fallbacks count the recoveries an error policy sent to a fallback node
+// (flow.NodeEnd.Goto) and the fallbacks code reports with trace.Count; rejections are
+// events the engine does not see: the code that records a human rejection calls
+// trace.Count with the run's context. A run started from a task's context counts
+// what is reported in it for itself only, not for the run that started it too
+// (trace.WithRunCounterSink).
 //
 // A run id names one run, as it does in the audit's records: evaluations given the
 // same id (WithRunID, as for a run resumed under its own id, or a retried request
 // that keeps its id) count for it together, whether one after the other or at the
 // same time. Run reports the sum of their counts, with the outcome and duration of
 // the one that ended last (as trace.Records.Metrics computes them from the records),
-// while the OpenTelemetry instruments count each evaluation once, when it ends.
+// while the recorder gets each evaluation once, when it ends.
 type Metrics struct {
-	cfg  config
-	inst *instruments
+	cfg config
 
 	mu    sync.Mutex
 	live  map[string]*metricsRun   // evaluations in progress, by run id (see metricsRun.other)
@@ -57,77 +43,28 @@ type Metrics struct {
 
 var _ flow.Interceptor = (*Metrics)(nil)
 
-type instruments struct {
-	runs, nodes, retries, recovered, fallbacks, rejections metric.Int64Counter
-	runDur, nodeDur                                        metric.Float64Histogram
-	sets                                                   sync.Map // attrKey -> *attrOpts
+// A MetricsRecorder receives what a Metrics counts, as it counts it. Its methods are
+// called from the goroutines that run the nodes, concurrently.
+type MetricsRecorder interface {
+	// RecordNode is called as a node execution of a run the Metrics tracks ends.
+	RecordNode(ctx context.Context, n *flow.Node, end flow.NodeEnd)
+	// RecordRun is called as an evaluation of a root graph ends, with its own counts,
+	// outcome and duration (not added up with other evaluations of its run id), and
+	// a context that is not cancelled.
+	RecordRun(ctx context.Context, m trace.Metrics)
 }
 
-type attrKey struct {
-	graph, typ string
-	status     trace.Status
-}
-
-// NewMetrics returns a metrics interceptor. Options: WithMeterProvider, WithRetention,
-// WithRunMetrics, WithClock. The error reports an instrument the meter provider could
-// not create.
+// NewMetrics returns a metrics interceptor. Options: WithRecorder, WithRetention,
+// WithRunMetrics, WithClock. The error is nil: no option of this package can make
+// building a Metrics fail.
 func NewMetrics(opts ...Option) (*Metrics, error) {
-	m := &Metrics{cfg: newConfig(opts), live: map[string]*metricsRun{}, done: map[string]trace.Metrics{}}
-	if m.cfg.meter != nil {
-		inst, err := newInstruments(m.cfg.meter.Meter("github.com/flowteam/flowteam/interceptor"))
-		if err != nil {
-			return nil, fmt.Errorf("flowteam metrics: %w", err)
-		}
-		m.inst = inst
-	}
-	return m, nil
+	return &Metrics{cfg: newConfig(opts), live: map[string]*metricsRun{}, done: map[string]trace.Metrics{}}, nil
 }
 
-func newInstruments(mt metric.Meter) (*instruments, error) {
-	var (
-		in   instruments
-		errs [8]error
-	)
-	in.runs, errs[0] = mt.Int64Counter("flowteam.runs", metric.WithUnit("{run}"), metric.WithDescription("Runs that ended, by outcome."))
-	in.nodes, errs[1] = mt.Int64Counter("flowteam.nodes", metric.WithUnit("{node}"), metric.WithDescription("Node executions that ended, by status."))
-	in.retries, errs[2] = mt.Int64Counter("flowteam.retries", metric.WithUnit("{retry}"), metric.WithDescription("Failed node attempts that were retried."))
-	in.recovered, errs[3] = mt.Int64Counter("flowteam.recovered", metric.WithUnit("{error}"), metric.WithDescription("Node failures the error policy recovered from."))
-	in.fallbacks, errs[4] = mt.Int64Counter("flowteam.fallbacks", metric.WithUnit("{fallback}"), metric.WithDescription("Fallback paths taken."))
-	in.rejections, errs[5] = mt.Int64Counter("flowteam.rejections", metric.WithUnit("{rejection}"), metric.WithDescription("Decisions a human rejected."))
-	in.runDur, errs[6] = mt.Float64Histogram("flowteam.run.duration", metric.WithUnit("s"), metric.WithDescription("Wall time of runs."))
-	in.nodeDur, errs[7] = mt.Float64Histogram("flowteam.node.duration", metric.WithUnit("s"), metric.WithDescription("Wall time of node executions."))
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return &in, nil
-}
-
-// attrOpts are the options that give a measurement a combination of attributes, as
-// the slices Add and Record take: passing them with ... allocates nothing, where a
-// single option would be put in a new slice at every call (the instruments are
-// interfaces, so the compiler cannot keep it on the stack).
-type attrOpts struct {
-	add []metric.AddOption
-	rec []metric.RecordOption
-}
-
-// attrs returns the options for a combination of attributes, built once.
-func (in *instruments) attrs(k attrKey) *attrOpts {
-	if o, ok := in.sets.Load(k); ok {
-		return o.(*attrOpts)
-	}
-	kv := []attribute.KeyValue{attribute.String("flow.graph.id", k.graph)}
-	if k.typ != "" {
-		kv = append(kv, attribute.String("flow.node.type", k.typ))
-	}
-	if k.status != "" {
-		kv = append(kv, attribute.String("flow.status", string(k.status)))
-	}
-	set := metric.WithAttributeSet(attribute.NewSet(kv...))
-	o, _ := in.sets.LoadOrStore(k, &attrOpts{add: []metric.AddOption{set}, rec: []metric.RecordOption{set}})
-	return o.(*attrOpts)
+// execKey identifies a node execution in progress (a view runs one node at a time).
+type execKey struct {
+	c *flow.Context
+	n *flow.Node
 }
 
 // metricsRun is a run in progress.
@@ -144,7 +81,7 @@ type metricsRun struct {
 	// the executions in progress so that only the first call counts.
 	dup    atomic.Bool
 	mu     sync.Mutex
-	opened map[spanKey]bool
+	opened map[execKey]bool
 
 	started, completed, failed, interrupted, suspended atomic.Int64
 	retries, recovered, fallbacks, rejections          atomic.Int64
@@ -181,7 +118,7 @@ func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	}
 	if r, ok := ctx.Value(metricsKey{m}).(*metricsRun); ok && r.inv == inv {
 		r.mu.Lock()
-		r.opened = map[spanKey]bool{}
+		r.opened = map[execKey]bool{}
 		r.mu.Unlock()
 		r.dup.Store(true)
 		return inv.Invoke(ctx)
@@ -205,7 +142,7 @@ func (m *Metrics) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 }
 
 func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRun, invokeErr error) {
-	st, _, _ := runOutcome(inv, invokeErr, nil)
+	st, _, _ := RunOutcome(inv, invokeErr, nil)
 	res := r.snapshot()
 	res.Status, res.Duration = st, m.cfg.since(r.began).Sub(r.began)
 	// Executions the engine never ended (a panic escaping it) count as failed, as the
@@ -243,27 +180,8 @@ func (m *Metrics) finish(ctx context.Context, inv *flow.Invocation, r *metricsRu
 		total, _ = m.runLocked(r.runID)
 	}
 	m.mu.Unlock()
-	if in := m.inst; in != nil {
-		ctx := context.WithoutCancel(ctx)
-		k := attrKey{graph: res.GraphID}
-		in.runs.Add(ctx, 1, in.attrs(attrKey{graph: res.GraphID, status: st}).add...)
-		in.runDur.Record(ctx, res.Duration.Seconds(), in.attrs(attrKey{graph: res.GraphID, status: st}).rec...)
-		for _, c := range []struct {
-			s trace.Status
-			n int
-		}{{trace.Completed, res.Completed}, {trace.Failed, res.Failed}, {trace.Interrupted, res.Interrupted}, {trace.Suspended, res.Suspended}} {
-			if c.n > 0 {
-				in.nodes.Add(ctx, int64(c.n), in.attrs(attrKey{graph: res.GraphID, status: c.s}).add...)
-			}
-		}
-		for _, c := range []struct {
-			ctr metric.Int64Counter
-			n   int
-		}{{in.retries, res.Retries}, {in.recovered, res.Recovered}, {in.fallbacks, res.Fallbacks}, {in.rejections, res.Rejections}} {
-			if c.n > 0 {
-				c.ctr.Add(ctx, int64(c.n), in.attrs(k).add...)
-			}
-		}
+	if m.cfg.recorder != nil {
+		m.cfg.recorder.RecordRun(context.WithoutCancel(ctx), res)
 	}
 	if m.cfg.onRun != nil {
 		m.cfg.onRun(total)
@@ -299,7 +217,7 @@ func (r *metricsRun) first(c *flow.Context, n *flow.Node, start bool) bool {
 	if !r.dup.Load() {
 		return true
 	}
-	k := spanKey{c, n}
+	k := execKey{c, n}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.opened[k] == start {
@@ -337,12 +255,8 @@ func (m *Metrics) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 			}
 		}
 	}
-	if in := m.inst; in != nil {
-		k := attrKey{typ: n.Type.String(), status: end.Status}
-		if g := n.Graph(); g != nil {
-			k.graph = g.ID
-		}
-		in.nodeDur.Record(ctx, end.Duration.Seconds(), in.attrs(k).rec...)
+	if m.cfg.recorder != nil {
+		m.cfg.recorder.RecordNode(ctx, n, end)
 	}
 }
 

@@ -8,9 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/attribute"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
@@ -23,6 +20,32 @@ func (nopClock) After(time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	ch <- time.Time{}
 	return ch
+}
+
+// sumRecorder is a MetricsRecorder adding up what it is given.
+type sumRecorder struct {
+	mu                 sync.Mutex
+	runs, ended, nodes int
+}
+
+func (r *sumRecorder) RecordRun(_ context.Context, m trace.Metrics) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs++
+	r.ended += m.Ended()
+}
+
+// totals returns the evaluations, the executions they counted and the node ends.
+func (r *sumRecorder) totals() [3]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return [3]int{r.runs, r.ended, r.nodes}
+}
+
+func (r *sumRecorder) RecordNode(context.Context, *flow.Node, flow.NodeEnd) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nodes++
 }
 
 // metricsGraph: a retried node that fails twice then succeeds, a recovered failure, a
@@ -98,51 +121,6 @@ func TestMetricsPerRun(t *testing.T) {
 	assert.False(t, ok)
 }
 
-func TestMetricsOpenTelemetry(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
-	m, err := interceptor.NewMetrics(interceptor.WithMeterProvider(mp))
-	require.NoError(t, err)
-	e := flow.NewEngine(flow.WithInterceptor(m, 0), flow.WithClock(nopClock{}))
-	g := metricsGraph(t)
-	for range 2 {
-		_, err := e.EvalGraph(context.Background(), g, flow.NewContext("i"))
-		require.NoError(t, err)
-	}
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(context.Background(), &rm))
-	sums := map[string]map[string]int64{} // metric -> "graph/status" -> value
-	hist := map[string]uint64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, mt := range sm.Metrics {
-			switch d := mt.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, dp := range d.DataPoints {
-					g, _ := dp.Attributes.Value(attribute.Key("flow.graph.id"))
-					st, _ := dp.Attributes.Value(attribute.Key("flow.status"))
-					if sums[mt.Name] == nil {
-						sums[mt.Name] = map[string]int64{}
-					}
-					sums[mt.Name][g.AsString()+"/"+st.AsString()] += dp.Value
-				}
-			case metricdata.Histogram[float64]:
-				for _, dp := range d.DataPoints {
-					hist[mt.Name] += dp.Count
-				}
-			}
-		}
-	}
-	assert.Equal(t, map[string]int64{"m/COMPLETED": 2}, sums["flowteam.runs"])
-	assert.Equal(t, map[string]int64{"m/COMPLETED": 8, "m/FAILED": 6}, sums["flowteam.nodes"])
-	assert.Equal(t, map[string]int64{"m/": 4}, sums["flowteam.retries"])
-	assert.Equal(t, map[string]int64{"m/": 2}, sums["flowteam.recovered"])
-	assert.Equal(t, map[string]int64{"m/": 2}, sums["flowteam.fallbacks"])
-	assert.Equal(t, map[string]int64{"m/": 2}, sums["flowteam.rejections"])
-	assert.Equal(t, uint64(2), hist["flowteam.run.duration"])
-	assert.Equal(t, uint64(14), hist["flowteam.node.duration"])
-}
-
 // A recovery the error policy sends to a fallback node is a fallback taken: the run's
 // metrics count it as flow.Result.Fallbacks does, and its FAILED record names the
 // node, so the metrics computed from the records agree.
@@ -198,17 +176,15 @@ func TestMetricsRetentionRunIDFinishingAgain(t *testing.T) {
 // Three evaluations given one run id (WithRunID: a request id reused by a retry) run
 // at the same time: none may drop another's counts. The id names one run, as its
 // audit records do: Run reports the sum of all, live and finished, and matches
-// what the records give once all ended; the OpenTelemetry counters count each
+// what the records give once all ended; the recorder gets each evaluation and each
 // execution once.
 func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
+	rec := &sumRecorder{}
 	var (
 		mu     sync.Mutex
 		handed []trace.Metrics
 	)
-	m, err := interceptor.NewMetrics(interceptor.WithMeterProvider(mp), interceptor.WithRunMetrics(func(x trace.Metrics) {
+	m, err := interceptor.NewMetrics(interceptor.WithRecorder(rec), interceptor.WithRunMetrics(func(x trace.Metrics) {
 		mu.Lock()
 		handed = append(handed, x)
 		mu.Unlock()
@@ -279,20 +255,7 @@ func TestMetricsConcurrentRunsSharingRunID(t *testing.T) {
 	got.InstanceID, fromRecs.InstanceID = "", ""
 	assert.Equal(t, fromRecs, got)
 
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(context.Background(), &rm))
-	sums := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, md := range sm.Metrics {
-			if s, ok := md.Data.(metricdata.Sum[int64]); ok {
-				for _, dp := range s.DataPoints {
-					sums[md.Name] += dp.Value
-				}
-			}
-		}
-	}
-	assert.Equal(t, int64(3), sums["flowteam.runs"])
-	assert.Equal(t, int64(9), sums["flowteam.nodes"], "each execution counted once")
+	assert.Equal(t, [3]int{3, 9, 9}, rec.totals(), "each evaluation, execution and node end once")
 }
 
 // A run resumed with its own run id (WithRunID) continues its metrics: Run adds the

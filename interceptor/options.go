@@ -4,8 +4,6 @@ import (
 	"log/slog"
 	"time"
 
-	"go.opentelemetry.io/otel/metric"
-
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/trace"
@@ -23,7 +21,7 @@ type config struct {
 	agent     func(c *flow.Context, n *flow.Node) string
 	attrs     func(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]any
 	now       func() time.Time
-	meter     metric.MeterProvider
+	recorder  MetricsRecorder
 	retention int
 	onRun     func(trace.Metrics)
 	every     time.Duration // WithFlushInterval
@@ -55,27 +53,21 @@ func newConfig(opts []Option) config {
 // WithSink adds a sink the audit writes every record to (Audit); it may repeat.
 func WithSink(s Sink) Option { return func(c *config) { c.sinks = append(c.sinks, s) } }
 
-// WithRedactor replaces the default redactor, redact.New() (Audit, Tracing). A nil
+// WithRedactor replaces the default redactor, redact.New() (Audit). A nil
 // redactor disables redaction. Where a record or span gets text (an error message, a
 // suspend reason, attributes), the redactor also masks the secret values of the
 // node's variables (redact.Redactor.ForVars).
 func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.redact = r } }
 
-// WithRedactKeys adds sensitive keys to the redactor's (Audit, Tracing): to the
+// WithRedactKeys adds sensitive keys to the redactor's (Audit): to the
 // default ones, or to those of the redactor WithRedactor set before it.
 func WithRedactKeys(keys ...string) Option {
 	return func(c *config) { c.redact = c.redact.With(redact.Keys(keys...)) }
 }
 
 // redactor returns the configured redactor, also masking the secret values of fc's
-// variables. It copies them: call it only where there is text to write. A nil c (the
-// Metrics, which writes no text) masks nothing.
-func (c *config) redactor(fc *flow.Context) *redact.Redactor {
-	if c == nil || c.redact == nil || fc == nil {
-		return nil
-	}
-	return c.redact.ForVars(fc.Vars())
-}
+// variables. It copies them: call it only where there is text to write.
+func (c *config) redactor(fc *flow.Context) *redact.Redactor { return forVars(c.redact, fc) }
 
 // WithStrict makes a failing sink fail the run (Audit): once the run has ended and its
 // last records are written, the root InterceptFlow returns the first sink error (a run
@@ -105,8 +97,8 @@ func WithFlushInterval(d time.Duration) Option { return func(c *config) { c.ever
 // STARTED record. It costs a write per record and a sync per node.
 func WithDurableNodes() Option { return func(c *config) { c.durable = true } }
 
-// WithAgentName sets how a node's agent name is found (Audit, Tracing). The default
-// reads the node's meta "agent", else the Go task's AgentName() string.
+// WithAgentName sets how a node's agent name is found (Audit). The default is
+// AgentName.
 func WithAgentName(fn func(c *flow.Context, n *flow.Node) string) Option {
 	return func(c *config) { c.agent = fn }
 }
@@ -121,8 +113,9 @@ func WithAttrs(fn func(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[str
 // WithClock sets the clock of record times and run durations (Audit, Metrics).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
-// WithMeterProvider sets the OpenTelemetry meter provider Metrics records to.
-func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.meter = mp } }
+// WithRecorder makes Metrics hand what it counts to r as it counts it (Metrics), as
+// package otelflow's Instruments records it to OpenTelemetry.
+func WithRecorder(r MetricsRecorder) Option { return func(c *config) { c.recorder = r } }
 
 // WithRetention sets how many finished runs Metrics.Run remembers (DefaultRetention).
 func WithRetention(n int) Option { return func(c *config) { c.retention = n } }
@@ -148,8 +141,9 @@ func (c *config) since(base time.Time) time.Time {
 	return base.Add(time.Since(base))
 }
 
-// agentName is the default WithAgentName.
-func agentName(n *flow.Node) string {
+// AgentName returns the name of the agent that runs n, as WithAgentName does by
+// default: the node's meta "agent", else the Go task's AgentName() string, else "".
+func AgentName(n *flow.Node) string {
 	if s, ok := n.Meta["agent"].(string); ok {
 		return s
 	}
@@ -163,5 +157,5 @@ func (c *config) agentOf(fc *flow.Context, n *flow.Node) string {
 	if c.agent != nil {
 		return c.agent(fc, n)
 	}
-	return agentName(n)
+	return AgentName(n)
 }

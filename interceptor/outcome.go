@@ -6,18 +6,21 @@ import (
 	"github.com/flowteam/flowteam/trace"
 )
 
-// runOutcome returns how the evaluation inv ended (flow.Invocation.Outcome): status,
-// suspend reason and error. An error from the interceptor chain fails the run.
-// The redactor is made only for those texts, as it copies the run's variables.
-func runOutcome(inv *flow.Invocation, invokeErr error, cfg *config) (trace.Status, string, *trace.ErrorInfo) {
+// RunOutcome returns how the evaluation inv ended (flow.Invocation.Outcome), as the
+// audit records it: status, suspend reason and error. invokeErr is what inv.Invoke
+// returned; an error from the interceptor chain fails the run. The reason and the
+// error's message are masked by red with the secret values of the run's variables
+// (redact.Redactor.ForVars), copied only when there is such text; a nil red masks
+// nothing.
+func RunOutcome(inv *flow.Invocation, invokeErr error, red *redact.Redactor) (trace.Status, string, *trace.ErrorInfo) {
 	st, reason, err := inv.Outcome()
 	switch {
 	case invokeErr != nil:
-		return trace.Failed, "", errorInfo(invokeErr, cfg.redactor(inv.Context))
+		return trace.Failed, "", ErrorInfo(invokeErr, forVars(red, inv.Context))
 	case st == flow.StatusFailed:
-		return trace.Failed, "", errorInfo(err, cfg.redactor(inv.Context))
+		return trace.Failed, "", ErrorInfo(err, forVars(red, inv.Context))
 	case st == flow.StatusSuspended:
-		return trace.Suspended, cfg.redactor(inv.Context).String(reason), nil
+		return trace.Suspended, forVars(red, inv.Context).String(reason), nil
 	case st == flow.StatusStopped:
 		return trace.Interrupted, "stopped", nil
 	case st == flow.StatusInterrupted: // a sub-graph call whose branch was withdrawn
@@ -26,8 +29,10 @@ func runOutcome(inv *flow.Invocation, invokeErr error, cfg *config) (trace.Statu
 	return trace.Completed, "", nil
 }
 
-// errorInfo converts an error into its structured, redacted form.
-func errorInfo(err error, red *redact.Redactor) *trace.ErrorInfo {
+// ErrorInfo converts an error into its structured form (flow.ToStructured), its
+// message masked by red (nil masks nothing). A nil err gives a task error with the
+// message "unknown error"; an error without a code gets flow.CodeTask.
+func ErrorInfo(err error, red *redact.Redactor) *trace.ErrorInfo {
 	if err == nil {
 		return &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: "unknown error"}
 	}
@@ -36,4 +41,13 @@ func errorInfo(err error, red *redact.Redactor) *trace.ErrorInfo {
 		se.Code = flow.CodeTask
 	}
 	return &trace.ErrorInfo{Type: se.Type, Code: se.Code, Message: red.String(se.Message)}
+}
+
+// forVars returns red also masking the secret values of fc's variables, or nil if
+// either is nil. It copies them: call it only where there is text to write.
+func forVars(red *redact.Redactor, fc *flow.Context) *redact.Redactor {
+	if red == nil || fc == nil {
+		return nil
+	}
+	return red.ForVars(fc.Vars())
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/interceptor/otelflow"
 	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/trace"
 )
@@ -53,7 +54,7 @@ func TestRedactionEverywhere(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	tr := interceptor.NewTracing(tp, interceptor.WithRedactor(red))
+	tr := otelflow.NewTracing(tp, otelflow.WithRedactor(red))
 	e := flow.NewEngine(flow.WithInterceptor(a, 0), flow.WithInterceptor(tr, 1))
 
 	s := flow.NewSpec("r")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/interceptor/otelflow"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -49,7 +50,7 @@ func TestInterceptorsRegisteredTwice(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	tr := interceptor.NewTracing(tp)
+	tr := otelflow.NewTracing(tp)
 
 	e := flow.NewEngine(flow.WithInterceptor(a, 0), flow.WithInterceptor(m, 0), flow.WithInterceptor(tr, 0))
 	g := twiceGraph(t, e)
@@ -73,7 +74,7 @@ func TestInterceptorsRegisteredTwice(t *testing.T) {
 	fromRecs.Duration = 0
 	assert.Equal(t, want, fromRecs)
 
-	assert.Zero(t, interceptor.OpenSpans(tr))
+	assert.Zero(t, tr.OpenSpans())
 	var evals, nodes int
 	for _, s := range exp.GetSpans() {
 		switch {

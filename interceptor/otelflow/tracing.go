@@ -1,4 +1,4 @@
-package interceptor
+package otelflow
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/interceptor"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -57,7 +58,7 @@ type Tracing struct {
 	tracer oteltrace.Tracer
 	cfg    config
 
-	openSpans atomic.Int64 // node spans open, in every run (for tests)
+	openSpans atomic.Int64 // node spans open, in every run (OpenSpans)
 
 	// stray holds the node spans of hooks that come without a run this Tracing
 	// intercepted; a run's own spans are in its runSpans.
@@ -74,10 +75,7 @@ type spanKey struct {
 
 // NewTracing returns a tracing interceptor using tp. Options: WithRedactor, WithRedactKeys, WithAgentName.
 func NewTracing(tp oteltrace.TracerProvider, opts ...Option) *Tracing {
-	return &Tracing{
-		tracer: tp.Tracer("github.com/flowteam/flowteam/interceptor"),
-		cfg:    newConfig(opts),
-	}
+	return &Tracing{tracer: tp.Tracer(ScopeName), cfg: newConfig(opts)}
 }
 
 // tracingRun marks, in the context of an evaluation, the invocation this Tracing
@@ -222,7 +220,7 @@ func (t *Tracing) startEval(ctx context.Context, inv *flow.Invocation, outer, ru
 // call ended (Invoke reports no failure of the graph).
 func (t *Tracing) endEval(span oteltrace.Span, run *tracingRun, err error) {
 	inv := run.inv
-	st, reason, info := runOutcome(inv, err, &t.cfg)
+	st, reason, info := interceptor.RunOutcome(inv, err, t.cfg.redact)
 	if inv.Node == nil {
 		// A hook that panicked in a parallel branch's goroutine left its node's span
 		// open: the engine fails the run and raises the panic only once this returns.
@@ -417,9 +415,10 @@ func (t *Tracing) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, 
 	}
 	span.SetAttributes(attrs...)
 	if end.Status == trace.Failed {
-		t.fail(span, errorInfo(end.Err, t.cfg.redactor(c)))
+		t.fail(span, interceptor.ErrorInfo(end.Err, t.cfg.redactor(c)))
 	}
 }
 
-// open returns how many node spans are open (for tests).
-func (t *Tracing) open() int { return int(t.openSpans.Load()) }
+// OpenSpans returns how many node spans t holds open, in every run: zero when no
+// run is in progress, as every span ends with its run.
+func (t *Tracing) OpenSpans() int { return int(t.openSpans.Load()) }

@@ -1,4 +1,4 @@
-package interceptor_test
+package otelflow_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/flowteam/flowteam/flow"
-	"github.com/flowteam/flowteam/interceptor"
+	"github.com/flowteam/flowteam/interceptor/otelflow"
 )
 
 func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
@@ -29,7 +29,7 @@ func TestTracingSpans(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-	tracing := interceptor.NewTracing(tp)
+	tracing := otelflow.NewTracing(tp)
 	e := flow.NewEngine(flow.WithInterceptor(tracing, 0))
 
 	child := flow.NewSpec("child")
@@ -60,14 +60,14 @@ func TestTracingSpans(t *testing.T) {
 	assert.False(t, root.Parent.IsValid(), "the root evaluation span has no parent")
 	assert.Equal(t, spans["node call"].SpanContext.SpanID(), sub.Parent.SpanID(), "a sub-graph evaluation nests under the calling node's span")
 	assert.Equal(t, root.SpanContext.TraceID(), sub.SpanContext.TraceID())
-	assert.Equal(t, "call", attrs(sub)[interceptor.AttrCallNode].AsString())
-	assert.Equal(t, "root/call/child", attrs(sub)[interceptor.AttrCallPath].AsString())
+	assert.Equal(t, "call", attrs(sub)[otelflow.AttrCallNode].AsString())
+	assert.Equal(t, "root/call/child", attrs(sub)[otelflow.AttrCallPath].AsString())
 
 	ra := attrs(root)
-	assert.Equal(t, "root", ra[interceptor.AttrGraphID].AsString())
-	assert.Equal(t, "inst-9", ra[interceptor.AttrInstanceID].AsString())
-	assert.Equal(t, res.RunID(), ra[interceptor.AttrRunID].AsString())
-	assert.Equal(t, "FAILED", ra[interceptor.AttrStatus].AsString())
+	assert.Equal(t, "root", ra[otelflow.AttrGraphID].AsString())
+	assert.Equal(t, "inst-9", ra[otelflow.AttrInstanceID].AsString())
+	assert.Equal(t, res.RunID(), ra[otelflow.AttrRunID].AsString())
+	assert.Equal(t, "FAILED", ra[otelflow.AttrStatus].AsString())
 	assert.Equal(t, codes.Error, root.Status.Code)
 
 	for name, parent := range map[string]tracetest.SpanStub{"node s": root, "node ok": root, "node j": root, "node call": root, "node fail": sub, "node cs": sub} {
@@ -77,18 +77,18 @@ func TestTracingSpans(t *testing.T) {
 		assert.Equal(t, root.SpanContext.TraceID(), sp.SpanContext.TraceID())
 	}
 	call := attrs(spans["node call"])
-	assert.Equal(t, "call", call[interceptor.AttrNodeID].AsString())
-	assert.Equal(t, "activity", call[interceptor.AttrNodeType].AsString())
-	assert.Equal(t, "Call child", call[interceptor.AttrNodeTitle].AsString())
-	assert.Equal(t, "main", call[interceptor.AttrBranchID].AsString())
-	assert.Equal(t, "inst-9", call[interceptor.AttrInstanceID].AsString())
-	assert.Equal(t, "run-1", call[interceptor.AttrRunID].AsString())
-	assert.Equal(t, "root", call[interceptor.AttrGraphID].AsString())
-	assert.Equal(t, "FAILED", call[interceptor.AttrStatus].AsString())
+	assert.Equal(t, "call", call[otelflow.AttrNodeID].AsString())
+	assert.Equal(t, "activity", call[otelflow.AttrNodeType].AsString())
+	assert.Equal(t, "Call child", call[otelflow.AttrNodeTitle].AsString())
+	assert.Equal(t, "main", call[otelflow.AttrBranchID].AsString())
+	assert.Equal(t, "inst-9", call[otelflow.AttrInstanceID].AsString())
+	assert.Equal(t, "run-1", call[otelflow.AttrRunID].AsString())
+	assert.Equal(t, "root", call[otelflow.AttrGraphID].AsString())
+	assert.Equal(t, "FAILED", call[otelflow.AttrStatus].AsString())
 
 	fail := spans["node fail"]
-	assert.Equal(t, "child", attrs(fail)[interceptor.AttrGraphID].AsString())
-	assert.Equal(t, "main/call/child", attrs(fail)[interceptor.AttrBranchID].AsString())
+	assert.Equal(t, "child", attrs(fail)[otelflow.AttrGraphID].AsString())
+	assert.Equal(t, "main/call/child", attrs(fail)[otelflow.AttrBranchID].AsString())
 	assert.Equal(t, codes.Error, fail.Status.Code)
 	assert.Equal(t, "remote said: api_key=*** rejected", fail.Status.Description)
 	require.Len(t, fail.Events, 1)
@@ -102,17 +102,17 @@ func TestTracingSpans(t *testing.T) {
 		assert.NotContains(t, sp.Status.Description, "k-9999")
 	}
 	ok := attrs(spans["node ok"])
-	assert.Equal(t, "COMPLETED", ok[interceptor.AttrStatus].AsString())
-	assert.Equal(t, "main/p:ok", ok[interceptor.AttrBranchID].AsString())
-	assert.Equal(t, int64(2), attrs(spans["node j"])[interceptor.AttrArrivals].AsInt64())
-	assert.Zero(t, interceptor.OpenSpans(tracing))
+	assert.Equal(t, "COMPLETED", ok[otelflow.AttrStatus].AsString())
+	assert.Equal(t, "main/p:ok", ok[otelflow.AttrBranchID].AsString())
+	assert.Equal(t, int64(2), attrs(spans["node j"])[otelflow.AttrArrivals].AsInt64())
+	assert.Zero(t, tracing.OpenSpans())
 }
 
 func TestTracingSuspend(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewTracing(tp), 0))
+	e := flow.NewEngine(flow.WithInterceptor(otelflow.NewTracing(tp), 0))
 	s := flow.NewSpec("g")
 	s.Start("s").LinkTo("p")
 	s.Parallel("p").LinkTo("a").LinkTo("b")
@@ -126,12 +126,12 @@ func TestTracingSuspend(t *testing.T) {
 	for _, sp := range exp.GetSpans() {
 		switch sp.Name {
 		case "flow g":
-			assert.Equal(t, "SUSPENDED", attrs(sp)[interceptor.AttrStatus].AsString())
-			assert.Equal(t, "approve", attrs(sp)[interceptor.AttrReason].AsString())
+			assert.Equal(t, "SUSPENDED", attrs(sp)[otelflow.AttrStatus].AsString())
+			assert.Equal(t, "approve", attrs(sp)[otelflow.AttrReason].AsString())
 			assert.Equal(t, codes.Unset, sp.Status.Code)
 		case "node a":
-			assert.Equal(t, "SUSPENDED", attrs(sp)[interceptor.AttrStatus].AsString())
-			assert.Equal(t, "approve", attrs(sp)[interceptor.AttrReason].AsString())
+			assert.Equal(t, "SUSPENDED", attrs(sp)[otelflow.AttrStatus].AsString())
+			assert.Equal(t, "approve", attrs(sp)[otelflow.AttrReason].AsString())
 		}
 	}
 }
@@ -149,7 +149,7 @@ func TestTracingRegisteredTwiceLateEvents(t *testing.T) {
 				sr := tracetest.NewSpanRecorder()
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
 				defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-				tr := interceptor.NewTracing(tp)
+				tr := otelflow.NewTracing(tp)
 				opts := []flow.Option{flow.WithInterceptor(tr, 0), flow.WithInterceptor(p, 1), flow.WithInterceptor(h, 2)}
 				var evalOpts []flow.EvalOption
 				switch twice {
@@ -177,7 +177,7 @@ func TestTracingRegisteredTwiceLateEvents(t *testing.T) {
 				}
 				assert.Equal(t, map[string]int{"flow g": 1, "node s": 1, "node x": 1}, started)
 				assert.Len(t, sr.Ended(), len(sr.Started()), "every span ended")
-				assert.Zero(t, interceptor.OpenSpans(tr))
+				assert.Zero(t, tr.OpenSpans())
 			})
 		}
 	}
@@ -192,7 +192,7 @@ func TestTracingParallelSubgraphCalls(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-	tr := interceptor.NewTracing(tp)
+	tr := otelflow.NewTracing(tp)
 	e := flow.NewEngine(flow.WithInterceptor(tr, 0))
 
 	child := flow.NewSpec("child")
@@ -224,11 +224,11 @@ func TestTracingParallelSubgraphCalls(t *testing.T) {
 	res, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
 	require.Error(t, err)
 	require.Equal(t, flow.StatusFailed, res.Status)
-	assert.Zero(t, interceptor.OpenSpans(tr))
+	assert.Zero(t, tr.OpenSpans())
 
 	byPath := map[string]tracetest.SpanStub{} // "call path:span name"
 	for _, sp := range exp.GetSpans() {
-		byPath[attrs(sp)[interceptor.AttrCallPath].AsString()+":"+sp.Name] = sp
+		byPath[attrs(sp)[otelflow.AttrCallPath].AsString()+":"+sp.Name] = sp
 	}
 	root := byPath["root:flow root"]
 	require.True(t, root.SpanContext.IsValid())
@@ -238,14 +238,14 @@ func TestTracingParallelSubgraphCalls(t *testing.T) {
 		require.True(t, ok, path)
 		assert.Equal(t, byPath["root:node "+call].SpanContext.SpanID(), sub.Parent.SpanID(), "%s: the call nests under the calling node", path)
 		assert.Equal(t, root.SpanContext.TraceID(), sub.SpanContext.TraceID())
-		assert.Equal(t, call, attrs(sub)[interceptor.AttrCallNode].AsString())
+		assert.Equal(t, call, attrs(sub)[otelflow.AttrCallNode].AsString())
 		for _, n := range []string{"cs", "work"} {
 			sp, ok := byPath[path+":node "+n]
 			require.True(t, ok, path+":"+n)
 			assert.Equal(t, sub.SpanContext.SpanID(), sp.Parent.SpanID(), "%s:%s nests under its own call", path, n)
 		}
 	}
-	status := func(key string) string { return attrs(byPath[key])[interceptor.AttrStatus].AsString() }
+	status := func(key string) string { return attrs(byPath[key])[otelflow.AttrStatus].AsString() }
 	assert.Equal(t, "COMPLETED", status("root/a/child:flow child"))
 	assert.Equal(t, "FAILED", status("root/b/child:flow child"))
 	assert.Equal(t, codes.Error, byPath["root/b/child:flow child"].Status.Code)
@@ -264,7 +264,7 @@ func TestTracingCallHaltedBySibling(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-	tr := interceptor.NewTracing(tp)
+	tr := otelflow.NewTracing(tp)
 	e := flow.NewEngine(flow.WithInterceptor(tr, 0))
 	spinning := make(chan struct{})
 	child := flow.NewSpec("child")
@@ -288,7 +288,7 @@ func TestTracingCallHaltedBySibling(t *testing.T) {
 	s.End("e")
 	_, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
 	require.Error(t, err)
-	assert.Zero(t, interceptor.OpenSpans(tr))
+	assert.Zero(t, tr.OpenSpans())
 	spans := map[string]tracetest.SpanStub{}
 	for _, sp := range exp.GetSpans() {
 		spans[sp.Name] = sp
@@ -297,7 +297,7 @@ func TestTracingCallHaltedBySibling(t *testing.T) {
 		"node b": "FAILED", "flow root": "FAILED"} {
 		sp, ok := spans[name]
 		require.True(t, ok, name)
-		assert.Equal(t, want, attrs(sp)[interceptor.AttrStatus].AsString(), name)
+		assert.Equal(t, want, attrs(sp)[otelflow.AttrStatus].AsString(), name)
 		if want == "FAILED" {
 			assert.Equal(t, codes.Error, sp.Status.Code, name)
 		} else {
@@ -315,8 +315,8 @@ func TestTracingTaskSpansNestUnderTheNode(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewTracing(tp), 0))
-	var _ flow.NodeStarter = interceptor.NewTracing(tp)
+	e := flow.NewEngine(flow.WithInterceptor(otelflow.NewTracing(tp), 0))
+	var _ flow.NodeStarter = otelflow.NewTracing(tp)
 
 	other := flow.NewSpec("other")
 	other.Start("os").LinkTo("oe")
@@ -365,7 +365,7 @@ func TestTracingSameNodeCallsInParallel(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-	tr := interceptor.NewTracing(tp)
+	tr := otelflow.NewTracing(tp)
 	e := flow.NewEngine(flow.WithInterceptor(tr, 0))
 
 	// Both calls are in progress when either goes on: the second call starts while
@@ -399,14 +399,14 @@ func TestTracingSameNodeCallsInParallel(t *testing.T) {
 	}()
 	_, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
 	require.NoError(t, err)
-	assert.Zero(t, interceptor.OpenSpans(tr))
+	assert.Zero(t, tr.OpenSpans())
 
 	// Spans by "branch id:name" (an evaluation span by the branch of a node under it).
 	byBranch := map[string]tracetest.SpanStub{}
 	byID := map[string]tracetest.SpanStub{}
 	for _, sp := range exp.GetSpans() {
 		byID[sp.SpanContext.SpanID().String()] = sp
-		if b := attrs(sp)[interceptor.AttrBranchID].AsString(); b != "" {
+		if b := attrs(sp)[otelflow.AttrBranchID].AsString(); b != "" {
 			byBranch[b+":"+sp.Name] = sp
 		}
 	}
@@ -449,7 +449,7 @@ func TestTracingNodeSpanUnderUnsampledRun(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(nodesOnly{}))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
-	tracing := interceptor.NewTracing(tp)
+	tracing := otelflow.NewTracing(tp)
 	e := flow.NewEngine(flow.WithInterceptor(tracing, 0))
 	g := chain(t, 2)
 	_, err := e.EvalGraph(context.Background(), g, flow.NewContext("inst-1"), flow.WithRunID("run-1"))
@@ -459,11 +459,11 @@ func TestTracingNodeSpanUnderUnsampledRun(t *testing.T) {
 	require.Len(t, spans, 4, "start, two activities, end; no evaluation span")
 	for _, sp := range spans {
 		a := attrs(sp)
-		assert.Equal(t, "inst-1", a[interceptor.AttrInstanceID].AsString(), sp.Name)
-		assert.Equal(t, "run-1", a[interceptor.AttrRunID].AsString(), sp.Name)
-		assert.Equal(t, g.ID, a[interceptor.AttrGraphID].AsString(), sp.Name)
-		assert.Equal(t, "COMPLETED", a[interceptor.AttrStatus].AsString(), sp.Name)
-		assert.NotEmpty(t, a[interceptor.AttrNodeID].AsString(), sp.Name)
+		assert.Equal(t, "inst-1", a[otelflow.AttrInstanceID].AsString(), sp.Name)
+		assert.Equal(t, "run-1", a[otelflow.AttrRunID].AsString(), sp.Name)
+		assert.Equal(t, g.ID, a[otelflow.AttrGraphID].AsString(), sp.Name)
+		assert.Equal(t, "COMPLETED", a[otelflow.AttrStatus].AsString(), sp.Name)
+		assert.NotEmpty(t, a[otelflow.AttrNodeID].AsString(), sp.Name)
 	}
-	assert.Zero(t, interceptor.OpenSpans(tracing))
+	assert.Zero(t, tracing.OpenSpans())
 }
