@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -41,7 +42,8 @@ type Expression interface {
 // statements separated by ";" (a trailing ";" is allowed, so Solon scripts such as
 // `context.put("result", a + b);` run unchanged) and may call these methods of
 // `context`: put(key, value), get(key), getOrDefault(key, default), containsKey(key),
-// remove(key), incr(key[, delta]), stop(), interrupt(), suspend(reason). The function
+// remove(key), incr(key[, delta]), stop(), interrupt(), suspend(reason),
+// suspendUntil(timeOrDuration) (see SuspendUntil). The function
 // raise(code, message[, recoverable[, retryable]]) fails the script with a structured
 // error (*Error).
 //
@@ -98,6 +100,7 @@ func (p *exprProgram) Eval(scope Scope) (any, error) {
 var contextMethods = map[string]struct{ min, max int }{
 	"put": {2, 2}, "get": {1, 1}, "getOrDefault": {2, 2}, "containsKey": {1, 1},
 	"remove": {1, 1}, "incr": {1, 2}, "stop": {0, 0}, "interrupt": {0, 0}, "suspend": {0, 1},
+	"suspendUntil": {1, 1},
 }
 
 func (e *ExprEvaluator) compile(src string) (Expression, error) {
@@ -333,6 +336,8 @@ func contextMethod(s Scope, method string, args []any) (any, error) {
 		}
 		s.Suspend(reason)
 		return nil, nil
+	case "suspendUntil":
+		return scopeSuspendUntil(s, args[0])
 	}
 	k, ok := args[0].(string)
 	if !ok {
@@ -376,4 +381,93 @@ func contextMethod(s Scope, method string, args []any) (any, error) {
 		return n, nil
 	}
 	return nil, fmt.Errorf("unknown context method %q", method)
+}
+
+// WakeAtVar prefixes the variables a suspension until a time keeps the node's wake-up
+// time in (Unix milliseconds), one per node: WakeAtVar + node id. A runtime that wakes
+// suspended instances (package worker) reads them.
+const WakeAtVar = "worker.wakeAt."
+
+// SuspendUntil suspends the run until t, for the task of node n: the node runs again
+// when the run is resumed. It reports whether the wait is over, so that a task reads
+//
+//	if !flow.SuspendUntil(c, n, t) {
+//		return nil // suspended: the node runs again at t
+//	}
+//
+// The first call records t in the instance (WakeAtVar + n.ID) and suspends with the
+// reason "until " and t in RFC 3339; the calls of later runs of the node compare the
+// clock with that recorded time, not with their own t, so a task may compute t as
+// time.Now().Add(d). The wait being over, the record is deleted. A run resumed before
+// t suspends again. Scripts call it as context.suspendUntil("2026-06-01T09:00:00Z")
+// or context.suspendUntil("10m") (a duration from the node's first run).
+func SuspendUntil(c *Context, n *Node, t time.Time) bool {
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	return suspendUntil((*lockedView)(c), n.ID, t)
+}
+
+// suspendUntil is SuspendUntil for a caller that holds the variable mutex.
+func suspendUntil(s Scope, nodeID string, t time.Time) bool {
+	key := WakeAtVar + nodeID
+	t = time.UnixMilli(t.UnixMilli()) // the precision recorded, so that the reason says the same time
+	if v, ok := s.Get(key); ok {
+		if at, ok := toInt64(v); ok {
+			t = time.UnixMilli(at)
+		}
+	}
+	if !time.Now().Before(t) {
+		s.Remove(key)
+		return true
+	}
+	s.Put(key, t.UnixMilli())
+	s.Suspend("until " + t.UTC().Format(time.RFC3339Nano))
+	return false
+}
+
+// nodeScope is a Scope that knows the node its script runs for.
+type nodeScope interface {
+	nodeID() string
+}
+
+func (l *lockedView) nodeID() string {
+	if l.tok == nil || l.tok.node == nil {
+		return ""
+	}
+	return l.tok.node.n.ID
+}
+
+// ErrSuspendUntil is the error of a context.suspendUntil call whose argument is
+// neither an RFC 3339 time nor a duration, or that runs outside a node's script.
+var ErrSuspendUntil = errors.New("context.suspendUntil")
+
+// scopeSuspendUntil runs context.suspendUntil(arg): arg is an RFC 3339 time or a Go
+// duration ("10m") from now, as a string, a time.Time or a time.Duration.
+func scopeSuspendUntil(s Scope, arg any) (any, error) {
+	ns, ok := s.(nodeScope)
+	id := ""
+	if ok {
+		id = ns.nodeID()
+	}
+	if id == "" {
+		return nil, fmt.Errorf("%w: only a node's script can suspend until a time", ErrSuspendUntil)
+	}
+	var t time.Time
+	switch x := arg.(type) {
+	case time.Time:
+		t = x
+	case time.Duration:
+		t = time.Now().Add(x)
+	case string:
+		if at, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			t = at
+		} else if d, err := time.ParseDuration(x); err == nil {
+			t = time.Now().Add(d)
+		} else {
+			return nil, fmt.Errorf("%w: %q is neither an RFC 3339 time nor a duration", ErrSuspendUntil, x)
+		}
+	default:
+		return nil, fmt.Errorf("%w: want an RFC 3339 time or a duration, got %T", ErrSuspendUntil, arg)
+	}
+	return suspendUntil(s, id, t), nil
 }

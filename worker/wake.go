@@ -13,33 +13,22 @@ import (
 )
 
 // WakeAtVar prefixes the variables SuspendUntil keeps a node's wake-up time in (Unix
-// milliseconds), one per node: WakeAtVar + node id.
-const WakeAtVar = "worker.wakeAt."
+// milliseconds), one per node: WakeAtVar + node id. It is flow.WakeAtVar, which
+// scripts' context.suspendUntil writes too.
+const WakeAtVar = flow.WakeAtVar
 
 // SuspendUntil suspends the run until t, for a task of node n run by a Worker: the
-// worker queues the instance again once t has passed, and the node runs again. It
-// reports whether the wait is over, so that a task reads
+// worker queues the instance again once t has passed, and the node runs again. It is
+// flow.SuspendUntil, which says how the time is recorded; it reports whether the wait
+// is over, so that a task reads
 //
 //	if !worker.SuspendUntil(c, n, t) {
 //		return nil // suspended: the node runs again at t
 //	}
 //
-// The first call records t in the instance (WakeAtVar + n.ID); the calls of later
-// runs of the node compare the clock with that recorded time, not with their own t,
-// so a task may compute t as time.Now().Add(d). The wait being over, the record is
-// deleted. An instance resumed before t (flowteam resume) suspends again.
+// Scripts do the same with context.suspendUntil("10m") or an RFC 3339 time.
 func SuspendUntil(c *flow.Context, n *flow.Node, t time.Time) bool {
-	key := WakeAtVar + n.ID
-	if at, ok := c.GetInt(key); ok {
-		t = time.UnixMilli(at)
-	}
-	if !time.Now().Before(t) {
-		c.Delete(key)
-		return true
-	}
-	c.Set(key, t.UnixMilli())
-	c.Suspend("until " + t.UTC().Format(time.RFC3339Nano))
-	return false
+	return flow.SuspendUntil(c, n, t)
 }
 
 // wakeAt returns the earliest wake-up time the variables of a suspended instance

@@ -60,3 +60,41 @@ func TestWaitTaskTimeoutTakesItsLink(t *testing.T) {
 	assert.Zero(t, st.Wakeups, "the decided instance's wake-up was cancelled")
 	assert.Zero(t, st.Depth)
 }
+
+const scriptWaitYAML = `
+id: pause
+layout:
+  - {id: s, type: start}
+  - {id: w, task: 'context.suspendUntil("50ms")'}
+  - {id: after, task: 'context.incr("after")'}
+  - {id: e, type: end}
+`
+
+// A script suspends its node until a time with context.suspendUntil: the worker that
+// saved the suspension schedules the wake-up, a worker queues it when due, and the
+// node's second run finds the wait over, so the run goes on and completes.
+func TestScriptSuspendUntilIsWokenByTheWorker(t *testing.T) {
+	rdb, prefix, _ := testClient(t)
+	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
+	q := worker.NewQueue(store)
+	eng := flow.NewEngine()
+	g, err := flow.LoadGraph("pause.yml", []byte(scriptWaitYAML))
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	ctx := context.Background()
+	start := time.Now()
+	require.NoError(t, q.Submit(ctx, eng, "pause", "pause-1", nil))
+	_, stop := startWorker(t, q, eng)
+	waitCompleted(t, store, 1, 10*time.Second)
+	require.NoError(t, stop())
+
+	assert.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond, "the node waited")
+	snap, err := store.Load(ctx, "pause-1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, snap.Vars["after"])
+	assert.NotContains(t, snap.Vars, worker.WakeAtVar+"w", "the record is deleted once the wait is over")
+	st, err := q.Stats(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, st.Wakeups)
+	assert.Zero(t, st.Depth)
+}
