@@ -15,6 +15,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/worker"
 )
 
 const runUsage = `Usage: flowteam run FILE|DIR|GLOB... [flags]
@@ -23,8 +24,12 @@ Loads the definition files (a directory loads its *.yml, *.yaml and *.json files
 those of its sub-directories; a quoted glob is expanded) as one batch, so "#id" sub-graph tasks resolve across them,
 and runs one graph. Flags may come before or after the files.
 
-Only script tasks, "$meta" scripts and "#id" sub-graphs can run from the command line:
-a definition that references a Go task ("@name") fails to load.
+Only script tasks, "$meta" scripts, "#id" sub-graphs and the task "@wait" (see
+"flowteam submit -h"; a script can also call context.suspendUntil(TIME_OR_DURATION))
+can run from the command line: a definition that references another Go task ("@name")
+fails to load. A run that waits suspends with the reason "until TIME"; with --store,
+"flowteam resume" continues it (before TIME the node suspends again), and
+"flowteam resume --queue" hands it to the workers, which wake it at TIME.
 
 Flags:
   --graph ID        the graph to run; needed when the files hold several graphs and more
@@ -142,7 +147,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flow.ErrUnknownTask) {
 			// The engine's advice (register the task) is for Go programs.
 			err = fmt.Errorf("%w\n\"@name\" tasks are Go code: from the command line only script tasks, "+
-				"\"$meta\" scripts and \"#id\" sub-graphs can run", err)
+				"\"$meta\" scripts, \"#id\" sub-graphs and \"@wait\" can run", err)
 		}
 		return fail(exitUsage, err)
 	}
@@ -166,19 +171,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return writeOutcome(stdout, stderr, "run", out, cfg.output, code)
 }
 
-// newEngine returns the engine of run and resume, with the --audit interceptor when
+// newEngine returns the engine of run and resume, with the task "@wait" (as the
+// workers have it, so one definition runs in both), the --audit interceptor when
 // audit names a file (masking with red, keeping up with the store's durability d),
 // and opts; closeAudit closes that file.
 func newEngine(audit string, d session.Durability, stderr io.Writer, red *redact.Redactor, opts ...flow.Option) (eng *flow.Engine,
 	closeAudit func(), err error) {
-	if audit == "" {
-		return flow.NewEngine(opts...), func() {}, nil
+	closeAudit = func() {}
+	if audit != "" {
+		ra, err := openRunAudit(audit, d, stderr, red)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts, closeAudit = append(opts, ra.option()), func() { ra.Close() }
 	}
-	ra, err := openRunAudit(audit, d, stderr, red)
-	if err != nil {
-		return nil, nil, err
-	}
-	return flow.NewEngine(append(opts, ra.option())...), func() { ra.Close() }, nil
+	eng = flow.NewEngine(opts...)
+	eng.RegisterTask("wait", worker.WaitTask())
+	return eng, closeAudit, nil
 }
 
 // writeOutcome prints the outcome of run or resume (command) in format (text or json)
