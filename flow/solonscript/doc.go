@@ -32,7 +32,8 @@
 //
 // The run and its context: it.hasNext() and it.next() on an Iterator a Go task put;
 // System.out.println (the evaluator's slog logger); context.put, get, getOrDefault,
-// containsKey, remove, incr, stop, interrupt, suspend, runTask("@name") (the engine's
+// containsKey, remove, incr, stop, interrupt, suspend (and suspendUntil in a script
+// with no Java in it, which the expr evaluator runs), runTask("@name") (the engine's
 // Go task, in the script's branch) and eventBus().send(topic, payload)
 // (flow.Context.Publish: every flow.EventInterceptor of the run sees it). An unset
 // variable reads as null.

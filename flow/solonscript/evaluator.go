@@ -171,7 +171,7 @@ var javaWords = map[string]bool{
 
 var exprContextMethods = map[string]bool{
 	"put": true, "get": true, "getOrDefault": true, "containsKey": true, "remove": true, "incr": true,
-	"stop": true, "interrupt": true, "suspend": true,
+	"stop": true, "interrupt": true, "suspend": true, "suspendUntil": true,
 }
 
 // fileError gives a translation error the form flow locates in a definition.

@@ -79,6 +79,17 @@ func TestExprScriptsRunUnchanged(t *testing.T) {
 	assert.Equal(t, 12, fc.Value("r"))
 }
 
+// A script that holds no Java, such as context.suspendUntil("1h");, is expr's: it
+// suspends its node until the time, recorded as flow.SuspendUntil records it.
+func TestExprSuspendUntil(t *testing.T) {
+	fc, res, err := runScript(t, solonscript.New(), `context.suspendUntil("1h");`, nil)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusSuspended, res.Status)
+	at, ok := fc.GetInt(flow.WakeAtVar + "t")
+	require.True(t, ok)
+	assert.WithinDuration(t, time.Now().Add(time.Hour), time.UnixMilli(at), time.Minute)
+}
+
 func TestConditions(t *testing.T) {
 	ev := solonscript.New()
 	for _, tc := range []struct {
