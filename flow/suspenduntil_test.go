@@ -49,7 +49,7 @@ func TestScriptSuspendUntilRecordsTheDueTime(t *testing.T) {
 }
 
 // An RFC 3339 time is taken as it is: a past one does not suspend, a future one
-// suspends until it.
+// suspends until it; a time.Time or time.Duration value is taken as well.
 func TestScriptSuspendUntilTime(t *testing.T) {
 	e := flow.NewEngine()
 	fc := flow.NewContext("i")
@@ -64,6 +64,16 @@ func TestScriptSuspendUntilTime(t *testing.T) {
 	assert.Equal(t, "until 2999-06-01T09:00:00Z", res.Reason)
 	at, _ := fc.GetInt(flow.WakeAtVar + "x")
 	assert.Equal(t, time.Date(2999, 6, 1, 9, 0, 0, 0, time.UTC).UnixMilli(), at)
+
+	// expr's own time values are taken too.
+	for _, arg := range []string{`duration("1h")`, `now() + duration("1h")`} {
+		fc = flow.NewContext("i")
+		res, err = e.EvalGraph(context.Background(), oneNode(t, `context.suspendUntil(`+arg+`)`), fc)
+		require.NoError(t, err, arg)
+		assert.Equal(t, flow.StatusSuspended, res.Status, arg)
+		at, _ = fc.GetInt(flow.WakeAtVar + "x")
+		assert.WithinDuration(t, time.Now().Add(time.Hour), time.UnixMilli(at), time.Minute, arg)
+	}
 }
 
 // An argument that is neither a time nor a duration fails the node with a script error
