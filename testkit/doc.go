@@ -38,4 +38,6 @@
 // (the redis-server at $REDIS_ADDR, under a throw-away key prefix) and RedisStore (the
 // real one when REDIS_ADDR is set, else miniredis) give Redis stores.
 // Chain builds the linear graph the benchmarks measure per-node costs on.
+// BuildCommand builds a command (flowteam) once per test process, for tests that run
+// it as separate processes.
 package testkit

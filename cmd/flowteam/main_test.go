@@ -2,38 +2,26 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/flowteam/flowteam/testkit"
 )
 
-// buildFlowteam builds the command into a temporary directory and returns the binary's
-// path. It skips the test in -short mode, or where the go tool is not on PATH.
+// buildFlowteam returns the command's binary, built once per test process
+// (testkit.BuildCommand). It skips the test in -short mode.
 func buildFlowteam(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go tool not on PATH")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	bin := filepath.Join(t.TempDir(), "flowteam")
-	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, msg)
-	}
-	return bin
+	return testkit.BuildCommand(t, "github.com/flowteam/flowteam/cmd/flowteam")
 }
 
 // help takes at most one command: anything more is a usage error, not a request for

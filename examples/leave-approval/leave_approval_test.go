@@ -4,43 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // flowteam builds the command once: every step of the README is a process of its
 // own, as each person's action would be.
 func flowteam(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "flowteam-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "flowteam")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/flowteam/flowteam/cmd/flowteam").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	require.NoError(t, buildErr, "go build ./cmd/flowteam")
-	return binPath
+	return testkit.BuildCommand(t, "github.com/flowteam/flowteam/cmd/flowteam")
 }
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
 
 // task runs "flowteam task SUB leave.yml --instance req-7 --store dsn ARGS --output
 // json" and returns the exit code and the decoded output.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -14,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/flowteam/flowteam/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -25,27 +26,8 @@ func TestMain(m *testing.M) {
 // decision days later would be.
 func flowteam(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "flowteam-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "flowteam")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/flowteam/flowteam/cmd/flowteam").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	require.NoError(t, buildErr, "go build ./cmd/flowteam")
-	return binPath
+	return testkit.BuildCommand(t, "github.com/flowteam/flowteam/cmd/flowteam")
 }
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
 
 // run runs the command and returns its exit code and decoded JSON output.
 func run(t *testing.T, args ...string) (int, map[string]any, string) {
