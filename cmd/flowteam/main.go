@@ -111,6 +111,15 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// failer returns the fail function of command ("run", "resume", ...): it reports
+// err as "flowteam COMMAND: err" and returns code, the exit code to end with.
+func failer(stderr io.Writer, command string) func(code int, err error) int {
+	return func(code int, err error) int {
+		fmt.Fprintf(stderr, "flowteam %s: %v\n", command, err)
+		return code
+	}
+}
+
 // usageError reports err, a usage error of command ("run", "sessions list"; "" for
 // flowteam itself), with one line pointing at the command's -h, and returns exitUsage.
 // The whole help is not printed: it would push the error out of sight.

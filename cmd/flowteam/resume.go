@@ -111,10 +111,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		return usageError(stderr, "resume", err)
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "flowteam resume: %v\n", err)
-		return code
-	}
+	fail := failer(stderr, "resume")
 	updates, err := runVars(runConfig{sets: cfg.sets, varsFile: cfg.varsFile})
 	if err != nil {
 		return fail(exitUsage, err)

@@ -111,10 +111,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "run", err)
 	}
 
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-		return code
-	}
+	fail := failer(stderr, "run")
 	vars, err := runVars(cfg)
 	if err != nil {
 		return fail(exitUsage, err)

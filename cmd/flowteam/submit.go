@@ -109,10 +109,7 @@ func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "submit", err)
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "flowteam submit: %v\n", err)
-		return code
-	}
+	fail := failer(stderr, "submit")
 	vars, err := runVars(runConfig{sets: sets, varsFile: varsFile})
 	if err != nil {
 		return fail(exitUsage, err)

@@ -72,10 +72,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "worker", err)
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "flowteam worker: %v\n", err)
-		return code
-	}
+	fail := failer(stderr, "worker")
 	eng, _, files, err := loadForWorker(pos)
 	if err != nil {
 		return fail(exitUsage, err)

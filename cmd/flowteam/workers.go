@@ -42,10 +42,7 @@ func cmdWorkers(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "workers", err)
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "flowteam workers: %v\n", err)
-		return code
-	}
+	fail := failer(stderr, "workers")
 	q, closeStore, err := qf.open()
 	if err != nil {
 		return fail(exitUsage, err)
