@@ -227,7 +227,11 @@ func (a *Audit) attrsOf(c *flow.Context, n *flow.Node, end *flow.NodeEnd) (attrs
 			attrs = map[string]any{"!error": a.cfg.redactor(c).String(fmt.Sprintf("attrs panicked: %v", p))}
 		}
 	}()
-	return a.cfg.redactor(c).Map(a.cfg.attrs(c, n, end))
+	m := a.cfg.attrs(c, n, end)
+	if m == nil {
+		return nil // no text: spare the copy and walk of the node's variables
+	}
+	return a.cfg.redactor(c).Map(m)
 }
 
 // fillNode sets the fields that say which node execution a record is about.

@@ -54,9 +54,9 @@ func newConfig(opts []Option) config {
 func WithSink(s Sink) Option { return func(c *config) { c.sinks = append(c.sinks, s) } }
 
 // WithRedactor replaces the default redactor, redact.New() (Audit). A nil
-// redactor disables redaction. Where a record or span gets text (an error message, a
-// suspend reason, attributes), the redactor also masks the secret values of the
-// node's variables (redact.Redactor.ForVars).
+// redactor disables redaction. Where a record gets text (an error message, a suspend
+// reason, attributes), the redactor also masks the secret values of the node's
+// variables (redact.Redactor.ForVars).
 func WithRedactor(r *redact.Redactor) Option { return func(c *config) { c.redact = r } }
 
 // WithRedactKeys adds sensitive keys to the redactor's (Audit): to the

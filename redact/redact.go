@@ -239,13 +239,10 @@ func (r *Redactor) value(v any, depth int) any {
 		return v
 	case string:
 		return r.String(t)
-	case map[string]any, map[string]string, []any, []string:
-		if isNilContainer(t) {
-			return v // a nil list stays nil, as every writer encodes it
-		}
-	}
-	switch t := v.(type) {
 	case map[string]any:
+		if t == nil {
+			return v // a nil map or list stays nil, as every writer encodes it
+		}
 		out := make(map[string]any, len(t))
 		for k, x := range t {
 			if r.Sensitive(k) {
@@ -256,6 +253,9 @@ func (r *Redactor) value(v any, depth int) any {
 		}
 		return out
 	case map[string]string:
+		if t == nil {
+			return v
+		}
 		out := make(map[string]string, len(t))
 		for k, x := range t {
 			if r.Sensitive(k) {
@@ -266,12 +266,18 @@ func (r *Redactor) value(v any, depth int) any {
 		}
 		return out
 	case []any:
+		if t == nil {
+			return v
+		}
 		out := make([]any, len(t))
 		for i, x := range t {
 			out[i] = r.value(x, depth+1)
 		}
 		return out
 	case []string:
+		if t == nil {
+			return v
+		}
 		out := make([]string, len(t))
 		for i, x := range t {
 			out[i] = r.String(x)
@@ -281,21 +287,6 @@ func (r *Redactor) value(v any, depth int) any {
 		return r.textOr(v, textOf(t))
 	}
 	return r.other(v, depth)
-}
-
-// isNilContainer reports whether v, a map or a slice, is nil.
-func isNilContainer(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		return t == nil
-	case map[string]string:
-		return t == nil
-	case []any:
-		return t == nil
-	case []string:
-		return t == nil
-	}
-	return false
 }
 
 // textOf returns the text of an error or a fmt.Stringer; "" if its method panics (a

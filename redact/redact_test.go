@@ -48,6 +48,10 @@ func TestMaskByKey(t *testing.T) {
 		}{"bob", "pw"}, map[string]any{"user": "bob", "password": "***"}},
 		{"struct with nothing to mask", struct{ A int }{1}, struct{ A int }{1}},
 		{"scalars", 42, 42},
+		{"nil map stays nil", map[string]any(nil), map[string]any(nil)},
+		{"nil string map stays nil", map[string]string(nil), map[string]string(nil)},
+		{"nil list stays nil", []any(nil), []any(nil)},
+		{"nil string list stays nil", []string(nil), []string(nil)},
 	} {
 		assert.Equal(t, tc.want, r.Value(tc.in), tc.name)
 	}

@@ -78,13 +78,7 @@ func resumeRedactor(s *storeFlags, snap *session.Snapshot) (*redact.Redactor, er
 // error messages.
 func (o *runOutput) redactOutput(red *redact.Redactor, vars map[string]any) {
 	red = red.ForVars(vars)
-	for k, v := range o.Vars {
-		if red.Sensitive(k) {
-			o.Vars[k] = redact.Mask
-		} else {
-			o.Vars[k] = red.Value(v)
-		}
-	}
+	o.Vars = red.Map(o.Vars)
 	if o.Reason != nil {
 		r := red.String(*o.Reason)
 		o.Reason = &r

@@ -159,3 +159,43 @@ func (h *holdAt) OnNodeStart(_ context.Context, _ *flow.Context, n *flow.Node) {
 func (h *holdAt) OnNodeEnd(_ context.Context, _ *flow.Context, n *flow.Node, _ flow.NodeEnd) {
 	h.hold(n, "end")
 }
+
+// secretPanicHook panics at node n3 with the value of the run's apiKey variable.
+type secretPanicHook struct{ flow.NopInterceptor }
+
+func (secretPanicHook) OnNodeStart(_ context.Context, c *flow.Context, n *flow.Node) {
+	if n.ID == "n3" {
+		v, _ := c.GetString("apiKey")
+		panic("bad key " + v)
+	}
+}
+
+// A panic's text is masked as the audit masks it: with the secret values of the
+// run's variables too, on the run's span and on the node spans it left open.
+func TestTracingPanicMasksVariables(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	tr := otelflow.NewTracing(tp)
+	e := flow.NewEngine(flow.WithInterceptor(tr, 0), flow.WithInterceptor(secretPanicHook{}, 1))
+	fc := flow.NewContext("i")
+	fc.Set("apiKey", "k-1234567890")
+	assert.Panics(t, func() { _, _ = e.EvalGraph(context.Background(), chain(t, 5), fc) })
+	spans := exp.GetSpans()
+	require.NotEmpty(t, spans)
+	failed := 0
+	for _, sp := range spans {
+		if sp.Status.Code != codes.Error {
+			continue
+		}
+		failed++
+		assert.NotContains(t, sp.Status.Description, "k-1234567890", sp.Name)
+		assert.Contains(t, sp.Status.Description, "bad key ***", sp.Name)
+		for _, ev := range sp.Events {
+			for _, kv := range ev.Attributes {
+				assert.NotContains(t, kv.Value.Emit(), "k-1234567890", sp.Name)
+			}
+		}
+	}
+	assert.Equal(t, 2, failed, "the run's span and node n3's")
+}

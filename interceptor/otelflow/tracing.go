@@ -169,7 +169,7 @@ func (t *Tracing) InterceptFlow(ctx context.Context, inv *flow.Invocation) error
 	if inv.Node == nil {
 		defer func() {
 			if p := recover(); p != nil {
-				t.panicked(span, run.spans, p)
+				t.panicked(span, run, p)
 				panic(p)
 			}
 		}()
@@ -228,7 +228,7 @@ func (t *Tracing) endEval(span oteltrace.Span, run *tracingRun, err error) {
 		if info != nil {
 			msg += ": " + info.Message
 		}
-		t.endOpen(run.spans, msg) // info's message is redacted already
+		t.endOpen(run.spans, msg)
 	}
 	if inv.Node != nil && st == trace.Failed && err == nil && haltedFromOutside(inv) {
 		// The run failed elsewhere and cancelled this call: like its nodes, the call
@@ -273,14 +273,18 @@ func haltedFromOutside(inv *flow.Invocation) bool {
 	return ne.Path != inv.Path && !strings.HasPrefix(ne.Path, inv.Path+"/")
 }
 
-// panicked ends the node spans a panic left open as FAILED, and records it on span.
-func (t *Tracing) panicked(span oteltrace.Span, rs *runSpans, p any) {
-	t.endOpen(rs, fmt.Sprintf("the engine did not report how the node ended: panic: %v", p))
+// panicked ends the node spans a panic left open as FAILED, and records it on span,
+// its text masked as the audit masks it: with the secret values of the run's
+// variables too.
+func (t *Tracing) panicked(span oteltrace.Span, run *tracingRun, p any) {
+	msg := t.cfg.redactor(run.inv.Context).String(fmt.Sprintf("panic: %v", p))
+	t.endOpen(run.spans, "the engine did not report how the node ended: "+msg)
 	span.SetAttributes(AttrStatus.String(string(trace.Failed)))
-	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: t.cfg.redact.String(fmt.Sprintf("panic: %v", p))})
+	t.fail(span, &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: flow.CodeTask, Message: msg})
 }
 
-// endOpen ends the node spans the engine never ended as FAILED with the message msg.
+// endOpen ends the node spans the engine never ended as FAILED with the message msg,
+// redacted already.
 func (t *Tracing) endOpen(rs *runSpans, msg string) {
 	rs.mu.Lock()
 	open := make([]oteltrace.Span, 0, len(rs.m))
@@ -294,7 +298,7 @@ func (t *Tracing) endOpen(rs *runSpans, msg string) {
 		return
 	}
 	t.openSpans.Add(-int64(len(open)))
-	info := &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: t.cfg.redact.String(msg)}
+	info := &trace.ErrorInfo{Type: flow.ErrorTypeFlow, Code: "node_end_missing", Message: msg}
 	for _, s := range open {
 		s.SetAttributes(AttrStatus.String(string(trace.Failed)))
 		t.fail(s, info)
