@@ -437,17 +437,8 @@ func UnmarshalSession(data []byte) (*AgentSession, error) {
 		}
 		st.Vars[k] = n
 	}
-	if st.Frontier != nil {
-		for i := range st.Frontier.Frames {
-			for j, it := range st.Frontier.Frames[i].Items {
-				n, err := normalizeNumbers(it)
-				if err != nil {
-					return nil, fmt.Errorf("decode session: loop item %d of frame %d: %w", j, i, err)
-				}
-				st.Frontier.Frames[i].Items[j] = n
-			}
-		}
-	}
+	// The frontier's loop items stay json.Numbers: Engine.RestoreFrontier converts them
+	// (as it does for a snapshot's) when ResumeFlow restores the frontier.
 	return restoreSession(st)
 }
 
