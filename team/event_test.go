@@ -273,23 +273,6 @@ func TestInterceptorHooksOfReActAgent(t *testing.T) {
 	}, rec.log)
 }
 
-// ttCollect runs the team's stream to its end.
-func ttCollect(t *testing.T, tm *team.TeamAgent, prompt string, sess *team.AgentSession) ([]team.Event, error) {
-	t.Helper()
-	var (
-		evs    []team.Event
-		runErr error
-	)
-	for ev, err := range team.Stream(context.Background(), tm, prompt, sess) {
-		if err != nil {
-			runErr = err
-			continue
-		}
-		evs = append(evs, ev)
-	}
-	return evs, runErr
-}
-
 // ttCheckSymmetry checks that every start event has its end: team start/end by run id,
 // member node start/end by run id, node and branch, agent run start/end by run id; and
 // that every event says who and where.
@@ -345,7 +328,7 @@ func TestTeamNestedEventSymmetry(t *testing.T) {
 	desk, rec := ttTeam(t, "desk", team.WithMembers(research, writer), team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup))
 
 	sess := team.NewSession("nest-1")
-	evs, err := ttCollect(t, desk, "Size the market", sess)
+	evs, err := testkit.Events(context.Background(), desk, "Size the market", sess)
 	require.NoError(t, err)
 	ttCheckSymmetry(t, evs)
 
@@ -439,7 +422,7 @@ func TestTeamNestedFailureEvents(t *testing.T) {
 	require.NoError(t, err)
 	outer, _ := ttTeam(t, "outer", team.WithMembers(testkit.NewFixedAgent("first", "ok"), inner))
 	sess := team.NewSession("nf-1")
-	evs, err := ttCollect(t, outer, "go", sess)
+	evs, err := testkit.Events(context.Background(), outer, "go", sess)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, team.ErrSourceUnavailable)
 	ttCheckSymmetry(t, evs)

@@ -330,3 +330,38 @@ func TestRejectionCounted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[trace.Counter]int{trace.CountRejection: 1}, c.n)
 }
+
+// The loop items of a frontier read back from the session's JSON are numbers again
+// when the resumed run takes the next one (flow's RestoreFrontier converts them).
+func TestHITLInLoopViaSessionStateKeepsNumbers(t *testing.T) {
+	box := &toolbox{}
+	model := testkit.NewScriptedModel(batchTurn(), testkit.Reply("paid"), testkit.Reply("paid"))
+	eng := flow.NewEngine(team.WithAgents(hitlAgent(t, box, model)))
+	g, err := flow.LoadGraph("pay-months.yml", []byte(`
+id: payMonths
+layout:
+  - {id: start, type: start, link: each}
+  - {id: each, type: loop, meta: {$for: m, $in: months}, link: assistant}
+  - {id: assistant, task: "@assistant", meta: {prompt: 'Pay the bills of month {{var "m"}}'}, link: after}
+  - {id: after, task: 'context.put("next", m + 1)', link: close}
+  - {id: close, type: loop, link: end}
+  - {id: end, type: end}
+`))
+	require.NoError(t, err)
+	sess := team.NewSession("pay-9")
+	sess.Context().Set("months", []any{5, 7})
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+
+	data, err := team.MarshalSession(sess)
+	require.NoError(t, err)
+	restored, err := team.UnmarshalSession(data)
+	require.NoError(t, err)
+	require.NoError(t, restored.Decide("assistant", team.Approve("c2"), team.Approve("c3")))
+	res, err = restored.ResumeFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status)
+	assert.EqualValues(t, 8, restored.Context().Value("next"), "the second month is a number")
+	assert.Equal(t, "Pay the bills of month 7", testkit.LastUserMessage(model.Requests()[2]))
+}

@@ -136,7 +136,7 @@ func TestTeamInterceptorChecks(t *testing.T) {
 		tm, err := team.NewTeam("outer", team.WithMembers(inner, testkit.NewFixedAgent("after", "done")), team.WithInterceptor(h))
 		require.NoError(t, err)
 		sess := team.NewSession("h-4")
-		evs, err := ttCollect(t, tm, "go", sess)
+		evs, err := testkit.Events(context.Background(), tm, "go", sess)
 		require.NoError(t, err)
 		ttCheckSymmetry(t, evs)
 		assert.Empty(t, x.Prompts())

@@ -456,7 +456,7 @@ func TestSequentialRecoveredFailureOfAnsweringMember(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tm, _ := ttTeam(t, "seq", append(tc.opts, team.WithMembers(tc.members...))...)
 			sess := team.NewSession("seq-failed")
-			evs, err := ttCollect(t, tm, "write it", sess)
+			evs, err := testkit.Events(context.Background(), tm, "write it", sess)
 			require.NoError(t, err, "the error policy recovered the failure")
 			tr := tm.Trace(sess.Context())
 			assert.Equal(t, team.TeamCompleted, tr.Status)

@@ -31,7 +31,7 @@ import (
 // same time in one session (two parallel nodes need two agents, or two sessions).
 type AgentSession struct {
 	fc   *flow.Context
-	node *flow.Node
+	node *flow.Node // the flow node the agent runs as, or nil outside a graph
 
 	mu   sync.Mutex
 	flow *flowPosition
@@ -60,9 +60,6 @@ func (s *AgentSession) id() string { return s.fc.InstanceID() }
 
 // Context returns the FlowContext: business data the agents read and write.
 func (s *AgentSession) Context() *flow.Context { return s.fc }
-
-// flowNode returns the flow node the agent runs as, or nil outside a graph.
-func (s *AgentSession) flowNode() *flow.Node { return s.node }
 
 // stateKey is the context variable that holds an agent's state in a session.
 func stateKey(agent string) string { return "_agent." + agent }
@@ -440,17 +437,8 @@ func UnmarshalSession(data []byte) (*AgentSession, error) {
 		}
 		st.Vars[k] = n
 	}
-	if st.Frontier != nil {
-		for i := range st.Frontier.Frames {
-			for j, it := range st.Frontier.Frames[i].Items {
-				n, err := normalizeNumbers(it)
-				if err != nil {
-					return nil, fmt.Errorf("decode session: loop item %d of frame %d: %w", j, i, err)
-				}
-				st.Frontier.Frames[i].Items[j] = n
-			}
-		}
-	}
+	// The frontier's loop items stay json.Numbers: Engine.RestoreFrontier converts them
+	// (as it does for a snapshot's) when ResumeFlow restores the frontier.
 	return restoreSession(st)
 }
 

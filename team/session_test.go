@@ -275,7 +275,7 @@ func TestTeamNestedHITLResumeFromSessionJSON(t *testing.T) {
 	var paid []string
 	first := build(true, ttSupScript()[:1], ttPayerScript()[:1], &paid)
 	sess := team.NewSession("off-1")
-	evs, err := ttCollect(t, first, "Settle invoice 7", sess)
+	evs, err := testkit.Events(context.Background(), first, "Settle invoice 7", sess)
 	require.NoError(t, err)
 	ttCheckSymmetry(t, evs)
 	ans := evs[len(evs)-1].Answer
@@ -289,7 +289,7 @@ func TestTeamNestedHITLResumeFromSessionJSON(t *testing.T) {
 	second := build(true, ttSupScript()[1:], ttPayerScript()[1:], &paid)
 	_, err = second.Call(ctx, "something else", restored)
 	assert.ErrorIs(t, err, team.ErrPending)
-	evs2, err := ttCollect(t, second, "", restored)
+	evs2, err := testkit.Events(context.Background(), second, "", restored)
 	require.NoError(t, err)
 	ttCheckSymmetry(t, evs2)
 	assert.Equal(t, team.EventTeamStart, evs2[0].Kind)

@@ -353,7 +353,7 @@ func (t *TeamAgent) Trace(c *flow.Context) *TeamTrace { return traceIn(c, t.name
 // Resume continues the team's run suspended in sess (Call with an empty prompt); it
 // fails with flow.ErrNotResumable when the session holds no suspended run of the team.
 func (t *TeamAgent) Resume(ctx context.Context, sess *AgentSession) (*Answer, error) {
-	if sess == nil || sess.flowNode() != nil {
+	if sess == nil || sess.node != nil {
 		return nil, fmt.Errorf("team %q: %w", t.name, flow.ErrNotResumable)
 	}
 	if pos := sess.position(); pos == nil || pos.graph != t.graph.ID {
@@ -400,7 +400,7 @@ func (t *TeamAgent) Call(ctx context.Context, prompt string, sess *AgentSession)
 	if sess == nil {
 		sess = NewSession("")
 	}
-	if sess.flowNode() != nil {
+	if sess.node != nil {
 		return t.callInNode(ctx, prompt, sess)
 	}
 	var (
@@ -519,7 +519,7 @@ func (t *TeamAgent) callInNode(ctx context.Context, prompt string, sess *AgentSe
 		return nil, fmt.Errorf("team %q: %w", t.name, err)
 	}
 	if res.Status != flow.StatusCompleted {
-		return nil, fmt.Errorf("team %q at node %q: %w (%s)", t.name, sess.flowNode().ID, ErrTeamSuspendedInNode, res.Reason)
+		return nil, fmt.Errorf("team %q at node %q: %w (%s)", t.name, sess.node.ID, ErrTeamSuspendedInNode, res.Reason)
 	}
 	return t.answer(inner, res)
 }

@@ -204,7 +204,7 @@ func TestSupervisorStepLimitEndsRun(t *testing.T) {
 		team.WithProtocol(team.Supervisor), team.WithSupervisorModel(sup), team.WithMaxTurns(1000),
 		team.WithEngineOptions(flow.WithMaxSteps(20)))
 	sess := team.NewSession("endless-1")
-	evs, err := ttCollect(t, tm, "go", sess)
+	evs, err := testkit.Events(context.Background(), tm, "go", sess)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, flow.ErrStepLimit)
 	last := finalEvent(t, evs)
@@ -222,7 +222,7 @@ func TestSwarmHandoffCycle(t *testing.T) {
 	b := testkit.NewFixedAgent("b", "not mine either\ntransfer_to: a")
 	tm, _ := ttTeam(t, "ping", team.WithMembers(a, b), team.WithProtocol(team.Swarm), team.WithMaxTurns(4))
 	sess := team.NewSession("ping-1")
-	evs, err := ttCollect(t, tm, "who owns this?", sess)
+	evs, err := testkit.Events(context.Background(), tm, "who owns this?", sess)
 	require.NoError(t, err)
 	tr := tm.Trace(sess.Context())
 	assert.Equal(t, []string{"a", "b", "a", "b"}, tr.Route)
@@ -257,7 +257,7 @@ func TestMemberPanics(t *testing.T) {
 			}
 			tm, _ := ttTeam(t, "buggy", opts...)
 			sess := team.NewSession("buggy-" + string(proto))
-			evs, err := ttCollect(t, tm, "go", sess)
+			evs, err := testkit.Events(context.Background(), tm, "go", sess)
 			tr := tm.Trace(sess.Context())
 			require.NotNil(t, tr)
 			var rec *team.TeamRecord
@@ -301,7 +301,7 @@ func TestMemberFailsWithFallbackState(t *testing.T) {
 		testkit.FailingWith("checker", team.TypeAuthDenied, "token expired"), c),
 		team.WithEngineOptions(flow.WithErrorPolicy(policy)))
 	sess := team.NewSession("fatal-1")
-	evs, err := ttCollect(t, tm, "go", sess)
+	evs, err := testkit.Events(context.Background(), tm, "go", sess)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, team.ErrAuthDenied)
 	assert.Empty(t, c.Prompts(), "the member after a fatal failure does not run")
@@ -325,7 +325,7 @@ func TestSwarmMemberRecoverableFailure(t *testing.T) {
 	a := testkit.NewFixedAgent("a", "transfer_to: b")
 	tm, _ := ttTeam(t, "sw", team.WithMembers(a, bad), team.WithProtocol(team.Swarm), team.WithMaxTurns(6))
 	sess := team.NewSession("sw-1")
-	evs, err := ttCollect(t, tm, "go", sess)
+	evs, err := testkit.Events(context.Background(), tm, "go", sess)
 	require.NoError(t, err)
 	tr := tm.Trace(sess.Context())
 	failed := 0

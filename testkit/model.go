@@ -261,7 +261,7 @@ func LastIsToolResult(tool string) func(*team.ChatRequest) bool {
 	}
 }
 
-// lastUserMessage returns the content of the request's last user message ("" if none).
+// LastUserMessage returns the content of the request's last user message ("" if none).
 func LastUserMessage(r team.ChatRequest) string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == team.RoleUser {

@@ -1,9 +1,6 @@
 package a2a
 
 import (
-	"maps"
-	"strings"
-
 	spec "github.com/a2aproject/a2a-go/a2a"
 
 	"github.com/flowteam/flowteam/flow"
@@ -54,12 +51,16 @@ func ErrorMetadata(err error, state spec.TaskState, runID string) map[string]any
 	return md
 }
 
-// messageOf returns the message of e for people, without its type prefix.
+// messageOf returns the message of e for people: its Message, else its cause's (what
+// e.Error() shows after the type and HTTP status), else its type.
 func messageOf(e *team.Error) string {
-	if e.Message != "" {
+	switch {
+	case e.Message != "":
 		return e.Message
+	case e.Err != nil:
+		return e.Err.Error()
 	}
-	return strings.TrimPrefix(e.Error(), string(e.Type)+": ")
+	return string(e.Type)
 }
 
 // errorFromMetadata rebuilds the structured error md describes. It reports false when
@@ -92,6 +93,3 @@ func errorFromMetadata(md map[string]any) (*team.Error, bool) {
 	}
 	return e, true
 }
-
-// cloneMetadata copies md, so that the task's and the message's maps are not shared.
-func cloneMetadata(md map[string]any) map[string]any { return maps.Clone(md) }

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -192,7 +193,7 @@ func (s *Server) failure(rc *a2asrv.RequestContext, state spec.TaskState, err er
 	ev.Final = true
 	if s.structured {
 		ev.Metadata = ErrorMetadata(err, state, runID)
-		msg.Metadata = cloneMetadata(ev.Metadata)
+		msg.Metadata = maps.Clone(ev.Metadata) // the task's and the message's maps are not shared
 	}
 	return ev
 }

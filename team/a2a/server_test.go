@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	spec "github.com/a2aproject/a2a-go/a2a"
@@ -164,4 +165,14 @@ func TestServerPendingRunIsInputRequired(t *testing.T) {
 	var te *a2a.TaskError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, spec.TaskStateInputRequired, te.State)
+}
+
+// The message of a provider failure without its own message is its cause's, without
+// the type and the HTTP status that Error() puts before it.
+func TestErrorMetadataMessageOfAStatusFailure(t *testing.T) {
+	err := &team.Error{Type: team.TypeSourceUnavailable, Status: 502, Err: errors.New("bad gateway")}
+	md := a2a.ErrorMetadata(err, spec.TaskStateFailed, "")
+	assert.Equal(t, "bad gateway", md[a2a.KeyErrorMessage])
+	md = a2a.ErrorMetadata(team.NewError(team.TypeTimeout, ""), spec.TaskStateFailed, "")
+	assert.Equal(t, "timeout", md[a2a.KeyErrorMessage])
 }
