@@ -70,12 +70,25 @@ func NewStoreRepository(store session.Store) *StoreRepository { return &StoreRep
 // stateVar is the snapshot variable that holds the task states and the history.
 const stateVar = "$workflow"
 
+// HoldsInstance reports whether snap is an approval instance a StoreRepository
+// saved (rather than a suspended run of the engine).
+func HoldsInstance(snap *session.Snapshot) bool {
+	_, ok := snap.Vars[stateVar]
+	return ok
+}
+
 // Load reads the instance from its snapshot.
 func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error) {
 	snap, err := r.store.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return FromSnapshot(snap)
+}
+
+// FromSnapshot reads the instance a StoreRepository saved as snap (see
+// HoldsInstance), for a caller that has loaded the snapshot already.
+func FromSnapshot(snap *session.Snapshot) (*Instance, error) {
 	inst := &Instance{ID: snap.Instance, Graph: snap.Graph, Hash: snap.Hash, Version: snap.Version,
 		Created: snap.Created, Updated: snap.Updated, Vars: make(map[string]any, len(snap.Vars)),
 		States: map[string]TaskState{}}
@@ -93,7 +106,7 @@ func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error
 			continue
 		}
 		if err := readDocument(v, inst); err != nil {
-			return nil, fmt.Errorf("%w: instance %q: variable %s: %v", session.ErrCorrupt, id, stateVar, err)
+			return nil, fmt.Errorf("%w: instance %q: variable %s: %v", session.ErrCorrupt, snap.Instance, stateVar, err)
 		}
 	}
 	return inst, nil
