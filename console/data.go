@@ -171,7 +171,7 @@ func (s *Server) addWorkflow(ctx context.Context, x *workflow.Executor, v *Insta
 	tasks := st.next
 	if tasks == nil {
 		var err error
-		if tasks, err = x.FindNextTasks(ctx, inst.Graph, v.ID, nil); err != nil {
+		if tasks, err = x.NextTasksOf(ctx, inst, nil); err != nil {
 			return err
 		}
 	}
@@ -242,7 +242,11 @@ func (s *Server) inbox(ctx context.Context, u User) ([]TaskView, error) {
 		if _, ok := s.cfg.Engine.Graph(snap.Graph); !ok {
 			continue
 		}
-		tasks, err := x.FindNextTasks(ctx, snap.Graph, id, workflow.As(s.cfg.ActorKey, u.Actor))
+		inst, err := workflow.FromSnapshot(snap)
+		if err != nil {
+			continue
+		}
+		tasks, err := x.NextTasksOf(ctx, inst, workflow.As(s.cfg.ActorKey, u.Actor))
 		if err != nil {
 			continue
 		}

@@ -345,7 +345,7 @@ func loadRun(ctx context.Context, store session.Store, x *workflow.Executor, rec
 			return r, st, nil
 		}
 		if x != nil && inst.Status == workflow.Running {
-			if st.next, err = x.FindNextTasks(ctx, root, instance, nil); err != nil {
+			if st.next, err = x.NextTasksOf(ctx, inst, nil); err != nil {
 				return nil, st, err
 			}
 		}
