@@ -115,7 +115,8 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 	if err != nil {
 		return nil, err
 	}
-	run, err := LoadRun(ctx, s.cfg.Store, s.executor(), recs, id, s.cfg.Engine.Graph)
+	x := s.executor()
+	run, st, err := loadRun(ctx, s.cfg.Store, x, recs, id, s.cfg.Engine.Graph)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +130,10 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 			v.Calls = append(v.Calls, p)
 		}
 	}
-	snap, err := s.cfg.Store.Load(ctx, id)
-	if errors.Is(err, session.ErrNotFound) {
+	snap := st.snap
+	if snap == nil {
 		v.redactor = s.cfg.Redactor
 		return v, s.redactAudit(v, v.redactor)
-	}
-	if err != nil {
-		return nil, err
 	}
 	red := s.redactor(snap)
 	v.redactor = red
@@ -145,8 +143,8 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 		e.Message = red.String(e.Message)
 		v.Errors = append(v.Errors, e)
 	}
-	if _, ok := snap.Vars[workflowVar]; ok {
-		if err := s.addWorkflow(ctx, v, red); err != nil {
+	if st.inst != nil {
+		if err := s.addWorkflow(ctx, x, v, st, red); err != nil {
 			return nil, err
 		}
 	} else {
@@ -155,13 +153,10 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 	return v, s.redactAudit(v, red)
 }
 
-// addWorkflow adds an approval instance's variables, history and waiting tasks.
-func (s *Server) addWorkflow(ctx context.Context, v *InstanceView, red *redact.Redactor) error {
-	x := s.executor()
-	inst, err := x.Instance(ctx, v.ID)
-	if err != nil {
-		return err
-	}
+// addWorkflow adds an approval instance's variables, history and waiting tasks, the
+// tasks as loadRun found them unless it did not look.
+func (s *Server) addWorkflow(ctx context.Context, x *workflow.Executor, v *InstanceView, st stored, red *redact.Redactor) error {
+	inst := st.inst
 	v.Workflow, v.Status = true, string(inst.Status)
 	red = red.ForVars(inst.Vars)
 	v.Vars = red.Map(inst.Vars)
@@ -173,9 +168,12 @@ func (s *Server) addWorkflow(ctx context.Context, v *InstanceView, red *redact.R
 	if inst.Status != workflow.Running {
 		return nil
 	}
-	tasks, err := x.FindNextTasks(ctx, inst.Graph, v.ID, nil)
-	if err != nil {
-		return err
+	tasks := st.next
+	if tasks == nil {
+		var err error
+		if tasks, err = x.NextTasksOf(ctx, inst, nil); err != nil {
+			return err
+		}
 	}
 	for i := range tasks {
 		v.Tasks = append(v.Tasks, s.taskView(v.ID, inst.Graph, &tasks[i]))
@@ -238,13 +236,17 @@ func (s *Server) inbox(ctx context.Context, u User) ([]TaskView, error) {
 		if err != nil {
 			continue // gone since List, or unreadable: the instance page says why
 		}
-		if _, ok := snap.Vars[workflowVar]; !ok {
+		if !workflow.HoldsInstance(snap) {
 			continue
 		}
 		if _, ok := s.cfg.Engine.Graph(snap.Graph); !ok {
 			continue
 		}
-		tasks, err := x.FindNextTasks(ctx, snap.Graph, id, workflow.As(s.cfg.ActorKey, u.Actor))
+		inst, err := workflow.FromSnapshot(snap)
+		if err != nil {
+			continue
+		}
+		tasks, err := x.NextTasksOf(ctx, inst, workflow.As(s.cfg.ActorKey, u.Actor))
 		if err != nil {
 			continue
 		}

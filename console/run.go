@@ -286,16 +286,33 @@ var ErrNoRun = errors.New("no such instance in the store or the audit")
 // one the records name. An approval instance's task states count as its visits; with
 // x (which may be nil) the tasks it waits for are drawn waiting too.
 func LoadRun(ctx context.Context, store session.Store, x *workflow.Executor, recs trace.Records, instance string, graph func(id string) (*flow.Graph, bool)) (*Run, error) {
-	var snap *session.Snapshot
+	r, _, err := loadRun(ctx, store, x, recs, instance, graph)
+	return r, err
+}
+
+// stored is what loadRun read from the store besides the run: the snapshot (nil if
+// there is none) and, for an approval instance, the instance and the tasks it waits
+// for (nil unless computed).
+type stored struct {
+	snap *session.Snapshot
+	inst *workflow.Instance
+	next []workflow.Task
+}
+
+// loadRun is LoadRun, also returning what it read from the store so that a caller
+// needs not read it again.
+func loadRun(ctx context.Context, store session.Store, x *workflow.Executor, recs trace.Records, instance string, graph func(id string) (*flow.Graph, bool)) (*Run, stored, error) {
+	var st stored
 	if store != nil {
 		s, err := store.Load(ctx, instance)
 		switch {
 		case err == nil:
-			snap = s
+			st.snap = s
 		case !errors.Is(err, session.ErrNotFound):
-			return nil, err
+			return nil, st, err
 		}
 	}
+	snap := st.snap
 	root := ""
 	if snap != nil {
 		root = snap.Graph
@@ -309,39 +326,35 @@ func LoadRun(ctx context.Context, store session.Store, x *workflow.Executor, rec
 		}
 	}
 	if root == "" {
-		return nil, fmt.Errorf("instance %q: %w", instance, ErrNoRun)
+		return nil, st, fmt.Errorf("instance %q: %w", instance, ErrNoRun)
 	}
 	r := NewRun(instance, root)
 	r.Call(root)
 	r.AddAudit(recs)
 	if snap == nil {
-		return r, nil
+		return r, st, nil
 	}
-	if _, ok := snap.Vars[workflowVar]; ok {
-		inst, err := workflow.NewStoreRepository(store).Load(ctx, instance)
+	if workflow.HoldsInstance(snap) {
+		inst, err := workflow.FromSnapshot(snap)
 		if err != nil {
-			return nil, err
+			return nil, st, err
 		}
+		st.inst = inst
 		g, ok := graph(root)
 		if !ok {
-			return r, nil
+			return r, st, nil
 		}
-		var next []workflow.Task
 		if x != nil && inst.Status == workflow.Running {
-			if next, err = x.FindNextTasks(ctx, root, instance, nil); err != nil {
-				return nil, err
+			if st.next, err = x.NextTasksOf(ctx, inst, nil); err != nil {
+				return nil, st, err
 			}
 		}
-		r.AddWorkflow(inst, g, next)
-		return r, nil
+		r.AddWorkflow(inst, g, st.next)
+		return r, st, nil
 	}
 	r.AddSnapshot(snap)
-	return r, nil
+	return r, st, nil
 }
-
-// workflowVar is the snapshot variable where workflow.StoreRepository keeps task
-// states: its presence marks an approval instance.
-const workflowVar = "$workflow"
 
 // redact masks the error messages and suspend reasons a picture shows as tooltips.
 func (r *Run) redact(red interface{ String(string) string }) {

@@ -1,7 +1,8 @@
 package export
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/flowteam/flowteam/flow"
@@ -24,13 +25,8 @@ func WithDOTStyle(s DOTStyle) WriteOption {
 
 // dotAttrs writes attrs as ", k=v" pairs in key order, every value quoted.
 func dotAttrs(attrs map[string]string) string {
-	keys := make([]string, 0, len(attrs))
-	for k := range attrs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
 		b.WriteString(", ")
 		b.WriteString(k)
 		b.WriteByte('=')

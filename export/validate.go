@@ -184,7 +184,6 @@ func (v *validator) report(vg *vgraph, sev Severity, code, node string, pos flow
 
 // checkGraph runs the per-graph checks.
 func (v *validator) checkGraph(vg *vgraph) {
-	defer v.useEvaluator(vg)()
 	if p := vg.spec.LenientJSON; p != (flow.Pos{}) {
 		v.report(vg, SeverityWarning, CodeJSONLenient, "", p, "not valid JSON from this line on: flowteam reads the file as YAML, as Solon's lenient JSON reader does, but other JSON tools will reject it")
 	}

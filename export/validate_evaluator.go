@@ -28,18 +28,17 @@ func WithNamedEvaluator(name string, ev flow.Evaluator) ValidateOption {
 	}
 }
 
-// useEvaluator makes the checks of vg use the evaluator its definition names, and
-// returns what puts the configured one back.
-func (v *validator) useEvaluator(vg *vgraph) (restore func()) {
-	def := v.cfg.eval
-	restore = func() { v.cfg.eval = def }
+// evaluatorOf returns the evaluator vg's definition names: the configured one if it
+// names none, unchecked (reported) if it names one not known.
+func (v *validator) evaluatorOf(vg *vgraph) flow.Evaluator {
 	name := strings.TrimSpace(vg.spec.Evaluator)
 	switch ev := v.cfg.evals[name]; {
 	case name == "":
+		return v.cfg.eval
 	case ev != nil:
-		v.cfg.eval = ev
+		return ev
 	case name == flow.DefaultEvaluatorName:
-		v.cfg.eval = flow.NewExprEvaluator()
+		return flow.NewExprEvaluator()
 	default:
 		known := []string{flow.DefaultEvaluatorName}
 		for n := range v.cfg.evals {
@@ -48,9 +47,8 @@ func (v *validator) useEvaluator(vg *vgraph) (restore func()) {
 		slices.Sort(known[1:])
 		v.report(vg, SeverityError, CodeEvaluatorUnknown, "", vg.graphPos(), "graph %q names evaluator %q, which is not known (known: %s)",
 			vg.spec.ID, name, strings.Join(known, ", "))
-		v.cfg.eval = unchecked{} // its scripts are in a language nothing here reads
+		return unchecked{} // its scripts are in a language nothing here reads
 	}
-	return restore
 }
 
 // unchecked accepts every script and condition.

@@ -47,3 +47,21 @@ func TestYAMLKeepsEvaluator(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "solon", back.Evaluator)
 }
+
+// A graph's links are compared in the language of the evaluator it names: with one
+// that is not expr, "a>1" and "(a > 1)" are two conditions, not a duplicate link; with
+// expr they are one.
+func TestValidateNamedEvaluatorComparesLinksAsText(t *testing.T) {
+	doc := "id: g\nevaluator: %s\nlayout:\n  - {id: s, type: start, link: [{nextId: e, when: 'a>1'}, {nextId: e, when: '(a > 1)'}]}\n  - {id: e, type: end}\n"
+	codes := func(name string) []string {
+		s, err := flow.ParseDefinition("g.yml", []byte(fmt.Sprintf(doc, name)))
+		require.NoError(t, err)
+		var out []string
+		for _, f := range export.ValidateSpecs([]*flow.GraphSpec{s}, export.WithNamedEvaluator("custom", anyScript{})) {
+			out = append(out, f.Code)
+		}
+		return out
+	}
+	assert.NotContains(t, codes("custom"), export.CodeLinkDuplicate)
+	assert.Contains(t, codes("expr"), export.CodeLinkDuplicate)
+}

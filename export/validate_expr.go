@@ -40,7 +40,7 @@ func (v *validator) checkCondition(vg *vgraph, n *vnode, pos flow.Pos, at flow.S
 		}
 		return
 	}
-	if _, err := v.cfg.eval.CompileCondition(src); err != nil {
+	if _, err := vg.eval.CompileCondition(src); err != nil {
 		v.report(vg, SeverityError, CodeConditionCompile, n.id(), at.Locate(err, pos), "node %q: %s %q does not compile: %s%s", n.id(), what, oneLine(src), firstLine(err), javaHint(src))
 	} else {
 		v.checkJava(vg, n, pos, what, src)
@@ -58,9 +58,9 @@ func (v *validator) checkCondition(vg *vgraph, n *vnode, pos flow.Pos, at flow.S
 // negation it should wrap (as in "(a ? b : c).d") it does not. So a tree is used only
 // when its printed form parses back to the same tree; otherwise the text is, and two
 // conditions that differ are never taken for one.
-func (v *validator) normalWhen(when string) string {
+func (v *validator) normalWhen(vg *vgraph, when string) string {
 	when = strings.TrimSpace(when)
-	if _, ok := v.cfg.eval.(*flow.ExprEvaluator); !ok || when == "" || strings.HasPrefix(when, "@") {
+	if _, ok := vg.eval.(*flow.ExprEvaluator); !ok || when == "" || strings.HasPrefix(when, "@") {
 		return when
 	}
 	src := when
@@ -83,7 +83,7 @@ func (v *validator) normalWhen(when string) string {
 // expression reads System, java or a class name as an (unset) context variable and
 // fails when it runs.
 func (v *validator) checkJava(vg *vgraph, n *vnode, pos flow.Pos, what, src string) {
-	if _, ok := v.cfg.eval.(*flow.ExprEvaluator); ok && javaOnlyRe.MatchString(src) {
+	if _, ok := vg.eval.(*flow.ExprEvaluator); ok && javaOnlyRe.MatchString(src) {
 		v.report(vg, SeverityWarning, CodeScriptJava, n.id(), pos, "node %q: %s %q is Java for Solon's script engine: it compiles as an expression but fails when it runs (rewrite it, or register a Go task and use \"@name\")", n.id(), what, oneLine(src))
 	}
 }
@@ -108,7 +108,7 @@ func (v *validator) checkTask(vg *vgraph, n *vnode) {
 		}
 		what, src, at = fmt.Sprintf("task script (meta %q)", key), s, flow.ScriptPos{}
 	}
-	if _, err := v.cfg.eval.CompileScript(src); err != nil {
+	if _, err := vg.eval.CompileScript(src); err != nil {
 		v.report(vg, SeverityError, CodeTaskCompile, n.id(), at.Locate(err, n.spec.Pos), "node %q: %s %q does not compile: %s%s", n.id(), what, oneLine(src), firstLine(err), javaHint(src))
 	} else {
 		v.checkJava(vg, n, n.spec.Pos, what, src)
@@ -122,7 +122,7 @@ func (v *validator) checkTask(vg *vgraph, n *vnode) {
 // such a script as Java, where it fails), and a registered task's name as "@name". Other evaluators may give a name a meaning,
 // so only the default one is checked.
 func (v *validator) checkNoEffect(vg *vgraph, n *vnode, what, src string) {
-	if _, ok := v.cfg.eval.(*flow.ExprEvaluator); !ok {
+	if _, ok := vg.eval.(*flow.ExprEvaluator); !ok {
 		return
 	}
 	name := strings.TrimRight(strings.TrimSpace(src), "; \t\r\n")

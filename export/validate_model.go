@@ -15,6 +15,9 @@ type vgraph struct {
 	start  *vnode
 	built  *flow.Graph // nil when the spec does not build
 	failed bool        // an error was reported for this graph
+	// eval is the evaluator the definition names (evaluatorOf): what its conditions
+	// and scripts are read and compiled with.
+	eval flow.Evaluator
 }
 
 type vnode struct {
@@ -47,6 +50,7 @@ func (vg *vgraph) graphPos() flow.Pos { return flow.Pos{File: vg.spec.Source} }
 // model indexes a spec, reporting missing and duplicate node ids and dangling links.
 func (v *validator) model(s *flow.GraphSpec) *vgraph {
 	vg := &vgraph{spec: s, byID: make(map[string]*vnode, len(s.Nodes))}
+	vg.eval = v.evaluatorOf(vg)
 	if !slices.Contains(s.Nodes, nil) { // Build and Clone do not expect nil nodes
 		if g, err := s.Build(); err == nil {
 			vg.built = g
@@ -71,7 +75,7 @@ func (v *validator) model(s *flow.GraphSpec) *vgraph {
 	}
 	for _, n := range vg.nodes {
 		for _, ls := range n.spec.Links {
-			l := &vlink{spec: ls, from: n, to: vg.byID[ls.NextID], cond: v.normalWhen(ls.When)}
+			l := &vlink{spec: ls, from: n, to: vg.byID[ls.NextID], cond: v.normalWhen(vg, ls.When)}
 			if l.to == nil {
 				v.report(vg, SeverityError, CodeLinkMissingTarget, n.id(), l.pos(), "node %q links to %q, which is not a node of graph %q", n.id(), ls.NextID, s.ID)
 				continue

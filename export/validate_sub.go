@@ -67,7 +67,7 @@ func (v *validator) checkSubgraphs(graphs []*vgraph) {
 				}
 				continue
 			}
-			cg.calls = append(cg.calls, subCall{node: n, callee: id, always: always[n] && alwaysHolds(v.normalWhen(n.spec.When))})
+			cg.calls = append(cg.calls, subCall{node: n, callee: id, always: always[n] && alwaysHolds(v.normalWhen(cg.vg, n.spec.When))})
 		}
 	}
 	next := func(cg *callGraph) []*callGraph {

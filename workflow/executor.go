@@ -90,8 +90,7 @@ func (op *op) walk(m mode) (*walker, error) {
 
 // open loads the instance of graphID; create makes a new one when none is stored.
 func (x *Executor) open(ctx context.Context, graphID, id string, actor Actor, create bool) (*op, error) {
-	g, ok := x.engine.Graph(graphID)
-	if !ok {
+	if _, ok := x.engine.Graph(graphID); !ok {
 		return nil, fmt.Errorf("graph %q: %w", graphID, flow.ErrGraphNotFound)
 	}
 	inst, err := x.repo.Load(ctx, id)
@@ -101,12 +100,22 @@ func (x *Executor) open(ctx context.Context, graphID, id string, actor Actor, cr
 			States: map[string]TaskState{}, Vars: map[string]any{}}
 	case err != nil:
 		return nil, err
-	case inst.Graph != graphID:
-		return nil, fmt.Errorf("instance %q: %w %q, not %q", id, ErrWrongGraph, inst.Graph, graphID)
-	case inst.Controller != "" && inst.Controller != x.ctrlName():
-		return nil, fmt.Errorf("instance %q: %w: %q, not %q", id, ErrWrongController, inst.Controller, x.ctrlName())
 	}
-	return &op{x: x, ctx: ctx, g: g, inst: inst, fc: flow.NewContextWith(id, inst.Vars), actor: actor}, nil
+	return x.on(ctx, graphID, inst, actor)
+}
+
+// on is an operation on inst, loaded already, as an instance of graphID.
+func (x *Executor) on(ctx context.Context, graphID string, inst *Instance, actor Actor) (*op, error) {
+	g, ok := x.engine.Graph(graphID)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("graph %q: %w", graphID, flow.ErrGraphNotFound)
+	case inst.Graph != graphID:
+		return nil, fmt.Errorf("instance %q: %w %q, not %q", inst.ID, ErrWrongGraph, inst.Graph, graphID)
+	case inst.Controller != "" && inst.Controller != x.ctrlName():
+		return nil, fmt.Errorf("instance %q: %w: %q, not %q", inst.ID, ErrWrongController, inst.Controller, x.ctrlName())
+	}
+	return &op{x: x, ctx: ctx, g: g, inst: inst, fc: flow.NewContextWith(inst.ID, inst.Vars), actor: actor}, nil
 }
 
 func (x *Executor) ctrlName() string {
@@ -231,6 +240,20 @@ func (x *Executor) FindNextTasks(ctx context.Context, graphID, instanceID string
 	if err != nil {
 		return nil, err
 	}
+	return op.next()
+}
+
+// NextTasksOf is FindNextTasks on an instance the caller has loaded already (with
+// FromSnapshot, say), of the graph inst.Graph. It changes nothing, inst included.
+func (x *Executor) NextTasksOf(ctx context.Context, inst *Instance, actor Actor) ([]Task, error) {
+	op, err := x.on(ctx, inst.Graph, inst, actor)
+	if err != nil {
+		return nil, err
+	}
+	return op.next()
+}
+
+func (op *op) next() ([]Task, error) {
 	w, err := op.walk(modeNext)
 	if err != nil {
 		return nil, err

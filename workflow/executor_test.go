@@ -189,6 +189,11 @@ func TestParallelBranchesWaitForTheirActors(t *testing.T) {
 		require.NoError(t, err)
 		_, waiting = taskIDs(tasks)
 		assert.Equal(t, 1, waiting)
+		loadedInst, err := x.Instance(ctx, "oa")
+		require.NoError(t, err)
+		loaded, err := x.NextTasksOf(ctx, loadedInst, who("陈宇"))
+		require.NoError(t, err)
+		assert.Equal(t, tasks, loaded, "NextTasksOf on the loaded instance finds the same")
 		assert.Nil(t, claim(t, x, "sf1", "oa", who("陈鑫")), "nothing left for 陈鑫")
 
 		task = claim(t, x, "sf1", "oa", who("陈宇"))

@@ -70,12 +70,25 @@ func NewStoreRepository(store session.Store) *StoreRepository { return &StoreRep
 // stateVar is the snapshot variable that holds the task states and the history.
 const stateVar = "$workflow"
 
+// HoldsInstance reports whether snap is an approval instance a StoreRepository
+// saved (rather than a suspended run of the engine).
+func HoldsInstance(snap *session.Snapshot) bool {
+	_, ok := snap.Vars[stateVar]
+	return ok
+}
+
 // Load reads the instance from its snapshot.
 func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error) {
 	snap, err := r.store.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return FromSnapshot(snap)
+}
+
+// FromSnapshot reads the instance a StoreRepository saved as snap (see
+// HoldsInstance), for a caller that has loaded the snapshot already.
+func FromSnapshot(snap *session.Snapshot) (*Instance, error) {
 	inst := &Instance{ID: snap.Instance, Graph: snap.Graph, Hash: snap.Hash, Version: snap.Version,
 		Created: snap.Created, Updated: snap.Updated, Vars: make(map[string]any, len(snap.Vars)),
 		States: map[string]TaskState{}}
@@ -93,7 +106,7 @@ func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error
 			continue
 		}
 		if err := readDocument(v, inst); err != nil {
-			return nil, fmt.Errorf("%w: instance %q: variable %s: %v", session.ErrCorrupt, id, stateVar, err)
+			return nil, fmt.Errorf("%w: instance %q: variable %s: %v", session.ErrCorrupt, snap.Instance, stateVar, err)
 		}
 	}
 	return inst, nil
@@ -103,7 +116,7 @@ func (r *StoreRepository) Load(ctx context.Context, id string) (*Instance, error
 func (r *StoreRepository) Save(ctx context.Context, inst *Instance) error {
 	vars := make(map[string]any, len(inst.Vars)+1)
 	maps.Copy(vars, inst.Vars)
-	vars[stateVar] = writeDocument(inst)
+	vars[stateVar] = document{Controller: inst.Controller, States: inst.States, History: inst.History}
 	status := session.StatusSuspended
 	switch inst.Status {
 	case Done:
@@ -121,36 +134,14 @@ func (r *StoreRepository) Save(ctx context.Context, inst *Instance) error {
 	return err
 }
 
-// writeDocument is the stateVar value of inst: plain JSON data, built by hand (a
-// JSON round trip per save cost more than the rest of a submit).
-func writeDocument(inst *Instance) map[string]any {
-	states := make(map[string]any, len(inst.States))
-	for k, v := range inst.States {
-		states[k] = string(v)
-	}
-	history := make([]any, len(inst.History))
-	for i, e := range inst.History {
-		m := map[string]any{"node": e.Node, "action": string(e.Action), "time": e.Time.UTC().Format(time.RFC3339Nano)}
-		if len(e.Actor) > 0 {
-			actor := make(map[string]any, len(e.Actor))
-			for k, v := range e.Actor {
-				actor[k] = v
-			}
-			m["actor"] = actor
-		}
-		if len(e.Vars) > 0 {
-			m["vars"] = e.Vars
-		}
-		if e.Comment != "" {
-			m["comment"] = e.Comment
-		}
-		history[i] = m
-	}
-	doc := map[string]any{"states": states, "history": history}
-	if inst.Controller != "" {
-		doc["controller"] = inst.Controller
-	}
-	return doc
+// document is the stateVar value of an instance, which the session codec writes as
+// JSON like every variable. readDocument reads it back from the plain data a loaded
+// snapshot holds (by hand: a JSON round trip per load cost more than the rest of a
+// submit).
+type document struct {
+	Controller string               `json:"controller,omitempty"`
+	States     map[string]TaskState `json:"states"`
+	History    []Entry              `json:"history"`
 }
 
 // readDocument reads a stateVar value into inst.
