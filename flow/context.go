@@ -160,7 +160,7 @@ func (c *Context) GetBool(key string) (bool, bool) {
 // GetInt returns key's value as an int64 if it is a number with no fractional part.
 func (c *Context) GetInt(key string) (int64, bool) {
 	v, _ := c.Get(key)
-	return toInt64(v)
+	return AsInt64(v)
 }
 
 // GetFloat returns key's value as a float64 if it is a number.
@@ -347,7 +347,10 @@ func (l *lockedView) Suspend(reason string) {
 	}
 }
 
-func toInt64(v any) (int64, bool) {
+// AsInt64 converts a context value to an integer as Context.GetInt does: any Go
+// integer that fits, a float without a fraction, or a json.Number (what a restored
+// snapshot holds).
+func AsInt64(v any) (int64, bool) {
 	switch n := v.(type) {
 	case int:
 		return int64(n), true
@@ -390,7 +393,7 @@ func toFloat64(v any) (float64, bool) {
 		f, err := n.Float64()
 		return f, err == nil
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := AsInt64(v); ok {
 		return float64(i), true
 	}
 	return 0, false

@@ -35,7 +35,8 @@
 // ReadDefinitionFile for documents); Build validates it and returns an immutable Graph
 // that any number of runs and engines share. An Engine compiles a graph once, when it
 // is registered or first run, against its tasks (WithTask, "@name" in a document), its
-// conditions (WithCondition) and its Evaluator (expr by default): an unknown name, a
+// conditions (WithCondition) and its Evaluator (expr by default; WithNamedEvaluator
+// for a document that names one, "evaluator: solon"): an unknown name, a
 // script that does not compile or a malformed meta is an error then, naming the file,
 // line and node, never in the middle of a run. Engine.LoadFiles loads a batch of
 // documents and checks the sub-graphs they call ("#graph").
@@ -88,7 +89,9 @@
 //     Solon's inclusive counter never resets.
 //   - Resume continues from the stored frontier; Solon replays from the start node.
 //   - A loop's $for variable belongs to the branch that iterates, and scripts run with
-//     the variables locked, so parallel context.put calls never lose an update.
+//     the variables locked, so parallel context.put calls never lose an update. (A
+//     ScriptTask, such as a Java script of package solonscript, locks each access, not
+//     the whole script.)
 //   - Scalars in documents follow YAML 1.2 (see ParseDefinition).
 //
 // # Performance

@@ -23,6 +23,8 @@ type Engine struct {
 	conds        map[string]Condition
 	eval         Evaluator
 	evals        map[string]Evaluator // WithNamedEvaluator
+	exprOnce     sync.Once
+	expr         *ExprEvaluator // "evaluator: expr" when eval is another (evaluatorFor)
 	interceptors []indexedInterceptor
 	sem          chan struct{}
 	maxSteps     int

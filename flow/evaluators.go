@@ -37,7 +37,10 @@ func (e *Engine) evaluatorFor(g *Graph) (Evaluator, error) {
 		if _, ok := e.eval.(*ExprEvaluator); ok {
 			return e.eval, nil
 		}
-		return NewExprEvaluator(), nil
+		// One for all the graphs that name it: building its configuration costs more
+		// than compiling their scripts.
+		e.exprOnce.Do(func() { e.expr = NewExprEvaluator() })
+		return e.expr, nil
 	}
 	known := []string{DefaultEvaluatorName}
 	for n := range e.evals {

@@ -335,7 +335,7 @@ func (r *run) runNode(ctx context.Context, tok *token) (err error) {
 		return nil
 	}
 	if !cn.guard.always() {
-		ok, err := r.test(ctx, tok, &cn.guard)
+		ok, err := cn.guard.test(ctx, &tok.view)
 		if err != nil {
 			return r.nodeError(tok, CodeCondition, err)
 		}
@@ -374,14 +374,15 @@ func (r *run) runNode(ctx context.Context, tok *token) (err error) {
 	return nil
 }
 
-// test evaluates a condition for the token.
-func (r *run) test(ctx context.Context, tok *token, c *cond) (bool, error) {
+// test evaluates a condition that is not always true against view, a run's branch
+// view or, outside a run, a root view (Engine.TestLink).
+func (c *cond) test(ctx context.Context, view *Context) (bool, error) {
 	if c.named != nil {
-		return c.named.Test(ctx, &tok.view)
+		return c.named.Test(ctx, view)
 	}
-	r.st.mu.Lock()
-	v, err := c.expr.Eval((*lockedView)(&tok.view))
-	r.st.mu.Unlock()
+	view.st.mu.Lock()
+	v, err := c.expr.Eval((*lockedView)(view))
+	view.st.mu.Unlock()
 	if err != nil {
 		return false, err
 	}

@@ -219,7 +219,7 @@ func (r *run) decideExclusive(ctx context.Context, tok *token) (route, error) {
 			}
 			continue
 		}
-		ok, err := r.test(ctx, tok, &l.when)
+		ok, err := l.when.test(ctx, &tok.view)
 		if err != nil {
 			return route{}, r.linkError(tok, l, err)
 		}
@@ -259,7 +259,7 @@ func (r *run) decideLinks(ctx context.Context, tok *token) (route, error) {
 	for i := range cn.links {
 		l := &cn.links[i]
 		if !l.when.always() {
-			ok, err := r.test(ctx, tok, &l.when)
+			ok, err := l.when.test(ctx, &tok.view)
 			if err != nil {
 				return route{}, r.linkError(tok, l, err)
 			}

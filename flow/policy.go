@@ -367,7 +367,7 @@ func parseRetry(v any) (*RetryPolicy, error) {
 		for k, val := range m {
 			switch k {
 			case "max":
-				n, ok := toInt64(val)
+				n, ok := AsInt64(val)
 				if !ok || n < 1 {
 					return nil, fmt.Errorf("retry.max must be a positive integer")
 				}
@@ -404,7 +404,7 @@ func parseDuration(v any) (time.Duration, error) {
 	case time.Duration:
 		return d, nil
 	}
-	if n, ok := toInt64(v); ok {
+	if n, ok := AsInt64(v); ok {
 		return time.Duration(n) * time.Millisecond, nil // a bare number is milliseconds
 	}
 	return 0, fmt.Errorf("%v is not a duration", v)

@@ -365,14 +365,14 @@ func contextMethod(s Scope, method string, args []any) (any, error) {
 	case "incr":
 		var delta int64 = 1
 		if len(args) == 2 {
-			d, ok := toInt64(args[1])
+			d, ok := AsInt64(args[1])
 			if !ok {
 				return nil, fmt.Errorf("context.incr: delta must be an integer, got %T", args[1])
 			}
 			delta = d
 		}
 		old, _ := s.Get(k)
-		n, ok := toInt64(old)
+		n, ok := AsInt64(old)
 		if old != nil && !ok {
 			return nil, fmt.Errorf("context.incr: %q holds %T, not an integer", k, old)
 		}
@@ -412,7 +412,7 @@ func suspendUntil(s Scope, nodeID string, t time.Time) bool {
 	key := WakeAtVar + nodeID
 	t = time.UnixMilli(t.UnixMilli()) // the precision recorded, so that the reason says the same time
 	if v, ok := s.Get(key); ok {
-		if at, ok := toInt64(v); ok {
+		if at, ok := AsInt64(v); ok {
 			t = time.UnixMilli(at)
 		}
 	}

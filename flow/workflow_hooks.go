@@ -25,7 +25,11 @@ func (e *Engine) TestLink(ctx context.Context, l *Link, fc *Context) (bool, erro
 	if from == nil || l.index >= len(cg.nodes[from.index].links) {
 		return false, fmt.Errorf("flow: link %s -> %s is not in graph %q", l.From, l.To, g.ID)
 	}
-	return e.testOutside(ctx, &cg.nodes[from.index].links[l.index].when, fc)
+	when := &cg.nodes[from.index].links[l.index].when
+	if when.always() {
+		return true, nil
+	}
+	return when.test(ctx, fc)
 }
 
 // RunTask runs the task of node n against fc outside a run: its when guard first
@@ -48,7 +52,7 @@ func (e *Engine) RunTask(ctx context.Context, n *Node, fc *Context) (err error) 
 		return nil
 	}
 	if !cn.guard.always() {
-		ok, err := e.testOutside(ctx, &cn.guard, fc)
+		ok, err := cn.guard.test(ctx, fc)
 		if err != nil || !ok {
 			return err
 		}
@@ -68,25 +72,4 @@ func (e *Engine) RunTask(ctx context.Context, n *Node, fc *Context) (err error) 
 		return err
 	}
 	return fmt.Errorf("flow: node %q calls a sub-graph: enter it with EvalGraph", n.ID)
-}
-
-// testOutside evaluates a compiled condition against a root view.
-func (e *Engine) testOutside(ctx context.Context, c *cond, fc *Context) (bool, error) {
-	if c.always() {
-		return true, nil
-	}
-	if c.named != nil {
-		return c.named.Test(ctx, fc)
-	}
-	fc.st.mu.Lock()
-	v, err := c.expr.Eval((*lockedView)(fc))
-	fc.st.mu.Unlock()
-	if err != nil {
-		return false, err
-	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, fmt.Errorf("%w (got %T)", ErrBadCondition, v)
-	}
-	return b, nil
 }

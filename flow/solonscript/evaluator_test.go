@@ -2,6 +2,7 @@ package solonscript_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,6 +61,7 @@ func TestJavaSubset(t *testing.T) {
 		{"Math", `context.put("n", Math.abs(-20) + Math.max(1, 2));`, nil, "n", int64(22)},
 		{"final and a comment", "final int x = 1; // one\n/* two */ context.put(\"x\", x + 1);", nil, "x", int64(2)},
 		{"context.incr", `context.incr("n"); context.incr("n", 4);`, map[string]any{"n": 1}, "n", int64(6)},
+		{"context.incr of a restored number", `int d = 4; context.incr("n", d);`, map[string]any{"n": json.Number("1")}, "n", int64(5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fc, res, err := runScript(t, solonscript.New(), tc.src, tc.vars)

@@ -391,7 +391,7 @@ func (m *machine) incr(key string, c goja.FunctionCall) goja.Value {
 	var err error
 	m.b.atomic(func(v flow.Vars) {
 		old, _ := v.Get(key)
-		cur, ok := toInt64(old)
+		cur, ok := flow.AsInt64(old)
 		if old != nil && !ok {
 			err = fmt.Errorf("context.incr: %q holds %T, not an integer", key, old)
 			return

@@ -3,13 +3,14 @@ package solonscript
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode"
 
 	"github.com/dop251/goja"
+
+	"github.com/flowteam/flowteam/flow"
 )
 
 // Counter is the value of `new AtomicInteger(n)` and `new AtomicLong(n)`: a counter a
@@ -97,36 +98,10 @@ func (m *machine) toJS(v any) goja.Value {
 	case Iterator:
 		return m.iterator(x)
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := flow.AsInt64(v); ok {
 		return m.rt.ToValue(i)
 	}
 	return m.rt.NewDynamicObject(&opaque{v: v})
-}
-
-func toInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint:
-		return int64(n), n <= math.MaxInt64
-	case uint64:
-		return int64(n), n <= math.MaxInt64
-	}
-	return 0, false
 }
 
 // fromJS converts a script value for the context (or a Go task, or the log). Strings
