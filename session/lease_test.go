@@ -204,3 +204,56 @@ func TestLeaseRenewalsBesideCheckpoints(t *testing.T) {
 		})
 	}
 }
+
+// outcomeLost is a store whose saves of an outcome fail, as when the process dies
+// after its last checkpoint.
+type outcomeLost struct{ session.Store }
+
+func (s outcomeLost) Save(ctx context.Context, snap *session.Snapshot, expected int64) error {
+	if snap.Status != session.StatusRunning {
+		return errors.New("process died")
+	}
+	return s.Store.Save(ctx, snap, expected)
+}
+
+// A process that checkpointed the end of every branch and died before saving the
+// outcome left an instance running with no frontier: Recover records it as completed
+// once its lease expired, and runs nothing.
+func TestRecoverCompletesRunThatEnded(t *testing.T) {
+	ctx := t.Context()
+	eng := flow.NewEngine()
+	ran := 0
+	s := flow.NewSpec("one")
+	s.Start("s").LinkTo("work")
+	s.Activity("work").DoFunc(func(context.Context, *flow.Context, *flow.Node) error { ran++; return nil }).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	store := session.NewMemoryStore()
+	fc := flow.NewContext("ended-1")
+	fc.Set("x", int64(1))
+	_, err = session.NewRunner(eng, outcomeLost{store}, session.WithDurability(session.PerNode)).Run(ctx, "one", fc)
+	require.ErrorContains(t, err, "process died")
+	snap, err := store.Load(ctx, "ended-1")
+	require.NoError(t, err)
+	require.Equal(t, session.StatusRunning, snap.Status)
+	require.Nil(t, snap.Frontier, "the last checkpoint has no frontier left")
+
+	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
+	_, err = r.Resume(ctx, "ended-1", nil)
+	require.ErrorIs(t, err, session.ErrRunning, "without Recover a running instance is not taken over")
+	expireLease(t, store, "ended-1")
+	res, err := r.Resume(ctx, "ended-1", nil, session.Recover())
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, ran, "nothing ran again")
+	assert.Equal(t, int64(1), res.Context.Vars()["x"])
+	snap, err = store.Load(ctx, "ended-1")
+	require.NoError(t, err)
+	assert.Equal(t, session.StatusCompleted, snap.Status)
+	assert.Nil(t, snap.Lease)
+	assert.Equal(t, res.Version, snap.Version)
+	_, err = r.Resume(ctx, "ended-1", nil, session.Recover())
+	require.ErrorIs(t, err, session.ErrCompleted)
+}
