@@ -257,3 +257,34 @@ func TestRecoverCompletesRunThatEnded(t *testing.T) {
 	_, err = r.Resume(ctx, "ended-1", nil, session.Recover())
 	require.ErrorIs(t, err, session.ErrCompleted)
 }
+
+// A checkpoint renews the lease as it saves: a run whose nodes complete more often
+// than the renewal interval makes no save for its lease, and a node that runs longer
+// is renewed for once it is one interval old (the time is synctest's fake clock).
+func TestCheckpointsRenewTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		eng := flow.NewEngine()
+		s := flow.NewSpec("slow")
+		s.Start("s").LinkTo("a")
+		sleep := func(d time.Duration) func(context.Context, *flow.Context, *flow.Node) error {
+			return func(context.Context, *flow.Context, *flow.Node) error { time.Sleep(d); return nil }
+		}
+		s.Activity("a").DoFunc(sleep(1500 * time.Millisecond)).LinkTo("b")
+		s.Activity("b").DoFunc(sleep(1500 * time.Millisecond)).LinkTo("c")
+		s.Activity("c").DoFunc(sleep(4500 * time.Millisecond)).LinkTo("e")
+		s.End("e")
+		g, err := s.Build()
+		require.NoError(t, err)
+		require.NoError(t, eng.Register(g))
+		saves := func(renew time.Duration) int64 {
+			store := session.NewMemoryStore()
+			r := session.NewRunner(eng, store, session.WithDurability(session.PerNode), session.WithLease(renew, time.Hour))
+			res, err := r.Run(ctx, "slow", flow.NewContext("slow-1"))
+			require.NoError(t, err)
+			return res.Version
+		}
+		// c, checkpointed by b at 3s, is renewed for at 5s and 7s.
+		assert.Equal(t, saves(time.Hour)+2, saves(2*time.Second))
+	})
+}
