@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"time"
@@ -20,7 +19,8 @@ func (w *Worker) process(ctx context.Context, m redis.XMessage, reclaimed bool) 
 	id, _ := m.Values["instance"].(string)
 	var updates map[string]any
 	if u, ok := m.Values["updates"].(string); ok {
-		if err := json.Unmarshal([]byte(u), &updates); err != nil {
+		var err error
+		if updates, err = session.UnmarshalVars([]byte(u)); err != nil {
 			w.log.Error("worker: drop entry with bad updates", "entry", m.ID, "instance", id, "err", err)
 			w.ack(ctx, m.ID)
 			return
