@@ -136,6 +136,19 @@ func unmarshalAny(dec *jsontext.Decoder, v *any) error {
 	return errors.ErrUnsupported // strings, booleans and null as the library reads them
 }
 
+// UnmarshalVars decodes a JSON object of variables as a snapshot's variables are
+// decoded: a number is an int64 when it is an integer literal that fits, else a
+// float64, and objects and arrays hold such values. Variables that cross a process
+// boundary as JSON (a queued resume's updates) so reach the run with the types a
+// resume from the store gives them, not encoding/json's float64.
+func UnmarshalVars(data []byte) (map[string]any, error) {
+	var vars map[string]any
+	if err := json.Unmarshal(data, &vars, unmarshalOptions); err != nil {
+		return nil, err
+	}
+	return vars, nil
+}
+
 // number converts a JSON number literal.
 func number(raw []byte) (any, error) {
 	if !bytes.ContainsAny(raw, ".eE") {

@@ -188,3 +188,13 @@ func TestDecodeRejectsMalformedFields(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, saved("m-1"), s)
 }
+
+// UnmarshalVars reads numbers as a snapshot's variables are read.
+func TestUnmarshalVars(t *testing.T) {
+	vars, err := session.UnmarshalVars([]byte(`{"n":5,"f":2.5,"big":1e400,"l":[1,{"m":2}]}`))
+	require.Error(t, err, "a number beyond float64")
+	assert.Nil(t, vars)
+	vars, err = session.UnmarshalVars([]byte(`{"n":5,"f":2.5,"e":1e3,"l":[1,{"m":2}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"n": int64(5), "f": 2.5, "e": 1000.0, "l": []any{int64(1), map[string]any{"m": int64(2)}}}, vars)
+}

@@ -55,7 +55,9 @@
 // The process running an instance holds a Lease, recorded in the snapshot: its host,
 // pid and a random token, and an expiry it renews while the run goes on (WithLease:
 // every 5 seconds, for 30 seconds, by default). Renewals are saves of the instance,
-// serialized with its checkpoints, so they never conflict with them. Resume, with
+// serialized with its checkpoints, so they never conflict with them; a PerNode
+// checkpoint renews the lease as it saves, so a run whose nodes complete more often
+// than the renewal interval makes no save for its lease. Resume, with
 // Recover or not, refuses an instance whose lease is fresh (a *LeaseHeldError): a
 // live run is never run twice. A renewal that finds the instance taken over cancels
 // the run with ErrLeaseLost.

@@ -45,8 +45,10 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 			f = &st
 		}
 		s.Frontier, s.Vars, s.Trace = f, cp.Vars, cp.Trace
+		undoLease := in.extendLease(s) // this save renews it: see holdLease
 		if err := in.saveLocked(ctx, s, in.version); err != nil {
 			s.Vars, s.Trace, s.Frontier = prevVars, prevTrace, prevFrontier
+			undoLease()
 			return err
 		}
 		if in.recyclable && in.r.recycles() {

@@ -118,17 +118,19 @@ func hostname() string {
 	return h
 }
 
-// holdLease renews in's lease every leaseRenew until stop is called; stop waits for
-// the renewing goroutine to end. The run runs under runCtx: a renewal that conflicts
-// (another process took the instance over) cancels it with ErrLeaseLost. Other
-// failures are retried at the next tick; renewals go on while a cancelled run winds
-// down, so that its lease stays fresh until its outcome is saved.
+// holdLease renews in's lease once it is leaseRenew old until stop is called; stop
+// waits for the renewing goroutine to end. A checkpoint renews the lease as it saves
+// (see instance.checkpoint), so a run whose nodes complete more often than leaseRenew
+// needs no save of its own for the lease. The run runs under runCtx: a renewal that
+// conflicts (another process took the instance over) cancels it with ErrLeaseLost.
+// Other failures are retried leaseRenew later; renewals go on while a cancelled run
+// winds down, so that its lease stays fresh until its outcome is saved.
 func (in *instance) holdLease(ctx context.Context) (runCtx context.Context, stop func()) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(in.r.leaseRenew)
+		t := time.NewTimer(in.r.leaseRenew)
 		defer t.Stop()
 		saveCtx := context.WithoutCancel(ctx)
 		for {
@@ -137,10 +139,12 @@ func (in *instance) holdLease(ctx context.Context) (runCtx context.Context, stop
 				return
 			case <-t.C:
 			}
-			if err := in.renew(saveCtx); errors.Is(err, ErrConflict) {
+			next, err := in.renew(saveCtx)
+			if errors.Is(err, ErrConflict) {
 				cancel(fmt.Errorf("%w: %w", ErrLeaseLost, err))
 				return
 			}
+			t.Reset(next)
 		}
 	}()
 	return runCtx, func() {
@@ -150,21 +154,40 @@ func (in *instance) holdLease(ctx context.Context) (runCtx context.Context, stop
 	}
 }
 
-// renew saves in's last saved snapshot with its lease extended.
-func (in *instance) renew(ctx context.Context) error {
+// renew saves in's last saved snapshot with its lease extended, unless a checkpoint
+// renewed it less than leaseRenew ago; it returns when to renew next.
+func (in *instance) renew(ctx context.Context) (next time.Duration, err error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	prev := in.snap.Lease
 	if prev == nil {
-		return nil
+		return in.r.leaseRenew, nil
+	}
+	now := time.Now()
+	if age := now.Sub(prev.Renewed); age < in.r.leaseRenew {
+		return in.r.leaseRenew - age, nil
+	}
+	l := *prev
+	l.Renewed, l.Expiry = now, now.Add(in.r.leaseTTL)
+	in.snap.Lease = &l
+	err = in.saveLocked(ctx, &in.snap, in.version)
+	if err != nil && !errors.Is(err, ErrNotDurable) {
+		in.snap.Lease = prev
+	}
+	return in.r.leaseRenew, err
+}
+
+// extendLease renews s's lease as of now (for a save about to be made) and returns a
+// function that puts the previous one back, for a save that failed. The lease is
+// replaced, not changed: a Store other than this package's may keep the one it saved.
+func (in *instance) extendLease(s *Snapshot) (undo func()) {
+	prev := s.Lease
+	if prev == nil {
+		return func() {}
 	}
 	l := *prev
 	now := time.Now()
 	l.Renewed, l.Expiry = now, now.Add(in.r.leaseTTL)
-	in.snap.Lease = &l
-	err := in.saveLocked(ctx, &in.snap, in.version)
-	if err != nil && !errors.Is(err, ErrNotDurable) {
-		in.snap.Lease = prev
-	}
-	return err
+	s.Lease = &l
+	return func() { s.Lease = prev }
 }

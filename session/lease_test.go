@@ -204,3 +204,87 @@ func TestLeaseRenewalsBesideCheckpoints(t *testing.T) {
 		})
 	}
 }
+
+// outcomeLost is a store whose saves of an outcome fail, as when the process dies
+// after its last checkpoint.
+type outcomeLost struct{ session.Store }
+
+func (s outcomeLost) Save(ctx context.Context, snap *session.Snapshot, expected int64) error {
+	if snap.Status != session.StatusRunning {
+		return errors.New("process died")
+	}
+	return s.Store.Save(ctx, snap, expected)
+}
+
+// A process that checkpointed the end of every branch and died before saving the
+// outcome left an instance running with no frontier: Recover records it as completed
+// once its lease expired, and runs nothing.
+func TestRecoverCompletesRunThatEnded(t *testing.T) {
+	ctx := t.Context()
+	eng := flow.NewEngine()
+	ran := 0
+	s := flow.NewSpec("one")
+	s.Start("s").LinkTo("work")
+	s.Activity("work").DoFunc(func(context.Context, *flow.Context, *flow.Node) error { ran++; return nil }).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	require.NoError(t, eng.Register(g))
+	store := session.NewMemoryStore()
+	fc := flow.NewContext("ended-1")
+	fc.Set("x", int64(1))
+	_, err = session.NewRunner(eng, outcomeLost{store}, session.WithDurability(session.PerNode)).Run(ctx, "one", fc)
+	require.ErrorContains(t, err, "process died")
+	snap, err := store.Load(ctx, "ended-1")
+	require.NoError(t, err)
+	require.Equal(t, session.StatusRunning, snap.Status)
+	require.Nil(t, snap.Frontier, "the last checkpoint has no frontier left")
+
+	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
+	_, err = r.Resume(ctx, "ended-1", nil)
+	require.ErrorIs(t, err, session.ErrRunning, "without Recover a running instance is not taken over")
+	expireLease(t, store, "ended-1")
+	res, err := r.Resume(ctx, "ended-1", nil, session.Recover())
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, 1, ran, "nothing ran again")
+	assert.Equal(t, int64(1), res.Context.Vars()["x"])
+	snap, err = store.Load(ctx, "ended-1")
+	require.NoError(t, err)
+	assert.Equal(t, session.StatusCompleted, snap.Status)
+	assert.Nil(t, snap.Lease)
+	assert.Equal(t, res.Version, snap.Version)
+	_, err = r.Resume(ctx, "ended-1", nil, session.Recover())
+	require.ErrorIs(t, err, session.ErrCompleted)
+}
+
+// A checkpoint renews the lease as it saves: a run whose nodes complete more often
+// than the renewal interval makes no save for its lease, and a node that runs longer
+// is renewed for once it is one interval old (the time is synctest's fake clock).
+func TestCheckpointsRenewTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		eng := flow.NewEngine()
+		s := flow.NewSpec("slow")
+		s.Start("s").LinkTo("a")
+		sleep := func(d time.Duration) func(context.Context, *flow.Context, *flow.Node) error {
+			return func(context.Context, *flow.Context, *flow.Node) error { time.Sleep(d); return nil }
+		}
+		s.Activity("a").DoFunc(sleep(1500 * time.Millisecond)).LinkTo("b")
+		s.Activity("b").DoFunc(sleep(1500 * time.Millisecond)).LinkTo("c")
+		s.Activity("c").DoFunc(sleep(4500 * time.Millisecond)).LinkTo("e")
+		s.End("e")
+		g, err := s.Build()
+		require.NoError(t, err)
+		require.NoError(t, eng.Register(g))
+		saves := func(renew time.Duration) int64 {
+			store := session.NewMemoryStore()
+			r := session.NewRunner(eng, store, session.WithDurability(session.PerNode), session.WithLease(renew, time.Hour))
+			res, err := r.Run(ctx, "slow", flow.NewContext("slow-1"))
+			require.NoError(t, err)
+			return res.Version
+		}
+		// c, checkpointed by b at 3s, is renewed for at 5s and 7s.
+		assert.Equal(t, saves(time.Hour)+2, saves(2*time.Second))
+	})
+}

@@ -237,7 +237,10 @@ type resumeConfig struct {
 // a process that is alive keeps its run; an instance saved without a lease is taken
 // over on trust. A run whose outcome could not be saved (the store failed) leaves its
 // last lease, which expires as a dead process's does. The version check lets only
-// one of several recovering processes proceed.
+// one of several recovering processes proceed. A process that died after its last
+// node's checkpoint (PerNode: no frontier left) but before saving the outcome left a
+// run that is over: Recover records it as completed, runs nothing, and returns a
+// Result with status completed.
 func Recover() ResumeOption { return func(c *resumeConfig) { c.recover = true } }
 
 // ExpectVersion makes Resume fail with ErrConflict unless the stored snapshot is at
@@ -349,6 +352,11 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 		return nil, fmt.Errorf("session: resume %q: %w: %w (claimed at version %d, run %s; use Recover if its process died)",
 			id, ErrConflict, ErrRunning, snap.Version, snap.RunID)
 	}
+	if snap.Status == StatusRunning && snap.Frontier == nil {
+		// Recover of a dead process's run that ended every branch: its last checkpoint
+		// has no frontier left, and the process died before it saved the outcome.
+		return r.completeEnded(ctx, snap)
+	}
 	g, ok := r.eng.Graph(snap.Graph)
 	if !ok {
 		return nil, fmt.Errorf("session: resume %q: graph %q: %w", id, snap.Graph, flow.ErrGraphNotFound)
@@ -395,6 +403,24 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	res, err := r.eng.Resume(runCtx, fr, fc, evalOpts...)
 	stop()
 	return in.finish(ctx, fc, res, err)
+}
+
+// completeEnded records as completed a running instance, taken over with Recover,
+// whose process checkpointed the end of every branch (no frontier) and died before
+// it saved the outcome. Nothing runs, and updates are not applied: the run is over.
+// The Result has status completed and no steps.
+func (r *Runner) completeEnded(ctx context.Context, snap *Snapshot) (*Result, error) {
+	for _, k := range snap.Redacted {
+		delete(snap.Vars, k) // the mask is not the value, as Resume would save it
+	}
+	in := &instance{r: r, snap: *snap, version: snap.Version}
+	in.snap.Status, in.snap.Lease, in.snap.Redacted, in.snap.Dropped = StatusCompleted, nil, nil, nil
+	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
+		return nil, fmt.Errorf("session: resume %q: record the run that ended as completed: %w", snap.Instance, err)
+	}
+	res := &flow.Result{Instance: snap.Instance, Graph: snap.Graph, Status: flow.StatusCompleted}
+	return &Result{Result: res, Context: flow.RestoreContext(snap.Instance, in.snap.Vars, snap.Trace),
+		Version: in.version, Dropped: in.dropped}, nil
 }
 
 // checkDefinition checks that snap was saved under the definition hashes of g and

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"time"
@@ -20,7 +19,8 @@ func (w *Worker) process(ctx context.Context, m redis.XMessage, reclaimed bool) 
 	id, _ := m.Values["instance"].(string)
 	var updates map[string]any
 	if u, ok := m.Values["updates"].(string); ok {
-		if err := json.Unmarshal([]byte(u), &updates); err != nil {
+		var err error
+		if updates, err = session.UnmarshalVars([]byte(u)); err != nil {
 			w.log.Error("worker: drop entry with bad updates", "entry", m.ID, "instance", id, "err", err)
 			w.ack(ctx, m.ID)
 			return
@@ -78,9 +78,6 @@ func (w *Worker) settle(ctx context.Context, entry, id string, updates bool, res
 		w.done.Add(1)
 		w.halted(ackCtx, entry, id, res)
 		return string(res.Status)
-	case errors.Is(err, session.ErrNoFrontier) && w.completeEnded(ackCtx, id):
-		w.ack(ackCtx, entry)
-		return "completed"
 	case errors.As(err, &held), updates && errors.Is(err, session.ErrConflict) && !errors.Is(err, session.ErrCompleted):
 		w.log.Info("worker: instance running elsewhere, entry left pending", "instance", id, "err", err)
 		return "held"
@@ -123,25 +120,6 @@ func (w *Worker) halted(ctx context.Context, entry, id string, res *session.Resu
 	if err != nil {
 		w.log.Error("worker: ack", "entry", entry, "instance", id, "err", err)
 	}
-}
-
-// completeEnded records as completed an instance whose run ended every branch and
-// whose worker died before it saved the outcome: the last checkpoint of a run stores
-// status running with no frontier left, so Resume finds nothing to continue
-// (ErrNoFrontier). It reports whether it did.
-func (w *Worker) completeEnded(ctx context.Context, id string) bool {
-	// Sealed snapshots are left alone: saving the opened one would store it in clear.
-	snap, err := w.q.store.Load(ctx, id)
-	if err != nil || snap.Sealed != nil || snap.Status != session.StatusRunning || snap.Frontier != nil || snap.Lease.Fresh(time.Now()) {
-		return false
-	}
-	snap.Status, snap.Lease = session.StatusCompleted, nil
-	if err := w.q.store.Save(ctx, snap, snap.Version); err != nil {
-		w.log.Warn("worker: record ended run as completed", "instance", id, "err", err)
-		return false
-	}
-	w.log.Info("worker: recorded a run whose worker died after its last node as completed", "instance", id)
-	return true
 }
 
 // ack acknowledges and deletes an entry, so that the stream's length is the queue's

@@ -308,3 +308,40 @@ func TestResumeQueuedWhileRunningWaitsForTheRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, true, snap.Vars["go"])
 }
+
+// A queued resume's updates reach the run with the types a resume from the store
+// gives variables: an integer is an int64, not encoding/json's float64.
+func TestQueuedUpdatesKeepIntegerTypes(t *testing.T) {
+	rdb, prefix, _ := testClient(t)
+	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
+	q := worker.NewQueue(store)
+	spec := flow.NewSpec("typed")
+	spec.Start("s").LinkTo("t")
+	spec.Activity("t").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		v, ok := c.Get("n")
+		if !ok {
+			c.Suspend("need n")
+			return nil
+		}
+		c.Set("kind", fmt.Sprintf("%T", v))
+		return nil
+	}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine()
+	require.NoError(t, eng.Register(g))
+	ctx := context.Background()
+	require.NoError(t, q.Submit(ctx, eng, "typed", "y", nil))
+	_, stop := startWorker(t, q, eng)
+	require.Eventually(t, func() bool {
+		snap, err := store.Load(ctx, "y")
+		return err == nil && snap.Status == session.StatusSuspended
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, q.Enqueue(ctx, "y", map[string]any{"n": 5}))
+	waitCompleted(t, store, 1, 10*time.Second)
+	require.NoError(t, stop())
+	snap, err := store.Load(ctx, "y")
+	require.NoError(t, err)
+	assert.Equal(t, "int64", snap.Vars["kind"])
+}
