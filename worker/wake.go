@@ -39,15 +39,8 @@ func wakeAt(vars map[string]any) (time.Time, bool) {
 		if !strings.HasPrefix(k, WakeAtVar) {
 			continue
 		}
-		var ms int64
-		switch x := v.(type) {
-		case int64:
-			ms = x
-		case float64:
-			ms = int64(x)
-		case int:
-			ms = int64(x)
-		default:
+		ms, ok := flow.AsInt64(v)
+		if !ok {
 			continue
 		}
 		if ms < best {
