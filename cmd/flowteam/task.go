@@ -68,9 +68,10 @@ Flags:
                      token, api_key, ...) are masked in the output and the audit
                      always, in the store too once --redact or --redact-pattern
                      is given. The instance records them at its next save, and
-                     every later command masks them again, --redact or not. A
-                     masked variable is stored as ***: set it again with --set
-                     where a script or a condition needs its value
+                     every later command masks them again, --redact or not. The
+                     store holds *** for a masked variable, so a command knows
+                     the value only from --set: set it again where a script or
+                     a condition needs it, or a comment quotes it
   --redact-pattern RE  also mask every match of the regular expression RE
                      (repeatable; recorded with the instance as --redact is)
   --audit FILE       claim, submit: append a task record of what took effect to
