@@ -112,6 +112,27 @@ func queueTask(cnt *counter) flow.TaskFunc {
 	}
 }
 
+// register builds the graphs of specs and registers them in eng.
+func register(t *testing.T, eng *flow.Engine, specs ...*flow.GraphSpec) {
+	t.Helper()
+	for _, spec := range specs {
+		g, err := spec.Build()
+		require.NoError(t, err)
+		require.NoError(t, eng.Register(g))
+	}
+}
+
+// abGraph registers graph id: s, a, b, e, with the tasks of a and b.
+func abGraph(t *testing.T, eng *flow.Engine, id string, a, b flow.TaskFunc) {
+	t.Helper()
+	s := flow.NewSpec(id)
+	s.Start("s").LinkTo("a")
+	s.Activity("a").DoFunc(a).LinkTo("b")
+	s.Activity("b").DoFunc(b).LinkTo("e")
+	s.End("e")
+	register(t, eng, s)
+}
+
 // effectGraph registers "fx": s, a, a parallel split into b and c, the join j, a
 // sub-graph call running cx, and e. Every node but s, p, call and e queues effects.
 func effectGraph(t *testing.T, eng *flow.Engine, cnt *counter) {
@@ -130,11 +151,7 @@ func effectGraph(t *testing.T, eng *flow.Engine, cnt *counter) {
 	s.Parallel("j").DoFunc(q).LinkTo("call")
 	s.Activity("call").SetTask("#child").LinkTo("e")
 	s.End("e")
-	for _, spec := range []*flow.GraphSpec{c, s} {
-		g, err := spec.Build()
-		require.NoError(t, err)
-		require.NoError(t, eng.Register(g))
-	}
+	register(t, eng, c, s)
 }
 
 func TestEffectsMadeOnceWithTheirCheckpoint(t *testing.T) {
@@ -175,10 +192,7 @@ func TestEffectsOfConflictingCheckpointAreNotMade(t *testing.T) {
 	mem := session.NewMemoryStore()
 	store := &outbox{MemoryStore: mem}
 	q := queueTask(cnt)
-	s := flow.NewSpec("taken")
-	s.Start("s").LinkTo("a")
-	s.Activity("a").DoFunc(q).LinkTo("b")
-	s.Activity("b").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+	abGraph(t, eng, "taken", q, func(ctx context.Context, c *flow.Context, n *flow.Node) error {
 		// Another process saves the instance while b runs.
 		snap, err := mem.Load(ctx, c.InstanceID())
 		if err != nil {
@@ -188,13 +202,9 @@ func TestEffectsOfConflictingCheckpointAreNotMade(t *testing.T) {
 			return err
 		}
 		return q(ctx, c, n)
-	}).LinkTo("e")
-	s.End("e")
-	g, err := s.Build()
-	require.NoError(t, err)
-	require.NoError(t, eng.Register(g))
+	})
 	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
-	_, err = r.Run(t.Context(), "taken", flow.NewContext("t-1"))
+	_, err := r.Run(t.Context(), "taken", flow.NewContext("t-1"))
 	require.ErrorIs(t, err, session.ErrConflict)
 	assert.Equal(t, effectsOf("a"), store.made(), "b's checkpoint conflicted: none of its effects")
 }
@@ -236,11 +246,9 @@ func TestEffectOfUnknownTypeFailsTheCheckpoint(t *testing.T) {
 		return errors.Join(c.Effect("s.1"), c.Effect(42))
 	}).LinkTo("e")
 	s.End("e")
-	g, err := s.Build()
-	require.NoError(t, err)
-	require.NoError(t, eng.Register(g))
+	register(t, eng, s)
 	store := &outbox{MemoryStore: session.NewMemoryStore()}
-	_, err = session.NewRunner(eng, store, session.WithDurability(session.PerNode)).Run(t.Context(), "odd", flow.NewContext("o-1"))
+	_, err := session.NewRunner(eng, store, session.WithDurability(session.PerNode)).Run(t.Context(), "odd", flow.NewContext("o-1"))
 	require.ErrorContains(t, err, "effect of unknown type int")
 	assert.Empty(t, store.made())
 }
@@ -282,11 +290,9 @@ func TestEffectsAfterFailedCheckpointRunAgainOnResume(t *testing.T) {
 	}).LinkTo("j")
 	s.Parallel("j").LinkTo("e")
 	s.End("e")
-	g, err := s.Build()
-	require.NoError(t, err)
-	require.NoError(t, eng.Register(g))
+	register(t, eng, s)
 	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
-	_, err = r.Run(t.Context(), "lost", flow.NewContext("l-1"))
+	_, err := r.Run(t.Context(), "lost", flow.NewContext("l-1"))
 	require.ErrorIs(t, err, errNotMade)
 	assert.Empty(t, store.made())
 
@@ -316,10 +322,7 @@ func TestEffectsOfNodeRunningWhenProcessDied(t *testing.T) {
 	mem := session.NewMemoryStore()
 	store := &outbox{MemoryStore: mem}
 	q := queueTask(cnt)
-	s := flow.NewSpec("crash")
-	s.Start("s").LinkTo("a")
-	s.Activity("a").DoFunc(q).LinkTo("b")
-	s.Activity("b").DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+	abGraph(t, eng, "crash", q, func(ctx context.Context, c *flow.Context, n *flow.Node) error {
 		err := q(ctx, c, n)
 		if cnt.get("b") == 1 {
 			store.mu.Lock()
@@ -327,13 +330,9 @@ func TestEffectsOfNodeRunningWhenProcessDied(t *testing.T) {
 			store.mu.Unlock()
 		}
 		return err
-	}).LinkTo("e")
-	s.End("e")
-	g, err := s.Build()
-	require.NoError(t, err)
-	require.NoError(t, eng.Register(g))
+	})
 	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
-	_, err = r.Run(t.Context(), "crash", flow.NewContext("c-1"))
+	_, err := r.Run(t.Context(), "crash", flow.NewContext("c-1"))
 	require.Error(t, err)
 	assert.Equal(t, effectsOf("a"), store.made())
 
@@ -363,16 +362,9 @@ func TestEffectsOfNotDurableCheckpointAreMadeOnce(t *testing.T) {
 		return nil
 	}}
 	q := queueTask(cnt)
-	s := flow.NewSpec("shaky")
-	s.Start("s").LinkTo("a")
-	s.Activity("a").DoFunc(q).LinkTo("b")
-	s.Activity("b").DoFunc(q).LinkTo("e")
-	s.End("e")
-	g, err := s.Build()
-	require.NoError(t, err)
-	require.NoError(t, eng.Register(g))
+	abGraph(t, eng, "shaky", q, q)
 	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
-	_, err = r.Run(t.Context(), "shaky", flow.NewContext("d-1"))
+	_, err := r.Run(t.Context(), "shaky", flow.NewContext("d-1"))
 	require.ErrorIs(t, err, session.ErrNotDurable)
 	res, err := r.Resume(t.Context(), "d-1", nil)
 	require.NoError(t, err)
