@@ -43,8 +43,8 @@ const deadLetterCap = 10000
 // the one its last worker left (the version check), so that flowteam sessions show
 // explains it and a queued resume (Enqueue, flowteam resume --queue) retries it from
 // its last checkpoint once the cause is fixed. An entry whose instance is running
-// under a fresh lease is not dead: it waits for that run (a queued resume) and is
-// run as usual.
+// under a fresh lease is not dead: it waits for that run (a queued resume), and a
+// delivery that found the instance so does not count.
 func WithMaxDeliveries(n int) Option { return func(w *Worker) { w.maxDel = int64(max(n, 1)) } }
 
 // touch resets the idle time of entries (XCLAIM to the consumer itself) whose

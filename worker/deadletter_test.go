@@ -169,6 +169,11 @@ func TestDeadLetterSparesInstanceRunningElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, st.DeadLetters)
 	assert.Equal(t, int64(1), st.Pending, "left pending for after that run")
+	p, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: streamKey(store), Group: "workers",
+		Start: "-", End: "+", Count: 10}).Result()
+	require.NoError(t, err)
+	require.Len(t, p, 1)
+	assert.Equal(t, int64(3), p[0].RetryCount, "waiting for a run is not a delivery that died")
 	got, err := store.Load(ctx, "busy")
 	require.NoError(t, err)
 	assert.Equal(t, session.StatusRunning, got.Status)

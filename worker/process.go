@@ -36,6 +36,13 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 	start := time.Now()
 	res, err := w.resume(ctx, id, updates, reclaimed)
 	outcome := w.settle(ctx, m.ID, id, len(updates) > 0, res, err)
+	if outcome == "held" && d.count > 1 {
+		// Left pending to wait for another run, not because a worker died: the
+		// delivery it had does not count towards the dead letters (WithMaxDeliveries).
+		if err := w.q.touch(context.WithoutCancel(ctx), w.name, d.count-1, []string{m.ID}); err != nil {
+			w.log.Warn("worker: reset delivery count", "entry", m.ID, "err", err)
+		}
+	}
 	w.inst.run(ctx, w.q.name, outcome, time.Since(start))
 }
 
