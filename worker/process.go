@@ -39,6 +39,8 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 	if outcome == "held" && d.count > 1 {
 		// Left pending to wait for another run, not because a worker died: the
 		// delivery it had does not count towards the dead letters (WithMaxDeliveries).
+		// Untracked first, so that a heartbeat does not put the count back.
+		w.untrack(m.ID)
 		if err := w.q.touch(context.WithoutCancel(ctx), w.name, d.count-1, []string{m.ID}); err != nil {
 			w.log.Warn("worker: reset delivery count", "entry", m.ID, "err", err)
 		}

@@ -43,7 +43,7 @@ type Worker struct {
 	running map[string]int64 // stream entry id -> its delivery count
 	done    atomic.Int64
 	started time.Time
-	cursor  string // XAUTOCLAIM's next start
+	cursor  string // where the next reclaim reads the pending entries from
 }
 
 // Option configures a Worker.
