@@ -23,13 +23,28 @@
 // failed, stopped) the entry is acknowledged and deleted (XACK, XDEL), so the
 // stream's length is the queue's depth.
 //
-// While a run goes on, its worker renews the
-// instance's lease (session.WithLease) and resets the entry's idle time (XCLAIM to
-// itself); a worker that dies stops both, and once the lease's time to live has
-// passed another worker takes the entry over (XAUTOCLAIM) and resumes the instance
-// from its last checkpoint with session.Recover: nodes that completed do not run
-// again. A node that was running when its worker died runs again, so tasks with side
-// effects outside the instance are delivered at least once.
+// While a run goes on, its worker renews the instance's lease (session.WithLease) and
+// resets the entry's idle time (XCLAIM to itself); a worker that dies stops both, and
+// once the lease's time to live has passed another worker takes the entry over
+// (XPENDING for the idle entries, XCLAIM with the lease as minimum idle time) and
+// resumes the instance from its last checkpoint with session.Recover: nodes that
+// completed do not run again. A node that was running when its worker died runs
+// again, so tasks with side effects outside the instance are delivered at least once.
+//
+// With a session.Cipher (FLOWTEAM_SESSION_KEY), pass it to Submit as to the workers,
+// WithSessionOptions(session.WithCipher(c)) and WithRunnerOptions(session.WithCipher(c)),
+// so that no snapshot of the instance is in Redis in clear, the queued one included.
+//
+// # Dead letters
+//
+// An instance whose run kills its worker every time (a task that panics the
+// process, runs out of memory or hangs past the lease) would be taken over forever.
+// The consumer group counts the deliveries of each entry (XPENDING); one delivered
+// more than WithMaxDeliveries times (default 5) is moved to the queue's dead-letter
+// stream instead of being run, and its instance is recorded as failed with an error
+// record saying why (code DeadLetterCode). Queue.Stats counts the dead letters,
+// Queue.DeadLetters lists them, and flowteam workers shows both; once the cause is
+// fixed, flowteam resume --queue ID runs the instance again from its last checkpoint.
 //
 // # Wake-ups
 //

@@ -15,6 +15,8 @@ type instruments struct {
 	claims   metric.Int64Counter
 	reclaims metric.Int64Counter
 	runDur   metric.Float64Histogram
+	// deadLetters counts the entries moved to the dead letters.
+	deadLetters metric.Int64Counter
 }
 
 func newInstruments(mp metric.MeterProvider) (*instruments, error) {
@@ -24,7 +26,7 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	mt := mp.Meter("github.com/flowteam/flowteam/worker")
 	var (
 		in   instruments
-		errs [4]error
+		errs [5]error
 	)
 	in.depth, errs[0] = mt.Int64Gauge("flowteam.worker.queue.depth", metric.WithUnit("{entry}"),
 		metric.WithDescription("Entries of the queue not acknowledged yet, as a worker last read it."))
@@ -34,6 +36,8 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 		metric.WithDescription("Queue entries a worker took over from a worker whose lease expired."))
 	in.runDur, errs[3] = mt.Float64Histogram("flowteam.worker.run.duration", metric.WithUnit("s"),
 		metric.WithDescription("Wall time of the runs of queued instances, by outcome."))
+	in.deadLetters, errs[4] = mt.Int64Counter("flowteam.worker.dead_letters", metric.WithUnit("{entry}"),
+		metric.WithDescription("Queue entries moved to the dead letters after too many deliveries."))
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -12,11 +12,16 @@ import (
 	"github.com/flowteam/flowteam/session"
 )
 
-// process runs the instance of entry m and acknowledges the entry when the run
+// process runs the instance of entry d and acknowledges the entry when the run
 // halted, or when the instance cannot be run at all; it leaves the entry pending when
 // the instance is held by a live owner or the store failed, for a worker to reclaim.
-func (w *Worker) process(ctx context.Context, m redis.XMessage, reclaimed bool) {
+// An entry delivered more than the worker's maximum goes to the dead letters instead.
+func (w *Worker) process(ctx context.Context, d delivery) {
+	m, reclaimed := d.XMessage, d.from != ""
 	id, _ := m.Values["instance"].(string)
+	if d.count > w.maxDel && w.deadLetter(ctx, d, id) {
+		return
+	}
 	var updates map[string]any
 	if u, ok := m.Values["updates"].(string); ok {
 		var err error
@@ -26,11 +31,20 @@ func (w *Worker) process(ctx context.Context, m redis.XMessage, reclaimed bool) 
 			return
 		}
 	}
-	w.track(m.ID, id)
+	w.track(m.ID, d.count)
 	defer w.untrack(m.ID)
 	start := time.Now()
 	res, err := w.resume(ctx, id, updates, reclaimed)
 	outcome := w.settle(ctx, m.ID, id, len(updates) > 0, res, err)
+	if outcome == "held" && d.count > 1 {
+		// Left pending to wait for another run, not because a worker died: the
+		// delivery it had does not count towards the dead letters (WithMaxDeliveries).
+		// Untracked first, so that a heartbeat does not put the count back.
+		w.untrack(m.ID)
+		if err := w.q.touch(context.WithoutCancel(ctx), w.name, d.count-1, []string{m.ID}); err != nil {
+			w.log.Warn("worker: reset delivery count", "entry", m.ID, "err", err)
+		}
+	}
 	w.inst.run(ctx, w.q.name, outcome, time.Since(start))
 }
 
@@ -148,9 +162,9 @@ func (w *Worker) requeue(ctx context.Context, entry, id string) {
 	}
 }
 
-func (w *Worker) track(entry, id string) {
+func (w *Worker) track(entry string, deliveries int64) {
 	w.mu.Lock()
-	w.running[entry] = id
+	w.running[entry] = deliveries
 	w.mu.Unlock()
 }
 
@@ -161,7 +175,7 @@ func (w *Worker) untrack(entry string) {
 }
 
 // heartbeat, every renew period until ctx is done: keeps the entries of the runs in
-// progress from looking idle (XCLAIM to itself resets their idle time, so XAUTOCLAIM
+// progress from looking idle (XCLAIM to itself resets their idle time, so a reclaim
 // leaves them alone), publishes the worker's Info, queues the due wake-ups and
 // records the queue's depth.
 func (w *Worker) heartbeat(ctx context.Context) {
@@ -179,20 +193,19 @@ func (w *Worker) heartbeat(ctx context.Context) {
 
 func (w *Worker) beat(ctx context.Context) {
 	w.mu.Lock()
-	entries := make([]string, 0, len(w.running))
-	for e := range w.running {
-		entries = append(entries, e)
+	running := len(w.running)
+	byCount := map[int64][]string{}
+	for e, n := range w.running {
+		byCount[n] = append(byCount[n], e)
 	}
 	w.mu.Unlock()
-	if len(entries) > 0 {
-		err := w.q.rdb.XClaimJustID(ctx, &redis.XClaimArgs{Stream: w.q.stream, Group: group,
-			Consumer: w.name, Messages: entries}).Err()
-		if err != nil && ctx.Err() == nil {
+	for n, entries := range byCount {
+		if err := w.q.touch(ctx, w.name, n, entries); err != nil && ctx.Err() == nil {
 			w.log.Warn("worker: renew entries", "worker", w.name, "err", err)
 		}
 	}
 	now := time.Now()
-	info := Info{Name: w.name, Host: w.host, PID: os.Getpid(), Running: len(entries), Done: w.done.Load(),
+	info := Info{Name: w.name, Host: w.host, PID: os.Getpid(), Running: running, Done: w.done.Load(),
 		Concurrency: w.conc, Started: w.started, Heartbeat: now, Expires: now.Add(w.ttl)}
 	if err := w.q.publish(ctx, info); err != nil && ctx.Err() == nil {
 		w.log.Warn("worker: heartbeat", "worker", w.name, "err", err)

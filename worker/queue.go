@@ -32,8 +32,8 @@ type Queue struct {
 	store *session.RedisStore
 	rdb   redis.UniversalClient
 	name  string
-	// stream, wake and workers are the queue's keys; they share one hash tag.
-	stream, wake, workers string
+	// stream, wake, workers and dead are the queue's keys; they share one hash tag.
+	stream, wake, workers, dead string
 }
 
 // QueueOption configures a Queue.
@@ -53,7 +53,7 @@ func NewQueue(store *session.RedisStore, opts ...QueueOption) *Queue {
 	// One hash tag for the queue's keys: the wake-up script moves members of the
 	// sorted set to the stream atomically, which Redis Cluster allows within a slot.
 	base := store.Prefix() + "worker:{" + q.name + "}:"
-	q.stream, q.wake, q.workers = base+"queue", base+"wake", base+"workers"
+	q.stream, q.wake, q.workers, q.dead = base+"queue", base+"wake", base+"workers", base+"dead"
 	return q
 }
 
@@ -61,12 +61,27 @@ func NewQueue(store *session.RedisStore, opts ...QueueOption) *Queue {
 func (q *Queue) Store() *session.RedisStore { return q.store }
 
 // SubmitOption configures one Submit.
-type SubmitOption func(*session.Snapshot)
+type SubmitOption func(*submitConfig)
+
+type submitConfig struct {
+	sources []string
+	runOpts []session.Option
+}
 
 // WithSources records where the graph definitions came from (Snapshot.Sources), for
 // tools that load them again, such as flowteam resume and sessions show.
 func WithSources(files ...string) SubmitOption {
-	return func(s *session.Snapshot) { s.Sources = append(s.Sources, files...) }
+	return func(c *submitConfig) { c.sources = append(c.sources, files...) }
+}
+
+// WithSessionOptions saves the queued snapshot as a session.Runner with opts saves
+// (session.Runner.Save): session.WithCipher seals it and session.WithRedactor or
+// WithRedaction masks its secrets, as the workers' runs do with the same options
+// (WithRunnerOptions), so that the variables are not in Redis in clear before a
+// worker runs the instance; session.WithExpiry applies too. Options about running
+// (durability, lease, sources, meta) have no effect here.
+func WithSessionOptions(opts ...session.Option) SubmitOption {
+	return func(c *submitConfig) { c.runOpts = append(c.runOpts, opts...) }
 }
 
 // Submit records instance id of graph graphID (registered in eng) with vars, as a
@@ -86,17 +101,18 @@ func (q *Queue) Submit(ctx context.Context, eng *flow.Engine, graphID, id string
 	if err != nil {
 		return fmt.Errorf("worker: submit %q: %w", id, err)
 	}
+	var cfg submitConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	st := start.State()
 	if vars == nil {
 		vars = map[string]any{}
 	}
 	// The graphs g calls are not hashed here: the worker's resume records them.
 	snap := &session.Snapshot{Instance: id, Graph: g.ID, Hash: g.Hash(), Status: session.StatusSuspended,
-		Reason: QueuedReason, RunID: flow.NewRunID(), Vars: vars, Frontier: &st}
-	for _, o := range opts {
-		o(snap)
-	}
-	if err := q.store.Save(ctx, snap, 0); err != nil {
+		Reason: QueuedReason, RunID: flow.NewRunID(), Vars: vars, Frontier: &st, Sources: cfg.sources}
+	if err := session.NewRunner(eng, q.store, cfg.runOpts...).Save(ctx, snap, 0); err != nil {
 		return fmt.Errorf("worker: submit %q: %w", id, err)
 	}
 	return q.Enqueue(ctx, id, nil)
@@ -141,9 +157,12 @@ type Stats struct {
 	// earliest (zero if none).
 	Wakeups    int64
 	NextWakeup time.Time
+	// DeadLetters is the number of entries in the queue's dead-letter stream (see
+	// WithMaxDeliveries).
+	DeadLetters int64
 }
 
-// Stats reads the queue's depth, its oldest entry and its wake-ups.
+// Stats reads the queue's depth, its oldest entry, its wake-ups and its dead letters.
 func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	pipe := q.rdb.Pipeline()
 	xlen := pipe.XLen(ctx, q.stream)
@@ -151,10 +170,11 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	zcard := pipe.ZCard(ctx, q.wake)
 	next := pipe.ZRangeWithScores(ctx, q.wake, 0, 0)
 	pend := pipe.XPending(ctx, q.stream, group)
+	dead := pipe.XLen(ctx, q.dead)
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !isNoGroup(err) {
 		return Stats{}, fmt.Errorf("worker: queue stats: %w", err)
 	}
-	s := Stats{Depth: xlen.Val(), Wakeups: zcard.Val()}
+	s := Stats{Depth: xlen.Val(), Wakeups: zcard.Val(), DeadLetters: dead.Val()}
 	if p, err := pend.Result(); err == nil {
 		s.Pending = p.Count
 	}

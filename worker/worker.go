@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +32,7 @@ type Worker struct {
 	renew    time.Duration
 	ttl      time.Duration
 	grace    time.Duration
+	maxDel   int64
 	log      *slog.Logger
 	meter    metric.MeterProvider
 	inst     *instruments
@@ -36,10 +40,10 @@ type Worker struct {
 	evalOpts []flow.EvalOption
 
 	mu      sync.Mutex
-	running map[string]string // stream entry id -> instance id
+	running map[string]int64 // stream entry id -> its delivery count
 	done    atomic.Int64
 	started time.Time
-	cursor  string // XAUTOCLAIM's next start
+	cursor  string // where the next reclaim reads the pending entries from
 }
 
 // Option configures a Worker.
@@ -86,7 +90,8 @@ func WithEvalOptions(opts ...flow.EvalOption) Option {
 func New(q *Queue, eng *flow.Engine, opts ...Option) (*Worker, error) {
 	host, _ := os.Hostname()
 	w := &Worker{q: q, host: host, conc: 4, renew: session.DefaultLeaseRenew, ttl: session.DefaultLeaseTTL,
-		grace: 10 * time.Second, log: slog.Default(), running: map[string]string{}, cursor: "0-0"}
+		grace: 10 * time.Second, maxDel: DefaultMaxDeliveries, log: slog.Default(), running: map[string]int64{},
+		cursor: "0-0"}
 	w.name = fmt.Sprintf("%s-%d", host, os.Getpid())
 	for _, o := range opts {
 		o(w)
@@ -163,12 +168,10 @@ func (w *Worker) consume(ctx, runCtx context.Context, wg *sync.WaitGroup) {
 			slots <- struct{}{}
 			free++
 		}
-		var msgs []redis.XMessage
-		reclaimed := 0
+		var msgs []delivery
 		if time.Since(lastReclaim) >= w.renew {
 			lastReclaim = time.Now()
 			msgs = w.reclaim(readCtx, free)
-			reclaimed = len(msgs)
 		}
 		if len(msgs) < free && ctx.Err() == nil {
 			got, err := w.read(readCtx, free-len(msgs), block)
@@ -186,18 +189,27 @@ func (w *Worker) consume(ctx, runCtx context.Context, wg *sync.WaitGroup) {
 		for i := len(msgs); i < free; i++ {
 			<-slots
 		}
-		for i, m := range msgs {
+		for _, d := range msgs {
 			wg.Add(1)
 			go func() {
 				defer func() { <-slots; wg.Done() }()
-				w.process(runCtx, m, i < reclaimed)
+				w.process(runCtx, d)
 			}()
 		}
 	}
 }
 
+// delivery is a queue entry this worker took, with the number of times the consumer
+// group delivered it (this time included) and the consumer it took it over from (""
+// for a new entry).
+type delivery struct {
+	redis.XMessage
+	count int64
+	from  string
+}
+
 // read takes up to n new entries, waiting up to block for one.
-func (w *Worker) read(ctx context.Context, n int, block time.Duration) ([]redis.XMessage, error) {
+func (w *Worker) read(ctx context.Context, n int, block time.Duration) ([]delivery, error) {
 	res, err := w.q.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: w.name,
 		Streams: []string{w.q.stream, ">"}, Count: int64(n), Block: block}).Result()
 	switch {
@@ -209,29 +221,69 @@ func (w *Worker) read(ctx context.Context, n int, block time.Duration) ([]redis.
 	case err != nil:
 		return nil, fmt.Errorf("worker: read queue: %w", err)
 	}
-	var msgs []redis.XMessage
+	var ds []delivery
 	for _, s := range res {
-		msgs = append(msgs, s.Messages...)
+		for _, m := range s.Messages {
+			ds = append(ds, delivery{XMessage: m, count: 1})
+		}
 	}
-	w.inst.claims.Add(ctx, int64(len(msgs)))
-	return msgs, nil
+	w.inst.claims.Add(ctx, int64(len(ds)))
+	return ds, nil
 }
 
 // reclaim takes over up to n entries idle for longer than the lease: their worker
-// stopped renewing them (it died or hangs). Errors are logged: reading goes on.
-func (w *Worker) reclaim(ctx context.Context, n int) []redis.XMessage {
-	msgs, next, err := w.q.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: w.q.stream, Group: group,
-		Consumer: w.name, MinIdle: w.ttl, Start: w.cursor, Count: int64(n)}).Result()
+// stopped renewing them (it died or hangs). It is XAUTOCLAIM in two steps, XPENDING
+// then XCLAIM, to learn each entry's delivery count and last consumer, which a dead
+// letter records; XCLAIM's minimum idle time lets one of several workers claim an
+// entry. Errors are logged: reading goes on.
+func (w *Worker) reclaim(ctx context.Context, n int) []delivery {
+	pend, err := w.q.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: w.q.stream, Group: group,
+		Idle: w.ttl, Start: w.cursor, End: "+", Count: int64(n)}).Result()
 	if err != nil {
 		if !isNoGroup(err) {
 			w.log.Warn("worker: reclaim", "worker", w.name, "err", err)
 		}
 		return nil
 	}
-	w.cursor = next
-	if len(msgs) > 0 {
-		w.inst.reclaims.Add(ctx, int64(len(msgs)))
-		w.log.Info("worker: reclaimed entries idle for longer than the lease", "worker", w.name, "entries", len(msgs))
+	if len(pend) < n {
+		w.cursor = "0-0" // the end: start again from the oldest next time
+	} else {
+		w.cursor = nextID(pend[len(pend)-1].ID)
 	}
-	return msgs
+	if len(pend) == 0 {
+		return nil
+	}
+	ids := make([]string, len(pend))
+	for i, p := range pend {
+		ids[i] = p.ID
+	}
+	msgs, err := w.q.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: w.q.stream, Group: group, Consumer: w.name,
+		MinIdle: w.ttl, Messages: ids}).Result()
+	if err != nil {
+		w.log.Warn("worker: reclaim", "worker", w.name, "err", err)
+		return nil
+	}
+	var ds []delivery
+	for _, m := range msgs {
+		if i := slices.IndexFunc(pend, func(p redis.XPendingExt) bool { return p.ID == m.ID }); i >= 0 && m.Values != nil {
+			// XCLAIM counted this delivery.
+			ds = append(ds, delivery{XMessage: m, count: pend[i].RetryCount + 1, from: pend[i].Consumer})
+		}
+	}
+	if len(ds) > 0 {
+		w.inst.reclaims.Add(ctx, int64(len(ds)))
+		w.log.Info("worker: reclaimed entries idle for longer than the lease", "worker", w.name, "entries", len(ds))
+	}
+	return ds
+}
+
+// nextID returns the stream id that follows id ("ms-seq"), the start of the next
+// range after one that ended at id.
+func nextID(id string) string {
+	ms, seq, _ := strings.Cut(id, "-")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if err != nil {
+		return "0-0"
+	}
+	return ms + "-" + strconv.FormatUint(n+1, 10)
 }

@@ -31,6 +31,10 @@ Flags:
   --vars FILE       read variables from a JSON object
   --queue NAME      the queue (default "default")
 
+With $FLOWTEAM_SESSION_KEY set (as for run and worker), the queued snapshot is
+sealed with it, so that its variables are not in Redis in clear before a worker runs
+it; the workers need the same key.
+
 Output: "queued ID graph GRAPH on queue NAME". Exit codes: 0 queued, 2 bad input,
 3 the instance exists.
 `
@@ -122,6 +126,14 @@ func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
+	opts := []worker.SubmitOption{worker.WithSources(files...)}
+	c, err := cipherFromEnv()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	if c != nil {
+		opts = append(opts, worker.WithSessionOptions(session.WithCipher(c)))
+	}
 	q, closeStore, err := qf.open()
 	if err != nil {
 		return fail(exitUsage, err)
@@ -132,7 +144,7 @@ func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := q.Submit(ctx, eng, g.ID, instance, vars, worker.WithSources(files...)); err != nil {
+	if err := q.Submit(ctx, eng, g.ID, instance, vars, opts...); err != nil {
 		return fail(sessionExit(err), err)
 	}
 	fmt.Fprintf(stdout, "queued %s graph %s on queue %s\n", instance, g.ID, qf.queue)

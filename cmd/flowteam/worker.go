@@ -35,6 +35,10 @@ Flags:
   --lease-renew D    renew the leases of the runs and the heartbeat every D (default 5s)
   --lease-ttl D      a lease lasts D (default 30s): a dead worker's runs are taken
                      over D after its last renewal
+  --max-deliveries N an entry delivered N times (default 5) to workers that each
+                     stopped before its run ended is not run again: it goes to the
+                     queue's dead letters (flowteam workers) and its instance is
+                     recorded as failed, for resume --queue once the cause is fixed
 
 Logs go to stderr; errors reading the queue later are logged and retried. Exit codes:
 0 after a shutdown, 1 Redis could not be reached at start, 2 bad input.
@@ -44,11 +48,12 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowteam worker", flag.ContinueOnError)
 	var qf queueFlags
 	var name string
-	var conc int
+	var conc, maxDel int
 	var grace, renew, ttl time.Duration
 	qf.register(fs)
 	fs.StringVar(&name, "name", "", "")
 	fs.IntVar(&conc, "concurrency", 4, "")
+	fs.IntVar(&maxDel, "max-deliveries", worker.DefaultMaxDeliveries, "")
 	fs.DurationVar(&grace, "grace", 10*time.Second, "")
 	fs.DurationVar(&renew, "lease-renew", session.DefaultLeaseRenew, "")
 	fs.DurationVar(&ttl, "lease-ttl", session.DefaultLeaseTTL, "")
@@ -61,6 +66,8 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("no definition file given")
 	case err == nil && conc < 1:
 		err = fmt.Errorf("--concurrency must be at least 1, got %d", conc)
+	case err == nil && maxDel < 1:
+		err = fmt.Errorf("--max-deliveries must be at least 1, got %d", maxDel)
 	case err == nil && (renew <= 0 || ttl <= renew):
 		err = fmt.Errorf("--lease-ttl (%v) must be longer than --lease-renew (%v), both positive", ttl, renew)
 	case err == nil && grace < 0:
@@ -91,6 +98,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		ropts = append(ropts, session.WithCipher(c))
 	}
 	opts := []worker.Option{worker.WithConcurrency(conc), worker.WithGrace(grace), worker.WithLease(renew, ttl),
+		worker.WithMaxDeliveries(maxDel),
 		worker.WithRunnerOptions(ropts...), worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))}
 	if name != "" {
 		opts = append(opts, worker.WithWorkerName(name))

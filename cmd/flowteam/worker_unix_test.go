@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -88,9 +89,11 @@ func TestSubmitWorkerResumeQueue(t *testing.T) {
 		20*time.Second, 20*time.Millisecond, "worker logs:\n%s", &logs)
 	assert.EqualValues(t, 3, load("j3").Vars["sum"])
 
-	out, _, code = run("workers", "--store", dsn)
-	require.Equal(t, exitOK, code)
-	assert.Contains(t, out, "queue default: depth 0, pending 0")
+	// The entry is acknowledged just after the outcome is saved.
+	require.Eventually(t, func() bool {
+		out, _, code = run("workers", "--store", dsn)
+		return code == exitOK && strings.Contains(out, "queue default: depth 0, pending 0")
+	}, 10*time.Second, 10*time.Millisecond)
 	assert.Contains(t, out, "w1 ")
 
 	require.NoError(t, w.Process.Signal(syscall.SIGTERM))

@@ -16,12 +16,20 @@ const workersUsage = `Usage: flowteam workers --store redis://... [--queue NAME]
 
 Lists the live workers of a queue (name, host, pid, runs in progress and ended, last
 heartbeat) and the queue's depth (entries not acknowledged), its pending entries
-(taken by a worker), its oldest entry and its wake-ups.
+(taken by a worker), its oldest entry, its wake-ups and its dead letters: entries
+delivered to more workers than their limit (worker.WithMaxDeliveries, 5), each of
+which stopped before the run ended. A dead letter's instance is recorded as failed
+with the reason (sessions show); after a fix, resume --queue runs it again. The
+newest dead letters are listed.
 
 Output (json): {"queue", "depth", "pending", "oldest", "wakeups", "nextWakeup",
-"workers": [{"name", "host", "pid", "running", "done", "concurrency", "started",
-"heartbeat", "expires"}]}.
+"deadLetters", "recentDeadLetters": [{"id", "entry", "instance", "deliveries",
+"consumer", "time"}], "workers": [{"name", "host", "pid", "running", "done",
+"concurrency", "started", "heartbeat", "expires"}]}.
 `
+
+// recentDeadLetters is the number of dead letters workers lists.
+const recentDeadLetters = 5
 
 func cmdWorkers(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowteam workers", flag.ContinueOnError)
@@ -58,10 +66,14 @@ func cmdWorkers(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitFail, err)
 	}
+	dead, err := q.DeadLetters(ctx, recentDeadLetters)
+	if err != nil {
+		return fail(exitFail, err)
+	}
 	if output == "json" {
-		err = writeWorkersJSON(stdout, qf.queue, st, live)
+		err = writeWorkersJSON(stdout, qf.queue, st, live, dead)
 	} else {
-		err = writeWorkersText(stdout, qf.queue, st, live)
+		err = writeWorkersText(stdout, qf.queue, st, live, dead)
 	}
 	if err != nil {
 		return fail(exitFail, err)
@@ -69,16 +81,19 @@ func cmdWorkers(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func writeWorkersJSON(w io.Writer, queue string, st worker.Stats, live []worker.Info) error {
+func writeWorkersJSON(w io.Writer, queue string, st worker.Stats, live []worker.Info, dead []worker.DeadLetter) error {
 	out := struct {
-		Queue      string        `json:"queue"`
-		Depth      int64         `json:"depth"`
-		Pending    int64         `json:"pending"`
-		Oldest     *time.Time    `json:"oldest"`
-		Wakeups    int64         `json:"wakeups"`
-		NextWakeup *time.Time    `json:"nextWakeup"`
-		Workers    []worker.Info `json:"workers"`
-	}{Queue: queue, Depth: st.Depth, Pending: st.Pending, Wakeups: st.Wakeups, Workers: live}
+		Queue       string              `json:"queue"`
+		Depth       int64               `json:"depth"`
+		Pending     int64               `json:"pending"`
+		Oldest      *time.Time          `json:"oldest"`
+		Wakeups     int64               `json:"wakeups"`
+		NextWakeup  *time.Time          `json:"nextWakeup"`
+		DeadLetters int64               `json:"deadLetters"`
+		RecentDead  []worker.DeadLetter `json:"recentDeadLetters"`
+		Workers     []worker.Info       `json:"workers"`
+	}{Queue: queue, Depth: st.Depth, Pending: st.Pending, Wakeups: st.Wakeups, DeadLetters: st.DeadLetters,
+		RecentDead: dead, Workers: live}
 	if !st.Oldest.IsZero() {
 		out.Oldest = &st.Oldest
 	}
@@ -88,12 +103,15 @@ func writeWorkersJSON(w io.Writer, queue string, st worker.Stats, live []worker.
 	if out.Workers == nil {
 		out.Workers = []worker.Info{}
 	}
+	if out.RecentDead == nil {
+		out.RecentDead = []worker.DeadLetter{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
 
-func writeWorkersText(w io.Writer, queue string, st worker.Stats, live []worker.Info) error {
+func writeWorkersText(w io.Writer, queue string, st worker.Stats, live []worker.Info, dead []worker.DeadLetter) error {
 	now := time.Now()
 	fmt.Fprintf(w, "queue %s: depth %d, pending %d", queue, st.Depth, st.Pending)
 	if !st.Oldest.IsZero() {
@@ -103,7 +121,11 @@ func writeWorkersText(w io.Writer, queue string, st worker.Stats, live []worker.
 	if !st.NextWakeup.IsZero() {
 		fmt.Fprintf(w, " (next %s)", st.NextWakeup.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, ", dead letters %d\n", st.DeadLetters)
+	for _, d := range dead {
+		fmt.Fprintf(w, "dead letter %s: instance %s, delivered %d times, last to %s, at %s\n", d.ID, d.Instance,
+			d.Deliveries, d.Consumer, d.Time.UTC().Format(time.RFC3339))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tHOST\tPID\tRUNNING\tDONE\tLAST HEARTBEAT")
 	for _, in := range live {
