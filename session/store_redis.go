@@ -19,11 +19,12 @@ import (
 // ("st"), the creation time ("c", see Store.Save), the format ("f"), the id ("id") and
 // the encoded snapshot ("d"). The sets "<prefix>status:<status>" and "<prefix>all"
 // index the instances for List; an instance that expires leaves its id there until
-// List or a later save removes it (see saveScript). Save is one Lua script, sent with
-// EVAL, so the version check, the effects (SaveEffects), the write, the expiry and the
-// index updates are atomic and cost exactly one round trip; Load is one HMGET. The
-// hash's "v" and "st" are the truth for saves and List: Load reports a hash where they
-// disagree with the snapshot in "d", or one missing a field, as ErrCorrupt.
+// List, or a save that adds an id to the set (it checks a few random members), removes
+// it, so the sets stay close to the number of live instances. Save is one Lua script,
+// sent with EVAL: the version check, the effects (SaveEffects), the write, the expiry
+// and the index updates are atomic and cost exactly one round trip. Load is one HMGET.
+// The hash's "v" and "st" are the truth for saves and List: Load reports a hash where
+// they disagree with the snapshot in "d", or one missing a field, as ErrCorrupt.
 //
 // Earlier builds kept the hash at "<prefix>s:<id>". Load falls back to that key when
 // the new one is missing (one more round trip on a miss), the next save moves it there
@@ -88,11 +89,12 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:{" + id + "}" 
 func (s *RedisStore) oldKey(id string) string { return s.prefix + "s:" + id }
 
 // Tag returns a hash tag that puts a key in the slot of instance id's hash: a key
-// holding it, with no '{' before it (such as "orders:"+s.Tag(id)+":count"), is in that
+// holding it with no '{' before it (such as "orders:"+s.Tag(id)+":count") is in that
 // slot on Redis Cluster, so a save's script may write it (see SaveEffects). It is
-// "{<id>}" unless the prefix holds a hash tag, which then decides the slot of every
-// key, or the id is one whose key Redis hashes whole (it starts with '}'): then a tag
-// of that slot. The id is not checked (see ValidateID).
+// "{<id>}" for a prefix without braces and an id without '}'. A prefix holding a hash
+// tag ("{flowteam}:") gives its own, since it decides the slot of every key; for an id
+// starting with '}' Redis hashes the key whole, and Tag is a tag of that slot. The id
+// is not checked (see ValidateID).
 func (s *RedisStore) Tag(id string) string {
 	key := s.key(id)
 	if t, ok := hashTag(key); ok {

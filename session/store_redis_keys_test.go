@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -229,4 +230,34 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// BenchmarkRedisSaveAmongMany saves one instance again and again while 1000 others are
+// stored (and indexed): the cost of a per-node checkpoint in a busy store.
+func BenchmarkRedisSaveAmongMany(b *testing.B) {
+	stores := map[string]*session.RedisStore{}
+	mr := miniredis.RunT(b)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	b.Cleanup(func() { rdb.Close() })
+	stores["miniredis"] = session.NewRedisStore(rdb)
+	if realRedisAddr() != "" {
+		stores["redis-server"] = realRedis(b)
+	}
+	for name, store := range stores {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			for i := range 1000 {
+				require.NoError(b, store.Save(ctx, storetest.NewSnapshot(fmt.Sprintf("other-%d", i)), 0))
+			}
+			s := storetest.NewSnapshot("busy")
+			s.Status = session.StatusRunning
+			v := int64(0)
+			for b.Loop() {
+				if err := store.Save(ctx, s, v); err != nil {
+					b.Fatal(err)
+				}
+				v++
+			}
+		})
+	}
 }
