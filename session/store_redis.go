@@ -377,29 +377,35 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 // made: Redis never rolls a script back, as it does not a MULTI. It is still one round
 // trip. On Redis Cluster the effects' keys must be in the instance's slot (Tag).
 func (s *RedisStore) SaveEffects(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, effects []any) error {
-	effs := make([]RedisEffect, len(effects))
+	if ttl <= 0 {
+		ttl = s.ttl
+	}
+	return s.save(ctx, snap, expectedVersion, ttl, effects)
+}
+
+// redisEffects returns effects as RedisEffect values with their arguments as go-redis
+// will write them, or an error naming the first that is not one.
+func redisEffects(effects []any) ([]RedisEffect, error) {
+	out := make([]RedisEffect, len(effects))
 	for i, e := range effects {
 		re, ok := e.(RedisEffect)
 		if !ok {
-			return fmt.Errorf("session: redis: save %q: effect %d: %T is not a session.RedisEffect", snap.Instance, i+1, e)
+			return nil, fmt.Errorf("effect %d: %T is not a session.RedisEffect", i+1, e)
 		}
 		if re.Name == "" {
-			return fmt.Errorf("session: redis: save %q: effect %d: no command", snap.Instance, i+1)
+			return nil, fmt.Errorf("effect %d: no command", i+1)
 		}
 		re.Args = slices.Clone(re.Args)
 		for j, a := range re.Args {
 			v, err := effectArg(a)
 			if err != nil {
-				return fmt.Errorf("session: redis: save %q: effect %d (%s): argument %d: %w", snap.Instance, i+1, re.Name, j+1, err)
+				return nil, fmt.Errorf("effect %d (%s): argument %d: %w", i+1, re.Name, j+1, err)
 			}
 			re.Args[j] = v
 		}
-		effs[i] = re
+		out[i] = re
 	}
-	if ttl <= 0 {
-		ttl = s.ttl
-	}
-	return s.save(ctx, snap, expectedVersion, ttl, effs)
+	return out, nil
 }
 
 // effectArg returns a as go-redis will write it when it takes it, else an error
@@ -419,25 +425,29 @@ func effectArg(a any) (any, error) {
 	return nil, fmt.Errorf("can't send %T as a redis argument (implement encoding.BinaryMarshaler)", a)
 }
 
-// save runs saveScript for snap and its effects.
-func (s *RedisStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, effects []RedisEffect) error {
+// save runs saveScript for snap and its effects (see SaveEffects).
+func (s *RedisStore) save(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, effects []any) error {
 	p, err := prepare(snap, expectedVersion, s.now(), ttl, encodeConfig{})
 	if err != nil {
 		return err
+	}
+	id := snap.Instance
+	effs, err := redisEffects(effects)
+	if err != nil {
+		return fmt.Errorf("session: redis: save %q: %w", id, err)
 	}
 	ms := int64(0)
 	if ttl > 0 {
 		ms = max(ttl.Milliseconds(), 1)
 	}
-	id := snap.Instance
 	check := ""
 	if !snap.Created.IsZero() {
 		check = createdField(snap.Created)
 	}
-	keys := append(make([]string, 0, 3+len(effects)), s.key(id), s.prefix+"all", s.oldKey(id))
-	args := append(make([]any, 0, 11+2*len(effects)), expectedVersion, p.snap.Version, string(p.snap.Status), p.data,
+	keys := append(make([]string, 0, 3+len(effs)), s.key(id), s.prefix+"all", s.oldKey(id))
+	args := append(make([]any, 0, 11+2*len(effs)), expectedVersion, p.snap.Version, string(p.snap.Status), p.data,
 		ms, s.prefix+"status:", id, s.prefix+"s:", createdField(p.snap.Created), check, FormatVersion)
-	for _, e := range effects {
+	for _, e := range effs {
 		keys = append(keys, e.Key)
 		args = append(append(args, e.Name, len(e.Args)), e.Args...)
 	}

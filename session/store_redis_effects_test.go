@@ -67,6 +67,7 @@ func TestRedisSaveEffects(t *testing.T) {
 				assert.ErrorContains(t, err, `"fx-1"`)
 				assert.EqualValues(t, 0, s.rt.n.Load()-before, "nothing sent: %v", err)
 			}
+			assert.Error(t, s.store.SaveEffects(ctx, nil, 0, 0, []any{"INCR " + count}), "no snapshot, no panic")
 			got, err := s.store.Load(ctx, id)
 			require.NoError(t, err)
 			assert.EqualValues(t, 1, got.Version, "not saved")
