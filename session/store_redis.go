@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -117,22 +118,30 @@ func hashTag(key string) (string, bool) {
 	return "", false
 }
 
-// slotTag returns the first of the shortest strings of digits and lower-case letters
-// in slot: a tag with no brace in it, for a key whose slot is that of a whole key.
-func slotTag(slot uint16) string {
+// slotTag returns a string of digits and lower-case letters in slot: a tag with no
+// brace in it, for a key whose slot is that of a whole key.
+func slotTag(slot uint16) string { return slotTags()[slot] }
+
+// slotTags holds the first of the shortest such strings for each slot (up to four
+// characters: three leave about 950 slots without one), made once, when first needed.
+var slotTags = sync.OnceValue(func() *[clusterSlots]string {
 	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	for n, count := 1, len(digits); ; n, count = n+1, count*len(digits) {
+	var tags [clusterSlots]string
+	left := clusterSlots
+	for n, count := 1, len(digits); left > 0; n, count = n+1, count*len(digits) {
 		b := make([]byte, n)
-		for i := range count {
+		for i := 0; i < count && left > 0; i++ {
 			for k, x := 0, i; k < n; k, x = k+1, x/len(digits) {
 				b[k] = digits[x%len(digits)]
 			}
-			if crc16(string(b))%clusterSlots == slot {
-				return string(b)
+			if slot := crc16(string(b)) % clusterSlots; tags[slot] == "" {
+				tags[slot] = string(b)
+				left--
 			}
 		}
 	}
-}
+	return &tags
+})
 
 // crc16 is the CRC16 (XMODEM) of s, whose value modulo clusterSlots is the slot
 // of a key Redis Cluster hashes whole.

@@ -74,6 +74,10 @@ func TestRedisTag(t *testing.T) {
 		}
 	}
 	plain := session.NewRedisStore(rdb)
+	for i := range 5000 { // keys hashed whole, over most slots
+		id := fmt.Sprintf("}%d", i)
+		require.Equal(t, keySlot(instanceKey(plain, id)), keySlot(plain.Tag(id)), id)
+	}
 	assert.Equal(t, "{order-1}", plain.Tag("order-1"))
 	assert.Equal(t, "{a{b}", plain.Tag("a{b"))
 	assert.Equal(t, "{flowteam}", session.NewRedisStore(rdb, session.WithPrefix("{flowteam}:")).Tag("order-1"))
