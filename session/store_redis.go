@@ -7,8 +7,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -88,77 +86,6 @@ func (s *RedisStore) key(id string) string { return s.prefix + "s:{" + id + "}" 
 
 // oldKey is where earlier builds kept instance id's hash.
 func (s *RedisStore) oldKey(id string) string { return s.prefix + "s:" + id }
-
-// Tag returns a hash tag that puts a key in the slot of instance id's hash: a key
-// holding it with no '{' before it (such as "orders:"+s.Tag(id)+":count") is in that
-// slot on Redis Cluster, so a save's script may write it (see SaveEffects). It is
-// "{<id>}" for a prefix without braces and an id without '}'. A prefix holding a hash
-// tag ("{flowteam}:") gives its own, since it decides the slot of every key; for an id
-// starting with '}' Redis hashes the key whole, and Tag is a tag of that slot. The id
-// is not checked (see ValidateID).
-func (s *RedisStore) Tag(id string) string {
-	key := s.key(id)
-	if t, ok := hashTag(key); ok {
-		return "{" + t + "}"
-	}
-	return "{" + slotTag(crc16(key)%clusterSlots) + "}"
-}
-
-// clusterSlots is the number of slots of a Redis Cluster.
-const clusterSlots = 16384
-
-// hashTag returns what Redis Cluster hashes of key when the key holds a hash tag: the
-// text between the first '{' and the first '}' after it, when that is not empty.
-func hashTag(key string) (string, bool) {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			return key[i+1 : i+1+j], true
-		}
-	}
-	return "", false
-}
-
-// slotTag returns a string of digits and lower-case letters in slot: a tag with no
-// brace in it, for a key whose slot is that of a whole key.
-func slotTag(slot uint16) string { return slotTags()[slot] }
-
-// slotTags holds the first of the shortest such strings for each slot (up to four
-// characters: three leave about 950 slots without one), made once, when first needed.
-var slotTags = sync.OnceValue(func() *[clusterSlots]string {
-	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-	var tags [clusterSlots]string
-	left := clusterSlots
-	for n, count := 1, len(digits); left > 0; n, count = n+1, count*len(digits) {
-		b := make([]byte, n)
-		for i := 0; i < count && left > 0; i++ {
-			for k, x := 0, i; k < n; k, x = k+1, x/len(digits) {
-				b[k] = digits[x%len(digits)]
-			}
-			if slot := crc16(string(b)) % clusterSlots; tags[slot] == "" {
-				tags[slot] = string(b)
-				left--
-			}
-		}
-	}
-	return &tags
-})
-
-// crc16 is the CRC16 (XMODEM) of s, whose value modulo clusterSlots is the slot
-// of a key Redis Cluster hashes whole.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := range len(s) {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
-}
 
 // stateScript defines state(p, id), the status of instance id with instance key
 // prefix p: a string, false when the instance is not stored (or the key at its old
@@ -377,14 +304,16 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 // its Key goes to the script as one of its KEYS, its Args as ARGV, which takes what
 // go-redis takes as a command's argument except pointers (strings, []byte, integers,
 // floats, bools, time.Time, time.Duration, net.IP, nil and encoding.BinaryMarshaler,
-// marshalled here). Anything else fails the save before anything is sent.
+// marshalled here). Anything else fails the save before anything is sent. A ttl of 0
+// is the store's (WithTTL).
 //
 // The script makes the effects in order once its version, format and creation checks
 // pass and before it writes the snapshot, so a save that fails them makes none. An
 // effect whose command fails (WRONGTYPE, an unknown command) ends the script with the
-// command's error before the snapshot is written, but the effects before it stay
-// made: Redis never rolls a script back, as it does not a MULTI. It is still one round
-// trip. On Redis Cluster the effects' keys must be in the instance's slot (Tag).
+// command's error (a redis.Error, its text followed by the effect's number and
+// command) before the snapshot is written, but the effects before it stay made: Redis
+// rolls back neither a script nor a MULTI. It is still one round trip. On Redis
+// Cluster the effects' keys must be in the instance's slot (Tag).
 func (s *RedisStore) SaveEffects(ctx context.Context, snap *Snapshot, expectedVersion int64, ttl time.Duration, effects []any) error {
 	if ttl <= 0 {
 		ttl = s.ttl
