@@ -304,7 +304,8 @@ func (s *RedisStore) SaveTTL(ctx context.Context, snap *Snapshot, expectedVersio
 // its Key goes to the script as one of its KEYS, its Args as ARGV, which takes what
 // go-redis takes as a command's argument except pointers (strings, []byte, integers,
 // floats, bools, time.Time, time.Duration, net.IP, nil and encoding.BinaryMarshaler,
-// marshalled here). Anything else fails the save before anything is sent. A ttl of 0
+// marshalled here), at most MaxEffectArgs of them. Anything else fails the save before
+// anything is sent. A ttl of 0
 // is the store's (WithTTL).
 //
 // The script makes the effects in order once its version, format and creation checks
@@ -321,6 +322,11 @@ func (s *RedisStore) SaveEffects(ctx context.Context, snap *Snapshot, expectedVe
 	return s.save(ctx, snap, expectedVersion, ttl, effects)
 }
 
+// MaxEffectArgs is the most arguments a RedisEffect may have: the save's script
+// passes them to the command with Lua's unpack, which takes a few thousand values at
+// most (about 8000 on Redis 7, fewer on miniredis). Split a longer write in several.
+const MaxEffectArgs = 1000
+
 // redisEffects returns effects as RedisEffect values with their arguments as go-redis
 // will write them, or an error naming the first that is not one.
 func redisEffects(effects []any) ([]RedisEffect, error) {
@@ -332,6 +338,9 @@ func redisEffects(effects []any) ([]RedisEffect, error) {
 		}
 		if re.Name == "" {
 			return nil, fmt.Errorf("effect %d: no command", i+1)
+		}
+		if len(re.Args) > MaxEffectArgs {
+			return nil, fmt.Errorf("effect %d (%s): %d arguments, more than %d", i+1, re.Name, len(re.Args), MaxEffectArgs)
 		}
 		re.Args = slices.Clone(re.Args)
 		for j, a := range re.Args {

@@ -60,6 +60,7 @@ func TestRedisSaveEffects(t *testing.T) {
 				{session.RedisEffect{Name: "INCR", Key: count}, session.RedisEffect{Key: count}},
 				{session.RedisEffect{Name: "SET", Key: count, Args: []any{struct{}{}}}},
 				{session.RedisEffect{Name: "SET", Key: count, Args: []any{new(int)}}},
+				{session.RedisEffect{Name: "RPUSH", Key: log, Args: make([]any, session.MaxEffectArgs+1)}},
 			} {
 				before := s.rt.n.Load()
 				err := s.store.SaveEffects(ctx, storetest.NewSnapshot(id), 1, 0, bad)
@@ -72,8 +73,10 @@ func TestRedisSaveEffects(t *testing.T) {
 			require.NoError(t, err)
 			assert.EqualValues(t, 1, got.Version, "not saved")
 
-			require.NoError(t, s.store.SaveEffects(ctx, storetest.NewSnapshot(id), 1, time.Hour, effects[:1]))
+			many := session.RedisEffect{Name: "RPUSH", Key: log, Args: make([]any, session.MaxEffectArgs)}
+			require.NoError(t, s.store.SaveEffects(ctx, storetest.NewSnapshot(id), 1, time.Hour, append(effects[:1:1], many)))
 			assert.Equal(t, "2", rdb.Get(ctx, count).Val())
+			assert.EqualValues(t, 12+session.MaxEffectArgs, rdb.LLen(ctx, log).Val())
 			assert.Greater(t, rdb.PTTL(ctx, instanceKey(s.store, id)).Val(), 59*time.Minute)
 		})
 	}
