@@ -37,9 +37,10 @@ import (
 // Tag gives keys that share it (the keys of SaveEffects' effects). Two things would
 // have to change to spread a store over a cluster: the index sets are one slot each,
 // yet every save's script writes them beside the instance and List reads them with the
-// instances; and the old-key fallback (the save's RENAME, Delete) spans two slots. Until
-// then use a prefix holding a hash tag ("{flowteam}:"): every key of the store, and of
-// the effects built with Tag, is in that one slot, so it works on a cluster, on one node.
+// instances; and the old-key fallback (the save's RENAME, Delete) spans two slots. A
+// script given keys of several slots fails (CROSSSLOT), so until then use a prefix
+// holding a hash tag ("{flowteam}:"): every key of the store, and of the effects built
+// with Tag, is in that one slot, and the store works on a cluster, on one node.
 //
 // The RedisStore does not own the client: close it yourself.
 type RedisStore struct {
