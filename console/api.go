@@ -55,9 +55,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, msg st
 func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
 	status := httpStatus(err)
 	if status == http.StatusInternalServerError {
-		s.cfg.Logger.ErrorContext(r.Context(), "console request failed", "path", r.URL.Path, "error", err)
+		s.cfg.Logger.ErrorContext(r.Context(), "console request failed", "path", r.URL.Path,
+			"error", s.cfg.Redactor.String(err.Error()))
 	}
-	s.fail(w, r, status, err.Error())
+	s.fail(w, r, status, s.cfg.Redactor.String(err.Error()))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -224,10 +225,14 @@ func (s *Server) claim(r *http.Request, req TaskRequest) (*TaskView, error) {
 	if _, err := s.graph(req.Graph); err != nil {
 		return nil, err
 	}
+	x, red, err := s.taskExecutor(r, req.Instance, req.Vars)
+	if err != nil {
+		return nil, maskError(red, err)
+	}
 	u, _ := s.user(r)
-	t, err := s.executor().ClaimTask(r.Context(), req.Graph, req.Instance, workflow.As(s.cfg.ActorKey, u.Actor), req.Vars)
+	t, err := x.ClaimTask(r.Context(), req.Graph, req.Instance, workflow.As(s.cfg.ActorKey, u.Actor), req.Vars)
 	if err != nil || t == nil {
-		return nil, err
+		return nil, maskError(red, err)
 	}
 	v := s.taskView(req.Instance, req.Graph, t)
 	return &v, nil
@@ -238,12 +243,18 @@ func (s *Server) submit(r *http.Request, req TaskRequest) (*workflow.Outcome, er
 	if _, err := s.graph(req.Graph); err != nil {
 		return nil, err
 	}
+	x, red, err := s.taskExecutor(r, req.Instance, req.Vars)
+	if err != nil {
+		return nil, maskError(red, err)
+	}
 	u, _ := s.user(r)
 	sub := workflow.Submit{Node: req.Node, Action: workflow.Action(req.Action), Actor: workflow.As(s.cfg.ActorKey, u.Actor),
 		Vars: req.Vars, Comment: req.Comment}
-	x := s.executor()
+	var o *workflow.Outcome
 	if req.IfWaiting {
-		return x.SubmitTaskIfWaiting(r.Context(), req.Graph, req.Instance, sub)
+		o, err = x.SubmitTaskIfWaiting(r.Context(), req.Graph, req.Instance, sub)
+	} else {
+		o, err = x.SubmitTask(r.Context(), req.Graph, req.Instance, sub)
 	}
-	return x.SubmitTask(r.Context(), req.Graph, req.Instance, sub)
+	return o, maskError(red, err)
 }

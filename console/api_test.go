@@ -1,11 +1,18 @@
 package console_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/redact"
+	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/workflow"
 )
 
 func TestTaskAPIStatuses(t *testing.T) {
@@ -65,4 +72,72 @@ func TestTaskFormsRedirectBack(t *testing.T) {
 	w = f.do(t, "POST", "/tasks/submit", "", "graph=leave-approval&instance=req-1&node=lead&action=forward", "Cookie", cookie)
 	assert.Equal(t, http.StatusConflict, w.Code)
 	assert.Contains(t, w.Body.String(), `id="message"`)
+}
+
+// An instance stored masked keeps its rules through a console submit: the store
+// holds no clear value and the same Meta, and no page or JSON answer shows the value.
+func TestSubmitKeepsTheRulesTheInstanceRecords(t *testing.T) {
+	const name = "Ada Lovelace"
+	f := newFixture(t, true)
+	ctx := context.Background()
+	repo := workflow.NewStoreRepository(f.store).WithRedactor(redact.New(redact.Secrets("employee"))).WithMeta("redact=employee")
+	x := workflow.NewExecutor(f.eng, workflow.NewActorController(), repo)
+	_, err := x.ClaimTask(ctx, "leave-approval", "req-2", workflow.As("actor", "employee"),
+		map[string]any{"days": 3, "employee": name})
+	require.NoError(t, err)
+
+	w := f.do(t, "POST", "/api/tasks/submit", employeeToken, `{"graph":"leave-approval","instance":"req-2","node":"file",
+		"action":"forward","vars":{"employee":"`+name+`"},"comment":"filed by `+name+`"}`)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	snap, err := f.store.Load(ctx, "req-2")
+	require.NoError(t, err)
+	raw, err := json.Marshal(snap)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "Lovelace")
+	assert.Contains(t, string(raw), "filed by ***")
+	assert.Equal(t, []string{"redact=employee"}, snap.Meta)
+	assert.Equal(t, []string{"employee"}, snap.Redacted)
+	for _, path := range []string{"/instances/req-2", "/api/instances/req-2", "/instances", "/api/instances"} {
+		w := f.do(t, "GET", path, leadToken, "")
+		require.Equal(t, http.StatusOK, w.Code, path)
+		assert.NotContains(t, w.Body.String(), "Lovelace", path)
+	}
+}
+
+// An instance stored whole is shown masked by the console's Redactor: its variables,
+// and the history's variables and comments that quote them; a submit that fails
+// says so without the value.
+func TestHistoryMasksWhatTheStoreHoldsWhole(t *testing.T) {
+	const name = "Grace Hopper"
+	f := newFixture(t, true)
+	w := f.do(t, "POST", "/api/tasks/submit", leadToken, `{"graph":"leave-approval","instance":"req-1","node":"lead",
+		"action":"back","vars":{"employeeName":"`+name+`"},"comment":"ask `+name+`"}`)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	snap, err := f.store.Load(context.Background(), "req-1")
+	require.NoError(t, err)
+	assert.Equal(t, name, snap.Vars["employeeName"], "no rules recorded: stored whole")
+	body := f.do(t, "GET", "/api/instances/req-1", leadToken, "").Body.String()
+	assert.NotContains(t, body, "Hopper")
+	assert.Contains(t, body, `"comment": "ask ***"`)
+	assert.NotContains(t, f.do(t, "GET", "/instances/req-1", leadToken, "").Body.String(), "Hopper")
+
+	w = f.do(t, "POST", "/api/tasks/submit", leadToken, `{"graph":"leave-approval","instance":"req-1","node":"nowhere-`+name+`",
+		"action":"forward"}`)
+	assert.Equal(t, http.StatusNotFound, w.Code)
+	assert.NotContains(t, w.Body.String(), "Hopper", "the error message quotes the node id")
+}
+
+// A recorded pattern that does not compile hides the instance rather than show it
+// unmasked.
+func TestBadRecordedPatternHidesTheInstance(t *testing.T) {
+	f := newFixture(t, false)
+	snap := &session.Snapshot{Instance: "bad", Graph: "order", Hash: strings.Repeat("0", 64), Status: session.StatusSuspended, Reason: "waiting for card-1234",
+		Meta: []string{"redact-pattern=("}}
+	require.NoError(t, f.store.Save(context.Background(), snap, 0))
+	w := f.do(t, "GET", "/api/instances/bad", "", "")
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.NotContains(t, w.Body.String(), "card-1234")
+	w = f.do(t, "GET", "/api/instances", "", "")
+	assert.NotContains(t, w.Body.String(), "card-1234")
+	assert.Contains(t, w.Body.String(), `"reason": "***"`)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -68,8 +67,12 @@ func (s *Server) instanceList(ctx context.Context, status string, offset, limit 
 		if err != nil {
 			return nil, err
 		}
+		reason := redact.Mask // rules that do not compile: the reason could quote a secret
+		if rd, err := s.redaction(snap); err == nil {
+			reason = rd.Redactor.String(snap.Reason)
+		}
 		p.Instances = append(p.Instances, InstanceRow{ID: id, Graph: snap.Graph, Status: string(snap.Status),
-			Reason: s.redactor(snap).String(snap.Reason), Updated: snap.Updated})
+			Reason: reason, Updated: snap.Updated})
 	}
 	return p, nil
 }
@@ -109,19 +112,27 @@ type TaskView struct {
 }
 
 // instanceView gathers the instance from the store and the audit; an instance known
-// to neither is ErrNoRun (404).
+// to neither is ErrNoRun (404). What it holds is masked by the instance's redaction.
 func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, error) {
 	recs, err := s.audit.records(id)
 	if err != nil {
 		return nil, err
 	}
-	x := s.executor()
+	x := s.executor(nil)
 	run, st, err := loadRun(ctx, s.cfg.Store, x, recs, id, s.cfg.Engine.Graph)
+	if err != nil {
+		if rd, rerr := s.redaction(st.snap); rerr == nil {
+			err = maskError(rd.Redactor, err) // a condition's error may quote a variable
+		}
+		return nil, err
+	}
+	rd, err := s.redaction(st.snap)
 	if err != nil {
 		return nil, err
 	}
 	v := &InstanceView{ID: id, Graph: run.Graph, Status: run.Status, Vars: map[string]any{},
-		Errors: []session.ErrorRecord{}, History: []workflow.Entry{}, Tasks: []TaskView{}, Audit: recs.Sorted(), run: run}
+		Errors: []session.ErrorRecord{}, History: []workflow.Entry{}, Tasks: []TaskView{}, Audit: recs.Sorted(),
+		run: run, redactor: rd.Redactor}
 	if v.Audit == nil {
 		v.Audit = trace.Records{}
 	}
@@ -130,41 +141,33 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 			v.Calls = append(v.Calls, p)
 		}
 	}
-	snap := st.snap
-	if snap == nil {
-		v.redactor = s.cfg.Redactor
-		return v, s.redactAudit(v, v.redactor)
-	}
-	red := s.redactor(snap)
-	v.redactor = red
-	v.Status, v.Version, v.Updated = string(snap.Status), snap.Version, snap.Updated
-	v.Reason = red.String(snap.Reason)
-	for _, e := range snap.Errors {
-		e.Message = red.String(e.Message)
-		v.Errors = append(v.Errors, e)
+	if snap := st.snap; snap != nil {
+		v.Status, v.Version, v.Updated = string(snap.Status), snap.Version, snap.Updated
+		v.Reason = v.redactor.String(snap.Reason)
+		for _, e := range snap.Errors {
+			e.Message = v.redactor.String(e.Message)
+			v.Errors = append(v.Errors, e)
+		}
+		if st.inst == nil {
+			v.Vars = v.redactor.Map(snap.Vars)
+		}
 	}
 	if st.inst != nil {
-		if err := s.addWorkflow(ctx, x, v, st, red); err != nil {
-			return nil, err
+		if err := s.addWorkflow(ctx, x, v, st); err != nil {
+			return nil, maskError(v.redactor, err)
 		}
-	} else {
-		v.Vars = red.Map(snap.Vars)
 	}
-	return v, s.redactAudit(v, red)
+	redactAudit(v, v.redactor)
+	return v, nil
 }
 
 // addWorkflow adds an approval instance's variables, history and waiting tasks, the
 // tasks as loadRun found them unless it did not look.
-func (s *Server) addWorkflow(ctx context.Context, x *workflow.Executor, v *InstanceView, st stored, red *redact.Redactor) error {
+func (s *Server) addWorkflow(ctx context.Context, x *workflow.Executor, v *InstanceView, st stored) error {
 	inst := st.inst
 	v.Workflow, v.Status = true, string(inst.Status)
-	red = red.ForVars(inst.Vars)
-	v.Vars = red.Map(inst.Vars)
-	for _, e := range inst.History {
-		e.Vars = red.Map(e.Vars)
-		e.Comment = red.String(e.Comment)
-		v.History = append(v.History, e)
-	}
+	v.Vars = v.redactor.Map(inst.Vars)
+	v.History = workflow.RedactHistory(v.redactor, inst.History)
 	if inst.Status != workflow.Running {
 		return nil
 	}
@@ -186,43 +189,6 @@ func (s *Server) taskView(instance, graph string, t *workflow.Task) TaskView {
 		Actor: t.Node.MetaString(s.cfg.ActorKey)}
 }
 
-// redactAudit masks the error messages, reasons and attributes of the records.
-func (s *Server) redactAudit(v *InstanceView, red *redact.Redactor) error {
-	red = red.ForVars(v.Vars)
-	for i := range v.Audit {
-		r := &v.Audit[i]
-		r.Reason = red.String(r.Reason)
-		if r.Error != nil {
-			e := *r.Error
-			e.Message = red.String(e.Message)
-			r.Error = &e
-		}
-		if r.Attrs != nil {
-			r.Attrs = red.Map(r.Attrs)
-		}
-	}
-	return nil
-}
-
-// redactor is the console's Redactor with the rules the instance records: the
-// variables its last save masked, and the --redact names and patterns it was run with.
-func (s *Server) redactor(snap *session.Snapshot) *redact.Redactor {
-	names := slices.Clone(snap.Redacted)
-	var pats []*regexp.Regexp
-	for _, e := range snap.Meta {
-		name, value, _ := strings.Cut(e, "=")
-		switch name {
-		case "redact":
-			names = append(names, value)
-		case "redact-pattern":
-			if re, err := regexp.Compile(value); err == nil {
-				pats = append(pats, re)
-			}
-		}
-	}
-	return s.cfg.Redactor.With(redact.Secrets(names...), redact.Patterns(pats...)).ForVars(snap.Vars)
-}
-
 // inbox returns the tasks the user may operate, over every running approval instance.
 func (s *Server) inbox(ctx context.Context, u User) ([]TaskView, error) {
 	ids, err := s.cfg.Store.List(ctx, session.StatusSuspended)
@@ -230,7 +196,7 @@ func (s *Server) inbox(ctx context.Context, u User) ([]TaskView, error) {
 		return nil, err
 	}
 	out := []TaskView{}
-	x := s.executor()
+	x := s.executor(nil)
 	for _, id := range ids {
 		snap, err := s.cfg.Store.Load(ctx, id)
 		if err != nil {

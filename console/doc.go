@@ -26,11 +26,13 @@
 //
 // The pages are html/template files embedded in the binary, with a little plain
 // JavaScript: graphs, instances (status filter, paging), one instance (its picture,
-// audit timeline, variables masked by Config.Redactor and the rules the instance
-// records, errors, history; a live instance follows server-sent events) and the
-// task inbox. The JSON API under /api/ serves the same data and the claim and
-// submit actions; errors map to 404 unknown, 409 conflict, 403 not permitted, 400
-// bad input, 401 no token, 422 a failed script.
+// audit timeline, variables, errors, history; a live instance follows server-sent
+// events) and the task inbox. What they show of an instance is masked by its
+// Redaction (Config.Redaction; by default Config.Redactor and the rules the
+// instance records), and a claim or submit saves the instance as it says. The
+// JSON API under /api/ serves the same data and the claim and submit actions;
+// errors map to 404 unknown, 409 conflict, 403 not permitted, 400 bad input, 401 no
+// token, 422 a failed script.
 //
 // # Who may do what
 //

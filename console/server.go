@@ -32,8 +32,16 @@ type Config struct {
 	// ActorKey is the meta key naming a node's actor (default "actor").
 	ActorKey string
 	// Redactor masks variables and texts shown, with the rules each instance records
-	// on top; nil masks the default sensitive keys only.
+	// on top (see Redaction); nil masks the default sensitive keys only.
 	Redactor *redact.Redactor
+	// Redaction returns the redaction of an instance from its stored snapshot (nil
+	// for an instance a claim creates): what the console shows of it is masked with
+	// its Redactor, and a claim or submit saves it as it says. nil: Redactor with the
+	// rules the instance records (Snapshot.Redacted, and the "redact=NAME" and
+	// "redact-pattern=RE" entries of Snapshot.Meta), an instance that records any
+	// saved masked again with its Meta. "flowteam serve" gives the rules of
+	// "flowteam task".
+	Redaction func(snap *session.Snapshot) (Redaction, error)
 	// Logger receives the access log; nil: slog.Default().
 	Logger *slog.Logger
 	// Loopback refuses requests whose Host is not a loopback name (set when the
@@ -80,6 +88,9 @@ func New(cfg Config) (*Server, error) {
 	s.cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, "cross-origin request refused")
 	}))
+	if s.cfg.Redaction == nil {
+		s.cfg.Redaction = s.recordedRedaction
+	}
 	s.routes()
 	return s, nil
 }
@@ -134,14 +145,17 @@ func (s *Server) routes() {
 	m.Handle("POST /api/tasks/submit", s.writer(s.apiSubmit))
 }
 
-// executor returns the workflow executor acting for the users: the admins of the
-// users file may operate every node.
-func (s *Server) executor() *workflow.Executor {
+// executor returns the workflow executor acting for the users (the admins of the
+// users file may operate every node) on repo; nil: the store as it is, for reading.
+func (s *Server) executor(repo workflow.Repository) *workflow.Executor {
 	ctrl := workflow.NewActorController(s.cfg.ActorKey)
 	if s.cfg.Users != nil {
 		ctrl = ctrl.WithAdmins(s.cfg.Users.admins()...)
 	}
-	return workflow.NewExecutor(s.cfg.Engine, ctrl, workflow.NewStoreRepository(s.cfg.Store))
+	if repo == nil {
+		repo = workflow.NewStoreRepository(s.cfg.Store)
+	}
+	return workflow.NewExecutor(s.cfg.Engine, ctrl, repo)
 }
 
 // statusWriter remembers the status written, for the access log. It passes Flush

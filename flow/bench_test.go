@@ -192,3 +192,22 @@ func BenchmarkCountingInterceptor(b *testing.B) {
 		benchEngine(b, flow.NewEngine(flow.WithInterceptor(&untimedCounter{}, 0)), g, n+2, nil)
 	})
 }
+
+// BenchmarkCheckpoint runs the 100-node chain taking a checkpoint after every node,
+// its receiver recycling each checkpoint's maps and slices at the next: the cost of
+// per-node durability in the engine, without a store. Target: no allocation per
+// checkpoint beyond the node's own.
+func BenchmarkCheckpoint(b *testing.B) {
+	const n = 100
+	g := testkit.Chain(b, "chain", n, noop)
+	var prev flow.Checkpoint
+	held := false
+	ckpt := flow.WithCheckpoint(func(_ context.Context, cp flow.Checkpoint) error {
+		if held {
+			cp.Recycle(prev.Vars, prev.Trace, &prev.Frontier)
+		}
+		prev, held = cp, true
+		return nil
+	})
+	benchGraph(b, g, n+2, map[string]any{"a": 1, "b": "x"}, ckpt)
+}

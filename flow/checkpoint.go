@@ -34,6 +34,10 @@ type Checkpoint struct {
 	// Trace is the FlowTrace as of the checkpoint (the last node per call path); the
 	// receiver owns it.
 	Trace trace.FlowTrace
+	// Effects are the writes Node's task queued with Context.Effect, in the order
+	// queued (nil when none): the receiver makes them in the step that saves the
+	// checkpoint, or not at all. The receiver owns the slice.
+	Effects []any
 
 	c *checkpointer
 }
@@ -138,7 +142,7 @@ func (r *run) commit(t *token) {
 // function. The maps and slices it hands over are recycled ones when the receiver gave
 // some back, so a checkpoint costs copies, not allocations, and nothing in it grows
 // with the history of the run.
-func (r *run) checkpoint(ctx context.Context, done *token) error {
+func (r *run) checkpoint(ctx context.Context, done *token, effects []any) error {
 	c := r.ckpt
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -197,7 +201,8 @@ func (r *run) checkpoint(ctx context.Context, done *token) error {
 	r.mu.Unlock()
 	r.st.mu.Unlock()
 	c.seq++
-	return c.fn(ctx, Checkpoint{Seq: c.seq, Node: done.node.n.ID, Path: done.call.path, Frontier: st, Vars: vars, Trace: tr, c: c})
+	return c.fn(ctx, Checkpoint{Seq: c.seq, Node: done.node.n.ID, Path: done.call.path, Frontier: st, Vars: vars, Trace: tr,
+		Effects: effects, c: c})
 }
 
 // copyVars makes dst (empty or recycled) a copy of src. Updating a recycled map is

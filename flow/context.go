@@ -2,6 +2,7 @@ package flow
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"math"
 	"sync"
@@ -203,6 +204,46 @@ func (c *Context) Suspend(reason string) {
 	c.st.mu.Lock()
 	(*lockedView)(c).Suspend(reason)
 	c.st.mu.Unlock()
+}
+
+// Effect queues e, a write outside the instance (a counter, a message to send), for
+// the checkpoint that records the completion of the node this view runs: the
+// checkpoint's receiver makes it in the step that saves the checkpoint (a
+// transactional outbox), so it is made if and only if the checkpoint is. A node that
+// does not complete drops what it queued: an attempt that fails (a retry starts with
+// none), a node that suspends, is interrupted, is cancelled or whose run halts before
+// it completes. A process that dies before the checkpoint is saved leaves neither; on
+// resume from the last saved checkpoint the node runs again and queues its effects
+// again, so each is made once.
+//
+// Each branch and each node of a sub-graph call queues its own, delivered in
+// Checkpoint.Effects in the order queued. What e may be is the receiver's contract
+// (session.EffectStore). Effect returns ErrNoCheckpoint when the run takes no
+// checkpoints (no WithCheckpoint) or on a view that is not a running node's (the root
+// view, Engine.RunTask): the caller then cannot have the write made exactly once. A
+// nil e is an error. It may be called from goroutines of the task until it returns.
+func (c *Context) Effect(e any) error {
+	t := c.tok
+	if t == nil {
+		return ErrNoCheckpoint
+	}
+	root := t.call
+	for root.caller != nil {
+		root = root.caller
+	}
+	if r := root.run; r == nil || r.ckpt == nil {
+		return ErrNoCheckpoint
+	}
+	if e == nil {
+		return errors.New("flow: nil effect")
+	}
+	c.st.mu.Lock()
+	if t.effects == nil {
+		t.effects = new([]any)
+	}
+	*t.effects = append(*t.effects, e)
+	c.st.mu.Unlock()
+	return nil
 }
 
 // RunID returns the id of the run: for the view a task or a hook is given, the run

@@ -65,6 +65,16 @@
 // from. Frontier.State and Engine.RestoreFrontier turn it into plain data and back, for
 // a store; Engine.Resume continues from it without replaying what completed.
 //
+// # Checkpoints and effects
+//
+// WithCheckpoint hands the run's state to a function after every completed node, so
+// a process that dies resumes from its last saved checkpoint (package session saves
+// them). A task's writes outside the instance (a counter in Redis, a message to
+// send) are made exactly once when the task queues them with Context.Effect instead
+// of making them: they travel in the Checkpoint of the node's completion, and the
+// receiver makes them in the step that saves it. A node that dies, fails or suspends
+// before that queued nothing that lasts; it runs again and queues them again.
+//
 // # Errors
 //
 // A node failure becomes a *NodeError with a stable code and an ExecutionError record

@@ -23,6 +23,9 @@ var (
 	ErrNotResumable      = errors.New("nothing to resume")
 	ErrBadCondition      = errors.New("condition did not produce a bool")
 	ErrAllBranchesFailed = errors.New("every branch of the split failed")
+	// ErrNoCheckpoint is Context.Effect's when no checkpoint will carry the effect:
+	// the run takes none (no WithCheckpoint), or the view is not a running node's.
+	ErrNoCheckpoint = errors.New("no checkpoint to carry the effect")
 )
 
 // Stable error codes, carried by NodeError.Code and by the structured errors of a run.

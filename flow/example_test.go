@@ -211,3 +211,40 @@ layout:
 	// 2 completed true
 	// 12 completed false
 }
+
+// A task that must write outside the instance exactly once queues the write with
+// Effect; the checkpoint that records the node's completion carries it, and the
+// checkpoint's receiver (a session.EffectStore) makes it in the step that saves the
+// checkpoint. The attempt that failed queued one too, and it was dropped.
+func ExampleContext_Effect() {
+	spec := flow.NewSpec("order")
+	spec.Start("s").LinkTo("charge")
+	attempt := 0
+	spec.Activity("charge").SetRetry(flow.RetryPolicy{Max: 2}).DoFunc(func(ctx context.Context, c *flow.Context, n *flow.Node) error {
+		attempt++
+		if err := c.Effect(fmt.Sprintf("send receipt (attempt %d)", attempt)); err != nil {
+			return err
+		}
+		if attempt == 1 {
+			return flow.MarkRetryable(errors.New("payment service busy"))
+		}
+		return nil
+	}).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	save := flow.WithCheckpoint(func(ctx context.Context, cp flow.Checkpoint) error {
+		fmt.Println(cp.Node, cp.Effects) // a store would save cp and make cp.Effects at once
+		return nil
+	})
+	if _, err := flow.NewEngine().EvalGraph(context.Background(), g, flow.NewContext("o-1"), save); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// s []
+	// charge [send receipt (attempt 2)]
+	// e []
+}

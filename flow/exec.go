@@ -23,6 +23,9 @@ func (r *run) execNode(ctx context.Context, tok *token, local *[]*token) *token 
 	if !ok {
 		return nil
 	}
+	if tok.effects != nil {
+		tok.effects = nil // an earlier node's that did not complete (see Context.Effect)
+	}
 	tok.call.last.Store(int32(tok.node.n.index) + 1)
 	if len(r.icpts) > 0 {
 		return r.execHooked(ctx, tok, local, step)
@@ -116,6 +119,7 @@ func (r *run) execAttempts(ctx context.Context, tok *token, local *[]*token, ste
 		}
 		if a.retry {
 			r.retries.Add(1)
+			tok.effects = nil // the failed attempt's: the retry queues its own
 			if r.waitRetry(ctx, cn.retry, attempt) {
 				if tok.mode == modeResumeCall {
 					// The resumed call failed and its frame is aborted: re-entering it

@@ -77,13 +77,14 @@ const (
 	modeBegin
 )
 
+// token's fields are ordered so that it fits the 192-byte allocation size class.
 type token struct {
 	node        *cnode
-	mode        tokenMode
 	frame       *frame
 	call        *frame
 	branch      string
 	view        Context
+	mode        tokenMode
 	interrupted bool
 	suspended   bool
 	resumed     bool       // restored from the frontier being resumed, until it moves on from that node (Context.Resumed)
@@ -93,6 +94,7 @@ type token struct {
 	resume      []*token   // modeResumeCall: the parked tokens inside the call
 	cp          position   // last committed position, kept only when checkpointing
 	completed   *cnode     // the node this token just completed, for the checkpoint
+	effects     *[]any     // what the node in progress queued with Context.Effect, for its checkpoint
 	failure     *NodeError // modeFailed: the failure to report
 }
 

@@ -128,6 +128,7 @@ func (r *run) park(tok *token) {
 		r.frontier = append(r.frontier, tok.resume...)
 	} else {
 		r.frontier = append(r.frontier, tok)
+		tok.effects = nil // its node did not complete: they never reach a checkpoint
 		if r.live != nil {
 			// A checkpoint a sibling branch takes later must show the token as it is
 			// parked (a suspended node runs again), not where it last moved.
@@ -505,7 +506,8 @@ func iterationBranch(f *frame) string {
 }
 
 // afterStep commits the position of the token that goes on and, when cur completed a
-// node, takes a checkpoint. A failing checkpoint fails the run.
+// node, takes a checkpoint carrying the effects the node queued. A failing checkpoint
+// fails the run.
 func (r *run) afterStep(ctx context.Context, cur, next *token) {
 	if next != nil {
 		r.commit(next)
@@ -515,8 +517,12 @@ func (r *run) afterStep(ctx context.Context, cur, next *token) {
 		return
 	}
 	cur.completed = nil
+	var effects []any
+	if cur.effects != nil {
+		effects, cur.effects = *cur.effects, nil
+	}
 	at := &token{node: done, call: cur.call}
-	if err := r.checkpoint(ctx, at); err != nil {
+	if err := r.checkpoint(ctx, at, effects); err != nil {
 		r.halt(stateFailed, "", nil, r.nodeError(at, CodeCheckpoint, err))
 	}
 }

@@ -103,6 +103,11 @@ var contextMethods = map[string]struct{ min, max int }{
 	"suspendUntil": {1, 1},
 }
 
+// IsContextMethod reports whether the expr evaluator's scripts know context.name
+// (put, get, getOrDefault, containsKey, remove, incr, stop, interrupt, suspend,
+// suspendUntil), for an evaluator that hands the scripts calling only these to it.
+func IsContextMethod(name string) bool { _, ok := contextMethods[name]; return ok }
+
 func (e *ExprEvaluator) compile(src string) (Expression, error) {
 	return e.compileWith(src, true)
 }

@@ -27,14 +27,26 @@ type instance struct {
 	// (guarded by mu), made by the first such save: a save with none of these saves
 	// its argument, and an instance is smaller without it.
 	clear *Snapshot
+	// lost is the error of a checkpoint whose effects were not made: no later save
+	// may record its node as done (see checkpoint).
+	lost error
 }
 
 // checkpoint returns the per-node checkpoint function: it saves the instance with the
-// checkpoint's frontier and variables, status running. A failed save fails the run.
+// checkpoint's frontier and variables, status running, and makes the effects the
+// node queued in the same atomic step (EffectStore). A failed save fails the run.
+//
+// Once a checkpoint carrying effects failed, its node must run again on resume, to
+// make them: a later checkpoint (of a branch still running) would record the node
+// as done, so it fails too, and the outcome keeps the last saved checkpoint's
+// frontier and variables (see finish).
 func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Checkpoint) error {
 	return func(ctx context.Context, cp flow.Checkpoint) error {
 		in.mu.Lock()
 		defer in.mu.Unlock()
+		if in.lost != nil {
+			return fmt.Errorf("session: an earlier checkpoint's effects were not made: %w", in.lost)
+		}
 		// in.snap itself is saved, its body swapped for the checkpoint's and swapped
 		// back if the save fails. A successful save writes the stamped header into it.
 		s := &in.snap
@@ -46,9 +58,12 @@ func (in *instance) checkpoint(fc *flow.Context) func(context.Context, flow.Chec
 		}
 		s.Frontier, s.Vars, s.Trace = f, cp.Vars, cp.Trace
 		undoLease := in.extendLease(s) // this save renews it: see holdLease
-		if err := in.saveLocked(ctx, s, in.version); err != nil {
+		if err := in.saveLocked(ctx, s, in.version, cp.Effects); err != nil {
 			s.Vars, s.Trace, s.Frontier = prevVars, prevTrace, prevFrontier
 			undoLease()
+			if len(cp.Effects) > 0 && !errors.Is(err, ErrNotDurable) { // not durable: saved, effects made
+				in.lost = err
+			}
 			return err
 		}
 		if in.recyclable && in.r.recycles() {
@@ -72,7 +87,10 @@ func (r *Runner) recycles() bool {
 	return false
 }
 
-// finish saves the outcome of a run.
+// finish saves the outcome of a run. After a checkpoint whose effects were not made
+// (in.lost), the outcome keeps the frontier, variables and trace of the last saved
+// checkpoint (in.snap's), not the run's, which has the node done: a resume runs the
+// node again, and its effects with it, as after a crash.
 func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Result, runErr error) (*Result, error) {
 	if res == nil { // the run did not start
 		return nil, errors.Join(runErr, in.markFailed(ctx, runErr))
@@ -81,10 +99,12 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	defer in.mu.Unlock()
 	s := in.snap
 	s.Status, s.Reason, s.RunID, s.Lease = Status(res.Status), res.Reason, res.RunID(), nil
-	s.Vars, s.Trace, s.Frontier = fc.Vars(), fc.Trace(), nil
-	if res.Frontier != nil {
-		st := res.Frontier.State()
-		s.Frontier = &st
+	if in.lost == nil {
+		s.Vars, s.Trace, s.Frontier = fc.Vars(), fc.Trace(), nil
+		if res.Frontier != nil {
+			st := res.Frontier.State()
+			s.Frontier = &st
+		}
 	}
 	s.Errors = slices.Clone(s.Errors)
 	for _, ne := range res.Errors {
@@ -100,7 +120,7 @@ func (in *instance) finish(ctx context.Context, fc *flow.Context, res *flow.Resu
 	out := &Result{Result: res, Context: fc}
 	// A cancelled run is still saved: its outcome must not depend on the ctx that
 	// ended it.
-	err := in.saveLocked(context.WithoutCancel(ctx), &s, in.version)
+	err := in.saveLocked(context.WithoutCancel(ctx), &s, in.version, nil)
 	if err == nil {
 		in.snap = s
 	} else {
@@ -133,24 +153,25 @@ func (in *instance) markFailed(ctx context.Context, cause error) error {
 	if cause != nil {
 		s.Errors = append(slices.Clone(s.Errors), ErrorRecord{Code: "run_failed", Message: cause.Error()})
 	}
-	return in.saveLocked(context.WithoutCancel(ctx), &s, in.version)
+	return in.saveLocked(context.WithoutCancel(ctx), &s, in.version, nil)
 }
 
 func (in *instance) save(ctx context.Context, s *Snapshot, expected int64) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return in.saveLocked(ctx, s, expected)
+	return in.saveLocked(ctx, s, expected, nil)
 }
 
-// saveLocked redacts, seals and saves s expecting version expected; on success
-// in.version is the new version and s carries the stored header.
-func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64) error {
+// saveLocked redacts, seals and saves s expecting version expected, making effects
+// (a checkpoint's, else nil) in the same step; on success in.version is the new
+// version and s carries the stored header.
+func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64, effects []any) error {
 	r := in.r
 	if r.cipher == nil && r.redactor == nil && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
 		// Nothing to redact, seal or drop: the copy below would equal s. The stores
 		// of this package write the stamped header into s only when the save
 		// took effect, and keep no reference to it, so s itself is saved.
-		err := in.store(ctx, s, expected)
+		err := in.store(ctx, s, expected, effects)
 		if err == nil || errors.Is(err, ErrNotDurable) {
 			// A save that is stored but not durable still fails the run, but the
 			// next save (its outcome) must expect the version it stored.
@@ -177,10 +198,11 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64)
 				return err
 			}
 		}
-		err = in.store(ctx, out, expected)
+		err = in.store(ctx, out, expected, effects)
 		// Retry once without the variables named: a name that is no variable
 		// ("frontier", "trace") is a part dropping cannot mend, and a variable may
-		// have that name too, so the names alone cannot tell.
+		// have that name too, so the names alone cannot tell. The retry makes the
+		// effects again: a save that cannot serialize its snapshot writes nothing.
 		if u := dropped(err); u != nil && r.drop && attempt == 0 && namesVar(u.Names, clear.Vars) {
 			vars := make(map[string]any, len(clear.Vars))
 			for k, v := range clear.Vars {
@@ -233,8 +255,17 @@ func dropped(err error) *UnserializableError {
 	return nil
 }
 
-func (in *instance) store(ctx context.Context, s *Snapshot, expected int64) error {
+// store saves s, with effects through the EffectStore (its SaveEffects takes the
+// time to live too), else with the time to live through the TTLStore.
+func (in *instance) store(ctx context.Context, s *Snapshot, expected int64, effects []any) error {
 	r := in.r
+	if len(effects) > 0 {
+		es, ok := r.store.(EffectStore)
+		if !ok {
+			return fmt.Errorf("session: store %T is not an EffectStore: %w", r.store, ErrNoEffectStore)
+		}
+		return es.SaveEffects(ctx, s, expected, r.ttl, effects)
+	}
 	if r.ttl > 0 {
 		ts, ok := r.store.(TTLStore)
 		if !ok {

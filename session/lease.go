@@ -170,7 +170,7 @@ func (in *instance) renew(ctx context.Context) (next time.Duration, err error) {
 	l := *prev
 	l.Renewed, l.Expiry = now, now.Add(in.r.leaseTTL)
 	in.snap.Lease = &l
-	err = in.saveLocked(ctx, &in.snap, in.version)
+	err = in.saveLocked(ctx, &in.snap, in.version, nil)
 	if err != nil && !errors.Is(err, ErrNotDurable) {
 		in.snap.Lease = prev
 	}

@@ -22,6 +22,10 @@ const (
 	OnExit Durability = iota
 	// PerNode also saves after every completed node (flow.WithCheckpoint), so a
 	// process that dies mid-run is resumed without running completed nodes again.
+	// It is what exactly-once effects need: the effects a node queued with
+	// flow.Context.Effect are made by the store (an EffectStore) in the save of the
+	// node's checkpoint. Under OnExit there is no checkpoint to carry them, and
+	// Effect returns flow.ErrNoCheckpoint.
 	PerNode
 )
 
@@ -60,6 +64,9 @@ var (
 	ErrNoFrontier = errors.New("snapshot has no frontier")
 	// ErrSealed: the snapshot is encrypted and the Runner has no Cipher.
 	ErrSealed = errors.New("snapshot is encrypted and no key was given")
+	// ErrNoEffectStore: a node queued effects (flow.Context.Effect) and the Runner's
+	// store is not an EffectStore; the node's checkpoint, and so the run, fails.
+	ErrNoEffectStore = errors.New("effects need an EffectStore such as RedisStore")
 )
 
 // MigrateFunc adapts a snapshot saved under another definition of its graph to g,
@@ -72,6 +79,14 @@ type MigrateFunc func(ctx context.Context, snap *Snapshot, g *flow.Graph) error
 // Runner runs and resumes flow instances with a Store: the instance id is the
 // business key, every outcome is saved, and a resume claims the instance before any
 // node runs, so that two resumes of one instance never run at once.
+//
+// Side effects a task makes itself (a row written, a message sent) happen again when
+// a node runs again after a crash. Made exactly once, they are queued with
+// flow.Context.Effect instead, under PerNode durability with a store that is an
+// EffectStore (RedisStore): the store makes them in the atomic step that saves the
+// node's checkpoint, and a node whose checkpoint was not saved runs again on Recover
+// and queues them again. With a store that is not an EffectStore, a node that queues
+// effects fails its checkpoint with ErrNoEffectStore.
 //
 // The Runner knows nothing of agents: an agent's run waiting for a human is kept in
 // the instance's variables, and a run that never reaches its node again does not

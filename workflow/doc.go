@@ -38,7 +38,9 @@
 // StoreRepository keeps an instance as a session snapshot in any session.Store
 // (memory, file, Redis), with its version check: of two submits of one task at
 // the same moment one wins and the other gets ErrConflict. MemoryRepository does the
-// same in this process, without encoding.
+// same in this process, without encoding. StoreRepository.WithRedactor saves the
+// secrets masked (the variables declared secret or under a sensitive key, and their
+// values wherever the instance quotes them), as a session.Runner saves a run.
 //
 // # Audit
 //

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 )
 
@@ -62,10 +64,52 @@ type Repository interface {
 // (waiting for people), terminated to stopped, completed to completed.
 type StoreRepository struct {
 	store session.Store
+	red   *redact.Redactor
+	meta  []string
 }
 
 // NewStoreRepository returns a Repository on store.
 func NewStoreRepository(store session.Store) *StoreRepository { return &StoreRepository{store: store} }
+
+// WithRedactor returns a repository on r's store that saves every instance redacted
+// with red, as session.WithRedactor saves a run: the variables under a sensitive key
+// or declared secret are saved as redact.Mask and named in Snapshot.Redacted, and the
+// secret values and pattern matches are masked in the other variables and in the
+// history (RedactHistory). A masked variable loads back as the mask: a submit that
+// needs its value for a script or a condition sets it again.
+func (r *StoreRepository) WithRedactor(red *redact.Redactor) *StoreRepository {
+	c := *r
+	c.red = red
+	return &c
+}
+
+// WithMeta returns a repository on r's store that saves meta as the Snapshot.Meta of
+// every instance (the settings a program records for its next calls, such as the
+// redaction rules); by default a save records none.
+func (r *StoreRepository) WithMeta(meta ...string) *StoreRepository {
+	c := *r
+	c.meta = slices.Clone(meta)
+	return &c
+}
+
+// RedactHistory returns a copy of h with each entry's variables masked by red
+// (redact.Redactor.Map), and its comment and actor values as text.
+func RedactHistory(red *redact.Redactor, h []Entry) []Entry {
+	out := make([]Entry, len(h))
+	for i, e := range h {
+		e.Vars = red.Map(e.Vars)
+		e.Comment = red.String(e.Comment)
+		if e.Actor != nil {
+			actor := make(Actor, len(e.Actor))
+			for k, v := range e.Actor {
+				actor[k] = red.String(v)
+			}
+			e.Actor = actor
+		}
+		out[i] = e
+	}
+	return out
+}
 
 // stateVar is the snapshot variable that holds the task states and the history.
 const stateVar = "$workflow"
@@ -114,9 +158,8 @@ func FromSnapshot(snap *session.Snapshot) (*Instance, error) {
 
 // Save writes the instance as a snapshot, expecting inst.Version.
 func (r *StoreRepository) Save(ctx context.Context, inst *Instance) error {
-	vars := make(map[string]any, len(inst.Vars)+1)
-	maps.Copy(vars, inst.Vars)
-	vars[stateVar] = document{Controller: inst.Controller, States: inst.States, History: inst.History}
+	vars, history, masked := r.redacted(inst)
+	vars[stateVar] = document{Controller: inst.Controller, States: inst.States, History: history}
 	status := session.StatusSuspended
 	switch inst.Status {
 	case Done:
@@ -125,13 +168,38 @@ func (r *StoreRepository) Save(ctx context.Context, inst *Instance) error {
 		status = session.StatusStopped
 	}
 	snap := &session.Snapshot{Instance: inst.ID, Graph: inst.Graph, Hash: inst.Hash, Status: status,
-		Vars: vars, Created: inst.Created, Reason: "workflow"}
+		Vars: vars, Created: inst.Created, Reason: "workflow", Redacted: masked, Meta: r.meta}
 	err := r.store.Save(ctx, snap, inst.Version)
 	if err != nil && !errors.Is(err, session.ErrNotDurable) {
 		return err
 	}
 	inst.Version, inst.Created, inst.Updated = snap.Version, snap.Created, snap.Updated
 	return err
+}
+
+// redacted returns the variables (in a new map, with room for stateVar) and the
+// history to save of inst, masked with r's Redactor if it has one, and the names of
+// the variables masked whole, sorted.
+func (r *StoreRepository) redacted(inst *Instance) (vars map[string]any, history []Entry, masked []string) {
+	vars = make(map[string]any, len(inst.Vars)+1)
+	if r.red == nil {
+		maps.Copy(vars, inst.Vars)
+		return vars, inst.History, nil
+	}
+	red := r.red.ForVars(inst.Vars)
+	for _, e := range inst.History {
+		red = red.ForVars(e.Vars) // an earlier value of a secret variable
+	}
+	for k, v := range inst.Vars {
+		if red.Sensitive(k) {
+			vars[k] = redact.Mask
+			masked = append(masked, k)
+		} else {
+			vars[k] = red.Value(v)
+		}
+	}
+	slices.Sort(masked)
+	return vars, RedactHistory(red, inst.History), masked
 }
 
 // document is the stateVar value of an instance, which the session codec writes as

@@ -63,13 +63,46 @@ func resumeRedactor(s *storeFlags, snap *session.Snapshot) (*redact.Redactor, er
 	if err != nil {
 		return nil, err
 	}
+	st.addRecorded(snap)
+	return st.redactor()
+}
+
+// redactSettings returns the settings of the --redact lists names and the
+// --redact-pattern expressions patterns.
+func redactSettings(names, patterns []string) (settings, error) {
+	keys, err := redactKeys(names)
+	if err != nil {
+		return settings{}, err
+	}
+	var st settings
+	st.addRedact(keys...)
+	st.addPatterns(patterns...)
+	return st, nil
+}
+
+// addRecorded adds to st the redaction rules recorded with snap: the variables its
+// last save masked, the --redact names and the patterns. A snapshot that cannot be
+// opened, or that records a bad setting, adds none: the command that reads it
+// reports that.
+func (st *settings) addRecorded(snap *session.Snapshot) {
 	if opened := openedSnapshot(snap); opened != nil {
-		if rec, err := recordedSettings(opened); err == nil { // a bad one is reported later
+		if rec, err := recordedSettings(opened); err == nil {
 			st.addRedact(rec.redact...)
 			st.addPatterns(rec.patterns...)
 		}
 	}
-	return st.redactor()
+}
+
+// redactMeta returns the Snapshot.Meta entries that record st's names and patterns.
+func (st settings) redactMeta() []string {
+	m := make([]string, 0, len(st.redact)+len(st.patterns))
+	for _, k := range st.redact {
+		m = append(m, metaRedact+"="+k)
+	}
+	for _, p := range st.patterns {
+		m = append(m, metaRedactPattern+"="+p)
+	}
+	return m
 }
 
 // redactOutput masks o, the output of a run whose variables were vars: the variables

@@ -45,14 +45,7 @@ func TestRedactLeavesNoTraceOfTheValue(t *testing.T) {
 	add("resume", code, stdout, stderr)
 	code, stdout, stderr = call(t, cmdAudit, audit)
 	add("audit", code, stdout, stderr)
-	require.NoError(t, filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			b, err := os.ReadFile(path)
-			artifacts[path] = string(b)
-			return err
-		}
-		return err
-	}))
+	addFiles(t, artifacts, dir)
 	for _, f := range []string{audit, filepath.Join(dir, "sessions", "leave-text.json"), filepath.Join(dir, "sessions", "leave-json.json")} {
 		require.Contains(t, artifacts, f)
 	}
@@ -61,6 +54,19 @@ func TestRedactLeavesNoTraceOfTheValue(t *testing.T) {
 		assert.NotContains(t, strings.ToLower(text), "lovelace", what)
 	}
 	assert.Contains(t, artifacts["resume"], `"note": "approved for ***"`, "masked where another variable copies it")
+}
+
+// addFiles adds to artifacts the content of every file under dir, by path.
+func addFiles(t *testing.T, artifacts map[string]string, dir string) {
+	t.Helper()
+	require.NoError(t, filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			b, err := os.ReadFile(path)
+			artifacts[path] = string(b)
+			return err
+		}
+		return err
+	}))
 }
 
 // --redact and --redact-pattern apply without a store, to the output; a pattern is

@@ -16,6 +16,8 @@ import (
 
 	"github.com/flowteam/flowteam/console"
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
+	"github.com/flowteam/flowteam/session"
 )
 
 const serveUsage = `Usage: flowteam serve DEFS --store DSN [--audit FILE|DIR] [--addr 127.0.0.1:8080] [--users FILE]
@@ -38,7 +40,16 @@ Flags:
                      Bearer TOKEN, or the sign-in form's cookie); without it, the
                      console is read-only
   --actor-key K      the meta key naming a node's actor (default actor)
-  --redact NAME      mask this variable too (repeatable)
+  --redact KEYS      comma-separated variables declared secret (repeatable), as for
+                     task: their values are masked as *** on every page, in the
+                     JSON API and in error messages, also where other text quotes
+                     them (another variable, a comment, the history, a suspend
+                     reason); and each instance is masked by the rules it records.
+                     A claim or submit saves the instance masked, recording the
+                     rules, once the instance or the flags have any, as
+                     "flowteam task" does
+  --redact-pattern RE  also mask every match of the regular expression RE
+                     (repeatable; recorded with the instances as --redact is)
 
 SIGINT and SIGTERM shut the server down gracefully. Exit codes: 0 shut down; 1 the
 server failed; 2 bad usage, definitions, store or users file.
@@ -46,7 +57,7 @@ server failed; 2 bad usage, definitions, store or users file.
 
 type serveConfig struct {
 	dsn, audit, addr, users, actorKey string
-	redact                            setFlag
+	redact, patterns                  setFlag // --redact, --redact-pattern
 	files                             []string
 }
 
@@ -88,11 +99,15 @@ func parseServeArgs(args []string) (cfg serveConfig, help bool, err error) {
 	fs.StringVar(&cfg.users, "users", "", "")
 	fs.StringVar(&cfg.actorKey, "actor-key", "actor", "")
 	fs.Var(&cfg.redact, "redact", "")
+	fs.Var(&cfg.patterns, "redact-pattern", "")
 	cfg.files, help, err = parseCommandLine(fs, args)
 	if help || err != nil {
 		return cfg, help, err
 	}
-	if err := checkNotEmpty(fs, "store", "audit", "addr", "users", "actor-key"); err != nil {
+	if err := checkNotEmpty(fs, "store", "audit", "addr", "users", "actor-key", "redact", "redact-pattern"); err != nil {
+		return cfg, false, err
+	}
+	if _, err := serveRedactor(cfg); err != nil {
 		return cfg, false, err
 	}
 	switch {
@@ -129,7 +144,7 @@ func newConsole(cfg serveConfig, logger *slog.Logger) (srv *console.Server, user
 			return nil, nil, nil, err
 		}
 	}
-	red, err := newRedactor(cfg.redact, nil)
+	red, err := serveRedactor(cfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -138,12 +153,43 @@ func newConsole(cfg serveConfig, logger *slog.Logger) (srv *console.Server, user
 		return nil, nil, nil, err
 	}
 	srv, err = console.New(console.Config{Engine: eng, Sources: sources, Store: store, Audit: cfg.audit,
-		Users: users, ActorKey: cfg.actorKey, Redactor: red, Logger: logger, Loopback: console.IsLoopback(cfg.addr)})
+		Users: users, ActorKey: cfg.actorKey, Redactor: red, Redaction: serveRedaction(cfg), Logger: logger, Loopback: console.IsLoopback(cfg.addr)})
 	if err != nil {
 		closeStore()
 		return nil, nil, nil, err
 	}
 	return srv, users, func() { srv.Close(); closeStore() }, nil
+}
+
+// serveRedactor returns the Redactor of the --redact and --redact-pattern flags.
+func serveRedactor(cfg serveConfig) (*redact.Redactor, error) {
+	st, err := redactSettings(cfg.redact, cfg.patterns)
+	if err != nil {
+		return nil, err
+	}
+	return st.redactor()
+}
+
+// serveRedaction returns the console's redaction of an instance, as "flowteam task"
+// redacts it: the --redact names and --redact-pattern expressions and those the
+// instance records; with any, a save masks the instance and records them all.
+func serveRedaction(cfg serveConfig) func(*session.Snapshot) (console.Redaction, error) {
+	return func(snap *session.Snapshot) (console.Redaction, error) {
+		// Built anew for each request: settings' slices grow in place, and requests
+		// run concurrently.
+		st, err := redactSettings(cfg.redact, cfg.patterns)
+		if err != nil {
+			return console.Redaction{}, err
+		}
+		if snap != nil {
+			st.addRecorded(snap)
+		}
+		red, err := st.redactor()
+		if err != nil {
+			return console.Redaction{}, err // a pattern the instance records that no longer compiles
+		}
+		return console.Redaction{Redactor: red, Store: st.redacts(), Meta: st.redactMeta()}, nil
+	}
 }
 
 // serveUntilSignal serves on ln until SIGINT or SIGTERM, then shuts down: requests

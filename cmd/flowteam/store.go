@@ -308,12 +308,7 @@ func (st settings) meta() []string {
 	if st.solonTypes {
 		m = append(m, metaSolonTypes+"=true")
 	}
-	for _, k := range st.redact {
-		m = append(m, metaRedact+"="+k)
-	}
-	for _, p := range st.patterns {
-		m = append(m, metaRedactPattern+"="+p)
-	}
+	m = append(m, st.redactMeta()...)
 	return append(m, st.other...)
 }
 
@@ -372,13 +367,11 @@ func (s *storeFlags) settings(steps int) (settings, error) {
 	if err != nil {
 		return settings{}, fmt.Errorf("--durability: %w", err)
 	}
-	keys, err := redactKeys(s.redact)
+	st, err := redactSettings(s.redact, s.patterns)
 	if err != nil {
 		return settings{}, err
 	}
-	st := settings{durability: d, steps: steps, solonTypes: s.solonTypes}
-	st.addRedact(keys...)
-	st.addPatterns(s.patterns...)
+	st.durability, st.steps, st.solonTypes = d, steps, s.solonTypes
 	return st, nil
 }
 

@@ -60,6 +60,20 @@ Flags:
   --if-waiting       submit only if the task is waiting (else exit 3)
   --set KEY=VALUE    set an instance variable first, as for run (repeatable)
   --comment TEXT     a comment for the history
+  --redact KEYS      comma-separated variables declared secret (repeatable), as
+                     for run: their values are masked as *** in the output (text
+                     and json), error messages, the audit and the store, also
+                     where other text quotes them (another variable, a comment,
+                     the history); variables under sensitive keys (password,
+                     token, api_key, ...) are masked in the output and the audit
+                     always, in the store too once --redact or --redact-pattern
+                     is given. The instance records them at its next save, and
+                     every later command masks them again, --redact or not. The
+                     store holds *** for a masked variable, so a command knows
+                     the value only from --set: set it again where a script or
+                     a condition needs it, or a comment quotes it
+  --redact-pattern RE  also mask every match of the regular expression RE
+                     (repeatable; recorded with the instance as --redact is)
   --audit FILE       claim, submit: append a task record of what took effect to
                      FILE (JSON Lines, as "flowteam run --audit" writes; read it
                      with "flowteam audit FILE"): STARTED for a claim, COMPLETED
@@ -88,6 +102,7 @@ type taskConfig struct {
 	audit                                                    string
 	actor, actorKey                                          string
 	admins, sets                                             setFlag
+	redact, patterns                                         setFlag // --redact, --redact-pattern
 	ifWaiting                                                bool
 	files                                                    []string
 	actorGiven                                               bool
@@ -104,11 +119,12 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam task %s: %v\n\n%s", cfg.sub, err, taskUsage)
 		return exitUsage
 	}
+	var red *redact.Redactor // masks the error messages once the rules are known
 	fail := func(err error) int {
 		if errors.Is(err, workflow.ErrWrongController) {
 			err = fmt.Errorf("%w (give every command of an instance the same --actor-key)", err)
 		}
-		fmt.Fprintf(stderr, "flowteam task %s: %v\n", cfg.sub, err)
+		fmt.Fprintf(stderr, "flowteam task %s: %s\n", cfg.sub, red.String(err.Error()))
 		return taskExit(err)
 	}
 	open := openExistingStore
@@ -120,23 +136,34 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 		return fail(badInput{err})
 	}
 	defer closeStore()
+	ctx, stop := interruptible()
+	defer stop()
+	vars, err := runVars(runConfig{sets: cfg.sets})
+	if err != nil {
+		return fail(badInput{err})
+	}
+	st, red, err := taskRedactor(ctx, store, cfg, vars)
+	if err != nil {
+		return fail(err)
+	}
 	repo := workflow.NewStoreRepository(store)
+	if st.redacts() {
+		repo = repo.WithRedactor(red).WithMeta(st.redactMeta()...)
+	}
 	var ta *taskAudit
 	if cfg.audit != "" {
-		ra, err := openRunAudit(cfg.audit, session.PerNode, stderr, redact.New()) // each record written and synced at once
+		ra, err := openRunAudit(cfg.audit, session.PerNode, stderr, red) // each record written and synced at once
 		if err != nil {
 			return fail(badInput{err})
 		}
 		defer ra.Close()
 		ta = &taskAudit{audit: ra.audit}
 	}
-	ctx, stop := interruptible()
-	defer stop()
 	var out any
 	if cfg.sub == "history" {
-		out, err = taskHistory(ctx, repo, cfg.instance)
+		out, err = taskHistory(ctx, repo, cfg.instance, red)
 	} else {
-		out, err = runTask(ctx, cfg, repo, ta.options()...)
+		out, err = runTask(ctx, cfg, repo, vars, ta.options()...)
 	}
 	if err != nil {
 		return fail(err)
@@ -145,10 +172,36 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("write output: %w", err))
 	}
 	if ta != nil && ta.err != nil {
-		fmt.Fprintf(stderr, "flowteam task %s: it took effect, but its audit record was not written: %v\n", cfg.sub, ta.err)
+		fmt.Fprintf(stderr, "flowteam task %s: it took effect, but its audit record was not written: %s\n", cfg.sub, red.String(ta.err.Error()))
 		return exitFail
 	}
 	return exitOK
+}
+
+// taskRedactor returns the redaction settings of a task command on cfg.instance (the
+// --redact names and patterns, and those the stored instance records) and their
+// Redactor, which has learned the secret values of the stored variables and of vars,
+// the --set ones.
+func taskRedactor(ctx context.Context, store session.Store, cfg taskConfig, vars map[string]any) (settings, *redact.Redactor, error) {
+	st, err := redactSettings(cfg.redact, cfg.patterns)
+	if err != nil {
+		return st, nil, badInput{err}
+	}
+	snap, err := store.Load(ctx, cfg.instance)
+	switch {
+	case err == nil:
+		st.addRecorded(snap)
+	case !errors.Is(err, session.ErrNotFound):
+		return st, nil, err
+	}
+	red, err := st.redactor()
+	if err != nil {
+		return st, nil, err // a pattern the instance records that no longer compiles
+	}
+	if snap != nil {
+		red = red.ForVars(snap.Vars)
+	}
+	return st, red.ForVars(vars), nil
 }
 
 // taskAudit writes the claims and submits of one command to the --audit file.
@@ -210,6 +263,8 @@ func parseTaskArgs(args []string) (cfg taskConfig, help bool, err error) {
 	fs.StringVar(&cfg.actorKey, "actor-key", "actor", "")
 	fs.Var(&cfg.admins, "admin", "")
 	fs.Var(&cfg.sets, "set", "")
+	fs.Var(&cfg.redact, "redact", "")
+	fs.Var(&cfg.patterns, "redact-pattern", "")
 	fs.BoolVar(&cfg.ifWaiting, "if-waiting", false, "")
 	outputFlag(fs, &cfg.output)
 	pos, help, err := parseCommandLine(fs, args)
@@ -221,7 +276,8 @@ func parseTaskArgs(args []string) (cfg taskConfig, help bool, err error) {
 	}
 	cfg.sub, cfg.files = pos[0], pos[1:]
 	cfg.actorGiven = flagGiven(fs, "actor")
-	if err := checkNotEmpty(fs, "graph", "instance", "store", "node", "action", "actor", "actor-key", "admin", "audit"); err != nil {
+	if err := checkNotEmpty(fs, "graph", "instance", "store", "node", "action", "actor", "actor-key", "admin", "audit",
+		"redact", "redact-pattern"); err != nil {
 		return cfg, false, err
 	}
 	return cfg, false, checkTaskArgs(fs, &cfg)
@@ -234,7 +290,7 @@ func checkTaskArgs(fs *flag.FlagSet, cfg *taskConfig) error {
 		"state": {"instance", "store", "node"}, "submit": {"instance", "store", "node", "action", "actor"},
 		"history": {"instance", "store"},
 	}
-	allowed := map[string]string{
+	allowed := map[string]string{ // and, to every subcommand, redact and redact-pattern
 		"claim":   "graph instance store actor actor-key admin set audit output",
 		"find":    "graph instance store actor-key output",
 		"next":    "graph instance store actor actor-key admin output",
@@ -253,7 +309,7 @@ func checkTaskArgs(fs *flag.FlagSet, cfg *taskConfig) error {
 	}
 	var extra error
 	fs.Visit(func(f *flag.Flag) {
-		if extra == nil && !strings.Contains(" "+allowed[cfg.sub]+" ", " "+f.Name+" ") {
+		if extra == nil && !strings.Contains(" "+allowed[cfg.sub]+" redact redact-pattern ", " "+f.Name+" ") {
 			extra = fmt.Errorf("--%s does not apply to %s", f.Name, cfg.sub)
 		}
 	})
@@ -268,19 +324,20 @@ func checkTaskArgs(fs *flag.FlagSet, cfg *taskConfig) error {
 		return fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	}
 	for _, s := range cfg.sets {
-		if k, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("--set %q: want KEY=VALUE", s)
+		if err := checkSet(s); err != nil {
+			return err
 		}
 	}
-	return nil
+	st, err := redactSettings(cfg.redact, cfg.patterns)
+	if err == nil {
+		_, err = st.redactor() // a pattern that does not compile
+	}
+	return err
 }
 
 // runTask loads the definitions and runs a subcommand other than history.
-func runTask(ctx context.Context, cfg taskConfig, repo workflow.Repository, opts ...workflow.Option) (any, error) {
-	vars, err := runVars(runConfig{sets: cfg.sets})
-	if err != nil {
-		return nil, badInput{err}
-	}
+// vars are the --set variables.
+func runTask(ctx context.Context, cfg taskConfig, repo workflow.Repository, vars map[string]any, opts ...workflow.Option) (any, error) {
 	files, err := definitionFiles(cfg.files)
 	if err != nil {
 		return nil, badInput{err}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/workflow"
 )
 
@@ -77,16 +78,19 @@ func standing(ctx context.Context, x *workflow.Executor, graph, id string, task 
 	return standingJSON{Instance: id, Graph: graph, Status: inst.Status, Task: newTaskJSON(task)}, nil
 }
 
-func taskHistory(ctx context.Context, repo workflow.Repository, id string) (any, error) {
+// taskHistory is the output of history: the instance's submits, their variables,
+// comments and actors masked with red, which learns the secret values of the
+// instance's variables and of every entry's.
+func taskHistory(ctx context.Context, repo workflow.Repository, id string, red *redact.Redactor) (any, error) {
 	inst, err := repo.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	h := inst.History
-	if h == nil {
-		h = []workflow.Entry{}
+	red = red.ForVars(inst.Vars)
+	for _, e := range inst.History {
+		red = red.ForVars(e.Vars)
 	}
-	return historyJSON{Instance: id, Graph: inst.Graph, Status: inst.Status, History: h}, nil
+	return historyJSON{Instance: id, Graph: inst.Graph, Status: inst.Status, History: workflow.RedactHistory(red, inst.History)}, nil
 }
 
 // writeTaskOutput prints out as JSON or as text.

@@ -247,3 +247,103 @@ func TestTaskCommandAuditWriteFailure(t *testing.T) {
 	out := taskJSONOf(t, exitOK, "state", leaveApprovalYML, "--instance", "req-1", "--store", store, "--node", "file")
 	assert.Equal(t, "completed", out["state"])
 }
+
+// The leave-approval example played with --redact employee and --redact-pattern
+// leaves the employee's name and the card number in no artifact: not in the output
+// of claim, submit, find, next, state and history (text and JSON), nor in an error
+// message, the store, the audit file, "flowteam audit", "sessions list" or "sessions
+// show". The commands after the first give no --redact: the instance records the
+// rules. A command that sets the name again (as one that needs it does: the store
+// holds ***) has it masked where other text quotes it.
+func TestTaskRedactLeavesNoTraceOfTheValue(t *testing.T) {
+	const name, card = "Ada Lovelace", "card-4242"
+	dir := t.TempDir()
+	store := "file:" + filepath.Join(dir, "sessions")
+	audit := filepath.Join(dir, "audit.jsonl")
+	artifacts := map[string]string{}
+	add := func(want int, args ...string) string {
+		t.Helper()
+		code, stdout, stderr := taskCmd(t, args...)
+		require.Equal(t, want, code, "%v: %s", args, stderr)
+		artifacts[strings.Join(args, " ")] = stdout + stderr
+		return stdout + stderr
+	}
+	setName := "employee=\"" + name + "\""
+	for _, format := range []string{"text", "json"} {
+		on := func(args ...string) []string {
+			return append([]string{args[0], leaveApprovalYML, "--instance", "req-" + format, "--store", store,
+				"--output", format}, args[1:]...)
+		}
+		add(exitOK, on("claim", "--actor", "employee", "--set", "days=8", "--set", setName,
+			"--redact", "employee", "--redact-pattern", `card-\d+`, "--audit", audit)...)
+		add(exitOK, on("submit", "--actor", "employee", "--node", "file", "--action", "forward", "--set", setName,
+			"--set", `note="leave for `+name+`"`, "--comment", "filed by "+name, "--audit", audit)...)
+		add(exitOK, on("submit", "--actor", "lead", "--node", "lead", "--action", "back",
+			"--comment", "pay with "+card+"?", "--audit", audit)...)
+		add(exitNotPermitted, on("submit", "--actor", "lead", "--node", "file", "--action", "forward", "--set", setName)...)
+		add(exitOK, on("find")...)
+		add(exitOK, on("next")...)
+		add(exitOK, on("state", "--node", "lead")...)
+		out := add(exitOK, "history", "--instance", "req-"+format, "--store", store, "--output", format)
+		assert.Contains(t, out, "filed by ***", format)
+		assert.Contains(t, out, "pay with ***?", format)
+	}
+	out := add(exitOK, "history", "--instance", "req-json", "--store", store, "--output", "json")
+	assert.Contains(t, out, `"vars":{"employee":"***","note":"leave for ***"}`)
+
+	def := filepath.Join(dir, "bad.yml")
+	require.NoError(t, os.WriteFile(def, []byte(`id: bad
+layout:
+  - {id: s, type: start, link: a}
+  - {id: a, meta: {actor: x}, task: 'context.put("n", int(employee))', link: e}
+  - {id: e, type: end}
+`), 0o644))
+	bad := []string{def, "--instance", "bad", "--store", store, "--actor", "x", "--set", setName, "--redact", "employee"}
+	add(exitOK, append([]string{"claim"}, bad...)...)
+	out = add(exitFail, append([]string{"submit", "--node", "a", "--action", "forward"}, bad...)...)
+	assert.Contains(t, out, "int(***)", "the error message quotes the value")
+
+	for _, args := range [][]string{{"list", "--store", store}, {"list", "--store", store, "--output", "json"},
+		{"show", "req-text", "--store", store}, {"show", "req-json", "--store", store}} {
+		code, stdout, stderr := call(t, cmdSessions, args...)
+		require.Equal(t, exitOK, code, stderr)
+		artifacts["sessions "+strings.Join(args, " ")] = stdout + stderr
+	}
+	code, stdout, stderr := call(t, cmdAudit, audit)
+	require.Equal(t, exitOK, code, stderr)
+	artifacts["audit"] = stdout + stderr
+	assert.Contains(t, stdout, `submit forward by actor=employee: "filed by ***"`)
+	addFiles(t, artifacts, dir)
+	for _, f := range []string{audit, filepath.Join(dir, "sessions", "req-text.json"), filepath.Join(dir, "sessions", "req-json.json")} {
+		require.Contains(t, artifacts, f)
+	}
+	for what, text := range artifacts {
+		assert.NotContains(t, strings.ToLower(text), "lovelace", what)
+		assert.NotContains(t, text, card, what)
+	}
+}
+
+// Without --redact an instance is stored whole, and the output still masks: the
+// variables under sensitive keys always, a variable named with --redact (and its
+// value where the history quotes it) when the command names it. A pattern that does
+// not compile is bad input.
+func TestTaskHistoryMasksWhatTheStoreHolds(t *testing.T) {
+	dir := t.TempDir()
+	store := "file:" + dir
+	on := []string{leaveApprovalYML, "--instance", "r", "--store", store, "--actor", "employee"}
+	taskJSONOf(t, exitOK, append([]string{"claim", "--set", `api_key="k-123456"`, "--set", `employee="Grace Hopper"`}, on...)...)
+	taskJSONOf(t, exitOK, append([]string{"submit", "--node", "file", "--action", "forward", "--set", `api_key="k-123456"`,
+		"--comment", "for Grace Hopper"}, on...)...)
+	raw, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), "k-123456", "stored whole without --redact, for the next submit's scripts")
+
+	_, stdout, _ := taskCmd(t, "history", "--instance", "r", "--store", store, "--output", "json")
+	assert.NotContains(t, stdout, "k-123456")
+	assert.Contains(t, stdout, `"vars":{"api_key":"***"},"comment":"for Grace Hopper"`)
+	_, stdout, _ = taskCmd(t, "history", "--instance", "r", "--store", store, "--redact", "employee")
+	assert.Contains(t, stdout, `"for ***"`)
+	code, _, stderr := taskCmd(t, "history", "--instance", "r", "--store", store, "--redact-pattern", "(")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--redact-pattern "("`)
+}

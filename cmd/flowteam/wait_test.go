@@ -37,7 +37,10 @@ func TestRunAndResumeWait(t *testing.T) {
 		require.Equal(t, exitOK, code, stderr)
 		assert.Equal(t, "suspended", out["status"], "resumed before its time")
 	}
-	time.Sleep(time.Until(start.Add(300 * time.Millisecond)))
+	// The wait runs from the node's first run, which the reason records.
+	until, err := time.Parse(time.RFC3339Nano, strings.TrimPrefix(out["reason"].(string), "until "))
+	require.NoError(t, err, out["reason"])
+	time.Sleep(time.Until(until) + 10*time.Millisecond)
 	code, out, stderr = callJSON(t, cmdResume, "p-1", "--store", dsn)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Equal(t, "completed", out["status"])

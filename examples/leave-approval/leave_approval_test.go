@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -153,4 +154,27 @@ func TestLeaveApprovalAudit(t *testing.T) {
 	assert.Equal(t, "tasks of instance req-7  graph leave-approval  (claims and submits)", lines[0])
 	assert.Regexp(t, `#0  STARTED      lead  claim by actor=lead -> running$`, lines[1])
 	assert.Regexp(t, `#0  COMPLETED    lead  submit back by actor=lead: "which dates\?" -> running$`, lines[2])
+}
+
+// The README's secrets: the employee's name, declared secret on the first command,
+// is in neither the store nor the history, though the submit's comment quotes it.
+func TestLeaveApprovalRedact(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions")
+	dsn := "file:" + dir
+	name := `employee="Ada Lovelace"`
+	for _, step := range [][]string{
+		{"claim", "--actor", "employee", "--set", "days=8", "--set", name, "--redact", "employee"},
+		{"submit", "--actor", "employee", "--node", "file", "--action", "forward", "--set", name, "--comment", "Ada Lovelace, 8 days"},
+	} {
+		code, _ := task(t, dsn, step[0], step[1:]...)
+		require.Equal(t, 0, code, "%v", step)
+	}
+	history, err := exec.Command(flowteam(t), "task", "history", "--instance", "req-7", "--store", dsn).Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(history), `"***, 8 days"`)
+	stored, err := os.ReadFile(filepath.Join(dir, "req-7.json"))
+	require.NoError(t, err)
+	for _, text := range []string{string(history), string(stored)} {
+		assert.NotContains(t, text, "Lovelace")
+	}
 }

@@ -32,9 +32,10 @@
 //
 // The run and its context: it.hasNext() and it.next() on an Iterator a Go task put;
 // System.out.println (the evaluator's slog logger); context.put, get, getOrDefault,
-// containsKey, remove, incr, stop, interrupt, suspend (and suspendUntil in a script
-// with no Java in it, which the expr evaluator runs), runTask("@name") (the engine's
-// Go task, in the script's branch) and eventBus().send(topic, payload)
+// containsKey, remove, incr, stop, interrupt, suspend, suspendUntil("10m" or an RFC
+// 3339 time: a duration counts from the node's first run; it returns whether the wait
+// is over, see flow.SuspendUntil), runTask("@name") (the engine's Go task, in the
+// script's branch) and eventBus().send(topic, payload)
 // (flow.Context.Publish: every flow.EventInterceptor of the run sees it). An unset
 // variable reads as null.
 //

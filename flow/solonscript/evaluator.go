@@ -155,7 +155,7 @@ func needsJava(src string) bool {
 			return true
 		}
 		if t.text == "." && i > 0 && i+2 < len(sig) && sig[i+1].kind == tkIdent && sig[i+2].text == "(" {
-			if sig[i-1].text != "context" || !exprContextMethods[sig[i+1].text] {
+			if sig[i-1].text != "context" || !flow.IsContextMethod(sig[i+1].text) {
 				return true
 			}
 		}
@@ -167,11 +167,6 @@ var javaWords = map[string]bool{
 	"if": true, "else": true, "while": true, "for": true, "do": true, "return": true, "new": true, "final": true,
 	"switch": true, "break": true, "continue": true, "try": true, "throw": true, "System": true, "Thread": true,
 	"int": true, "long": true, "double": true, "float": true, "boolean": true, "String": true, "var": true, "char": true,
-}
-
-var exprContextMethods = map[string]bool{
-	"put": true, "get": true, "getOrDefault": true, "containsKey": true, "remove": true, "incr": true,
-	"stop": true, "interrupt": true, "suspend": true, "suspendUntil": true,
 }
 
 // fileError gives a translation error the form flow locates in a definition.

@@ -92,6 +92,65 @@ func TestExprSuspendUntil(t *testing.T) {
 	assert.WithinDuration(t, time.Now().Add(time.Hour), time.UnixMilli(at), time.Minute)
 }
 
+// A Java script's context.suspendUntil is expr's: a duration counts from the node's
+// first run, whose due time is recorded as flow.SuspendUntil records it; a resume
+// before it suspends again at the same time, and one after it goes on, the call
+// returning true. An RFC 3339 time is taken as it is.
+func TestJavaSuspendUntil(t *testing.T) {
+	spec := flow.NewSpec("g")
+	spec.Start("s").LinkTo("t")
+	spec.Activity("t").SetTask(`int n = context.incr("runs");
+		if (!context.suspendUntil(wait)) { return; }
+		context.put("over", true);`).LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine(flow.WithEvaluator(solonscript.New()))
+	require.NoError(t, eng.Register(g))
+	ctx := context.Background()
+
+	fc := flow.NewContextWith("i", map[string]any{"wait": "10m"})
+	res, err := eng.Eval(ctx, "g", fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	at, ok := fc.GetInt(flow.WakeAtVar + "t")
+	require.True(t, ok, "the due time is recorded")
+	due := time.UnixMilli(at)
+	assert.WithinDuration(t, time.Now().Add(10*time.Minute), due, time.Minute)
+	assert.Equal(t, "until "+due.UTC().Format(time.RFC3339Nano), res.Reason)
+	assert.Nil(t, fc.Value("over"))
+
+	fc.Set("wait", "1h") // a later run's argument does not move the recorded time
+	res, err = eng.Resume(ctx, res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status, "resumed before its time")
+	again, _ := fc.GetInt(flow.WakeAtVar + "t")
+	assert.Equal(t, at, again)
+
+	fc.Set(flow.WakeAtVar+"t", time.Now().Add(-time.Millisecond).UnixMilli()) // the time has passed
+	res, err = eng.Resume(ctx, res.Frontier, fc)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, true, fc.Value("over"))
+	assert.Equal(t, int64(3), fc.Value("runs"))
+	assert.NotContains(t, fc.Vars(), flow.WakeAtVar+"t")
+
+	for wait, want := range map[string]flow.Status{"2001-02-03T04:05:06Z": flow.StatusCompleted, "2999-06-01T09:00:00Z": flow.StatusSuspended} {
+		fc = flow.NewContextWith("i", map[string]any{"wait": wait})
+		res, err = eng.Eval(ctx, "g", fc)
+		require.NoError(t, err)
+		assert.Equal(t, want, res.Status, wait)
+		if want == flow.StatusSuspended {
+			assert.Equal(t, "until "+wait, res.Reason)
+		}
+	}
+
+	fc = flow.NewContextWith("i", map[string]any{"wait": "soon"})
+	_, err = eng.Eval(ctx, "g", fc)
+	require.ErrorIs(t, err, flow.ErrSuspendUntil)
+	assert.Contains(t, err.Error(), `"soon" is neither an RFC 3339 time nor a duration`)
+}
+
 func TestConditions(t *testing.T) {
 	ev := solonscript.New()
 	for _, tc := range []struct {

@@ -355,6 +355,8 @@ func (o contextObject) method(key string) func(goja.FunctionCall) goja.Value {
 			m.control().Suspend(reason)
 			return goja.Undefined()
 		}
+	case "suspendUntil":
+		return func(c goja.FunctionCall) goja.Value { return m.rt.ToValue(m.suspendUntil(str(c, 0))) }
 	case "runTask":
 		return func(c goja.FunctionCall) goja.Value { m.runTask(str(c, 0)); return goja.Undefined() }
 	case "eventBus":
@@ -403,6 +405,24 @@ func (m *machine) incr(key string, c goja.FunctionCall) goja.Value {
 		panic(m.rt.NewGoError(err))
 	}
 	return m.rt.ToValue(n)
+}
+
+// suspendUntil is context.suspendUntil(at), as the expr evaluator runs it: at is an
+// RFC 3339 time or a Go duration ("10m") from the node's first run (the time
+// flow.SuspendUntil records then). It reports whether the wait is over.
+func (m *machine) suspendUntil(at string) bool {
+	if m.b.fc == nil || m.b.node == nil {
+		panic(m.rt.NewGoError(fmt.Errorf("%w: only a node's script can suspend until a time", flow.ErrSuspendUntil)))
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		d, derr := time.ParseDuration(at)
+		if derr != nil {
+			panic(m.rt.NewGoError(fmt.Errorf("%w: %q is neither an RFC 3339 time nor a duration", flow.ErrSuspendUntil, at)))
+		}
+		t = time.Now().Add(d)
+	}
+	return flow.SuspendUntil(m.b.fc, m.b.node, t)
 }
 
 // taskOnly fails a call that needs the run (runTask, eventBus) in a condition.
