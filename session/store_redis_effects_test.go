@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/session/storetest"
 )
@@ -116,5 +119,56 @@ func TestRedisSaveEffectsFailing(t *testing.T) {
 			t.Log(err)
 			require.NoError(t, s.store.SaveEffects(ctx, storetest.NewSnapshot(id), 1, 0, nil), "the instance is saved as before")
 		})
+	}
+}
+
+// TestRedisEffectsExactlyOnce: a per-node run whose tasks count themselves with an
+// effect, and whose Redis goes away while a node runs (its checkpoint is not saved),
+// is recovered from the last checkpoint: the node runs twice, its count is made once,
+// in the instance's slot.
+func TestRedisEffectsExactlyOnce(t *testing.T) {
+	ctx := t.Context()
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	store := session.NewRedisStore(rdb)
+	const id = "once-1"
+	countKey := func(node string) string { return "fx:" + store.Tag(id) + ":" + node }
+
+	var closeOnce sync.Once
+	ran := newCounter()
+	task := func(_ context.Context, c *flow.Context, n *flow.Node) error {
+		ran.add(n.ID)
+		if err := c.Effect(session.RedisEffect{Name: "INCR", Key: countKey(n.ID)}); err != nil {
+			return err
+		}
+		if n.ID == "b" {
+			closeOnce.Do(mr.Close) // the checkpoint of b, and b's count, are not saved
+		}
+		return nil
+	}
+	s := flow.NewSpec("count")
+	s.Start("s").LinkTo("a")
+	s.Activity("a").DoFunc(task).LinkTo("b")
+	s.Activity("b").DoFunc(task).LinkTo("c")
+	s.Activity("c").DoFunc(task).LinkTo("e")
+	s.End("e")
+	g, err := s.Build()
+	require.NoError(t, err)
+	eng := flow.NewEngine()
+	require.NoError(t, eng.Register(g))
+	r := session.NewRunner(eng, store, session.WithDurability(session.PerNode))
+
+	_, err = r.Run(ctx, "count", flow.NewContext(id))
+	require.Error(t, err, "b's checkpoint could not be saved")
+	require.NoError(t, mr.Restart())
+	expireLease(t, store, id)
+	res, err := r.Resume(ctx, id, nil, session.Recover())
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, res.Status)
+	assert.Equal(t, map[string]int{"a": 1, "b": 2, "c": 1}, ran.snapshot(), "b ran again from a's checkpoint")
+	for _, node := range []string{"a", "b", "c"} {
+		assert.Equal(t, "1", rdb.Get(ctx, countKey(node)).Val(), "node %s counted once", node)
+		assert.Equal(t, keySlot(instanceKey(store, id)), keySlot(countKey(node)))
 	}
 }
