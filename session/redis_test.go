@@ -189,6 +189,9 @@ func TestRedisClosedMidRun(t *testing.T) {
 
 func realRedisAddr() string { return os.Getenv("REDIS_ADDR") }
 
+// instanceKey is the key of instance id's hash, as the RedisStore doc gives it.
+func instanceKey(s *session.RedisStore, id string) string { return s.Prefix() + "s:{" + id + "}" }
+
 // TestRedisIndexSetsStayBounded: instances that expire leave their ids in the index
 // sets; without any List, the saves that follow remove them.
 func TestRedisIndexSetsStayBounded(t *testing.T) {
@@ -238,7 +241,7 @@ func TestRedisVersionsBeyondFloat64(t *testing.T) {
 			snap.Updated = snap.Created
 			data, err := session.Encode(snap)
 			require.NoError(t, err)
-			key := s.store.Prefix() + "s:big-1"
+			key := instanceKey(s.store, "big-1")
 			require.NoError(t, s.store.Client().HSet(ctx, key, "v", stored, "st", string(snap.Status), "d", data).Err())
 			t.Cleanup(func() { s.store.Client().Del(context.WithoutCancel(ctx), key) })
 
@@ -287,7 +290,7 @@ func TestRedisLoadChecksTheHashFields(t *testing.T) {
 			} {
 				t.Run(c.name, func(t *testing.T) {
 					id := "fields-" + strings.ReplaceAll(c.name, " ", "-")
-					key := s.store.Prefix() + "s:" + id
+					key := instanceKey(s.store, id)
 					t.Cleanup(func() { rdb.Del(context.WithoutCancel(ctx), key) })
 					require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot(id), 0))
 					switch c.name {
@@ -329,7 +332,7 @@ func TestRedisHashWithoutCreationTime(t *testing.T) {
 	for name, s := range redisStores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			key := s.store.Prefix() + "s:old-1"
+			key := instanceKey(s.store, "old-1")
 			t.Cleanup(func() { s.store.Client().Del(context.WithoutCancel(ctx), key) })
 			first := storetest.NewSnapshot("old-1")
 			require.NoError(t, s.store.Save(ctx, first, 0))
@@ -351,7 +354,7 @@ func TestRedisKeepsSnapshotsOfAnotherFormat(t *testing.T) {
 	for name, s := range redisStores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
-			key := s.store.Prefix() + "s:fmt-1"
+			key := instanceKey(s.store, "fmt-1")
 			t.Cleanup(func() { s.store.Client().Del(context.WithoutCancel(ctx), key) })
 			require.NoError(t, s.store.Save(ctx, storetest.NewSnapshot("fmt-1"), 0))
 			f, err := s.store.Client().HGet(ctx, key, "f").Result()
@@ -384,7 +387,7 @@ func TestRedisKeyOfAnotherTypeAtAnInstance(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			rdb := s.store.Client()
-			bad := s.store.Prefix() + "s:bad-1"
+			bad := instanceKey(s.store, "bad-1")
 			t.Cleanup(func() {
 				c := context.WithoutCancel(ctx)
 				rdb.Del(c, bad)

@@ -142,9 +142,9 @@ func redisPlant(s *session.RedisStore) (session.Store, func(t *testing.T, from, 
 	return s, func(t *testing.T, from, to string) {
 		ctx := context.Background()
 		rdb := s.Client()
-		fields, err := rdb.HGetAll(ctx, s.Prefix()+"s:"+from).Result()
+		fields, err := rdb.HGetAll(ctx, instanceKey(s, from)).Result()
 		require.NoError(t, err)
 		require.NotEmpty(t, fields)
-		require.NoError(t, rdb.HSet(ctx, s.Prefix()+"s:"+to, fields).Err())
+		require.NoError(t, rdb.HSet(ctx, instanceKey(s, to), fields).Err())
 	}
 }

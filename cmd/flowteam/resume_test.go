@@ -311,7 +311,7 @@ func TestResumeFollowsTheDSNTTL(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	var key string
 	for _, k := range mr.Keys() {
-		if strings.HasSuffix(k, ":t") {
+		if strings.HasSuffix(k, ":{t}") {
 			key = k
 		}
 	}

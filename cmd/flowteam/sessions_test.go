@@ -157,7 +157,7 @@ func TestSessionsListSkipsCorruptInstance(t *testing.T) {
 	// Tear the snapshot body of "torn", wherever the store keeps it.
 	torn := 0
 	for _, key := range mr.Keys() {
-		if !strings.HasSuffix(key, ":torn") || mr.Type(key) != "hash" {
+		if !strings.HasSuffix(key, ":{torn}") || mr.Type(key) != "hash" {
 			continue
 		}
 		fields, err := mr.HKeys(key)
