@@ -82,18 +82,31 @@ func testClient(t testing.TB) (*redis.Client, string, string) {
 	return rdb, prefix, addr
 }
 
-// counterKey is the key of the side-effect counter of a node of an instance.
+// counterKey is the key of the counter of a node's runs of an instance, which tasks
+// increment as they run (at least once).
 func counterKey(prefix, inst, node string) string { return prefix + "ctr:" + inst + ":" + node }
+
+// effectKey is the key of the side-effect counter of a node of an instance, which
+// tasks increment with an effect (flow.Context.Effect: exactly once). It carries the
+// instance's hash tag, as an effect's key must on Redis Cluster.
+func effectKey(prefix, inst, node string) string {
+	return prefix + "fx:" + session.NewRedisStore(nil, session.WithPrefix(prefix)).Tag(inst) + ":" + node
+}
 
 // jobNodes are the nodes of the job graph that count their runs.
 var jobNodes = []string{"s", "a", "b", "c", "wait", "d"}
 
 // jobEngine registers graph "job": a parallel split into a, b and c, a join, a node
 // that suspends until wait after its first run, and d. Every task counts its runs in
-// Redis (counterKey) and sleeps for sleep.
+// Redis (counterKey), queues its side effect (an INCR of effectKey, made with the
+// checkpoint of its completion) and sleeps for sleep.
 func jobEngine(rdb *redis.Client, prefix string, sleep, wait time.Duration) *flow.Engine {
 	count := func(ctx context.Context, c *flow.Context, n *flow.Node) error {
 		if err := rdb.Incr(ctx, counterKey(prefix, c.InstanceID(), n.ID)).Err(); err != nil {
+			return err
+		}
+		err := c.Effect(session.RedisEffect{Name: "INCR", Key: effectKey(prefix, c.InstanceID(), n.ID)})
+		if err != nil {
 			return err
 		}
 		time.Sleep(sleep)
@@ -188,14 +201,16 @@ func waitCompleted(t *testing.T, store *session.RedisStore, n int, within time.D
 	}
 }
 
-// counters returns how many nodes of the instances ran once, and the keys of those
-// that ran another number of times with that number.
-func counters(t *testing.T, rdb *redis.Client, prefix string, insts []string) (once int, other map[string]int64) {
+// counters returns how many nodes of the instances counted one with key (counterKey
+// for runs, effectKey for side effects), and the keys of those that counted another
+// number with that number.
+func counters(t *testing.T, rdb *redis.Client, prefix string, insts []string,
+	key func(prefix, inst, node string) string) (once int, other map[string]int64) {
 	t.Helper()
 	other = map[string]int64{}
 	for _, inst := range insts {
 		for _, node := range jobNodes {
-			k := counterKey(prefix, inst, node)
+			k := key(prefix, inst, node)
 			v, err := rdb.Get(context.Background(), k).Int64()
 			if err == redis.Nil {
 				v, err = 0, nil

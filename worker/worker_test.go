@@ -75,9 +75,11 @@ func TestWorkersRunEverySubmittedInstanceOnce(t *testing.T) {
 
 	require.NoError(t, stop1())
 	require.NoError(t, stop2())
-	once, other := counters(t, rdb, prefix, ids)
-	assert.Equal(t, len(ids)*len(jobNodes), once)
-	assert.Empty(t, other)
+	for _, key := range []func(string, string, string) string{counterKey, effectKey} {
+		once, other := counters(t, rdb, prefix, ids, key)
+		assert.Equal(t, len(ids)*len(jobNodes), once)
+		assert.Empty(t, other)
+	}
 	st, err = q.Stats(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, st.Depth, "every entry acknowledged")
@@ -107,7 +109,7 @@ func TestEntriesThatCannotRunAreDropped(t *testing.T) {
 		return err == nil && st.Depth == 0
 	}, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, stop())
-	once, _ := counters(t, rdb, prefix, ids)
+	once, _ := counters(t, rdb, prefix, ids, effectKey)
 	assert.Equal(t, len(jobNodes), once)
 }
 
@@ -187,7 +189,8 @@ func TestWakeDueQueuesEachWakeupOnce(t *testing.T) {
 
 // TestKilledWorkerRunsAreReclaimed starts worker processes, kills one with SIGKILL
 // while it runs instances, and checks that the others finish every instance from its
-// last checkpoint: no node that completed runs again.
+// last checkpoint: no node that completed runs again, and every node's side effect
+// is made exactly once.
 func TestKilledWorkerRunsAreReclaimed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
@@ -221,15 +224,19 @@ func TestKilledWorkerRunsAreReclaimed(t *testing.T) {
 
 	waitCompleted(t, store, n, 120*time.Second)
 	t.Logf("%d instances completed %v after the kill", n, time.Since(killed))
-	once, other := counters(t, rdb, prefix, ids)
-	t.Logf("nodes run twice: %d", len(other))
 	// A node that was running when its worker died had not completed: it runs again.
 	// At most conc instances ran on w0, with at most 3 nodes each at once.
-	assert.LessOrEqual(t, len(other), conc*3, "nodes run more than once: %v", other)
-	for k, v := range other {
+	runOnce, ranTwice := counters(t, rdb, prefix, ids, counterKey)
+	t.Logf("nodes run twice: %d", len(ranTwice))
+	assert.LessOrEqual(t, len(ranTwice), conc*3, "nodes run more than once: %v", ranTwice)
+	for k, v := range ranTwice {
 		assert.Equal(t, int64(2), v, "node %s", k)
 	}
-	assert.Equal(t, n*len(jobNodes)-len(other), once)
+	assert.Equal(t, n*len(jobNodes)-len(ranTwice), runOnce)
+	// Its side effect, made with the checkpoint of its completion, is made once.
+	once, other := counters(t, rdb, prefix, ids, effectKey)
+	assert.Equal(t, n*len(jobNodes), once)
+	assert.Empty(t, other, "side effects made other than once")
 	// A worker acknowledges an entry after it saved the outcome: the last ones may
 	// still be on their way.
 	assert.Eventually(t, func() bool {
