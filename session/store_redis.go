@@ -25,7 +25,7 @@ import (
 // The hash's "v" and "st" are the truth for saves and List: Load reports a hash where
 // they disagree with the snapshot in "d", or one missing a field, as ErrCorrupt.
 //
-// Earlier builds kept the hash at "<prefix>s:<id>". Load falls back to that key when
+// A hash at the key without braces, "<prefix>s:<id>", is read too: Load falls back to that key when
 // the new one is missing (one more round trip on a miss), the next save moves it there
 // (RENAME, which keeps its TTL), Delete removes both and List sees both. A hash at the
 // old key counts only without the field "id", which every hash at the new place has:

@@ -29,7 +29,11 @@
 // (XPENDING for the idle entries, XCLAIM with the lease as minimum idle time) and
 // resumes the instance from its last checkpoint with session.Recover: nodes that
 // completed do not run again. A node that was running when its worker died runs
-// again, so tasks with side effects outside the instance are delivered at least once.
+// again. Its writes outside the instance are made exactly once when the task queues
+// them with flow.Context.Effect (session.RedisEffect): they are made in the script
+// that saves the checkpoint of the node's completion, so a worker that dies before
+// that checkpoint leaves none of them, and one whose lease was taken over cannot
+// save it (version conflict). Writes a task makes itself are made at least once.
 //
 // With a session.Cipher (FLOWTEAM_SESSION_KEY), pass it to Submit as to the workers,
 // WithSessionOptions(session.WithCipher(c)) and WithRunnerOptions(session.WithCipher(c)),
@@ -64,12 +68,14 @@
 //
 // # Redis Cluster
 //
-// The queue's keys (stream, wake-up set, worker registry) share the hash tag
-// {queue-name}, so the wake-up script, which touches the set and the stream, runs in
-// one slot; a queue lives on one shard, and more throughput takes more queues. Each
-// instance's snapshot is its own key; Save and Load touch that key alone, but the
-// session.RedisStore's save script also updates the store-wide status index sets,
-// which are in other slots. On a cluster that script would need the index sets to
-// carry the instance's hash tag (one index per slot, listed with a scatter-gather),
-// or to be dropped in favour of SCAN; the queue's own operations need no change.
+// The queue's keys (stream, dead-letter stream, wake-up set, worker registry) share
+// the hash tag {queue-name}, so the scripts that touch two of them (wake-ups: set and
+// stream; dead letters: both streams) run in one slot; a queue lives on one shard, and
+// more throughput takes more queues. Each instance's snapshot has the instance's own
+// hash tag (session.RedisStore.Tag), as must the keys of its effects. What would
+// change on a cluster is the store's, not the queue's: its save script also writes
+// the store-wide status index sets, in other slots, so the index would have to become
+// one per slot read with a scatter-gather, or give way to SCAN. Until then give the
+// store a prefix holding a hash tag ("{flowteam}:"): the instances then share one
+// slot, and the queues keep their own.
 package worker
