@@ -42,6 +42,19 @@ var marshalOptions = json.JoinOptions(
 	)),
 )
 
+// plainOptions are marshalOptions without their functions and with invalid UTF-8
+// an error, for a snapshot whose variables and loop items are plain (see plain):
+// the functions do nothing for such values, and a value the library writes from an
+// interface without them, without reflection. Invalid UTF-8 makes Encode use
+// marshalOptions, which repair it; without it the library skips its check for
+// repeated keys in maps, as it cannot find one.
+var plainOptions = json.JoinOptions(
+	jsonv1.DefaultOptionsV1(),
+	jsontext.AllowDuplicateNames(false),
+	jsontext.EscapeForHTML(false),
+	jsontext.AllowInvalidUTF8(false),
+)
+
 // unmarshalOptions are strict: unknown and repeated members, invalid UTF-8 and
 // trailing data are errors.
 var unmarshalOptions = json.JoinOptions(
@@ -194,9 +207,75 @@ func (b *sealedBody) into(s *Snapshot) {
 	s.Errors, s.Dropped, s.Redacted, s.Meta = b.Errors, b.Dropped, b.Redacted, b.Meta
 }
 
+// plain reports whether v and what it holds are nil, booleans, strings, integers,
+// floats that marshalFloat64 leaves to the library, times, map[string]any or []any,
+// nested at most maxPlainDepth deep (a slice may hold itself).
+func plain(v any, depth int) bool {
+	switch v := v.(type) {
+	case nil, bool, string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, time.Time:
+		return true
+	case float64:
+		return v != math.Trunc(v) || math.Abs(v) < 1<<53
+	case map[string]any:
+		for _, e := range v {
+			if depth >= maxPlainDepth || !plain(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if depth >= maxPlainDepth || !plain(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+const maxPlainDepth = 100
+
+// plainSnapshot reports whether the variables and loop items of s are plain.
+func plainSnapshot(s *Snapshot) bool {
+	if !plain(s.Vars, 0) {
+		return false
+	}
+	if s.Frontier != nil {
+		for _, f := range s.Frontier.Frames {
+			if !plain(f.Items, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// anyVars is a snapshot with its variables held in an interface, where the library
+// writes a map[string]any without reflection (with plainOptions); the variables
+// come last in the encoding.
+type anyVars struct {
+	*Snapshot
+	Vars any `json:"vars,omitempty"`
+}
+
+// wire returns what Encode marshals for s.
+func wire(s *Snapshot) *anyVars {
+	w := &anyVars{Snapshot: s}
+	if len(s.Vars) > 0 {
+		w.Vars = s.Vars // a nil interface when there are none, omitted as an empty map is
+	}
+	return w
+}
+
 // marshal encodes v, s or its body; what cannot be written is an
 // *UnserializableError naming every variable (and "frontier" or "trace") at fault.
 func marshal(v any, s *Snapshot) ([]byte, error) {
+	if plainSnapshot(s) {
+		if data, err := json.Marshal(v, plainOptions); err == nil {
+			return data, nil
+		} // else invalid UTF-8 to repair, or an error marshalOptions report too
+	}
 	data, err := marshalValue(v)
 	if err == nil && !validNames(s.Vars) {
 		err = errKey
@@ -262,7 +341,7 @@ func unserializable(s *Snapshot) *UnserializableError {
 // encodeChecked is Encode for a snapshot that passed check (a store's save checks it
 // while stamping it).
 func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
-	data, err := marshal(s, s)
+	data, err := marshal(wire(s), s)
 	var bad *UnserializableError
 	if errors.As(err, &bad) && cfg.drop && !bad.part {
 		c := *s
@@ -273,7 +352,7 @@ func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
 			}
 		}
 		c.Dropped = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(s.Dropped), bad.Names...))))
-		data, err = marshal(&c, &c)
+		data, err = marshal(wire(&c), &c)
 	}
 	if err != nil {
 		return nil, err
