@@ -42,12 +42,13 @@ var marshalOptions = json.JoinOptions(
 	)),
 )
 
-// plainOptions are marshalOptions without their functions and with invalid UTF-8
-// an error, for a snapshot whose variables and loop items are plain (see plain):
-// the functions do nothing for such values, and a value the library writes from an
-// interface without them, without reflection. Invalid UTF-8 makes Encode use
-// marshalOptions, which repair it; without it the library skips its check for
-// repeated keys in maps, as it cannot find one.
+// plainOptions are marshalOptions without their functions, for a snapshot whose
+// variables and loop items are plain (see plain), for which those functions do
+// nothing. Without them the library writes a value held in an interface without
+// reflection (a function for float64 turns that off); with invalid UTF-8 an error,
+// it skips its check for repeated keys in maps, which then cannot hold one. On any
+// error marshal falls back to marshalOptions, which repair invalid UTF-8 and name
+// what cannot be written.
 var plainOptions = json.JoinOptions(
 	jsonv1.DefaultOptionsV1(),
 	jsontext.AllowDuplicateNames(false),
@@ -234,6 +235,8 @@ func plain(v any, depth int) bool {
 	return false
 }
 
+// maxPlainDepth bounds plain's recursion: a deeper value (or a cycle) takes
+// marshalOptions.
 const maxPlainDepth = 100
 
 // plainSnapshot reports whether the variables and loop items of s are plain.
