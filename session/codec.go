@@ -275,9 +275,11 @@ func wire(s *Snapshot) *anyVars {
 // *UnserializableError naming every variable (and "frontier" or "trace") at fault.
 func marshal(v any, s *Snapshot) ([]byte, error) {
 	if plainSnapshot(s) {
+		// It succeeds only where every string and name is valid UTF-8 (so validNames
+		// holds); else marshalOptions repair the strings or name what is at fault.
 		if data, err := json.Marshal(v, plainOptions); err == nil {
 			return data, nil
-		} // else invalid UTF-8 to repair, or an error marshalOptions report too
+		}
 	}
 	data, err := marshalValue(v)
 	if err == nil && !validNames(s.Vars) {
