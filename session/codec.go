@@ -347,17 +347,8 @@ func unserializable(s *Snapshot) *UnserializableError {
 // while stamping it).
 func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
 	data, err := marshal(wire(s), s)
-	var bad *UnserializableError
-	if errors.As(err, &bad) && cfg.drop && !bad.part {
-		c := *s
-		c.Vars = make(map[string]any, len(s.Vars))
-		for k, v := range s.Vars {
-			if bad.Errs[k] == nil {
-				c.Vars[k] = v
-			}
-		}
-		c.Dropped = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(s.Dropped), bad.Names...))))
-		data, err = marshal(wire(&c), &c)
+	if err != nil && cfg.drop {
+		data, err = encodeDropping(s, err)
 	}
 	if err != nil {
 		return nil, err
@@ -366,6 +357,24 @@ func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
 		data = withNullExpiry(data, s.Updated)
 	}
 	return data, nil
+}
+
+// encodeDropping encodes s without the variables err names (DropUnserializable),
+// listing them in Dropped; it returns err itself when dropping cannot mend it.
+func encodeDropping(s *Snapshot, err error) ([]byte, error) {
+	var bad *UnserializableError
+	if !errors.As(err, &bad) || bad.part {
+		return nil, err
+	}
+	c := *s
+	c.Vars = make(map[string]any, len(s.Vars))
+	for k, v := range s.Vars {
+		if bad.Errs[k] == nil {
+			c.Vars[k] = v
+		}
+	}
+	c.Dropped = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(s.Dropped), bad.Names...))))
+	return marshal(wire(&c), &c)
 }
 
 // withNullExpiry inserts "expires":null after the "updated" member of data, so that
