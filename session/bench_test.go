@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -258,6 +259,8 @@ func BenchmarkFileStore(b *testing.B) {
 // beside both: on a FileStore the raw write is a temporary file written, synced and
 // renamed and the directory synced; on Redis one HSET of the encoded snapshot. The
 // snapshot is one a per-node checkpoint saves: a frontier, a trace and 20 variables.
+// encode-stdlib is encoding/json's Marshal of the same snapshot, a figure to compare
+// encode with (it applies none of the codec's rules).
 func BenchmarkCodecShare(b *testing.B) {
 	ctx := context.Background()
 	s := fileBenchSnapshot("bench-share", 0, 0)
@@ -275,6 +278,15 @@ func BenchmarkCodecShare(b *testing.B) {
 		defer testkit.ReportCPU(b, 0)()
 		for b.Loop() {
 			if _, err := session.Encode(st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode-stdlib", func(b *testing.B) {
+		b.ReportAllocs()
+		defer testkit.ReportCPU(b, 0)()
+		for b.Loop() {
+			if _, err := json.Marshal(st); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -42,6 +42,20 @@ var marshalOptions = json.JoinOptions(
 	)),
 )
 
+// plainOptions are marshalOptions without their functions, for a snapshot whose
+// variables and loop items are plain (see plain), for which those functions do
+// nothing. Without them the library writes a value held in an interface without
+// reflection (a function for float64 turns that off); with invalid UTF-8 an error,
+// it skips its check for repeated keys in maps, which then cannot hold one. On any
+// error marshal falls back to marshalOptions, which repair invalid UTF-8 and name
+// what cannot be written.
+var plainOptions = json.JoinOptions(
+	jsonv1.DefaultOptionsV1(),
+	jsontext.AllowDuplicateNames(false),
+	jsontext.EscapeForHTML(false),
+	jsontext.AllowInvalidUTF8(false),
+)
+
 // unmarshalOptions are strict: unknown and repeated members, invalid UTF-8 and
 // trailing data are errors.
 var unmarshalOptions = json.JoinOptions(
@@ -194,9 +208,79 @@ func (b *sealedBody) into(s *Snapshot) {
 	s.Errors, s.Dropped, s.Redacted, s.Meta = b.Errors, b.Dropped, b.Redacted, b.Meta
 }
 
+// plain reports whether v and what it holds are nil, booleans, strings, integers,
+// floats that marshalFloat64 leaves to the library, times, map[string]any or []any,
+// nested at most maxPlainDepth deep (a slice may hold itself).
+func plain(v any, depth int) bool {
+	switch v := v.(type) {
+	case nil, bool, string, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, time.Time:
+		return true
+	case float64:
+		return v != math.Trunc(v) || math.Abs(v) < 1<<53
+	case map[string]any:
+		for _, e := range v {
+			if depth >= maxPlainDepth || !plain(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if depth >= maxPlainDepth || !plain(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// maxPlainDepth bounds plain's recursion: a deeper value (or a cycle) takes
+// marshalOptions.
+const maxPlainDepth = 100
+
+// plainSnapshot reports whether the variables and loop items of s are plain.
+func plainSnapshot(s *Snapshot) bool {
+	if !plain(s.Vars, 0) {
+		return false
+	}
+	if s.Frontier != nil {
+		for _, f := range s.Frontier.Frames {
+			if !plain(f.Items, 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// anyVars is a snapshot with its variables held in an interface, where the library
+// writes a map[string]any without reflection (with plainOptions); the variables
+// come last in the encoding.
+type anyVars struct {
+	*Snapshot
+	Vars any `json:"vars,omitempty"`
+}
+
+// wire returns what Encode marshals for s.
+func wire(s *Snapshot) *anyVars {
+	w := &anyVars{Snapshot: s}
+	if len(s.Vars) > 0 {
+		w.Vars = s.Vars // a nil interface when there are none, omitted as an empty map is
+	}
+	return w
+}
+
 // marshal encodes v, s or its body; what cannot be written is an
 // *UnserializableError naming every variable (and "frontier" or "trace") at fault.
 func marshal(v any, s *Snapshot) ([]byte, error) {
+	if plainSnapshot(s) {
+		// It succeeds only where every string and name is valid UTF-8 (so validNames
+		// holds); else marshalOptions repair the strings or name what is at fault.
+		if data, err := json.Marshal(v, plainOptions); err == nil {
+			return data, nil
+		}
+	}
 	data, err := marshalValue(v)
 	if err == nil && !validNames(s.Vars) {
 		err = errKey
@@ -262,18 +346,9 @@ func unserializable(s *Snapshot) *UnserializableError {
 // encodeChecked is Encode for a snapshot that passed check (a store's save checks it
 // while stamping it).
 func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
-	data, err := marshal(s, s)
-	var bad *UnserializableError
-	if errors.As(err, &bad) && cfg.drop && !bad.part {
-		c := *s
-		c.Vars = make(map[string]any, len(s.Vars))
-		for k, v := range s.Vars {
-			if bad.Errs[k] == nil {
-				c.Vars[k] = v
-			}
-		}
-		c.Dropped = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(s.Dropped), bad.Names...))))
-		data, err = marshal(&c, &c)
+	data, err := marshal(wire(s), s)
+	if err != nil && cfg.drop {
+		data, err = encodeDropping(s, err)
 	}
 	if err != nil {
 		return nil, err
@@ -282,6 +357,24 @@ func encodeChecked(s *Snapshot, cfg encodeConfig) ([]byte, error) {
 		data = withNullExpiry(data, s.Updated)
 	}
 	return data, nil
+}
+
+// encodeDropping encodes s without the variables err names (DropUnserializable),
+// listing them in Dropped; it returns err itself when dropping cannot mend it.
+func encodeDropping(s *Snapshot, err error) ([]byte, error) {
+	var bad *UnserializableError
+	if !errors.As(err, &bad) || bad.part {
+		return nil, err
+	}
+	c := *s
+	c.Vars = make(map[string]any, len(s.Vars))
+	for k, v := range s.Vars {
+		if bad.Errs[k] == nil {
+			c.Vars[k] = v
+		}
+	}
+	c.Dropped = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(s.Dropped), bad.Names...))))
+	return marshal(wire(&c), &c)
 }
 
 // withNullExpiry inserts "expires":null after the "updated" member of data, so that

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -197,4 +198,33 @@ func TestUnmarshalVars(t *testing.T) {
 	vars, err = session.UnmarshalVars([]byte(`{"n":5,"f":2.5,"e":1e3,"l":[1,{"m":2}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"n": int64(5), "f": 2.5, "e": 1000.0, "l": []any{int64(1), map[string]any{"m": int64(2)}}}, vars)
+}
+
+// TestEncodeRepairsAndRefusesNestedValues: what Encode repairs or refuses in a
+// variable, it repairs or refuses at any depth of plain maps and lists too.
+func TestEncodeRepairsAndRefusesNestedValues(t *testing.T) {
+	s := saved("nested")
+	s.Vars = map[string]any{
+		"text": map[string]any{"k\xff": []any{"a\xffb"}},
+		"big":  []any{map[string]any{"n": float64(1 << 60)}},
+	}
+	got, err := session.Decode(encode(t, s))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{
+		"text": map[string]any{"k\ufffd": []any{"a\ufffdb"}},
+		"big":  []any{map[string]any{"n": int64(1) << 60}},
+	}, got.Vars)
+
+	for name, v := range map[string]any{
+		"keys that collide once repaired": map[string]any{"ok": 1, "obj": map[string]any{"k\xff": 1, "k\xfe": 2}},
+		"NaN in a list":                   []any{1.5, math.NaN()},
+		"a list holding itself":           func() any { l := []any{nil}; l[0] = l; return l }(),
+	} {
+		s := saved("nested")
+		s.Vars = map[string]any{"fine": "x", "v": v}
+		_, err := session.Encode(s)
+		var ue *session.UnserializableError
+		require.ErrorAs(t, err, &ue, name)
+		assert.Equal(t, []string{"v"}, ue.Names, name)
+	}
 }
