@@ -386,15 +386,7 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	if err != nil {
 		return nil, fmt.Errorf("session: resume %q: %w", id, err)
 	}
-	vars := snap.Vars
-	if vars == nil {
-		vars = map[string]any{}
-	}
-	for _, k := range snap.Redacted {
-		delete(vars, k) // the mask is not the value
-	}
-	maps.Copy(vars, updates)
-	fc := flow.RestoreContext(id, vars, snap.Trace)
+	fc := restoreContext(snap, updates)
 
 	// Claim before running anything.
 	in := &instance{r: r, snap: *snap, version: snap.Version}
@@ -418,6 +410,21 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	res, err := r.eng.Resume(runCtx, fr, fc, evalOpts...)
 	stop()
 	return in.finish(ctx, fc, res, err)
+}
+
+// restoreContext returns the context of the stored instance with updates applied
+// over its variables; the masks of redacted variables are not their values, so they
+// are left out.
+func restoreContext(snap *Snapshot, updates map[string]any) *flow.Context {
+	vars := snap.Vars
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	for _, k := range snap.Redacted {
+		delete(vars, k)
+	}
+	maps.Copy(vars, updates)
+	return flow.RestoreContext(snap.Instance, vars, snap.Trace)
 }
 
 // completeEnded records as completed a running instance, taken over with Recover,
