@@ -8,13 +8,17 @@ import (
 	"sync"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 )
 
 // instance is the state of one Run or Resume: the snapshot it last saved and its
 // version. Saves are serialized by mu (checkpoints arrive in order, but the final save
 // may race a late checkpoint's error path).
 type instance struct {
-	r       *Runner
+	r *Runner
+	// red is the Redactor of the instance's saves when it is not the Runner's
+	// (RedactorFor).
+	red     *redact.Redactor
 	mu      sync.Mutex
 	snap    Snapshot // the clear snapshot last saved, header included
 	version int64
@@ -167,7 +171,11 @@ func (in *instance) save(ctx context.Context, s *Snapshot, expected int64) error
 // version and s carries the stored header.
 func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64, effects []any) error {
 	r := in.r
-	if r.cipher == nil && r.redactor == nil && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
+	red := r.redactor
+	if in.red != nil {
+		red = in.red
+	}
+	if r.cipher == nil && red == nil && !r.drop && s.Redacted == nil && s.Dropped == nil && r.recycles() {
 		// Nothing to redact, seal or drop: the copy below would equal s. The stores
 		// of this package write the stamped header into s only when the save
 		// took effect, and keep no reference to it, so s itself is saved.
@@ -186,8 +194,8 @@ func (in *instance) saveLocked(ctx context.Context, s *Snapshot, expected int64,
 	defer func() { *clear = Snapshot{} }() // keep no references
 	*clear = *s
 	clear.Redacted = nil
-	if r.redactor != nil {
-		redactSnapshot(clear, r.redactor.ForVars(s.Vars))
+	if red != nil {
+		redactSnapshot(clear, red.ForVars(s.Vars))
 	}
 	clear.Dropped = nil // what this save drops
 	for attempt := 0; ; attempt++ {

@@ -244,6 +244,7 @@ type resumeConfig struct {
 	expect   bool // ExpectVersion was given: 0 is a version no snapshot has, not "no check"
 	expected int64
 	evalOpts []flow.EvalOption
+	redactor func(*Snapshot) (*redact.Redactor, error)
 }
 
 // Recover lets Resume take over an instance whose status is running: the process that
@@ -270,6 +271,29 @@ func ExpectVersion(v int64) ResumeOption {
 // WithEvalOptions passes options to the engine's Resume (step limit, interceptors).
 func WithEvalOptions(opts ...flow.EvalOption) ResumeOption {
 	return func(c *resumeConfig) { c.evalOpts = append(c.evalOpts, opts...) }
+}
+
+// RedactorFor sets the Redactor of one Resume's saves (the claim, the checkpoints
+// and the outcome) from the instance's stored snapshot: fn is called with it, opened,
+// before anything is saved, and must not change it. The Redactor fn returns replaces
+// the Runner's (WithRedactor) for this run; nil keeps the Runner's. It is for a
+// Runner that runs many instances, each with redaction rules of its own that it
+// records (in Snapshot.Meta, say), as the workers of package worker do. An error from
+// fn fails the Resume, which then has saved and run nothing.
+func RedactorFor(fn func(snap *Snapshot) (*redact.Redactor, error)) ResumeOption {
+	return func(c *resumeConfig) { c.redactor = fn }
+}
+
+// redactorOf returns the Redactor RedactorFor gives snap (nil without RedactorFor).
+func (c *resumeConfig) redactorOf(snap *Snapshot) (*redact.Redactor, error) {
+	if c.redactor == nil {
+		return nil, nil
+	}
+	red, err := c.redactor(snap)
+	if err != nil {
+		return nil, fmt.Errorf("redactor: %w", err)
+	}
+	return red, nil
 }
 
 // Run starts graph graphID (registered in the engine) for the instance fc names
@@ -367,10 +391,14 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 		return nil, fmt.Errorf("session: resume %q: %w: %w (claimed at version %d, run %s; use Recover if its process died)",
 			id, ErrConflict, ErrRunning, snap.Version, snap.RunID)
 	}
+	red, err := cfg.redactorOf(snap)
+	if err != nil {
+		return nil, fmt.Errorf("session: resume %q: %w", id, err)
+	}
 	if snap.Status == StatusRunning && snap.Frontier == nil {
 		// Recover of a dead process's run that ended every branch: its last checkpoint
 		// has no frontier left, and the process died before it saved the outcome.
-		return r.completeEnded(ctx, snap)
+		return r.completeEnded(ctx, snap, red)
 	}
 	g, ok := r.eng.Graph(snap.Graph)
 	if !ok {
@@ -389,7 +417,7 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 	fc := restoreContext(snap, updates)
 
 	// Claim before running anything.
-	in := &instance{r: r, snap: *snap, version: snap.Version}
+	in := &instance{r: r, red: red, snap: *snap, version: snap.Version}
 	in.snap.Status, in.snap.Reason, in.snap.RunID, in.snap.Vars = StatusRunning, "", flow.NewRunID(), fc.Vars()
 	in.snap.Redacted, in.snap.Dropped, in.snap.Lease = nil, nil, r.newLease()
 	if len(r.meta) > 0 {
@@ -430,12 +458,13 @@ func restoreContext(snap *Snapshot, updates map[string]any) *flow.Context {
 // completeEnded records as completed a running instance, taken over with Recover,
 // whose process checkpointed the end of every branch (no frontier) and died before
 // it saved the outcome. Nothing runs, and updates are not applied: the run is over.
-// The Result has status completed and no steps.
-func (r *Runner) completeEnded(ctx context.Context, snap *Snapshot) (*Result, error) {
+// The Result has status completed and no steps. red is the Redactor of the save (nil:
+// the Runner's).
+func (r *Runner) completeEnded(ctx context.Context, snap *Snapshot, red *redact.Redactor) (*Result, error) {
 	for _, k := range snap.Redacted {
 		delete(snap.Vars, k) // the mask is not the value, as Resume would save it
 	}
-	in := &instance{r: r, snap: *snap, version: snap.Version}
+	in := &instance{r: r, red: red, snap: *snap, version: snap.Version}
 	in.snap.Status, in.snap.Lease, in.snap.Redacted, in.snap.Dropped = StatusCompleted, nil, nil, nil
 	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
 		return nil, fmt.Errorf("session: resume %q: record the run that ended as completed: %w", snap.Instance, err)
