@@ -38,6 +38,9 @@
 // With a session.Cipher (FLOWTEAM_SESSION_KEY), pass it to Submit as to the workers,
 // WithSessionOptions(session.WithCipher(c)) and WithRunnerOptions(session.WithCipher(c)),
 // so that no snapshot of the instance is in Redis in clear, the queued one included.
+// To mask secrets instead, give Submit the Redactor (WithSessionOptions) and record
+// its rules with the instance (WithMeta); a worker with WithRedaction reads them from
+// each instance and masks every save of its runs, and its log, with them.
 //
 // # Dead letters
 //

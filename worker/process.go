@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 )
 
@@ -34,8 +35,8 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 	w.track(m.ID, d.count)
 	defer w.untrack(m.ID)
 	start := time.Now()
-	res, err := w.resume(ctx, id, updates, reclaimed)
-	outcome := w.settle(ctx, m.ID, id, len(updates) > 0, res, err)
+	res, red, err := w.resume(ctx, id, updates, reclaimed)
+	outcome := w.settle(ctx, m.ID, id, len(updates) > 0, res, shown(red, updates, res, err))
 	if outcome == "held" && d.count > 1 {
 		// Left pending to wait for another run, not because a worker died: the
 		// delivery it had does not count towards the dead letters (WithMaxDeliveries).
@@ -49,26 +50,61 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 }
 
 // resume resumes instance id; a reclaimed entry whose instance's lease is still fresh
-// (its owner renewed it a little after the entry) is tried again once it expires.
-func (w *Worker) resume(ctx context.Context, id string, updates map[string]any, reclaimed bool) (*session.Result, error) {
+// (its owner renewed it a little after the entry) is tried again once it expires. It
+// returns the Redactor WithRedaction gave the run (nil without it).
+func (w *Worker) resume(ctx context.Context, id string, updates map[string]any, reclaimed bool) (*session.Result,
+	*redact.Redactor, error) {
+	var red *redact.Redactor
+	opts := []session.ResumeOption{session.Recover(), session.WithEvalOptions(w.evalOpts...)}
+	if w.redactor != nil {
+		opts = append(opts, session.RedactorFor(func(snap *session.Snapshot) (*redact.Redactor, error) {
+			r, err := w.redactor(snap)
+			red = r
+			return r, err
+		}))
+	}
 	for {
-		res, err := w.runner.Resume(ctx, id, updates, session.Recover(), session.WithEvalOptions(w.evalOpts...))
+		res, err := w.runner.Resume(ctx, id, updates, opts...)
 		var held *session.LeaseHeldError
 		if !reclaimed || !errors.As(err, &held) {
-			return res, err
+			return res, red, err
 		}
 		wait := time.Until(held.Lease.Expiry) + 10*time.Millisecond
 		if wait > w.ttl {
-			return res, err // renewed since: its owner is alive
+			return res, red, err // renewed since: its owner is alive
 		}
 		select {
 		case <-ctx.Done():
-			return res, err
+			return res, red, err
 		case <-time.After(wait):
 		}
 		reclaimed = false // one more try
 	}
 }
+
+// shownErr is the error of a run as the worker logs it: its text masked by the run's
+// Redactor, which has learned the secret values of the run's variables. errors.Is
+// and errors.As see through it (Unwrap).
+type shownErr struct {
+	err error
+	red *redact.Redactor
+}
+
+// shown returns err as the worker logs it (see shownErr): masked by red, with the
+// secret values of the updates and of the run's variables (res, if any).
+func shown(red *redact.Redactor, updates map[string]any, res *session.Result, err error) error {
+	if err == nil || red == nil {
+		return err
+	}
+	red = red.ForVars(updates)
+	if res != nil {
+		red = red.ForVars(res.Context.Vars())
+	}
+	return shownErr{err: err, red: red}
+}
+
+func (e shownErr) Error() string { return e.red.String(e.err.Error()) }
+func (e shownErr) Unwrap() error { return e.err }
 
 // settle acknowledges, queues again or leaves the entry after a resume, and returns
 // the outcome for the metrics. updates tells an entry that carries updates (a queued

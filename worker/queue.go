@@ -65,6 +65,7 @@ type SubmitOption func(*submitConfig)
 
 type submitConfig struct {
 	sources []string
+	meta    []string
 	runOpts []session.Option
 }
 
@@ -74,12 +75,22 @@ func WithSources(files ...string) SubmitOption {
 	return func(c *submitConfig) { c.sources = append(c.sources, files...) }
 }
 
+// WithMeta records entries in the queued snapshot's Meta, such as the redaction rules
+// of the instance: the workers' runs keep them, and a Worker's WithRedaction function
+// reads them.
+func WithMeta(entries ...string) SubmitOption {
+	return func(c *submitConfig) { c.meta = append(c.meta, entries...) }
+}
+
 // WithSessionOptions saves the queued snapshot as a session.Runner with opts saves
 // (session.Runner.Save): session.WithCipher seals it and session.WithRedactor or
-// WithRedaction masks its secrets, as the workers' runs do with the same options
-// (WithRunnerOptions), so that the variables are not in Redis in clear before a
-// worker runs the instance; session.WithExpiry applies too. Options about running
-// (durability, lease, sources, meta) have no effect here.
+// WithRedaction masks its secrets, so that the variables are not in Redis in clear
+// before a worker runs the instance; session.WithExpiry applies too. The workers
+// mask the runs' saves with the same rules when given them (WithRunnerOptions), or
+// when the instance records them (WithMeta) and they read them (WithRedaction).
+// Masked variables are not restored: a run has one only when a queued resume's
+// updates (Enqueue) supply it again. Options about running (durability, lease,
+// sources, meta: see WithSources and WithMeta) have no effect here.
 func WithSessionOptions(opts ...session.Option) SubmitOption {
 	return func(c *submitConfig) { c.runOpts = append(c.runOpts, opts...) }
 }
@@ -111,7 +122,7 @@ func (q *Queue) Submit(ctx context.Context, eng *flow.Engine, graphID, id string
 	}
 	// The graphs g calls are not hashed here: the worker's resume records them.
 	snap := &session.Snapshot{Instance: id, Graph: g.ID, Hash: g.Hash(), Status: session.StatusSuspended,
-		Reason: QueuedReason, RunID: flow.NewRunID(), Vars: vars, Frontier: &st, Sources: cfg.sources}
+		Reason: QueuedReason, RunID: flow.NewRunID(), Vars: vars, Frontier: &st, Sources: cfg.sources, Meta: cfg.meta}
 	if err := session.NewRunner(eng, q.store, cfg.runOpts...).Save(ctx, snap, 0); err != nil {
 		return fmt.Errorf("worker: submit %q: %w", id, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 )
 
@@ -38,6 +39,7 @@ type Worker struct {
 	inst     *instruments
 	runOpts  []session.Option
 	evalOpts []flow.EvalOption
+	redactor func(*session.Snapshot) (*redact.Redactor, error)
 
 	mu      sync.Mutex
 	running map[string]int64 // stream entry id -> its delivery count
@@ -79,6 +81,23 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(w *Worker) 
 // lease timing.
 func WithRunnerOptions(opts ...session.Option) Option {
 	return func(w *Worker) { w.runOpts = append(w.runOpts, opts...) }
+}
+
+// WithRedaction gives the Redactor of each run from its instance's stored snapshot
+// (session.RedactorFor): the rules the instance records, such as those Submit
+// recorded with WithMeta, plus the worker's own. The run's saves (the claim, every
+// checkpoint, the outcome) are masked with it in place of the Redactor of
+// WithRunnerOptions, and so are the error messages the worker logs about the run, so
+// that a secret given at Submit does not reach Redis or the logs in clear, whichever
+// worker runs the instance. fn may return nil: the saves are then those of
+// WithRunnerOptions. An error from fn (a rule the instance records that is bad) runs
+// nothing: the entry is left pending, and a reclaim tries again until it goes to the
+// dead letters (WithMaxDeliveries).
+//
+// Masked variables are not restored (session.WithRedactor): a run has a masked
+// variable only when the entry's updates (Enqueue) supply it again.
+func WithRedaction(fn func(*session.Snapshot) (*redact.Redactor, error)) Option {
+	return func(w *Worker) { w.redactor = fn }
 }
 
 // WithEvalOptions passes options to every run (interceptors, step limit).
