@@ -30,6 +30,17 @@ Flags:
   --set KEY=VALUE   set a variable (repeatable), as for run
   --vars FILE       read variables from a JSON object
   --queue NAME      the queue (default "default")
+  --redact KEYS     comma-separated variables declared secret (repeatable), as for
+                    run: the queued snapshot holds *** for them, for the variables
+                    under sensitive keys (password, token, api_key, ...) and for
+                    their values where other text quotes them. The instance records
+                    the rules, and every worker masks its runs' saves and its logs
+                    with them. A masked variable is not given back to the run: one
+                    the flow needs is supplied again by a queued resume (resume
+                    --queue --set KEY=VALUE), whose updates wait in the queue's
+                    stream as given until a worker takes them
+  --redact-pattern RE  also mask every match of the regular expression RE
+                    (repeatable; recorded with the instance as --redact is)
 
 With $FLOWTEAM_SESSION_KEY set (as for run and worker), the queued snapshot is
 sealed with it, so that its variables are not in Redis in clear before a worker runs
@@ -87,9 +98,11 @@ func loadForWorker(args []string) (*flow.Engine, []*flow.Graph, []string, error)
 func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowteam submit", flag.ContinueOnError)
 	var qf queueFlags
-	var sets setFlag
+	var sets, redactNames, patterns setFlag
 	var graph, instance, varsFile string
 	qf.register(fs)
+	fs.Var(&redactNames, "redact", "")
+	fs.Var(&patterns, "redact-pattern", "")
 	fs.StringVar(&graph, "graph", "", "")
 	fs.StringVar(&instance, "instance", "", "")
 	fs.StringVar(&varsFile, "vars", "", "")
@@ -103,7 +116,7 @@ func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 		err = errors.New("no definition file given")
 	}
 	if err == nil {
-		err = checkNotEmpty(fs, "graph", "instance", "vars", "store", "queue")
+		err = checkNotEmpty(fs, "graph", "instance", "vars", "store", "queue", "redact", "redact-pattern")
 	}
 	for _, s := range sets {
 		if err == nil {
@@ -126,13 +139,9 @@ func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	opts := []worker.SubmitOption{worker.WithSources(files...)}
-	c, err := cipherFromEnv()
+	opts, err := submitOptions(files, redactNames, patterns)
 	if err != nil {
 		return fail(exitUsage, err)
-	}
-	if c != nil {
-		opts = append(opts, worker.WithSessionOptions(session.WithCipher(c)))
 	}
 	q, closeStore, err := qf.open()
 	if err != nil {
@@ -149,4 +158,32 @@ func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "queued %s graph %s on queue %s\n", instance, g.ID, qf.queue)
 	return exitOK
+}
+
+// submitOptions returns the options of a submit of the definition files: the cipher
+// of $FLOWTEAM_SESSION_KEY, and the Redactor of the --redact names and
+// --redact-pattern expressions, whose rules the instance records for the workers.
+func submitOptions(files, names, patterns []string) ([]worker.SubmitOption, error) {
+	var sopts []session.Option
+	c, err := cipherFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		sopts = append(sopts, session.WithCipher(c))
+	}
+	st, err := redactSettings(names, patterns)
+	if err != nil {
+		return nil, err
+	}
+	red, err := st.redactor()
+	if err != nil {
+		return nil, err
+	}
+	opts := []worker.SubmitOption{worker.WithSources(files...)}
+	if st.redacts() {
+		sopts = append(sopts, session.WithRedactor(red))
+		opts = append(opts, worker.WithMeta(st.redactMeta()...))
+	}
+	return append(opts, worker.WithSessionOptions(sopts...)), nil
 }

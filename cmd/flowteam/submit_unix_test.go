@@ -5,10 +5,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,22 +44,10 @@ func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	require.NoError(t, err)
-	require.NotEmpty(t, keys)
-	for _, k := range keys {
-		var vals []string
-		switch rdb.Type(ctx, k).Val() {
-		case "hash":
-			for f, v := range rdb.HGetAll(ctx, k).Val() {
-				vals = append(vals, f, v)
-			}
-		case "string":
-			vals = append(vals, rdb.Get(ctx, k).Val())
-		}
-		for _, v := range vals {
-			assert.NotContains(t, v, secret, "key %s", k)
-		}
+	vals := redisValues(t, rdb, prefix)
+	require.NotEmpty(t, vals)
+	for _, v := range vals {
+		assert.NotContains(t, v, secret)
 	}
 
 	var logs bytes.Buffer
@@ -78,4 +69,127 @@ func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, secret, opened.Vars["card"])
 	assert.EqualValues(t, 3, opened.Vars["sum"])
+}
+
+// redisValues returns every key under prefix and every value, field and member it
+// holds, whatever its type.
+func redisValues(t *testing.T, rdb *redis.Client, prefix string) []string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, prefix+"*").Result()
+	require.NoError(t, err)
+	vals := slices.Clone(keys)
+	for _, k := range keys {
+		switch typ := rdb.Type(ctx, k).Val(); typ {
+		case "hash":
+			for f, v := range rdb.HGetAll(ctx, k).Val() {
+				vals = append(vals, f, v)
+			}
+		case "string":
+			vals = append(vals, rdb.Get(ctx, k).Val())
+		case "set":
+			vals = append(vals, rdb.SMembers(ctx, k).Val()...)
+		case "zset":
+			vals = append(vals, rdb.ZRange(ctx, k, 0, -1).Val()...)
+		case "list":
+			vals = append(vals, rdb.LRange(ctx, k, 0, -1).Val()...)
+		case "stream":
+			for _, m := range rdb.XRange(ctx, k, "-", "+").Val() {
+				for f, v := range m.Values {
+					vals = append(vals, f, fmt.Sprint(v))
+				}
+			}
+		default:
+			t.Fatalf("key %s: type %s not read", k, typ)
+		}
+	}
+	return vals
+}
+
+// submit --redact masks the queued snapshot and records the rule; a worker process
+// applies it to every save of the run, also once a queued resume supplies the masked
+// variable again, and applies its own --redact-pattern to every instance: the secret
+// is in no Redis key or value at any point, nor in any command's output or the
+// worker's log.
+func TestSubmitRedactWorkerMasks(t *testing.T) {
+	bin := buildFlowteam(t)
+	t.Setenv(keyEnv, "")
+	addr := os.Getenv("REDIS_ADDR")
+	if addr == "" {
+		addr = miniredis.RunT(t).Addr()
+	}
+	prefix := "clir" + time.Now().Format("150405.000000") + ":"
+	dsn := "redis://" + addr + "/0?prefix=" + prefix
+	def := filepath.Join("testdata", "worker", "pay.yml")
+	const secret, token = "4111-2222-3333-4444", "tok-918273"
+	var outputs strings.Builder
+	run := func(args ...string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := dispatch(args, &out, &errb)
+		outputs.WriteString(out.String() + errb.String())
+		require.Equal(t, exitOK, code, "%v: %s", args, errb.String())
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	inClear := func(when string) {
+		t.Helper()
+		for _, v := range redisValues(t, rdb, prefix) {
+			require.NotContains(t, v, secret, when)
+		}
+	}
+
+	run("submit", def, "--store", dsn, "--instance", "p1", "--redact", "card",
+		"--set", "card="+secret, "--set", "memo=pay with "+secret)
+	run("submit", def, "--store", dsn, "--instance", "p2", "--set", "note="+token)
+	inClear("after submit")
+	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
+	load := func(id string) *session.Snapshot {
+		snap, err := store.Load(context.Background(), id)
+		require.NoError(t, err)
+		return snap
+	}
+	assert.Equal(t, []string{"redact=card"}, load("p1").Meta)
+	assert.Equal(t, token, load("p2").Vars["note"], "submit without rules saves the instance whole")
+
+	var logs bytes.Buffer
+	w := exec.Command(bin, "worker", def, "--store", dsn, "--name", "rw", "--lease-renew", "50ms",
+		"--lease-ttl", "500ms", "--redact-pattern", "tok-[0-9]+")
+	w.Stderr = &logs
+	require.NoError(t, w.Start())
+	t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+	waiting := func(id string) bool {
+		s := load(id)
+		return s.Status == session.StatusSuspended && s.Reason != "queued"
+	}
+	require.Eventually(t, func() bool { return waiting("p1") && waiting("p2") }, 20*time.Second, 20*time.Millisecond)
+	inClear("waiting for the card")
+	_, hasCard := load("p1").Vars["card"]
+	assert.False(t, hasCard, "a masked variable is not given back")
+	assert.Equal(t, "***", load("p2").Vars["note"], "the worker's own pattern")
+
+	run("resume", "p1", "--store", dsn, "--queue", "default", "--set", "card="+secret)
+	run("resume", "p2", "--store", dsn, "--queue", "default", "--set", "card=5500-0000-0000-0004")
+	done := func(id string) bool { return load(id).Status == session.StatusCompleted }
+	require.Eventually(t, func() bool { return done("p1") && done("p2") }, 20*time.Second, 20*time.Millisecond)
+	// The queued resume's entry, which holds the card as given, is deleted once
+	// acknowledged, just after the outcome is saved.
+	require.Eventually(t, func() bool { return rdb.XLen(context.Background(), prefix+"worker:{default}:queue").Val() == 0 },
+		10*time.Second, 10*time.Millisecond)
+	inClear("after the runs")
+	p1 := load("p1")
+	assert.Equal(t, "***", p1.Vars["card"])
+	assert.Equal(t, "charged ***", p1.Vars["receipt"])
+	assert.Equal(t, "pay with ***", p1.Vars["memo"])
+	assert.Equal(t, "charged 5500-0000-0000-0004", load("p2").Vars["receipt"], "p2 records no rule for card")
+	run("sessions", "show", "p1", "--store", dsn)
+	run("sessions", "list", "--store", dsn)
+
+	require.NoError(t, w.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, w.Wait(), "worker logs:\n%s", &logs)
+	for _, text := range []string{outputs.String(), logs.String()} {
+		assert.NotContains(t, text, secret)
+		assert.NotContains(t, text, token)
+	}
+	assert.Contains(t, outputs.String(), "queued p1 graph pay on queue default")
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/worker"
 )
@@ -39,6 +40,14 @@ Flags:
                      stopped before its run ended is not run again: it goes to the
                      queue's dead letters (flowteam workers) and its instance is
                      recorded as failed, for resume --queue once the cause is fixed
+  --redact KEYS, --redact-pattern RE
+                     mask these variables (comma-separated) and the matches of RE
+                     in the saves of every run and in the logs, as run does (both
+                     repeatable). Each run also applies the rules its instance
+                     records (submit --redact, task, serve), whatever the worker's
+                     flags; the worker's own are not recorded, but the instance
+                     names the variables they masked. A masked variable is not
+                     given back to a later run: resume --queue --set supplies it
 
 Logs go to stderr; errors reading the queue later are logged and retried. Exit codes:
 0 after a shutdown, 1 Redis could not be reached at start, 2 bad input.
@@ -48,9 +57,12 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("flowteam worker", flag.ContinueOnError)
 	var qf queueFlags
 	var name string
+	var redactNames, patterns setFlag
 	var conc, maxDel int
 	var grace, renew, ttl time.Duration
 	qf.register(fs)
+	fs.Var(&redactNames, "redact", "")
+	fs.Var(&patterns, "redact-pattern", "")
 	fs.StringVar(&name, "name", "", "")
 	fs.IntVar(&conc, "concurrency", 4, "")
 	fs.IntVar(&maxDel, "max-deliveries", worker.DefaultMaxDeliveries, "")
@@ -74,7 +86,7 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("--grace must not be negative, got %v", grace)
 	}
 	if err == nil {
-		err = checkNotEmpty(fs, "name", "store", "queue")
+		err = checkNotEmpty(fs, "name", "store", "queue", "redact", "redact-pattern")
 	}
 	if err != nil {
 		return usageError(stderr, "worker", err)
@@ -89,17 +101,12 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		return fail(exitUsage, err)
 	}
 	defer closeStore()
-	ropts := []session.Option{session.WithSources(files...)}
-	c, err := cipherFromEnv()
+	opts, err := workerOptions(files, redactNames, patterns)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	if c != nil {
-		ropts = append(ropts, session.WithCipher(c))
-	}
-	opts := []worker.Option{worker.WithConcurrency(conc), worker.WithGrace(grace), worker.WithLease(renew, ttl),
-		worker.WithMaxDeliveries(maxDel),
-		worker.WithRunnerOptions(ropts...), worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil)))}
+	opts = append(opts, worker.WithConcurrency(conc), worker.WithGrace(grace), worker.WithLease(renew, ttl),
+		worker.WithMaxDeliveries(maxDel), worker.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
 	if name != "" {
 		opts = append(opts, worker.WithWorkerName(name))
 	}
@@ -114,6 +121,51 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		return fail(exitFail, err)
 	}
 	return exitOK
+}
+
+// workerOptions returns the worker's options for the definition files: its runs'
+// sources and the cipher of $FLOWTEAM_SESSION_KEY, and the redaction of each run
+// (workerRedaction) with the --redact names and --redact-pattern expressions.
+func workerOptions(files, names, patterns []string) ([]worker.Option, error) {
+	if _, err := workerRedaction(names, patterns)(&session.Snapshot{}); err != nil {
+		return nil, err // a bad flag, reported before the worker starts
+	}
+	ropts := []session.Option{session.WithSources(files...)}
+	c, err := cipherFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		ropts = append(ropts, session.WithCipher(c))
+	}
+	return []worker.Option{worker.WithRunnerOptions(ropts...), worker.WithRedaction(workerRedaction(names, patterns))}, nil
+}
+
+// workerRedaction returns the redaction of a worker's run of an instance: the
+// worker's --redact names and --redact-pattern expressions plus those the instance
+// records (submit --redact, and the variables its last save masked), as resume adds
+// them. With none, the run's saves are not masked, as run's are not without
+// --redact. An instance that records a bad rule is an error: the worker does not run
+// it, rather than save its secrets in clear.
+func workerRedaction(names, patterns []string) func(*session.Snapshot) (*redact.Redactor, error) {
+	return func(snap *session.Snapshot) (*redact.Redactor, error) {
+		// Built anew for each run: settings' slices grow in place, and runs go on
+		// concurrently.
+		st, err := redactSettings(names, patterns)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := recordedSettings(snap)
+		if err != nil {
+			return nil, err
+		}
+		st.addRedact(rec.redact...)
+		st.addPatterns(rec.patterns...)
+		if !st.redacts() {
+			return nil, nil
+		}
+		return st.redactor()
+	}
 }
 
 // queueResume queues a resume of instance id with updates on the named queue of
