@@ -18,6 +18,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/internal/jsonvars"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -61,7 +62,7 @@ var plainOptions = json.JoinOptions(
 var unmarshalOptions = json.JoinOptions(
 	json.RejectUnknownMembers(true),
 	json.WithUnmarshalers(json.JoinUnmarshalers(
-		json.UnmarshalFromFunc(unmarshalAny),
+		jsonvars.AnyUnmarshalers(number), // a number: an int64 when an integer literal that fits, else a float64
 		json.UnmarshalFromFunc(unmarshalFrame),
 	)),
 )
@@ -126,30 +127,6 @@ func marshalNumber(enc *jsontext.Encoder, n stdjson.Number) error {
 	return enc.WriteValue(jsontext.Value(n))
 }
 
-// unmarshalAny reads an untyped value: a number is an int64 when it is an integer
-// literal that fits, else a float64; objects and arrays hold such values.
-func unmarshalAny(dec *jsontext.Decoder, v *any) error {
-	switch dec.PeekKind() {
-	case '0':
-		raw, err := dec.ReadValue()
-		if err == nil {
-			*v, err = number(raw)
-		}
-		return err
-	case '{':
-		m := map[string]any{}
-		err := json.UnmarshalDecode(dec, &m)
-		*v = m
-		return err
-	case '[':
-		a := []any{}
-		err := json.UnmarshalDecode(dec, &a)
-		*v = a
-		return err
-	}
-	return errors.ErrUnsupported // strings, booleans and null as the library reads them
-}
-
 // UnmarshalVars decodes a JSON object of variables as a snapshot's variables are
 // decoded: a number is an int64 when it is an integer literal that fits, else a
 // float64, and objects and arrays hold such values. Variables that cross a process
@@ -158,7 +135,7 @@ func unmarshalAny(dec *jsontext.Decoder, v *any) error {
 func UnmarshalVars(data []byte) (map[string]any, error) {
 	var vars map[string]any
 	if err := json.Unmarshal(data, &vars, unmarshalOptions); err != nil {
-		return nil, err
+		return nil, jsonvars.ObjectError(err) // names the variable
 	}
 	return vars, nil
 }

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -418,60 +418,31 @@ func MarshalSession(s *AgentSession) ([]byte, error) {
 }
 
 // UnmarshalSession decodes a session encoded by MarshalSession. Numbers in the
-// variables become int64 when integral and float64 otherwise, so scripts see integers
-// as integers; a number beyond float64 is an error, not a value of another type.
+// variables become int64 when integral and float64 otherwise, as a snapshot's do
+// (session.UnmarshalVars), so scripts see integers as integers; a number beyond
+// float64 is an error, not a value of another type.
 func UnmarshalSession(data []byte) (*AgentSession, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var st sessionState
+	var st struct {
+		sessionState
+		Vars json.RawMessage `json:"vars,omitempty"` // shadows sessionState's
+	}
 	if err := dec.Decode(&st); err != nil {
 		return nil, fmt.Errorf("decode session: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("decode session: data after the session")
 	}
-	for k, v := range st.Vars {
-		n, err := normalizeNumbers(v)
+	if st.Vars != nil {
+		vars, err := session.UnmarshalVars(st.Vars)
 		if err != nil {
-			return nil, fmt.Errorf("decode session: variable %q: %w", k, err)
+			return nil, fmt.Errorf("decode session: %w", err)
 		}
-		st.Vars[k] = n
+		st.sessionState.Vars = vars
 	}
 	// The frontier's loop items stay json.Numbers: Engine.RestoreFrontier converts them
 	// (as it does for a snapshot's) when ResumeFlow restores the frontier.
-	return restoreSession(st)
-}
-
-// normalizeNumbers turns the json.Numbers in v into int64 (integral) or float64, in
-// place.
-func normalizeNumbers(v any) (any, error) {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i, nil
-		}
-		if f, err := t.Float64(); err == nil && !math.IsInf(f, 0) {
-			return f, nil
-		}
-		return nil, fmt.Errorf("number %s is out of range", t)
-	case map[string]any:
-		for k, e := range t {
-			n, err := normalizeNumbers(e)
-			if err != nil {
-				return nil, err
-			}
-			t[k] = n
-		}
-	case []any:
-		for i, e := range t {
-			n, err := normalizeNumbers(e)
-			if err != nil {
-				return nil, err
-			}
-			t[i] = n
-		}
-	}
-	return v, nil
+	return restoreSession(st.sessionState)
 }
 
 // DecideIn applies decisions to the agent state held in a flow instance's variables

@@ -503,3 +503,26 @@ func TestOddHistoryLimitKeepsWholeExchanges(t *testing.T) {
 	assert.Equal(t, []team.Message{team.UserMessage("p2"), team.AssistantMessage("two"), team.UserMessage("p3")},
 		model.Requests()[2].Messages)
 }
+
+// A session's variables come back with a snapshot's numbers (session.UnmarshalVars):
+// integers as int64, exact beyond float64's precision, other numbers as float64; a
+// number no variable can hold is an error.
+func TestUnmarshalSessionNumbers(t *testing.T) {
+	sess := team.NewSession("nums")
+	sess.Context().Set("n", 5)
+	sess.Context().Set("id", int64(1)<<60+1)
+	sess.Context().Set("rate", 2.5)
+	sess.Context().Set("list", []any{1, map[string]any{"m": 2}})
+	data, err := team.MarshalSession(sess)
+	require.NoError(t, err)
+	restored, err := team.UnmarshalSession(data)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"n": int64(5), "id": int64(1)<<60 + 1, "rate": 2.5,
+		"list": []any{int64(1), map[string]any{"m": int64(2)}}}, restored.Context().Vars())
+
+	_, err = team.UnmarshalSession([]byte(`{"format": 1, "id": "x", "vars": {"big": 1e999}}`))
+	assert.EqualError(t, err, `decode session: variable "big": number 1e999 out of range`)
+	restored, err = team.UnmarshalSession([]byte(`{"format": 1, "id": "x"}`))
+	require.NoError(t, err)
+	assert.Empty(t, restored.Context().Vars())
+}

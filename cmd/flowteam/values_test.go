@@ -21,7 +21,7 @@ func TestDecodeVarsByteOrderMark(t *testing.T) {
 	assert.Equal(t, map[string]any{"day": 5, "name": "ada"}, m)
 
 	_, err = decodeVars("vars.json", []byte(bom+"{\n\"day\": 5,\n}\n"))
-	assert.ErrorContains(t, err, "vars.json:3:")
+	assert.ErrorContains(t, err, "vars.json:2: invalid character ','", "the trailing comma")
 	_, err = decodeVars("vars.json", []byte(bom))
 	assert.ErrorContains(t, err, "vars.json:1: empty file")
 	// Only a leading mark is one: elsewhere it is a stray character.

@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/internal/jsonvars"
 )
 
 // GraphOption configures NewGraphServer.
@@ -35,8 +35,9 @@ func WithOutcome(fn func(res *flow.Result, vars map[string]any) any) GraphOption
 }
 
 // WithArguments sets how a call's arguments (a JSON object) become the run's
-// variables (default: numbers become int when integral, else float64, as the YAML
-// reader and the expression engine produce them).
+// variables (default: an integer becomes an int and any other number a float64, as
+// the YAML reader and the expression engine produce them; a number beyond float64, or
+// an integer beyond int64, is an error).
 func WithArguments(fn func(args json.RawMessage) (map[string]any, error)) GraphOption {
 	return func(c *graphConfig) { c.vars = fn }
 }
@@ -152,59 +153,13 @@ func errorResult(msg string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: msg}}, IsError: true}
 }
 
-// decodeArguments reads a JSON object of variables; null or nothing is no variables.
+// decodeArguments reads a JSON object of variables (numbers as jsonvars.Object reads
+// them); null or nothing is no variables.
 func decodeArguments(args json.RawMessage) (map[string]any, error) {
-	vars := map[string]any{}
 	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return vars, nil
+		return map[string]any{}, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	if err := dec.Decode(&vars); err != nil {
-		return nil, fmt.Errorf("want a JSON object of variables: %w", err)
-	}
-	for k, v := range vars {
-		nv, err := numbers(v)
-		if err != nil {
-			return nil, fmt.Errorf("variable %q: %w", k, err)
-		}
-		vars[k] = nv
-	}
-	return vars, nil
-}
-
-// numbers converts the json.Numbers in v: integral ones that fit an int to int,
-// others to float64; an integer beyond int64 is an error (as a float64 it would
-// silently lose digits).
-func numbers(v any) (any, error) {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil && int64(int(i)) == i {
-			return int(i), nil
-		}
-		f, err := t.Float64()
-		if err != nil || math.IsInf(f, 0) || !strings.ContainsAny(string(t), ".eE") {
-			return nil, fmt.Errorf("number %s out of range", t)
-		}
-		return f, nil
-	case map[string]any:
-		for k, e := range t {
-			ne, err := numbers(e)
-			if err != nil {
-				return nil, err
-			}
-			t[k] = ne
-		}
-	case []any:
-		for i, e := range t {
-			ne, err := numbers(e)
-			if err != nil {
-				return nil, err
-			}
-			t[i] = ne
-		}
-	}
-	return v, nil
+	return jsonvars.Object(args)
 }
 
 func newInstanceID() string {
