@@ -78,9 +78,9 @@ type Cipher struct {
 // (earlier builds) did not, and is still opened.
 const sealVersion = 2
 
-// ErrDecrypt is returned when a sealed snapshot does not open: wrong key, or the body
-// or its header was altered.
-var ErrDecrypt = errors.New("cannot open sealed snapshot")
+// ErrDecrypt is returned when a sealed snapshot or sealed data (OpenData) does not
+// open: wrong key, or the body, its header or its context was altered.
+var ErrDecrypt = errors.New("cannot open sealed data")
 
 // NewCipher returns a Cipher for an AES key of 16, 24 or 32 bytes (AES-128, -192,
 // -256).
@@ -123,14 +123,37 @@ func (c *Cipher) Seal(s *Snapshot) (*Snapshot, error) {
 	out := &Snapshot{Format: s.Format, Instance: s.Instance, Graph: s.Graph, Hash: s.Hash, Status: s.Status,
 		Version: s.Version, Created: s.Created, Updated: s.Updated, Expires: s.Expires, Sources: s.Sources,
 		Called: s.Called, Lease: s.Lease}
-	ns := c.aead.NonceSize()
-	sealed := make([]byte, 1+ns, 1+ns+len(plain)+c.aead.Overhead())
-	sealed[0] = sealVersion
-	if _, err := rand.Read(sealed[1 : 1+ns]); err != nil {
+	if out.Sealed, err = c.seal(sealVersion, plain, aad(sealVersion, s)); err != nil {
 		return nil, fmt.Errorf("session: seal: %w", err)
 	}
-	out.Sealed = c.aead.Seal(sealed, sealed[1:1+ns], plain, aad(sealVersion, s))
 	return out, nil
+}
+
+// errMalformed is open's error for bytes that are not sealed data of a known version:
+// too short to hold a nonce and a tag, or of another version byte.
+var errMalformed = errors.New("malformed")
+
+// seal returns v || nonce || AES-GCM(key, nonce, plain, ad) with a fresh random nonce:
+// the layout of a snapshot's Sealed and of SealData's output.
+func (c *Cipher) seal(v byte, plain, ad []byte) ([]byte, error) {
+	ns := c.aead.NonceSize()
+	sealed := make([]byte, 1+ns, 1+ns+len(plain)+c.aead.Overhead())
+	sealed[0] = v
+	if _, err := rand.Read(sealed[1:]); err != nil {
+		return nil, err
+	}
+	return c.aead.Seal(sealed, sealed[1:], plain, ad), nil
+}
+
+// open decrypts what seal sealed with a version from 1 to maxV, with the additional
+// data ad returns for that version. Bytes that cannot be sealed data of such a version
+// are errMalformed; any other error is the AEAD's (wrong key, or altered).
+func (c *Cipher) open(sealed []byte, maxV byte, ad func(v byte) []byte) ([]byte, error) {
+	ns := c.aead.NonceSize()
+	if len(sealed) < 1+ns+c.aead.Overhead() || sealed[0] < 1 || sealed[0] > maxV {
+		return nil, errMalformed
+	}
+	return c.aead.Open(nil, sealed[1:1+ns], sealed[1+ns:], ad(sealed[0]))
 }
 
 // Open returns a copy of the sealed snapshot s with its body decrypted and decoded as
@@ -145,14 +168,13 @@ func (c *Cipher) Open(s *Snapshot) (*Snapshot, error) {
 		// unauthenticated fields mixed into the ones the seal vouches for.
 		return nil, fmt.Errorf("%w: instance %q: sealed snapshot with a clear body", ErrCorrupt, s.Instance)
 	}
-	ns := c.aead.NonceSize()
-	if len(s.Sealed) < 1+ns+c.aead.Overhead() || s.Sealed[0] < 1 || s.Sealed[0] > sealVersion {
-		return nil, fmt.Errorf("%w: instance %q: malformed sealed body", ErrDecrypt, s.Instance)
-	}
 	// The version byte is not authenticated itself, but it selects the additional
 	// data: a version 2 body relabelled 1 is opened without its status and fails.
-	plain, err := c.aead.Open(nil, s.Sealed[1:1+ns], s.Sealed[1+ns:], aad(s.Sealed[0], s))
-	if err != nil {
+	plain, err := c.open(s.Sealed, sealVersion, func(v byte) []byte { return aad(v, s) })
+	switch {
+	case errors.Is(err, errMalformed):
+		return nil, fmt.Errorf("%w: instance %q: malformed sealed body", ErrDecrypt, s.Instance)
+	case err != nil:
 		return nil, fmt.Errorf("%w: instance %q: wrong key, or the snapshot was altered", ErrDecrypt, s.Instance)
 	}
 	out := *s
@@ -166,4 +188,39 @@ func (c *Cipher) Open(s *Snapshot) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: instance %q: sealed body: %v", ErrCorrupt, s.Instance, err)
 	}
 	return &out, nil
+}
+
+// dataVersion is the first byte of SealData's output.
+const dataVersion = 1
+
+// dataAAD is the additional data of SealData: a label of its own, so that sealed data
+// never opens as a snapshot body nor one as data, and the context.
+func dataAAD(context string) []byte { return append([]byte("flowteam-data\x00"), context...) }
+
+// SealData encrypts data that is not a snapshot, such as the updates of a queued
+// resume, bound to context (the instance it belongs to):
+//
+//	sealed = 0x01 || nonce (12 bytes, random) || AES-GCM(key, nonce, data, "flowteam-data\x00" || context)
+//
+// OpenData opens it with the same context only: sealed data moved to another
+// instance's record does not open.
+func (c *Cipher) SealData(data []byte, context string) ([]byte, error) {
+	sealed, err := c.seal(dataVersion, data, dataAAD(context))
+	if err != nil {
+		return nil, fmt.Errorf("session: seal data: %w", err)
+	}
+	return sealed, nil
+}
+
+// OpenData returns the data SealData sealed with context. A wrong key, another
+// context, or bytes altered or cut short are an error wrapping ErrDecrypt.
+func (c *Cipher) OpenData(sealed []byte, context string) ([]byte, error) {
+	data, err := c.open(sealed, dataVersion, func(byte) []byte { return dataAAD(context) })
+	switch {
+	case errors.Is(err, errMalformed):
+		return nil, fmt.Errorf("%w: %q: malformed sealed data", ErrDecrypt, context)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %q: wrong key, or the data was altered or sealed for another", ErrDecrypt, context)
+	}
+	return data, nil
 }

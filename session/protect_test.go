@@ -146,3 +146,56 @@ func TestOpenRejectsAClearBesideTheSealedBody(t *testing.T) {
 		assert.Nil(t, opened, name)
 	}
 }
+
+// TestSealData: data sealed for one context opens with the key and that context
+// only; another key, another context, a flipped byte, a cut or an unknown version
+// byte are ErrDecrypt, and the data is not in the sealed bytes.
+func TestSealData(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	c, err := session.NewCipher(key)
+	require.NoError(t, err)
+	other, err := session.NewCipher([]byte("fedcba9876543210fedcba9876543210"))
+	require.NoError(t, err)
+	data := []byte(`{"card":"4242-4242-4242-4242"}`)
+	sealed, err := c.SealData(data, "order-42")
+	require.NoError(t, err)
+	assert.NotContains(t, string(sealed), "4242")
+	again, err := c.SealData(data, "order-42")
+	require.NoError(t, err)
+	assert.NotEqual(t, sealed, again, "a fresh nonce for every seal")
+	snap, err := c.Seal(storetest.NewSnapshot("order-42"))
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name    string
+		c       *session.Cipher
+		sealed  func() []byte
+		context string
+		want    []byte
+	}{
+		{"round trip", c, func() []byte { return sealed }, "order-42", data},
+		{"empty data", c, func() []byte { b, _ := c.SealData(nil, "order-42"); return b }, "order-42", []byte{}},
+		{"wrong key", other, func() []byte { return sealed }, "order-42", nil},
+		{"wrong context", c, func() []byte { return sealed }, "order-43", nil},
+		{"empty context", c, func() []byte { return sealed }, "", nil},
+		{"tampered byte", c, func() []byte { b := bytes.Clone(sealed); b[len(b)/2] ^= 0x01; return b }, "order-42", nil},
+		{"tampered tag", c, func() []byte { b := bytes.Clone(sealed); b[len(b)-1] ^= 0x80; return b }, "order-42", nil},
+		{"truncated", c, func() []byte { return sealed[:len(sealed)-1] }, "order-42", nil},
+		{"only a nonce", c, func() []byte { return sealed[:13] }, "order-42", nil},
+		{"empty", c, func() []byte { return nil }, "order-42", nil},
+		{"unknown version", c, func() []byte { b := bytes.Clone(sealed); b[0] = 2; return b }, "order-42", nil},
+		{"a sealed snapshot body", c, func() []byte { return snap.Sealed }, "order-42", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.c.OpenData(tc.sealed(), tc.context)
+			if tc.want == nil {
+				require.ErrorIs(t, err, session.ErrDecrypt)
+				assert.Nil(t, got)
+				assert.NotContains(t, err.Error(), "4242")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, string(tc.want), string(got))
+		})
+	}
+}
