@@ -71,20 +71,35 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, 4))
 return 1
 `)
 
-// deadLetter moves entry d of instance id to the dead letters and records the
-// instance as failed. It returns false, having done nothing, when the instance is
-// running under a fresh lease (the entry is then processed as usual), and true when
-// the entry was handled: moved, or left pending because the store failed (a later
-// reclaim tries again).
-func (w *Worker) deadLetter(ctx context.Context, d delivery, id string) bool {
+// tooManyDeliveries is the reason of a dead letter delivered more than the maximum.
+func (w *Worker) tooManyDeliveries(d delivery) string {
+	from := d.from
+	if from == "" {
+		from = "unknown"
+	}
+	return fmt.Sprintf("was delivered %d times and every worker it was delivered to stopped before the run "+
+		"ended (the last: %s)", d.count-1, from)
+}
+
+// deadLetter moves entry d of instance id to the dead letters, saying why (reason,
+// a clause whose subject is the entry), and records the instance as failed. It
+// returns false, having done nothing, when the instance is running under a fresh
+// lease and always is false (the entry is then processed as usual); with always, the
+// entry is moved and the instance left to that run. It returns true when the entry
+// was handled: moved, or left pending because the store failed (a later reclaim
+// tries again). The updates of the entry go with it as they are: sealed ones stay
+// sealed.
+func (w *Worker) deadLetter(ctx context.Context, d delivery, id, reason string, always bool) bool {
 	ctx = context.WithoutCancel(ctx)
 	deliveries := d.count - 1 // the deliveries that did not end
 	snap, err := w.runner.Load(ctx, id)
 	switch {
 	case err == nil && snap.Status == session.StatusRunning && snap.Lease.Fresh(time.Now()):
-		return false
+		if !always {
+			return false
+		}
 	case err == nil:
-		w.failDead(ctx, snap, d, deliveries)
+		w.failDead(ctx, snap, d, reason)
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrSealed),
 		errors.Is(err, session.ErrDecrypt), errors.Is(err, session.ErrCorrupt), errors.Is(err, session.ErrInvalidID):
 		w.log.Warn("worker: dead letter: instance not recorded as failed", "instance", id, "err", err)
@@ -93,9 +108,11 @@ func (w *Worker) deadLetter(ctx context.Context, d delivery, id string) bool {
 		return true
 	}
 	fields := []any{"entry", d.ID, "instance", id, "deliveries", deliveries, "consumer", d.from,
-		"time", time.Now().UTC().Format(time.RFC3339Nano)}
-	if u, ok := d.Values["updates"].(string); ok {
-		fields = append(fields, "updates", u)
+		"time", time.Now().UTC().Format(time.RFC3339Nano), "reason", reason}
+	for _, f := range []string{updatesField, sealedUpdatesField} {
+		if u, ok := d.Values[f].(string); ok {
+			fields = append(fields, f, u)
+		}
 	}
 	moved, err := moveScript.Run(ctx, w.q.rdb, []string{w.q.stream, w.q.dead},
 		append([]any{group, d.ID, deadLetterCap}, fields...)...).Int()
@@ -104,7 +121,7 @@ func (w *Worker) deadLetter(ctx context.Context, d delivery, id string) bool {
 		w.log.Error("worker: dead letter: move entry, left pending", "entry", d.ID, "instance", id, "err", err)
 	case moved == 1:
 		w.inst.deadLetters.Add(ctx, 1)
-		w.log.Error("worker: dead letter: entry delivered too many times", "entry", d.ID, "instance", id,
+		w.log.Error("worker: dead letter: entry "+reason, "entry", d.ID, "instance", id,
 			"deliveries", deliveries, "last_consumer", d.from)
 	}
 	return true
@@ -114,7 +131,7 @@ func (w *Worker) deadLetter(ctx context.Context, d delivery, id string) bool {
 // saying why, expecting the version loaded: a save that came after it wins. A
 // completed instance is left as it is, and a record of this entry is not added twice
 // (a worker that died between this save and the move).
-func (w *Worker) failDead(ctx context.Context, snap *session.Snapshot, d delivery, deliveries int64) {
+func (w *Worker) failDead(ctx context.Context, snap *session.Snapshot, d delivery, reason string) {
 	if snap.Status == session.StatusCompleted {
 		return
 	}
@@ -122,14 +139,9 @@ func (w *Worker) failDead(ctx context.Context, snap *session.Snapshot, d deliver
 		strings.Contains(snap.Errors[n-1].Message, "entry "+d.ID+" ") {
 		return
 	}
-	from := d.from
-	if from == "" {
-		from = "unknown"
-	}
 	rec := session.ErrorRecord{Code: DeadLetterCode, Type: "worker_error", Severity: "fatal",
-		Message: fmt.Sprintf("queue %s: entry %s was delivered %d times and every worker it was delivered to "+
-			"stopped before the run ended (the last: %s); it was moved to the dead letters: fix the cause, then "+
-			"resume the instance (flowteam resume --queue)", w.q.name, d.ID, deliveries, from)}
+		Message: fmt.Sprintf("queue %s: entry %s %s; it was moved to the dead letters: fix the cause, then "+
+			"resume the instance (flowteam resume --queue)", w.q.name, d.ID, reason)}
 	snap.Status, snap.Reason, snap.Lease = session.StatusFailed, "", nil
 	snap.Errors = append(snap.Errors, rec)
 	if err := w.runner.Save(ctx, snap, snap.Version); err != nil {
@@ -150,8 +162,14 @@ type DeadLetter struct {
 	Deliveries int64     `json:"deliveries"`
 	Consumer   string    `json:"consumer"`
 	Time       time.Time `json:"time"`
-	// Updates are the variables of a queued resume (JSON), if the entry was one.
+	// Reason says why the entry is dead: delivered too many times, or its updates
+	// could not be opened (WithCipher).
+	Reason string `json:"reason,omitempty"`
+	// Updates are the variables of a queued resume (JSON), if the entry was one and
+	// carried them in clear; Sealed tells one that carried them sealed
+	// (WithSealedUpdates), which the dead letter keeps sealed.
 	Updates string `json:"updates,omitempty"`
+	Sealed  bool   `json:"sealedUpdates,omitempty"`
 }
 
 // DeadLetters returns the newest n dead letters of the queue (all with n 0), newest
@@ -173,7 +191,7 @@ func (q *Queue) DeadLetters(ctx context.Context, n int64) ([]DeadLetter, error) 
 	for i, m := range msgs {
 		str := func(k string) string { s, _ := m.Values[k].(string); return s }
 		dl := DeadLetter{ID: m.ID, Entry: str("entry"), Instance: str("instance"), Consumer: str("consumer"),
-			Updates: str("updates")}
+			Reason: str("reason"), Updates: str(updatesField), Sealed: str(sealedUpdatesField) != ""}
 		dl.Deliveries, _ = strconv.ParseInt(str("deliveries"), 10, 64)
 		dl.Time, _ = time.Parse(time.RFC3339Nano, str("time"))
 		out[i] = dl

@@ -119,6 +119,7 @@ func TestDeadLetterAfterMaxDeliveries(t *testing.T) {
 	assert.Equal(t, entry, dead[0].Entry)
 	assert.Equal(t, int64(3), dead[0].Deliveries)
 	assert.Equal(t, "ghost-3", dead[0].Consumer)
+	assert.Contains(t, dead[0].Reason, "delivered 3 times")
 	assert.WithinRange(t, dead[0].Time, before.Add(-time.Second), time.Now().Add(time.Second))
 
 	snap, err := store.Load(ctx, "poison")

@@ -35,9 +35,11 @@
 // that checkpoint leaves none of them, and one whose lease was taken over cannot
 // save it (version conflict). Writes a task makes itself are made at least once.
 //
-// With a session.Cipher (FLOWTEAM_SESSION_KEY), pass it to Submit as to the workers,
-// WithSessionOptions(session.WithCipher(c)) and WithRunnerOptions(session.WithCipher(c)),
-// so that no snapshot of the instance is in Redis in clear, the queued one included.
+// With a session.Cipher (FLOWTEAM_SESSION_KEY), pass it to Submit, to Enqueue and to
+// the workers, WithSessionOptions(session.WithCipher(c)), WithSealedUpdates(c) and
+// WithCipher(c), so that no snapshot of the instance is in Redis in clear, the queued
+// one included, nor the updates of a queued resume. A worker that cannot open an
+// entry's sealed updates moves it to the dead letters rather than run without them.
 // To mask secrets instead, give Submit the Redactor (WithSessionOptions) and record
 // its rules with the instance (WithMeta); a worker with WithRedaction reads them from
 // each instance and masks every save of its runs, and its log, with them.

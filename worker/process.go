@@ -20,17 +20,22 @@ import (
 func (w *Worker) process(ctx context.Context, d delivery) {
 	m, reclaimed := d.XMessage, d.from != ""
 	id, _ := m.Values["instance"].(string)
-	if d.count > w.maxDel && w.deadLetter(ctx, d, id) {
+	if d.count > w.maxDel && w.deadLetter(ctx, d, id, w.tooManyDeliveries(d), false) {
 		return
 	}
-	var updates map[string]any
-	if u, ok := m.Values["updates"].(string); ok {
-		var err error
-		if updates, err = session.UnmarshalVars([]byte(u)); err != nil {
-			w.log.Error("worker: drop entry with bad updates", "entry", m.ID, "instance", id, "err", err)
-			w.ack(ctx, m.ID)
-			return
-		}
+	updates, err := entryUpdates(m.Values, id, w.cipher)
+	switch {
+	case errors.Is(err, errBadUpdates):
+		w.log.Error("worker: drop entry with bad updates", "entry", m.ID, "instance", id, "err", err)
+		w.ack(ctx, m.ID)
+		return
+	case err != nil:
+		// Running the instance without the updates would go on without what the
+		// resume supplied; a retry by this worker would fail the same way.
+		w.log.Error("worker: updates cannot be opened, entry moved to the dead letters", "entry", m.ID,
+			"instance", id, "err", err)
+		w.deadLetter(ctx, d, id, "its updates could not be opened ("+err.Error()+")", true)
+		return
 	}
 	w.track(m.ID, d.count)
 	defer w.untrack(m.ID)

@@ -129,22 +129,85 @@ func (q *Queue) Submit(ctx context.Context, eng *flow.Engine, graphID, id string
 	return q.Enqueue(ctx, id, nil)
 }
 
+// EnqueueOption configures one Enqueue.
+type EnqueueOption func(*enqueueConfig)
+
+type enqueueConfig struct {
+	cipher *session.Cipher
+}
+
+// WithSealedUpdates seals the updates of the entry with c (session.Cipher.SealData,
+// bound to the instance id): the entry holds them encrypted, in field
+// "sealed-updates", instead of as clear JSON, so that a secret a resume supplies again
+// is not in Redis in clear while it waits, nor in a dead letter. The workers need the
+// same key (WithCipher); one without it, or with another, dead-letters the entry.
+func WithSealedUpdates(c *session.Cipher) EnqueueOption {
+	return func(cfg *enqueueConfig) { cfg.cipher = c }
+}
+
 // Enqueue queues a run of the stored instance id: a worker resumes it with updates
 // applied to its variables (nil for none). A suspended instance continues at the node
 // it suspended in; a completed one is dropped by the worker.
-func (q *Queue) Enqueue(ctx context.Context, id string, updates map[string]any) error {
+func (q *Queue) Enqueue(ctx context.Context, id string, updates map[string]any, opts ...EnqueueOption) error {
+	var cfg enqueueConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	values := map[string]any{"instance": id}
 	if len(updates) > 0 {
 		b, err := json.Marshal(updates)
 		if err != nil {
 			return fmt.Errorf("worker: queue %q: updates: %w", id, err)
 		}
-		values["updates"] = string(b)
+		if cfg.cipher == nil {
+			values[updatesField] = string(b)
+		} else if values[sealedUpdatesField], err = cfg.cipher.SealData(b, id); err != nil {
+			return fmt.Errorf("worker: queue %q: updates: %w", id, err)
+		}
 	}
 	if err := q.rdb.XAdd(ctx, &redis.XAddArgs{Stream: q.stream, Values: values}).Err(); err != nil {
 		return fmt.Errorf("worker: queue %q: %w", id, err)
 	}
 	return nil
+}
+
+// The fields of a queue entry (and of a dead letter) that hold a resume's updates:
+// clear JSON, or JSON sealed with a session.Cipher (WithSealedUpdates).
+const (
+	updatesField       = "updates"
+	sealedUpdatesField = "sealed-updates"
+)
+
+// entryUpdates returns the updates an entry carries (nil for none), opened with c if
+// they are sealed. Sealed updates without a cipher, or that c does not open, are an
+// error wrapping session.ErrDecrypt; clear ones that do not decode, one wrapping
+// errBadUpdates.
+func entryUpdates(values map[string]any, id string, c *session.Cipher) (map[string]any, error) {
+	if s, ok := values[sealedUpdatesField].(string); ok {
+		if c == nil {
+			return nil, fmt.Errorf("%w: the updates are sealed and this worker has no key (WithCipher)", session.ErrDecrypt)
+		}
+		b, err := c.OpenData([]byte(s), id)
+		if err != nil {
+			return nil, err
+		}
+		return decodeUpdates(b)
+	}
+	if s, ok := values[updatesField].(string); ok {
+		return decodeUpdates([]byte(s))
+	}
+	return nil, nil
+}
+
+// errBadUpdates is the error of updates that are not a JSON object of variables.
+var errBadUpdates = errors.New("bad updates")
+
+func decodeUpdates(b []byte) (map[string]any, error) {
+	u, err := session.UnmarshalVars(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errBadUpdates, err)
+	}
+	return u, nil
 }
 
 // ensureGroup creates the consumer group (and the stream) unless they exist.

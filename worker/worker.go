@@ -40,6 +40,7 @@ type Worker struct {
 	runOpts  []session.Option
 	evalOpts []flow.EvalOption
 	redactor func(*session.Snapshot) (*redact.Redactor, error)
+	cipher   *session.Cipher
 
 	mu      sync.Mutex
 	running map[string]int64 // stream entry id -> its delivery count
@@ -81,6 +82,19 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(w *Worker) 
 // lease timing.
 func WithRunnerOptions(opts ...session.Option) Option {
 	return func(w *Worker) { w.runOpts = append(w.runOpts, opts...) }
+}
+
+// WithCipher gives the worker the key of the instances and of the queued updates:
+// its runs open and seal the snapshots with c (as WithRunnerOptions with
+// session.WithCipher(c)), and it opens the updates an entry carries sealed
+// (WithSealedUpdates). An entry whose sealed updates the worker cannot open (it has
+// no cipher, or another key) is not run without them: the worker logs why and moves
+// it to the dead letters at once, sealed updates and all.
+func WithCipher(c *session.Cipher) Option {
+	return func(w *Worker) {
+		w.cipher = c
+		w.runOpts = append(w.runOpts, session.WithCipher(c))
+	}
 }
 
 // WithRedaction gives the Redactor of each run from its instance's stored snapshot
