@@ -58,7 +58,9 @@ Flags:
   --expect-version N   resume only if the stored version is N
   --queue NAME         queue the resume (with its --set updates) for the "flowteam
                        worker" processes of queue NAME instead of running it here
-                       (Redis store only; "default" is the workers' default queue)
+                       (Redis store only; "default" is the workers' default queue);
+                       with $FLOWTEAM_SESSION_KEY set the updates are queued sealed
+                       with it, else in clear
   --audit FILE         append the run's audit records to FILE (JSON Lines), created
                        only when the run starts
   --output FORMAT      text (default) or json, the same output as run

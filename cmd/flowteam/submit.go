@@ -38,7 +38,8 @@ Flags:
                     with them. A masked variable is not given back to the run: one
                     the flow needs is supplied again by a queued resume (resume
                     --queue --set KEY=VALUE), whose updates wait in the queue's
-                    stream as given until a worker takes them
+                    stream until a worker takes them: sealed with
+                    $FLOWTEAM_SESSION_KEY when it is set, else in clear
   --redact-pattern RE  also mask every match of the regular expression RE
                     (repeatable; recorded with the instance as --redact is)
 

@@ -110,10 +110,19 @@ func redisValues(t *testing.T, rdb *redis.Client, prefix string) []string {
 // applies it to every save of the run, also once a queued resume supplies the masked
 // variable again, and applies its own --redact-pattern to every instance: the secret
 // is in no Redis key or value at any point, nor in any command's output or the
-// worker's log.
+// worker's log. With $FLOWTEAM_SESSION_KEY the queued resume's updates are sealed, so
+// the value is not in Redis while they wait either; without it they wait in clear.
 func TestSubmitRedactWorkerMasks(t *testing.T) {
 	bin := buildFlowteam(t)
-	t.Setenv(keyEnv, "")
+	for name, key := range map[string]string{"without a key": "", "with a key": strings.Repeat("cd", 32)} {
+		t.Run(name, func(t *testing.T) { testRedactWorkerMasks(t, bin, key) })
+	}
+}
+
+func testRedactWorkerMasks(t *testing.T, bin, key string) {
+	t.Setenv(keyEnv, key)
+	c, err := cipherFromEnv()
+	require.NoError(t, err)
 	addr := os.Getenv("REDIS_ADDR")
 	if addr == "" {
 		addr = miniredis.RunT(t).Addr()
@@ -132,51 +141,73 @@ func TestSubmitRedactWorkerMasks(t *testing.T) {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	inClear := func(when string) {
-		t.Helper()
+	holding := func() (found []string) {
 		for _, v := range redisValues(t, rdb, prefix) {
-			require.NotContains(t, v, secret, when)
+			if strings.Contains(v, secret) {
+				found = append(found, v)
+			}
 		}
+		return found
 	}
 
 	run("submit", def, "--store", dsn, "--instance", "p1", "--redact", "card",
 		"--set", "card="+secret, "--set", "memo=pay with "+secret)
 	run("submit", def, "--store", dsn, "--instance", "p2", "--set", "note="+token)
-	inClear("after submit")
+	require.Empty(t, holding(), "after submit")
 	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
 	load := func(id string) *session.Snapshot {
 		snap, err := store.Load(context.Background(), id)
 		require.NoError(t, err)
+		if c != nil {
+			snap, err = c.Open(snap)
+			require.NoError(t, err)
+		}
 		return snap
 	}
 	assert.Equal(t, []string{"redact=card"}, load("p1").Meta)
 	assert.Equal(t, token, load("p2").Vars["note"], "submit without rules saves the instance whole")
 
-	var logs bytes.Buffer
-	w := exec.Command(bin, "worker", def, "--store", dsn, "--name", "rw", "--lease-renew", "50ms",
-		"--lease-ttl", "500ms", "--redact-pattern", "tok-[0-9]+")
-	w.Stderr = &logs
-	require.NoError(t, w.Start())
-	t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+	var logs bytes.Buffer // one worker writes at a time, read once it has ended
+	startWorker := func(name string) *exec.Cmd {
+		w := exec.Command(bin, "worker", def, "--store", dsn, "--name", name, "--lease-renew", "50ms",
+			"--lease-ttl", "500ms", "--redact-pattern", "tok-[0-9]+")
+		w.Stderr = &logs
+		require.NoError(t, w.Start()) // the key, if any, is in its environment
+		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+		return w
+	}
+	stopWorker := func(w *exec.Cmd) {
+		require.NoError(t, w.Process.Signal(syscall.SIGTERM))
+		require.NoError(t, w.Wait(), "worker logs:\n%s", &logs)
+	}
+	w := startWorker("rw1")
 	waiting := func(id string) bool {
 		s := load(id)
 		return s.Status == session.StatusSuspended && s.Reason != "queued"
 	}
 	require.Eventually(t, func() bool { return waiting("p1") && waiting("p2") }, 20*time.Second, 20*time.Millisecond)
-	inClear("waiting for the card")
+	require.Empty(t, holding(), "waiting for the card")
 	_, hasCard := load("p1").Vars["card"]
 	assert.False(t, hasCard, "a masked variable is not given back")
 	assert.Equal(t, "***", load("p2").Vars["note"], "the worker's own pattern")
+	stopWorker(w)
 
+	// Queued while no worker runs, the resumes' updates wait in the stream.
 	run("resume", "p1", "--store", dsn, "--queue", "default", "--set", "card="+secret)
 	run("resume", "p2", "--store", dsn, "--queue", "default", "--set", "card=5500-0000-0000-0004")
+	if c != nil {
+		assert.Empty(t, holding(), "queued resumes, sealed")
+	} else {
+		assert.Len(t, holding(), 1, "the queued resume of p1 holds the card in clear")
+	}
+	w = startWorker("rw2")
 	done := func(id string) bool { return load(id).Status == session.StatusCompleted }
 	require.Eventually(t, func() bool { return done("p1") && done("p2") }, 20*time.Second, 20*time.Millisecond)
-	// The queued resume's entry, which holds the card as given, is deleted once
-	// acknowledged, just after the outcome is saved.
+	// The queued resumes' entries are deleted once acknowledged, just after the
+	// outcome is saved.
 	require.Eventually(t, func() bool { return rdb.XLen(context.Background(), prefix+"worker:{default}:queue").Val() == 0 },
 		10*time.Second, 10*time.Millisecond)
-	inClear("after the runs")
+	require.Empty(t, holding(), "after the runs")
 	p1 := load("p1")
 	assert.Equal(t, "***", p1.Vars["card"])
 	assert.Equal(t, "charged ***", p1.Vars["receipt"])
@@ -185,8 +216,7 @@ func TestSubmitRedactWorkerMasks(t *testing.T) {
 	run("sessions", "show", "p1", "--store", dsn)
 	run("sessions", "list", "--store", dsn)
 
-	require.NoError(t, w.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, w.Wait(), "worker logs:\n%s", &logs)
+	stopWorker(w)
 	for _, text := range []string{outputs.String(), logs.String()} {
 		assert.NotContains(t, text, secret)
 		assert.NotContains(t, text, token)

@@ -49,6 +49,10 @@ Flags:
                      names the variables they masked. A masked variable is not
                      given back to a later run: resume --queue --set supplies it
 
+With $FLOWTEAM_SESSION_KEY set (as for submit and resume), the worker opens and seals
+the runs' snapshots and the queued updates with it, and moves an entry whose updates
+it cannot open to the dead letters instead of running it.
+
 Logs go to stderr; errors reading the queue later are logged and retried. Exit codes:
 0 after a shutdown, 1 Redis could not be reached at start, 2 bad input.
 `
@@ -124,21 +128,23 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 }
 
 // workerOptions returns the worker's options for the definition files: its runs'
-// sources and the cipher of $FLOWTEAM_SESSION_KEY, and the redaction of each run
+// sources, the cipher of $FLOWTEAM_SESSION_KEY (for the snapshots and the queued
+// updates), and the redaction of each run
 // (workerRedaction) with the --redact names and --redact-pattern expressions.
 func workerOptions(files, names, patterns []string) ([]worker.Option, error) {
 	if _, err := workerRedaction(names, patterns)(&session.Snapshot{}); err != nil {
 		return nil, err // a bad flag, reported before the worker starts
 	}
-	ropts := []session.Option{session.WithSources(files...)}
 	c, err := cipherFromEnv()
 	if err != nil {
 		return nil, err
 	}
+	opts := []worker.Option{worker.WithRunnerOptions(session.WithSources(files...)),
+		worker.WithRedaction(workerRedaction(names, patterns))}
 	if c != nil {
-		ropts = append(ropts, session.WithCipher(c))
+		opts = append(opts, worker.WithCipher(c))
 	}
-	return []worker.Option{worker.WithRunnerOptions(ropts...), worker.WithRedaction(workerRedaction(names, patterns))}, nil
+	return opts, nil
 }
 
 // workerRedaction returns the redaction of a worker's run of an instance: the
@@ -169,7 +175,7 @@ func workerRedaction(names, patterns []string) func(*session.Snapshot) (*redact.
 }
 
 // queueResume queues a resume of instance id with updates on the named queue of
-// store, for "flowteam resume --queue".
+// store, for "flowteam resume --queue": sealed with $FLOWTEAM_SESSION_KEY when set.
 func queueResume(ctx context.Context, store session.Store, queue, id string, updates map[string]any,
 	stdout, stderr io.Writer) int {
 	rs, ok := store.(*session.RedisStore)
@@ -177,7 +183,16 @@ func queueResume(ctx context.Context, store session.Store, queue, id string, upd
 		fmt.Fprintln(stderr, "flowteam resume: --queue needs a Redis store (redis://HOST:PORT/DB)")
 		return exitUsage
 	}
-	if err := worker.NewQueue(rs, worker.WithName(queue)).Enqueue(ctx, id, updates); err != nil {
+	var opts []worker.EnqueueOption
+	c, err := cipherFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "flowteam resume: %v\n", err)
+		return exitUsage
+	}
+	if c != nil {
+		opts = append(opts, worker.WithSealedUpdates(c))
+	}
+	if err := worker.NewQueue(rs, worker.WithName(queue)).Enqueue(ctx, id, updates, opts...); err != nil {
 		fmt.Fprintf(stderr, "flowteam resume: %v\n", err)
 		return exitFail
 	}

@@ -18,14 +18,15 @@ Lists the live workers of a queue (name, host, pid, runs in progress and ended, 
 heartbeat) and the queue's depth (entries not acknowledged), its pending entries
 (taken by a worker), its oldest entry, its wake-ups and its dead letters: entries
 delivered to more workers than their limit (worker.WithMaxDeliveries, 5), each of
-which stopped before the run ended. A dead letter's instance is recorded as failed
-with the reason (sessions show); after a fix, resume --queue runs it again. The
-newest dead letters are listed.
+which stopped before the run ended, and queued resumes whose sealed updates a worker
+could not open. A dead letter's instance is recorded as failed with the reason
+(sessions show); after a fix, resume --queue runs it again. The newest dead letters
+are listed.
 
 Output (json): {"queue", "depth", "pending", "oldest", "wakeups", "nextWakeup",
 "deadLetters", "recentDeadLetters": [{"id", "entry", "instance", "deliveries",
-"consumer", "time"}], "workers": [{"name", "host", "pid", "running", "done",
-"concurrency", "started", "heartbeat", "expires"}]}.
+"consumer", "time", "reason", "updates" or "sealedUpdates"}], "workers": [{"name",
+"host", "pid", "running", "done", "concurrency", "started", "heartbeat", "expires"}]}.
 `
 
 // recentDeadLetters is the number of dead letters workers lists.
@@ -123,8 +124,12 @@ func writeWorkersText(w io.Writer, queue string, st worker.Stats, live []worker.
 	}
 	fmt.Fprintf(w, ", dead letters %d\n", st.DeadLetters)
 	for _, d := range dead {
-		fmt.Fprintf(w, "dead letter %s: instance %s, delivered %d times, last to %s, at %s\n", d.ID, d.Instance,
+		fmt.Fprintf(w, "dead letter %s: instance %s, delivered %d times, last to %s, at %s", d.ID, d.Instance,
 			d.Deliveries, d.Consumer, d.Time.UTC().Format(time.RFC3339))
+		if d.Reason != "" {
+			fmt.Fprintf(w, ": entry %s", d.Reason)
+		}
+		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tHOST\tPID\tRUNNING\tDONE\tLAST HEARTBEAT")
