@@ -16,7 +16,8 @@ import (
 // process runs the instance of entry d and acknowledges the entry when the run
 // halted, or when the instance cannot be run at all; it leaves the entry pending when
 // the instance is held by a live owner or the store failed, for a worker to reclaim.
-// An entry delivered more than the worker's maximum goes to the dead letters instead.
+// An entry delivered more than the worker's maximum, or whose sealed updates the
+// worker cannot open, goes to the dead letters instead.
 func (w *Worker) process(ctx context.Context, d delivery) {
 	m, reclaimed := d.XMessage, d.from != ""
 	id, _ := m.Values["instance"].(string)
@@ -32,7 +33,7 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 	case err != nil:
 		// Running the instance without the updates would go on without what the
 		// resume supplied; a retry by this worker would fail the same way.
-		w.log.Error("worker: updates cannot be opened, entry moved to the dead letters", "entry", m.ID,
+		w.log.Error("worker: updates cannot be opened, entry goes to the dead letters", "entry", m.ID,
 			"instance", id, "err", err)
 		w.deadLetter(ctx, d, id, "its updates could not be opened ("+err.Error()+")", true)
 		return
