@@ -159,20 +159,16 @@ func (in *instance) holdLease(ctx context.Context) (runCtx context.Context, stop
 func (in *instance) renew(ctx context.Context) (next time.Duration, err error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	prev := in.snap.Lease
-	if prev == nil {
+	if in.snap.Lease == nil {
 		return in.r.leaseRenew, nil
 	}
-	now := time.Now()
-	if age := now.Sub(prev.Renewed); age < in.r.leaseRenew {
+	if age := time.Since(in.snap.Lease.Renewed); age < in.r.leaseRenew {
 		return in.r.leaseRenew - age, nil
 	}
-	l := *prev
-	l.Renewed, l.Expiry = now, now.Add(in.r.leaseTTL)
-	in.snap.Lease = &l
+	undo := in.extendLease(&in.snap)
 	err = in.saveLocked(ctx, &in.snap, in.version, nil)
 	if err != nil && !errors.Is(err, ErrNotDurable) {
-		in.snap.Lease = prev
+		undo()
 	}
 	return in.r.leaseRenew, err
 }
