@@ -68,8 +68,10 @@
 // after every completed node: a process killed at any moment resumes (with Recover)
 // from its last checkpoint, and a node whose completion was checkpointed never runs
 // again. A node in flight when the process died runs again, so side effects must be
-// idempotent. A save that took effect but could not be made durable returns
-// ErrNotDurable and must not be retried as a failed save.
+// idempotent, or queued with flow.Context.Effect: an EffectStore (RedisStore) makes
+// them in the save of the node's checkpoint, so they are made once. A save that took
+// effect but could not be made durable returns ErrNotDurable and must not be retried
+// as a failed save.
 //
 // # Protection
 //

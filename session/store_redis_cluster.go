@@ -10,8 +10,8 @@ import (
 // slot on Redis Cluster, so a save's script may write it (see SaveEffects). It is
 // "{<id>}" for a prefix without braces and an id without '}'. A prefix holding a hash
 // tag ("{flowteam}:") gives its own, since it decides the slot of every key; for an id
-// starting with '}' Redis hashes the key whole, and Tag is a tag of that slot. The id
-// is not checked (see ValidateID).
+// starting with '}', or a prefix whose first '{' is followed by '}', Redis hashes the
+// key whole, and Tag is a tag of that slot. The id is not checked (see ValidateID).
 func (s *RedisStore) Tag(id string) string {
 	key := s.key(id)
 	if t, ok := hashTag(key); ok {
