@@ -47,25 +47,28 @@ func redactSnapshot(s *Snapshot, red *redact.Redactor) {
 // Cipher seals snapshot bodies with AES-GCM (crypto/cipher).
 //
 // A sealed snapshot keeps its header in clear (format, instance, graph, hash, status,
-// version, timestamps, sources: what a store needs to check versions and list
-// instances, and what an operator needs to find an instance) and stores everything
-// else (variables, frontier, FlowTrace, reason, errors, dropped and redacted names,
-// meta, run id) in Sealed:
+// version, timestamps, sources, called hashes, lease: what a store needs to check
+// versions and list instances, and what an operator or a resume needs to find and
+// check an instance) and stores everything else (variables, frontier, FlowTrace,
+// reason, errors, dropped and redacted names, meta, run id) in Sealed:
 //
 //	Sealed = 0x02 || nonce (12 bytes, random) || AES-GCM(key, nonce, body JSON, aad)
 //	aad    = "flowteam-session\x00" || format || "\x00" || instance || "\x00" || graph || "\x00" || hash || "\x00" || status
+//	         || for each called graph, by id: "\x00called\x00" || id || "\x00" || hash
 //
-// The additional data binds the body to its instance, definition and status: a body
-// copied into another instance's snapshot, or under another definition hash, does not
-// open, nor does one whose status was changed in the clear header (a running
-// instance marked suspended so that a resume takes it over). Snapshots sealed by
-// earlier builds (first byte 0x01, additional data without the status) still open
-// with whatever status their header says, also when one is put back later.
+// The additional data binds the body to its instance, definitions and status: a body
+// copied into another instance's snapshot, or under another definition hash (of the
+// root or of a called graph), does not open, nor does one whose status was changed in
+// the clear header (a running instance marked suspended so that a resume takes it
+// over). Snapshots sealed by earlier builds (first byte 0x01, additional data without
+// the status) still open with whatever status their header says, also when one is
+// put back later.
 //
-// The version and the timestamps are not bound: a store stamps them after the body
-// is sealed. So someone who can write to the store can put back an older sealed body
-// of the same instance, definition and status under the current version; the seal
-// keeps bodies secret and whole, the store's access control keeps them current.
+// The version, the timestamps and the lease are not bound (a store stamps the first
+// two after the body is sealed). So someone who can write to the store can put back
+// an older sealed body of the same instance, definitions and status under the current
+// version, or forge a lease; the seal keeps bodies secret and whole, the store's
+// access control keeps them current.
 //
 // A fresh random nonce is drawn for every seal; with one key, stay well below 2^32
 // seals (NIST SP 800-38D). Rotating keys means opening with the old Cipher and sealing
