@@ -41,8 +41,8 @@ func (s Status) Valid() bool {
 // Snapshot is the stored state of one flow instance: where its run stands (the exact
 // frontier), its variables and FlowTrace, why it halted, and the errors it recorded.
 //
-// The header (format to expires) is always stored in clear; the body (run id to
-// redacted) is sealed into Sealed when the snapshot is encrypted. Stores set Version,
+// The header (format to lease) is always stored in clear; the body (run id to meta)
+// is sealed into Sealed when the snapshot is encrypted. Stores set Version,
 // Created, Updated and Expires when they save.
 type Snapshot struct {
 	// Format is the snapshot format version (FormatVersion).
