@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -444,15 +445,21 @@ func (r *Runner) Resume(ctx context.Context, id string, updates map[string]any, 
 // over its variables; the masks of redacted variables are not their values, so they
 // are left out.
 func restoreContext(snap *Snapshot, updates map[string]any) *flow.Context {
-	vars := snap.Vars
-	if vars == nil {
-		vars = map[string]any{}
-	}
-	for _, k := range snap.Redacted {
-		delete(vars, k)
-	}
+	vars := unmasked(snap)
 	maps.Copy(vars, updates)
 	return flow.RestoreContext(snap.Instance, vars, snap.Trace)
+}
+
+// unmasked returns a copy of snap's variables without those snap.Redacted names:
+// their values are masks, not what the run had.
+func unmasked(snap *Snapshot) map[string]any {
+	vars := make(map[string]any, len(snap.Vars))
+	for k, v := range snap.Vars {
+		if !slices.Contains(snap.Redacted, k) {
+			vars[k] = v
+		}
+	}
+	return vars
 }
 
 // completeEnded records as completed a running instance, taken over with Recover,
@@ -461,10 +468,8 @@ func restoreContext(snap *Snapshot, updates map[string]any) *flow.Context {
 // The Result has status completed and no steps. red is the Redactor of the save (nil:
 // the Runner's).
 func (r *Runner) completeEnded(ctx context.Context, snap *Snapshot, red *redact.Redactor) (*Result, error) {
-	for _, k := range snap.Redacted {
-		delete(snap.Vars, k) // the mask is not the value, as Resume would save it
-	}
 	in := &instance{r: r, red: red, snap: *snap, version: snap.Version}
+	in.snap.Vars = unmasked(snap) // as Resume would save them
 	in.snap.Status, in.snap.Lease, in.snap.Redacted, in.snap.Dropped = StatusCompleted, nil, nil, nil
 	if err := in.save(ctx, &in.snap, snap.Version); err != nil {
 		return nil, fmt.Errorf("session: resume %q: record the run that ended as completed: %w", snap.Instance, err)

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"slices"
 )
 
 // Save saves snap, a clear snapshot (one Load returned, or one a caller built), as the
@@ -29,13 +28,7 @@ func (r *Runner) Save(ctx context.Context, snap *Snapshot, expected int64) error
 	}
 	s := *snap
 	if len(s.Redacted) > 0 {
-		s.Vars = make(map[string]any, len(snap.Vars))
-		for k, v := range snap.Vars {
-			if !slices.Contains(snap.Redacted, k) {
-				s.Vars[k] = v
-			}
-		}
-		s.Redacted = nil
+		s.Vars, s.Redacted = unmasked(snap), nil
 	}
 	in := &instance{r: r}
 	if err := in.save(ctx, &s, expected); err != nil {
