@@ -17,11 +17,6 @@ import (
 // DefaultBaseURL is the API root used when WithBaseURL is not given.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// defaultRetry is the retry policy of WithRetry's zero fields.
-func defaultRetry() flow.RetryPolicy {
-	return flow.RetryPolicy{Max: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}
-}
-
 // Model is a team.ChatModel and team.StreamingModel on the official OpenAI Go SDK,
 // for any provider that speaks POST {base URL}/chat/completions (OpenAI, DeepSeek,
 // vLLM, Ollama, LM Studio, ...). It is safe for concurrent use.
@@ -73,8 +68,8 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 
 // WithRetry sets the retry policy of retryable failures (timeout, rate_limited,
 // source_unavailable): at most p.Max attempts in all, with flow.Backoff between them.
-// Zero fields take the defaults: 3 attempts, 500ms doubling up to 30s, with jitter
-// unless p.NoJitter. flow.RetryPolicy{Max: 1} makes a single attempt.
+// Zero fields take team.RetryDefaults: 3 attempts, 500ms doubling up to 30s, with
+// jitter unless p.NoJitter. flow.RetryPolicy{Max: 1} makes a single attempt.
 func WithRetry(p flow.RetryPolicy) Option { return func(c *config) { c.retry = p } }
 
 // WithMaxRetryAfter bounds the Retry-After the client waits for (default one
@@ -98,7 +93,7 @@ func New(model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("openai: no model")
 	}
-	c := config{baseURL: DefaultBaseURL, maxRetryAfter: time.Minute, clock: realClock{}}
+	c := config{baseURL: DefaultBaseURL, maxRetryAfter: team.DefaultMaxRetryAfter, clock: realClock{}}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -119,22 +114,8 @@ func New(model string, opts ...Option) (*Model, error) {
 	sdk = append(append(sdk, c.sdk...), option.WithMaxRetries(0))
 	return &Model{
 		model: model, svc: oai.NewChatCompletionService(sdk...), timeout: c.timeout,
-		retry: withDefaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
+		retry: team.RetryDefaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
 	}, nil
-}
-
-func withDefaults(p flow.RetryPolicy) flow.RetryPolicy {
-	d := defaultRetry()
-	if p.Max <= 0 {
-		p.Max = d.Max
-	}
-	if p.Backoff <= 0 {
-		p.Backoff = d.Backoff
-	}
-	if p.MaxBackoff <= 0 {
-		p.MaxBackoff = d.MaxBackoff
-	}
-	return p
 }
 
 type realClock struct{}
@@ -197,12 +178,9 @@ func (m *Model) retryLoop(ctx context.Context, attempt func() *team.Error) error
 		if !e.Retry || n >= m.retry.Max || ctx.Err() != nil {
 			return e
 		}
-		wait := flow.Backoff(m.retry.Backoff, m.retry.MaxBackoff, n, !m.retry.NoJitter)
-		if e.RetryAfter > 0 {
-			if e.RetryAfter > m.maxRetryAfter {
-				return e
-			}
-			wait = e.RetryAfter
+		wait, ok := team.RetryWait(m.retry, m.maxRetryAfter, e, n)
+		if !ok {
+			return e
 		}
 		select {
 		case <-m.clock.After(wait):

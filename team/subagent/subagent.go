@@ -175,8 +175,8 @@ func (s *SubAgent) call(ctx context.Context, ri team.RunInfo, query string) (Sub
 // attempts makes the attempts: at most the policy's, while the failure is retryable,
 // the backoff (or the Retry-After asked for) is within bounds and within the budget.
 func (s *SubAgent) attempts(ctx context.Context, ri team.RunInfo, query string, now func() time.Time) SubResult {
-	p := retryDefaults(s.Retry)
-	maxAfter := cmp.Or(s.MaxRetryAfter, defaultMaxRetryAfter)
+	p := team.RetryDefaults(s.Retry)
+	maxAfter := cmp.Or(s.MaxRetryAfter, team.DefaultMaxRetryAfter)
 	sleep := s.Sleep
 	if sleep == nil {
 		sleep = sleepContext
@@ -213,13 +213,10 @@ func (s *SubAgent) attempts(ctx context.Context, ri team.RunInfo, query string, 
 		if !last.Retry || n >= p.Max || ctx.Err() != nil {
 			break
 		}
-		wait = flow.Backoff(p.Backoff, p.MaxBackoff, n, !p.NoJitter)
-		if last.RetryAfter > 0 {
-			if last.RetryAfter > maxAfter {
-				stop = fmt.Sprintf("the source asked to wait %s", last.RetryAfter)
-				break
-			}
-			wait = last.RetryAfter
+		var ok bool
+		if wait, ok = team.RetryWait(p, maxAfter, last, n); !ok {
+			stop = fmt.Sprintf("the source asked to wait %s", last.RetryAfter)
+			break
 		}
 		if s.Budget > 0 && now().Sub(began)+wait > s.Budget {
 			stop = fmt.Sprintf("retry budget of %s spent", s.Budget)
