@@ -185,7 +185,7 @@ func (m *Model) retryLoop(ctx context.Context, attempt func() *team.Error) error
 		select {
 		case <-m.clock.After(wait):
 		case <-ctx.Done():
-			return team.AsError(context.Cause(ctx), team.TypeCancelled)
+			return team.ContextError(ctx) // ctx.Err() in the chain, whatever the cause
 		}
 		trace.Count(ctx, trace.CountRetry, 1) // for the run's metrics interceptor, if any
 	}

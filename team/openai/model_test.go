@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -357,6 +358,21 @@ func TestRetryWaitCancelled(t *testing.T) {
 	_, err = c.Chat(ctx, &team.ChatRequest{})
 	require.ErrorIs(t, err, team.ErrCancelled)
 	assert.Len(t, srv.Bodies(), 1)
+}
+
+// A cancellation with a cause keeps the context's error in the chain (flow tells a
+// call cut short from a failed one by it) and says the cause.
+func TestRetryWaitCancelledWithCause(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 500, `{}`) })
+	ctx, cancel := context.WithCancelCause(context.Background())
+	shutdown := errors.New("shutting down")
+	c, err := openai.New("m", openai.WithBaseURL(srv.URL+"/v1"),
+		openai.WithClock(cancelClock(func() { cancel(shutdown) })))
+	require.NoError(t, err)
+	_, err = c.Chat(ctx, &team.ChatRequest{})
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, shutdown)
+	assert.Contains(t, err.Error(), "shutting down")
 }
 
 // cancelClock cancels the call when asked to wait, and never fires.
