@@ -123,17 +123,6 @@ func (r SubResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON decodes the seeds' format.
-func (r *SubResult) UnmarshalJSON(data []byte) error {
-	type plain SubResult
-	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	*r = SubResult(p)
-	return nil
-}
-
 // OK reports whether the sub-agent succeeded (with or without results).
 func (r SubResult) OK() bool { return r.Status == ResultSuccess }
 
@@ -149,8 +138,8 @@ func (r SubResult) Attempts() int {
 	return n
 }
 
-// Err returns the failure as an *Error (nil for a success), so that callers can
-// branch with errors.Is(err, ErrTimeout).
+// Err returns the failure as a *team.Error (nil for a success), so that callers can
+// branch with errors.Is(err, team.ErrTimeout).
 func (r SubResult) Err() error {
 	if r.Status == ResultSuccess {
 		return nil

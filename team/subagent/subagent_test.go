@@ -2,6 +2,7 @@ package subagent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -340,7 +341,7 @@ func TestSearcherAndResultsAs(t *testing.T) {
 	data, err := r.MarshalJSON()
 	require.NoError(t, err)
 	var back subagent.SubResult
-	require.NoError(t, back.UnmarshalJSON(data))
+	require.NoError(t, json.Unmarshal(data, &back))
 	hits, err := subagent.ResultsAs[hit](back.Results)
 	require.NoError(t, err)
 	assert.Equal(t, []hit{{"EP1", 2024}, {"EP2", 2025}}, hits)
