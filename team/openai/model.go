@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -22,6 +23,7 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 // vLLM, Ollama, LM Studio, ...). It is safe for concurrent use.
 type Model struct {
 	model         string
+	apiKey        string // masked in the messages of errors
 	svc           oai.ChatCompletionService
 	timeout       time.Duration
 	retry         flow.RetryPolicy
@@ -113,9 +115,19 @@ func New(model string, opts ...Option) (*Model, error) {
 	// One retry loop, ours (flow's policy and backoff): the SDK's would multiply it.
 	sdk = append(append(sdk, c.sdk...), option.WithMaxRetries(0))
 	return &Model{
-		model: model, svc: oai.NewChatCompletionService(sdk...), timeout: c.timeout,
+		model: model, apiKey: c.apiKey, svc: oai.NewChatCompletionService(sdk...), timeout: c.timeout,
 		retry: team.RetryDefaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
 	}, nil
+}
+
+// masked returns e with the API key masked in its message and code: a provider that
+// echoes the key it refused (some gateways do) does not put it in the error.
+func (m *Model) masked(e *team.Error) *team.Error {
+	if m.apiKey != "" {
+		e.Message = strings.ReplaceAll(e.Message, m.apiKey, "***")
+		e.Code = strings.ReplaceAll(e.Code, m.apiKey, "***")
+	}
+	return e
 }
 
 type realClock struct{}
@@ -176,11 +188,11 @@ func (m *Model) retryLoop(ctx context.Context, attempt func() *team.Error) error
 		}
 		e.Attempts = n
 		if !e.Retry || n >= m.retry.Max || ctx.Err() != nil {
-			return e
+			return m.masked(e)
 		}
 		wait, ok := team.RetryWait(m.retry, m.maxRetryAfter, e, n)
 		if !ok {
-			return e
+			return m.masked(e)
 		}
 		select {
 		case <-m.clock.After(wait):

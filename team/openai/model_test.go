@@ -140,6 +140,7 @@ func TestErrorClasses(t *testing.T) {
 		{400, `{"error":{"message":"messages must not be empty","type":"invalid_request_error","code":null}}`, team.TypeInvalidQuery, false, "invalid_request_error"},
 		{422, `{"error":{"message":"bad schema"}}`, team.TypeInvalidQuery, false, ""},
 		{401, `{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}`, team.TypeAuthDenied, false, "invalid_api_key"},
+		{401, `{"error":{"message":"Incorrect API key provided: sk-test-secret","code":"invalid_api_key"}}`, team.TypeAuthDenied, false, "invalid_api_key"},
 		{403, `{"error":{"message":"region not allowed"}}`, team.TypeAuthDenied, false, ""},
 		{404, `{"error":{"message":"model gpt-x does not exist","code":"model_not_found"}}`, team.TypeNotFound, false, "model_not_found"},
 		{408, ``, team.TypeTimeout, true, ""},
