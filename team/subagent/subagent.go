@@ -334,6 +334,16 @@ type ToolCallRecord struct {
 // Failed reports whether the call failed.
 func (c ToolCallRecord) Failed() bool { return c.Status != team.StatusSuccess }
 
+// failure names the tool and the error type of a failed call: "patent_db: timeout"
+// (tool_error when the call has no type).
+func (c ToolCallRecord) failure() string {
+	typ := team.TypeToolFailed
+	if c.Error != nil && c.Error.Type != "" {
+		typ = c.Error.Type
+	}
+	return c.Tool + ": " + string(typ)
+}
+
 // toolCallsKey is the context variable RecordToolCalls keeps an agent's tool calls in.
 func toolCallsKey(agent string) string { return "_calls." + agent }
 
@@ -422,11 +432,7 @@ func ToolCallAttrs(c *flow.Context, n *flow.Node, end *flow.NodeEnd) map[string]
 	errs := []any{}
 	for _, call := range calls {
 		if call.Failed() {
-			typ := team.TypeToolFailed
-			if call.Error != nil && call.Error.Type != "" {
-				typ = call.Error.Type
-			}
-			errs = append(errs, call.Tool+": "+string(typ))
+			errs = append(errs, call.failure())
 		}
 	}
 	attrs := map[string]any{"tool_calls": len(calls), "failed_tool_calls": len(errs)}
