@@ -451,12 +451,8 @@ func toolCallsOf(v any) []ToolCallRecord {
 	case []ToolCallRecord:
 		return slices.Clone(t)
 	}
-	b, err := json.Marshal(v)
+	out, err := viaJSON[[]ToolCallRecord](v)
 	if err != nil {
-		return nil
-	}
-	var out []ToolCallRecord
-	if json.Unmarshal(b, &out) != nil {
 		return nil
 	}
 	return out
