@@ -208,6 +208,17 @@ func TestTransportErrors(t *testing.T) {
 		require.ErrorIs(t, err, team.ErrCancelled)
 		assert.False(t, team.AsError(err, "").Retryable())
 	})
+	t.Run("cancelled with a cause", func(t *testing.T) {
+		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, toolCallResponse) })
+		c, _ := client(t, srv.URL)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		shutdown := errors.New("shutting down")
+		cancel(shutdown)
+		_, err := c.Chat(ctx, &team.ChatRequest{})
+		require.ErrorIs(t, err, team.ErrCancelled)
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorIs(t, err, shutdown)
+	})
 	t.Run("bad response", func(t *testing.T) {
 		for _, body := range []string{`{"choices":[]}`, `{nope`} {
 			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, body) })
