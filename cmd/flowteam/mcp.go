@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -104,22 +103,14 @@ func newMCPServer(cfg mcpConfig, stderr io.Writer) (*sdk.Server, error) {
 	opts := []mcp.GraphOption{
 		mcp.WithServerInfo("flowteam", ""),
 		mcp.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
-		mcp.WithArguments(mcpVars),
+		// A call's arguments read as run reads a --vars file (mcp turns null into none).
+		mcp.WithArguments(func(args json.RawMessage) (map[string]any, error) { return decodeVars("arguments", args) }),
 		mcp.WithOutcome(func(res *flow.Result, vars map[string]any) any { return newRunOutput(res, vars, red) }),
 	}
 	if cfg.steps > 0 {
 		opts = append(opts, mcp.WithEvalOptions(flow.WithSteps(cfg.steps)))
 	}
 	return mcp.NewGraphServer(eng, graphs, opts...)
-}
-
-// mcpVars reads a call's arguments as run reads a --vars file; none (null) is no
-// variables.
-func mcpVars(args json.RawMessage) (map[string]any, error) {
-	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		return map[string]any{}, nil
-	}
-	return decodeVars("arguments", args)
 }
 
 // parseMCPArgs parses the command line (flags may come before or after the files).

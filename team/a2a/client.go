@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -59,10 +60,7 @@ func WithConverter(fn Converter) ClientOption { return func(cc *clientConfig) { 
 
 // NewClient resolves the agent card at baseURL and returns a client of that agent.
 func NewClient(ctx context.Context, baseURL string, opts ...ClientOption) (*Client, error) {
-	cc := clientConfig{http: http.DefaultClient}
-	for _, o := range opts {
-		o(&cc)
-	}
+	cc := newClientConfig(opts)
 	card, err := agentcard.NewResolver(cc.http).Resolve(ctx, baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: agent card at %s: %w", baseURL, err)
@@ -72,11 +70,15 @@ func NewClient(ctx context.Context, baseURL string, opts ...ClientOption) (*Clie
 
 // NewClientFromCard returns a client of the agent card describes.
 func NewClientFromCard(ctx context.Context, card *spec.AgentCard, opts ...ClientOption) (*Client, error) {
+	return newClient(ctx, card, newClientConfig(opts))
+}
+
+func newClientConfig(opts []ClientOption) clientConfig {
 	cc := clientConfig{http: http.DefaultClient}
 	for _, o := range opts {
 		o(&cc)
 	}
-	return newClient(ctx, card, cc)
+	return cc
 }
 
 func newClient(ctx context.Context, card *spec.AgentCard, cc clientConfig) (*Client, error) {
@@ -175,7 +177,7 @@ func (c *Client) stream(ctx context.Context, ri team.RunInfo, params *spec.Messa
 			return textOf(e.Parts), nil
 		case *spec.Task:
 			taskID, artifacts = e.ID, append(artifacts, e.Artifacts...)
-			mergeMetadata(metadata, e.Metadata)
+			maps.Copy(metadata, e.Metadata)
 			if e.Status.State.Terminal() || e.Status.State == spec.TaskStateInputRequired {
 				return c.outcome(e.ID, e.Status, metadata, artifacts)
 			}
@@ -183,7 +185,7 @@ func (c *Client) stream(ctx context.Context, ri team.RunInfo, params *spec.Messa
 			taskID, artifacts = e.TaskID, addArtifact(artifacts, e)
 		case *spec.TaskStatusUpdateEvent:
 			taskID = e.TaskID
-			mergeMetadata(metadata, e.Metadata)
+			maps.Copy(metadata, e.Metadata)
 			if e.Final || e.Status.State.Terminal() {
 				return c.outcome(e.TaskID, e.Status, metadata, artifacts)
 			}
@@ -292,12 +294,6 @@ func addArtifact(arts []*spec.Artifact, e *spec.TaskArtifactUpdateEvent) []*spec
 	}
 	cp := *e.Artifact
 	return append(arts, &cp)
-}
-
-func mergeMetadata(dst, src map[string]any) {
-	for k, v := range src {
-		dst[k] = v
-	}
 }
 
 // textOf joins the text parts.

@@ -100,9 +100,8 @@ func (s *Server) Handler() http.Handler {
 		if r.TLS != nil {
 			scheme = "https"
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		_ = json.NewEncoder(w).Encode(s.Card(scheme + "://" + r.Host + "/"))
+		// The SDK's handler (GET and CORS preflight) on the card of the host asked.
+		a2asrv.NewStaticAgentCardHandler(s.Card(scheme+"://"+r.Host+"/")).ServeHTTP(w, r)
 	})
 	return mux
 }

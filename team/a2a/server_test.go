@@ -3,9 +3,11 @@ package a2a_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 
 	spec "github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,4 +177,26 @@ func TestErrorMetadataMessageOfAStatusFailure(t *testing.T) {
 	assert.Equal(t, "bad gateway", md[a2a.KeyErrorMessage])
 	md = a2a.ErrorMetadata(team.NewError(team.TypeTimeout, ""), spec.TaskStateFailed, "")
 	assert.Equal(t, "timeout", md[a2a.KeyErrorMessage])
+}
+
+// The card is served as the SDK serves one: GET, a CORS preflight, nothing else.
+func TestServerCardMethods(t *testing.T) {
+	hs := serve(t, testkit.Analyst())
+	do := func(method string) *http.Response {
+		req, err := http.NewRequest(method, hs.URL+a2asrv.WellKnownAgentCardPath, nil)
+		require.NoError(t, err)
+		res, err := hs.Client().Do(req)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		return res
+	}
+	res := do(http.MethodOptions)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "*", res.Header.Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, res.Header.Get("Access-Control-Allow-Methods"), "GET")
+	assert.Equal(t, http.StatusMethodNotAllowed, do(http.MethodPost).StatusCode)
+	res = do(http.MethodGet)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "application/json", res.Header.Get("Content-Type"))
+	assert.Equal(t, "*", res.Header.Get("Access-Control-Allow-Origin"))
 }

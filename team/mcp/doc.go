@@ -16,12 +16,14 @@
 // # Tools
 //
 // Each tool's input schema, a full JSON Schema, becomes its team.Tool Schema, so the
-// agent validates arguments before a call as it does for its own tools. The model sees an observation, as for any tool: the
-// result (structured content, else the text), or a typed error: tool_error for a
-// result the server flagged isError, invalid_arguments for arguments the schema or
-// the server refused, source_unavailable (retryable) for a server that cannot be
-// reached or dies during the call, timeout or cancelled for a call its context
-// (or WithCallTimeout) cut short. A call never outlasts its context.
+// agent validates arguments before a call as it does for its own tools. The model
+// sees an observation, as for any tool: the result (structured content, else the
+// text), or a typed error: tool_error for a result the server flagged isError,
+// invalid_arguments for arguments the schema or the server refused (the SDK's servers
+// refuse a tool they no longer have so too), not_found for a server without the
+// tools/call method, source_unavailable (retryable) for a server that cannot be
+// reached or dies during the call, timeout or cancelled for a call its context (or
+// WithCallTimeout) cut short. A call never outlasts its context.
 //
 // # Graphs as tools
 //

@@ -37,7 +37,8 @@ func WithOutcome(fn func(res *flow.Result, vars map[string]any) any) GraphOption
 // WithArguments sets how a call's arguments (a JSON object) become the run's
 // variables (default: an integer becomes an int and any other number a float64, as
 // the YAML reader and the expression engine produce them; a number beyond float64, or
-// an integer beyond int64, is an error).
+// an integer beyond int64, is an error). A call without arguments, or with null, runs
+// with no variables and does not call fn.
 func WithArguments(fn func(args json.RawMessage) (map[string]any, error)) GraphOption {
 	return func(c *graphConfig) { c.vars = fn }
 }
@@ -128,7 +129,7 @@ func inputSchema(g *flow.Graph, graphs []*flow.Graph) map[string]any {
 
 func graphHandler(eng *flow.Engine, g *flow.Graph, cfg *graphConfig) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		vars, err := cfg.vars(req.Params.Arguments)
+		vars, err := callVars(req.Params.Arguments, cfg.vars)
 		if err != nil {
 			return errorResult("invalid arguments: " + err.Error()), nil
 		}
@@ -153,14 +154,17 @@ func errorResult(msg string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: msg}}, IsError: true}
 }
 
-// decodeArguments reads a JSON object of variables (numbers as jsonvars.Object reads
-// them); null or nothing is no variables.
-func decodeArguments(args json.RawMessage) (map[string]any, error) {
+// callVars reads a call's arguments with decode; a call without arguments (null or
+// nothing) has no variables.
+func callVars(args json.RawMessage, decode func(json.RawMessage) (map[string]any, error)) (map[string]any, error) {
 	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return map[string]any{}, nil
 	}
-	return jsonvars.Object(args)
+	return decode(args)
 }
+
+// decodeArguments reads a JSON object of variables as jsonvars.Object does.
+func decodeArguments(args json.RawMessage) (map[string]any, error) { return jsonvars.Object(args) }
 
 func newInstanceID() string {
 	var b [8]byte

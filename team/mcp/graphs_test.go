@@ -148,6 +148,10 @@ func TestGraphServer(t *testing.T) {
 	res, _ = callGraph(t, cs, "route", `{"amount": 1e999}`)
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content[0].(*sdk.TextContent).Text, "invalid arguments")
+
+	_, out = callGraph(t, cs, "route", `null`)
+	assert.NotEmpty(t, out.Status, "null arguments are no variables: the run starts")
+	assert.NotContains(t, out.Vars, "amount")
 }
 
 // A ReAct agent runs a flow through the graph server's tool, over MCP.

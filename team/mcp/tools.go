@@ -68,9 +68,9 @@ func (s *Toolset) Close() error { return s.session.Close() }
 // Tools lists the tools of the server cs is connected to and returns each as a
 // team.Tool. Its input schema becomes the tool's Schema, so the agent validates
 // arguments before a call as it does for its own tools. A call's outcome is an
-// observation: a result with isError is a tool_error with the result's text; a server that is gone, or dies during the call, is
-// source_unavailable; a call cut by its context (or WithCallTimeout) is timeout or
-// cancelled. A tool whose schema cannot be read fails the listing.
+// observation: a result with isError is a tool_error with the result's text; a
+// server that is gone, or dies during the call, is source_unavailable; a call cut by
+// its context (or WithCallTimeout) is timeout or cancelled. A tool whose schema cannot be read fails the listing.
 func Tools(ctx context.Context, cs *sdk.ClientSession, opts ...Option) ([]team.Tool, error) {
 	var cfg config
 	for _, o := range opts {

@@ -32,7 +32,7 @@ func transportError(parent, actx context.Context, err error) *team.Error {
 	var ne net.Error
 	switch {
 	case parent.Err() != nil && errors.Is(parent.Err(), context.Canceled):
-		return &team.Error{Type: team.TypeCancelled, Message: "request cancelled", Err: parent.Err()}
+		return team.ContextError(parent) // the cause's message, context.Canceled in the chain
 	case errors.Is(actx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
 		return &team.Error{Type: team.TypeTimeout, Retry: true, Message: "no answer in time", Err: err}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -17,16 +18,12 @@ import (
 // DefaultBaseURL is the API root used when WithBaseURL is not given.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// defaultRetry is the retry policy of WithRetry's zero fields.
-func defaultRetry() flow.RetryPolicy {
-	return flow.RetryPolicy{Max: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second}
-}
-
 // Model is a team.ChatModel and team.StreamingModel on the official OpenAI Go SDK,
 // for any provider that speaks POST {base URL}/chat/completions (OpenAI, DeepSeek,
 // vLLM, Ollama, LM Studio, ...). It is safe for concurrent use.
 type Model struct {
 	model         string
+	apiKey        string // masked in the messages of errors
 	svc           oai.ChatCompletionService
 	timeout       time.Duration
 	retry         flow.RetryPolicy
@@ -73,8 +70,8 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 
 // WithRetry sets the retry policy of retryable failures (timeout, rate_limited,
 // source_unavailable): at most p.Max attempts in all, with flow.Backoff between them.
-// Zero fields take the defaults: 3 attempts, 500ms doubling up to 30s, with jitter
-// unless p.NoJitter. flow.RetryPolicy{Max: 1} makes a single attempt.
+// Zero fields take team.RetryDefaults: 3 attempts, 500ms doubling up to 30s, with
+// jitter unless p.NoJitter. flow.RetryPolicy{Max: 1} makes a single attempt.
 func WithRetry(p flow.RetryPolicy) Option { return func(c *config) { c.retry = p } }
 
 // WithMaxRetryAfter bounds the Retry-After the client waits for (default one
@@ -98,7 +95,7 @@ func New(model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("openai: no model")
 	}
-	c := config{baseURL: DefaultBaseURL, maxRetryAfter: time.Minute, clock: realClock{}}
+	c := config{baseURL: DefaultBaseURL, maxRetryAfter: team.DefaultMaxRetryAfter, clock: realClock{}}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -118,23 +115,19 @@ func New(model string, opts ...Option) (*Model, error) {
 	// One retry loop, ours (flow's policy and backoff): the SDK's would multiply it.
 	sdk = append(append(sdk, c.sdk...), option.WithMaxRetries(0))
 	return &Model{
-		model: model, svc: oai.NewChatCompletionService(sdk...), timeout: c.timeout,
-		retry: withDefaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
+		model: model, apiKey: c.apiKey, svc: oai.NewChatCompletionService(sdk...), timeout: c.timeout,
+		retry: team.RetryDefaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
 	}, nil
 }
 
-func withDefaults(p flow.RetryPolicy) flow.RetryPolicy {
-	d := defaultRetry()
-	if p.Max <= 0 {
-		p.Max = d.Max
+// masked returns e with the API key masked in its message and code: a provider that
+// echoes the key it refused (some gateways do) does not put it in the error.
+func (m *Model) masked(e *team.Error) *team.Error {
+	if m.apiKey != "" {
+		e.Message = strings.ReplaceAll(e.Message, m.apiKey, "***")
+		e.Code = strings.ReplaceAll(e.Code, m.apiKey, "***")
 	}
-	if p.Backoff <= 0 {
-		p.Backoff = d.Backoff
-	}
-	if p.MaxBackoff <= 0 {
-		p.MaxBackoff = d.MaxBackoff
-	}
-	return p
+	return e
 }
 
 type realClock struct{}
@@ -195,19 +188,16 @@ func (m *Model) retryLoop(ctx context.Context, attempt func() *team.Error) error
 		}
 		e.Attempts = n
 		if !e.Retry || n >= m.retry.Max || ctx.Err() != nil {
-			return e
+			return m.masked(e)
 		}
-		wait := flow.Backoff(m.retry.Backoff, m.retry.MaxBackoff, n, !m.retry.NoJitter)
-		if e.RetryAfter > 0 {
-			if e.RetryAfter > m.maxRetryAfter {
-				return e
-			}
-			wait = e.RetryAfter
+		wait, ok := team.RetryWait(m.retry, m.maxRetryAfter, e, n)
+		if !ok {
+			return m.masked(e)
 		}
 		select {
 		case <-m.clock.After(wait):
 		case <-ctx.Done():
-			return team.AsError(context.Cause(ctx), team.TypeCancelled)
+			return team.ContextError(ctx) // ctx.Err() in the chain, whatever the cause
 		}
 		trace.Count(ctx, trace.CountRetry, 1) // for the run's metrics interceptor, if any
 	}

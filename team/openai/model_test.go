@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -139,6 +140,7 @@ func TestErrorClasses(t *testing.T) {
 		{400, `{"error":{"message":"messages must not be empty","type":"invalid_request_error","code":null}}`, team.TypeInvalidQuery, false, "invalid_request_error"},
 		{422, `{"error":{"message":"bad schema"}}`, team.TypeInvalidQuery, false, ""},
 		{401, `{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}`, team.TypeAuthDenied, false, "invalid_api_key"},
+		{401, `{"error":{"message":"Incorrect API key provided: sk-test-secret","code":"invalid_api_key"}}`, team.TypeAuthDenied, false, "invalid_api_key"},
 		{403, `{"error":{"message":"region not allowed"}}`, team.TypeAuthDenied, false, ""},
 		{404, `{"error":{"message":"model gpt-x does not exist","code":"model_not_found"}}`, team.TypeNotFound, false, "model_not_found"},
 		{408, ``, team.TypeTimeout, true, ""},
@@ -205,6 +207,17 @@ func TestTransportErrors(t *testing.T) {
 		_, err := c.Chat(ctx, &team.ChatRequest{})
 		require.ErrorIs(t, err, team.ErrCancelled)
 		assert.False(t, team.AsError(err, "").Retryable())
+	})
+	t.Run("cancelled with a cause", func(t *testing.T) {
+		srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, toolCallResponse) })
+		c, _ := client(t, srv.URL)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		shutdown := errors.New("shutting down")
+		cancel(shutdown)
+		_, err := c.Chat(ctx, &team.ChatRequest{})
+		require.ErrorIs(t, err, team.ErrCancelled)
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorIs(t, err, shutdown)
 	})
 	t.Run("bad response", func(t *testing.T) {
 		for _, body := range []string{`{"choices":[]}`, `{nope`} {
@@ -357,6 +370,21 @@ func TestRetryWaitCancelled(t *testing.T) {
 	_, err = c.Chat(ctx, &team.ChatRequest{})
 	require.ErrorIs(t, err, team.ErrCancelled)
 	assert.Len(t, srv.Bodies(), 1)
+}
+
+// A cancellation with a cause keeps the context's error in the chain (flow tells a
+// call cut short from a failed one by it) and says the cause.
+func TestRetryWaitCancelledWithCause(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 500, `{}`) })
+	ctx, cancel := context.WithCancelCause(context.Background())
+	shutdown := errors.New("shutting down")
+	c, err := openai.New("m", openai.WithBaseURL(srv.URL+"/v1"),
+		openai.WithClock(cancelClock(func() { cancel(shutdown) })))
+	require.NoError(t, err)
+	_, err = c.Chat(ctx, &team.ChatRequest{})
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, shutdown)
+	assert.Contains(t, err.Error(), "shutting down")
 }
 
 // cancelClock cancels the call when asked to wait, and never fires.

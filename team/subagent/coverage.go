@@ -260,11 +260,7 @@ func classify(t SubTask) CoverageNote {
 		n.ErrorType, n.Attempts = last[len(last)-1].ErrorType, r.Attempts()
 		var parts []string
 		for _, q := range qs {
-			p := strconv.Quote(q.Query)
-			if q.Source != "" {
-				p = q.Source + ": " + p
-			}
-			parts = append(parts, p+" ("+string(q.Outcomes[len(q.Outcomes)-1].ErrorType)+")")
+			parts = append(parts, q.label()+" ("+string(q.Outcomes[len(q.Outcomes)-1].ErrorType)+")")
 		}
 		n.Text = "gap — reported an empty success, but every attempt failed for " + strings.Join(parts, "; ") +
 			": it could not look, so absence is not established"
@@ -307,11 +303,7 @@ func accessGap(r *SubResult) string {
 	if len(r.Attempted) > 0 {
 		var qs []string
 		for _, a := range r.Attempted {
-			q := strconv.Quote(a.Query)
-			if a.Source != "" {
-				q = a.Source + ": " + q
-			}
-			qs = append(qs, q)
+			qs = append(qs, a.label())
 		}
 		b.WriteString(" (" + strings.Join(qs, "; ") + ")")
 	}
@@ -329,6 +321,14 @@ func accessGap(r *SubResult) string {
 		b.WriteString("; alternatives: " + strings.Join(r.Alternatives, "; "))
 	}
 	return b.String()
+}
+
+// label names the query and its source: `patent_db: "solid-state battery patents"`.
+func (a QueryAttempt) label() string {
+	if a.Source == "" {
+		return strconv.Quote(a.Query)
+	}
+	return a.Source + ": " + strconv.Quote(a.Query)
 }
 
 // sourcesOf names the sources a success came from: " (a, b)".
@@ -365,12 +365,7 @@ func emptySearches(as []QueryAttempt) string {
 func failureSummary(calls []ToolCallRecord) string {
 	var parts []string
 	for _, c := range calls {
-		typ := team.TypeToolFailed
-		if c.Error != nil && c.Error.Type != "" {
-			typ = c.Error.Type
-		}
-		p := c.Tool + ": " + string(typ)
-		if !slices.Contains(parts, p) {
+		if p := c.failure(); !slices.Contains(parts, p) {
 			parts = append(parts, p)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/team/subagent"
 	"github.com/flowteam/flowteam/testkit"
-	"github.com/flowteam/flowteam/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -296,20 +295,6 @@ func TestCoverageFailingSubAgent(t *testing.T) {
 	assert.Equal(t, subagent.GapAgentFailure, p.Gap)
 	assert.Equal(t, team.TypeAuthDenied, p.ErrorType)
 	assert.Equal(t, "Patents: gap — the sub-agent failed without a report: auth_denied: patent API key rejected", p.String())
-}
-
-// ToolCallAttrs puts a node's recorded tool calls on its terminal audit record only.
-func TestToolCallAttrs(t *testing.T) {
-	g := researchGraph(t)
-	fc := flow.NewContext("x")
-	end := &flow.NodeEnd{Status: trace.Completed}
-	assert.Nil(t, subagent.ToolCallAttrs(fc, g.Node("patents"), end), "nothing recorded")
-	fc.Set(subagent.ToolCallsKey("patents"), []subagent.ToolCallRecord{
-		okCall("1", `{}`), failedCall("2", `{}`, team.TypeTimeout)})
-	assert.Nil(t, subagent.ToolCallAttrs(fc, g.Node("patents"), nil), "not on STARTED records")
-	assert.Equal(t, map[string]any{"tool_calls": 2, "failed_tool_calls": 1, "tool_errors": []any{"search: timeout"}},
-		subagent.ToolCallAttrs(fc, g.Node("patents"), end))
-	assert.Nil(t, subagent.ToolCallAttrs(fc, g.Node("join"), end), "not an agent node")
 }
 
 func ExampleNewCoverage() {

@@ -123,17 +123,6 @@ func (r SubResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON decodes the seeds' format.
-func (r *SubResult) UnmarshalJSON(data []byte) error {
-	type plain SubResult
-	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	*r = SubResult(p)
-	return nil
-}
-
 // OK reports whether the sub-agent succeeded (with or without results).
 func (r SubResult) OK() bool { return r.Status == ResultSuccess }
 
@@ -149,8 +138,8 @@ func (r SubResult) Attempts() int {
 	return n
 }
 
-// Err returns the failure as an *Error (nil for a success), so that callers can
-// branch with errors.Is(err, ErrTimeout).
+// Err returns the failure as a *team.Error (nil for a success), so that callers can
+// branch with errors.Is(err, team.ErrTimeout).
 func (r SubResult) Err() error {
 	if r.Status == ResultSuccess {
 		return nil
@@ -211,12 +200,8 @@ func SubResultOf(v any) (SubResult, bool) {
 		r, err := ParseSubResult(t)
 		return r, err == nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return SubResult{}, false
-	}
-	var r SubResult
-	if json.Unmarshal(b, &r) != nil || r.Status == "" {
+	r, err := viaJSON[SubResult](v)
+	if err != nil || r.Status == "" {
 		return SubResult{}, false
 	}
 	return r, true
@@ -256,15 +241,22 @@ func ResultsAs[T any](items []any) ([]T, error) {
 			out = append(out, v)
 			continue
 		}
-		b, err := json.Marshal(it)
+		v, err := viaJSON[T](it)
 		if err != nil {
-			return nil, fmt.Errorf("result %d: %w", i, err)
-		}
-		var v T
-		if err := json.Unmarshal(b, &v); err != nil {
 			return nil, fmt.Errorf("result %d: %w", i, err)
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// viaJSON converts v into a T through its JSON: the plain maps, slices and float64s a
+// value holds after a trip through JSON (a session snapshot) become T's fields again.
+func viaJSON[T any](v any) (T, error) {
+	var out T
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	return out, err
 }

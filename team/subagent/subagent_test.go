@@ -2,6 +2,7 @@ package subagent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -340,51 +341,8 @@ func TestSearcherAndResultsAs(t *testing.T) {
 	data, err := r.MarshalJSON()
 	require.NoError(t, err)
 	var back subagent.SubResult
-	require.NoError(t, back.UnmarshalJSON(data))
+	require.NoError(t, json.Unmarshal(data, &back))
 	hits, err := subagent.ResultsAs[hit](back.Results)
 	require.NoError(t, err)
 	assert.Equal(t, []hit{{"EP1", 2024}, {"EP2", 2025}}, hits)
-}
-
-// RecordToolCalls keeps the tool calls of a wrapped agent's run in the context: the
-// evidence a coordinator checks a report against. A new run replaces them.
-func TestRecordToolCalls(t *testing.T) {
-	failing := team.NewTool("patent_search", "Search patents",
-		nil,
-		func(context.Context, struct {
-			Query string `json:"query"`
-		}) ([]string, error) {
-			return nil, team.NewError(team.TypeSourceUnavailable, "patent database returned 503")
-		})
-	model := testkit.NewScriptedModel(
-		testkit.CallTools(testkit.ToolCall("c1", "patent_search", `{"query":"solid-state"}`)),
-		testkit.CallTools(testkit.ToolCall("c2", "patent_search", `{"query":"solid-state"}`)),
-		testkit.Reply(`{"status":"success","results":[]}`),
-		testkit.Reply(`{"status":"success","results":[]}`),
-	)
-	react, err := team.NewReActAgent("patents", model, team.WithTools(failing))
-	require.NoError(t, err)
-	agent := subagent.RecordToolCalls(react)
-	assert.Equal(t, "patents", agent.Name())
-	sess := team.NewSession("s")
-
-	_, err = agent.Call(context.Background(), "find patents", sess)
-	require.NoError(t, err)
-	calls := subagent.ToolCallsIn(sess.Context(), "patents")
-	require.Len(t, calls, 2)
-	for _, c := range calls {
-		assert.True(t, c.Failed())
-		assert.Equal(t, "patent_search", c.Tool)
-		assert.Equal(t, "patents", c.Agent)
-		assert.Equal(t, team.TypeSourceUnavailable, c.Error.Type)
-	}
-	assert.Equal(t, []string{"c1", "c2"}, []string{calls[0].CallID, calls[1].CallID})
-	// The same calls are in the ReAct trace the session keeps.
-	fromTrace := subagent.ToolCallsOfTrace(sess.ReActTrace("patents"))
-	assert.Equal(t, calls, fromTrace)
-
-	// The next run made no tool call: its (empty) record replaces the old one.
-	_, err = agent.Call(context.Background(), "again", sess)
-	require.NoError(t, err)
-	assert.Empty(t, subagent.ToolCallsIn(sess.Context(), "patents"))
 }
