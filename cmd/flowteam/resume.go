@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 )
 
@@ -147,7 +148,12 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st, stderr)
+	// The flags' rules and those snap records, for the audit and the output alike.
+	red, err := st.redactor()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st, red, stderr)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -167,10 +173,6 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam resume: %v\n", err) // the outcome could not be saved
 		code = exitFail
 	}
-	red, err := st.redactor()
-	if err != nil {
-		return fail(exitUsage, err)
-	}
 	out := newRunOutput(res.Result, res.Context.Vars(), red)
 	return writeOutcome(stdout, stderr, "resume", out, cfg.output, code)
 }
@@ -187,10 +189,11 @@ func (cfg *resumeConfig) keepRecordedTTL(snap *session.Snapshot) {
 
 // resumeEngine returns an engine with the definitions of the instance loaded: those of
 // --file, else those recorded in snap, and the --audit interceptor, which closeAudit
-// closes (its audit keeps up with st's durability); the files are read as st says.
+// closes (its audit keeps up with st's durability and masks with red); the files are
+// read as st says.
 // sources are the files loaded, absolute, to record with the instance. Its errors
 // are bad input.
-func resumeEngine(cfg resumeConfig, snap *session.Snapshot, st settings, stderr io.Writer) (eng *flow.Engine, sources []string,
+func resumeEngine(cfg resumeConfig, snap *session.Snapshot, st settings, red *redact.Redactor, stderr io.Writer) (eng *flow.Engine, sources []string,
 	closeAudit func(), err error) {
 	files := cfg.files
 	loadFailed := func(err error) error { return err }
@@ -214,10 +217,6 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, st settings, stderr 
 	}
 	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
 	evalOpts = append(evalOpts, flow.WithReadOptions(readOptions(st.solonTypes)...))
-	red, err := resumeRedactor(&cfg.store, snap)
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	eng, closeAudit, err = newEngine(cfg.audit, st.durability, stderr, red, evalOpts...)
 	if err != nil {
 		return nil, nil, nil, err
