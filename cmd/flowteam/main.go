@@ -9,7 +9,11 @@
 //	flowteam sessions list|show|delete ...       inspect the session store
 //	flowteam audit FILE... [flags]               print an audit file
 //	flowteam task claim|find|next|state|submit|history ...   approval tasks
+//	flowteam serve DEFS --store DSN [flags]      a console in the browser
 //	flowteam mcp FILE|DIR|GLOB... [flags]        serve graphs as MCP tools on stdio
+//	flowteam submit FILE|DIR|GLOB... [flags]     queue a new instance for the workers
+//	flowteam worker FILE|DIR|GLOB... [flags]     run queued instances (Redis)
+//	flowteam workers --store DSN [flags]         list a queue's live workers
 //	flowteam version                             print the module and Go versions
 //	flowteam help [COMMAND]                      print the help
 //
@@ -19,7 +23,7 @@
 // the whole help, so that the error stays in sight.
 //
 // Run "flowteam COMMAND -h" for the flags of a command. A flag that takes a value may be
-// given once; --set, --file, --redact and --redact-pattern repeat. Exit codes: 0 the command
+// given once; --set, --file, --admin, --redact and --redact-pattern repeat. Exit codes: 0 the command
 // succeeded (for run and resume: the run completed, was suspended or was stopped), 1
 // the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
 // (run --store: the instance exists already; resume: another process resumed it
@@ -170,8 +174,8 @@ Commands:
   version   print flowteam's module version and the Go version it was built with
   help      print this help, or with a command its help (flowteam help run)
 
-A flag that takes a value may be given once; --set, --file, --redact and
---redact-pattern repeat. "--" ends the flags: the arguments after it are ids or
+A flag that takes a value may be given once; --set, --file, --admin, --redact
+and --redact-pattern repeat. "--" ends the flags: the arguments after it are ids or
 files even when they start with "-" (flowteam resume --store DSN -- -x).
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,

@@ -94,7 +94,8 @@ type runConfig struct {
 	maxDepth int        // --max-depth; 0: the engine's
 }
 
-// setFlag collects repeated --set flags.
+// setFlag collects the values of a repeatable flag (--set, --file, --admin, --redact,
+// --redact-pattern): each use adds one.
 type setFlag []string
 
 func (s *setFlag) String() string     { return strings.Join(*s, " ") }
