@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -402,12 +403,6 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("want exactly one instance id, got %d arguments", len(pos))
 	case cfg.store.dsn == "":
 		return cfg, false, errors.New("--store is required")
-	case cfg.output != "text" && cfg.output != "json":
-		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
-	case cfg.steps < 0:
-		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
-	case cfg.steps == 0 && flagGiven(fs, "steps"):
-		return cfg, false, errZeroSteps
 	case cfg.expect < 0:
 		return cfg, false, fmt.Errorf("--expect-version must not be negative, got %d", cfg.expect)
 	case cfg.expect == 0 && flagGiven(fs, "expect-version"):
@@ -415,7 +410,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		// the version, the opposite of what was asked.
 		return cfg, false, errors.New("--expect-version must be at least 1 (stored versions start at 1)")
 	}
-	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+	if err := cmp.Or(checkOutput(cfg.output), checkSteps(fs, cfg.steps), checkDepth(fs, cfg.maxDepth)); err != nil {
 		return cfg, false, err
 	}
 	cfg.id = pos[0]

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -249,14 +250,8 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	switch {
 	case len(cfg.files) == 0:
 		return cfg, false, errors.New("no definition file given")
-	case cfg.output != "text" && cfg.output != "json":
-		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
-	case cfg.steps < 0:
-		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
-	case cfg.steps == 0 && flagGiven(fs, "steps"):
-		return cfg, false, errZeroSteps
 	}
-	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+	if err := cmp.Or(checkOutput(cfg.output), checkSteps(fs, cfg.steps), checkDepth(fs, cfg.maxDepth)); err != nil {
 		return cfg, false, err
 	}
 	for _, s := range cfg.sets {
@@ -266,10 +261,6 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	}
 	return cfg, false, nil
 }
-
-// errZeroSteps rejects "--steps 0", which would otherwise run with the engine's default
-// limit: a user who asks for no steps at all, or for no limit, gets neither.
-var errZeroSteps = fmt.Errorf("--steps must be at least 1 (leave it out for the engine's limit, %d)", flow.DefaultMaxSteps)
 
 // flagGiven reports whether the flag name was set on the command line.
 func flagGiven(fs *flag.FlagSet, name string) (given bool) {

@@ -174,10 +174,8 @@ func (cfg sessionsConfig) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("want %d instance id argument(s), got %d", want, len(cfg.ids))
 	case cfg.status != "" && !session.Status(strings.ToLower(cfg.status)).Valid():
 		return fmt.Errorf("--status %q: want running, suspended, stopped, failed or completed", cfg.status)
-	case cfg.output != "" && cfg.output != "text" && cfg.output != "json":
-		return fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	}
-	return nil
+	return checkOutput(cfg.output)
 }
 
 // sessionsList implements "flowteam sessions list". fail reports an error and returns

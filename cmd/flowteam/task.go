@@ -313,8 +313,9 @@ func checkTaskArgs(fs *flag.FlagSet, cfg *taskConfig) error {
 		return fmt.Errorf("history takes no definition files, got %q", cfg.files)
 	case cfg.sub != "history" && len(cfg.files) == 0:
 		return errors.New("no definition file given")
-	case cfg.output != "text" && cfg.output != "json":
-		return fmt.Errorf("--output must be text or json, not %q", cfg.output)
+	}
+	if err := checkOutput(cfg.output); err != nil {
+		return err
 	}
 	for _, s := range cfg.sets {
 		if err := checkSet(s); err != nil {
