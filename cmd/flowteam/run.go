@@ -122,7 +122,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	red, err := cfg.store.redactor()
+	// The settings the run records with a store: its durability, steps and redaction.
+	st, err := cfg.store.settings(cfg.steps)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	red, err := st.redactor()
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -132,11 +137,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
 	evalOpts = append(evalOpts, flow.WithReadOptions(readOptions(cfg.store.solonTypes)...))
-	durability, err := session.ParseDurability(cfg.store.durability)
-	if err != nil {
-		return fail(exitUsage, fmt.Errorf("--durability: %w", err))
-	}
-	eng, closeAudit, err := newEngine(cfg.audit, durability, stderr, red, evalOpts...)
+	eng, closeAudit, err := newEngine(cfg.audit, st.durability, stderr, red, evalOpts...)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -161,7 +162,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	fc := flow.NewContextWith(cfg.instance, vars)
-	res, code := cfg.store.eval(ctx, eng, g, files, fc, cfg.steps, stderr)
+	res, code := cfg.store.eval(ctx, eng, g, files, fc, st, stderr)
 	if res == nil {
 		return code
 	}
