@@ -34,13 +34,13 @@
 // exits 1; a second signal ends the process at once.
 //
 // run --store records how the instance is run with it (its --durability, --steps,
-// --redact names and patterns and --ttl), and each resume runs it the same way: a flag
-// given to resume replaces the recorded setting (--redact adds), and is recorded in turn
-// for later resumes. A step limit guards one evaluation against a loop that does not
-// end, so it counts the steps of the run, or of one resume, not the instance's total:
-// an instance resumed many times over its life is not stopped for having lived long,
-// and one stopped at the limit continues from where it stopped when resumed again
-// (with a higher --steps if need be).
+// --solon-types, --redact names and patterns and --ttl), and each resume runs it the
+// same way: a flag given to resume replaces the recorded setting (--redact and
+// --redact-pattern add), and is recorded in turn for later resumes. A step limit guards
+// one evaluation against a loop that does not end, so it counts the steps of the run,
+// or of one resume, not the instance's total: an instance resumed many times over its
+// life is not stopped for having lived long, and one stopped at the limit continues
+// from where it stopped when resumed again (with a higher --steps if need be).
 package main
 
 import (

@@ -30,8 +30,9 @@ that cannot be read is named on stderr, and list then exits 2. show prints one
 instance's snapshot as JSON: its definition hashes (of the graph and, in "called", of
 the graphs it calls) and files, status, version, the owner's "lease", variables
 (redacted ones masked), frontier, FlowTrace, errors, and in "meta" the settings a
-resume applies again ("durability=...", "steps=N", one "redact=NAME" per name); an
-encrypted snapshot is opened with $` + keyEnv + `, or shown sealed without it.
+resume applies again ("durability=...", "steps=N", "solon-types=true", one
+"redact=NAME" per name and one "redact-pattern=RE" per pattern); an encrypted
+snapshot is opened with $` + keyEnv + `, or shown sealed without it.
 delete removes an instance; one that is running with a fresh lease (its process is
 alive) only with --force.
 
