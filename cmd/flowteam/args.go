@@ -85,6 +85,30 @@ func outputFlag(fs *flag.FlagSet, p *string) {
 	fs.Var((*lowerFlag)(p), "output", "")
 }
 
+// checkOutput refuses an --output other than text or json (outputFlag lowers its case).
+func checkOutput(output string) error {
+	if output != "text" && output != "json" {
+		return fmt.Errorf("--output must be text or json, not %q", output)
+	}
+	return nil
+}
+
+// errZeroSteps rejects "--steps 0", which would otherwise run with the engine's default
+// limit: a user who asks for no steps at all, or for no limit, gets neither.
+var errZeroSteps = fmt.Errorf("--steps must be at least 1 (leave it out for the engine's limit, %d)", flow.DefaultMaxSteps)
+
+// checkSteps refuses a negative --steps n, and a --steps 0 given (errZeroSteps); n is 0
+// when the flag was not given.
+func checkSteps(fs *flag.FlagSet, n int) error {
+	switch {
+	case n < 0:
+		return fmt.Errorf("--steps must not be negative, got %d", n)
+	case n == 0 && flagGiven(fs, "steps"):
+		return errZeroSteps
+	}
+	return nil
+}
+
 // checkNotEmpty rejects the named flags when they were given with an empty (or blank)
 // value, as an unset shell variable gives them ("--store $DSN"): left to mean the flag
 // was not given, a run meant to be saved, audited or named would silently not be.

@@ -104,7 +104,6 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	}
 	g, err := pickGraph(graphs, *graphID, "exported")
 	if err != nil && !pic.wanted() { // a run picture draws the instance's graph
-
 		fmt.Fprintf(stderr, "flowteam export: %v\n", err)
 		return exitUsage
 	}

@@ -9,7 +9,11 @@
 //	flowteam sessions list|show|delete ...       inspect the session store
 //	flowteam audit FILE... [flags]               print an audit file
 //	flowteam task claim|find|next|state|submit|history ...   approval tasks
+//	flowteam serve DEFS --store DSN [flags]      a console in the browser
 //	flowteam mcp FILE|DIR|GLOB... [flags]        serve graphs as MCP tools on stdio
+//	flowteam submit FILE|DIR|GLOB... [flags]     queue a new instance for the workers
+//	flowteam worker FILE|DIR|GLOB... [flags]     run queued instances (Redis)
+//	flowteam workers --store DSN [flags]         list a queue's live workers
 //	flowteam version                             print the module and Go versions
 //	flowteam help [COMMAND]                      print the help
 //
@@ -19,7 +23,7 @@
 // the whole help, so that the error stays in sight.
 //
 // Run "flowteam COMMAND -h" for the flags of a command. A flag that takes a value may be
-// given once; --set, --file, --redact and --redact-pattern repeat. Exit codes: 0 the command
+// given once; --set, --file, --admin, --redact and --redact-pattern repeat. Exit codes: 0 the command
 // succeeded (for run and resume: the run completed, was suspended or was stopped), 1
 // the run failed, 2 bad input (usage, an unreadable or invalid definition), 3 conflict
 // (run --store: the instance exists already; resume: another process resumed it
@@ -30,13 +34,13 @@
 // exits 1; a second signal ends the process at once.
 //
 // run --store records how the instance is run with it (its --durability, --steps,
-// --redact names and patterns and --ttl), and each resume runs it the same way: a flag
-// given to resume replaces the recorded setting (--redact adds), and is recorded in turn
-// for later resumes. A step limit guards one evaluation against a loop that does not
-// end, so it counts the steps of the run, or of one resume, not the instance's total:
-// an instance resumed many times over its life is not stopped for having lived long,
-// and one stopped at the limit continues from where it stopped when resumed again
-// (with a higher --steps if need be).
+// --solon-types, --redact names and patterns and --ttl), and each resume runs it the
+// same way: a flag given to resume replaces the recorded setting (--redact and
+// --redact-pattern add), and is recorded in turn for later resumes. A step limit guards
+// one evaluation against a loop that does not end, so it counts the steps of the run,
+// or of one resume, not the instance's total: an instance resumed many times over its
+// life is not stopped for having lived long, and one stopped at the limit continues
+// from where it stopped when resumed again (with a higher --steps if need be).
 package main
 
 import (
@@ -170,8 +174,8 @@ Commands:
   version   print flowteam's module version and the Go version it was built with
   help      print this help, or with a command its help (flowteam help run)
 
-A flag that takes a value may be given once; --set, --file, --redact and
---redact-pattern repeat. "--" ends the flags: the arguments after it are ids or
+A flag that takes a value may be given once; --set, --file, --admin, --redact
+and --redact-pattern repeat. "--" ends the flags: the arguments after it are ids or
 files even when they start with "-" (flowteam resume --store DSN -- -x).
 
 Exit codes: 0 success (run: completed, suspended or stopped), 1 the run failed,

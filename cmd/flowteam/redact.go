@@ -56,15 +56,20 @@ func (st *settings) addPatterns(patterns ...string) {
 	st.patterns = slices.Compact(st.patterns)
 }
 
-// resumeRedactor returns the Redactor of a resume of snap: the flags' names and
-// patterns and those recorded with the instance.
-func resumeRedactor(s *storeFlags, snap *session.Snapshot) (*redact.Redactor, error) {
-	st, err := s.settings(0)
+// instanceRedaction returns the redaction settings of a command on a stored
+// instance, the --redact names and --redact-pattern expressions plus the rules snap
+// records (none when snap is nil or cannot be opened), and their Redactor. Its error
+// is a pattern that does not compile: one of the flags, or one the instance records.
+func instanceRedaction(names, patterns []string, snap *session.Snapshot) (settings, *redact.Redactor, error) {
+	st, err := redactSettings(names, patterns)
 	if err != nil {
-		return nil, err
+		return st, nil, err
 	}
-	st.addRecorded(snap)
-	return st.redactor()
+	if snap != nil {
+		st.addRecorded(snap)
+	}
+	red, err := st.redactor()
+	return st, red, err
 }
 
 // redactSettings returns the settings of the --redact lists names and the

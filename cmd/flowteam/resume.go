@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
 )
 
@@ -147,7 +149,12 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st, stderr)
+	// The flags' rules and those snap records, for the audit and the output alike.
+	red, err := st.redactor()
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	eng, sources, closeAudit, err := resumeEngine(cfg, snap, st, red, stderr)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -167,10 +174,6 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "flowteam resume: %v\n", err) // the outcome could not be saved
 		code = exitFail
 	}
-	red, err := st.redactor()
-	if err != nil {
-		return fail(exitUsage, err)
-	}
 	out := newRunOutput(res.Result, res.Context.Vars(), red)
 	return writeOutcome(stdout, stderr, "resume", out, cfg.output, code)
 }
@@ -187,10 +190,11 @@ func (cfg *resumeConfig) keepRecordedTTL(snap *session.Snapshot) {
 
 // resumeEngine returns an engine with the definitions of the instance loaded: those of
 // --file, else those recorded in snap, and the --audit interceptor, which closeAudit
-// closes (its audit keeps up with st's durability); the files are read as st says.
+// closes (its audit keeps up with st's durability and masks with red); the files are
+// read as st says.
 // sources are the files loaded, absolute, to record with the instance. Its errors
 // are bad input.
-func resumeEngine(cfg resumeConfig, snap *session.Snapshot, st settings, stderr io.Writer) (eng *flow.Engine, sources []string,
+func resumeEngine(cfg resumeConfig, snap *session.Snapshot, st settings, red *redact.Redactor, stderr io.Writer) (eng *flow.Engine, sources []string,
 	closeAudit func(), err error) {
 	files := cfg.files
 	loadFailed := func(err error) error { return err }
@@ -214,10 +218,6 @@ func resumeEngine(cfg resumeConfig, snap *session.Snapshot, st settings, stderr 
 	}
 	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
 	evalOpts = append(evalOpts, flow.WithReadOptions(readOptions(st.solonTypes)...))
-	red, err := resumeRedactor(&cfg.store, snap)
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	eng, closeAudit, err = newEngine(cfg.audit, st.durability, stderr, red, evalOpts...)
 	if err != nil {
 		return nil, nil, nil, err
@@ -403,12 +403,6 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		return cfg, false, fmt.Errorf("want exactly one instance id, got %d arguments", len(pos))
 	case cfg.store.dsn == "":
 		return cfg, false, errors.New("--store is required")
-	case cfg.output != "text" && cfg.output != "json":
-		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
-	case cfg.steps < 0:
-		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
-	case cfg.steps == 0 && flagGiven(fs, "steps"):
-		return cfg, false, errZeroSteps
 	case cfg.expect < 0:
 		return cfg, false, fmt.Errorf("--expect-version must not be negative, got %d", cfg.expect)
 	case cfg.expect == 0 && flagGiven(fs, "expect-version"):
@@ -416,7 +410,7 @@ func parseResumeArgs(args []string) (cfg resumeConfig, help bool, err error) {
 		// the version, the opposite of what was asked.
 		return cfg, false, errors.New("--expect-version must be at least 1 (stored versions start at 1)")
 	}
-	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+	if err := cmp.Or(checkOutput(cfg.output), checkSteps(fs, cfg.steps), checkDepth(fs, cfg.maxDepth)); err != nil {
 		return cfg, false, err
 	}
 	cfg.id = pos[0]

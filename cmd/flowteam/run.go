@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -94,7 +95,8 @@ type runConfig struct {
 	maxDepth int        // --max-depth; 0: the engine's
 }
 
-// setFlag collects repeated --set flags.
+// setFlag collects the values of a repeatable flag (--set, --file, --admin, --redact,
+// --redact-pattern): each use adds one.
 type setFlag []string
 
 func (s *setFlag) String() string     { return strings.Join(*s, " ") }
@@ -120,7 +122,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	red, err := cfg.store.redactor()
+	// The settings the run records with a store: its durability, steps and redaction.
+	st, err := cfg.store.settings(cfg.steps)
+	if err != nil {
+		return fail(exitUsage, err)
+	}
+	red, err := st.redactor()
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -130,11 +137,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	evalOpts = append(evalOpts, depthOptions(cfg.maxDepth)...)
 	evalOpts = append(evalOpts, flow.WithReadOptions(readOptions(cfg.store.solonTypes)...))
-	durability, err := session.ParseDurability(cfg.store.durability)
-	if err != nil {
-		return fail(exitUsage, fmt.Errorf("--durability: %w", err))
-	}
-	eng, closeAudit, err := newEngine(cfg.audit, durability, stderr, red, evalOpts...)
+	eng, closeAudit, err := newEngine(cfg.audit, st.durability, stderr, red, evalOpts...)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -159,7 +162,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	fc := flow.NewContextWith(cfg.instance, vars)
-	res, code := cfg.store.eval(ctx, eng, g, files, fc, cfg.steps, stderr)
+	res, code := cfg.store.eval(ctx, eng, g, files, fc, st, stderr)
 	if res == nil {
 		return code
 	}
@@ -248,14 +251,8 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	switch {
 	case len(cfg.files) == 0:
 		return cfg, false, errors.New("no definition file given")
-	case cfg.output != "text" && cfg.output != "json":
-		return cfg, false, fmt.Errorf("--output must be text or json, not %q", cfg.output)
-	case cfg.steps < 0:
-		return cfg, false, fmt.Errorf("--steps must not be negative, got %d", cfg.steps)
-	case cfg.steps == 0 && flagGiven(fs, "steps"):
-		return cfg, false, errZeroSteps
 	}
-	if err := checkDepth(fs, cfg.maxDepth); err != nil {
+	if err := cmp.Or(checkOutput(cfg.output), checkSteps(fs, cfg.steps), checkDepth(fs, cfg.maxDepth)); err != nil {
 		return cfg, false, err
 	}
 	for _, s := range cfg.sets {
@@ -265,10 +262,6 @@ func parseRunArgs(args []string) (cfg runConfig, help bool, err error) {
 	}
 	return cfg, false, nil
 }
-
-// errZeroSteps rejects "--steps 0", which would otherwise run with the engine's default
-// limit: a user who asks for no steps at all, or for no limit, gets neither.
-var errZeroSteps = fmt.Errorf("--steps must be at least 1 (leave it out for the engine's limit, %d)", flow.DefaultMaxSteps)
 
 // flagGiven reports whether the flag name was set on the command line.
 func flagGiven(fs *flag.FlagSet, name string) (given bool) {

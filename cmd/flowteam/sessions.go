@@ -30,8 +30,9 @@ that cannot be read is named on stderr, and list then exits 2. show prints one
 instance's snapshot as JSON: its definition hashes (of the graph and, in "called", of
 the graphs it calls) and files, status, version, the owner's "lease", variables
 (redacted ones masked), frontier, FlowTrace, errors, and in "meta" the settings a
-resume applies again ("durability=...", "steps=N", one "redact=NAME" per name); an
-encrypted snapshot is opened with $` + keyEnv + `, or shown sealed without it.
+resume applies again ("durability=...", "steps=N", "solon-types=true", one
+"redact=NAME" per name and one "redact-pattern=RE" per pattern); an encrypted
+snapshot is opened with $` + keyEnv + `, or shown sealed without it.
 delete removes an instance; one that is running with a fresh lease (its process is
 alive) only with --force.
 
@@ -174,10 +175,8 @@ func (cfg sessionsConfig) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("want %d instance id argument(s), got %d", want, len(cfg.ids))
 	case cfg.status != "" && !session.Status(strings.ToLower(cfg.status)).Valid():
 		return fmt.Errorf("--status %q: want running, suspended, stopped, failed or completed", cfg.status)
-	case cfg.output != "" && cfg.output != "text" && cfg.output != "json":
-		return fmt.Errorf("--output must be text or json, not %q", cfg.output)
 	}
-	return nil
+	return checkOutput(cfg.output)
 }
 
 // sessionsList implements "flowteam sessions list". fail reports an error and returns

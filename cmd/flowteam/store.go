@@ -408,16 +408,17 @@ func (s *storeFlags) runner(eng *flow.Engine, store session.Store, sources []str
 	return session.NewRunner(eng, store, append(opts, extra...)...), nil
 }
 
-// eval runs g as "flowteam run" does: with eng.Eval, or, with --store, through a
-// session Runner that claims the instance and saves its outcome. When nothing ran,
+// eval runs g as "flowteam run" does, with st's step limit: with eng.Eval, or, with
+// --store, through a session Runner that claims the instance, saves its outcome and
+// records st with it. When nothing ran,
 // res is nil and code is the exit code; otherwise code is the exit code the command
 // should end with unless the run failed (exitFail when the outcome could not be
 // saved).
 func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, files []string, fc *flow.Context,
-	steps int, stderr io.Writer) (res *flow.Result, code int) {
+	st settings, stderr io.Writer) (res *flow.Result, code int) {
 	var opts []flow.EvalOption
-	if steps > 0 {
-		opts = append(opts, flow.WithSteps(steps))
+	if st.steps > 0 {
+		opts = append(opts, flow.WithSteps(st.steps))
 	}
 	if s.dsn == "" {
 		res, err := eng.Eval(ctx, g.ID, fc, opts...)
@@ -434,11 +435,6 @@ func (s *storeFlags) eval(ctx context.Context, eng *flow.Engine, g *flow.Graph, 
 	}
 	defer closeStore()
 	sources, err := absPaths(files)
-	if err != nil {
-		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
-		return nil, exitUsage
-	}
-	st, err := s.settings(steps)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowteam run: %v\n", err)
 		return nil, exitUsage

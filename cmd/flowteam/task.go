@@ -183,20 +183,13 @@ func cmdTask(args []string, stdout, stderr io.Writer) int {
 // Redactor, which has learned the secret values of the stored variables and of vars,
 // the --set ones.
 func taskRedactor(ctx context.Context, store session.Store, cfg taskConfig, vars map[string]any) (settings, *redact.Redactor, error) {
-	st, err := redactSettings(cfg.redact, cfg.patterns)
-	if err != nil {
-		return st, nil, badInput{err}
-	}
 	snap, err := store.Load(ctx, cfg.instance)
-	switch {
-	case err == nil:
-		st.addRecorded(snap)
-	case !errors.Is(err, session.ErrNotFound):
-		return st, nil, err
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
+		return settings{}, nil, err
 	}
-	red, err := st.redactor()
+	st, red, err := instanceRedaction(cfg.redact, cfg.patterns, snap)
 	if err != nil {
-		return st, nil, err // a pattern the instance records that no longer compiles
+		return st, nil, err // a pattern the instance records that no longer compiles (the flags' were checked)
 	}
 	if snap != nil {
 		red = red.ForVars(snap.Vars)
@@ -320,8 +313,9 @@ func checkTaskArgs(fs *flag.FlagSet, cfg *taskConfig) error {
 		return fmt.Errorf("history takes no definition files, got %q", cfg.files)
 	case cfg.sub != "history" && len(cfg.files) == 0:
 		return errors.New("no definition file given")
-	case cfg.output != "text" && cfg.output != "json":
-		return fmt.Errorf("--output must be text or json, not %q", cfg.output)
+	}
+	if err := checkOutput(cfg.output); err != nil {
+		return err
 	}
 	for _, s := range cfg.sets {
 		if err := checkSet(s); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowteam/flowteam/session"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -110,6 +112,24 @@ func TestTaskCommandBadInput(t *testing.T) {
 	code, stdout, _ := taskCmd(t, "-h")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, stdout, "flowteam task claim")
+}
+
+// An instance that records a --redact-pattern that does not compile is refused
+// before the task runs, with the pattern named: masking without it could print a
+// secret.
+func TestTaskRefusesARecordedPatternThatDoesNotCompile(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{leaveApprovalYML, "--instance", "r", "--store", "file:" + dir}
+	taskJSONOf(t, exitOK, append([]string{"claim", "--actor", "employee"}, base...)...)
+	snap := loadSnap(t, dir, "r")
+	snap.Meta = append(snap.Meta, "redact-pattern=(")
+	store, err := session.NewFileStore(dir)
+	require.NoError(t, err)
+	require.NoError(t, store.Save(context.Background(), snap, snap.Version))
+	code, stdout, stderr := taskCmd(t, append([]string{"find"}, base...)...)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `--redact-pattern "("`)
 }
 
 // A script that fails when a task is forwarded exits 1 and saves nothing.

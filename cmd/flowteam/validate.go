@@ -56,8 +56,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case err == nil && len(paths) == 0:
 		err = errors.New("no definition file given")
-	case err == nil && *output != "text" && *output != "json":
-		err = fmt.Errorf("--output must be text or json, not %q", *output)
+	case err == nil:
+		err = checkOutput(*output)
 	}
 	if err != nil {
 		return usageError(stderr, "validate", err)
