@@ -331,12 +331,18 @@ func (r *Redactor) other(v any, depth int) (out any) {
 	if err != nil {
 		return v
 	}
+	// Numbers decode as json.Number, so that an int64 id is written back as it was,
+	// not rounded through a float64.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var g any
-	if json.Unmarshal(b, &g) != nil {
+	if dec.Decode(&g) != nil {
 		return v
 	}
 	m := r.value(g, depth)
-	if mb, err := json.Marshal(m); err == nil && string(mb) == string(b) {
+	// Compared as decoded, not re-encoded: a map encodes its keys sorted, a struct its
+	// fields in declaration order.
+	if reflect.DeepEqual(m, g) {
 		return v // nothing masked: keep the value and its type
 	}
 	return m

@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -47,6 +48,17 @@ func TestMaskByKey(t *testing.T) {
 			Password string `json:"password"`
 		}{"bob", "pw"}, map[string]any{"user": "bob", "password": "***"}},
 		{"struct with nothing to mask", struct{ A int }{1}, struct{ A int }{1}},
+		{"struct with nothing to mask, fields not in key order", struct {
+			Z string
+			A int64
+		}{"z", 1}, struct {
+			Z string
+			A int64
+		}{"z", 1}},
+		{"struct masked, an int64 kept exact", struct {
+			ID       int64  `json:"id"`
+			Password string `json:"password"`
+		}{1234567890123456789, "pw"}, map[string]any{"id": json.Number("1234567890123456789"), "password": "***"}},
 		{"scalars", 42, 42},
 		{"nil map stays nil", map[string]any(nil), map[string]any(nil)},
 		{"nil string map stays nil", map[string]string(nil), map[string]string(nil)},
