@@ -70,7 +70,7 @@ type auditRun struct {
 	bufs   *runBufs
 	cur    *batch // records being added
 	spare  *batch // the other batch, while cur is written; nil during a write
-	gen    int    // batches swapped out so far: which batch an openExec's record is in
+	gen    int    // batches swapped out so far: which batch an openExec's record is in (also under flushMu)
 	last   time.Duration
 	open   []openExec // node executions started and not ended
 	closed bool
@@ -83,9 +83,10 @@ type auditRun struct {
 	// and a terminal one, each setting every field it uses.
 	scratch [2]trace.Record
 
-	flushMu sync.Mutex    // one write of this run at a time, in order
-	flushed time.Duration // time of the last record written: times never go back in seq order
-	err     error         // first sink error, for WithStrict
+	flushMu   sync.Mutex    // one write of this run at a time, in order
+	flushed   time.Duration // time of the last record written: times never go back in seq order
+	syncedGen int           // gen when the sinks were last synced: a sync with no batch written since is skipped
+	err       error         // first sink error, for WithStrict
 
 	inv *flow.Invocation // the root evaluation: a second registration sees it again
 
