@@ -51,16 +51,20 @@ func (r *Renderer) start(ctx context.Context) error {
 	return r.err
 }
 
-// Render lays out the DOT source with Graphviz's dot layout and returns the SVG.
+// Render lays out the DOT source with Graphviz's dot layout and returns the SVG. It
+// returns ctx's error if ctx is done when its turn to draw comes (drawings run one at
+// a time); a drawing under way is not stopped.
 func (r *Renderer) Render(ctx context.Context, dot []byte) ([]byte, error) {
 	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
+	gvMu.Lock()
+	defer gvMu.Unlock()
+	// Checked once the lock is held: a caller gone while others drew is not drawn for.
+	// Graphviz itself does not stop on ctx.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	gvMu.Lock()
-	defer gvMu.Unlock()
 	g, err := graphviz.ParseBytes(dot)
 	if err != nil {
 		return nil, fmt.Errorf("parse dot: %w", err)
