@@ -436,6 +436,25 @@ func appendScalars(dst []string, v any, depth int) []string {
 		dst = append(dst, t...)
 	case fmt.Stringer:
 		dst = append(dst, textOf(t))
+	default:
+		return appendNumber(dst, v)
+	}
+	return dst
+}
+
+// appendNumber appends v as text if it is a number of a type appendScalars does not
+// list (an int32, a uint64, a float32...), as JSON and fmt write it.
+func appendNumber(dst []string, v any) []string {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return append(dst, strconv.FormatInt(rv.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return append(dst, strconv.FormatUint(rv.Uint(), 10))
+	case reflect.Float32, reflect.Float64:
+		if b, err := json.Marshal(v); err == nil {
+			return append(dst, string(b))
+		}
 	}
 	return dst
 }

@@ -95,6 +95,8 @@ func TestMaskByValue(t *testing.T) {
 	assert.Same(t, base, base.ForVars(map[string]any{"days": 5, "pin": "12"}), "nothing to learn: the same Redactor")
 	assert.Equal(t, "Ada Lovelace", base.String("Ada Lovelace"), "ForVars does not change its receiver")
 	assert.Equal(t, "id ***", redact.New().ForVars(map[string]any{"token": 12345678.0}).String("id 12345678"), "numbers as they print")
+	typed := redact.New().ForVars(map[string]any{"api_key": uint32(424242), "token": int32(-5150), "secret": float32(2.5e7)})
+	assert.Equal(t, "*** *** ***", typed.String("424242 -5150 25000000"), "numbers of every type")
 }
 
 func TestMaskByPattern(t *testing.T) {
