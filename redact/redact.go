@@ -361,7 +361,10 @@ func (r *Redactor) ForVars(vars map[string]any) *Redactor {
 	for k, v := range vars {
 		found = r.secretsIn(found, k, v, 0)
 	}
-	found = slices.DeleteFunc(found, func(v string) bool { return len(v) < MinValueLen || slices.Contains(r.values, v) })
+	found = slices.DeleteFunc(found, func(v string) bool {
+		_, known := slices.BinarySearch(r.values, v) // r.values is sorted (apply)
+		return len(v) < MinValueLen || known
+	})
 	if len(found) == 0 {
 		return r
 	}
