@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/trace"
 )
 
@@ -70,7 +71,7 @@ type auditRun struct {
 	bufs   *runBufs
 	cur    *batch // records being added
 	spare  *batch // the other batch, while cur is written; nil during a write
-	gen    int    // batches swapped out so far: which batch an openExec's record is in
+	gen    int    // batches swapped out so far: which batch an openExec's record is in (also under flushMu)
 	last   time.Duration
 	open   []openExec // node executions started and not ended
 	closed bool
@@ -83,9 +84,10 @@ type auditRun struct {
 	// and a terminal one, each setting every field it uses.
 	scratch [2]trace.Record
 
-	flushMu sync.Mutex    // one write of this run at a time, in order
-	flushed time.Duration // time of the last record written: times never go back in seq order
-	err     error         // first sink error, for WithStrict
+	flushMu   sync.Mutex    // one write of this run at a time, in order
+	flushed   time.Duration // time of the last record written: times never go back in seq order
+	syncedGen int           // gen when the sinks were last synced: a sync with no batch written since is skipped
+	err       error         // first sink error, for WithStrict
 
 	inv *flow.Invocation // the root evaluation: a second registration sees it again
 
@@ -207,7 +209,7 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 	agent := a.cfg.agentOf(c, n)
 	var attrs map[string]any
 	if a.cfg.attrs != nil {
-		attrs = a.attrsOf(c, n, nil)
+		attrs = a.attrsOf(c, n, nil, nil)
 	}
 	if ar != nil && ar.addStart(ctx, c, n, agent, attrs) {
 		return
@@ -218,20 +220,27 @@ func (a *Audit) OnNodeStart(ctx context.Context, c *flow.Context, n *flow.Node) 
 	a.orphan(ctx, ar, c, &rec)
 }
 
-// attrsOf returns the redacted WithAttrs attributes of a record. A panic in the
+// attrsOf returns the redacted WithAttrs attributes of a record; red is
+// a.cfg.redactor(c) when the caller has built it already, else nil. A panic in the
 // application's function becomes the record's "!error" attribute rather than ending
 // the process.
-func (a *Audit) attrsOf(c *flow.Context, n *flow.Node, end *flow.NodeEnd) (attrs map[string]any) {
+func (a *Audit) attrsOf(c *flow.Context, n *flow.Node, end *flow.NodeEnd, red *redact.Redactor) (attrs map[string]any) {
 	defer func() {
 		if p := recover(); p != nil {
-			attrs = map[string]any{"!error": a.cfg.redactor(c).String(fmt.Sprintf("attrs panicked: %v", p))}
+			if red == nil {
+				red = a.cfg.redactor(c)
+			}
+			attrs = map[string]any{"!error": red.String(fmt.Sprintf("attrs panicked: %v", p))}
 		}
 	}()
 	m := a.cfg.attrs(c, n, end)
 	if m == nil {
 		return nil // no text: spare the copy and walk of the node's variables
 	}
-	return a.cfg.redactor(c).Map(m)
+	if red == nil {
+		red = a.cfg.redactor(c)
+	}
+	return red.Map(m)
 }
 
 // fillNode sets the fields that say which node execution a record is about.
@@ -254,15 +263,18 @@ func (a *Audit) OnNodeEnd(ctx context.Context, c *flow.Context, n *flow.Node, en
 		// Asked anew, outside the run's lock; the default name is the STARTED record's.
 		x.agent = a.cfg.agent(c, n)
 	}
+	var red *redact.Redactor // built once, where there is text to mask: it copies the variables
 	switch end.Status {
 	case trace.Failed:
-		x.err = ErrorInfo(end.Err, a.cfg.redactor(c))
+		red = a.cfg.redactor(c)
+		x.err = ErrorInfo(end.Err, red)
 	case trace.Suspended:
-		x.reason = a.cfg.redactor(c).String(end.Reason)
+		red = a.cfg.redactor(c)
+		x.reason = red.String(end.Reason)
 	}
 	if a.cfg.attrs != nil {
 		e := end
-		x.attrs = a.attrsOf(c, n, &e)
+		x.attrs = a.attrsOf(c, n, &e, red)
 	}
 	if ar != nil && ar.addEnd(ctx, c, n, &end, &x) {
 		return

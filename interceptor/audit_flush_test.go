@@ -22,6 +22,8 @@ type syncedSink struct {
 	mu     sync.Mutex
 	recs   trace.Records
 	synced int
+	syncs  int // Sync calls
+	idle   int // Sync calls with no record written since the previous one
 }
 
 func (s *syncedSink) Write(_ context.Context, recs []trace.Record) error {
@@ -34,6 +36,10 @@ func (s *syncedSink) Write(_ context.Context, recs []trace.Record) error {
 func (s *syncedSink) Sync() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.syncs++
+	if s.synced == len(s.recs) {
+		s.idle++
+	}
 	s.synced = len(s.recs)
 	return nil
 }
@@ -108,6 +114,41 @@ func TestDurableNodesPrecedeCheckpoints(t *testing.T) {
 			assert.Len(t, sink.recs, 16)
 		})
 	}
+}
+
+// With WithDurableNodes, branches that end together share a sync: a node whose
+// terminal record another branch's flush has written and synced does not sync again.
+// Each sync covers new records, and there are no more syncs than node ends plus the
+// run's end.
+func TestDurableNodesSyncOnlyNewRecords(t *testing.T) {
+	const branches = 16
+	sink := &syncedSink{}
+	e := flow.NewEngine(flow.WithInterceptor(interceptor.NewAudit(interceptor.WithSink(sink), interceptor.WithDurableNodes()), 0))
+	s := flow.NewSpec("root")
+	s.Start("s").LinkTo("p")
+	p := s.Parallel("p")
+	var ready sync.WaitGroup
+	ready.Add(branches)
+	for i := range branches {
+		id := fmt.Sprintf("b%d", i)
+		p.LinkTo(id)
+		s.Activity(id).DoFunc(func(context.Context, *flow.Context, *flow.Node) error {
+			ready.Done()
+			ready.Wait() // the branches end together
+			return nil
+		}).LinkTo("j")
+	}
+	s.Parallel("j").LinkTo("e")
+	s.End("e")
+	for range 5 {
+		ready = sync.WaitGroup{}
+		ready.Add(branches)
+		_, err := e.EvalGraph(context.Background(), build(t, s), flow.NewContext("i"))
+		require.NoError(t, err)
+	}
+	assert.Zero(t, sink.idle, "a sync with nothing new written (%d syncs)", sink.syncs)
+	assert.LessOrEqual(t, sink.syncs, 5*(branches+4+1))
+	require.NoError(t, sink.recs.Verify())
 }
 
 // WithFlushInterval writes the records of a run that goes on: a task waiting for its

@@ -38,18 +38,24 @@ type stamp struct {
 }
 
 // flush writes the buffered records, then, when sync is set, syncs the sinks that can
-// be (so that records another flush wrote are synced too). Writes of one run are
-// serialized so batches reach the sinks in sequence order; records keep being added to
-// the other batch meanwhile.
+// be if a batch of the run was written since their last sync (by this flush or by
+// another, which may have written this one's records): branches ending together share
+// a sync. Writes of one run are serialized so batches reach the sinks in sequence
+// order; records keep being added to the other batch meanwhile.
 func (ar *auditRun) flush(ctx context.Context, sync bool) {
 	ar.flushMu.Lock()
 	defer ar.flushMu.Unlock()
 	ar.writeCur(ctx)
-	if sync {
-		if err := ar.a.syncSinks(); err != nil && ar.err == nil {
+	if !sync || ar.syncedGen == ar.gen { // gen changes only under flushMu
+		return
+	}
+	if err := ar.a.syncSinks(); err != nil {
+		if ar.err == nil {
 			ar.err = err
 		}
+		return // the next sync tries again
 	}
+	ar.syncedGen = ar.gen
 }
 
 // writeCur writes the current batch, if it holds records. The caller holds flushMu.

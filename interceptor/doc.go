@@ -42,7 +42,8 @@
 // With per-node checkpoints (session.PerNode), WithDurableNodes writes each node's
 // records, and syncs the sinks, before the engine takes the node's checkpoint: after
 // a crash the audit holds every node the snapshot counts done, and the STARTED record
-// of a node that was running, which the resume ends.
+// of a node that was running. That record keeps no end (nor does the crashed run):
+// the resumed run runs the node again and records it anew.
 //
 // # Redaction
 //

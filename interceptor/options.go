@@ -94,7 +94,9 @@ func WithFlushInterval(d time.Duration) Option { return func(c *config) { c.ever
 // The engine takes a node's checkpoint (flow.WithCheckpoint, session.PerNode) after
 // that, so a checkpoint saved is never ahead of the audit: after a crash, every node
 // the snapshot counts done has its records, and a node that was running has its
-// STARTED record. It costs a write per record and a sync per node.
+// STARTED record. It costs a write per record and a sync per node (branches that end
+// together may share one). A JSONL sink needs no WithFsync for it: with WithFsync it
+// syncs every write, the STARTED records' too, two syncs per node.
 func WithDurableNodes() Option { return func(c *config) { c.durable = true } }
 
 // WithAgentName sets how a node's agent name is found (Audit). The default is

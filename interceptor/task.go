@@ -39,8 +39,10 @@ const TaskRunPrefix = "task:"
 // with RunID TaskRunPrefix+instance, STARTED for a claim (the task now waits on
 // its actor) and COMPLETED for a submit (it took effect, whatever its action), and
 // these attributes: "task" (claim or submit), "action", "actor", "comment" (when
-// given) and "status" (the instance's status after the call), redacted as other
-// attributes are. Run records and node records of runs are unchanged by it, and
+// given) and "status" (the instance's status after the call), redacted by the
+// audit's Redactor: by key, by its patterns and by the values it was given
+// (redact.Values); the instance's variables are not in scope here, so the secret
+// values only they hold are not masked in a comment. Run records and node records of runs are unchanged by it, and
 // trace.Records.Verify takes task records for orphans. It returns the sinks' errors
 // (joined), or an error for a Kind other than claim or submit.
 func (a *Audit) Task(ctx context.Context, ev TaskEvent) error {

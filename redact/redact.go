@@ -331,12 +331,18 @@ func (r *Redactor) other(v any, depth int) (out any) {
 	if err != nil {
 		return v
 	}
+	// Numbers decode as json.Number, so that an int64 id is written back as it was,
+	// not rounded through a float64.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var g any
-	if json.Unmarshal(b, &g) != nil {
+	if dec.Decode(&g) != nil {
 		return v
 	}
 	m := r.value(g, depth)
-	if mb, err := json.Marshal(m); err == nil && string(mb) == string(b) {
+	// Compared as decoded, not re-encoded: a map encodes its keys sorted, a struct its
+	// fields in declaration order.
+	if reflect.DeepEqual(m, g) {
 		return v // nothing masked: keep the value and its type
 	}
 	return m
@@ -355,7 +361,10 @@ func (r *Redactor) ForVars(vars map[string]any) *Redactor {
 	for k, v := range vars {
 		found = r.secretsIn(found, k, v, 0)
 	}
-	found = slices.DeleteFunc(found, func(v string) bool { return len(v) < MinValueLen || slices.Contains(r.values, v) })
+	found = slices.DeleteFunc(found, func(v string) bool {
+		_, known := slices.BinarySearch(r.values, v) // r.values is sorted (apply)
+		return len(v) < MinValueLen || known
+	})
 	if len(found) == 0 {
 		return r
 	}
@@ -430,6 +439,25 @@ func appendScalars(dst []string, v any, depth int) []string {
 		dst = append(dst, t...)
 	case fmt.Stringer:
 		dst = append(dst, textOf(t))
+	default:
+		return appendNumber(dst, v)
+	}
+	return dst
+}
+
+// appendNumber appends v as text if it is a number of a type appendScalars does not
+// list (an int32, a uint64, a float32...), as JSON and fmt write it.
+func appendNumber(dst []string, v any) []string {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return append(dst, strconv.FormatInt(rv.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return append(dst, strconv.FormatUint(rv.Uint(), 10))
+	case reflect.Float32, reflect.Float64:
+		if b, err := json.Marshal(v); err == nil {
+			return append(dst, string(b))
+		}
 	}
 	return dst
 }

@@ -1,6 +1,7 @@
 package redact_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -47,6 +48,17 @@ func TestMaskByKey(t *testing.T) {
 			Password string `json:"password"`
 		}{"bob", "pw"}, map[string]any{"user": "bob", "password": "***"}},
 		{"struct with nothing to mask", struct{ A int }{1}, struct{ A int }{1}},
+		{"struct with nothing to mask, fields not in key order", struct {
+			Z string
+			A int64
+		}{"z", 1}, struct {
+			Z string
+			A int64
+		}{"z", 1}},
+		{"struct masked, an int64 kept exact", struct {
+			ID       int64  `json:"id"`
+			Password string `json:"password"`
+		}{1234567890123456789, "pw"}, map[string]any{"id": json.Number("1234567890123456789"), "password": "***"}},
 		{"scalars", 42, 42},
 		{"nil map stays nil", map[string]any(nil), map[string]any(nil)},
 		{"nil string map stays nil", map[string]string(nil), map[string]string(nil)},
@@ -83,6 +95,8 @@ func TestMaskByValue(t *testing.T) {
 	assert.Same(t, base, base.ForVars(map[string]any{"days": 5, "pin": "12"}), "nothing to learn: the same Redactor")
 	assert.Equal(t, "Ada Lovelace", base.String("Ada Lovelace"), "ForVars does not change its receiver")
 	assert.Equal(t, "id ***", redact.New().ForVars(map[string]any{"token": 12345678.0}).String("id 12345678"), "numbers as they print")
+	typed := redact.New().ForVars(map[string]any{"api_key": uint32(424242), "token": int32(-5150), "secret": float32(2.5e7)})
+	assert.Equal(t, "*** *** ***", typed.String("424242 -5150 25000000"), "numbers of every type")
 }
 
 func TestMaskByPattern(t *testing.T) {

@@ -64,6 +64,17 @@ func TestRenderRejectsBadDOT(t *testing.T) {
 	assert.Error(t, err)
 }
 
+func TestRenderCancelled(t *testing.T) {
+	var r svg.Renderer
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := r.Graph(ctx, wideGraph(t, 3))
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = r.Graph(context.Background(), wideGraph(t, 3))
+	assert.NoError(t, err, "a first call cancelled does not break the Renderer")
+}
+
 func TestRenderConcurrently(t *testing.T) {
 	var r svg.Renderer
 	defer r.Close()

@@ -94,8 +94,9 @@ func (in *Instruments) attrs(k attrKey) *attrOpts {
 
 // RecordRun records an evaluation's outcome, duration and counts.
 func (in *Instruments) RecordRun(ctx context.Context, m trace.Metrics) {
-	in.runs.Add(ctx, 1, in.attrs(attrKey{graph: m.GraphID, status: m.Status}).add...)
-	in.runDur.Record(ctx, m.Duration.Seconds(), in.attrs(attrKey{graph: m.GraphID, status: m.Status}).rec...)
+	run := in.attrs(attrKey{graph: m.GraphID, status: m.Status})
+	in.runs.Add(ctx, 1, run.add...)
+	in.runDur.Record(ctx, m.Duration.Seconds(), run.rec...)
 	for _, c := range []struct {
 		s trace.Status
 		n int
@@ -104,13 +105,13 @@ func (in *Instruments) RecordRun(ctx context.Context, m trace.Metrics) {
 			in.nodes.Add(ctx, int64(c.n), in.attrs(attrKey{graph: m.GraphID, status: c.s}).add...)
 		}
 	}
-	k := attrKey{graph: m.GraphID}
+	graph := in.attrs(attrKey{graph: m.GraphID})
 	for _, c := range []struct {
 		ctr metric.Int64Counter
 		n   int
 	}{{in.retries, m.Retries}, {in.recovered, m.Recovered}, {in.fallbacks, m.Fallbacks}, {in.rejections, m.Rejections}} {
 		if c.n > 0 {
-			c.ctr.Add(ctx, int64(c.n), in.attrs(k).add...)
+			c.ctr.Add(ctx, int64(c.n), graph.add...)
 		}
 	}
 }
