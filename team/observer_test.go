@@ -185,9 +185,7 @@ func TestTeamTaskCancelledByFailFastSiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, "team_end:crew:interrupted:true", h.Log()[len(h.Log())-1], "the hook gets the cause, as a member's end does")
 	n := len(h.Log())
 
-	res, err = eng.Resume(ctx, res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(ctx, t, eng, fc, res)
 	assert.Equal(t, []string{"team_start:crew:running", "member_start:slow:work", "member_end:slow:slow done:false",
 		"team_end:crew:completed:false"}, filterLog(h.Log()[n:], "team_", "member_"))
 	tr = tm.Trace(fc)
@@ -235,9 +233,7 @@ func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
 	assert.Equal(t, team.TeamInterrupted, inner.Trace(fc).Status)
 	assert.Equal(t, []string{"bad"}, outer.Trace(fc).Route, "no turn of inner's")
 
-	res, err = eng.Resume(ctx, res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(ctx, t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
 	assert.Equal(t, 2, slow.calls())
 	assert.Equal(t, []string{"a", "slow"}, inner.Trace(fc).Route)
@@ -282,9 +278,7 @@ func TestTeamTaskCancelledByCallerIsInterrupted(t *testing.T) {
 	assert.Equal(t, team.TeamInterrupted, tr.Status)
 	assert.Nil(t, tr.Error)
 
-	res, err = eng.Resume(evs.sink(context.Background()), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(evs.sink(context.Background()), t, eng, fc, res)
 	assert.Equal(t, 2, waiter.calls())
 	assert.Equal(t, []string{team.TeamInterrupted, team.TeamCompleted}, evs.teams)
 	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
@@ -373,9 +367,7 @@ func TestTwoLevelNestedTeamCutByAbortedCallIsInterrupted(t *testing.T) {
 	assert.Nil(t, inner.Trace(fc).Error)
 	assert.Nil(t, mid.Trace(fc).Error)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
 	assert.Equal(t, 2, slow.calls())
 	assert.Equal(t, team.TeamCompleted, inner.Trace(fc).Status)
@@ -545,9 +537,7 @@ func TestTeamInNodeCutByFailFastSiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted}, evs.nodes)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is not asked for again")
 	assert.Equal(t, 2, slow.calls())
 	tr = tm.Trace(fc)
@@ -582,9 +572,7 @@ func TestTeamInNodeCancelledByCallerIsInterrupted(t *testing.T) {
 	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "waiter": team.RunInterrupted}, evs.nodes)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is not asked for again")
 	assert.Equal(t, 2, waiter.calls())
 	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
@@ -616,9 +604,7 @@ func TestTeamInNodeWithNestedTeamCutBySiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "b": team.RunCompleted, "slow": team.RunInterrupted,
 		"sub": team.RunInterrupted}, evs.nodes)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
 	assert.Equal(t, 1, b.calls(), "b's answer is replayed")
 	assert.Equal(t, 2, slow.calls())
@@ -646,9 +632,7 @@ func TestTeamInNodeCancelledWithCauseIsInterrupted(t *testing.T) {
 	assert.Equal(t, trace.Interrupted, h.of("crew"), "flow interrupts the node")
 	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, "done", fc.Value(team.AnswerKey("crew")))
 }
 

@@ -484,9 +484,7 @@ func TestResumeContinuesWaitingRun(t *testing.T) {
 			require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
 			fc.Set("prompt", "something else") // a resume keeps the run's question
 
-			res, err = eng.Resume(context.Background(), res.Frontier, fc)
-			require.NoError(t, err)
-			require.Equal(t, flow.StatusCompleted, res.Status)
+			resumeCompleted(context.Background(), t, eng, fc, res)
 			assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 			assert.Equal(t, 2, model.Calls())
 			assert.Equal(t, "acme is paid", fc.Value("payer.answer"))
@@ -584,9 +582,7 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 		fc := flow.NewContextWith("ops-1", map[string]any{"prompt": "clean up"})
 		res, err := eng.EvalGraph(context.Background(), g, fc)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusSuspended, res.Status)
-		require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-		res, err = eng.Resume(context.Background(), res.Frontier, fc)
+		res, err = approveAndResume(t, eng, fc, res, "bot", "d1")
 		require.ErrorIs(t, err, team.ErrSourceUnavailable)
 		require.Equal(t, flow.StatusFailed, res.Status)
 		require.Equal(t, []string{"ops:crew"}, res.Frontier.Pending(), "the calling node, as the call failed")
@@ -595,9 +591,7 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 	}
 	t.Run("resume", func(t *testing.T) {
 		eng, _, fc, res, model, box := setup(t)
-		res, err := eng.Resume(context.Background(), res.Frontier, fc)
-		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, res.Status)
+		resumeCompleted(context.Background(), t, eng, fc, res)
 		assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
 		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
 		assert.Equal(t, 3, model.Calls(), "nobody is asked again")
@@ -634,9 +628,7 @@ func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) 
 	require.Equal(t, flow.StatusSuspended, res.Status)
 	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	require.Equal(t, 3, model.Calls())
 	assert.Contains(t, testkit.LastUserMessage(model.Requests()[2]), "check /b", "the member takes its new task")
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
