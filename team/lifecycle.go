@@ -149,7 +149,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
-			if sess.state(name).Run != nil {
+			if sess.waitingRun(name) != nil {
 				sess.Discard(name)
 			}
 		}

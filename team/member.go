@@ -103,7 +103,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 			return mt.replay(c, n, prompt, turn)
 		}
 	}
-	run := SessionOf(c).state(name).Run
+	run := SessionOf(c).waitingRun(name)
 	resuming := run != nil && mt.inner.continues(ctx, run, c, n)
 	if resuming {
 		asked = run.Prompt

@@ -106,6 +106,19 @@ func stateOf(v any) agentState {
 
 func (s *AgentSession) setState(agent string, st agentState) { s.fc.Set(stateKey(agent), st) }
 
+// waitingRun returns the agent's waiting run, or nil, for reading only. A stored
+// agentState is read in place: the node and team code that only checks the run would
+// otherwise pay state's JSON round trip of the whole state, history included, on
+// every node execution. Stored states are replaced, never changed in place, so the
+// run read here does not change under the caller.
+func (s *AgentSession) waitingRun(agent string) *pendingRun {
+	v, _ := s.fc.Get(stateKey(agent))
+	if st, ok := v.(agentState); ok {
+		return st.Run
+	}
+	return stateOf(v).Run
+}
+
 // claim returns the agent's state and, in one atomic step, takes its waiting run (if
 // any, and if prompt may resume it: empty or the run's prompt) out of the stored
 // state, so that only one caller resumes it. A run that prompt may not resume stays
