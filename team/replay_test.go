@@ -148,6 +148,18 @@ func approveAndResume(t *testing.T, eng *flow.Engine, fc *flow.Context, res *flo
 	return eng.Resume(context.Background(), res.Frontier, fc)
 }
 
+// failedAfterApproval evaluates g, approves the call id of member where the run
+// suspends, and checks that the resumed run fails with ErrSourceUnavailable; it
+// returns the failed run.
+func failedAfterApproval(t *testing.T, eng *flow.Engine, g *flow.Graph, fc *flow.Context, member, id string) *flow.Result {
+	t.Helper()
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	res, err = approveAndResume(t, eng, fc, res, member, id)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	return res
+}
+
 // resumeCompleted resumes the run res and checks that it completes.
 func resumeCompleted(ctx context.Context, t *testing.T, eng *flow.Engine, fc *flow.Context, res *flow.Result,
 	msgAndArgs ...any) {
@@ -348,10 +360,7 @@ func TestSwarmRetriedCallReplaysHandoff(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-swarm", map[string]any{"prompt": "tidy up"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	res, err = approveAndResume(t, eng, fc, res, "bot", "d1")
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 
 	resumeCompleted(context.Background(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 2, am.Calls(), "a's model is not asked again")
@@ -387,10 +396,7 @@ func TestParallelRetriedCallReplaysFinishedMembers(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-par", map[string]any{"prompt": "tidy up"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	res, err = approveAndResume(t, eng, fc, res, "bot", "d1")
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 	require.Len(t, writer.Prompts(), 1)
 
 	resumeCompleted(context.Background(), t, eng, fc, res, "nobody is asked again")
@@ -415,10 +421,7 @@ func TestSupervisorFailureRetriedCallReplaysMember(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-supfail", map[string]any{"prompt": "pay acme"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	res, err = approveAndResume(t, eng, fc, res, "payer", "p1")
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "payer", "p1")
 
 	resumeCompleted(context.Background(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")

@@ -133,10 +133,7 @@ func TestSupervisorRetriedCallRoutesAnotherTask(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-2", map[string]any{"prompt": "tidy up"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	res, err = approveAndResume(t, eng, fc, res, "bot", "d1")
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 
 	resumeCompleted(context.Background(), t, eng, fc, res)
 	require.Equal(t, 3, model.Calls())
@@ -447,10 +444,7 @@ func TestTaskTeamWithNestedTeamRetryAfterFailedCall(t *testing.T) {
 	eng, g := opsGraph(t, tm)
 	require.NoError(t, eng.Register(inner.Graph())) // the nested team's call: "#team.inner"
 	fc := flow.NewContextWith("ops-6", map[string]any{"prompt": "clean up"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	res, err = approveAndResume(t, eng, fc, res, "bot", "d1")
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 
 	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
