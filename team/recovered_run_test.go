@@ -209,12 +209,7 @@ func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
 	g := payerGraph(t)
 	sess := team.NewSession("pay-recovered")
 	sess.Context().Set("prompt", "pay acme")
-	res, err := sess.RunFlow(context.Background(), eng, g)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
-
-	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	res, err := runFlowApproved(t, sess, eng, g, "payer", "p1")
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Nil(t, sess.Pending("payer"), "the completed flow run continues nothing")

@@ -148,6 +148,17 @@ func approveAndResume(t *testing.T, eng *flow.Engine, fc *flow.Context, res *flo
 	return eng.Resume(context.Background(), res.Frontier, fc)
 }
 
+// runFlowApproved runs g in sess, approves the call id of member where the run
+// suspends, and resumes the run with ResumeFlow.
+func runFlowApproved(t *testing.T, sess *team.AgentSession, eng *flow.Engine, g *flow.Graph, member, id string) (*flow.Result, error) {
+	t.Helper()
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide(member, team.Approve(id)))
+	return sess.ResumeFlow(context.Background(), eng, g)
+}
+
 // failedAfterApproval evaluates g, approves the call id of member where the run
 // suspends, and checks that the resumed run fails with ErrSourceUnavailable; it
 // returns the failed run.
