@@ -134,6 +134,23 @@ func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
 		team.WithGraphAdjuster(approvalAfter("writer")))
 	require.NoError(t, err)
 	sess := team.NewSession("crew-approve")
+	teamWaitsAfterBot(t, tm, sess)
+	assert.Empty(t, sess.PendingAll())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+
+	sess.Context().Set("approved", true)
+	ans, err := tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	assert.Nil(t, ans.Pending)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	assert.Equal(t, 2, model.Calls())
+}
+
+// teamWaitsAfterBot calls tm with "clean up" in sess, where member bot asks for its
+// call d1, approves it and calls tm again: bot's resumed run fails, and the team then
+// waits at its approval node, not for bot, whose run waits for nothing.
+func teamWaitsAfterBot(t *testing.T, tm *team.TeamAgent, sess *team.AgentSession) {
+	t.Helper()
 	ans, err := tm.Call(context.Background(), "clean up", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
@@ -143,18 +160,9 @@ func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
 	ans, err = tm.Call(context.Background(), "clean up", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending, "the team waits at its approval node")
-	assert.Equal(t, "crew", ans.Pending.Agent, "the team itself waits, not the recovered member")
-	assert.Equal(t, "team.crew:approve", ans.Pending.Node)
-	assert.Nil(t, sess.Pending("bot"), "the recovered member's run waits for nothing")
-	assert.Empty(t, sess.PendingAll())
-	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
-
-	sess.Context().Set("approved", true)
-	ans, err = tm.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	assert.Nil(t, ans.Pending)
-	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
-	assert.Equal(t, 2, model.Calls())
+	assert.Equal(t, tm.Name(), ans.Pending.Agent, "the team itself waits, not its failed member")
+	assert.Equal(t, tm.Graph().ID+":approve", ans.Pending.Node)
+	assert.Nil(t, sess.Pending("bot"), "the failed member's run waits for nothing")
 }
 
 // A supervisor routes to a member whose resumed run fails after its approved batch;
@@ -228,18 +236,7 @@ func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
 		team.WithGraphAdjuster(approvalAfter(team.TeamNodeMerge)))
 	require.NoError(t, err)
 	sess := team.NewSession("fan-approve")
-	ans, err := tm.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	require.NotNil(t, ans.Pending)
-	require.Equal(t, "bot", ans.Pending.Agent)
-	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
-
-	ans, err = tm.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	require.NotNil(t, ans.Pending, "the team waits at its approval node")
-	assert.Equal(t, "fan", ans.Pending.Agent, "the team itself waits, not the withdrawn member")
-	assert.Equal(t, "team.fan:approve", ans.Pending.Node)
-	assert.Nil(t, sess.Pending("bot"))
+	teamWaitsAfterBot(t, tm, sess)
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 }
 
