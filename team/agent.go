@@ -108,7 +108,7 @@ func (t *agentTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) erro
 	name := t.a.Name()
 	sess := nodeSession(c, n)
 	var prompt string
-	run := sess.state(name).Run
+	run := sess.waitingRun(name)
 	if run != nil && !t.continues(ctx, run, c, n) {
 		// Another node's run, another pass of this node (a loop's earlier iteration),
 		// or a run an earlier evaluation left here: nobody continues it, and resumed

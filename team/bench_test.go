@@ -88,3 +88,41 @@ func BenchmarkTeamStream(b *testing.B) {
 		}
 	}
 }
+
+// replyModel is a ChatModel for benchmarks that answers every request at once.
+type replyModel struct{}
+
+func (replyModel) Chat(context.Context, *team.ChatRequest) (*team.ChatResponse, error) {
+	return &team.ChatResponse{Message: team.AssistantMessage("done, as asked")}, nil
+}
+
+// BenchmarkTeamLongSession measures a sequential team of three ReAct agents called
+// again and again in one session, each member keeping 40 messages of history: the
+// cost of a member's turn when the agents' state in the session is not empty.
+func BenchmarkTeamLongSession(b *testing.B) {
+	var members []team.Agent
+	for _, name := range []string{"a", "b", "c"} {
+		a, err := team.NewReActAgent(name, replyModel{}, team.WithHistoryLimit(40))
+		if err != nil {
+			b.Fatal(err)
+		}
+		members = append(members, a)
+	}
+	tm, err := team.NewTeam("trio", team.WithMembers(members...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	sess := team.NewSession("long")
+	for range 20 { // fills the histories
+		if _, err := tm.Call(ctx, "go", sess); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tm.Call(ctx, "go", sess); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -258,9 +258,7 @@ func TestHITLInFlowSameProcess(t *testing.T) {
 	require.NoError(t, sess.Decide("assistant", team.Approve("c2"), team.Skip("c3", "kept")))
 
 	fc.Set("month", "June") // the resumed node keeps its question
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, "paid", fc.Value("assistant.answer"))
 	assert.Equal(t, true, fc.Value("after"))
 	assert.Equal(t, 2, model.Calls())

@@ -2,7 +2,6 @@ package team
 
 import (
 	"context"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,8 +16,6 @@ var teamRunSeq atomic.Uint64
 var teamRunPrefix = "t" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"
 
 func newTeamRunID() string { return teamRunPrefix + strconv.FormatUint(teamRunSeq.Add(1), 10) }
-
-func sameValue(a, b any) bool { return reflect.DeepEqual(a, b) }
 
 // update applies fn to the team's trace atomically (parallel members record
 // concurrently) and returns a copy of the result. fn must not call Context methods.
@@ -149,7 +146,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	} else {
 		sess := SessionOf(c)
 		for _, name := range t.names {
-			if sess.state(name).Run != nil {
+			if sess.waitingRun(name) != nil {
 				sess.Discard(name)
 			}
 		}
@@ -161,7 +158,7 @@ func (s *teamStartTask) Run(ctx context.Context, c *flow.Context, _ *flow.Node) 
 	ev := teamEvent(EventTeamStart, tr)
 	ev.Prompt, ev.Status = tr.Prompt, TeamStarted
 	Emit(ctx, ev)
-	t.icpts.teamStart(ctx, tr)
+	t.cfg.icpts.teamStart(ctx, tr)
 	return nil
 }
 
@@ -253,7 +250,7 @@ func (t *TeamAgent) emitEnd(ctx context.Context, tr *TeamTrace, err error, pendi
 		ev.Answer.Content, ev.Answer.Pending = "", pending
 	}
 	Emit(ctx, ev)
-	t.icpts.teamEnd(ctx, tr, err)
+	t.cfg.icpts.teamEnd(ctx, tr, err)
 }
 
 // admit decides whether a member may take its turn: "" if it may, else why not.
@@ -270,7 +267,7 @@ func (t *TeamAgent) admit(ctx context.Context, tr *TeamTrace, index int, m Agent
 	} else if tr.Turns >= t.maxTurns {
 		return ReasonMaxTurns
 	}
-	if !t.icpts.agentContinue(ctx, tr, m) {
+	if !t.cfg.icpts.agentContinue(ctx, tr, m) {
 		return ReasonInterceptor
 	}
 	return ""
@@ -368,7 +365,7 @@ func (t *TeamAgent) decided(ctx context.Context, tr *TeamTrace, d *RouteDecision
 	dd := *d
 	ev.Route = &dd
 	Emit(ctx, ev)
-	t.icpts.decision(ctx, tr, dd)
+	t.cfg.icpts.decision(ctx, tr, dd)
 }
 
 // nestedBegin is called by a nested team's start node: it admits the nested team's
@@ -393,7 +390,7 @@ func (t *TeamAgent) nestedBegin(ctx context.Context, c *flow.Context, nest nesti
 		t.decided(ctx, tr, dec, nest.node, nest.branch)
 		return "", true, false, tr
 	}
-	t.icpts.memberStart(ctx, tr, sub, prompt)
+	t.cfg.icpts.memberStart(ctx, tr, sub, prompt)
 	return prompt, false, false, tr
 }
 
@@ -406,7 +403,7 @@ func (t *TeamAgent) nestedEnd(ctx context.Context, c *flow.Context, nest nesting
 		Duration: str.Metrics.Duration, Usage: usageOf(str.Metrics)}
 	tr, dec := t.answered(c, sub.name, turnQuestion{prompt: str.Prompt}, rec, ans, nil)
 	t.decided(ctx, tr, dec, nest.node, nest.branch)
-	t.icpts.memberEnd(ctx, tr, sub, ans, nil)
+	t.cfg.icpts.memberEnd(ctx, tr, sub, ans, nil)
 }
 
 // nestedFailed records the failure of a nested team's run (its node failed).
@@ -424,6 +421,6 @@ func (t *TeamAgent) nestedFailed(ctx context.Context, c *flow.Context, n *flow.N
 		t.setNext(c, tr)
 		t.decided(ctx, tr, dec, n.ID, c.BranchID())
 	}
-	t.icpts.memberEnd(ctx, tr, sub, nil, err)
+	t.cfg.icpts.memberEnd(ctx, tr, sub, nil, err)
 	return tr
 }

@@ -103,7 +103,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 			return mt.replay(c, n, prompt, turn)
 		}
 	}
-	run := SessionOf(c).state(name).Run
+	run := SessionOf(c).waitingRun(name)
 	resuming := run != nil && mt.inner.continues(ctx, run, c, n)
 	if resuming {
 		asked = run.Prompt
@@ -125,7 +125,7 @@ func (mt *memberTask) Run(ctx context.Context, c *flow.Context, n *flow.Node) er
 	}
 	start.Prompt = prompt
 	Emit(ctx, start)
-	t.icpts.memberStart(ctx, tr, m, prompt)
+	t.cfg.icpts.memberStart(ctx, tr, m, prompt)
 
 	slot := &memberSlot{members: t.names, self: name}
 	mctx := context.WithValue(ctx, memberSlotKey{}, slot)
@@ -191,7 +191,7 @@ func (mt *memberTask) ended(ctx context.Context, c *flow.Context, n *flow.Node, 
 		end.Status = RunPending
 		end.Pending = ans.Pending.Calls
 		Emit(ctx, end)
-		t.icpts.memberEnd(ctx, tr, m, ans, nil)
+		t.cfg.icpts.memberEnd(ctx, tr, m, ans, nil)
 		return nil
 	}
 	rec := TeamRecord{Kind: RecordMember, Role: m.Role(), Source: name, Node: n.ID, Branch: branch, RunID: ans.RunID,
@@ -202,7 +202,7 @@ func (mt *memberTask) ended(ctx context.Context, c *flow.Context, n *flow.Node, 
 	u := usageOf(ans.Metrics)
 	end.Usage, end.Answer = &u, ans
 	Emit(ctx, end)
-	t.icpts.memberEnd(ctx, tr, m, ans, nil)
+	t.cfg.icpts.memberEnd(ctx, tr, m, ans, nil)
 	return nil
 }
 
@@ -244,7 +244,7 @@ func (mt *memberTask) failed(ctx context.Context, c *flow.Context, n *flow.Node,
 	end := nodeEvent(EventNodeEnd, tr, name, n.ID, branch)
 	end.Duration, end.Status, end.Error = d, RunFailed, e
 	Emit(ctx, end)
-	t.icpts.memberEnd(ctx, tr, m, nil, err)
+	t.cfg.icpts.memberEnd(ctx, tr, m, nil, err)
 }
 
 // cutTurn is a member turn whose context ended before its answer, waiting for flow
@@ -281,7 +281,7 @@ func (mt *memberTask) interrupted(ctx context.Context, c *flow.Context, n *flow.
 	end := nodeEvent(EventNodeEnd, tr, m.Name(), n.ID, c.BranchID())
 	end.Duration, end.Status = time.Since(began), RunInterrupted
 	Emit(ctx, end)
-	t.icpts.memberEnd(ctx, tr, m, nil, err)
+	t.cfg.icpts.memberEnd(ctx, tr, m, nil, err)
 }
 
 type transferArgs struct {

@@ -330,11 +330,11 @@ func (t *TeamAgent) resumed(ctx context.Context, c *flow.Context, path string) {
 		ev := teamEvent(EventTeamStart, tr)
 		ev.Prompt, ev.Status = tr.Prompt, TeamResumed
 		Emit(ctx, ev)
-		t.icpts.teamStart(ctx, tr)
+		t.cfg.icpts.teamStart(ctx, tr)
 		if haltedElsewhere(was) {
 			// Its parent's hooks saw the turn end when it was cut short (OnNodeEnd).
 			if nest := t.nestingAt(path, tr.Branch); nest.parent != nil {
-				nest.parent.icpts.memberStart(ctx, nest.parent.trace(c), t, tr.Prompt)
+				nest.parent.cfg.icpts.memberStart(ctx, nest.parent.trace(c), t, tr.Prompt)
 			}
 		}
 	}
@@ -425,7 +425,7 @@ func (o *observer) nestedEnd(ctx context.Context, c *flow.Context, n *flow.Node,
 		// member's does, and starts again if the resume goes on with it
 		// (InterceptFlow). (A nested team waiting for its own members' decisions is
 		// one turn until it ends.)
-		p.icpts.memberEnd(ctx, tr, sub, nil, cause)
+		p.cfg.icpts.memberEnd(ctx, tr, sub, nil, cause)
 	}
 }
 

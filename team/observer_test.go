@@ -21,14 +21,7 @@ import (
 // started; on later calls both answer ("slow done", "bad done").
 func slowCutByBad() (slow, bad *funcAgent) {
 	started := make(chan struct{})
-	slow = &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
+	slow = slowUntilCut(started)
 	bad = &funcAgent{name: "bad", fn: func(_ context.Context, n int) (*team.Answer, error) {
 		if n == 1 {
 			<-started
@@ -37,6 +30,47 @@ func slowCutByBad() (slow, bad *funcAgent) {
 		return &team.Answer{Content: "bad done"}, nil
 	}}
 	return slow, bad
+}
+
+// slowUntilCut returns a member "slow" that on its first call closes started and
+// waits for its context to end, and on later calls answers "slow done".
+func slowUntilCut(started chan struct{}) *funcAgent {
+	return &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n == 1 {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &team.Answer{Content: "slow done"}, nil
+	}}
+}
+
+// cancelsCaller returns a member "waiter" that on its first call calls cancel and
+// waits for its context to end, and on later calls answers "done".
+func cancelsCaller(cancel func()) *funcAgent {
+	return &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
+		if n > 1 {
+			return &team.Answer{Content: "done"}, nil
+		}
+		cancel()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+}
+
+// streamEvents runs a with Stream and collects its events; it returns the last error
+// the stream yielded.
+func streamEvents(ctx context.Context, a team.Agent, prompt string, sess *team.AgentSession) (*teamEvents, error) {
+	evs := &teamEvents{}
+	var runErr error
+	for ev, err := range team.Stream(ctx, a, prompt, sess) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		evs.add(ev)
+	}
+	return evs, runErr
 }
 
 // A parallel member cancelled because another member failed fast did not fail: its
@@ -48,17 +82,7 @@ func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel), team.WithMembers(slow, bad))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-interrupted")
-	var ends []team.Event
-	var runErr error
-	for ev, err := range team.Stream(context.Background(), tm, "Evaluate", sess) {
-		if err != nil {
-			runErr = err
-			continue
-		}
-		if ev.Kind == team.EventNodeEnd {
-			ends = append(ends, ev)
-		}
-	}
+	evs, runErr := streamEvents(context.Background(), tm, "Evaluate", sess)
 	require.ErrorIs(t, runErr, team.ErrSourceUnavailable)
 	tr := tm.Trace(sess.Context())
 	require.Equal(t, team.TeamFailed, tr.Status)
@@ -67,11 +91,7 @@ func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 	for _, r := range tr.MemberRecords() {
 		assert.NotEqual(t, "slow", r.Source, "no record of slow's interrupted turn: %+v", r)
 	}
-	status := map[string]string{}
-	for _, ev := range ends {
-		status[ev.Agent] = ev.Status
-	}
-	assert.Equal(t, map[string]string{"slow": team.RunInterrupted, "bad": team.RunFailed}, status)
+	assert.Equal(t, map[string]string{"slow": team.RunInterrupted, "bad": team.RunFailed}, evs.nodes)
 
 	ans, err := tm.Call(context.Background(), "Evaluate", sess)
 	require.NoError(t, err)
@@ -96,35 +116,17 @@ func TestParallelMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 func TestMemberCancelledByCallerIsInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n > 1 {
-			return &team.Answer{Content: "done"}, nil
-		}
-		cancel()
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}}
+	waiter := cancelsCaller(cancel)
 	tm, err := team.NewTeam("seq", team.WithMembers(waiter))
 	require.NoError(t, err)
 	sess := team.NewSession("caller-cancel")
-	var ends []team.Event
-	var runErr error
-	for ev, err := range team.Stream(ctx, tm, "go", sess) {
-		if err != nil {
-			runErr = err
-			continue
-		}
-		if ev.Kind == team.EventNodeEnd {
-			ends = append(ends, ev)
-		}
-	}
+	evs, runErr := streamEvents(ctx, tm, "go", sess)
 	require.ErrorIs(t, runErr, context.Canceled)
 	tr := tm.Trace(sess.Context())
 	assert.Equal(t, team.TeamFailed, tr.Status, "a root team the caller cancelled fails")
 	assert.Empty(t, tr.MemberRecords())
 	assert.Equal(t, 0, tr.Turns)
-	require.Len(t, ends, 1)
-	assert.Equal(t, team.RunInterrupted, ends[0].Status)
+	assert.Equal(t, []string{team.RunInterrupted}, evs.nodeEnds)
 
 	ans, err := tm.Call(context.Background(), "go", sess)
 	require.NoError(t, err)
@@ -139,41 +141,19 @@ func TestMemberCancelledByCallerIsInterrupted(t *testing.T) {
 // the nested team and its member's node end "interrupted" (not flow's "INTERRUPTED"),
 // and neither team records a failure of them.
 func TestNestedTeamCancelledByFailFastIsInterrupted(t *testing.T) {
-	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		close(started)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}}
-	bad := &funcAgent{name: "bad", fn: func(context.Context, int) (*team.Answer, error) {
-		<-started
-		return nil, down
-	}}
+	slow, bad := slowCutByBad()
 	inner, err := team.NewTeam("inner", team.WithMembers(slow))
 	require.NoError(t, err)
 	outer, err := team.NewTeam("outer", team.WithProtocol(team.Parallel), team.WithMembers(inner, bad))
 	require.NoError(t, err)
 	sess := team.NewSession("ff-nested")
-	status, teamEnds := map[string]string{}, map[string]string{}
-	var runErr error
-	for ev, err := range team.Stream(context.Background(), outer, "go", sess) {
-		if err != nil {
-			runErr = err
-			continue
-		}
-		switch ev.Kind {
-		case team.EventNodeEnd:
-			status[ev.Agent] = ev.Status
-		case team.EventTeamEnd:
-			teamEnds[ev.Agent] = ev.Status
-		}
-	}
+	evs, runErr := streamEvents(context.Background(), outer, "go", sess)
 	require.ErrorIs(t, runErr, team.ErrSourceUnavailable)
-	assert.Equal(t, map[string]string{"slow": team.RunInterrupted, "inner": team.RunInterrupted, "bad": team.RunFailed}, status)
+	assert.Equal(t, map[string]string{"slow": team.RunInterrupted, "inner": team.RunInterrupted, "bad": team.RunFailed}, evs.nodes)
 	assert.Equal(t, []string{"bad"}, outer.Trace(sess.Context()).Route)
 	assert.Empty(t, inner.Trace(sess.Context()).Route)
 	// The nested team's own run did not fail either: the outer one did.
-	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "outer": team.TeamFailed}, teamEnds)
+	assert.Equal(t, map[string]string{"inner": team.TeamInterrupted, "outer": team.TeamFailed}, evs.teamOf)
 	assert.Equal(t, team.TeamInterrupted, inner.Trace(sess.Context()).Status)
 	assert.Nil(t, inner.Trace(sess.Context()).Error)
 }
@@ -185,45 +165,14 @@ func TestNestedTeamCancelledByFailFastIsInterrupted(t *testing.T) {
 // "resumed" and it completes.
 func TestTeamTaskCancelledByFailFastSiblingIsInterrupted(t *testing.T) {
 	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
+	slow := slowUntilCut(started)
 	h := &ttHooks{}
 	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, slow), team.WithInterceptor(h))
 	require.NoError(t, err)
-	failures := 0
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("fork")
-	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
-	spec.Activity("crew").Do(tm.Task()).LinkTo("join")
-	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
-		if failures++; failures == 1 {
-			<-started
-			return down
-		}
-		return nil
-	})).LinkTo("join")
-	spec.Parallel("join").LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
+	g := forkedWithBad(t, started, func(n *flow.NodeSpec) { n.Do(tm.Task()) })
 	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
-	var (
-		mu   sync.Mutex
-		ends []team.Event
-	)
-	ctx := team.WithSink(context.Background(), func(ev team.Event) {
-		if ev.Kind == team.EventTeamEnd {
-			mu.Lock()
-			ends = append(ends, ev)
-			mu.Unlock()
-		}
-	})
+	evs := &teamEvents{}
+	ctx := evs.sink(context.Background())
 	fc := flow.NewContextWith("ops-ff", map[string]any{"prompt": "work"})
 	res, err := eng.EvalGraph(ctx, g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
@@ -231,15 +180,12 @@ func TestTeamTaskCancelledByFailFastSiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, team.TeamInterrupted, tr.Status)
 	assert.Nil(t, tr.Error, "the team did not fail")
 	assert.Equal(t, []string{"a"}, tr.Route)
-	require.Len(t, ends, 1)
-	assert.Equal(t, team.TeamInterrupted, ends[0].Status)
-	assert.Nil(t, ends[0].Error)
+	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
+	assert.Equal(t, []*team.Error{nil}, evs.teamErrs)
 	assert.Equal(t, "team_end:crew:interrupted:true", h.Log()[len(h.Log())-1], "the hook gets the cause, as a member's end does")
 	n := len(h.Log())
 
-	res, err = eng.Resume(ctx, res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(ctx, t, eng, fc, res)
 	assert.Equal(t, []string{"team_start:crew:running", "member_start:slow:work", "member_end:slow:slow done:false",
 		"team_end:crew:completed:false"}, filterLog(h.Log()[n:], "team_", "member_"))
 	tr = tm.Trace(fc)
@@ -287,9 +233,7 @@ func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
 	assert.Equal(t, team.TeamInterrupted, inner.Trace(fc).Status)
 	assert.Equal(t, []string{"bad"}, outer.Trace(fc).Route, "no turn of inner's")
 
-	res, err = eng.Resume(ctx, res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(ctx, t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
 	assert.Equal(t, 2, slow.calls())
 	assert.Equal(t, []string{"a", "slow"}, inner.Trace(fc).Route)
@@ -301,42 +245,17 @@ func TestNestedTeamCutByParentCallFailureIsInterrupted(t *testing.T) {
 // run ends, interrupted, as the node does.
 func TestTeamCalledByPaddedReferenceCutBySiblingIsInterrupted(t *testing.T) {
 	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		close(started)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}}
+	slow := slowUntilCut(started)
 	tm, err := team.NewTeam("crew", team.WithMembers(slow))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("fork")
-	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
-	spec.Activity("crew").SetTask(" #" + tm.Graph().ID + " ").LinkTo("join")
-	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
-		<-started
-		return down
-	})).LinkTo("join")
-	spec.Parallel("join").LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
+	g := forkedWithBad(t, started, func(n *flow.NodeSpec) { n.SetTask(" #" + tm.Graph().ID + " ") })
 	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
 	require.NoError(t, eng.Register(tm.Graph()))
-	var (
-		mu   sync.Mutex
-		ends []string
-	)
-	ctx := team.WithSink(context.Background(), func(ev team.Event) {
-		if ev.Kind == team.EventTeamEnd {
-			mu.Lock()
-			ends = append(ends, ev.Status)
-			mu.Unlock()
-		}
-	})
+	evs := &teamEvents{}
 	fc := flow.NewContextWith("ops-ref", map[string]any{"prompt": "work"})
-	_, err = eng.EvalGraph(ctx, g, fc)
+	_, err = eng.EvalGraph(evs.sink(context.Background()), g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
-	assert.Equal(t, []string{team.TeamInterrupted}, ends)
+	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
 	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
 }
 
@@ -346,41 +265,22 @@ func TestTeamCalledByPaddedReferenceCutBySiblingIsInterrupted(t *testing.T) {
 func TestTeamTaskCancelledByCallerIsInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n > 1 {
-			return &team.Answer{Content: "done"}, nil
-		}
-		cancel()
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}}
+	waiter := cancelsCaller(cancel)
 	tm, err := team.NewTeam("crew", team.WithMembers(waiter))
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
-	var (
-		mu   sync.Mutex
-		ends []string
-	)
-	sink := func(ev team.Event) {
-		if ev.Kind == team.EventTeamEnd {
-			mu.Lock()
-			ends = append(ends, ev.Status)
-			mu.Unlock()
-		}
-	}
+	evs := &teamEvents{}
 	fc := flow.NewContextWith("ops-caller", map[string]any{"prompt": "work"})
-	res, err := eng.EvalGraph(team.WithSink(ctx, sink), g, fc)
+	res, err := eng.EvalGraph(evs.sink(ctx), g, fc)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, []string{team.TeamInterrupted}, ends)
+	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
 	tr := tm.Trace(fc)
 	assert.Equal(t, team.TeamInterrupted, tr.Status)
 	assert.Nil(t, tr.Error)
 
-	res, err = eng.Resume(team.WithSink(context.Background(), sink), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(evs.sink(context.Background()), t, eng, fc, res)
 	assert.Equal(t, 2, waiter.calls())
-	assert.Equal(t, []string{team.TeamInterrupted, team.TeamCompleted}, ends)
+	assert.Equal(t, []string{team.TeamInterrupted, team.TeamCompleted}, evs.teams)
 	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
 }
 
@@ -467,9 +367,7 @@ func TestTwoLevelNestedTeamCutByAbortedCallIsInterrupted(t *testing.T) {
 	assert.Nil(t, inner.Trace(fc).Error)
 	assert.Nil(t, mid.Trace(fc).Error)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
 	assert.Equal(t, 2, slow.calls())
 	assert.Equal(t, team.TeamCompleted, inner.Trace(fc).Status)
@@ -538,21 +436,11 @@ func TestSubAgentMemberCancelledByFailFastIsInterrupted(t *testing.T) {
 	}}
 	tm, err := team.NewTeam("fan", team.WithProtocol(team.Parallel), team.WithMembers(sub, bad))
 	require.NoError(t, err)
-	var (
-		mu   sync.Mutex
-		ends = map[string]string{}
-	)
-	ctx := team.WithSink(context.Background(), func(ev team.Event) {
-		if ev.Kind == team.EventNodeEnd {
-			mu.Lock()
-			ends[ev.Agent] = ev.Status
-			mu.Unlock()
-		}
-	})
+	evs := &teamEvents{}
 	sess := team.NewSession("sub-ff")
-	_, err = tm.Call(ctx, "find", sess)
+	_, err = tm.Call(evs.sink(context.Background()), "find", sess)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
-	assert.Equal(t, map[string]string{"search": team.RunInterrupted, "bad": team.RunFailed}, ends)
+	assert.Equal(t, map[string]string{"search": team.RunInterrupted, "bad": team.RunFailed}, evs.nodes)
 	assert.Equal(t, []string{"bad"}, tm.Trace(sess.Context()).Route, "no turn of the sub-agent's")
 
 	_, err = tm.Call(context.Background(), "find", sess)
@@ -591,30 +479,36 @@ func (h *nodeEnds) of(id string) trace.Status {
 
 // teamEvents collects a team's TeamEnd and NodeEnd statuses by agent.
 type teamEvents struct {
-	mu     sync.Mutex
-	teams  []string          // the statuses of TeamEnd events, in order
-	teamOf map[string]string // the last TeamEnd status of each team
-	nodes  map[string]string // the last NodeEnd status of each member
+	mu       sync.Mutex
+	teams    []string          // the statuses of TeamEnd events, in order
+	teamErrs []*team.Error     // the errors of TeamEnd events, in order
+	teamOf   map[string]string // the last TeamEnd status of each team
+	nodeEnds []string          // the statuses of NodeEnd events, in order
+	nodes    map[string]string // the last NodeEnd status of each member
 }
 
 func (e *teamEvents) sink(ctx context.Context) context.Context {
-	return team.WithSink(ctx, func(ev team.Event) {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		switch ev.Kind {
-		case team.EventTeamEnd:
-			e.teams = append(e.teams, ev.Status)
-			if e.teamOf == nil {
-				e.teamOf = map[string]string{}
-			}
-			e.teamOf[ev.Agent] = ev.Status
-		case team.EventNodeEnd:
-			if e.nodes == nil {
-				e.nodes = map[string]string{}
-			}
-			e.nodes[ev.Agent] = ev.Status
+	return team.WithSink(ctx, e.add)
+}
+
+func (e *teamEvents) add(ev team.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch ev.Kind {
+	case team.EventTeamEnd:
+		e.teams = append(e.teams, ev.Status)
+		e.teamErrs = append(e.teamErrs, ev.Error)
+		if e.teamOf == nil {
+			e.teamOf = map[string]string{}
 		}
-	})
+		e.teamOf[ev.Agent] = ev.Status
+	case team.EventNodeEnd:
+		e.nodeEnds = append(e.nodeEnds, ev.Status)
+		if e.nodes == nil {
+			e.nodes = map[string]string{}
+		}
+		e.nodes[ev.Agent] = ev.Status
+	}
 }
 
 // A team used as a plain agent node (AsTask, "@crew") in one branch of a parallel
@@ -624,14 +518,7 @@ func (e *teamEvents) sink(ctx context.Context) context.Context {
 // not asked again, the one cut short runs.
 func TestTeamInNodeCutByFailFastSiblingIsInterrupted(t *testing.T) {
 	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
+	slow := slowUntilCut(started)
 	a := &turnsAgent{name: "a"}
 	tm, err := team.NewTeam("crew", team.WithMembers(a, slow))
 	require.NoError(t, err)
@@ -650,9 +537,7 @@ func TestTeamInNodeCutByFailFastSiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "slow": team.RunInterrupted}, evs.nodes)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is not asked for again")
 	assert.Equal(t, 2, slow.calls())
 	tr = tm.Trace(fc)
@@ -669,23 +554,11 @@ func TestTeamInNodeCutByFailFastSiblingIsInterrupted(t *testing.T) {
 func TestTeamInNodeCancelledByCallerIsInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n > 1 {
-			return &team.Answer{Content: "done"}, nil
-		}
-		cancel()
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}}
+	waiter := cancelsCaller(cancel)
 	a := &turnsAgent{name: "a"}
 	tm, err := team.NewTeam("crew", team.WithMembers(a, waiter))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").SetTask("@crew").LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
+	g := crewInNode(t, nil)
 	h := &nodeEnds{}
 	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
 	evs := &teamEvents{}
@@ -699,9 +572,7 @@ func TestTeamInNodeCancelledByCallerIsInterrupted(t *testing.T) {
 	assert.Equal(t, []string{team.TeamInterrupted}, evs.teams)
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "waiter": team.RunInterrupted}, evs.nodes)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is not asked for again")
 	assert.Equal(t, 2, waiter.calls())
 	assert.Equal(t, team.TeamCompleted, tm.Trace(fc).Status)
@@ -713,14 +584,7 @@ func TestTeamInNodeCancelledByCallerIsInterrupted(t *testing.T) {
 // answer given before the cut.
 func TestTeamInNodeWithNestedTeamCutBySiblingIsInterrupted(t *testing.T) {
 	started := make(chan struct{})
-	slow := &funcAgent{name: "slow", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n == 1 {
-			close(started)
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}
-		return &team.Answer{Content: "slow done"}, nil
-	}}
+	slow := slowUntilCut(started)
 	a, b := &turnsAgent{name: "a"}, &turnsAgent{name: "b"}
 	sub, err := team.NewTeam("sub", team.WithMembers(b, slow))
 	require.NoError(t, err)
@@ -740,9 +604,7 @@ func TestTeamInNodeWithNestedTeamCutBySiblingIsInterrupted(t *testing.T) {
 	assert.Equal(t, map[string]string{"a": team.RunCompleted, "b": team.RunCompleted, "slow": team.RunInterrupted,
 		"sub": team.RunInterrupted}, evs.nodes)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a.calls(), "a's answer is replayed")
 	assert.Equal(t, 1, b.calls(), "b's answer is replayed")
 	assert.Equal(t, 2, slow.calls())
@@ -758,22 +620,10 @@ func TestTeamInNodeCancelledWithCauseIsInterrupted(t *testing.T) {
 	shutdown := errors.New("shutting down")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	waiter := &funcAgent{name: "waiter", fn: func(ctx context.Context, n int) (*team.Answer, error) {
-		if n > 1 {
-			return &team.Answer{Content: "done"}, nil
-		}
-		cancel(shutdown)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}}
+	waiter := cancelsCaller(func() { cancel(shutdown) })
 	tm, err := team.NewTeam("crew", team.WithMembers(waiter))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").SetTask("@crew").LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
+	g := crewInNode(t, nil)
 	h := &nodeEnds{}
 	eng := flow.NewEngine(team.WithAgents(tm), flow.WithInterceptor(h, 0))
 	fc := flow.NewContextWith("ops-innode-cause", map[string]any{"prompt": "work"})
@@ -782,9 +632,7 @@ func TestTeamInNodeCancelledWithCauseIsInterrupted(t *testing.T) {
 	assert.Equal(t, trace.Interrupted, h.of("crew"), "flow interrupts the node")
 	assert.Equal(t, team.TeamInterrupted, tm.Trace(fc).Status)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, "done", fc.Value(team.AnswerKey("crew")))
 }
 
@@ -796,12 +644,7 @@ func TestTeamInNodeRetriedReplaysAnsweredMembers(t *testing.T) {
 	f := &turnsAgent{name: "f", outcomes: []error{down}}
 	tm, err := team.NewTeam("crew", team.WithMembers(a, f))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").SetTask("@crew").SetRetry(flow.RetryPolicy{Max: 2, NoJitter: true}).LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
+	g := crewInNode(t, &flow.RetryPolicy{Max: 2, NoJitter: true})
 	eng := flow.NewEngine(team.WithAgents(tm))
 	fc := flow.NewContextWith("ops-innode-retry", map[string]any{"prompt": "work"})
 	res, err := eng.EvalGraph(context.Background(), g, fc)
@@ -817,12 +660,20 @@ func TestTeamInNodeRetriedReplaysAnsweredMembers(t *testing.T) {
 // crewForkedWithBad is a graph forking, fail-fast, to the agent node "@crew" and a
 // node "bad" that fails once started is closed (on its first run only).
 func crewForkedWithBad(t *testing.T, started <-chan struct{}) *flow.Graph {
+	return forkedWithBad(t, started, func(n *flow.NodeSpec) { n.SetTask("@crew") })
+}
+
+// forkedWithBad is a graph forking, fail-fast, to a node "crew" whose task crew
+// sets and a node "bad" that fails once started is closed (on its first run only).
+func forkedWithBad(t *testing.T, started <-chan struct{}, crew func(*flow.NodeSpec)) *flow.Graph {
 	t.Helper()
 	failures := 0
 	spec := flow.NewSpec("ops")
 	spec.Start("s").LinkTo("fork")
 	spec.Parallel("fork").LinkTo("crew").LinkTo("bad")
-	spec.Activity("crew").SetTask("@crew").LinkTo("join")
+	n := spec.Activity("crew")
+	crew(n)
+	n.LinkTo("join")
 	spec.Activity("bad").Do(flow.TaskFunc(func(context.Context, *flow.Context, *flow.Node) error {
 		if failures++; failures == 1 {
 			<-started
@@ -831,6 +682,23 @@ func crewForkedWithBad(t *testing.T, started <-chan struct{}) *flow.Graph {
 		return nil
 	})).LinkTo("join")
 	spec.Parallel("join").LinkTo("e")
+	spec.End("e")
+	g, err := spec.Build()
+	require.NoError(t, err)
+	return g
+}
+
+// crewInNode is a graph running the agent node "@crew" between its start and end,
+// retried by retry when it is set.
+func crewInNode(t *testing.T, retry *flow.RetryPolicy) *flow.Graph {
+	t.Helper()
+	spec := flow.NewSpec("ops")
+	spec.Start("s").LinkTo("crew")
+	n := spec.Activity("crew").SetTask("@crew")
+	if retry != nil {
+		n.SetRetry(*retry)
+	}
+	n.LinkTo("e")
 	spec.End("e")
 	g, err := spec.Build()
 	require.NoError(t, err)

@@ -371,7 +371,7 @@ func (t *TeamAgent) modelCall(ctx context.Context, c *flow.Context, n *flow.Node
 	if t.cfg.model == nil {
 		return nil, errors.New("no supervisor model")
 	}
-	r := &runner{cfg: &config{icpts: t.icpts}, model: t.cfg.model, info: RunInfo{RunID: tr.RunID, ParentRunID: tr.ParentRunID,
+	r := &runner{cfg: &config{icpts: t.cfg.icpts}, model: t.cfg.model, info: RunInfo{RunID: tr.RunID, ParentRunID: tr.ParentRunID,
 		Agent: t.name, Instance: c.InstanceID(), Node: n.ID, Branch: c.BranchID()}}
 	resp, _, err := r.reason(ctx, tr.Supervisor.ModelCalls+1, req)
 	return resp, err

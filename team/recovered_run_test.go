@@ -134,6 +134,23 @@ func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
 		team.WithGraphAdjuster(approvalAfter("writer")))
 	require.NoError(t, err)
 	sess := team.NewSession("crew-approve")
+	teamWaitsAfterBot(t, tm, sess)
+	assert.Empty(t, sess.PendingAll())
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+
+	sess.Context().Set("approved", true)
+	ans, err := tm.Call(context.Background(), "clean up", sess)
+	require.NoError(t, err)
+	assert.Nil(t, ans.Pending)
+	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
+	assert.Equal(t, 2, model.Calls())
+}
+
+// teamWaitsAfterBot calls tm with "clean up" in sess, where member bot asks for its
+// call d1, approves it and calls tm again: bot's resumed run fails, and the team then
+// waits at its approval node, not for bot, whose run waits for nothing.
+func teamWaitsAfterBot(t *testing.T, tm *team.TeamAgent, sess *team.AgentSession) {
+	t.Helper()
 	ans, err := tm.Call(context.Background(), "clean up", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending)
@@ -143,18 +160,9 @@ func TestTeamRecoveredMemberFailureLeavesNoPending(t *testing.T) {
 	ans, err = tm.Call(context.Background(), "clean up", sess)
 	require.NoError(t, err)
 	require.NotNil(t, ans.Pending, "the team waits at its approval node")
-	assert.Equal(t, "crew", ans.Pending.Agent, "the team itself waits, not the recovered member")
-	assert.Equal(t, "team.crew:approve", ans.Pending.Node)
-	assert.Nil(t, sess.Pending("bot"), "the recovered member's run waits for nothing")
-	assert.Empty(t, sess.PendingAll())
-	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
-
-	sess.Context().Set("approved", true)
-	ans, err = tm.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	assert.Nil(t, ans.Pending)
-	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
-	assert.Equal(t, 2, model.Calls())
+	assert.Equal(t, tm.Name(), ans.Pending.Agent, "the team itself waits, not its failed member")
+	assert.Equal(t, tm.Graph().ID+":approve", ans.Pending.Node)
+	assert.Nil(t, sess.Pending("bot"), "the failed member's run waits for nothing")
 }
 
 // A supervisor routes to a member whose resumed run fails after its approved batch;
@@ -209,12 +217,7 @@ func TestAgentNodeRecoveredFailureLeavesNoPending(t *testing.T) {
 	g := payerGraph(t)
 	sess := team.NewSession("pay-recovered")
 	sess.Context().Set("prompt", "pay acme")
-	res, err := sess.RunFlow(context.Background(), eng, g)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, sess.Decide("payer", team.Approve("p1")))
-
-	res, err = sess.ResumeFlow(context.Background(), eng, g)
+	res, err := runFlowApproved(t, sess, eng, g, "payer", "p1")
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, res.Status)
 	assert.Nil(t, sess.Pending("payer"), "the completed flow run continues nothing")
@@ -233,18 +236,7 @@ func TestParallelWithdrawnMemberLeavesNoPending(t *testing.T) {
 		team.WithGraphAdjuster(approvalAfter(team.TeamNodeMerge)))
 	require.NoError(t, err)
 	sess := team.NewSession("fan-approve")
-	ans, err := tm.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	require.NotNil(t, ans.Pending)
-	require.Equal(t, "bot", ans.Pending.Agent)
-	require.NoError(t, sess.Decide("bot", team.Approve("d1")))
-
-	ans, err = tm.Call(context.Background(), "clean up", sess)
-	require.NoError(t, err)
-	require.NotNil(t, ans.Pending, "the team waits at its approval node")
-	assert.Equal(t, "fan", ans.Pending.Agent, "the team itself waits, not the withdrawn member")
-	assert.Equal(t, "team.fan:approve", ans.Pending.Node)
-	assert.Nil(t, sess.Pending("bot"))
+	teamWaitsAfterBot(t, tm, sess)
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 }
 
@@ -484,9 +476,7 @@ func TestResumeContinuesWaitingRun(t *testing.T) {
 			require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
 			fc.Set("prompt", "something else") // a resume keeps the run's question
 
-			res, err = eng.Resume(context.Background(), res.Frontier, fc)
-			require.NoError(t, err)
-			require.Equal(t, flow.StatusCompleted, res.Status)
+			resumeCompleted(context.Background(), t, eng, fc, res)
 			assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 			assert.Equal(t, 2, model.Calls())
 			assert.Equal(t, "acme is paid", fc.Value("payer.answer"))
@@ -582,12 +572,7 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 		require.NoError(t, err)
 		eng, g := opsGraph(t, tm)
 		fc := flow.NewContextWith("ops-1", map[string]any{"prompt": "clean up"})
-		res, err := eng.EvalGraph(context.Background(), g, fc)
-		require.NoError(t, err)
-		require.Equal(t, flow.StatusSuspended, res.Status)
-		require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-		res, err = eng.Resume(context.Background(), res.Frontier, fc)
-		require.ErrorIs(t, err, team.ErrSourceUnavailable)
+		res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 		require.Equal(t, flow.StatusFailed, res.Status)
 		require.Equal(t, []string{"ops:crew"}, res.Frontier.Pending(), "the calling node, as the call failed")
 		require.NotNil(t, team.SessionOf(fc).Pending("bot"))
@@ -595,9 +580,7 @@ func TestTeamTaskRetryAfterFailedCall(t *testing.T) {
 	}
 	t.Run("resume", func(t *testing.T) {
 		eng, _, fc, res, model, box := setup(t)
-		res, err := eng.Resume(context.Background(), res.Frontier, fc)
-		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, res.Status)
+		resumeCompleted(context.Background(), t, eng, fc, res)
 		assert.Equal(t, "cleaned", fc.Value(team.AnswerKey("crew")))
 		assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls(), "the approved call ran once")
 		assert.Equal(t, 3, model.Calls(), "nobody is asked again")
@@ -634,9 +617,7 @@ func TestSupervisorRoutesAgainToRecoveredMemberWithoutInterceptor(t *testing.T) 
 	require.Equal(t, flow.StatusSuspended, res.Status)
 	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	require.Equal(t, 3, model.Calls())
 	assert.Contains(t, testkit.LastUserMessage(model.Requests()[2]), "check /b", "the member takes its new task")
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())

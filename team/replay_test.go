@@ -71,13 +71,9 @@ func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
 
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "payer", "p1")
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status, "bot waits for its decision")
-	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "bot", "d1", "bot waits for its decision")
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 	require.Equal(t, flow.StatusFailed, res.Status)
 	require.Equal(t, 2, payModel.Calls())
@@ -85,9 +81,7 @@ func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
 	require.Equal(t, "acme is paid", paid.Content)
 
 	var log eventLog
-	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	resumeCompleted(log.ctx(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
 	assert.Equal(t, 3, botModel.Calls())
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls(), "the approved transfer ran once")
@@ -118,15 +112,72 @@ func TestTeamTaskRetryReplaysFinishedMembers(t *testing.T) {
 // Interceptor.
 func opsGraph(t *testing.T, tm *team.TeamAgent, opts ...flow.Option) (*flow.Engine, *flow.Graph) {
 	t.Helper()
+	return buildOpsGraph(t, tm, nil, opts)
+}
+
+// retriedOpsGraph is opsGraph with the team's node retried by retry.
+func retriedOpsGraph(t *testing.T, tm *team.TeamAgent, retry flow.RetryPolicy, opts ...flow.Option) (*flow.Engine, *flow.Graph) {
+	t.Helper()
+	return buildOpsGraph(t, tm, &retry, opts)
+}
+
+func buildOpsGraph(t *testing.T, tm *team.TeamAgent, retry *flow.RetryPolicy, opts []flow.Option) (*flow.Engine, *flow.Graph) {
+	t.Helper()
 	spec := flow.NewSpec("ops")
 	spec.Start("s").LinkTo(tm.Name())
-	spec.Activity(tm.Name()).Do(tm.Task()).LinkTo("e")
+	n := spec.Activity(tm.Name()).Do(tm.Task())
+	if retry != nil {
+		n.SetRetry(*retry)
+	}
+	n.LinkTo("e")
 	spec.End("e")
 	g, err := spec.Build()
 	require.NoError(t, err)
 	eng := flow.NewEngine(append([]flow.Option{flow.WithInterceptor(tm.Interceptor(), -100)}, opts...)...)
 	require.NoError(t, eng.Register(g))
 	return eng, g
+}
+
+// approveAndResume checks that the run res is suspended, approves the call id of
+// member and resumes the run.
+func approveAndResume(t *testing.T, eng *flow.Engine, fc *flow.Context, res *flow.Result, member, id string,
+	msgAndArgs ...any) (*flow.Result, error) {
+	t.Helper()
+	require.Equal(t, flow.StatusSuspended, res.Status, msgAndArgs...)
+	require.NoError(t, team.SessionOf(fc).Decide(member, team.Approve(id)))
+	return eng.Resume(context.Background(), res.Frontier, fc)
+}
+
+// runFlowApproved runs g in sess, approves the call id of member where the run
+// suspends, and resumes the run with ResumeFlow.
+func runFlowApproved(t *testing.T, sess *team.AgentSession, eng *flow.Engine, g *flow.Graph, member, id string) (*flow.Result, error) {
+	t.Helper()
+	res, err := sess.RunFlow(context.Background(), eng, g)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusSuspended, res.Status)
+	require.NoError(t, sess.Decide(member, team.Approve(id)))
+	return sess.ResumeFlow(context.Background(), eng, g)
+}
+
+// failedAfterApproval evaluates g, approves the call id of member where the run
+// suspends, and checks that the resumed run fails with ErrSourceUnavailable; it
+// returns the failed run.
+func failedAfterApproval(t *testing.T, eng *flow.Engine, g *flow.Graph, fc *flow.Context, member, id string) *flow.Result {
+	t.Helper()
+	res, err := eng.EvalGraph(context.Background(), g, fc)
+	require.NoError(t, err)
+	res, err = approveAndResume(t, eng, fc, res, member, id)
+	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	return res
+}
+
+// resumeCompleted resumes the run res and checks that it completes.
+func resumeCompleted(ctx context.Context, t *testing.T, eng *flow.Engine, fc *flow.Context, res *flow.Result,
+	msgAndArgs ...any) {
+	t.Helper()
+	res, err := eng.Resume(ctx, res.Frontier, fc)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, res.Status, msgAndArgs...)
 }
 
 // As TestTeamTaskRetryReplaysFinishedMembers with a supervisor: asked again in the
@@ -149,19 +200,13 @@ func TestSupervisorRetriedCallReplaysSameTask(t *testing.T) {
 	fc := flow.NewContextWith("ops-sup", map[string]any{"prompt": "pay acme, then clean up"})
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "payer", "p1")
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "bot", "d1")
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 
 	var log eventLog
-	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	resumeCompleted(log.ctx(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 5, sup.Calls(), "the supervisor is asked again")
 	assert.Equal(t, testkit.LastUserMessage(sup.Requests()[1]), testkit.LastUserMessage(sup.Requests()[3]),
 		"it sees the work it saw before the failure")
@@ -287,20 +332,14 @@ func TestTeamTaskRetryReplaysFinishedNestedTeam(t *testing.T) {
 	fc := flow.NewContextWith("ops-nested", map[string]any{"prompt": "pay acme, then clean up"})
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "payer", "p1")
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "bot", "d1")
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 	innerRun := inner.Trace(fc).RunID
 
 	var log eventLog
-	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	resumeCompleted(log.ctx(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
 	assert.Equal(t, 3, botModel.Calls())
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
@@ -332,16 +371,9 @@ func TestSwarmRetriedCallReplaysHandoff(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-swarm", map[string]any{"prompt": "tidy up"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	resumeCompleted(context.Background(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 2, am.Calls(), "a's model is not asked again")
 	assert.Equal(t, 3, botModel.Calls())
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
@@ -375,17 +407,10 @@ func TestParallelRetriedCallReplaysFinishedMembers(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-par", map[string]any{"prompt": "tidy up"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 	require.Len(t, writer.Prompts(), 1)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	resumeCompleted(context.Background(), t, eng, fc, res, "nobody is asked again")
 	assert.Len(t, writer.Prompts(), 1, "writer is not asked again")
 	assert.Equal(t, 3, botModel.Calls())
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, botBox.Calls())
@@ -407,16 +432,9 @@ func TestSupervisorFailureRetriedCallReplaysMember(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-supfail", map[string]any{"prompt": "pay acme"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "payer", "p1")
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	resumeCompleted(context.Background(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls())
 	assert.Equal(t, "acme is paid", tm.Trace(fc).FinalAnswer)
@@ -475,9 +493,7 @@ func TestSupervisorReplaysNestedTeamRoutedTwice(t *testing.T) {
 	require.Equal(t, 2, w.calls())
 
 	var log eventLog
-	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(log.ctx(), t, eng, fc, res)
 	assert.Equal(t, 3, w.calls(), "only the failed turn runs again")
 	var ends []string
 	for _, ev := range log.byAgent("inner") {
@@ -511,20 +527,14 @@ func TestTeamTaskRetryReplaysRecoveredFailure(t *testing.T) {
 	fc := flow.NewContextWith("ops-recovered", map[string]any{"prompt": "pay acme, then clean up"})
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("payer", team.Approve("p1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "payer", "p1")
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status, "payer's failure was recovered; bot waits")
-	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
+	res, err = approveAndResume(t, eng, fc, res, "bot", "d1", "payer's failure was recovered; bot waits")
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 	require.Equal(t, 2, payModel.Calls())
 
 	var log eventLog
-	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status, "nobody is asked again")
+	resumeCompleted(log.ctx(), t, eng, fc, res, "nobody is asked again")
 	assert.Equal(t, 2, payModel.Calls(), "payer's model is not asked again")
 	assert.Equal(t, []string{`transfer:{"to":"acme","amount":5000}`}, box.Calls(), "the transfer ran once")
 	assert.Equal(t, 3, botModel.Calls())

@@ -34,17 +34,10 @@ func TestSupervisorSameQuestionTwiceReplaysInOrder(t *testing.T) {
 	require.NoError(t, err)
 	eng, g := opsGraph(t, tm)
 	fc := flow.NewContextWith("ops-same-twice", map[string]any{"prompt": "tidy up"})
-	res, err := eng.EvalGraph(context.Background(), g, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusSuspended, res.Status)
-	require.NoError(t, team.SessionOf(fc).Decide("bot", team.Approve("d1")))
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.ErrorIs(t, err, team.ErrSourceUnavailable)
+	res := failedAfterApproval(t, eng, g, fc, "bot", "d1")
 	first := tm.Trace(fc).Records
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 4, model.Calls())
 	assert.Equal(t, []string{`remove:{"path":"/a"}`}, box.Calls())
 	var got []string
@@ -87,9 +80,7 @@ func TestLoopRetryReplaysItsOwnPass(t *testing.T) {
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 2, a.calls(), "a answered each pass once")
 	assert.Equal(t, 3, b.calls())
 	tr := tm.Trace(fc)
@@ -124,13 +115,7 @@ func TestRetryPolicyThirdAttemptReplays(t *testing.T) {
 	b := &turnsAgent{name: "b", outcomes: []error{down, down}}
 	tm, err := team.NewTeam("crew", team.WithMembers(a, b))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").Do(tm.Task()).SetRetry(flow.RetryPolicy{Max: 3}).LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
-	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	eng, g := retriedOpsGraph(t, tm, flow.RetryPolicy{Max: 3})
 	fc := flow.NewContextWith("ops-attempts", map[string]any{"prompt": "work"})
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.NoError(t, err)
@@ -169,9 +154,7 @@ func TestParallelMergeFailureReplaysAllMembers(t *testing.T) {
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 
 	var log eventLog
-	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(log.ctx(), t, eng, fc, res)
 	for _, f := range fixed {
 		assert.Len(t, f.Prompts(), 1, f.Name())
 		assert.Empty(t, log.byAgent(f.Name()), f.Name())
@@ -278,9 +261,7 @@ func TestRecoveredNestedFailureRetriedWithParent(t *testing.T) {
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 	require.Equal(t, 1, w.calls())
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, x.calls(), "x is not asked again")
 	assert.Equal(t, 2, w.calls())
 	assert.Equal(t, 2, bot.calls())
@@ -358,9 +339,7 @@ func TestParallelTeamsFailFastReplayEach(t *testing.T) {
 	require.Equal(t, team.TeamInterrupted, t2.Trace(fc).Status)
 	assert.Equal(t, []string{"a2"}, t2.Trace(fc).Route)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 1, a1.calls())
 	assert.Equal(t, 1, a2.calls())
 	assert.Equal(t, 2, f.calls())
@@ -383,9 +362,7 @@ func TestRetriedCallHooksSkipReplayedTurn(t *testing.T) {
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 	failed := len(h.Log())
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, []string{
 		"team_start:crew:running",
 		"agent_continue:b", "member_start:b:work", "member_end:b:answer 2:false",
@@ -404,15 +381,7 @@ func TestDiscardStaleRunsKeepsRetriedTeamRuns(t *testing.T) {
 	botBox, botModel, bot := flakyRemover(t, afterRemove("cleaned"))
 	tm, err := team.NewTeam("crew", team.WithMembers(payer, bot))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").Do(tm.Task()).LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
-	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100),
-		flow.WithInterceptor(team.DiscardStaleRuns(), 0), flow.WithInterceptor(team.DiscardStaleRuns(), 1))
-	require.NoError(t, eng.Register(g))
+	eng, _ := opsGraph(t, tm, flow.WithInterceptor(team.DiscardStaleRuns(), 0), flow.WithInterceptor(team.DiscardStaleRuns(), 1))
 	runner := session.NewRunner(eng, session.NewMemoryStore())
 	res, err := runner.Run(ctx, "ops", flow.NewContextWith("ops-stale", map[string]any{"prompt": "pay acme, then clean up"}))
 	require.NoError(t, err)
@@ -449,9 +418,7 @@ func TestTeamCalledAtTwoNodesReplaysItsOwnCall(t *testing.T) {
 	res, err := eng.EvalGraph(context.Background(), g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
 
-	res, err = eng.Resume(context.Background(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(context.Background(), t, eng, fc, res)
 	assert.Equal(t, 2, a.calls(), "a answered each call once")
 	assert.Equal(t, 3, b.calls())
 	tr := tm.Trace(fc)
@@ -466,13 +433,7 @@ func TestTurnLogDoesNotGrowWithFailedAttempts(t *testing.T) {
 	b := &turnsAgent{name: "b", outcomes: []error{down, down, down, down}}
 	tm, err := team.NewTeam("crew", team.WithMembers(&turnsAgent{name: "a"}, b))
 	require.NoError(t, err)
-	spec := flow.NewSpec("ops")
-	spec.Start("s").LinkTo("crew")
-	spec.Activity("crew").Do(tm.Task()).SetRetry(flow.RetryPolicy{Max: 4}).LinkTo("e")
-	spec.End("e")
-	g, err := spec.Build()
-	require.NoError(t, err)
-	eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100))
+	eng, g := retriedOpsGraph(t, tm, flow.RetryPolicy{Max: 4})
 	fc := flow.NewContextWith("ops-growth", map[string]any{"prompt": "work"})
 	_, err = eng.EvalGraph(context.Background(), g, fc)
 	require.ErrorIs(t, err, team.ErrSourceUnavailable)
@@ -510,9 +471,7 @@ func TestParallelRetryReplaysNestedTeam(t *testing.T) {
 	innerRun := inner.Trace(fc).RunID
 
 	var log eventLog
-	res, err = eng.Resume(log.ctx(), res.Frontier, fc)
-	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, res.Status)
+	resumeCompleted(log.ctx(), t, eng, fc, res)
 	assert.Equal(t, 1, x.calls())
 	assert.Equal(t, 1, w.calls())
 	assert.Empty(t, log.byAgent("inner"))

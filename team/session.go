@@ -106,6 +106,43 @@ func stateOf(v any) agentState {
 
 func (s *AgentSession) setState(agent string, st agentState) { s.fc.Set(stateKey(agent), st) }
 
+// waitingRun returns the agent's waiting run, or nil, for reading only. A stored
+// agentState is read in place: the node and team code that only checks the run would
+// otherwise pay state's JSON round trip of the whole state, history included, on
+// every node execution. Stored states are replaced, never changed in place, so the
+// run read here does not change under the caller.
+func (s *AgentSession) waitingRun(agent string) *pendingRun {
+	v, _ := s.fc.Get(stateKey(agent))
+	if st, ok := v.(agentState); ok {
+		return st.Run
+	}
+	return stateOf(v).Run
+}
+
+// claimedCopy returns a copy of a stored state that the agent's call may change. A
+// stored agentState is copied in part, without stateOf's JSON round trip of its whole
+// history on every call: the call replaces its traces and appends to its slices
+// (clipped here, so an append copies), and changes only the waiting run in place,
+// which is copied whole. Stored states are replaced, never changed in place.
+func claimedCopy(v any) agentState {
+	st, ok := v.(agentState)
+	if !ok {
+		return stateOf(v)
+	}
+	st.History, st.AlwaysAllow = slices.Clip(st.History), slices.Clip(st.AlwaysAllow)
+	if st.Run != nil {
+		st.Run = stateOf(agentState{Run: st.Run}).Run
+	}
+	return st
+}
+
+// callState returns the agent's state as a call of the agent may change it
+// (claimedCopy).
+func (s *AgentSession) callState(agent string) agentState {
+	v, _ := s.fc.Get(stateKey(agent))
+	return claimedCopy(v)
+}
+
 // claim returns the agent's state and, in one atomic step, takes its waiting run (if
 // any, and if prompt may resume it: empty or the run's prompt) out of the stored
 // state, so that only one caller resumes it. A run that prompt may not resume stays
@@ -117,7 +154,7 @@ func (s *AgentSession) claim(agent, prompt string) (agentState, error) {
 	)
 	_ = s.fc.Atomic(func(v flow.Vars) error {
 		old, _ := v.Get(stateKey(agent))
-		st = stateOf(old)
+		st = claimedCopy(old)
 		if st.Run == nil {
 			return nil
 		}

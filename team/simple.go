@@ -48,7 +48,7 @@ func (a *SimpleAgent) Call(ctx context.Context, prompt string, sess *AgentSessio
 	ctx = withParent(ctx, r.info.RunID)
 	r.start(ctx, prompt)
 	tr := &SimpleTrace{RunID: r.info.RunID, Agent: a.name, Prompt: prompt, Started: began}
-	st := sess.state(a.name)
+	st := sess.callState(a.name)
 	defer func() {
 		tr.Metrics.Duration = time.Since(began)
 		if err != nil {

@@ -85,9 +85,7 @@ func TestNewRunDropsStaleTurnLogs(t *testing.T) {
 		eng := flow.NewEngine(flow.WithInterceptor(tm.Interceptor(), -100), flow.WithInterceptor(team.DiscardStaleRuns(), 0))
 		fc := flow.NewContextWith("stale-turns-3", map[string]any{"prompt": "work"})
 		res := failed(t, eng, g, fc)
-		res, err := eng.Resume(context.Background(), res.Frontier, fc)
-		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, res.Status)
+		resumeCompleted(context.Background(), t, eng, fc, res)
 		assert.Equal(t, 1, a.calls(), "a's answer replayed from the log")
 	})
 }

@@ -78,7 +78,7 @@ func (st *supervisorTask) Run(ctx context.Context, c *flow.Context, n *flow.Node
 		resp *ChatResponse
 	)
 	switch {
-	case !t.icpts.supervisorContinue(ctx, tr):
+	case !t.cfg.icpts.supervisorContinue(ctx, tr):
 		dec = RouteDecision{Action: ActionFinish, Source: SourceRule, Reason: ReasonInterceptor}
 	case tr.Turns >= t.maxTurns:
 		dec = RouteDecision{Action: ActionFinish, Source: SourceRule, Reason: ReasonMaxTurns}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +37,6 @@ type TeamAgent struct {
 	names    []string
 	maxTurns int
 	finish   string
-	icpts    hooks
 	graph    *flow.Graph
 	eng      *flow.Engine
 	obs      *observer
@@ -73,7 +73,6 @@ func NewTeam(name string, opts ...Option) (*TeamAgent, error) {
 		return nil, err
 	}
 	c.graphID = "team." + name
-	t.icpts = c.icpts
 	if err := t.proto.check(t); err != nil {
 		return nil, fmt.Errorf("team %q, protocol %s: %w", name, t.proto.Name(), err)
 	}
@@ -501,7 +500,7 @@ func (t *TeamAgent) callInNode(ctx context.Context, prompt string, sess *AgentSe
 	res, err := t.eng.EvalGraph(context.WithValue(withParent(ctx, outer.RunID()), inNodeKey{}, in), t.graph, inner)
 	after := inner.Vars()
 	for k, v := range after {
-		if old, ok := before[k]; !ok || !sameValue(old, v) {
+		if old, ok := before[k]; !ok || !reflect.DeepEqual(old, v) {
 			outer.Set(k, v)
 		}
 	}
