@@ -5,11 +5,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // With $FLOWTEAM_SESSION_KEY, submit seals the queued snapshot: no value of a variable
@@ -44,7 +43,7 @@ func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	ctx := context.Background()
-	vals := redisValues(t, rdb, prefix)
+	vals := testkit.RedisValues(t, rdb, prefix)
 	require.NotEmpty(t, vals)
 	for _, v := range vals {
 		assert.NotContains(t, v, secret)
@@ -69,41 +68,6 @@ func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, secret, opened.Vars["card"])
 	assert.EqualValues(t, 3, opened.Vars["sum"])
-}
-
-// redisValues returns every key under prefix and every value, field and member it
-// holds, whatever its type.
-func redisValues(t *testing.T, rdb *redis.Client, prefix string) []string {
-	t.Helper()
-	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	require.NoError(t, err)
-	vals := slices.Clone(keys)
-	for _, k := range keys {
-		switch typ := rdb.Type(ctx, k).Val(); typ {
-		case "hash":
-			for f, v := range rdb.HGetAll(ctx, k).Val() {
-				vals = append(vals, f, v)
-			}
-		case "string":
-			vals = append(vals, rdb.Get(ctx, k).Val())
-		case "set":
-			vals = append(vals, rdb.SMembers(ctx, k).Val()...)
-		case "zset":
-			vals = append(vals, rdb.ZRange(ctx, k, 0, -1).Val()...)
-		case "list":
-			vals = append(vals, rdb.LRange(ctx, k, 0, -1).Val()...)
-		case "stream":
-			for _, m := range rdb.XRange(ctx, k, "-", "+").Val() {
-				for f, v := range m.Values {
-					vals = append(vals, f, fmt.Sprint(v))
-				}
-			}
-		default:
-			t.Fatalf("key %s: type %s not read", k, typ)
-		}
-	}
-	return vals
 }
 
 // submit --redact masks the queued snapshot and records the rule; a worker process
@@ -142,7 +106,7 @@ func testRedactWorkerMasks(t *testing.T, bin, key string) {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	holding := func() (found []string) {
-		for _, v := range redisValues(t, rdb, prefix) {
+		for _, v := range testkit.RedisValues(t, rdb, prefix) {
 			if strings.Contains(v, secret) {
 				found = append(found, v)
 			}
