@@ -21,8 +21,13 @@ import (
 func (w *Worker) process(ctx context.Context, d delivery) {
 	m, reclaimed := d.XMessage, d.from != ""
 	id, _ := m.Values["instance"].(string)
-	if d.count > w.maxDel && w.deadLetter(ctx, d, id, w.tooManyDeliveries(d), false) {
-		return
+	if d.count > w.maxDel {
+		// An entry whose instance runs under a fresh lease is a queued resume waiting
+		// for that run, not a dead one: it is processed as usual (left pending).
+		if snap, err := w.runner.Load(context.WithoutCancel(ctx), id); err != nil || !leased(snap) {
+			w.deadLetter(ctx, d, snap, err, tooManyDeliveries(d))
+			return
+		}
 	}
 	updates, err := entryUpdates(m.Values, id, w.cipher)
 	switch {
@@ -35,7 +40,8 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 		// resume supplied; a retry by this worker would fail the same way.
 		w.log.Error("worker: updates cannot be opened, entry goes to the dead letters", "entry", m.ID,
 			"instance", id, "err", err)
-		w.deadLetter(ctx, d, id, "its updates could not be opened ("+err.Error()+")", true)
+		snap, lerr := w.runner.Load(context.WithoutCancel(ctx), id)
+		w.deadLetter(ctx, d, snap, lerr, "its updates could not be opened ("+err.Error()+")")
 		return
 	}
 	w.track(m.ID, d.count)
