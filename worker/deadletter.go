@@ -122,7 +122,7 @@ func (w *Worker) deadLetter(ctx context.Context, d delivery, snap *session.Snaps
 	case err != nil:
 		w.log.Error("worker: dead letter: move entry, left pending", "entry", d.ID, "instance", id, "err", err)
 	case moved == 1:
-		w.inst.deadLetters.Add(ctx, 1)
+		w.inst.deadLetters.Add(ctx, 1, w.inst.ofQueue)
 		w.log.Error("worker: dead letter: entry "+reason, "entry", d.ID, "instance", id,
 			"deliveries", deliveries, "last_consumer", d.from)
 	}

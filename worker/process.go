@@ -58,7 +58,7 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 			w.log.Warn("worker: reset delivery count", "entry", m.ID, "err", err)
 		}
 	}
-	w.inst.run(ctx, w.q.name, outcome, time.Since(start))
+	w.inst.run(ctx, outcome, time.Since(start))
 }
 
 // resume resumes instance id; a reclaimed entry whose instance's lease is still fresh
@@ -262,7 +262,7 @@ func (w *Worker) beat(ctx context.Context) {
 		w.log.Warn("worker: wake-ups", "worker", w.name, "err", err)
 	}
 	if st, err := w.q.Stats(ctx); err == nil {
-		w.inst.depth.Record(ctx, st.Depth)
+		w.inst.depth.Record(ctx, st.Depth, w.inst.ofQueue)
 	}
 	w.q.pruneConsumers(ctx, 10*w.ttl)
 }
