@@ -73,13 +73,28 @@ func redisAddr(t testing.TB) string {
 	return miniredis.RunT(t).Addr()
 }
 
-// testClient returns a client of the test's Redis and a key prefix no other test uses.
+// testClient returns a client of the test's Redis and a key prefix no other test
+// uses, whose keys are deleted when the test ends (a real Redis outlives the tests).
 func testClient(t testing.TB) (*redis.Client, string, string) {
 	addr := redisAddr(t)
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { rdb.Close() })
 	prefix := fmt.Sprintf("wt:%s:%d:", t.Name(), time.Now().UnixNano())
+	t.Cleanup(func() { deleteKeys(rdb, prefix) })
 	return rdb, prefix, addr
+}
+
+// deleteKeys deletes the keys under prefix.
+func deleteKeys(rdb *redis.Client, prefix string) {
+	ctx := context.Background()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	if len(keys) > 0 {
+		rdb.Del(ctx, keys...)
+	}
 }
 
 // counterKey is the key of the counter of a node's runs of an instance, which tasks

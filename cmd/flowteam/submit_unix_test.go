@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,12 +24,7 @@ import (
 func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 	bin := buildFlowteam(t)
 	t.Setenv(keyEnv, strings.Repeat("ab", 32))
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = miniredis.RunT(t).Addr()
-	}
-	prefix := "clis" + time.Now().Format("150405.000000") + ":"
-	dsn := "redis://" + addr + "/0?prefix=" + prefix
+	rdb, prefix, dsn := queueRedis(t)
 	def := filepath.Join("testdata", "worker", "job.yml")
 	const secret = "clear-value-7731"
 	var out, errb bytes.Buffer
@@ -40,8 +32,6 @@ func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 		"--set", "card=" + secret}, &out, &errb)
 	require.Equal(t, exitOK, code, errb.String())
 
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	ctx := context.Background()
 	vals := testkit.RedisValues(t, rdb, prefix)
 	require.NotEmpty(t, vals)
@@ -87,12 +77,7 @@ func testRedactWorkerMasks(t *testing.T, bin, key string) {
 	t.Setenv(keyEnv, key)
 	c, err := cipherFromEnv()
 	require.NoError(t, err)
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = miniredis.RunT(t).Addr()
-	}
-	prefix := "clir" + time.Now().Format("150405.000000") + ":"
-	dsn := "redis://" + addr + "/0?prefix=" + prefix
+	rdb, prefix, dsn := queueRedis(t)
 	def := filepath.Join("testdata", "worker", "pay.yml")
 	const secret, token = "4111-2222-3333-4444", "tok-918273"
 	var outputs strings.Builder
@@ -103,8 +88,6 @@ func testRedactWorkerMasks(t *testing.T, bin, key string) {
 		outputs.WriteString(out.String() + errb.String())
 		require.Equal(t, exitOK, code, "%v: %s", args, errb.String())
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	holding := func() (found []string) {
 		for _, v := range testkit.RedisValues(t, rdb, prefix) {
 			if strings.Contains(v, secret) {

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // submit queues instances, a worker process runs them (waking them after their wait),
@@ -27,12 +30,7 @@ import (
 // SIGTERM stops the worker, which leaves the registry.
 func TestSubmitWorkerResumeQueue(t *testing.T) {
 	bin := buildFlowteam(t)
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = miniredis.RunT(t).Addr()
-	}
-	prefix := "cliw" + time.Now().Format("150405.000000") + ":"
-	dsn := "redis://" + addr + "/0?prefix=" + prefix
+	rdb, prefix, dsn := queueRedis(t)
 	def := filepath.Join("testdata", "worker", "job.yml")
 	run := func(args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
@@ -67,8 +65,6 @@ func TestSubmitWorkerResumeQueue(t *testing.T) {
 	require.NoError(t, w.Start())
 	t.Cleanup(func() { w.Process.Kill(); w.Wait() })
 
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
 	load := func(id string) *session.Snapshot {
 		snap, err := store.Load(context.Background(), id)
@@ -106,4 +102,24 @@ func TestSubmitWorkerResumeQueue(t *testing.T) {
 	assert.Equal(t, exitConflict, code, "a completed instance is not queued: %s", errs)
 	_, _, code = run("submit", def, "--store", "memory:")
 	assert.Equal(t, exitUsage, code, "workers share a Redis store")
+}
+
+// queueRedis returns a client of the test's Redis ($REDIS_ADDR's, or a miniredis), a
+// key prefix no other test uses and the --store DSN of that prefix. The prefix's keys
+// are deleted when the test ends: a real Redis outlives the tests.
+func queueRedis(t *testing.T) (*redis.Client, string, string) {
+	addr := os.Getenv(testkit.RedisAddrEnv)
+	if addr == "" {
+		addr = miniredis.RunT(t).Addr()
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	prefix := fmt.Sprintf("cli:%s:%d:", t.Name(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if keys, err := rdb.Keys(ctx, prefix+"*").Result(); err == nil && len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+		rdb.Close()
+	})
+	return rdb, prefix, "redis://" + addr + "/0?prefix=" + url.QueryEscape(prefix)
 }
