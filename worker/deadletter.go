@@ -151,7 +151,8 @@ func (w *Worker) failDead(ctx context.Context, snap *session.Snapshot, d deliver
 }
 
 // DeadLetter is an entry a Worker moved to the queue's dead-letter stream because it
-// was delivered more times than its maximum (WithMaxDeliveries).
+// was delivered more times than its maximum (WithMaxDeliveries) or carried updates
+// the worker could not open (WithCipher).
 type DeadLetter struct {
 	// ID is the dead letter's id in the dead-letter stream.
 	ID string `json:"id"`
