@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/worker"
 )
 
@@ -65,36 +65,13 @@ func childWorker(addr string) int {
 	return 0
 }
 
-// redisAddr returns the address of a Redis for the test: REDIS_ADDR's, or a miniredis.
-func redisAddr(t testing.TB) string {
-	if addr := os.Getenv("REDIS_ADDR"); addr != "" {
-		return addr
-	}
-	return miniredis.RunT(t).Addr()
-}
-
-// testClient returns a client of the test's Redis and a key prefix no other test
-// uses, whose keys are deleted when the test ends (a real Redis outlives the tests).
+// testClient returns a client of the test's Redis (testkit.RedisStore: REDIS_ADDR's,
+// or a miniredis), a key prefix no other test uses, whose keys are deleted when the
+// test ends, and the Redis address, for worker processes.
 func testClient(t testing.TB) (*redis.Client, string, string) {
-	addr := redisAddr(t)
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { rdb.Close() })
-	prefix := fmt.Sprintf("wt:%s:%d:", t.Name(), time.Now().UnixNano())
-	t.Cleanup(func() { deleteKeys(rdb, prefix) })
-	return rdb, prefix, addr
-}
-
-// deleteKeys deletes the keys under prefix.
-func deleteKeys(rdb *redis.Client, prefix string) {
-	ctx := context.Background()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	if len(keys) > 0 {
-		rdb.Del(ctx, keys...)
-	}
+	store := testkit.RedisStore(t)
+	rdb := store.Client().(*redis.Client)
+	return rdb, store.Prefix(), rdb.Options().Addr
 }
 
 // counterKey is the key of the counter of a node's runs of an instance, which tasks
