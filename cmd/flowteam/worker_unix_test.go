@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,22 +101,11 @@ func TestSubmitWorkerResumeQueue(t *testing.T) {
 	assert.Equal(t, exitUsage, code, "workers share a Redis store")
 }
 
-// queueRedis returns a client of the test's Redis ($REDIS_ADDR's, or a miniredis), a
-// key prefix no other test uses and the --store DSN of that prefix. The prefix's keys
-// are deleted when the test ends: a real Redis outlives the tests.
+// queueRedis returns a client of the test's Redis (testkit.RedisStore: $REDIS_ADDR's,
+// or a miniredis), a key prefix no other test uses, whose keys are deleted when the
+// test ends, and the --store DSN of that prefix.
 func queueRedis(t *testing.T) (*redis.Client, string, string) {
-	addr := os.Getenv(testkit.RedisAddrEnv)
-	if addr == "" {
-		addr = miniredis.RunT(t).Addr()
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	prefix := fmt.Sprintf("cli:%s:%d:", t.Name(), time.Now().UnixNano())
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if keys, err := rdb.Keys(ctx, prefix+"*").Result(); err == nil && len(keys) > 0 {
-			rdb.Del(ctx, keys...)
-		}
-		rdb.Close()
-	})
-	return rdb, prefix, "redis://" + addr + "/0?prefix=" + url.QueryEscape(prefix)
+	store := testkit.RedisStore(t)
+	rdb := store.Client().(*redis.Client)
+	return rdb, store.Prefix(), "redis://" + rdb.Options().Addr + "/0?prefix=" + url.QueryEscape(store.Prefix())
 }
