@@ -261,8 +261,9 @@ func (w *Worker) beat(ctx context.Context) {
 	if _, err := w.q.WakeDue(ctx, now); err != nil && ctx.Err() == nil {
 		w.log.Warn("worker: wake-ups", "worker", w.name, "err", err)
 	}
-	if st, err := w.q.Stats(ctx); err == nil {
-		w.inst.depth.Record(ctx, st.Depth, w.inst.ofQueue)
+	// The depth alone (Stats.Depth), not the five other reads of Stats.
+	if depth, err := w.q.rdb.XLen(ctx, w.q.stream).Result(); err == nil {
+		w.inst.depth.Record(ctx, depth, w.inst.ofQueue)
 	}
 	w.q.pruneConsumers(ctx, 10*w.ttl)
 }
