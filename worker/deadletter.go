@@ -72,7 +72,7 @@ return 1
 `)
 
 // tooManyDeliveries is the reason of a dead letter delivered more than the maximum.
-func (w *Worker) tooManyDeliveries(d delivery) string {
+func tooManyDeliveries(d delivery) string {
 	from := d.from
 	if from == "" {
 		from = "unknown"
@@ -81,23 +81,25 @@ func (w *Worker) tooManyDeliveries(d delivery) string {
 		"ended (the last: %s)", d.count-1, from)
 }
 
-// deadLetter moves entry d of instance id to the dead letters, saying why (reason,
-// a clause whose subject is the entry), and records the instance as failed. It
-// returns false, having done nothing, when the instance is running under a fresh
-// lease and always is false (the entry is then processed as usual); with always, the
-// entry is moved and the instance left to that run. It returns true when the entry
-// was handled: moved, or left pending because the store failed (a later reclaim
-// tries again). The updates of the entry go with it as they are: sealed ones stay
-// sealed.
-func (w *Worker) deadLetter(ctx context.Context, d delivery, id, reason string, always bool) bool {
+// leased reports whether snap's instance is running under a fresh lease: a live
+// worker holds it.
+func leased(snap *session.Snapshot) bool {
+	return snap.Status == session.StatusRunning && snap.Lease.Fresh(time.Now())
+}
+
+// deadLetter moves entry d to the dead letters, saying why (reason, a clause whose
+// subject is the entry), and records its instance as failed: snap and loadErr are
+// what loading the instance returned. An instance running under a fresh lease is
+// left to that run. A load error other than an instance that cannot be read (not
+// found, sealed, corrupt) leaves the entry pending for a later reclaim to try again.
+// The updates of the entry go with it as they are: sealed ones stay sealed.
+func (w *Worker) deadLetter(ctx context.Context, d delivery, snap *session.Snapshot, loadErr error, reason string) {
 	ctx = context.WithoutCancel(ctx)
+	id, _ := d.Values["instance"].(string)
 	deliveries := d.count - 1 // the deliveries that did not end
-	snap, err := w.runner.Load(ctx, id)
-	switch {
-	case err == nil && snap.Status == session.StatusRunning && snap.Lease.Fresh(time.Now()):
-		if !always {
-			return false
-		}
+	switch err := loadErr; {
+	case err == nil && leased(snap):
+		// A live worker runs the instance: its outcome is that run's to save.
 	case err == nil:
 		w.failDead(ctx, snap, d, reason)
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrSealed),
@@ -105,7 +107,7 @@ func (w *Worker) deadLetter(ctx context.Context, d delivery, id, reason string, 
 		w.log.Warn("worker: dead letter: instance not recorded as failed", "instance", id, "err", err)
 	default:
 		w.log.Error("worker: dead letter: load instance, entry left pending", "instance", id, "err", err)
-		return true
+		return
 	}
 	fields := []any{"entry", d.ID, "instance", id, "deliveries", deliveries, "consumer", d.from,
 		"time", time.Now().UTC().Format(time.RFC3339Nano), "reason", reason}
@@ -120,11 +122,10 @@ func (w *Worker) deadLetter(ctx context.Context, d delivery, id, reason string, 
 	case err != nil:
 		w.log.Error("worker: dead letter: move entry, left pending", "entry", d.ID, "instance", id, "err", err)
 	case moved == 1:
-		w.inst.deadLetters.Add(ctx, 1)
+		w.inst.deadLetters.Add(ctx, 1, w.inst.ofQueue)
 		w.log.Error("worker: dead letter: entry "+reason, "entry", d.ID, "instance", id,
 			"deliveries", deliveries, "last_consumer", d.from)
 	}
-	return true
 }
 
 // failDead records the instance of a dead letter as failed, with an error record
@@ -150,7 +151,8 @@ func (w *Worker) failDead(ctx context.Context, snap *session.Snapshot, d deliver
 }
 
 // DeadLetter is an entry a Worker moved to the queue's dead-letter stream because it
-// was delivered more times than its maximum (WithMaxDeliveries).
+// was delivered more times than its maximum (WithMaxDeliveries) or carried updates
+// the worker could not open (WithCipher).
 type DeadLetter struct {
 	// ID is the dead letter's id in the dead-letter stream.
 	ID string `json:"id"`

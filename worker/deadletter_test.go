@@ -104,7 +104,7 @@ func TestDeadLetterAfterMaxDeliveries(t *testing.T) {
 	require.NoError(t, q.Submit(ctx, eng, "count", "healthy", nil))
 
 	before := time.Now()
-	mp, collect := meterReader(t)
+	mp, collect := meterReader(t, worker.DefaultQueue)
 	_, stop := startWorker(t, q, eng, worker.WithMaxDeliveries(3), worker.WithMeterProvider(mp))
 	waitCompleted(t, store, 1, 10*time.Second)
 	require.Eventually(t, func() bool {
@@ -161,7 +161,7 @@ func TestDeadLetterSparesInstanceRunningElsewhere(t *testing.T) {
 	require.NoError(t, store.Save(ctx, snap, snap.Version))
 	ghostDeliveries(t, rdb, streamKey(store), 3)
 
-	mp, collect := meterReader(t)
+	mp, collect := meterReader(t, worker.DefaultQueue)
 	_, stop := startWorker(t, q, eng, worker.WithMaxDeliveries(3), worker.WithMeterProvider(mp))
 	require.Eventually(t, func() bool { return collect()["flowteam.worker.run.duration"] >= 1 },
 		10*time.Second, 5*time.Millisecond)

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/worker"
 )
 
@@ -65,21 +65,13 @@ func childWorker(addr string) int {
 	return 0
 }
 
-// redisAddr returns the address of a Redis for the test: REDIS_ADDR's, or a miniredis.
-func redisAddr(t testing.TB) string {
-	if addr := os.Getenv("REDIS_ADDR"); addr != "" {
-		return addr
-	}
-	return miniredis.RunT(t).Addr()
-}
-
-// testClient returns a client of the test's Redis and a key prefix no other test uses.
+// testClient returns a client of the test's Redis (testkit.RedisStore: REDIS_ADDR's,
+// or a miniredis), a key prefix no other test uses, whose keys are deleted when the
+// test ends, and the Redis address, for worker processes.
 func testClient(t testing.TB) (*redis.Client, string, string) {
-	addr := redisAddr(t)
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { rdb.Close() })
-	prefix := fmt.Sprintf("wt:%s:%d:", t.Name(), time.Now().UnixNano())
-	return rdb, prefix, addr
+	store := testkit.RedisStore(t)
+	rdb := store.Client().(*redis.Client)
+	return rdb, store.Prefix(), rdb.Options().Addr
 }
 
 // counterKey is the key of the counter of a node's runs of an instance, which tasks

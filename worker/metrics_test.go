@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -17,11 +18,15 @@ import (
 
 // meterReader returns a meter provider and a func that collects its measurements by
 // instrument name: the sum of a counter, the count of a histogram, the last value of a
-// gauge.
-func meterReader(t *testing.T) (*sdkmetric.MeterProvider, func() map[string]int64) {
+// gauge. Every measurement must carry attribute queue with the value queue.
+func meterReader(t *testing.T, queue string) (*sdkmetric.MeterProvider, func() map[string]int64) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { mp.Shutdown(context.Background()) })
+	ofQueue := func(name string, attrs attribute.Set) {
+		v, _ := attrs.Value("queue")
+		assert.Equal(t, queue, v.AsString(), "%s: attribute queue", name)
+	}
 	return mp, func() map[string]int64 {
 		var rm metricdata.ResourceMetrics
 		require.NoError(t, reader.Collect(context.Background(), &rm))
@@ -31,14 +36,17 @@ func meterReader(t *testing.T) (*sdkmetric.MeterProvider, func() map[string]int6
 				switch d := m.Data.(type) {
 				case metricdata.Sum[int64]:
 					for _, p := range d.DataPoints {
+						ofQueue(m.Name, p.Attributes)
 						got[m.Name] += p.Value
 					}
 				case metricdata.Gauge[int64]:
 					for _, p := range d.DataPoints {
+						ofQueue(m.Name, p.Attributes)
 						got[m.Name] = p.Value
 					}
 				case metricdata.Histogram[float64]:
 					for _, p := range d.DataPoints {
+						ofQueue(m.Name, p.Attributes)
 						got[m.Name] += int64(p.Count)
 					}
 				}
@@ -51,12 +59,12 @@ func meterReader(t *testing.T) (*sdkmetric.MeterProvider, func() map[string]int6
 func TestWorkerMetrics(t *testing.T) {
 	rdb, prefix, _ := testClient(t)
 	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
-	q := worker.NewQueue(store)
+	q := worker.NewQueue(store, worker.WithName("orders"))
 	eng := chainEngine(func() {})
 	for i := range 5 {
 		require.NoError(t, q.Submit(context.Background(), eng, "chain", fmt.Sprintf("m-%d", i), nil))
 	}
-	mp, collect := meterReader(t)
+	mp, collect := meterReader(t, "orders")
 	_, stop := startWorker(t, q, eng, worker.WithMeterProvider(mp))
 	waitCompleted(t, store, 5, 20*time.Second)
 	require.NoError(t, stop())

@@ -21,8 +21,13 @@ import (
 func (w *Worker) process(ctx context.Context, d delivery) {
 	m, reclaimed := d.XMessage, d.from != ""
 	id, _ := m.Values["instance"].(string)
-	if d.count > w.maxDel && w.deadLetter(ctx, d, id, w.tooManyDeliveries(d), false) {
-		return
+	if d.count > w.maxDel {
+		// An entry whose instance runs under a fresh lease is a queued resume waiting
+		// for that run, not a dead one: it is processed as usual (left pending).
+		if snap, err := w.runner.Load(context.WithoutCancel(ctx), id); err != nil || !leased(snap) {
+			w.deadLetter(ctx, d, snap, err, tooManyDeliveries(d))
+			return
+		}
 	}
 	updates, err := entryUpdates(m.Values, id, w.cipher)
 	switch {
@@ -35,7 +40,8 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 		// resume supplied; a retry by this worker would fail the same way.
 		w.log.Error("worker: updates cannot be opened, entry goes to the dead letters", "entry", m.ID,
 			"instance", id, "err", err)
-		w.deadLetter(ctx, d, id, "its updates could not be opened ("+err.Error()+")", true)
+		snap, lerr := w.runner.Load(context.WithoutCancel(ctx), id)
+		w.deadLetter(ctx, d, snap, lerr, "its updates could not be opened ("+err.Error()+")")
 		return
 	}
 	w.track(m.ID, d.count)
@@ -52,7 +58,7 @@ func (w *Worker) process(ctx context.Context, d delivery) {
 			w.log.Warn("worker: reset delivery count", "entry", m.ID, "err", err)
 		}
 	}
-	w.inst.run(ctx, w.q.name, outcome, time.Since(start))
+	w.inst.run(ctx, outcome, time.Since(start))
 }
 
 // resume resumes instance id; a reclaimed entry whose instance's lease is still fresh
@@ -255,8 +261,9 @@ func (w *Worker) beat(ctx context.Context) {
 	if _, err := w.q.WakeDue(ctx, now); err != nil && ctx.Err() == nil {
 		w.log.Warn("worker: wake-ups", "worker", w.name, "err", err)
 	}
-	if st, err := w.q.Stats(ctx); err == nil {
-		w.inst.depth.Record(ctx, st.Depth)
+	// The depth alone (Stats.Depth), not the five other reads of Stats.
+	if depth, err := w.q.rdb.XLen(ctx, w.q.stream).Result(); err == nil {
+		w.inst.depth.Record(ctx, depth, w.inst.ofQueue)
 	}
 	w.q.pruneConsumers(ctx, 10*w.ttl)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/redact"
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/worker"
 )
 
@@ -52,9 +53,9 @@ func recordedSecrets(snap *session.Snapshot) (*redact.Redactor, error) {
 // holding returns a description of the values under prefix that hold the secret.
 func holding(t *testing.T, rdb *redis.Client, prefix string) []string {
 	var found []string
-	for _, v := range rawValues(t, rdb, prefix) {
-		if strings.Contains(string(v), secretValue) {
-			found = append(found, string(v))
+	for _, v := range testkit.RedisValues(t, rdb, prefix) {
+		if strings.Contains(v, secretValue) {
+			found = append(found, v)
 		}
 	}
 	return found

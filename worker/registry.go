@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,15 +59,7 @@ func (q *Queue) Workers(ctx context.Context) ([]Info, error) {
 		}
 		live = append(live, in)
 	}
-	slices.SortFunc(live, func(a, b Info) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(live, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 	return live, nil
 }
 

@@ -3,57 +3,20 @@ package worker_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 	"github.com/flowteam/flowteam/worker"
 )
 
 // secretValue is a variable's value that must never be in Redis in clear.
 const secretValue = "4111-1111-1111-1111"
-
-// rawValues returns every value stored under prefix, whatever the type of its key.
-func rawValues(t *testing.T, rdb *redis.Client, prefix string) [][]byte {
-	t.Helper()
-	ctx := context.Background()
-	var out [][]byte
-	iter := rdb.Scan(ctx, 0, prefix+"*", 100).Iterator()
-	for iter.Next(ctx) {
-		key := iter.Val()
-		out = append(out, []byte(key))
-		switch typ := rdb.Type(ctx, key).Val(); typ {
-		case "hash":
-			for f, v := range rdb.HGetAll(ctx, key).Val() {
-				out = append(out, []byte(f), []byte(v))
-			}
-		case "string":
-			out = append(out, []byte(rdb.Get(ctx, key).Val()))
-		case "set":
-			for _, v := range rdb.SMembers(ctx, key).Val() {
-				out = append(out, []byte(v))
-			}
-		case "zset":
-			for _, v := range rdb.ZRange(ctx, key, 0, -1).Val() {
-				out = append(out, []byte(v))
-			}
-		case "stream":
-			for _, m := range rdb.XRange(ctx, key, "-", "+").Val() {
-				out = append(out, []byte(fmt.Sprint(m.Values)))
-			}
-		default:
-			t.Fatalf("key %s: type %s not read", key, typ)
-		}
-	}
-	require.NoError(t, iter.Err())
-	return out
-}
 
 // cardEngine registers graph "card": node use copies the last four digits of
 // variable card into last4.
@@ -88,10 +51,10 @@ func TestSubmitSealsWithTheWorkersCipher(t *testing.T) {
 	require.NoError(t, q.Submit(ctx, eng, "card", "pay-1", map[string]any{"card": secretValue},
 		worker.WithSessionOptions(session.WithCipher(c)), worker.WithSources("card.yml")))
 
-	raw := rawValues(t, rdb, prefix)
+	raw := testkit.RedisValues(t, rdb, prefix)
 	require.NotEmpty(t, raw)
 	for _, v := range raw {
-		assert.NotContains(t, string(v), secretValue)
+		assert.NotContains(t, v, secretValue)
 	}
 	snap, err := store.Load(ctx, "pay-1")
 	require.NoError(t, err)
@@ -114,8 +77,8 @@ func TestSubmitRedactsDeclaredSecrets(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, q.Submit(ctx, cardEngine(t), "card", "pay-2", map[string]any{"card": secretValue, "n": 1},
 		worker.WithSessionOptions(session.WithRedaction("card"))))
-	for _, v := range rawValues(t, rdb, prefix) {
-		assert.NotContains(t, string(v), secretValue)
+	for _, v := range testkit.RedisValues(t, rdb, prefix) {
+		assert.NotContains(t, v, secretValue)
 	}
 	snap, err := store.Load(ctx, "pay-2")
 	require.NoError(t, err)

@@ -75,6 +75,7 @@ func WithGrace(d time.Duration) Option { return func(w *Worker) { w.grace = d } 
 func WithLogger(l *slog.Logger) Option { return func(w *Worker) { w.log = l } }
 
 // WithMeterProvider sets the OpenTelemetry meter provider (default the global one).
+// Every measurement of the worker carries the queue's name as attribute "queue".
 func WithMeterProvider(mp metric.MeterProvider) Option { return func(w *Worker) { w.meter = mp } }
 
 // WithRunnerOptions configures the session.Runner of the worker's runs (redaction,
@@ -132,7 +133,7 @@ func New(q *Queue, eng *flow.Engine, opts ...Option) (*Worker, error) {
 	if w.renew <= 0 || w.ttl <= w.renew {
 		return nil, fmt.Errorf("worker: lease renew %v and ttl %v: want 0 < renew < ttl", w.renew, w.ttl)
 	}
-	inst, err := newInstruments(w.meter)
+	inst, err := newInstruments(w.meter, q.name)
 	if err != nil {
 		return nil, fmt.Errorf("worker: metrics: %w", err)
 	}
@@ -260,7 +261,7 @@ func (w *Worker) read(ctx context.Context, n int, block time.Duration) ([]delive
 			ds = append(ds, delivery{XMessage: m, count: 1})
 		}
 	}
-	w.inst.claims.Add(ctx, int64(len(ds)))
+	w.inst.claims.Add(ctx, int64(len(ds)), w.inst.ofQueue)
 	return ds, nil
 }
 
@@ -304,7 +305,7 @@ func (w *Worker) reclaim(ctx context.Context, n int) []delivery {
 		}
 	}
 	if len(ds) > 0 {
-		w.inst.reclaims.Add(ctx, int64(len(ds)))
+		w.inst.reclaims.Add(ctx, int64(len(ds)), w.inst.ofQueue)
 		w.log.Info("worker: reclaimed entries idle for longer than the lease", "worker", w.name, "entries", len(ds))
 	}
 	return ds

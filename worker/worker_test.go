@@ -262,7 +262,7 @@ func TestReclaimWithinLeaseExpiry(t *testing.T) {
 		n, _ := rdb.Get(context.Background(), counterKey(prefix, "h-1", "h")).Int()
 		return n == 1
 	}, 20*time.Second, 5*time.Millisecond)
-	mp, collect := meterReader(t)
+	mp, collect := meterReader(t, worker.DefaultQueue)
 	_, stop := startWorker(t, q, eng, worker.WithWorkerName("survivor"), worker.WithMeterProvider(mp))
 	require.NoError(t, child.Process.Kill())
 	child.Wait()

@@ -5,22 +5,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // With $FLOWTEAM_SESSION_KEY, submit seals the queued snapshot: no value of a variable
@@ -28,12 +24,7 @@ import (
 func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 	bin := buildFlowteam(t)
 	t.Setenv(keyEnv, strings.Repeat("ab", 32))
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = miniredis.RunT(t).Addr()
-	}
-	prefix := "clis" + time.Now().Format("150405.000000") + ":"
-	dsn := "redis://" + addr + "/0?prefix=" + prefix
+	rdb, prefix, dsn := queueRedis(t)
 	def := filepath.Join("testdata", "worker", "job.yml")
 	const secret = "clear-value-7731"
 	var out, errb bytes.Buffer
@@ -41,10 +32,8 @@ func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 		"--set", "card=" + secret}, &out, &errb)
 	require.Equal(t, exitOK, code, errb.String())
 
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	ctx := context.Background()
-	vals := redisValues(t, rdb, prefix)
+	vals := testkit.RedisValues(t, rdb, prefix)
 	require.NotEmpty(t, vals)
 	for _, v := range vals {
 		assert.NotContains(t, v, secret)
@@ -71,41 +60,6 @@ func TestSubmitSealsWithTheSessionKey(t *testing.T) {
 	assert.EqualValues(t, 3, opened.Vars["sum"])
 }
 
-// redisValues returns every key under prefix and every value, field and member it
-// holds, whatever its type.
-func redisValues(t *testing.T, rdb *redis.Client, prefix string) []string {
-	t.Helper()
-	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	require.NoError(t, err)
-	vals := slices.Clone(keys)
-	for _, k := range keys {
-		switch typ := rdb.Type(ctx, k).Val(); typ {
-		case "hash":
-			for f, v := range rdb.HGetAll(ctx, k).Val() {
-				vals = append(vals, f, v)
-			}
-		case "string":
-			vals = append(vals, rdb.Get(ctx, k).Val())
-		case "set":
-			vals = append(vals, rdb.SMembers(ctx, k).Val()...)
-		case "zset":
-			vals = append(vals, rdb.ZRange(ctx, k, 0, -1).Val()...)
-		case "list":
-			vals = append(vals, rdb.LRange(ctx, k, 0, -1).Val()...)
-		case "stream":
-			for _, m := range rdb.XRange(ctx, k, "-", "+").Val() {
-				for f, v := range m.Values {
-					vals = append(vals, f, fmt.Sprint(v))
-				}
-			}
-		default:
-			t.Fatalf("key %s: type %s not read", k, typ)
-		}
-	}
-	return vals
-}
-
 // submit --redact masks the queued snapshot and records the rule; a worker process
 // applies it to every save of the run, also once a queued resume supplies the masked
 // variable again, and applies its own --redact-pattern to every instance: the secret
@@ -123,12 +77,7 @@ func testRedactWorkerMasks(t *testing.T, bin, key string) {
 	t.Setenv(keyEnv, key)
 	c, err := cipherFromEnv()
 	require.NoError(t, err)
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = miniredis.RunT(t).Addr()
-	}
-	prefix := "clir" + time.Now().Format("150405.000000") + ":"
-	dsn := "redis://" + addr + "/0?prefix=" + prefix
+	rdb, prefix, dsn := queueRedis(t)
 	def := filepath.Join("testdata", "worker", "pay.yml")
 	const secret, token = "4111-2222-3333-4444", "tok-918273"
 	var outputs strings.Builder
@@ -139,10 +88,8 @@ func testRedactWorkerMasks(t *testing.T, bin, key string) {
 		outputs.WriteString(out.String() + errb.String())
 		require.Equal(t, exitOK, code, "%v: %s", args, errb.String())
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	holding := func() (found []string) {
-		for _, v := range redisValues(t, rdb, prefix) {
+		for _, v := range testkit.RedisValues(t, rdb, prefix) {
 			if strings.Contains(v, secret) {
 				found = append(found, v)
 			}

@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/testkit"
 )
 
 // submit queues instances, a worker process runs them (waking them after their wait),
@@ -27,12 +27,7 @@ import (
 // SIGTERM stops the worker, which leaves the registry.
 func TestSubmitWorkerResumeQueue(t *testing.T) {
 	bin := buildFlowteam(t)
-	addr := os.Getenv("REDIS_ADDR")
-	if addr == "" {
-		addr = miniredis.RunT(t).Addr()
-	}
-	prefix := "cliw" + time.Now().Format("150405.000000") + ":"
-	dsn := "redis://" + addr + "/0?prefix=" + prefix
+	rdb, prefix, dsn := queueRedis(t)
 	def := filepath.Join("testdata", "worker", "job.yml")
 	run := func(args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
@@ -67,8 +62,6 @@ func TestSubmitWorkerResumeQueue(t *testing.T) {
 	require.NoError(t, w.Start())
 	t.Cleanup(func() { w.Process.Kill(); w.Wait() })
 
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
 	store := session.NewRedisStore(rdb, session.WithPrefix(prefix))
 	load := func(id string) *session.Snapshot {
 		snap, err := store.Load(context.Background(), id)
@@ -106,4 +99,13 @@ func TestSubmitWorkerResumeQueue(t *testing.T) {
 	assert.Equal(t, exitConflict, code, "a completed instance is not queued: %s", errs)
 	_, _, code = run("submit", def, "--store", "memory:")
 	assert.Equal(t, exitUsage, code, "workers share a Redis store")
+}
+
+// queueRedis returns a client of the test's Redis (testkit.RedisStore: $REDIS_ADDR's,
+// or a miniredis), a key prefix no other test uses, whose keys are deleted when the
+// test ends, and the --store DSN of that prefix.
+func queueRedis(t *testing.T) (*redis.Client, string, string) {
+	store := testkit.RedisStore(t)
+	rdb := store.Client().(*redis.Client)
+	return rdb, store.Prefix(), "redis://" + rdb.Options().Addr + "/0?prefix=" + url.QueryEscape(store.Prefix())
 }
