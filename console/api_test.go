@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -140,4 +141,28 @@ func TestBadRecordedPatternHidesTheInstance(t *testing.T) {
 	w = f.do(t, "GET", "/api/instances", "", "")
 	assert.NotContains(t, w.Body.String(), "card-1234")
 	assert.Contains(t, w.Body.String(), `"reason": "***"`)
+}
+
+func TestClaimAndSubmitReadTheStoreOnce(t *testing.T) {
+	f := newFixture(t, true)
+	srv, cs := f.countingServer(t)
+	post := func(path, body string) {
+		t.Helper()
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+leadToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Host = "localhost"
+		srv.ServeHTTP(w, req)
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	}
+	post("/api/tasks/claim", `{"graph":"leave-approval","instance":"req-1"}`)
+	assert.EqualValues(t, 1, cs.loads.Swap(0), "claim")
+	post("/api/tasks/submit", `{"graph":"leave-approval","instance":"req-1","node":"lead","action":"forward"}`)
+	assert.EqualValues(t, 1, cs.loads.Swap(0), "submit")
+	post("/api/tasks/claim", `{"graph":"leave-approval","instance":"req-new"}`)
+	assert.EqualValues(t, 1, cs.loads.Swap(0), "a claim that creates the instance")
+	snap, err := f.store.Load(context.Background(), "req-1")
+	require.NoError(t, err)
+	assert.Equal(t, session.StatusCompleted, snap.Status)
 }

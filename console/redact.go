@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -92,7 +93,29 @@ func (s *Server) taskExecutor(r *http.Request, instance string, vars map[string]
 	if rd.Store {
 		repo = repo.WithRedactor(rd.Redactor).WithMeta(rd.Meta...)
 	}
-	return s.executor(repo), rd.Redactor.ForVars(vars), nil
+	return s.executor(&loadedRepository{StoreRepository: repo, id: instance, snap: snap}), rd.Redactor.ForVars(vars), nil
+}
+
+// loadedRepository answers the first Load of the instance a claim or submit has
+// loaded already with that snapshot (nil: not stored), so that the request reads
+// the store once; a later Load, after a lost race, reads the store. It serves one
+// request, which loads from one goroutine.
+type loadedRepository struct {
+	*workflow.StoreRepository
+	id   string
+	snap *session.Snapshot
+	used bool
+}
+
+func (r *loadedRepository) Load(ctx context.Context, id string) (*workflow.Instance, error) {
+	if id != r.id || r.used {
+		return r.StoreRepository.Load(ctx, id)
+	}
+	r.used = true
+	if r.snap == nil {
+		return nil, fmt.Errorf("instance %q: %w", id, session.ErrNotFound)
+	}
+	return workflow.FromSnapshot(r.snap)
 }
 
 // maskedError is an error whose message a Redactor masked; errors.Is and errors.As
