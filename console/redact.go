@@ -136,9 +136,10 @@ func maskError(red *redact.Redactor, err error) error {
 	return &maskedError{err: err, msg: red.String(err.Error())}
 }
 
-// redactAudit masks the error messages, reasons and attributes of the records.
+// redactAudit masks the error messages, reasons and attributes of the records with
+// red, which has learned the secret values of the stored variables (Server.redaction):
+// v.Vars, masked already, would teach it none.
 func redactAudit(v *InstanceView, red *redact.Redactor) {
-	red = red.ForVars(v.Vars)
 	for i := range v.Audit {
 		r := &v.Audit[i]
 		r.Reason = red.String(r.Reason)
