@@ -128,14 +128,20 @@ func TestHistoryMasksWhatTheStoreHoldsWhole(t *testing.T) {
 	assert.NotContains(t, w.Body.String(), "Hopper", "the error message quotes the node id")
 }
 
-// A recorded pattern that does not compile hides the instance rather than show it
-// unmasked.
+// A recorded pattern that does not compile, or that matches the empty text, hides
+// the instance rather than show it unmasked or unreadable.
 func TestBadRecordedPatternHidesTheInstance(t *testing.T) {
 	f := newFixture(t, false)
+	empty := &session.Snapshot{Instance: "empty", Graph: "order", Hash: strings.Repeat("0", 64), Status: session.StatusSuspended,
+		Reason: "waiting", Meta: []string{"redact-pattern=x*"}}
+	require.NoError(t, f.store.Save(context.Background(), empty, 0))
+	w := f.do(t, "GET", "/api/instances/empty", "", "")
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.Contains(t, w.Body.String(), "matches the empty text")
 	snap := &session.Snapshot{Instance: "bad", Graph: "order", Hash: strings.Repeat("0", 64), Status: session.StatusSuspended, Reason: "waiting for card-1234",
 		Meta: []string{"redact-pattern=("}}
 	require.NoError(t, f.store.Save(context.Background(), snap, 0))
-	w := f.do(t, "GET", "/api/instances/bad", "", "")
+	w = f.do(t, "GET", "/api/instances/bad", "", "")
 	assert.Equal(t, http.StatusInternalServerError, w.Code)
 	assert.NotContains(t, w.Body.String(), "card-1234")
 	w = f.do(t, "GET", "/api/instances", "", "")

@@ -48,6 +48,10 @@ func (s *Server) recordedRedaction(snap *session.Snapshot) (Redaction, error) {
 			if err != nil {
 				return Redaction{}, err // showing its matches in clear is worse than not showing the instance
 			}
+			if re.MatchString("") {
+				// It would put a mask between every two characters; flowteam refuses it too.
+				return Redaction{}, fmt.Errorf("redact-pattern %q matches the empty text", value)
+			}
 			pats = append(pats, re)
 		}
 	}
