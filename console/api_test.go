@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -127,17 +128,47 @@ func TestHistoryMasksWhatTheStoreHoldsWhole(t *testing.T) {
 	assert.NotContains(t, w.Body.String(), "Hopper", "the error message quotes the node id")
 }
 
-// A recorded pattern that does not compile hides the instance rather than show it
-// unmasked.
+// A recorded pattern that does not compile, or that matches the empty text, hides
+// the instance rather than show it unmasked or unreadable.
 func TestBadRecordedPatternHidesTheInstance(t *testing.T) {
 	f := newFixture(t, false)
+	empty := &session.Snapshot{Instance: "empty", Graph: "order", Hash: strings.Repeat("0", 64), Status: session.StatusSuspended,
+		Reason: "waiting", Meta: []string{"redact-pattern=x*"}}
+	require.NoError(t, f.store.Save(context.Background(), empty, 0))
+	w := f.do(t, "GET", "/api/instances/empty", "", "")
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.Contains(t, w.Body.String(), "matches the empty text")
 	snap := &session.Snapshot{Instance: "bad", Graph: "order", Hash: strings.Repeat("0", 64), Status: session.StatusSuspended, Reason: "waiting for card-1234",
 		Meta: []string{"redact-pattern=("}}
 	require.NoError(t, f.store.Save(context.Background(), snap, 0))
-	w := f.do(t, "GET", "/api/instances/bad", "", "")
+	w = f.do(t, "GET", "/api/instances/bad", "", "")
 	assert.Equal(t, http.StatusInternalServerError, w.Code)
 	assert.NotContains(t, w.Body.String(), "card-1234")
 	w = f.do(t, "GET", "/api/instances", "", "")
 	assert.NotContains(t, w.Body.String(), "card-1234")
 	assert.Contains(t, w.Body.String(), `"reason": "***"`)
+}
+
+func TestClaimAndSubmitReadTheStoreOnce(t *testing.T) {
+	f := newFixture(t, true)
+	srv, cs := f.countingServer(t)
+	post := func(path, body string) {
+		t.Helper()
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+leadToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Host = "localhost"
+		srv.ServeHTTP(w, req)
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	}
+	post("/api/tasks/claim", `{"graph":"leave-approval","instance":"req-1"}`)
+	assert.EqualValues(t, 1, cs.loads.Swap(0), "claim")
+	post("/api/tasks/submit", `{"graph":"leave-approval","instance":"req-1","node":"lead","action":"forward"}`)
+	assert.EqualValues(t, 1, cs.loads.Swap(0), "submit")
+	post("/api/tasks/claim", `{"graph":"leave-approval","instance":"req-new"}`)
+	assert.EqualValues(t, 1, cs.loads.Swap(0), "a claim that creates the instance")
+	snap, err := f.store.Load(context.Background(), "req-1")
+	require.NoError(t, err)
+	assert.Equal(t, session.StatusCompleted, snap.Status)
 }

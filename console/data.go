@@ -94,6 +94,8 @@ type InstanceView struct {
 	Calls    []string              `json:"calls"`
 	run      *Run
 	redactor *redact.Redactor
+	// version is the fingerprint (Server.version) of what the view was built from.
+	version string
 }
 
 // Live reports whether the instance may still change by itself or by a person.
@@ -132,7 +134,7 @@ func (s *Server) instanceView(ctx context.Context, id string) (*InstanceView, er
 	}
 	v := &InstanceView{ID: id, Graph: run.Graph, Status: run.Status, Vars: map[string]any{},
 		Errors: []session.ErrorRecord{}, History: []workflow.Entry{}, Tasks: []TaskView{}, Audit: recs.Sorted(),
-		run: run, redactor: rd.Redactor}
+		run: run, redactor: rd.Redactor, version: fingerprint(st.snap, recs)}
 	if v.Audit == nil {
 		v.Audit = trace.Records{}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +41,7 @@ type fixture struct {
 	store *session.MemoryStore
 	eng   *flow.Engine
 	audit string
+	cfg   console.Config // the configuration of srv
 }
 
 func newFixture(t testing.TB, withUsers bool) *fixture {
@@ -76,6 +78,7 @@ func newFixture(t testing.TB, withUsers bool) *fixture {
 			leadToken: {Actor: "lead"}, employeeToken: {Actor: "employee"}, adminToken: {Actor: "hr", Admin: true}})
 		require.NoError(t, err)
 	}
+	f.cfg = cfg
 	f.srv, err = console.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { f.srv.Close() })
@@ -111,5 +114,28 @@ func (f *fixture) do(t testing.TB, method, target, token, body string, header ..
 }
 
 var _ http.Handler = (*console.Server)(nil)
+
+// countingStore counts the snapshots loaded from a store.
+type countingStore struct {
+	session.Store
+	loads atomic.Int64
+}
+
+func (c *countingStore) Load(ctx context.Context, id string) (*session.Snapshot, error) {
+	c.loads.Add(1)
+	return c.Store.Load(ctx, id)
+}
+
+// countingServer returns a console configured as f.srv over f's store counted.
+func (f *fixture) countingServer(t testing.TB) (*console.Server, *countingStore) {
+	t.Helper()
+	cs := &countingStore{Store: f.store}
+	cfg := f.cfg
+	cfg.Store = cs
+	srv, err := console.New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	return srv, cs
+}
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -158,19 +158,14 @@ func (s *Server) drawInstance(w http.ResponseWriter, r *http.Request) (*Instance
 }
 
 func (s *Server) instancePage(w http.ResponseWriter, r *http.Request) {
-	// The fingerprint is taken first: a change while the page is built then makes
-	// the page refresh once more, where taken after it would be missed.
-	version, err := s.version(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.failErr(w, r, err)
-		return
-	}
 	v, path, img, ok := s.drawInstance(w, r)
 	if !ok {
 		return
 	}
+	// The fingerprint is that of the very records and snapshot the page shows: any
+	// later change differs from it and refreshes the page.
 	s.render(w, r, "instance", map[string]any{"View": v, "Path": path, "Picture": inlineSVG(img),
-		"Version": version, "HasAudit": s.cfg.Audit != "", "Timeline": timelineRows(v.Audit)})
+		"Version": v.version, "HasAudit": s.cfg.Audit != "", "Timeline": timelineRows(v.Audit)})
 }
 
 func (s *Server) instancePicture(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,6 +48,10 @@ func (s *Server) recordedRedaction(snap *session.Snapshot) (Redaction, error) {
 			if err != nil {
 				return Redaction{}, err // showing its matches in clear is worse than not showing the instance
 			}
+			if re.MatchString("") {
+				// It would put a mask between every two characters; flowteam refuses it too.
+				return Redaction{}, fmt.Errorf("redact-pattern %q matches the empty text", value)
+			}
 			pats = append(pats, re)
 		}
 	}
@@ -92,7 +97,29 @@ func (s *Server) taskExecutor(r *http.Request, instance string, vars map[string]
 	if rd.Store {
 		repo = repo.WithRedactor(rd.Redactor).WithMeta(rd.Meta...)
 	}
-	return s.executor(repo), rd.Redactor.ForVars(vars), nil
+	return s.executor(&loadedRepository{StoreRepository: repo, id: instance, snap: snap}), rd.Redactor.ForVars(vars), nil
+}
+
+// loadedRepository answers the first Load of the instance a claim or submit has
+// loaded already with that snapshot (nil: not stored), so that the request reads
+// the store once; a later Load, after a lost race, reads the store. It serves one
+// request, which loads from one goroutine.
+type loadedRepository struct {
+	*workflow.StoreRepository
+	id   string
+	snap *session.Snapshot
+	used bool
+}
+
+func (r *loadedRepository) Load(ctx context.Context, id string) (*workflow.Instance, error) {
+	if id != r.id || r.used {
+		return r.StoreRepository.Load(ctx, id)
+	}
+	r.used = true
+	if r.snap == nil {
+		return nil, fmt.Errorf("instance %q: %w", id, session.ErrNotFound)
+	}
+	return workflow.FromSnapshot(r.snap)
 }
 
 // maskedError is an error whose message a Redactor masked; errors.Is and errors.As
@@ -113,9 +140,10 @@ func maskError(red *redact.Redactor, err error) error {
 	return &maskedError{err: err, msg: red.String(err.Error())}
 }
 
-// redactAudit masks the error messages, reasons and attributes of the records.
+// redactAudit masks the error messages, reasons and attributes of the records with
+// red, which has learned the secret values of the stored variables (Server.redaction):
+// v.Vars, masked already, would teach it none.
 func redactAudit(v *InstanceView, red *redact.Redactor) {
-	red = red.ForVars(v.Vars)
 	for i := range v.Audit {
 		r := &v.Audit[i]
 		r.Reason = red.String(r.Reason)

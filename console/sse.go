@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/session"
+	"github.com/flowteam/flowteam/trace"
 )
 
 // version is a fingerprint of what an instance page shows: the snapshot's version
@@ -20,11 +21,20 @@ func (s *Server) version(ctx context.Context, id string) (string, error) {
 	snap, err := s.cfg.Store.Load(ctx, id)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
-		return fmt.Sprintf("-/-/%d", len(recs)), nil
+		snap = nil
 	case err != nil:
 		return "", err
 	}
-	return fmt.Sprintf("%d/%s/%d", snap.Version, snap.Status, len(recs)), nil
+	return fingerprint(snap, recs), nil
+}
+
+// fingerprint is the version of an instance stored as snap (nil: not stored) with
+// the audit records recs.
+func fingerprint(snap *session.Snapshot, recs trace.Records) string {
+	if snap == nil {
+		return fmt.Sprintf("-/-/%d", len(recs))
+	}
+	return fmt.Sprintf("%d/%s/%d", snap.Version, snap.Status, len(recs))
 }
 
 // instanceEvents streams server-sent events for an instance page: a "change"

@@ -50,3 +50,15 @@ func TestEventsFollowTheInstance(t *testing.T) {
 	assert.Equal(t, "3/suspended/0", nextEvent(t, sc), "a save is news")
 	cancel()
 }
+
+func TestInstancePageReadsTheStoreOnce(t *testing.T) {
+	f := newFixture(t, false)
+	srv, cs := f.countingServer(t)
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/instances/req-1", nil)
+	req.Host = "localhost"
+	srv.ServeHTTP(w, req)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Contains(t, w.Body.String(), `data-version="2/suspended/0"`, "the version the events stream starts with")
+	assert.EqualValues(t, 1, cs.loads.Load())
+}

@@ -234,6 +234,29 @@ func TestSubGraphTasks(t *testing.T) {
 	})
 }
 
+// A "#graph" task names its graph as the engine reads it, spaces around the id
+// ignored.
+func TestSubGraphReferenceWithSpaces(t *testing.T) {
+	sub := flow.NewSpec("sub")
+	sub.Start("s").LinkTo("sign")
+	sub.Activity("sign").SetMeta("actor", "a").LinkTo("e")
+	sub.End("e")
+	parent := flow.NewSpec("parent")
+	parent.Start("s").LinkTo("call")
+	parent.Activity("call").SetTask("# sub ").LinkTo("e")
+	parent.End("e")
+	eng := flow.NewEngine()
+	for _, spec := range []*flow.GraphSpec{sub, parent} {
+		g, err := spec.Build()
+		require.NoError(t, err)
+		require.NoError(t, eng.Register(g))
+	}
+	x := workflow.NewExecutor(eng, workflow.NewActorController(), workflow.NewMemoryRepository())
+	task := claim(t, x, "parent", "p-1", workflow.As("actor", "a"))
+	require.NotNil(t, task)
+	assert.Equal(t, "sub:sign", task.ID())
+}
+
 // Submits check the controller: forward and back need the node's actor, jumps,
 // terminate and restart an administrator.
 func TestSubmitChecksTheController(t *testing.T) {

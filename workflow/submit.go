@@ -120,7 +120,7 @@ func (op *op) apply(action Action, n *flow.Node) error {
 	var err error
 	switch action {
 	case Forward:
-		err = op.forward(n)
+		return op.forward(n) // which moves the instance on
 	case Back:
 		op.back(n)
 	case ForwardJump:

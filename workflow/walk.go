@@ -279,6 +279,7 @@ func (x *Executor) called(n *flow.Node) (*flow.Graph, error) {
 	if !ok {
 		return nil, nil
 	}
+	id = strings.TrimSpace(id) // as the engine reads "# id"
 	g, found := x.engine.Graph(id)
 	if !found {
 		return nil, fmt.Errorf("node %q calls graph %q: %w", n.ID, id, flow.ErrGraphNotFound)

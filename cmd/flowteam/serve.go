@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -107,7 +108,7 @@ func parseServeArgs(args []string) (cfg serveConfig, help bool, err error) {
 	if err := checkNotEmpty(fs, "store", "audit", "addr", "users", "actor-key", "redact", "redact-pattern"); err != nil {
 		return cfg, false, err
 	}
-	if _, err := serveRedactor(cfg); err != nil {
+	if _, _, err := serveRedactor(cfg); err != nil {
 		return cfg, false, err
 	}
 	switch {
@@ -144,7 +145,7 @@ func newConsole(cfg serveConfig, logger *slog.Logger) (srv *console.Server, user
 			return nil, nil, nil, err
 		}
 	}
-	red, err := serveRedactor(cfg)
+	flags, red, err := serveRedactor(cfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -153,7 +154,7 @@ func newConsole(cfg serveConfig, logger *slog.Logger) (srv *console.Server, user
 		return nil, nil, nil, err
 	}
 	srv, err = console.New(console.Config{Engine: eng, Sources: sources, Store: store, Audit: cfg.audit,
-		Users: users, ActorKey: cfg.actorKey, Redactor: red, Redaction: serveRedaction(cfg), Logger: logger, Loopback: console.IsLoopback(cfg.addr)})
+		Users: users, ActorKey: cfg.actorKey, Redactor: red, Redaction: serveRedaction(flags, red), Logger: logger, Loopback: console.IsLoopback(cfg.addr)})
 	if err != nil {
 		closeStore()
 		return nil, nil, nil, err
@@ -161,28 +162,33 @@ func newConsole(cfg serveConfig, logger *slog.Logger) (srv *console.Server, user
 	return srv, users, func() { srv.Close(); closeStore() }, nil
 }
 
-// serveRedactor returns the Redactor of the --redact and --redact-pattern flags.
-func serveRedactor(cfg serveConfig) (*redact.Redactor, error) {
+// serveRedactor returns the settings of the --redact and --redact-pattern flags and
+// their Redactor.
+func serveRedactor(cfg serveConfig) (settings, *redact.Redactor, error) {
 	st, err := redactSettings(cfg.redact, cfg.patterns)
 	if err != nil {
-		return nil, err
+		return st, nil, err
 	}
-	return st.redactor()
+	red, err := st.redactor()
+	return st, red, err
 }
 
 // serveRedaction returns the console's redaction of an instance, as "flowteam task"
-// redacts it: the --redact names and --redact-pattern expressions and those the
+// redacts it: the names and patterns of flags (whose Redactor is red) and those the
 // instance records; with any, a save masks the instance and records them all.
-func serveRedaction(cfg serveConfig) func(*session.Snapshot) (console.Redaction, error) {
+func serveRedaction(flags settings, red *redact.Redactor) func(*session.Snapshot) (console.Redaction, error) {
+	base := console.Redaction{Redactor: red, Store: flags.redacts(), Meta: flags.redactMeta()}
 	return func(snap *session.Snapshot) (console.Redaction, error) {
-		// Built anew for each request: settings' slices grow in place, and requests
-		// run concurrently.
-		st, err := redactSettings(cfg.redact, cfg.patterns)
-		if err != nil {
-			return console.Redaction{}, err
+		if snap == nil {
+			return base, nil
 		}
-		if snap != nil {
-			st.addRecorded(snap)
+		// Slices of its own: settings' slices grow in place, and requests run
+		// concurrently.
+		st := flags
+		st.redact, st.patterns = slices.Clone(flags.redact), slices.Clone(flags.patterns)
+		st.addRecorded(snap)
+		if slices.Equal(st.redact, flags.redact) && slices.Equal(st.patterns, flags.patterns) {
+			return base, nil // nothing beyond the flags: their Redactor, its patterns compiled once
 		}
 		red, err := st.redactor()
 		if err != nil {

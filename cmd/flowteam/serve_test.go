@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowteam/flowteam/session"
 )
 
 func TestServeRefusesBadStarts(t *testing.T) {
@@ -156,11 +158,22 @@ func firstEvent(t *testing.T, hs *httptest.Server, path, token string) string {
 func TestServeRedactFlags(t *testing.T) {
 	cfg, _, err := parseServeArgs([]string{leaveApprovalYML, "--store", "memory:", "--redact", "a,b", "--redact-pattern", `x\d+`})
 	require.NoError(t, err)
-	rd, err := serveRedaction(cfg)(nil)
+	flags, red, err := serveRedactor(cfg)
+	require.NoError(t, err)
+	rd, err := serveRedaction(flags, red)(nil)
 	require.NoError(t, err)
 	assert.True(t, rd.Store)
 	assert.Equal(t, []string{"redact=a", "redact=b", `redact-pattern=x\d+`}, rd.Meta)
 	assert.Equal(t, "id ***", rd.Redactor.String("id x42"))
+	same, err := serveRedaction(flags, red)(&session.Snapshot{Instance: "i", Meta: []string{"redact=a"}})
+	require.NoError(t, err)
+	assert.Same(t, red, same.Redactor, "an instance recording no rule beyond the flags gets their Redactor")
+	own, err := serveRedaction(flags, red)(&session.Snapshot{Instance: "i", Redacted: []string{"c"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"redact=a", "redact=b", "redact=c", `redact-pattern=x\d+`}, own.Meta)
+	assert.True(t, own.Redactor.Sensitive("c") && own.Redactor.Sensitive("a"), "the flags' rules and the instance's")
+	assert.Equal(t, "id ***", own.Redactor.String("id x42"))
+	assert.False(t, red.Sensitive("c"), "the flags' Redactor is not changed")
 	code, _, stderr := call(t, cmdServe, leaveApprovalYML, "--store", "memory:", "--redact-pattern", "(")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `--redact-pattern "("`)
