@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/flowteam/flowteam/flow"
 	"github.com/flowteam/flowteam/session"
@@ -479,24 +478,4 @@ func TestParallelRetryReplaysNestedTeam(t *testing.T) {
 	assert.Empty(t, log.byAgent("w"))
 	assert.Equal(t, innerRun, inner.Trace(fc).RunID)
 	assert.Equal(t, "answer 1 + answer 1", tm.Trace(fc).FinalAnswer)
-}
-
-// A remote source's retries: zero fields take the defaults, a Retry-After replaces the
-// backoff up to the bound, and one beyond the bound ends the retries.
-func TestRetryWait(t *testing.T) {
-	p := team.RetryDefaults(flow.RetryPolicy{NoJitter: true})
-	assert.Equal(t, flow.RetryPolicy{Max: 3, Backoff: 500 * time.Millisecond, MaxBackoff: 30 * time.Second, NoJitter: true}, p)
-	assert.Equal(t, 2, team.RetryDefaults(flow.RetryPolicy{Max: 2}).Max, "a set field is kept")
-
-	wait, ok := team.RetryWait(p, time.Minute, team.NewError(team.TypeSourceUnavailable, "down"), 2)
-	assert.True(t, ok)
-	assert.Equal(t, time.Second, wait, "the backoff doubles")
-
-	limited := &team.Error{Type: team.TypeRateLimited, Retry: true, RetryAfter: 5 * time.Second}
-	wait, ok = team.RetryWait(p, time.Minute, limited, 1)
-	assert.True(t, ok)
-	assert.Equal(t, 5*time.Second, wait, "the Retry-After replaces the backoff")
-
-	_, ok = team.RetryWait(p, time.Second, limited, 1)
-	assert.False(t, ok, "a Retry-After beyond the bound ends the retries")
 }

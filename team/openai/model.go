@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/internal/retry"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/trace"
 )
@@ -70,7 +71,7 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 
 // WithRetry sets the retry policy of retryable failures (timeout, rate_limited,
 // source_unavailable): at most p.Max attempts in all, with flow.Backoff between them.
-// Zero fields take team.RetryDefaults: 3 attempts, 500ms doubling up to 30s, with
+// Zero fields take the defaults: 3 attempts, 500ms doubling up to 30s, with
 // jitter unless p.NoJitter. flow.RetryPolicy{Max: 1} makes a single attempt.
 func WithRetry(p flow.RetryPolicy) Option { return func(c *config) { c.retry = p } }
 
@@ -95,7 +96,7 @@ func New(model string, opts ...Option) (*Model, error) {
 	if model == "" {
 		return nil, errors.New("openai: no model")
 	}
-	c := config{baseURL: DefaultBaseURL, maxRetryAfter: team.DefaultMaxRetryAfter, clock: realClock{}}
+	c := config{baseURL: DefaultBaseURL, maxRetryAfter: retry.MaxAfter, clock: realClock{}}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -116,7 +117,7 @@ func New(model string, opts ...Option) (*Model, error) {
 	sdk = append(append(sdk, c.sdk...), option.WithMaxRetries(0))
 	return &Model{
 		model: model, apiKey: c.apiKey, svc: oai.NewChatCompletionService(sdk...), timeout: c.timeout,
-		retry: team.RetryDefaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
+		retry: retry.Defaults(c.retry), maxRetryAfter: c.maxRetryAfter, clock: c.clock,
 	}, nil
 }
 
@@ -190,7 +191,7 @@ func (m *Model) retryLoop(ctx context.Context, attempt func() *team.Error) error
 		if !e.Retry || n >= m.retry.Max || ctx.Err() != nil {
 			return m.masked(e)
 		}
-		wait, ok := team.RetryWait(m.retry, m.maxRetryAfter, e, n)
+		wait, ok := retry.Wait(m.retry, m.maxRetryAfter, e, n)
 		if !ok {
 			return m.masked(e)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/internal/retry"
 	"github.com/flowteam/flowteam/team"
 	"github.com/flowteam/flowteam/trace"
 )
@@ -172,8 +173,8 @@ func (s *SubAgent) call(ctx context.Context, ri team.RunInfo, query string) (Sub
 // attempts makes the attempts: at most the policy's, while the failure is retryable,
 // the backoff (or the Retry-After asked for) is within bounds and within the budget.
 func (s *SubAgent) attempts(ctx context.Context, ri team.RunInfo, query string, now func() time.Time) SubResult {
-	p := team.RetryDefaults(s.Retry)
-	maxAfter := cmp.Or(s.MaxRetryAfter, team.DefaultMaxRetryAfter)
+	p := retry.Defaults(s.Retry)
+	maxAfter := cmp.Or(s.MaxRetryAfter, retry.MaxAfter)
 	sleep := s.Sleep
 	if sleep == nil {
 		sleep = sleepContext
@@ -211,7 +212,7 @@ func (s *SubAgent) attempts(ctx context.Context, ri team.RunInfo, query string, 
 			break
 		}
 		var ok bool
-		if wait, ok = team.RetryWait(p, maxAfter, last, n); !ok {
+		if wait, ok = retry.Wait(p, maxAfter, last, n); !ok {
 			stop = fmt.Sprintf("the source asked to wait %s", last.RetryAfter)
 			break
 		}

@@ -1,19 +1,23 @@
-package team
+// Package retry holds the retry defaults of the project's remote sources (a model
+// provider, a sub-agent's search): team/openai and team/subagent share them, and
+// package team stays without them.
+package retry
 
 import (
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
+	"github.com/flowteam/flowteam/team"
 )
 
-// DefaultMaxRetryAfter is the longest Retry-After a remote source's client waits for
-// unless told otherwise: a longer one ends the retries (RetryWait).
-const DefaultMaxRetryAfter = time.Minute
+// MaxAfter is the longest Retry-After a remote source's client waits for
+// unless told otherwise: a longer one ends the retries (Wait).
+const MaxAfter = time.Minute
 
-// RetryDefaults fills the zero fields of p with the defaults of the retries of a
+// Defaults fills the zero fields of p with the defaults of the retries of a
 // remote source (a model provider, a sub-agent's search): 3 attempts in all, 500ms
 // backoff doubling up to 30s.
-func RetryDefaults(p flow.RetryPolicy) flow.RetryPolicy {
+func Defaults(p flow.RetryPolicy) flow.RetryPolicy {
 	if p.Max <= 0 {
 		p.Max = 3
 	}
@@ -26,11 +30,11 @@ func RetryDefaults(p flow.RetryPolicy) flow.RetryPolicy {
 	return p
 }
 
-// RetryWait returns how long to wait after attempt n failed with e before the next:
+// Wait returns how long to wait after attempt n failed with e before the next:
 // the Retry-After e carries, or else p's backoff (flow.Backoff, with jitter unless
 // p.NoJitter). It returns false when e asks to wait longer than maxAfter, which ends
 // the retries. It does not check whether e is retryable or attempts are left.
-func RetryWait(p flow.RetryPolicy, maxAfter time.Duration, e *Error, n int) (time.Duration, bool) {
+func Wait(p flow.RetryPolicy, maxAfter time.Duration, e *team.Error, n int) (time.Duration, bool) {
 	if e.RetryAfter > 0 {
 		return e.RetryAfter, e.RetryAfter <= maxAfter
 	}
