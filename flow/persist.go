@@ -14,8 +14,13 @@ import (
 // Hash returns a hex SHA-256 of the graph's definition: ids, types, titles, conditions,
 // tasks, meta and links with their priorities, in definition order. Two graphs with the
 // same hash route the same way, so a stored frontier may be resumed on either. A Go task
-// component counts by its type name.
+// component counts by its type name. It is computed once per graph.
 func (g *Graph) Hash() string {
+	g.hashOnce.Do(func() { g.hash = g.definitionHash() })
+	return g.hash
+}
+
+func (g *Graph) definitionHash() string {
 	type link struct {
 		To, Title, When string
 		Priority        int
