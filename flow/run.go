@@ -30,6 +30,7 @@ type run struct {
 	root     *frame
 	maxSteps int64
 	icpts    []indexedInterceptor
+	timed    bool // an interceptor wants node times (NodeTimer)
 	steps    atomic.Int64
 	state    atomic.Int32
 	rctx     runCtx
