@@ -30,9 +30,9 @@ type run struct {
 	root     *frame
 	maxSteps int64
 	icpts    []indexedInterceptor
-	timed    bool // an interceptor wants node times (NodeTimer)
 	steps    atomic.Int64
 	state    atomic.Int32
+	timed    bool // an interceptor wants node times (NodeTimer)
 	rctx     runCtx
 	began    time.Time
 
