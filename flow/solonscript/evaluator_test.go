@@ -232,11 +232,15 @@ func TestLimits(t *testing.T) {
 			`while (true) {}`, solonscript.ErrTimeout},
 		{"a 100 MB string at once", solonscript.New(), `String s = "x".repeat(100 * 1024 * 1024);`, solonscript.ErrStringLimit},
 		{"a 100 MB string by padding", solonscript.New(), `String s = "".padEnd(100 * 1024 * 1024, "x");`, solonscript.ErrStringLimit},
-		{"a string doubled without end", solonscript.New(), `String s = "x"; while (true) { s = s + s; }`, solonscript.ErrMemoryLimit},
+		// Without a time limit to reach first on a loaded machine.
+		{"a string doubled without end", solonscript.New(solonscript.WithTimeout(time.Minute)), `String s = "x"; while (true) { s = s + s; }`, solonscript.ErrMemoryLimit},
 		{"a 5 GB join", solonscript.New(), `String s = "x".repeat(1000000); List l = new ArrayList(); for (int i = 0; i < 5000; i++) { l.add(s); } String j = l.join("");`, solonscript.ErrStringLimit},
 		{"a 1 TB replaceAll", solonscript.New(), `String s = "x".repeat(1000000); String t = s.replaceAll("x", s);`, solonscript.ErrStringLimit},
 		{"a 2 MB string put in the context", solonscript.New(),
 			`String s = "xxxxxxxxxxxxxxxx"; for (int i = 0; i < 17; i++) { s = s + s; } context.put("s", s);`, solonscript.ErrStringLimit},
+		{"a string past WithMaxString", solonscript.New(solonscript.WithMaxString(10)), `String s = "x".repeat(11);`, solonscript.ErrStringLimit},
+		{"allocations past WithMaxAlloc", solonscript.New(solonscript.WithMaxAlloc(1<<20), solonscript.WithMaxLoopSteps(1<<40)),
+			`List l = new ArrayList(); while (true) { l.add("x".repeat(1000)); }`, solonscript.ErrMemoryLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, res, err := runScript(t, tc.ev, tc.src, nil)
