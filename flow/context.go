@@ -223,20 +223,13 @@ func (c *Context) Suspend(reason string) {
 // view, Engine.RunTask): the caller then cannot have the write made exactly once. A
 // nil e is an error. It may be called from goroutines of the task until it returns.
 func (c *Context) Effect(e any) error {
-	t := c.tok
-	if t == nil {
-		return ErrNoCheckpoint
-	}
-	root := t.call
-	for root.caller != nil {
-		root = root.caller
-	}
-	if r := root.run; r == nil || r.ckpt == nil {
+	if r := c.ownRun(); r == nil || r.ckpt == nil {
 		return ErrNoCheckpoint
 	}
 	if e == nil {
 		return errors.New("flow: nil effect")
 	}
+	t := c.tok
 	c.st.mu.Lock()
 	if t.effects == nil {
 		t.effects = new([]any)

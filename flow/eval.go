@@ -187,6 +187,7 @@ func (e *Engine) newRun(cg *compiled, fc *Context, opts []EvalOption) *run {
 	if len(opts) > 0 {
 		id = r.applyOptions(opts)
 	}
+	r.timed = timed(r.icpts)
 	r.id, r.seq = id, 0
 	if id == "" {
 		r.seq = runIDs.seq.Add(1)

@@ -158,7 +158,7 @@ func (r *run) startHooks(ctx context.Context, tok *token) (context.Context, time
 		return ctx, 0
 	}
 	var began time.Duration
-	if timed(r.icpts) {
+	if r.timed {
 		began = time.Since(r.began)
 	}
 	for i := range r.icpts {
@@ -215,7 +215,7 @@ func (r *run) classify(ctx context.Context, tok *token, a *attemptOutcome) {
 func (r *run) endHooks(ctx context.Context, tok *token, a *attemptOutcome, began time.Duration, step, attempt int) {
 	end := NodeEnd{Status: a.status, Err: a.err, Step: step,
 		Arrivals: tok.arrivals, Attempt: attempt, Retrying: a.retry, Recovered: a.status == nodeFailed && !a.retry && a.dec.Recover}
-	if timed(r.icpts) {
+	if r.timed {
 		end.Start, end.Duration = r.began.Add(began), time.Since(r.began)-began
 	}
 	if end.Recovered {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Graph is a built, validated, immutable flow definition. It is safe to share between
@@ -30,6 +31,9 @@ type Graph struct {
 	byID  map[string]*Node
 	start *Node
 	spec  *GraphSpec
+
+	hashOnce sync.Once
+	hash     string // Hash's, computed at its first call: the graph does not change
 }
 
 // Nodes returns the nodes in definition order. The slice must not be modified.

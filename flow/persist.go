@@ -1,21 +1,25 @@
 package flow
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
+
+	"github.com/flowteam/flowteam/internal/jsonvars"
 )
 
 // Hash returns a hex SHA-256 of the graph's definition: ids, types, titles, conditions,
 // tasks, meta and links with their priorities, in definition order. Two graphs with the
 // same hash route the same way, so a stored frontier may be resumed on either. A Go task
-// component counts by its type name.
+// component counts by its type name. It is computed once per graph.
 func (g *Graph) Hash() string {
+	g.hashOnce.Do(func() { g.hash = g.definitionHash() })
+	return g.hash
+}
+
+func (g *Graph) definitionHash() string {
 	type link struct {
 		To, Title, When string
 		Priority        int
@@ -85,7 +89,7 @@ type FrameState struct {
 	Failed []FailedBranch `json:"failed,omitempty"`
 	// loop
 	Loop    string `json:"loop,omitempty"`    // id of the opening loop node
-	Items   []any  `json:"items,omitempty"`   // the items the loop iterates over (numbers decode as json.Number: UnmarshalJSON)
+	Items   []any  `json:"items,omitempty"`   // the items the loop iterates over (integers decode as int64: UnmarshalJSON)
 	Index   int    `json:"index,omitempty"`   // position of the current item in Items
 	Closing string `json:"closing,omitempty"` // id of the closing loop node, once reached; Loop's id once an error policy's goto left the loop (no closing node then)
 	// call
@@ -95,12 +99,11 @@ type FrameState struct {
 	Caller int    `json:"caller"`            // the caller's call frame; -1 for the root call
 }
 
-// UnmarshalJSON decodes a frame as encoding/json does, except that the numbers in
-// Items stay json.Number, exact, instead of becoming float64: RestoreFrontier turns
-// an integral one into an int64 and any other into a float64 (as a session snapshot
-// restores them), so a loop over integers resumes with integers (`it == 3` and typed
-// getters behave as before the restart, and an integer beyond float64's precision
-// keeps its value).
+// UnmarshalJSON decodes a frame as encoding/json does, except that a number in Items
+// is an int64 when it is an integral literal that fits, else a float64 (as a session
+// snapshot restores them), so a loop over integers resumes with integers (`it == 3`
+// and typed getters behave as before the restart, and an integer beyond float64's
+// precision keeps its value); a number beyond float64 is an error.
 //
 // encoding/json passes no decoder options to an UnmarshalJSON method, so a caller's
 // Decoder.DisallowUnknownFields does not reach the fields of a frame: an unknown key
@@ -110,72 +113,7 @@ type FrameState struct {
 // frame fields checks them itself.
 func (fs *FrameState) UnmarshalJSON(data []byte) error {
 	type plain FrameState // the same fields, without this method
-	var aux struct {
-		*plain
-		Items json.RawMessage `json:"items,omitempty"` // shadows plain's
-	}
-	aux.plain = (*plain)(fs)
-	if err := json.Unmarshal(data, &aux); err != nil {
-		return err
-	}
-	if aux.Items == nil {
-		return nil // no items: left as they were, as encoding/json leaves a missing field
-	}
-	dec := json.NewDecoder(bytes.NewReader(aux.Items))
-	dec.UseNumber()
-	return dec.Decode(&fs.Items)
-}
-
-// fromJSONNumbers returns v with its json.Numbers replaced: an integer that fits
-// becomes an int64, any other number a float64. changed says whether v held one; the
-// maps and lists holding one are copied, so the caller's state is left as it was.
-func fromJSONNumbers(v any) (_ any, changed bool, err error) {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i, true, nil
-		}
-		f, err := t.Float64()
-		if err != nil {
-			return nil, false, fmt.Errorf("number %s: %w", t, err)
-		}
-		return f, true, nil
-	case map[string]any:
-		var out map[string]any
-		for k, e := range t {
-			n, ch, err := fromJSONNumbers(e)
-			if err != nil {
-				return nil, false, err
-			}
-			if ch {
-				if out == nil {
-					out = maps.Clone(t)
-				}
-				out[k] = n
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
-	case []any:
-		var out []any
-		for i, e := range t {
-			n, ch, err := fromJSONNumbers(e)
-			if err != nil {
-				return nil, false, err
-			}
-			if ch {
-				if out == nil {
-					out = slices.Clone(t)
-				}
-				out[i] = n
-			}
-		}
-		if out != nil {
-			return out, true, nil
-		}
-	}
-	return v, false, nil
+	return jsonvars.Unmarshal(data, (*plain)(fs))
 }
 
 // FailedBranch is one branch of a split frame that failed and was withdrawn (see

@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowteam/flowteam/internal/jsonvars"
 )
 
 // Severity says whether an execution error let the run go on.
@@ -434,17 +435,8 @@ func ExecutionErrorsOf(v any) []ExecutionError {
 		return nil
 	}
 	var out []ExecutionError
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber() // only Fallback holds untyped values
-	if dec.Decode(&out) != nil {
+	if jsonvars.Unmarshal(b, &out) != nil {
 		return nil
-	}
-	for i := range out {
-		fb, _, err := fromJSONNumbers(out[i].Fallback)
-		if err != nil {
-			return nil
-		}
-		out[i].Fallback, _ = fb.(map[string]any)
 	}
 	return out
 }

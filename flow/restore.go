@@ -203,11 +203,7 @@ func restoreLoop(f *frame, i int, fs FrameState) error {
 		return badFrontier("frame %d: loop index %d outside %d items", i, fs.Index, len(fs.Items))
 	}
 	f.index = fs.Index
-	items, _, err := fromJSONNumbers(fs.Items) // decoded by FrameState.UnmarshalJSON
-	if err != nil {
-		return badFrontier("frame %d: loop items: %v", i, err)
-	}
-	f.items = slices.Clone(items.([]any))
+	f.items = slices.Clone(fs.Items)
 	switch {
 	case fs.Closing == fs.Loop:
 		f.left = true

@@ -32,6 +32,7 @@ type run struct {
 	icpts    []indexedInterceptor
 	steps    atomic.Int64
 	state    atomic.Int32
+	timed    bool // an interceptor wants node times (NodeTimer)
 	rctx     runCtx
 	began    time.Time
 

@@ -446,6 +446,19 @@ func (l *lockedView) nodeID() string {
 // neither an RFC 3339 time nor a duration, or that runs outside a node's script.
 var ErrSuspendUntil = errors.New("context.suspendUntil")
 
+// WakeTime returns the time a script's context.suspendUntil(s) waits for: s is an
+// RFC 3339 time, or a Go duration ("10m") from now. Its error wraps ErrSuspendUntil.
+func WakeTime(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %q is neither an RFC 3339 time nor a duration", ErrSuspendUntil, s)
+	}
+	return time.Now().Add(d), nil
+}
+
 // scopeSuspendUntil runs context.suspendUntil(arg): arg is an RFC 3339 time or a Go
 // duration ("10m") from now, as a string, a time.Time or a time.Duration.
 func scopeSuspendUntil(s Scope, arg any) (any, error) {
@@ -464,12 +477,9 @@ func scopeSuspendUntil(s Scope, arg any) (any, error) {
 	case time.Duration:
 		t = time.Now().Add(x)
 	case string:
-		if at, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			t = at
-		} else if d, err := time.ParseDuration(x); err == nil {
-			t = time.Now().Add(d)
-		} else {
-			return nil, fmt.Errorf("%w: %q is neither an RFC 3339 time nor a duration", ErrSuspendUntil, x)
+		var err error
+		if t, err = WakeTime(x); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("%w: want an RFC 3339 time or a duration, got %T", ErrSuspendUntil, arg)

@@ -56,3 +56,23 @@ func TestBuildRejectsNilNodesAndUnknownTypes(t *testing.T) {
 	_, err = s.Build()
 	require.ErrorContains(t, err, `node "x": unknown node type 7`)
 }
+
+// Hash depends on the definition only: two builds of one spec hash alike, a changed
+// condition hashes otherwise, and calls from many goroutines agree.
+func TestGraphHash(t *testing.T) {
+	s := flow.NewSpec("h")
+	s.Start("s").LinkTo("e").When = "ok == true"
+	s.End("e")
+	a, b := build(t, s), build(t, s)
+	s.Nodes[0].Links[0].When = "ok == false"
+	c := build(t, s)
+	hashes := make(chan string, 8)
+	for range cap(hashes) {
+		go func() { hashes <- a.Hash() }()
+	}
+	for range cap(hashes) {
+		assert.Equal(t, b.Hash(), <-hashes)
+	}
+	assert.Len(t, a.Hash(), 64)
+	assert.NotEqual(t, a.Hash(), c.Hash())
+}

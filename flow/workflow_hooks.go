@@ -35,10 +35,9 @@ func (e *Engine) TestLink(ctx context.Context, l *Link, fc *Context) (bool, erro
 // RunTask runs the task of node n against fc outside a run: its when guard first
 // (false skips the task), then a Go task or a script, compiled for this engine.
 // A task that calls a sub-graph is not run (the caller decides how to enter the
-// graph; CalledGraph or the "#id" reference names it): RunTask returns an error
-// for it. Run controls (Stop, Interrupt,
-// Suspend) do nothing outside a run. A panic in the task is returned as an error
-// wrapping ErrTaskPanic.
+// graph; CalledGraph or the "#id" reference names it): RunTask returns an error for
+// it. Run controls (Stop, Interrupt, Suspend) do nothing outside a run. A panic in
+// the task is returned as an error wrapping ErrTaskPanic.
 func (e *Engine) RunTask(ctx context.Context, n *Node, fc *Context) (err error) {
 	if n == nil || n.graph == nil {
 		return errors.New("flow: run of a node that belongs to no built graph")

@@ -155,7 +155,7 @@ func number(raw []byte) (any, error) {
 }
 
 // plainFrame is flow.FrameState without its UnmarshalJSON, which is lenient (it
-// takes unknown fields) and leaves loop items as json.Number.
+// takes unknown fields).
 type plainFrame flow.FrameState
 
 func unmarshalFrame(dec *jsontext.Decoder, f *flow.FrameState) error {

@@ -477,8 +477,8 @@ func UnmarshalSession(data []byte) (*AgentSession, error) {
 		}
 		st.sessionState.Vars = vars
 	}
-	// The frontier's loop items stay json.Numbers: Engine.RestoreFrontier converts them
-	// (as it does for a snapshot's) when ResumeFlow restores the frontier.
+	// The frontier's loop items are int64 or float64 already (FrameState.UnmarshalJSON),
+	// as a snapshot's are.
 	return restoreSession(st.sessionState)
 }
 

@@ -17,7 +17,7 @@ var builds sync.Map // package path -> func() (string, error)
 
 // BuildCommand builds the main package pkg (an import path such as
 // "github.com/flowteam/flowteam/cmd/flowteam") once per test process and returns the
-// binary's path, for tests that run the command as separate processes do. It skips
+// binary's path, for tests that run the command as a separate process. It skips
 // the test where the go tool is not on PATH and fails it when the build fails. The
 // binary lives in a temporary directory that outlives the test, so that every test of
 // the process shares it.

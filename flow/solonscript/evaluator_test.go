@@ -218,7 +218,10 @@ func TestLoadErrorLine(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	steps := solonscript.New(solonscript.WithMaxLoopSteps(1000))
+	// Every limit but the time limit's is checked with a time limit a loaded machine
+	// (or the race detector) does not reach first.
+	steps := solonscript.New(solonscript.WithMaxLoopSteps(1000), solonscript.WithTimeout(time.Minute))
+	roomy := solonscript.New(solonscript.WithTimeout(time.Minute))
 	for _, tc := range []struct {
 		name string
 		ev   *solonscript.Evaluator
@@ -230,13 +233,16 @@ func TestLimits(t *testing.T) {
 		{"endless do-while", steps, `int i = 0; do { i++; } while (i-->-1);`, solonscript.ErrLoopLimit},
 		{"time", solonscript.New(solonscript.WithTimeout(20*time.Millisecond), solonscript.WithMaxLoopSteps(1<<40)),
 			`while (true) {}`, solonscript.ErrTimeout},
-		{"a 100 MB string at once", solonscript.New(), `String s = "x".repeat(100 * 1024 * 1024);`, solonscript.ErrStringLimit},
-		{"a 100 MB string by padding", solonscript.New(), `String s = "".padEnd(100 * 1024 * 1024, "x");`, solonscript.ErrStringLimit},
-		{"a string doubled without end", solonscript.New(), `String s = "x"; while (true) { s = s + s; }`, solonscript.ErrMemoryLimit},
-		{"a 5 GB join", solonscript.New(), `String s = "x".repeat(1000000); List l = new ArrayList(); for (int i = 0; i < 5000; i++) { l.add(s); } String j = l.join("");`, solonscript.ErrStringLimit},
-		{"a 1 TB replaceAll", solonscript.New(), `String s = "x".repeat(1000000); String t = s.replaceAll("x", s);`, solonscript.ErrStringLimit},
-		{"a 2 MB string put in the context", solonscript.New(),
+		{"a 100 MB string at once", roomy, `String s = "x".repeat(100 * 1024 * 1024);`, solonscript.ErrStringLimit},
+		{"a 100 MB string by padding", roomy, `String s = "".padEnd(100 * 1024 * 1024, "x");`, solonscript.ErrStringLimit},
+		{"a string doubled without end", roomy, `String s = "x"; while (true) { s = s + s; }`, solonscript.ErrMemoryLimit},
+		{"a 5 GB join", roomy, `String s = "x".repeat(1000000); List l = new ArrayList(); for (int i = 0; i < 5000; i++) { l.add(s); } String j = l.join("");`, solonscript.ErrStringLimit},
+		{"a 1 TB replaceAll", roomy, `String s = "x".repeat(1000000); String t = s.replaceAll("x", s);`, solonscript.ErrStringLimit},
+		{"a 2 MB string put in the context", roomy,
 			`String s = "xxxxxxxxxxxxxxxx"; for (int i = 0; i < 17; i++) { s = s + s; } context.put("s", s);`, solonscript.ErrStringLimit},
+		{"a string past WithMaxString", solonscript.New(solonscript.WithMaxString(10), solonscript.WithTimeout(time.Minute)), `String s = "x".repeat(11);`, solonscript.ErrStringLimit},
+		{"allocations past WithMaxAlloc", solonscript.New(solonscript.WithMaxAlloc(1<<20), solonscript.WithMaxLoopSteps(1<<40), solonscript.WithTimeout(time.Minute)),
+			`List l = new ArrayList(); while (true) { l.add("x".repeat(1000)); }`, solonscript.ErrMemoryLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, res, err := runScript(t, tc.ev, tc.src, nil)

@@ -414,13 +414,9 @@ func (m *machine) suspendUntil(at string) bool {
 	if m.b.fc == nil || m.b.node == nil {
 		panic(m.rt.NewGoError(fmt.Errorf("%w: only a node's script can suspend until a time", flow.ErrSuspendUntil)))
 	}
-	t, err := time.Parse(time.RFC3339Nano, at)
+	t, err := flow.WakeTime(at)
 	if err != nil {
-		d, derr := time.ParseDuration(at)
-		if derr != nil {
-			panic(m.rt.NewGoError(fmt.Errorf("%w: %q is neither an RFC 3339 time nor a duration", flow.ErrSuspendUntil, at)))
-		}
-		t = time.Now().Add(d)
+		panic(m.rt.NewGoError(err))
 	}
 	return flow.SuspendUntil(m.b.fc, m.b.node, t)
 }

@@ -14,7 +14,9 @@
 // # Other number rules
 //
 // AnyUnmarshalers reads untyped values with another rule for numbers: package session
-// reads a snapshot's variables with it, its integers int64.
+// reads a snapshot's variables with it, its integers int64. Unmarshal reads as
+// encoding/json does with those numbers: package flow reads a frontier's loop items
+// and an error record's fallback with it.
 package jsonvars
 
 import (
@@ -26,6 +28,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // ErrRange is the cause of an *Error for a number beyond float64 (1e999), or for an
@@ -117,6 +120,31 @@ func located(err error, object bool) error {
 		}
 	}
 	return e
+}
+
+// v1Options read as encoding/json does, but with int64Number's numbers.
+var v1Options = json.JoinOptions(jsonv1.DefaultOptionsV1(), json.WithUnmarshalers(AnyUnmarshalers(int64Number)))
+
+// Unmarshal decodes data into v as encoding/json's Unmarshal does, except for the
+// numbers it puts in untyped values (any, and the maps and slices of any they hold): an
+// integer literal that fits an int64 is an int64, any other number a float64, as
+// package session reads a snapshot's; a number beyond float64 is an error for
+// ErrRange. So an integer read back is an integer, and one beyond float64's precision
+// keeps its value.
+func Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v, v1Options) }
+
+// int64Number converts a JSON number literal with Unmarshal's rule.
+func int64Number(raw []byte) (any, error) {
+	if !bytes.ContainsAny(raw, ".eE") {
+		if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			return i, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return nil, ErrRange
+	}
+	return f, nil
 }
 
 // number converts a JSON number literal (its syntax checked by the library).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -138,4 +139,28 @@ func ExampleObject() {
 	// Output:
 	// int float64 9007199254740993 <nil>
 	// variable "amount": number out of range
+}
+
+// Unmarshal reads as encoding/json does (a struct's fields by case-insensitive name,
+// unknown members ignored), its untyped numbers int64 or float64.
+func TestUnmarshal(t *testing.T) {
+	var rec struct {
+		Name  string
+		Items []any
+		Meta  map[string]any
+	}
+	in := `{"name": "n", "items": [3, 9007199254740993, 2.5, 1e3, 99999999999999999999, "x"], "meta": {"n": [1]}, "other": 1}`
+	if err := jsonvars.Unmarshal([]byte(in), &rec); err != nil {
+		t.Fatal(err)
+	}
+	want := []any{int64(3), int64(9007199254740993), 2.5, 1000.0, 1e20, "x"}
+	if rec.Name != "n" || !reflect.DeepEqual(rec.Items, want) {
+		t.Errorf("got %q %#v, want %#v", rec.Name, rec.Items, want)
+	}
+	if got := rec.Meta["n"]; !reflect.DeepEqual(got, []any{int64(1)}) {
+		t.Errorf("meta: got %#v, want an int64 1", got)
+	}
+	if err := jsonvars.Unmarshal([]byte(`{"items": [1e400]}`), &rec); !errors.Is(err, jsonvars.ErrRange) {
+		t.Errorf("1e400: got %v, want ErrRange", err)
+	}
 }
