@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flowteam/flowteam/flow"
@@ -22,7 +21,6 @@ type Executor struct {
 	repo     Repository
 	now      func() time.Time
 	maxSteps int
-	hashes   sync.Map // *flow.Graph -> its Hash, which costs a SHA-256 of the definition
 	observe  func(context.Context, Event)
 }
 
@@ -139,11 +137,7 @@ func (op *op) save() error {
 	default:
 		op.inst.Status = Running
 	}
-	h, ok := op.x.hashes.Load(op.g)
-	if !ok {
-		h, _ = op.x.hashes.LoadOrStore(op.g, op.g.Hash())
-	}
-	op.inst.Hash = h.(string)
+	op.inst.Hash = op.g.Hash() // computed once per graph
 	return op.x.repo.Save(op.ctx, op.inst)
 }
 
